@@ -1,0 +1,32 @@
+# The two commands of the README: `make demo` and `make test`.
+# Both create .venv and install everything the project needs, so a fresh clone needs nothing by hand.
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test install system-deps clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[notebook,dev]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+# Debian's Chromium for the browser test (never a browser download).
+system-deps:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "installing Debian's chromium for the browser test"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+demo: $(STAMP)
+	$(VENV)/bin/sendframe demo
+
+test: $(STAMP) system-deps
+	$(PY) -m pytest -n 2 --dist loadgroup
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache

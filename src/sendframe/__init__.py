@@ -1,0 +1,60 @@
+"""sendframe: messaging campaigns from pandas DataFrames.
+
+    >>> import sendframe
+    >>> sendframe.sms_parts("Hello {name}!")
+    1
+
+Public names are imported lazily, so ``import sendframe`` stays fast and the optional
+notebook stack (plotly, ipywidgets) is only needed by the functions that draw.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "ApiError": "sendframe.api.errors",
+    "AsyncClient": "sendframe.api.client",
+    "Client": "sendframe.api.client",
+    "Composer": "sendframe.notebook.widgets",
+    "Monitor": "sendframe.notebook.widgets",
+    "Receiver": "sendframe.delivery.receiver",
+    "SendframeError": "sendframe.api.errors",
+    "cheapest_encoding": "sendframe.text.encodings",
+    "dashboard": "sendframe.notebook.charts",
+    "delivery_summary": "sendframe.delivery.metrics",
+    "estimate": "sendframe.campaign.estimate",
+    "fetch_records": "sendframe.delivery.records",
+    "preflight": "sendframe.campaign.preflight",
+    "read_callbacks": "sendframe.delivery.callbacks",
+    "read_contacts": "sendframe.campaign.contacts",
+    "render": "sendframe.campaign.preview",
+    "send_landingsms": "sendframe.campaign.send",
+    "send_mailing": "sendframe.campaign.send",
+    "send_sms": "sendframe.campaign.send",
+    "send_voice": "sendframe.campaign.send",
+    "send_voice_audio": "sendframe.campaign.send",
+    "send_whatsapp": "sendframe.campaign.send",
+    "sms_parts": "sendframe.text.parts",
+    "sms_parts_series": "sendframe.text.parts",
+    "unencodable_characters": "sendframe.text.encodings",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'sendframe' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,1 @@
+"""The wire: typed models, errors, recipient rules and the HTTP clients."""

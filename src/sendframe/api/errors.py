@@ -1,0 +1,115 @@
+"""Every error sendframe raises, under one root.
+
+    SendframeError
+    ├── InputError                 bad input found before anything is sent (row, field, rule)
+    │   ├── TemplateError          a template that cannot be parsed (unknown filter, ...)
+    │   ├── MissingVariableError   a {variable} with no value for a row
+    │   └── RequestValidationError a request that breaks a rule of the spec (field path, rule)
+    ├── ConfigurationError         missing credentials, bad base URL, ...
+    └── ApiError                   the service answered with an error object (code, description)
+        ├── AuthenticationError    401 / 403
+        ├── NotFoundError          404
+        └── UnknownOutcomeError    a send whose fate is unknown (timeout after writing, reset, 5xx)
+
+Error codes are those of the spec plus ours; see docs/api-notes.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class ErrorCode(IntEnum):
+    """Error codes of the service (spec codes 102, 105, 140, 404; the rest decided in docs/api-notes.md)."""
+
+    INVALID_REQUEST = 100
+    TOO_MANY_RECIPIENTS = 101
+    INVALID_RECIPIENT = 102
+    TOO_MANY_PARTS = 105
+    MISSING_VARIABLE = 107
+    UNSUBSCRIBED = 108
+    SENDER_NOT_VALIDATED = 110
+    CHANNEL_NOT_ENABLED = 111
+    INVALID_TEMPLATE = 140
+    TEMPLATE_FIELDS = 141
+    OTP_PENDING = 150
+    UNAUTHORIZED = 401
+    IP_NOT_ALLOWED = 403
+    NOT_FOUND = 404
+    TOO_LARGE = 413
+    RATE_LIMITED = 429
+    SERVER_ERROR = 500
+    UNAVAILABLE = 503
+
+
+class SendframeError(Exception):
+    """Root of every error raised by sendframe."""
+
+
+class InputError(SendframeError, ValueError):
+    """Bad input found before anything was sent."""
+
+
+class TemplateError(InputError):
+    """A template that cannot be used, e.g. ``{name|shout}`` names no known filter."""
+
+
+class MissingVariableError(InputError, KeyError):
+    """A ``{variable}`` of the template has no value."""
+
+    def __init__(self, name: str, row: object | None = None) -> None:
+        self.name = name
+        self.row = row
+        where = f" in row {row!r}" if row is not None else ""
+        super().__init__(f"The template needs the variable {{{name}}}, but it has no value{where}.")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One broken rule: where (``path``), which rule, and a plain-English message."""
+
+    path: str
+    rule: str
+    message: str
+
+
+class RequestValidationError(InputError):
+    """A request that breaks one or more rules of the spec; ``.problems`` lists each one."""
+
+    def __init__(self, problems: list[Problem], what: str = "request") -> None:
+        self.problems = list(problems)
+        lines = [f"The {what} is not valid:"] + [f"  - {p.path or '(body)'}: {p.message}" for p in self.problems]
+        super().__init__("\n".join(lines))
+
+
+class ConfigurationError(SendframeError):
+    """Something needed to talk to the service is missing or wrong (credentials, base URL)."""
+
+
+class ApiError(SendframeError):
+    """The service answered with an error object."""
+
+    def __init__(self, code: int, description: str, status: int | None = None) -> None:
+        self.code = code
+        self.description = description
+        self.status = status
+        super().__init__(f"The service answered {status or ''} with error {code}: {description}".replace("  ", " "))
+
+
+class AuthenticationError(ApiError):
+    """Missing or wrong credentials (401), or an IP address not registered (403)."""
+
+
+class NotFoundError(ApiError):
+    """The resource (e.g. a message id) is not known to the service (404)."""
+
+
+class UnknownOutcomeError(ApiError):
+    """A send whose outcome cannot be known: it may or may not have reached the service.
+
+    Never retried automatically: re-sending could send twice.
+    """

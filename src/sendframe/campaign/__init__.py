@@ -1,0 +1,1 @@
+"""The analyst's send path: contacts, preview, estimate, preflight, send, ledger."""

@@ -1,0 +1,1 @@
+"""Data coming back: record lookups, the callback receiver, callback log parsing, metrics."""

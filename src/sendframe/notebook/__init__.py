@@ -1,0 +1,1 @@
+"""Plotly charts and ipywidgets shells over the tested functions (optional stack)."""

@@ -1,0 +1,1 @@
+"""Pure text functions, no I/O: templates, filters, encodings, parts, translation."""
