@@ -1,0 +1,138 @@
+"""One row per recipient: what was sent, what came back, what it cost.
+
+The tidy table the dashboards draw from. It joins the send result frame with the delivery
+notifications (``read_callbacks``) and the message records (``fetch_records``), whichever are at hand.
+
+    >>> import pandas as pd
+    >>> results = pd.DataFrame({"id": ["a1", None], "accepted": [True, False], "outcome": ["accepted", "rejected"]})
+    >>> message_outcomes(results)["status"].tolist()
+    ['PENDING', 'NOT_SENT']
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from sendframe.api.notifications import FINAL_STATUSES
+
+# display order of a message's status, best first; the dashboards keep this order and its colours
+OUTCOME_STATUSES: tuple[str, ...] = (
+    "DELIVRD",
+    "PENDING",
+    "UNDELIV",
+    "EXPIRED",
+    "REJECTD",
+    "DELETED",
+    "NOT_SENT",
+    "UNKNOWN_OUTCOME",
+)
+FAILED_STATUSES = frozenset({"UNDELIV", "EXPIRED", "REJECTD", "DELETED"})
+
+OUTCOME_COLUMNS: tuple[str, ...] = (
+    "id", "campaign_id", "sending_id", "recipient", "country", "mnc", "outcome", "error_code",
+    "error_description", "status", "sent_at", "delivered_at", "seconds_to_delivery", "clicked",
+    "parts", "estimated_cost", "billed_cost",
+)
+
+
+def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
+    """One row per message id: its final status when one arrived, else its latest intermediate one.
+
+    Arrival order does not matter: a final notification always wins over an intermediate one.
+    """
+    if callbacks is None or callbacks.empty:
+        return pd.DataFrame(columns=["id", "status", "sent_at", "reported_at", "billed_cost", "mnc", "recipient"])
+    frame = callbacks.loc[callbacks["id"].notna(), ["id", "status", "sent_at", "reported_at", "cost", "mnc", "recipient", "part"]].copy()
+    frame["status"] = frame["status"].astype("string")
+    frame["is_final"] = frame["status"].isin(FINAL_STATUSES)
+    frame = frame.sort_values(["id", "is_final", "reported_at"], kind="stable")
+    last = frame.groupby("id", sort=False).tail(1).set_index("id")
+    # a message is billed once, whatever the number of parts and notifications
+    billed = frame.drop_duplicates(["id", "part"]).groupby("id")["cost"].max()
+    out = last[["status", "sent_at", "reported_at", "mnc", "recipient"]].assign(billed_cost=billed)
+    return out.reset_index()
+
+
+def message_outcomes(
+    results: pd.DataFrame,
+    callbacks: pd.DataFrame | None = None,
+    records: object | None = None,
+    *,
+    estimate: pd.DataFrame | None = None,
+    recipients: pd.Series | None = None,
+) -> pd.DataFrame:
+    """Join send results, callbacks and records into one tidy row per recipient.
+
+    ``results`` is the frame returned by ``send_sms`` and friends; ``callbacks`` the frame of
+    ``read_callbacks``; ``records`` the value of ``fetch_records`` (its ``messages`` and ``events``);
+    ``estimate`` the frame of ``sendframe.estimate`` (for ``estimated_cost``); ``recipients`` the
+    numbers sent to, on the results' index (taken from callbacks or records when absent).
+    Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
+    """
+    out = pd.DataFrame(index=results.index)
+    out["id"] = results["id"].astype("string") if "id" in results else pd.Series(pd.NA, index=results.index, dtype="string")
+    for column in ("campaign_id", "sending_id", "error_code", "parts"):
+        out[column] = results[column].astype("Int64") if column in results else pd.array([pd.NA] * len(results), dtype="Int64")
+    outcome = results["outcome"].astype("string") if "outcome" in results else results["accepted"].map({True: "accepted", False: "rejected"}).astype("string")
+    out["outcome"] = outcome
+    out["error_description"] = results["error_description"].astype("string") if "error_description" in results else pd.Series(pd.NA, index=results.index, dtype="string")
+    out["recipient"] = recipients.astype("string") if recipients is not None else pd.Series(pd.NA, index=results.index, dtype="string")
+
+    status = pd.Series("PENDING", index=results.index, dtype="string")
+    status[outcome == "rejected"] = "NOT_SENT"
+    status[outcome == "unknown"] = "UNKNOWN_OUTCOME"
+    sent_at = pd.Series(pd.NaT, index=results.index, dtype="datetime64[us, UTC]")
+    delivered_at = sent_at.copy()
+    mnc = pd.Series(pd.NA, index=results.index, dtype="string")
+    billed = pd.Series(float("nan"), index=results.index)
+    clicked = pd.Series(False, index=results.index, dtype="boolean")
+
+    by_id = out["id"]
+    if callbacks is not None and not callbacks.empty:
+        finals = final_status_per_message(callbacks).set_index("id")
+        hit = by_id.isin(finals.index) & (outcome == "accepted")
+        ids = by_id[hit]
+        status[hit] = finals.loc[ids, "status"].to_numpy()
+        sent_at[hit] = pd.to_datetime(finals.loc[ids, "sent_at"], utc=True).to_numpy()
+        delivered = finals.loc[ids, "status"].to_numpy() == "DELIVRD"
+        reported = pd.to_datetime(finals.loc[ids, "reported_at"], utc=True).to_numpy()
+        delivered_at[hit] = [r if d else pd.NaT for r, d in zip(reported, delivered)]
+        mnc[hit] = finals.loc[ids, "mnc"].astype("string").to_numpy()
+        billed[hit] = finals.loc[ids, "billed_cost"].astype(float).to_numpy()
+        if recipients is None:
+            out.loc[hit, "recipient"] = finals.loc[ids, "recipient"].astype("string").to_numpy()
+    if records is not None:
+        messages = getattr(records, "messages", None)
+        events = getattr(records, "events", None)
+        if messages is not None and not messages.empty:
+            known = messages.drop_duplicates("id").set_index("id")
+            hit = by_id.isin(known.index)
+            if "is_clicked" in known:
+                clicked[hit] = known.loc[by_id[hit], "is_clicked"].astype("boolean").to_numpy()
+            if recipients is None and "recipient" in known:
+                missing = hit & out["recipient"].isna()
+                out.loc[missing, "recipient"] = known.loc[by_id[missing], "recipient"].astype("string").to_numpy()
+        if events is not None and not events.empty:
+            dates = events.assign(date=pd.to_datetime(events["date"], utc=True))
+            for kind, target in (("sent", sent_at), ("delivered", delivered_at)):
+                first = dates[dates["type"] == kind].groupby("id")["date"].min()
+                hit = by_id.isin(first.index) & target.isna()
+                target[hit] = first.loc[by_id[hit]].to_numpy()
+            # a delivered event is as good as a DELIVRD notification
+            status[delivered_at.notna() & (status == "PENDING")] = "DELIVRD"
+
+    from sendframe.api.recipients import region_of
+
+    numbers = out["recipient"]
+    uniques = numbers.dropna().unique()
+    regions = {n: region_of(str(n)) for n in uniques}
+    out["country"] = numbers.map(regions).astype("string")
+    out["mnc"] = mnc
+    out["status"] = pd.Categorical(status, categories=list(OUTCOME_STATUSES), ordered=True)
+    out["sent_at"] = sent_at
+    out["delivered_at"] = delivered_at
+    out["seconds_to_delivery"] = (delivered_at - sent_at).dt.total_seconds()
+    out["clicked"] = clicked
+    out["estimated_cost"] = estimate["cost"].reindex(results.index).astype(float) if estimate is not None and "cost" in estimate else float("nan")
+    out["billed_cost"] = billed
+    return out[list(OUTCOME_COLUMNS)]

@@ -1,0 +1,92 @@
+"""``make demo``: the sample campaign end to end against the embedded sandbox.
+
+It starts the sandbox and a callback receiver, checks and sends the sample campaign of
+``data/contacts.csv``, waits for the delivery notifications, fetches the message records,
+prints a delivery summary and writes ``report.html`` in the current folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+TEMPLATE = "Hi {name|capitalize}, your {city|upper} order of {amount|formatDotComma} EUR is on its way. Track it: {tracking|shorten}"
+SENDER = "SendFrame"
+
+
+def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--contacts", default=str(DATA / "contacts.csv"), help="contact table (CSV)")
+    parser.add_argument("--out", default="report.html", help="where to write the HTML report")
+    parser.add_argument("--wait", type=float, default=30.0, help="seconds to wait for delivery notifications at most")
+
+
+def _wait_for_callbacks(receiver, expected_ids: set[str], timeout: float):
+    from sendframe.api.notifications import FINAL_STATUSES
+
+    deadline = time.monotonic() + timeout
+    callbacks = receiver.callbacks()
+    while time.monotonic() < deadline:
+        callbacks = receiver.callbacks()
+        final = set(callbacks.loc[callbacks["status"].isin(FINAL_STATUSES), "id"].dropna())
+        if expected_ids <= final:
+            break
+        time.sleep(0.5)
+    return callbacks
+
+
+def run(name: str, args: argparse.Namespace) -> int:
+    import sendframe
+    from sendframe.delivery.outcomes import message_outcomes
+    from sendframe.notebook.charts import dashboard
+    from sendframe.sandbox import Sandbox
+
+    work = Path(tempfile.mkdtemp(prefix="sendframe-demo-"))
+    contacts = sendframe.read_contacts(args.contacts)
+    print(f"Contacts: {len(contacts)} rows from {args.contacts}")
+
+    problems = sendframe.preflight(contacts, "sms", TEMPLATE, sender=SENDER, parts=3,
+                                   suppression=DATA / "suppression.csv")
+    errors = problems[problems["severity"] == "error"] if "severity" in problems else problems
+    print(f"Preflight: {len(problems)} problems ({len(errors)} errors); rows with errors are left out:")
+    if not problems.empty:
+        print(problems.groupby(["rule", "severity"] if "severity" in problems else ["rule"]).size().to_string())
+    sendable = contacts.drop(index=errors["row"].unique(), errors="ignore")
+
+    costs = sendframe.estimate(sendable, TEMPLATE, encoding="auto")
+    totals = costs.attrs.get("totals", {})
+    print(f"Estimate: {len(sendable)} recipients, {int(costs['parts'].sum())} parts, cost {float(costs['cost'].sum()):.4f}")
+
+    with Sandbox(db=str(work / "sandbox.sqlite")) as sb, sendframe.Receiver(work / "callbacks.sqlite") as receiver:
+        print(f"Sandbox: {sb.base_url}   Receiver: {receiver.base_url}")
+        client = sendframe.Client(sb.base_url, sb.username, sb.api_password)
+        results = sendframe.send_sms(
+            sendable, TEMPLATE, SENDER, client=client, parts=3, encoding="gsm", campaign="Demo campaign",
+            notification_url=receiver.notification_url, ledger=work / "ledger.sqlite", progress=False,
+        )
+        accepted = results[results["outcome"] == "accepted"]
+        print(f"Sent: {len(accepted)} accepted, {int((results['outcome'] == 'rejected').sum())} rejected")
+        callbacks = _wait_for_callbacks(receiver, set(accepted["id"]), args.wait)
+        records = sendframe.fetch_records(accepted["id"], client=client)
+        client.close()
+
+    summary = sendframe.delivery_summary(results, callbacks, records)
+    pd.set_option("display.width", 140)
+    print("\nDelivery summary")
+    print(summary.T.to_string())
+    outcomes = message_outcomes(results, callbacks, records, estimate=costs, recipients=sendable["phone"])
+    board = dashboard(outcomes, summary=summary, title="sendframe demo campaign")
+    path = Path(args.out).resolve()
+    board.write_html(str(path))
+    print(f"\nReport written to {path}")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="sendframe demo")
+    add_arguments("demo", parser)
+    return run("demo", parser.parse_args())
