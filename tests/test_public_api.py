@@ -1,0 +1,35 @@
+"""The public namespace: every name in __all__ resolves, and __all__ is sorted."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import sendframe
+
+
+def test_all_is_sorted_and_every_name_resolves():
+    assert sendframe.__all__ == sorted(sendframe.__all__)
+    for name in sendframe.__all__:
+        assert getattr(sendframe, name) is not None, name
+
+
+def test_every_export_is_defined_in_the_module_it_is_said_to_come_from():
+    for name, module_name in sendframe._EXPORTS.items():
+        assert hasattr(importlib.import_module(module_name), name), f"{module_name} lacks {name}"
+
+
+def test_importing_sendframe_loads_no_optional_stack():
+    code = "import sys, sendframe; print(sorted(m for m in ('plotly', 'ipywidgets', 'starlette', 'httpx') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_unknown_attribute_raises_attribute_error():
+    try:
+        sendframe.no_such_thing  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_thing" in str(exc)
+    else:  # pragma: no cover
+        raise AssertionError("expected AttributeError")
