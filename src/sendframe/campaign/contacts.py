@@ -1,0 +1,122 @@
+"""Contact tables: read, normalise recipients, flag what is wrong, keep the rest as variables.
+
+The recipient rule itself lives in :mod:`sendframe.api.recipients` (the sandbox uses the same one);
+this module only applies it to a whole table.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"phone": ["+34 600 12 34 56", "600123456", "nope"], "name": ["Ana", "Ana", "Bo"]})
+    >>> read_contacts(frame)[["phone", "phone_valid", "duplicate"]].to_dict("list")
+    {'phone': ['34600123456', '34600123456', nan], 'phone_valid': [True, True, False], 'duplicate': [False, True, False]}
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sendframe.api.errors import InputError
+from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone_series
+
+__all__ = ["FLAG_COLUMNS", "read_contacts"]
+
+# columns read_contacts adds; they are flags, not substitution variables
+FLAG_COLUMNS: tuple[str, ...] = ("phone_valid", "email_valid", "duplicate")
+
+
+def _read_table(path_or_frame: str | os.PathLike[str] | pd.DataFrame, read_options: dict[str, Any]) -> pd.DataFrame:
+    if isinstance(path_or_frame, pd.DataFrame):
+        return path_or_frame.copy()
+    if not isinstance(path_or_frame, (str, os.PathLike)):
+        raise InputError(f"read_contacts needs a CSV path or a DataFrame, not {type(path_or_frame).__name__}.")
+    path = Path(path_or_frame)
+    if not path.is_file():
+        raise InputError(f"The contacts file {str(path)!r} does not exist.")
+    if path.suffix.lower() in (".xlsx", ".xls", ".ods"):
+        raise InputError(f"{path.name}: only CSV files are read; save the sheet as CSV (UTF-8) first.")
+    options = {"dtype": str, "encoding": "utf-8-sig", "skipinitialspace": False, **read_options}
+    return pd.read_csv(path, **options)
+
+
+def _valid_flags(series: pd.Series, rule: Any) -> np.ndarray:
+    # apply a scalar rule once per distinct value; missing values are not valid
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    answers = np.array([bool(rule(value)) for value in uniques] + [False], dtype=bool)
+    return answers[codes]
+
+
+def _clean_email(series: pd.Series) -> pd.Series:
+    return series.astype("str").str.strip()
+
+
+def read_contacts(
+    path_or_frame: str | os.PathLike[str] | pd.DataFrame,
+    *,
+    phone_column: str | None = "phone",
+    email_column: str | None = "email",
+    default_region: str = "ES",
+    **read_options: Any,
+) -> pd.DataFrame:
+    """Read a contact table (CSV path or DataFrame) into a new frame ready for a campaign.
+
+    - ``phone_column`` is normalised to API form (digits, country prefix first; floats, ``+``,
+      ``00``, spaces and dashes repaired, national numbers get ``default_region``'s prefix);
+      numbers that cannot be repaired become missing. The original text is kept as ``<col>_raw``.
+    - ``email_column`` is stripped of surrounding spaces.
+    - flags are added: ``phone_valid``, ``email_valid`` (for the columns present) and
+      ``duplicate`` (True for the second and later rows with the same recipient: the phone when
+      there is a phone column, else the email, compared case-insensitively).
+    - every other column is kept unchanged as a substitution variable. CSV files are read with
+      ``dtype=str`` so leading zeros survive; ``read_options`` go to ``pandas.read_csv``.
+
+    A column named in ``phone_column`` / ``email_column`` that is absent is skipped; at least one
+    of them must be present. The input frame is never modified.
+
+        >>> read_contacts("data/contacts.csv")[["phone", "phone_valid"]].head(2)  # doctest: +SKIP
+    """
+    frame = _read_table(path_or_frame, read_options)
+    has_phone = phone_column is not None and phone_column in frame.columns
+    has_email = email_column is not None and email_column in frame.columns
+    if not has_phone and not has_email:
+        wanted = " or ".join(repr(c) for c in (phone_column, email_column) if c)
+        raise InputError(
+            f"The contacts have no recipient column: expected {wanted or 'a phone or email column'}; "
+            f"found {', '.join(map(str, frame.columns)) or 'no columns'}. Pass phone_column=/email_column=."
+        )
+    columns = list(frame.columns)
+    result: dict[str, pd.Series] = {}
+    for column in columns:
+        if has_phone and column == phone_column:
+            raw = frame[column]
+            result[f"{column}_raw"] = raw
+            result[column] = normalise_phone_series(raw, default_region)
+        elif has_email and column == email_column:
+            result[column] = _clean_email(frame[column])
+        else:
+            result[column] = frame[column]
+    # a _raw column keeps its natural place: right before the normalised one
+    order: list[str] = []
+    for column in columns:
+        if has_phone and column == phone_column:
+            order += [column, f"{column}_raw"]
+        else:
+            order.append(column)
+    out = pd.DataFrame({name: result[name] for name in order}, index=frame.index)
+    if has_phone:
+        out["phone_valid"] = _valid_flags(out[phone_column], is_valid_phone)
+    if has_email:
+        out["email_valid"] = _valid_flags(out[email_column], is_valid_email)
+    out["duplicate"] = _duplicates(out, phone_column if has_phone else None, email_column if has_email else None)
+    return out
+
+
+def _duplicates(frame: pd.DataFrame, phone_column: str | None, email_column: str | None) -> np.ndarray:
+    if phone_column is not None:
+        key, valid = frame[phone_column], frame["phone_valid"].to_numpy()
+    else:
+        key, valid = frame[email_column].str.lower(), frame["email_valid"].to_numpy()  # type: ignore[index]
+    repeated = key.duplicated(keep="first").to_numpy(dtype=bool, na_value=False)
+    return repeated & valid
