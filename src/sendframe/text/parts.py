@@ -1,0 +1,121 @@
+"""How many SMS parts a text needs, and how it is split.
+
+A text that fits in one message uses :data:`SINGLE_LIMIT` units; a longer one is sent as
+concatenated parts of :data:`PART_LIMIT` units each (the rest of each part is taken by the User
+Data Header; see docs/api-notes.md for the gsm-pt arithmetic). Splitting is greedy, and a part
+never ends between the escape and the character of an extension sequence, nor between the two
+halves of a surrogate pair, so a text can need one more part than plain ``ceil(units / limit)``.
+
+    >>> sms_parts("a" * 160), sms_parts("a" * 161)
+    (1, 2)
+    >>> text = "a" * 152 + "€" + "a" * 152  # 306 septets, but the € cannot straddle septet 153
+    >>> sms_parts(text), [len(p) for p in split_parts(text)]
+    (3, [152, 152, 1])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sendframe.text._arrow import int_series, series_to_arrow
+from sendframe.text.encodings import (
+    _encoding_groups,
+    char_units,
+    check_encoding,
+    has_double_arrow,
+    message_units,
+    units_arrow,
+)
+
+SINGLE_LIMIT: dict[str, int] = {"gsm": 160, "gsm-pt": 155, "utf-16": 70}
+PART_LIMIT: dict[str, int] = {"gsm": 153, "gsm-pt": 149, "utf-16": 67}
+
+
+def split_parts(text: str, encoding: str = "gsm") -> list[str]:
+    """Split ``text`` into the pieces sent as SMS parts (one piece when it fits a single SMS).
+
+    >>> [len(p) for p in split_parts("a" * 200)]
+    [153, 47]
+    >>> split_parts("")
+    ['']
+    """
+    check_encoding(encoding)
+    if message_units(text, encoding) <= SINGLE_LIMIT[encoding]:
+        return [text]
+    limit = PART_LIMIT[encoding]
+    pieces: list[str] = []
+    start = used = 0
+    for i, char in enumerate(text):
+        cost = char_units(char, encoding)
+        if used + cost > limit:
+            pieces.append(text[start:i])
+            start, used = i, 0
+        used += cost
+    pieces.append(text[start:])
+    return pieces
+
+
+def sms_parts(text: str, encoding: str = "gsm") -> int:
+    """Number of SMS parts needed for ``text`` (the empty text is 1 part).
+
+    Unencodable characters count one septet each (they are sent as ``?``).
+
+    >>> sms_parts("Hello"), sms_parts("x" * 71, "utf-16"), sms_parts("x" * 156, "gsm-pt")
+    (1, 2, 2)
+    """
+    check_encoding(encoding)
+    units = message_units(text, encoding)
+    if units <= SINGLE_LIMIT[encoding]:
+        return 1
+    limit = PART_LIMIT[encoding]
+    parts, used = 1, 0
+    for char in text:
+        cost = char_units(char, encoding)
+        if used + cost > limit:
+            parts += 1
+            used = 0
+        used += cost
+    return parts
+
+
+def parts_from_units(units: np.ndarray, encoding: str) -> np.ndarray:
+    """Plain arithmetic: 1 part up to the single limit, else ``ceil(units / part limit)``.
+
+    Exact for texts without 2-unit characters; see :func:`sms_parts` for the general case.
+
+    >>> parts_from_units(np.array([0, 160, 161, 306, 307]), "gsm").tolist()
+    [1, 1, 2, 2, 3]
+    """
+    units = np.asarray(units, dtype=np.int64)
+    limit = PART_LIMIT[check_encoding(encoding)]
+    return np.where(units <= SINGLE_LIMIT[encoding], 1, -(-units // limit))
+
+
+def sms_parts_series(series: pd.Series, encoding: str | pd.Series = "gsm") -> pd.Series:
+    """Vectorised :func:`sms_parts`: an ``Int64`` Series with the same answers (missing text -> <NA>).
+
+    ``encoding`` is one name for every row or a Series of names aligned on ``series`` (e.g. the
+    output of ``cheapest_encoding_series``). Units are counted with pyarrow; only rows that hold
+    an escape sequence or a surrogate pair *and* need more than one part are split exactly.
+
+    >>> sms_parts_series(pd.Series(["hi", "a" * 161, None])).tolist()
+    [1, 2, <NA>]
+    """
+    arr = series_to_arrow(series)
+    values = np.zeros(len(arr), dtype=np.int64)
+    missing = np.ones(len(arr), dtype=bool)
+    for name, positions in _encoding_groups(encoding, series.index):
+        sub = arr if positions is None else arr.take(positions)
+        units = units_arrow(sub, name)
+        unit_values = units.fill_null(0).to_numpy(zero_copy_only=False)
+        parts = parts_from_units(unit_values, name)
+        # A boundary can only fall on a pair in a multi-part text that holds a pair.
+        has_pair = has_double_arrow(sub, name).fill_null(False).to_numpy(zero_copy_only=False)
+        exact = np.flatnonzero(has_pair & (unit_values > SINGLE_LIMIT[name]))
+        if len(exact):
+            parts[exact] = [sms_parts(t, name) for t in sub.take(exact).to_pylist()]
+        where = slice(None) if positions is None else positions
+        values[where] = parts
+        missing[where] = units.is_null().to_numpy(zero_copy_only=False)
+    return int_series(values, missing, series.index, series.name)
