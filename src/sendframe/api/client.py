@@ -1,0 +1,236 @@
+"""``Client`` and ``AsyncClient``: one method per endpoint of the spec, over httpx.
+
+Both drive the same calls of :mod:`sendframe.api.wire`; only the transport differs.
+
+    >>> from sendframe import Client
+    >>> with Client("http://127.0.0.1:8080", "demo", "demo-password") as client:  # doctest: +SKIP
+    ...     answer = client.send_sms({"message": "Hi", "to": ["447700900001"], "from": "Shop"})
+    ...     answer.result[0].accepted
+    True
+
+Credentials may come from ``SENDFRAME_BASE_URL``, ``SENDFRAME_USERNAME`` and
+``SENDFRAME_API_PASSWORD``. The password is kept as a ``SecretStr`` and never appears in a repr,
+a log line or an exception. A 207 is a result, not an exception; errors are raised as the
+classes of :mod:`sendframe.api.errors`; a send whose fate is unknown raises
+``UnknownOutcomeError`` and is never re-sent automatically (see :mod:`sendframe.api.retry`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from sendframe.api import wire
+from sendframe.api.retry import RetryPolicy
+from sendframe.api.wire import NotSentError, SendframeWarning, WireConfig
+
+__all__ = ["AsyncClient", "Client", "NotSentError", "RetryPolicy", "SendframeWarning"]
+
+
+class _Base:
+    """What both clients share: configuration, repr and the calls of each endpoint."""
+
+    config: WireConfig
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        username: str | None = None,
+        api_password: str | SecretStr | None = None,
+        *,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        config: WireConfig | None = None,
+    ) -> None:
+        self.config = config or WireConfig.resolve(base_url, username, api_password, timeout=timeout, retry=retry)
+
+    @property
+    def base_url(self) -> str:
+        return self.config.base_url
+
+    @property
+    def username(self) -> str:
+        return self.config.username
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.config.base_url!r}, username={self.config.username!r})"
+
+    def _http_options(self) -> dict[str, Any]:
+        return {
+            "base_url": self.config.base_url,
+            "headers": self.config.headers(),
+            "timeout": httpx.Timeout(self.config.timeout, connect=min(10.0, self.config.timeout)),
+            "follow_redirects": False,
+            "trust_env": False,
+        }
+
+
+class Client(_Base):
+    """Synchronous client of the messaging API.
+
+        >>> client = Client("http://127.0.0.1:8080", "demo", "secret")
+        >>> client
+        Client(base_url='http://127.0.0.1:8080', username='demo')
+        >>> client.close()
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._http = httpx.Client(**self._http_options())
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    def _run(self, call: wire.Call) -> Any:
+        steps = wire.exchange(call, self.config.retry)
+        step = next(steps)
+        while True:
+            if isinstance(step, wire.Sleep):
+                time.sleep(step.seconds)
+                outcome: Any = None
+            else:
+                try:
+                    request = self._http.build_request(step.method, step.path, content=step.content,
+                                                       headers={"Content-Type": "application/json"} if step.content else None)
+                    outcome = self._http.send(request)
+                except httpx.TransportError as exc:
+                    outcome = exc
+            try:
+                step = steps.send(outcome)
+            except StopIteration as stop:
+                return stop.value
+
+    def send(self, channel: str, request: Any) -> Any:
+        """Send ``request`` (a model or a dict) on ``channel``; returns the ``SendResponse``.
+
+            >>> client.send("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"})  # doctest: +SKIP
+        """
+        return self._run(wire.send_call(channel, request))
+
+    def send_sms(self, request: Any) -> Any:
+        """POST /api/rest/sms. ``client.send_sms({"message": "Hi", "to": [...], "from": "Shop"})``"""
+        return self.send("sms", request)
+
+    def send_mailing(self, request: Any) -> Any:
+        """POST /api/rest/mailing. ``client.send_mailing({"to": [...], "subject": ..., "body": ..., ...})``"""
+        return self.send("mailing", request)
+
+    def send_voice(self, request: Any) -> Any:
+        """POST /api/rest/voice. ``client.send_voice({"message": ..., "to": [...], "language": "en_GB", "gender": "F"})``"""
+        return self.send("voice", request)
+
+    def send_voice_audio(self, request: Any) -> Any:
+        """POST /api/rest/voiceAudio. ``client.send_voice_audio({"to": [...], "audioUrl": "https://..."})``"""
+        return self.send("voiceAudio", request)
+
+    def send_landingsms(self, request: Any) -> Any:
+        """POST /api/rest/landingsms. ``client.send_landingsms({"message": "{LAND_URL}", ..., "templateBody": "<p>Hi</p>"})``"""
+        return self.send("landingsms", request)
+
+    def send_whatsapp(self, request: Any) -> Any:
+        """POST /api/rest/whatsapp. ``client.send_whatsapp({"templateId": 1, "from": ..., "messages": [...]})``"""
+        return self.send("whatsapp", request)
+
+    def get_sms(self, ids: str | Iterable[str]) -> list[Any]:
+        """Look up SMS records (one GET, at most 100 ids); ``NotFoundError`` when none is known.
+
+            >>> client.get_sms(["3f2a..."])  # doctest: +SKIP
+        """
+        return self._run(wire.lookup_call(ids))
+
+    def check_otp(self, to: str, code: str, app_id: str = "") -> Any:
+        """Check an OTP code; returns the ``OtpCheckResult``. ``client.check_otp("447700900001", "1234")``"""
+        return self._run(wire.otp_call(to, code, app_id))
+
+
+class AsyncClient(_Base):
+    """Asynchronous client: the same methods as :class:`Client`, awaited.
+
+        >>> async def main():  # doctest: +SKIP
+        ...     async with AsyncClient() as client:
+        ...         return await client.send_sms({"message": "Hi", "to": ["447700900001"], "from": "Shop"})
+    """
+
+    def __init__(self, *args: Any, limits: httpx.Limits | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        options = self._http_options()
+        if limits is not None:
+            options["limits"] = limits
+        self._http = httpx.AsyncClient(**options)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    async def _run(self, call: wire.Call) -> Any:
+        steps = wire.exchange(call, self.config.retry)
+        step = next(steps)
+        while True:
+            if isinstance(step, wire.Sleep):
+                await asyncio.sleep(step.seconds)
+                outcome: Any = None
+            else:
+                try:
+                    request = self._http.build_request(step.method, step.path, content=step.content,
+                                                       headers={"Content-Type": "application/json"} if step.content else None)
+                    outcome = await self._http.send(request)
+                except httpx.TransportError as exc:
+                    outcome = exc
+            try:
+                step = steps.send(outcome)
+            except StopIteration as stop:
+                return stop.value
+
+    async def send(self, channel: str, request: Any) -> Any:
+        """Send ``request`` (a model or a dict) on ``channel``; returns the ``SendResponse``."""
+        return await self._run(wire.send_call(channel, request))
+
+    async def send_sms(self, request: Any) -> Any:
+        """POST /api/rest/sms."""
+        return await self.send("sms", request)
+
+    async def send_mailing(self, request: Any) -> Any:
+        """POST /api/rest/mailing."""
+        return await self.send("mailing", request)
+
+    async def send_voice(self, request: Any) -> Any:
+        """POST /api/rest/voice."""
+        return await self.send("voice", request)
+
+    async def send_voice_audio(self, request: Any) -> Any:
+        """POST /api/rest/voiceAudio."""
+        return await self.send("voiceAudio", request)
+
+    async def send_landingsms(self, request: Any) -> Any:
+        """POST /api/rest/landingsms."""
+        return await self.send("landingsms", request)
+
+    async def send_whatsapp(self, request: Any) -> Any:
+        """POST /api/rest/whatsapp."""
+        return await self.send("whatsapp", request)
+
+    async def get_sms(self, ids: str | Iterable[str]) -> list[Any]:
+        """Look up SMS records (one GET, at most 100 ids)."""
+        return await self._run(wire.lookup_call(ids))
+
+    async def check_otp(self, to: str, code: str, app_id: str = "") -> Any:
+        """Check an OTP code; returns the ``OtpCheckResult``."""
+        return await self._run(wire.otp_call(to, code, app_id))

@@ -1,0 +1,290 @@
+"""The request-building and answer-parsing layer shared by ``Client`` and ``AsyncClient``.
+
+No I/O here. A call is described once (:class:`Call`); :func:`exchange` is a generator that yields
+what to do next (:class:`Send` a request, or :class:`Sleep` before a retry) and receives what
+happened (an ``httpx.Response`` or the transport exception). The sync and async clients only
+drive it: one calls ``httpx.Client.send`` and ``time.sleep``, the other awaits their async twins.
+
+    >>> config = WireConfig.resolve("http://127.0.0.1:8080", "demo", "demo-password")
+    >>> config
+    WireConfig(base_url='http://127.0.0.1:8080', username='demo', api_password=SecretStr('**********'))
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import json
+import os
+import warnings
+from collections.abc import Callable, Generator, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import httpx
+from pydantic import SecretStr
+
+from sendframe.api.errors import (
+    ApiError,
+    AuthenticationError,
+    ConfigurationError,
+    InputError,
+    NotFoundError,
+    UnknownOutcomeError,
+)
+from sendframe.api.retry import RetryPolicy, decide_exception, decide_response
+
+ENV_BASE_URL = "SENDFRAME_BASE_URL"
+ENV_USERNAME = "SENDFRAME_USERNAME"
+ENV_API_PASSWORD = "SENDFRAME_API_PASSWORD"
+
+CHANNELS: tuple[str, ...] = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
+CHANNEL_ALIASES = {"email": "mailing", "voice_audio": "voiceAudio", "voiceaudio": "voiceAudio", "landing_sms": "landingsms"}
+MAX_LOOKUP_IDS = 100
+
+
+NO_ANSWER = 0  # error code of a failure where the service gave no answer at all
+
+
+class NotSentError(ApiError):
+    """The request provably never reached the service (connection refused, 429 after retries).
+
+    Safe to send again later.
+    """
+
+
+class SendframeWarning(UserWarning):
+    """Something works but deserves the analyst's attention (plain-http base URL, unknown outcomes)."""
+
+
+def normalise_channel(channel: str) -> str:
+    """The API's channel name for ``channel`` (accepts ``email``, ``voice_audio``, ...).
+
+        >>> normalise_channel("email")
+        'mailing'
+    """
+    name = CHANNEL_ALIASES.get(channel, channel)
+    if name not in CHANNELS:
+        raise InputError(f"Unknown channel {channel!r}: use one of {', '.join(CHANNELS)}.")
+    return name
+
+
+def _is_loopback(host: str) -> bool:
+    if host in {"localhost", "localhost.localdomain"} or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class WireConfig:
+    """Where the service is and who we are; the password is a ``SecretStr`` and never shown."""
+
+    base_url: str
+    username: str
+    api_password: SecretStr
+    timeout: float = field(default=30.0, repr=False)
+    retry: RetryPolicy = field(default_factory=RetryPolicy, repr=False)
+
+    @classmethod
+    def resolve(
+        cls,
+        base_url: str | None = None,
+        username: str | None = None,
+        api_password: str | SecretStr | None = None,
+        *,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+    ) -> WireConfig:
+        """Take each setting from the argument, else from its environment variable.
+
+            >>> WireConfig.resolve("https://api.example.com/", "me", "pw").base_url
+            'https://api.example.com'
+        """
+        base_url = base_url or os.environ.get(ENV_BASE_URL)
+        username = username or os.environ.get(ENV_USERNAME)
+        if api_password is None or api_password == "":
+            api_password = os.environ.get(ENV_API_PASSWORD)
+        for value, arg, env in ((base_url, "base_url", ENV_BASE_URL), (username, "username", ENV_USERNAME),
+                                (api_password, "api_password", ENV_API_PASSWORD)):
+            if not value:
+                raise ConfigurationError(f"No {arg} given: pass {arg}=... or set the environment variable {env}.")
+        parts = urlsplit(str(base_url))
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise ConfigurationError(f"The base URL {base_url!r} is not an http(s) address such as https://api.example.com.")
+        if parts.username or parts.password:
+            raise ConfigurationError("The base URL must not hold credentials; pass username= and api_password= instead.")
+        if parts.scheme == "http" and not _is_loopback(parts.hostname):
+            warnings.warn(
+                f"The base URL {base_url} uses plain http to a host that is not this machine: "
+                "the API password would travel unencrypted. Use https.",
+                SendframeWarning,
+                stacklevel=3,
+            )
+        password = api_password if isinstance(api_password, SecretStr) else SecretStr(str(api_password))
+        return cls(str(base_url).rstrip("/"), str(username), password, timeout, retry or RetryPolicy())
+
+    def headers(self) -> dict[str, str]:
+        """Headers every request carries, including Basic authentication."""
+        token = f"{self.username}:{self.api_password.get_secret_value()}".encode()
+        return {
+            "Authorization": "Basic " + base64.b64encode(token).decode("ascii"),
+            "Accept": "application/json",
+            "User-Agent": "sendframe",
+        }
+
+
+@dataclass(frozen=True)
+class Call:
+    """One API call: method, path, JSON body and how to read a successful answer."""
+
+    method: str
+    path: str
+    body: Any | None
+    parse: Callable[[httpx.Response], Any]
+    what: str
+
+    def content(self) -> bytes | None:
+        if self.body is None:
+            return None
+        return json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Send:
+    """Step: send this request (driver answers with the response or the transport exception)."""
+
+    method: str
+    path: str
+    content: bytes | None
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Step: wait this many seconds before the next attempt."""
+
+    seconds: float
+
+
+def _models():
+    from sendframe.api import models  # imported on first use: keeps ``import sendframe`` light
+
+    return models
+
+
+def to_payload(channel: str, request: Any) -> dict[str, Any]:
+    """The wire body for a send: a model's ``to_wire()``, or a dict validated through the models.
+
+        >>> to_payload("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"})["from"]
+        'Shop'
+    """
+    if hasattr(request, "to_wire"):
+        return request.to_wire()
+    if isinstance(request, Mapping):
+        return _models().parse_request(channel, dict(request)).to_wire()
+    raise InputError(f"A {channel} request must be a model or a dict, got {type(request).__name__}.")
+
+
+def _json_or_none(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def error_from_response(response: httpx.Response, what: str) -> ApiError:
+    """Our exception for an error answer, carrying the service's code and description."""
+    status = response.status_code
+    body = _json_or_none(response)
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("code"), int):
+        code, description = int(error["code"]), str(error.get("description", ""))
+    else:
+        code, description = status, f"HTTP {status} without an error object ({what})"
+    if status in (401, 403):
+        return AuthenticationError(code, description, status)
+    if status == 404:
+        return NotFoundError(code, description, status)
+    if status == 429:
+        return NotSentError(code, f"{description} (the service refused to process it; nothing was sent)", status)
+    return ApiError(code, description, status)
+
+
+def _parse_send(response: httpx.Response) -> Any:
+    return _models().SendResponse.model_validate(response.json())
+
+
+def _parse_lookup(response: httpx.Response) -> list[Any]:
+    return list(_models().LookupResponse.model_validate(response.json()).data)
+
+
+def _parse_otp(response: httpx.Response) -> Any:
+    return _models().OtpCheckResponse.model_validate(response.json()).data
+
+
+def send_call(channel: str, request: Any) -> Call:
+    """The call that sends ``request`` on ``channel`` (POST /api/rest/<channel>)."""
+    channel = normalise_channel(channel)
+    return Call("POST", f"/api/rest/{channel}", to_payload(channel, request), _parse_send, f"send {channel}")
+
+
+def lookup_call(ids: str | Iterable[str]) -> Call:
+    """The call that looks up SMS records by id (one GET, at most 100 ids).
+
+        >>> lookup_call(["a1", "b2"]).path
+        '/api/rest/sms/a1,b2'
+    """
+    id_list = [ids] if isinstance(ids, str) else [str(i) for i in ids]
+    id_list = [part for i in id_list for part in i.split(",") if part]
+    if not id_list:
+        raise InputError("get_sms needs at least one message id.")
+    if len(id_list) > MAX_LOOKUP_IDS:
+        raise InputError(f"get_sms takes at most {MAX_LOOKUP_IDS} ids per request, got {len(id_list)}; "
+                         "use sendframe.fetch_records, which splits them.")
+    path = "/api/rest/sms/" + ",".join(quote(i, safe="") for i in id_list)
+    return Call("GET", path, None, _parse_lookup, "SMS lookup")
+
+
+def otp_call(to: str, code: str, app_id: str = "") -> Call:
+    """The call that checks an OTP code (POST /api/rest/otp/check)."""
+    return Call("POST", "/api/rest/otp/check", {"to": to, "code": code, "appId": app_id}, _parse_otp, "OTP check")
+
+
+def exchange(call: Call, policy: RetryPolicy) -> Generator[Send | Sleep, Any, Any]:
+    """Drive one call through retries; yields steps, returns the parsed answer or raises.
+
+    The driver sends back an ``httpx.Response`` or the exception raised by the transport.
+    """
+    content = call.content()
+    attempt = 0
+    while True:
+        attempt += 1
+        outcome = yield Send(call.method, call.path, content)
+        if isinstance(outcome, BaseException):
+            decision = decide_exception(call.method, outcome, attempt=attempt, policy=policy)
+            if decision.action == "retry":
+                yield Sleep(decision.delay)
+                continue
+            if decision.action == "unknown":
+                raise UnknownOutcomeError(NO_ANSWER, f"{call.what}: {decision.reason}. Check before sending again.") from None
+            raise NotSentError(NO_ANSWER, f"{call.what}: {decision.reason}.") from None
+        response: httpx.Response = outcome
+        decision = decide_response(call.method, response.status_code, attempt=attempt, policy=policy,
+                                   retry_after=response.headers.get("Retry-After"))
+        if decision.action == "retry":
+            yield Sleep(decision.delay)
+            continue
+        if decision.action == "unknown":
+            error = error_from_response(response, call.what)
+            raise UnknownOutcomeError(error.code, f"{call.what}: {decision.reason} ({error.description})",
+                                      response.status_code) from None
+        if response.status_code >= 300:
+            raise error_from_response(response, call.what) from None
+        try:
+            return call.parse(response)
+        except ValueError as exc:  # pydantic.ValidationError and JSONDecodeError are ValueErrors
+            raise ApiError(response.status_code, f"{call.what}: the answer could not be read ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0]})", response.status_code) from None
