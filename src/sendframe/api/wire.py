@@ -53,6 +53,9 @@ class NotSentError(ApiError):
     Safe to send again later.
     """
 
+    def __str__(self) -> str:
+        return f"Nothing was sent (error {self.code}): {self.description}"
+
 
 class SendframeWarning(UserWarning):
     """Something works but deserves the analyst's attention (plain-http base URL, unknown outcomes)."""
@@ -122,7 +125,7 @@ class WireConfig:
                 f"The base URL {base_url} uses plain http to a host that is not this machine: "
                 "the API password would travel unencrypted. Use https.",
                 SendframeWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         password = api_password if isinstance(api_password, SecretStr) else SecretStr(str(api_password))
         return cls(str(base_url).rstrip("/"), str(username), password, timeout, retry or RetryPolicy())
