@@ -37,7 +37,8 @@ def _read_table(path_or_frame: str | os.PathLike[str] | pd.DataFrame, read_optio
         raise InputError(f"The contacts file {str(path)!r} does not exist.")
     if path.suffix.lower() in (".xlsx", ".xls", ".ods"):
         raise InputError(f"{path.name}: only CSV files are read; save the sheet as CSV (UTF-8) first.")
-    options = {"dtype": str, "encoding": "utf-8-sig", "skipinitialspace": False, **read_options}
+    # only empty cells are missing: "n/a" or "NULL" in a column is a value (preflight reports it)
+    options = {"dtype": str, "encoding": "utf-8-sig", "keep_default_na": False, "na_values": [""], **read_options}
     return pd.read_csv(path, **options)
 
 

@@ -1,0 +1,111 @@
+"""Preview: exactly the text each recipient would receive, before anything is sent.
+
+Variables and filters are applied by the shared text engine (:func:`sendframe.text.templates.render_frame`,
+vectorised); the generated parts of a message are shown as placeholders of their real length
+(docs/api-notes.md, "Text"):
+
+- ``{OTP_CODE}``: ``0`` repeated ``otpConfig.length`` times (default 4), ``A`` when ``alpha``;
+- ``{UNSUB_URL}``: ``{link_base}/u/`` + 12 characters, ``{LAND_URL}``: ``{link_base}/l/`` + 12;
+- ``{var|shorten}``: ``{link_base}/s/`` + 8 characters.
+
+Characters the encoding cannot carry are shown as written (see :func:`sendframe.estimate` for
+what would be lost). With ``trans=1`` the spec's translation table is applied to the final text.
+
+    >>> import pandas as pd
+    >>> render(pd.DataFrame({"name": ["ana"]}), "Hi {name|capitalize}, code {OTP_CODE}").tolist()
+    ['Hi Ana, code 0000']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from sendframe.api.errors import InputError
+
+__all__ = ["link_base_for", "placeholders", "render"]
+
+def link_base_for(link_base: str | None = None) -> str:
+    """The base address generated links start with: ``link_base``, else ``$SENDFRAME_BASE_URL``,
+    else the text engine's ``DEFAULT_LINK_BASE`` (the sandbox's usual address); no trailing slash.
+
+        >>> link_base_for("https://sms.example.org/")
+        'https://sms.example.org'
+    """
+    from sendframe.text.templates import DEFAULT_LINK_BASE
+
+    base = link_base or os.environ.get("SENDFRAME_BASE_URL") or DEFAULT_LINK_BASE
+    return base.rstrip("/")
+
+
+def _otp_shape(otp_config: Mapping[str, Any] | Any | None) -> tuple[int, bool]:
+    if otp_config is None:
+        return 4, False
+    if hasattr(otp_config, "model_dump"):  # an OtpConfig model
+        otp_config = otp_config.model_dump(by_alias=True, exclude_none=True)
+    if not isinstance(otp_config, Mapping):
+        raise InputError(f"otp_config must be a mapping like {{'length': 6}}, not {type(otp_config).__name__}.")
+    length = otp_config.get("length", 4)
+    if isinstance(length, bool) or not isinstance(length, int) or not 3 <= length <= 10:
+        raise InputError(f"otp_config length must be a whole number between 3 and 10 (got {length!r}).")
+    return length, bool(otp_config.get("alpha"))
+
+
+def placeholders(link_base: str | None = None, otp_config: Mapping[str, Any] | None = None) -> tuple[dict[str, str], Callable[[str], str]]:
+    """The specials placeholders and a ``shorten`` stand-in, each of the real length
+    (the text engine's ``placeholder_links`` for this base and OTP configuration).
+
+        >>> specials, shorten = placeholders("https://s.io", {"length": 6})
+        >>> specials["OTP_CODE"], specials["UNSUB_URL"], shorten("https://example.com/long/path")
+        ('000000', 'https://s.io/u/xxxxxxxxxxxx', 'https://s.io/s/xxxxxxxx')
+    """
+    from sendframe.text.templates import placeholder_links
+
+    length, alpha = _otp_shape(otp_config)
+    return placeholder_links(link_base_for(link_base), otp_length=length, otp_alpha=alpha)
+
+
+def _check_frame(contacts: object) -> pd.DataFrame:
+    if not isinstance(contacts, pd.DataFrame):
+        raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
+    return contacts
+
+
+def render(
+    contacts: pd.DataFrame,
+    template: str,
+    *,
+    channel: str = "sms",
+    otp_config: Mapping[str, Any] | None = None,
+    link_base: str | None = None,
+    trans: int = 0,
+) -> pd.Series:
+    """The text each recipient would receive, as a ``str`` Series named ``text`` on the contacts' index.
+
+    A row missing a variable the template needs gives ``<NA>`` (preflight names the variable).
+    ``channel`` is accepted for symmetry with ``estimate``; every channel renders the same way.
+    The contacts frame is not modified.
+
+        >>> import pandas as pd
+        >>> render(pd.DataFrame({"n": ["Jo", None]}), "Hi {n|upper} {UNSUB_URL}", link_base="https://a.b").tolist()
+        ['Hi JO https://a.b/u/xxxxxxxxxxxx', <NA>]
+    """
+    from sendframe.text import templates
+
+    frame = _check_frame(contacts)
+    if not isinstance(template, str):
+        raise InputError(f"The template must be text, not {type(template).__name__}.")
+    if trans not in (0, 1):
+        raise InputError(f"trans must be 0 or 1 (got {trans!r}).")
+    templates.parse(template)  # an unknown filter raises TemplateError before any work
+    specials, shorten = placeholders(link_base, otp_config)
+    text = templates.render_frame(frame, template, specials=specials, shorten=shorten)
+    if trans == 1:
+        from sendframe.text.translate import translate_series
+
+        text = translate_series(text)
+    text = pd.Series(text, index=frame.index, name="text").astype("str")
+    return text
