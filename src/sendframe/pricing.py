@@ -1,0 +1,231 @@
+"""The price table: one source for the sandbox's costs and the toolkit's estimates.
+
+``data/prices.csv`` has one row per (prefix, channel): ``prefix`` (calling-code digits, possibly
+longer, e.g. Canadian area codes ``1416``; ``*`` is the default row), ``country`` (ISO 3166 alpha-2,
+``ZZ`` for the default), ``channel``, ``unit_price``, ``certified_surcharge``,
+``attachment_surcharge`` and ``currency``. A number pays the row of the longest prefix it starts
+with, or the default row.
+
+What is charged (docs/api-notes.md, "Prices"): SMS and landing SMS ``unit_price`` per part; email
+per message plus ``attachment_surcharge`` per attachment; voice and voice audio per *answered*
+call (retries are free); WhatsApp per message. ``certified`` adds ``certified_surcharge`` once
+per message.
+
+    >>> prices = load_prices()
+    >>> prices.unit_price("34600123456", "sms"), prices.unit_price("14165550123", "sms")
+    (0.045, 0.0095)
+    >>> prices.message_cost("34600123456", "sms", parts=3, certified=True)
+    0.165
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sendframe.api.errors import ConfigurationError
+
+__all__ = ["CHANNELS", "COLUMNS", "DEFAULT_PREFIX", "DEFAULT_PRICES_PATH", "PriceTable", "load_prices", "message_cost"]
+
+DEFAULT_PRICES_PATH = Path(__file__).resolve().parents[2] / "data" / "prices.csv"
+DEFAULT_PREFIX = "*"
+COLUMNS = ("prefix", "country", "channel", "unit_price", "certified_surcharge", "attachment_surcharge", "currency")
+CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
+PER_PART_CHANNELS = frozenset({"sms", "landingsms"})
+PER_ANSWERED_CALL_CHANNELS = frozenset({"voice", "voiceAudio"})
+_MONEY = ("unit_price", "certified_surcharge", "attachment_surcharge")
+_LOOKUP_COLUMNS = ["prefix", "country", "unit_price", "certified_surcharge", "attachment_surcharge", "currency"]
+
+
+class PriceTable:
+    """Prices by (prefix, channel) with longest-prefix lookup; build it with :func:`load_prices`."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._frame = _checked(frame)
+        self._by_channel: dict[str, pd.DataFrame] = {}
+        self._lengths: dict[str, list[int]] = {}
+        self._money: dict[str, dict[str, tuple[float, float, float]]] = {}  # scalar lookups without pandas
+        for channel, rows in self._frame.groupby("channel", sort=False):
+            rows = rows.set_index("prefix", drop=False)
+            self._by_channel[str(channel)] = rows
+            self._lengths[str(channel)] = sorted({len(p) for p in rows.index if p != DEFAULT_PREFIX}, reverse=True)
+            self._money[str(channel)] = {str(r.prefix): (float(r.unit_price), float(r.certified_surcharge), float(r.attachment_surcharge))
+                                         for r in rows.itertuples(index=False)}
+
+    def __repr__(self) -> str:
+        countries = self._frame["country"].nunique()
+        return f"PriceTable({len(self._frame)} rows, {countries} countries, channels {', '.join(self.channels)})"
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """A copy of the table's rows."""
+        return self._frame.copy()
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        """The channels the table prices."""
+        return tuple(self._by_channel)
+
+    def _rows(self, channel: str) -> pd.DataFrame:
+        try:
+            return self._by_channel[channel]
+        except KeyError:
+            raise ConfigurationError(f"The price table has no prices for channel {channel!r}; it prices {', '.join(self.channels)}.") from None
+
+    def prefix_of(self, number_or_prefix: object, channel: str) -> str:
+        """The prefix of the row that prices ``number_or_prefix`` on ``channel`` (``*`` for the default).
+
+            >>> load_prices().prefix_of("14165550123", "sms"), load_prices().prefix_of("999", "sms")
+            ('1416', '*')
+        """
+        self._rows(channel)
+        money = self._money[channel]
+        text = str(number_or_prefix).lstrip("+") if isinstance(number_or_prefix, (str, int)) else ""
+        if text.isascii() and text.isdigit():
+            for size in self._lengths[channel]:
+                if text[:size] in money:
+                    return text[:size]
+        return DEFAULT_PREFIX
+
+    def unit_price(self, number_or_prefix: object, channel: str) -> float:
+        """The unit price for a number (or prefix) on ``channel``: per part for SMS, per message or answered call otherwise.
+
+            >>> load_prices().unit_price("447700900123", "whatsapp")
+            0.04
+        """
+        prefix = self.prefix_of(number_or_prefix, channel)
+        return self._money[channel][prefix][0]
+
+    def lookup(self, numbers: pd.Series, channel: str) -> pd.DataFrame:
+        """The price row of every number, vectorised: prefix, country, unit_price, certified_surcharge,
+        attachment_surcharge, currency, on the numbers' index. Missing or non-digit values get the default row.
+
+            >>> load_prices().lookup(pd.Series(["351912345678", None]), "sms")[["country", "unit_price"]].values.tolist()
+            [['PT', 0.039], ['ZZ', 0.09]]
+        """
+        rows = self._rows(channel)
+        text = pd.Series(numbers, copy=False).astype("str")
+        digits = text.str.isdigit().fillna(False).to_numpy(dtype=bool)
+        prefix = np.full(len(text), DEFAULT_PREFIX, dtype=object)
+        open_rows = digits.copy()
+        for size in self._lengths[channel]:
+            if not open_rows.any():
+                break
+            known = rows.index[rows.index.str.len() == size]
+            hit = open_rows & text.str.slice(0, size).isin(known).fillna(False).to_numpy(dtype=bool)
+            prefix[hit] = text.str.slice(0, size).to_numpy(dtype=object)[hit]
+            open_rows &= ~hit
+        found = rows.reindex(prefix)[_LOOKUP_COLUMNS]
+        found.index = text.index
+        return found
+
+    def unit_prices(self, numbers: pd.Series, channel: str) -> pd.Series:
+        """:meth:`unit_price` of every number, vectorised (float64 on the numbers' index).
+
+            >>> load_prices().unit_prices(pd.Series(["34600123456", "5511987654321"]), "sms").tolist()
+            [0.045, 0.028]
+        """
+        return self.lookup(numbers, channel)["unit_price"].astype("float64").rename("unit_price")
+
+    def message_cost(self, number: object, channel: str, *, parts: int = 1, certified: bool = False,
+                     attachments: int = 0, answered: bool = True) -> float:
+        """What one message costs (rounded to 4 decimals); see the module docstring for what is charged.
+
+            >>> load_prices().message_cost("x@example.com", "mailing", attachments=2, certified=True)
+            0.012
+            >>> load_prices().message_cost("34600123456", "voice", answered=False)
+            0.0
+        """
+        unit, certified_surcharge, attachment_surcharge = self._money[channel][self.prefix_of(number, channel)]
+        return _cost(channel, unit, certified_surcharge, attachment_surcharge, parts, certified, attachments, answered)
+
+    def costs(self, numbers: pd.Series, channel: str, *, parts: int | pd.Series = 1, certified: bool = False,
+              attachments: int = 0, answered: bool | pd.Series = True) -> pd.Series:
+        """:meth:`message_cost` of every number, vectorised; ``parts`` and ``answered`` may be Series on the same index.
+
+            >>> load_prices().costs(pd.Series(["34600123456", "351912345678"]), "sms", parts=pd.Series([1, 2])).tolist()
+            [0.045, 0.078]
+        """
+        found = self.lookup(numbers, channel)
+        parts_values = parts.to_numpy(dtype="float64") if isinstance(parts, pd.Series) else parts
+        answered_values = answered.to_numpy(dtype=bool) if isinstance(answered, pd.Series) else answered
+        cost = _cost(channel, found["unit_price"].to_numpy(dtype="float64"), found["certified_surcharge"].to_numpy(dtype="float64"),
+                     found["attachment_surcharge"].to_numpy(dtype="float64"), parts_values, certified, attachments, answered_values)
+        return pd.Series(cost, index=found.index, name="cost", dtype="float64")
+
+
+def _cost(channel, unit, certified_surcharge, attachment_surcharge, parts, certified, attachments, answered):  # type: ignore[no-untyped-def]
+    # works on scalars and numpy arrays alike
+    if channel in PER_PART_CHANNELS:
+        cost = unit * parts
+    else:
+        cost = unit * 1.0
+    if certified:
+        cost = cost + certified_surcharge
+    if attachments:
+        cost = cost + attachment_surcharge * attachments
+    if channel in PER_ANSWERED_CALL_CHANNELS:
+        cost = np.where(answered, cost, 0.0) if isinstance(cost, np.ndarray) or isinstance(answered, np.ndarray) else (cost if answered else 0.0)
+    return np.round(cost, 4) if isinstance(cost, np.ndarray) else round(float(cost), 4)
+
+
+def _checked(frame: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise ConfigurationError(f"The price table lacks the column(s) {', '.join(missing)}; it needs {', '.join(COLUMNS)}.")
+    frame = frame.loc[:, list(COLUMNS)].copy()
+    for column in ("prefix", "country", "channel", "currency"):
+        frame[column] = frame[column].astype("str").str.strip()
+    problems = []
+    for position, row in enumerate(frame.itertuples(index=False), start=2):  # line 1 is the header
+        if not (row.prefix == DEFAULT_PREFIX or (row.prefix.isascii() and row.prefix.isdigit())):
+            problems.append(f"line {position}: prefix must be digits or '*' (got {row.prefix!r})")
+        if row.channel not in CHANNELS:
+            problems.append(f"line {position}: channel must be one of {', '.join(CHANNELS)} (got {row.channel!r})")
+    for column in _MONEY:
+        values = pd.to_numeric(frame[column], errors="coerce")
+        for position in np.flatnonzero((values.isna() | (values < 0)).to_numpy(dtype=bool)):
+            problems.append(f"line {position + 2}: {column} must be a number of at least 0 (got {frame[column].iloc[position]!r})")
+        frame[column] = values.astype("float64")
+    duplicated = frame.duplicated(["prefix", "channel"], keep="first")
+    for position in np.flatnonzero(duplicated.to_numpy()):
+        problems.append(f"line {position + 2}: a second row for prefix {frame['prefix'].iloc[position]} and channel {frame['channel'].iloc[position]}")
+    for channel in frame["channel"].unique():
+        if not ((frame["channel"] == channel) & (frame["prefix"] == DEFAULT_PREFIX)).any():
+            problems.append(f"channel {channel}: no default row (prefix '*')")
+    if problems:
+        raise ConfigurationError("The price table is not valid:\n  - " + "\n  - ".join(problems[:20]))
+    return frame.reset_index(drop=True)
+
+
+@lru_cache(maxsize=8)
+def _load(path: Path) -> PriceTable:
+    try:
+        frame = pd.read_csv(path, dtype={"prefix": "str", "country": "str", "channel": "str", "currency": "str"},
+                            keep_default_na=False)  # "NA" is Namibia, not a missing value
+    except FileNotFoundError:
+        raise ConfigurationError(f"No price table at {path}; pass the path of a prices.csv.") from None
+    return PriceTable(frame)
+
+
+def load_prices(path: str | Path | None = None) -> PriceTable:
+    """Read a price table (default: the repository's ``data/prices.csv``); each file is read once.
+
+        >>> load_prices().unit_price("5215512345678", "sms")
+        0.035
+    """
+    return _load(Path(path).resolve() if path is not None else DEFAULT_PRICES_PATH)
+
+
+def message_cost(number: object, channel: str, *, parts: int = 1, certified: bool = False, attachments: int = 0,
+                 answered: bool = True, prices: PriceTable | None = None) -> float:
+    """What one message to ``number`` costs on ``channel`` with the default (or given) price table.
+
+        >>> message_cost("34600123456", "sms", parts=2)
+        0.09
+    """
+    return (prices or load_prices()).message_cost(number, channel, parts=parts, certified=certified,
+                                                  attachments=attachments, answered=answered)
