@@ -1,0 +1,337 @@
+"""Tracked links of the sandbox: short links, unsubscribe pages, landing pages and the email open pixel.
+
+The makers (``short_link`` ...) are plain functions on the sandbox state, used by core's app while it
+renders a message; :func:`routes` gives the browser pages that serve them. Lengths and paths are those
+of docs/api-notes.md ("Generated links"): ``/s/`` + 8 characters, ``/u/``, ``/l/`` and ``/o/`` + 12
+(``.gif`` after the pixel's token). Tokens are alphanumeric (``A-Z a-z 0-9``, URL-safe and never
+trimmed by phone autolinkers that drop a trailing ``-`` or ``_``) and come from :mod:`secrets`.
+
+Visits are recorded in the shared ``events`` table: a short link or landing page visit is a
+``clicked`` event (browser, OS and mobile flag from the User-Agent) and sets ``messages.is_clicked``;
+the pixel is an ``opened`` event and sets ``messages.is_opened``. A ``HEAD`` request records nothing.
+
+Unsubscribing takes a ``POST``: ``GET /u/<token>`` only shows a confirmation form, because mail
+scanners and link previewers fetch every link of a message.
+
+    >>> link = short_link(state, message_id="3f2a...", url="https://shop.example/sale")
+    >>> link                                  # doctest: +SKIP
+    'http://127.0.0.1:8080/s/Xb7Qp2Lm'
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import secrets
+import sqlite3
+import string
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from sendframe.api.errors import InputError
+
+__all__ = [
+    "LONG_TOKEN_LENGTH",
+    "SCHEMA",
+    "SHORT_CODE_LENGTH",
+    "TOKEN_ALPHABET",
+    "is_unsubscribed",
+    "landing_link",
+    "open_pixel",
+    "recipient_key",
+    "routes",
+    "short_link",
+    "unsubscribe_link",
+]
+
+SHORT_CODE_LENGTH = 8
+LONG_TOKEN_LENGTH = 12
+TOKEN_ALPHABET = string.ascii_letters + string.digits
+
+SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS links(
+        token TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,           -- short, unsubscribe, landing, pixel
+        message_id TEXT,
+        account TEXT,
+        recipient TEXT,               -- recipient_key(to), unsubscribe links only
+        url TEXT,                     -- short links only
+        html TEXT,                    -- landing pages only
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS links_by_message ON links(message_id, kind)",
+    """
+    CREATE TABLE IF NOT EXISTS unsubscribes(
+        account TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        message_id TEXT,
+        date TEXT NOT NULL,
+        PRIMARY KEY (account, recipient)
+    )
+    """,
+)
+
+_PREFIX = {"short": "s", "unsubscribe": "u", "landing": "l", "pixel": "o"}
+# the smallest transparent GIF: 1x1, one colour
+PIXEL_GIF = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def recipient_key(to: str) -> str:
+    """The form under which a recipient is remembered (unsubscribes, OTP codes): trimmed and lower-cased.
+
+    >>> recipient_key(" Ana@Example.COM ")
+    'ana@example.com'
+    """
+    return str(to).strip().lower()
+
+
+def _now_text(state: Any) -> str:
+    return state.clock.now().isoformat(timespec="seconds")
+
+
+def _public_url(state: Any) -> str:
+    return str(state.public_url).rstrip("/")
+
+
+def _store(state: Any, kind: str, length: int, **columns: Any) -> str:
+    """Insert a link row under a fresh random token (retrying the astronomically rare collision)."""
+    names = ", ".join(["token", "kind", "created_at", *columns])
+    marks = ", ".join("?" * (3 + len(columns)))
+    for _ in range(8):
+        token = "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(length))
+        try:
+            with state.db:
+                state.db.execute(
+                    f"INSERT INTO links({names}) VALUES ({marks})", (token, kind, _now_text(state), *columns.values())
+                )
+        except sqlite3.IntegrityError:
+            continue
+        return token
+    raise RuntimeError("could not find a free link token")  # pragma: no cover - 62**8 possibilities
+
+
+def _existing(state: Any, sql: str, args: tuple[Any, ...]) -> str | None:
+    row = state.db.execute(sql, args).fetchone()
+    return row[0] if row else None
+
+
+def _link(state: Any, kind: str, token: str) -> str:
+    suffix = ".gif" if kind == "pixel" else ""
+    return f"{_public_url(state)}/{_PREFIX[kind]}/{token}{suffix}"
+
+
+def short_link(state: Any, *, message_id: str, url: str) -> str:
+    """The short link (``{public_url}/s/`` + 8 characters) that redirects to ``url`` for one message.
+
+    The same URL in the same message gives the same link; each message gets its own, so clicks are
+    counted per recipient. ``url`` must be an ``http``/``https`` address.
+
+    >>> short_link(state, message_id="m1", url="https://shop.example/sale")  # doctest: +SKIP
+    'http://127.0.0.1:8080/s/Xb7Qp2Lm'
+    """
+    url = str(url).strip()
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise InputError(f"The shorten filter needs an http or https URL, not {url!r}.")
+    token = _existing(
+        state, "SELECT token FROM links WHERE kind = 'short' AND message_id = ? AND url = ?", (message_id, url)
+    )
+    if token is None:
+        token = _store(state, "short", SHORT_CODE_LENGTH, message_id=message_id, url=url)
+    return _link(state, "short", token)
+
+
+def unsubscribe_link(state: Any, *, account: str, message_id: str, recipient: str) -> str:
+    """The unsubscribe page of one message (``{public_url}/u/`` + 12 characters), for ``{UNSUB_URL}``
+    and the email ``[unsubscribe_link]``.
+
+    >>> unsubscribe_link(state, account="demo", message_id="m1", recipient="447700900123")  # doctest: +SKIP
+    'http://127.0.0.1:8080/u/k3J9xQ2mPa7Z'
+    """
+    key = recipient_key(recipient)
+    token = _existing(
+        state,
+        "SELECT token FROM links WHERE kind = 'unsubscribe' AND message_id = ? AND account = ? AND recipient = ?",
+        (message_id, account, key),
+    )
+    if token is None:
+        token = _store(
+            state, "unsubscribe", LONG_TOKEN_LENGTH, message_id=message_id, account=account, recipient=key
+        )
+    return _link(state, "unsubscribe", token)
+
+
+def landing_link(state: Any, *, message_id: str, html: str) -> str:
+    """Store the landing page ``html`` of one message and return its address (``{public_url}/l/`` + 12).
+
+    >>> landing_link(state, message_id="m1", html="<h1>Sale</h1>")  # doctest: +SKIP
+    'http://127.0.0.1:8080/l/Pq8Rt1Vw3XyZ'
+    """
+    token = _store(state, "landing", LONG_TOKEN_LENGTH, message_id=message_id, html=str(html))
+    return _link(state, "landing", token)
+
+
+def open_pixel(state: Any, *, message_id: str) -> str:
+    """The address of the open-tracking pixel of one email (``{public_url}/o/`` + 12 + ``.gif``).
+
+    >>> open_pixel(state, message_id="m1")  # doctest: +SKIP
+    'http://127.0.0.1:8080/o/Zr4Tq9Wb2Nc1.gif'
+    """
+    token = _existing(state, "SELECT token FROM links WHERE kind = 'pixel' AND message_id = ?", (message_id,))
+    if token is None:
+        token = _store(state, "pixel", LONG_TOKEN_LENGTH, message_id=message_id)
+    return _link(state, "pixel", token)
+
+
+def is_unsubscribed(state: Any, *, account: str, recipient: str) -> bool:
+    """Whether ``recipient`` unsubscribed from ``account`` through one of its unsubscribe pages.
+
+    >>> is_unsubscribed(state, account="demo", recipient="447700900123")  # doctest: +SKIP
+    False
+    """
+    row = state.db.execute(
+        "SELECT 1 FROM unsubscribes WHERE account = ? AND recipient = ?", (account, recipient_key(recipient))
+    ).fetchone()
+    return row is not None
+
+
+# ---- pages --------------------------------------------------------------------------------------
+
+
+def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
+    document = (
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>{html.escape(title)}</title></head>\n<body>{body}</body></html>\n"
+    )
+    return HTMLResponse(document, status_code=status, headers=_NO_STORE)
+
+
+def _not_found() -> HTMLResponse:
+    return _page("Link not found", "<h1>Link not found</h1><p>This link does not exist or has been removed.</p>", 404)
+
+
+def _lookup(state: Any, kind: str, token: str, length: int) -> tuple[Any, ...] | None:
+    if len(token) != length or any(ch not in TOKEN_ALPHABET for ch in token):
+        return None
+    return state.db.execute(
+        "SELECT token, message_id, account, recipient, url, html FROM links WHERE token = ? AND kind = ?",
+        (token, kind),
+    ).fetchone()
+
+
+def _record(state: Any, request: Request, message_id: str | None, event: str, flag: str | None) -> None:
+    """Add one event of ``message_id`` (User-Agent parsed) and set the message's flag column."""
+    from sendframe.sandbox.useragent import parse_user_agent
+
+    is_mobile, browser, os_name = parse_user_agent(request.headers.get("user-agent", ""))
+    with state.db:
+        state.db.execute(
+            "INSERT INTO events(message_id, type, date, is_mobile, browser, os) VALUES (?, ?, ?, ?, ?, ?)",
+            (message_id, event, _now_text(state), int(bool(is_mobile)), browser or "", os_name or ""),
+        )
+        if flag is not None:
+            state.db.execute(f"UPDATE messages SET {flag} = 1 WHERE id = ?", (message_id,))
+
+
+async def short_link_page(request: Request) -> Response:
+    """``GET /s/<code>``: 302 to the original URL, recording a ``clicked`` event."""
+    state = request.app.state.sandbox
+    row = _lookup(state, "short", request.path_params["code"], SHORT_CODE_LENGTH)
+    if row is None:
+        return _not_found()
+    if request.method != "HEAD":
+        _record(state, request, row[1], "clicked", "is_clicked")
+    return RedirectResponse(row[4], status_code=302, headers=_NO_STORE)
+
+
+async def landing_page(request: Request) -> Response:
+    """``GET /l/<token>``: the stored landing page, recording a ``clicked`` event.
+
+    The page is the customer's own HTML; it is served under a ``sandbox`` Content-Security-Policy
+    (scripts run in an opaque origin), since it shares its origin with the sandbox's API.
+    """
+    state = request.app.state.sandbox
+    row = _lookup(state, "landing", request.path_params["token"], LONG_TOKEN_LENGTH)
+    if row is None:
+        return _not_found()
+    if request.method != "HEAD":
+        _record(state, request, row[1], "clicked", "is_clicked")
+    headers = {**_NO_STORE, "Content-Security-Policy": "sandbox allow-scripts allow-forms allow-popups"}
+    return HTMLResponse(row[5] or "", headers=headers)
+
+
+async def open_pixel_image(request: Request) -> Response:
+    """``GET /o/<token>.gif``: a 1x1 transparent GIF, recording an ``opened`` event."""
+    state = request.app.state.sandbox
+    row = _lookup(state, "pixel", request.path_params["token"], LONG_TOKEN_LENGTH)
+    if row is None:
+        return _not_found()
+    if request.method != "HEAD":
+        _record(state, request, row[1], "opened", "is_opened")
+    return Response(PIXEL_GIF, media_type="image/gif", headers=_NO_STORE)
+
+
+def _unsubscribe_form(token: str, recipient: str) -> str:
+    return (
+        "<h1>Unsubscribe</h1>"
+        f"<p>Stop receiving messages from this sender at <strong>{html.escape(recipient)}</strong>?</p>"
+        f"<form method=\"post\" action=\"/u/{html.escape(token)}\">"
+        "<button type=\"submit\">Unsubscribe</button></form>"
+    )
+
+
+async def unsubscribe_page(request: Request) -> Response:
+    """``GET /u/<token>`` shows a confirmation form; ``POST /u/<token>`` unsubscribes.
+
+    A POST adds (account, recipient) to ``unsubscribes`` and an ``unsubscribed`` event to the message,
+    once; repeating it changes nothing and shows the same confirmation.
+    """
+    state = request.app.state.sandbox
+    row = _lookup(state, "unsubscribe", request.path_params["token"], LONG_TOKEN_LENGTH)
+    if row is None:
+        return _not_found()
+    token, message_id, account, recipient = row[0], row[1], row[2], row[3]
+    done = "<h1>You are unsubscribed</h1><p>You will no longer receive messages from this sender at " + (
+        f"<strong>{html.escape(recipient)}</strong>.</p>"
+    )
+    if request.method == "POST":
+        from sendframe.sandbox.useragent import parse_user_agent
+
+        is_mobile, browser, os_name = parse_user_agent(request.headers.get("user-agent", ""))
+        now = _now_text(state)
+        with state.db:
+            added = state.db.execute(
+                "INSERT OR IGNORE INTO unsubscribes(account, recipient, message_id, date) VALUES (?, ?, ?, ?)",
+                (account, recipient, message_id, now),
+            ).rowcount
+            if added:
+                state.db.execute(
+                    "INSERT INTO events(message_id, type, date, is_mobile, browser, os) VALUES (?, ?, ?, ?, ?, ?)",
+                    (message_id, "unsubscribed", now, int(bool(is_mobile)), browser or "", os_name or ""),
+                )
+        return _page("Unsubscribed", done)
+    if is_unsubscribed(state, account=account, recipient=recipient):
+        return _page("Unsubscribed", done)
+    return _page("Unsubscribe", _unsubscribe_form(token, recipient))
+
+
+def routes() -> list[Route]:
+    """The browser pages that core's app mounts.
+
+    >>> sorted(r.path for r in routes())
+    ['/l/{token}', '/o/{token}.gif', '/s/{code}', '/u/{token}']
+    """
+    return [
+        Route("/s/{code}", short_link_page, methods=["GET"]),
+        Route("/l/{token}", landing_page, methods=["GET"]),
+        Route("/o/{token}.gif", open_pixel_image, methods=["GET"]),
+        Route("/u/{token}", unsubscribe_page, methods=["GET", "POST"]),
+    ]
