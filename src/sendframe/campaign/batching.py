@@ -1,0 +1,276 @@
+"""From a contact frame to validated request batches, and the token bucket that paces them.
+
+Pure functions apart from the bucket's clock: nothing here talks to the service.
+
+    >>> import pandas as pd
+    >>> contacts = pd.DataFrame({"phone": ["447700900001", "447700900002"], "name": ["Ana", "Bo"]})
+    >>> spec = CampaignSpec.build(contacts, "sms", {"message": "Hi {name}", "sender": "Shop"})
+    >>> [b.payload["sub"] for b in plan_batches(spec, [0, 1], batch_size=1, first_batch=1)]
+    [[{'name': 'Ana'}], [{'name': 'Bo'}]]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+import pandas as pd
+
+from sendframe.api.errors import InputError
+from sendframe.api.wire import normalise_channel
+
+__all__ = ["Batch", "CampaignSpec", "TokenBucket", "estimate_parts", "plan_batches", "wire_fields"]
+
+MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
+
+# text fields that hold templates (docs/api-notes.md, "Where variables and filters apply")
+TEMPLATE_FIELDS: dict[str, tuple[str, ...]] = {
+    "sms": ("message",), "landingsms": ("message",), "voice": ("message",), "mailing": ("subject", "body"),
+    "voiceAudio": (), "whatsapp": (),
+}
+# fields that make a campaign what it is: a ledger refuses to resume with different values
+IDENTITY_FIELDS = ("message", "subject", "body", "templateId", "templateV2Id", "templateBody", "audioUrl",
+                   "from", "fromEmail", "language", "gender")
+WHATSAPP_FIELD_COLUMNS = {"header_fields": "headerFields", "body_fields": "bodyFields",
+                          "cta_fields": "callToActionFields", "call_to_action_fields": "callToActionFields",
+                          "default_answer": "defaultAnswer"}
+_DATE_FIELDS = {"scheduleDate", "expirationDate"}
+
+
+def _camel(name: str) -> str:
+    if name in {"sender", "from_"}:
+        return "from"
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def _wire_date(value: Any) -> Any:
+    if isinstance(value, (datetime, date, pd.Timestamp)):
+        moment = pd.Timestamp(value)
+        moment = moment.tz_localize("UTC") if moment.tzinfo is None else moment.tz_convert("UTC")
+        return moment.strftime("%Y%m%d%H%M%S")
+    return value
+
+
+def wire_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Request fields by their wire name (snake_case or camelCase accepted); ``None`` values dropped.
+
+        >>> wire_fields({"sender": "Shop", "schedule_date": pd.Timestamp("2026-11-21 09:30", tz="UTC"), "parts": None})
+        {'from': 'Shop', 'scheduleDate': '20261121093000'}
+    """
+    out: dict[str, Any] = {}
+    for name, value in fields.items():
+        if value is None:
+            continue
+        key = _camel(name)
+        out[key] = _wire_date(value) if key in _DATE_FIELDS else value
+    return out
+
+
+def _text_values(series: pd.Series) -> list[str | None]:
+    from sendframe.text.templates import column_to_arrow  # the one rule for turning values into text
+
+    return column_to_arrow(series).to_pylist()
+
+
+def _column(contacts: pd.DataFrame, name: str, what: str) -> pd.Series:
+    if name not in contacts.columns:
+        raise InputError(f"The {what} column {name!r} is not in the contacts; columns are: {', '.join(map(str, contacts.columns))}.")
+    return contacts[name]
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    """Everything a send needs, resolved once: wire fields, recipients, per-row variables."""
+
+    channel: str
+    fields: dict[str, Any]
+    recipients: list[str]
+    keys: list[str]
+    variables: tuple[str, ...]
+    sub_values: dict[str, list[str | None]]
+    notification_urls: list[str | None] | None
+    whatsapp_columns: dict[str, list[list[str | None]]]
+
+    @classmethod
+    def build(cls, contacts: pd.DataFrame, channel: str, request_fields: Mapping[str, Any], *,
+              to_column: str | None = None, notification_url: str | None = None) -> CampaignSpec:
+        """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem."""
+        from sendframe.campaign.ledger import row_key
+        from sendframe.text.templates import parse
+
+        channel = normalise_channel(channel)
+        if not isinstance(contacts, pd.DataFrame):
+            raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
+        if not contacts.index.is_unique:
+            duplicated = contacts.index[contacts.index.duplicated()].unique()[:5].tolist()
+            raise InputError(f"The contacts' index has repeated labels ({duplicated}); the ledger keys rows by label. "
+                             "Use contacts.reset_index(drop=True) first.")
+        raw = dict(request_fields)
+        wa_columns = {wire: tuple(raw.pop(name) or ()) for name, wire in WHATSAPP_FIELD_COLUMNS.items() if name in raw}
+        fields = wire_fields(raw)
+        for reserved in ("to", "sub", "messages", "notificationUrl"):
+            if reserved in fields:
+                raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
+        to_column = to_column or ("email" if channel == "mailing" else "phone")
+        recipients = _text_values(_column(contacts, to_column, "recipient"))
+        missing = [label for label, value in zip(contacts.index, recipients) if not value]
+        if missing:
+            raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row {missing[0]!r}; "
+                             "drop or fix them first (see sendframe.preflight).")
+        variables: dict[str, None] = {}
+        for name in TEMPLATE_FIELDS[channel]:
+            if isinstance(fields.get(name), str):
+                variables.update(dict.fromkeys(parse(fields[name]).variables))
+        absent = [v for v in variables if v not in contacts.columns]
+        if absent:
+            raise InputError(f"The template needs {', '.join('{' + v + '}' for v in absent)} but the contacts have no such "
+                             f"column; columns are: {', '.join(map(str, contacts.columns))}.")
+        sub_values = {v: _text_values(contacts[v]) for v in variables}
+        urls = None
+        if notification_url is not None:
+            if notification_url in contacts.columns:
+                if channel != "sms":
+                    raise InputError(f"A per-recipient notificationUrl (column {notification_url!r}) is only allowed for sms; "
+                                     f"{channel} takes one address for the whole request.")
+                urls = _text_values(contacts[notification_url])
+            elif channel in {"sms", "landingsms"}:
+                fields["notificationUrl"] = notification_url
+            else:
+                raise InputError(f"notification_url is only allowed for sms and landingsms, not {channel}.")
+        whatsapp: dict[str, list[list[str | None]]] = {}
+        if channel == "whatsapp":
+            for wire, columns in wa_columns.items():
+                if columns:
+                    texts = [_text_values(_column(contacts, c, wire)) for c in columns]
+                    whatsapp[wire] = [list(row) for row in zip(*texts)]
+        elif wa_columns:
+            raise InputError(f"{', '.join(wa_columns)} apply to whatsapp only, not {channel}.")
+        keys = [row_key(label) for label in contacts.index]
+        return cls(channel, fields, [str(r) for r in recipients], keys, tuple(variables), sub_values, urls, whatsapp)
+
+    def identity(self) -> dict[str, Any]:
+        """The parameters a ledger checks before resuming (channel, template, sender)."""
+        return {"channel": self.channel, **{k: self.fields[k] for k in IDENTITY_FIELDS if k in self.fields}}
+
+    def payload(self, positions: Sequence[int]) -> dict[str, Any]:
+        """The wire body sending to the rows at ``positions``."""
+        body = dict(self.fields)
+        if self.channel == "whatsapp":
+            messages = []
+            for i in positions:
+                message: dict[str, Any] = {"to": self.recipients[i]}
+                for wire, rows in self.whatsapp.items():
+                    message[wire] = [v if v is not None else "" for v in rows[i]]
+                messages.append(message)
+            body["messages"] = messages
+            return body
+        body["to"] = [self.recipients[i] for i in positions]
+        if self.variables:
+            body["sub"] = [{v: self.sub_values[v][i] for v in self.variables if self.sub_values[v][i] is not None}
+                           for i in positions]
+        if self.notification_urls is not None:
+            body["notificationUrl"] = [self.notification_urls[i] or "" for i in positions]
+        return body
+
+    @property
+    def whatsapp(self) -> dict[str, list[list[str | None]]]:
+        return self.whatsapp_columns
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One request: its number, the rows it covers, its validated body and fingerprint."""
+
+    number: int
+    positions: tuple[int, ...]
+    payload: dict[str, Any]
+    request: Any
+    fingerprint: str
+    parts: int
+
+
+def fingerprint(payload: Mapping[str, Any]) -> str:
+    """A stable digest of a request body (sha256 of canonical JSON).
+
+        >>> fingerprint({"b": 1, "a": 2}) == fingerprint({"a": 2, "b": 1})
+        True
+    """
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: int = 500, first_batch: int = 1,
+                 parts: Sequence[int] | None = None) -> list[Batch]:
+    """Split ``positions`` into validated batches numbered from ``first_batch``.
+
+    Every request is validated with the shared models before anything is sent; a broken rule raises
+    ``RequestValidationError`` naming the batch's first row and the field.
+    """
+    from sendframe.api.models import parse_request
+
+    if not 1 <= batch_size <= MAX_BATCH:
+        raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
+    batches = []
+    for start in range(0, len(positions), batch_size):
+        chunk = tuple(positions[start:start + batch_size])
+        payload = spec.payload(chunk)
+        request = parse_request(spec.channel, payload)
+        batch_parts = sum(parts[i] for i in chunk) if parts is not None else len(chunk)
+        batches.append(Batch(first_batch + len(batches), chunk, payload, request, fingerprint(payload), batch_parts))
+    return batches
+
+
+def estimate_parts(contacts: pd.DataFrame, spec: CampaignSpec, base_url: str | None = None) -> list[int]:
+    """SMS parts per row from the rendered text (1 per recipient for other channels, or when unrenderable)."""
+    message = spec.fields.get("message")
+    if spec.channel not in {"sms", "landingsms"} or not isinstance(message, str):
+        return [1] * len(spec.recipients)
+    from sendframe.campaign.preview import render
+    from sendframe.text.parts import sms_parts_series
+
+    text = render(contacts, message, otp_config=spec.fields.get("otpConfig"), link_base=base_url,
+                  trans=int(spec.fields.get("trans", 0) or 0))
+    counted = sms_parts_series(text.astype("string"), spec.fields.get("encoding", "gsm"))
+    return [int(p) if pd.notna(p) else 1 for p in counted]
+
+
+class TokenBucket:
+    """Paces work to ``rate`` units per second with bursts up to ``burst`` (default: one second's worth).
+
+    A request larger than the burst is let through and paid for afterwards (the bucket goes into
+    debt), so the average rate holds whatever the batch sizes.
+
+        >>> bucket = TokenBucket(10, clock=lambda: 0.0)
+        >>> bucket.reserve(10), bucket.reserve(5)
+        (0.0, 0.5)
+    """
+
+    def __init__(self, rate: float, burst: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        if rate <= 0:
+            raise InputError(f"A rate limit must be positive, got {rate}.")
+        self.rate = float(rate)
+        self.burst = float(burst if burst is not None else max(1.0, rate))
+        self._clock = clock
+        self._tokens = self.burst
+        self._last = clock()
+
+    def reserve(self, amount: float) -> float:
+        """Take ``amount`` tokens now; return how many seconds the caller must wait before using them."""
+        now = self._clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+        self._last = now
+        self._tokens -= amount
+        return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
+
+    async def acquire(self, amount: float = 1.0) -> None:
+        """Wait until ``amount`` tokens may be used."""
+        wait = self.reserve(amount)
+        if wait > 0:
+            await asyncio.sleep(wait)

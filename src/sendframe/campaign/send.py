@@ -1,0 +1,304 @@
+"""Send a campaign from a DataFrame: batches, bounded concurrency, rate limits, progress, a ledger.
+
+    >>> import pandas as pd, sendframe
+    >>> contacts = pd.DataFrame({"phone": ["447700900001", "447700900002"], "name": ["Ana", "Bo"]})
+    >>> result = sendframe.send_sms(contacts, "Hi {name}", "Shop", ledger="spring.sqlite")  # doctest: +SKIP
+    >>> result["outcome"].value_counts()  # doctest: +SKIP
+
+Each batch's intent is committed to the ledger before its POST and its answer after, so a run
+that is interrupted (even killed) can be run again with the same ledger: rows already answered
+are skipped, rows whose fate is unknown are listed and only re-sent with ``resend_unknown=True``.
+
+The sending runs on a private event loop in a worker thread, so it works the same from a script
+and from inside Jupyter's running loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from sendframe.api.client import AsyncClient, Client
+from sendframe.api.errors import ApiError, AuthenticationError, InputError, UnknownOutcomeError
+from sendframe.api.wire import NotSentError, SendframeWarning, WireConfig
+from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, estimate_parts, plan_batches
+from sendframe.campaign.ledger import Ledger
+
+__all__ = ["RESULT_COLUMNS", "OUTCOMES", "send_campaign", "send_landingsms", "send_mailing", "send_sms",
+           "send_voice", "send_voice_audio", "send_whatsapp"]
+
+RESULT_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
+                  "campaign_id", "sending_id", "batch", "outcome")
+OUTCOMES = ("accepted", "rejected", "unknown", "dry_run")
+
+
+def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
+    if client is None:
+        return WireConfig.resolve()
+    if isinstance(client, WireConfig):
+        return client
+    if isinstance(client, (Client, AsyncClient)):
+        return client.config
+    raise InputError(f"client must be a sendframe Client or AsyncClient, not {type(client).__name__}.")
+
+
+def _open_ledger(ledger: Ledger | str | os.PathLike[str] | None) -> tuple[Ledger, bool]:
+    if isinstance(ledger, Ledger):
+        return ledger, False
+    return Ledger(":memory:" if ledger is None else ledger), True
+
+
+def _run_in_private_loop(coro_factory: Any, stop: threading.Event) -> Any:
+    """Run a coroutine on its own event loop in a worker thread (safe inside Jupyter's loop)."""
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sendframe-send") as pool:
+        future = pool.submit(lambda: asyncio.run(coro_factory()))
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            stop.set()  # no new batch starts; batches in flight finish and are recorded
+            future.result()
+            raise
+
+
+async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger, *,
+                        concurrency: int, requests_per_second: float | None, parts_per_second: float | None,
+                        progress: Any, stop: threading.Event) -> AuthenticationError | None:
+    request_bucket = TokenBucket(requests_per_second) if requests_per_second else None
+    parts_bucket = TokenBucket(parts_per_second) if parts_per_second else None
+    semaphore = asyncio.Semaphore(concurrency)
+    auth_failure: list[AuthenticationError] = []
+
+    async def send_one(client: AsyncClient, batch: Batch) -> None:
+        async with semaphore:
+            if stop.is_set():
+                return
+            if request_bucket:
+                await request_bucket.acquire(1)
+            if parts_bucket:
+                await parts_bucket.acquire(batch.parts)
+            if stop.is_set():
+                return
+            ledger.record_intent(batch.number, batch.fingerprint, [(keys[i], recipients[i]) for i in batch.positions])
+            try:
+                answer = await client.send(channel, batch.request)
+            except UnknownOutcomeError as exc:
+                ledger.record_failure(batch.number, "unknown", exc.code, exc.description, exc.status)
+            except AuthenticationError as exc:  # nothing processed; no point sending the rest
+                ledger.record_failure(batch.number, "not_sent", exc.code, exc.description, exc.status)
+                auth_failure.append(exc)
+                stop.set()
+            except NotSentError as exc:
+                ledger.record_failure(batch.number, "not_sent", exc.code,
+                                      f"{exc.description} Nothing was sent; run again with the same ledger to retry.", exc.status)
+            except ApiError as exc:
+                state = "done" if exc.status == 400 else "not_sent"  # 400: rejected as a whole; 413 etc.: not processed
+                ledger.record_failure(batch.number, state, exc.code, exc.description, exc.status)
+            else:
+                ledger.record_answer(batch.number, answer.to_wire())
+            progress.update(len(batch.positions))
+
+    channel, keys, recipients = spec.channel, spec.keys, spec.recipients
+    async with AsyncClient(config=config) as client:
+        await asyncio.gather(*(send_one(client, batch) for batch in batches))
+    return auth_failure[0] if auth_failure else None
+
+
+def _typed_result(frame: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
+    def when(column: str) -> pd.Series:
+        values = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+        return values.astype("datetime64[us, UTC]")
+
+    outcome = frame["state"].map({"accepted": "accepted", "rejected": "rejected", "unknown": "unknown",
+                                  "not_sent": "rejected", "dry_run": "dry_run"})
+    accepted = frame["accepted"].astype("boolean")
+    accepted = accepted.mask(frame["state"].isin(["rejected", "not_sent"]), False)
+    result = pd.DataFrame({
+        "accepted": accepted,
+        "id": frame["id"].astype("string"),
+        "parts": pd.array(frame["parts"], dtype="Int64"),
+        "scheduled_at": when("scheduled_at"),
+        "expires_at": when("expires_at"),
+        "error_code": pd.array(frame["error_code"], dtype="Int64"),
+        "error_description": frame["error_description"].astype("string"),
+        "campaign_id": pd.array(frame["campaign_id"], dtype="Int64"),
+        "sending_id": pd.array(frame["sending_id"], dtype="Int64"),
+        "batch": pd.array(frame["batch"], dtype="Int64"),
+        "outcome": pd.Categorical(outcome, categories=list(OUTCOMES)),
+    })
+    result.index = index
+    return result
+
+
+def _empty_rows(n: int) -> dict[str, list[Any]]:
+    return {c: [None] * n for c in ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code",
+                                    "error_description", "campaign_id", "sending_id", "batch", "state")}
+
+
+def _dry_run_result(contacts: pd.DataFrame, batches: Sequence[Batch], parts: list[int] | None) -> pd.DataFrame:
+    rows = _empty_rows(len(contacts))
+    for batch in batches:
+        for i in batch.positions:
+            rows["batch"][i] = batch.number
+            rows["state"][i] = "dry_run"
+            rows["parts"][i] = parts[i] if parts is not None else None
+    return _typed_result(pd.DataFrame(rows), contacts.index)
+
+
+def send_campaign(
+    contacts: pd.DataFrame,
+    channel: str,
+    *,
+    client: Client | AsyncClient | None = None,
+    ledger: Ledger | str | os.PathLike[str] | None = None,
+    batch_size: int = 500,
+    concurrency: int = 4,
+    requests_per_second: float | None = None,
+    parts_per_second: float | None = None,
+    dry_run: bool = False,
+    resend_unknown: bool = False,
+    progress: bool = True,
+    notification_url: str | None = None,
+    campaign: str | None = None,
+    to_column: str | None = None,
+    **request_fields: Any,
+) -> pd.DataFrame:
+    """Send one request field set to every row of ``contacts`` on ``channel``; one result row per contact.
+
+    ``request_fields`` are the spec's fields, snake_case or camelCase (``sender`` for ``from``);
+    the template's ``{variables}`` are filled per recipient from the columns of the same name
+    (``sub``). ``notification_url`` is an address, or the name of a column holding one per row (sms).
+    ``campaign`` is the ``campaignName``. The result is on the contacts' index with the columns of
+    :data:`RESULT_COLUMNS`; ``outcome`` is accepted / rejected / unknown (or dry_run).
+
+        >>> result = send_campaign(contacts, "sms", message="Hi {name}", sender="Shop", ledger="c.sqlite")  # doctest: +SKIP
+    """
+    if concurrency < 1:
+        raise InputError(f"concurrency must be at least 1, got {concurrency}.")
+    if campaign is not None:
+        request_fields["campaign_name"] = campaign
+    spec = CampaignSpec.build(contacts, channel, request_fields, to_column=to_column, notification_url=notification_url)
+    config = None if dry_run else _config_for(client)
+    parts = None
+    if parts_per_second or dry_run:
+        parts = estimate_parts(contacts, spec, config.base_url if config else None)
+    if dry_run:
+        return _dry_run_result(contacts, plan_batches(spec, range(len(contacts)), batch_size=batch_size, parts=parts), parts)
+
+    journal, owned = _open_ledger(ledger)
+    try:
+        journal.bind(spec.identity())
+        done = journal.rows()
+        state_of = dict(zip(zip(done["row_key"], done["recipient"]), done["state"]))
+        skip = {"accepted", "rejected"} | (set() if resend_unknown else {"unknown"})
+        pending = [i for i, key in enumerate(zip(spec.keys, spec.recipients)) if state_of.get(key) not in skip]
+        batches = plan_batches(spec, pending, batch_size=batch_size, first_batch=journal.next_batch(), parts=parts)
+        if batches:
+            auth_failure = _send(spec, batches, config, journal, concurrency=concurrency,
+                                 requests_per_second=requests_per_second, parts_per_second=parts_per_second,
+                                 progress=progress, total=len(pending))
+            if auth_failure is not None:
+                raise auth_failure
+        result = _result_from_ledger(journal, spec, contacts.index)
+    finally:
+        if owned:
+            journal.close()
+    unknown = int((result["outcome"] == "unknown").sum())
+    if unknown:
+        where = f"Ledger({journal.path!r}).unknown_rows()" if journal.path != ":memory:" else "the result's outcome column"
+        warnings.warn(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent. See {where}; "
+                      "check them in the service before sending again with resend_unknown=True (that may send twice).",
+                      SendframeWarning, stacklevel=2)
+    return result
+
+
+def _send(spec: CampaignSpec, batches: list[Batch], config: WireConfig, journal: Ledger, *, concurrency: int,
+          requests_per_second: float | None, parts_per_second: float | None, progress: bool,
+          total: int) -> AuthenticationError | None:
+    from tqdm.auto import tqdm
+
+    stop = threading.Event()
+    with tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress) as bar:
+        return _run_in_private_loop(
+            lambda: _send_batches(spec, batches, config, journal, concurrency=concurrency,
+                                  requests_per_second=requests_per_second, parts_per_second=parts_per_second,
+                                  progress=bar, stop=stop),
+            stop)
+
+
+def _result_from_ledger(journal: Ledger, spec: CampaignSpec, index: pd.Index) -> pd.DataFrame:
+    stored = journal.rows().set_index(["row_key", "recipient"])
+    wanted = pd.MultiIndex.from_arrays([spec.keys, spec.recipients], names=["row_key", "recipient"])
+    frame = stored.reindex(wanted).reset_index(drop=True)
+    frame["state"] = frame["state"].fillna("unknown")
+    return _typed_result(frame, index)
+
+
+# ---------------------------------------------------------------------- one call per channel
+
+
+def send_sms(contacts: pd.DataFrame, message: str, sender: str, *, client: Client | None = None,
+             to_column: str = "phone", **kw: Any) -> pd.DataFrame:
+    """Send an SMS to every row. ``send_sms(contacts, "Hi {name}", "Shop", ledger="spring.sqlite")``
+
+        >>> send_sms(contacts, "Hi {name}", "Shop", parts=2, notification_url="callback_url")  # doctest: +SKIP
+    """
+    return send_campaign(contacts, "sms", client=client, to_column=to_column, message=message, sender=sender, **kw)
+
+
+def send_mailing(contacts: pd.DataFrame, subject: str, body: str | None = None, *, from_email: str, reply_to: str,
+                 client: Client | None = None, to_column: str = "email", **kw: Any) -> pd.DataFrame:
+    """Send an email to every row. ``send_mailing(contacts, "Hi {name}", "<p>...</p>", from_email=..., reply_to=...)``
+
+        >>> send_mailing(contacts, "Offer", "<p>Hi {name}</p>", from_email="a@b.co", reply_to="a@b.co")  # doctest: +SKIP
+    """
+    return send_campaign(contacts, "mailing", client=client, to_column=to_column, subject=subject, body=body,
+                         from_email=from_email, reply_to=reply_to, **kw)
+
+
+def send_voice(contacts: pd.DataFrame, message: str, *, language: str, gender: str, client: Client | None = None,
+               to_column: str = "phone", **kw: Any) -> pd.DataFrame:
+    """Call every row with text-to-speech. ``send_voice(contacts, "Hello {name}", language="en_GB", gender="F")``
+
+        >>> send_voice(contacts, "Hello {name}", language="en_GB", gender="F", retries=2)  # doctest: +SKIP
+    """
+    return send_campaign(contacts, "voice", client=client, to_column=to_column, message=message, language=language,
+                         gender=gender, **kw)
+
+
+def send_voice_audio(contacts: pd.DataFrame, audio_url: str, *, client: Client | None = None,
+                     to_column: str = "phone", **kw: Any) -> pd.DataFrame:
+    """Call every row and play an audio file. ``send_voice_audio(contacts, "https://example.com/a.mp3")``
+
+        >>> send_voice_audio(contacts, "https://example.com/a.mp3")  # doctest: +SKIP
+    """
+    return send_campaign(contacts, "voiceAudio", client=client, to_column=to_column, audio_url=audio_url, **kw)
+
+
+def send_landingsms(contacts: pd.DataFrame, message: str, sender: str, *, template_body: str | None = None,
+                    template_id: int | None = None, client: Client | None = None, to_column: str = "phone",
+                    **kw: Any) -> pd.DataFrame:
+    """Send an SMS with a landing page. ``send_landingsms(contacts, "See {LAND_URL}", "Shop", template_body="<p>Hi</p>")``
+
+        >>> send_landingsms(contacts, "Offer: {LAND_URL}", "Shop", template_body="<h1>Hi</h1>")  # doctest: +SKIP
+    """
+    return send_campaign(contacts, "landingsms", client=client, to_column=to_column, message=message, sender=sender,
+                         template_body=template_body, template_id=template_id, **kw)
+
+
+def send_whatsapp(contacts: pd.DataFrame, template_id: int, sender: str, *, header_fields: Sequence[str] = (),
+                  body_fields: Sequence[str] = (), cta_fields: Sequence[str] = (), client: Client | None = None,
+                  to_column: str = "phone", **kw: Any) -> pd.DataFrame:
+    """Send a WhatsApp template; each ``*_fields`` names the columns filling its positional variables in order.
+
+        >>> send_whatsapp(contacts, 1, "Shop", body_fields=("name", "order_id"))  # doctest: +SKIP
+    """
+    return send_campaign(contacts, "whatsapp", client=client, to_column=to_column, template_id=template_id,
+                         sender=sender, header_fields=tuple(header_fields), body_fields=tuple(body_fields),
+                         cta_fields=tuple(cta_fields), **kw)
