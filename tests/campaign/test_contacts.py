@@ -1,0 +1,107 @@
+"""read_contacts: phone repair, flags, duplicates, variables kept, inputs untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sendframe.api.errors import InputError
+from sendframe.campaign.contacts import read_contacts
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("34600123456", "34600123456"),
+        ("+34600123456", "34600123456"),
+        ("0034600123456", "34600123456"),
+        ("00 34 600 123 456", "34600123456"),
+        ("+34 600 12 34 56", "34600123456"),
+        ("600-123-456", "34600123456"),
+        ("600 123 456", "34600123456"),  # national number: the default region's prefix
+        ("34600123456.0", "34600123456"),  # went through a float column
+        ("+44 7700 900123", "447700900123"),
+    ],
+)
+def test_phone_forms_from_spreadsheets_are_repaired(raw, expected):
+    out = read_contacts(pd.DataFrame({"phone": [raw]}))
+    assert out.loc[0, "phone"] == expected
+    assert bool(out.loc[0, "phone_valid"]) is True
+    assert out.loc[0, "phone_raw"] == raw
+
+
+def test_float_column_numbers_are_repaired():
+    out = read_contacts(pd.DataFrame({"phone": [34600123456.0, 351912345678.0]}))
+    assert out["phone"].tolist() == ["34600123456", "351912345678"]
+
+
+@pytest.mark.parametrize("raw", ["12345", "3.46001e+10", "+34 600 12 34 56 78 90", "call me", None])
+def test_unrepairable_numbers_become_missing_and_invalid(raw):
+    out = read_contacts(pd.DataFrame({"phone": [raw]}))
+    assert pd.isna(out.loc[0, "phone"])
+    assert bool(out.loc[0, "phone_valid"]) is False
+
+
+def test_national_numbers_use_the_default_region():
+    out = read_contacts(pd.DataFrame({"phone": ["07700 900123"]}), default_region="GB")
+    assert out.loc[0, "phone"] == "447700900123"
+
+
+def test_second_and_later_rows_with_the_same_number_are_duplicates():
+    frame = pd.DataFrame({"phone": ["+34 600 123 456", "600123456", "0034600123456", "600123457", "12", "12"]})
+    out = read_contacts(frame)
+    assert out["duplicate"].tolist() == [False, True, True, False, False, False]  # invalid ones are not duplicates
+
+
+def test_without_a_phone_column_duplicates_compare_emails_ignoring_case():
+    out = read_contacts(pd.DataFrame({"email": ["Ana@Example.com", " ana@example.com", "bo@example.com"]}), phone_column=None)
+    assert out["duplicate"].tolist() == [False, True, False]
+    assert out["email"].tolist()[1] == "ana@example.com"
+
+
+def test_emails_are_validated():
+    out = read_contacts(pd.DataFrame({"phone": ["34600123456"] * 4, "email": ["ana@example.com", "ana@localhost", "a b@x.es", None]}))
+    assert out["email_valid"].tolist() == [True, False, False, False]
+
+
+def test_other_columns_are_kept_as_variables_and_the_input_is_not_modified():
+    frame = pd.DataFrame({"phone": ["+34 600 123 456"], "name": ["Ana"], "zip": ["08001"]}, index=["a"])
+    before = frame.copy()
+    out = read_contacts(frame)
+    pd.testing.assert_frame_equal(frame, before)
+    assert out.loc["a", "name"] == "Ana" and out.loc["a", "zip"] == "08001"
+    assert list(out.columns) == ["phone", "phone_raw", "name", "zip", "phone_valid", "duplicate"]
+
+
+def test_csv_is_read_as_text_so_leading_zeros_and_na_words_survive(tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text("phone,zip,amount\n600123456,08001,n/a\n600123457,00100,\n", encoding="utf-8")
+    out = read_contacts(path)
+    assert out["zip"].tolist() == ["08001", "00100"]
+    assert out.loc[0, "amount"] == "n/a"
+    assert pd.isna(out.loc[1, "amount"])
+
+
+def test_a_table_without_a_recipient_column_is_refused_with_the_columns_named():
+    with pytest.raises(InputError, match="no recipient column.*name"):
+        read_contacts(pd.DataFrame({"name": ["Ana"]}))
+
+
+def test_a_missing_file_is_a_plain_error(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        read_contacts(tmp_path / "nope.csv")
+
+
+def test_sample_contacts_hold_the_cases_the_demo_needs():
+    out = read_contacts(DATA / "contacts.csv")
+    assert 150 <= len(out) <= 250
+    assert out["duplicate"].sum() >= 2
+    assert (~out["phone_valid"]).sum() >= 3
+    assert (~out["email_valid"]).sum() >= 1
+    magic = out["phone"].dropna().str.match(r"^447700900\d{3}$")
+    assert magic.sum() >= 4
+    assert set(out.columns) >= {"name", "city", "amount"}
