@@ -4,36 +4,16 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from types import SimpleNamespace
 
 import pytest
 
 from sendframe.api.errors import InputError
 from sendframe.sandbox import links, otp
+from sendframe.sandbox.carrier import Clock
 
 BASE = "http://127.0.0.1:8123"
-
-
-class _ManualClock:
-    """Stand-in with carrier.Clock's manual-mode interface, used only if carrier.py is not importable."""
-
-    def __init__(self) -> None:
-        self._now = datetime(2026, 11, 21, 9, 30, tzinfo=timezone.utc)
-
-    def now(self) -> datetime:
-        return self._now
-
-    def advance(self, seconds: float) -> None:
-        self._now += timedelta(seconds=seconds)
-
-
-def _clock():
-    try:
-        from sendframe.sandbox.carrier import Clock
-    except ImportError:
-        return _ManualClock()
-    return Clock("manual")
 
 
 @pytest.fixture
@@ -41,7 +21,7 @@ def state():
     db = sqlite3.connect(":memory:", check_same_thread=False)
     for statement in (*otp.SCHEMA, *links.SCHEMA):
         db.execute(statement)
-    yield SimpleNamespace(db=db, clock=_clock(), public_url=BASE + "/")
+    yield SimpleNamespace(db=db, clock=Clock("manual", start=datetime(2026, 11, 21, 9, 30, tzinfo=timezone.utc)), public_url=BASE + "/")
     db.close()
 
 
