@@ -120,7 +120,7 @@ class CampaignSpec:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
         to_column = to_column or ("email" if channel == "mailing" else "phone")
         recipients = _text_values(_column(contacts, to_column, "recipient"))
-        missing = [label for label, value in zip(contacts.index, recipients) if not value]
+        missing = [label for label, value in zip(contacts.index, recipients) if value is None]
         if missing:
             raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row {missing[0]!r}; "
                              "drop or fix them first (see sendframe.preflight).")
