@@ -29,7 +29,7 @@ def test_possible_numbers_in_api_form_are_valid(number):
     "+447700900123",  # the + is not API form
     "00447700900123",  # nor is 00
     "4407700900123",  # a trunk 0 after the calling code
-    "5215512345678",  # Mexico's old mobile "1" (phonenumbers strips it when parsing; API form has none)
+    "5215512345678",  # Mexico's old mobile "1": no longer part of the number
     "34 600 123 456", "34-600-123-456", "3460012345",  # too short for Spain
     "346001234567",  # too long for Spain
     "1234567",  # fewer than 8 digits
@@ -74,7 +74,7 @@ def test_no_calling_code_or_region_for_what_is_not_a_number():
     ("07700 900123", "GB", "447700900123"),
     ("+44 (0)7700 900123", "ES", "447700900123"),  # trunk (0) removed
     ("(650) 253-0000", "US", "16502530000"),
-    ("+52 1 55 1234 5678", "ES", "525512345678"),
+    ("+52 55 1234 5678", "ES", "525512345678"),
     (34600123456.0, "ES", "34600123456"),  # went through a float column
     (34600123456, "ES", "34600123456"),
     ("34600123456.0", "ES", "34600123456"),
