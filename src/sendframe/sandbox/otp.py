@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets
 import string
 from collections.abc import Mapping
@@ -29,10 +28,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from sendframe.api.errors import ErrorCode, InputError, RequestValidationError
+from sendframe.api.errors import InputError
 from sendframe.sandbox.links import recipient_key
 
 __all__ = ["DEFAULTS", "LIMITS", "SCHEMA", "check_code", "issue_code", "otp_config", "routes"]
@@ -214,34 +213,26 @@ def check_code(state: Any, *, account: str, to: str, code: str, app_id: str = ""
 # ---- HTTP ---------------------------------------------------------------------------------------
 
 
-def _error(status: int, code: int, description: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": int(code), "description": description}}, status_code=status)
-
-
-def _check_request(payload: object) -> tuple[str, str, str]:
-    """Validate the check body with the shared model (raises RequestValidationError naming field and rule)."""
+async def _check(request: Request) -> JSONResponse:
+    # core's app imports this module for routes(); its helpers are imported when a request arrives
     from sendframe.api.models import OtpCheckRequest, parse_body
-
-    request = parse_body(OtpCheckRequest, payload, "OTP check request")
-    return request.to, request.code, request.app_id or ""
-
-
-async def check_route(request: Request) -> JSONResponse:
-    """``POST /api/rest/otp/check``: ``{"to", "code", "appId"}`` -> 200 ``{"data": OtpCheckResult}``."""
-    from sendframe.sandbox.app import authenticate  # core's module imports this one for routes()
+    from sendframe.sandbox.app import authenticate, read_json
 
     account = await authenticate(request)
-    try:
-        payload = json.loads(await request.body() or b"null")
-    except (ValueError, UnicodeDecodeError):
-        return _error(400, ErrorCode.INVALID_REQUEST, "The body is not valid JSON.")
-    try:
-        to, code, app_id = _check_request(payload)
-    except RequestValidationError as exc:
-        described = "; ".join(f"{p.path or '(body)'}: {p.message}" for p in exc.problems)
-        return _error(400, ErrorCode.INVALID_REQUEST, f"The OTP check request is not valid: {described}")
+    check = parse_body(OtpCheckRequest, await read_json(request), "OTP check request")
     state = request.app.state.sandbox
-    return JSONResponse({"data": check_code(state, account=account, to=to, code=code, app_id=app_id)})
+    return JSONResponse({"data": check_code(state, account=account, to=check.to, code=check.code, app_id=check.app_id)})
+
+
+async def check_route(request: Request) -> Response:
+    """``POST /api/rest/otp/check``: ``{"to", "code", "appId"}`` -> 200 ``{"data": OtpCheckResult}``.
+
+    Authentication, body limits and failures are answered by core's helpers (error objects: 401, 403,
+    413, 400 code 100 naming the field).
+    """
+    from sendframe.sandbox.app import guarded
+
+    return await guarded(_check)(request)
 
 
 def routes() -> list[Route]:
