@@ -1,0 +1,158 @@
+"""preflight: each rule gives the right row; a clean campaign gives an empty frame."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from sendframe.api.errors import InputError
+from sendframe.campaign.contacts import read_contacts
+from sendframe.campaign.preflight import PROBLEM_COLUMNS, preflight
+
+ES, ES2, PT = "34600123456", "34600123457", "351912345678"
+
+
+def problems(frame: pd.DataFrame, rule: str) -> pd.DataFrame:
+    return frame[frame["rule"] == rule]
+
+
+def test_a_clean_campaign_gives_an_empty_frame_with_the_problem_columns():
+    contacts = pd.DataFrame({"phone": [ES, PT], "name": ["Ana", "Rui"]})
+    found = preflight(contacts, "sms", "Hola {name}", sender="Shop")
+    assert found.empty
+    assert tuple(found.columns) == PROBLEM_COLUMNS
+
+
+def test_invalid_recipient_names_the_row_the_column_and_the_value():
+    found = preflight(pd.DataFrame({"phone": [ES, "12345"]}, index=["a", "b"]), "sms", "Hi", sender="Shop")
+    row = problems(found, "invalid_recipient").iloc[0]
+    assert (row["row"], row["column"], row["severity"]) == ("b", "phone", "error")
+    assert "'12345'" in row["message"] and "102" in row["message"]
+
+
+def test_invalid_recipient_shows_what_was_written_when_read_contacts_could_not_repair_it():
+    contacts = read_contacts(pd.DataFrame({"phone": ["3.46001e+10"]}))
+    row = problems(preflight(contacts, "sms", "Hi", sender="Shop"), "invalid_recipient").iloc[0]
+    assert "3.46001e+10" in row["message"]
+
+
+def test_invalid_email_for_mailing():
+    found = preflight(pd.DataFrame({"email": ["ana@example.com", "not-an-email"]}), "mailing", "<p>Hi</p>")
+    assert problems(found, "invalid_recipient")["row"].tolist() == [1]
+    assert "email address" in problems(found, "invalid_recipient").iloc[0]["message"]
+
+
+def test_duplicate_recipient_is_a_warning_pointing_at_the_first_row():
+    found = preflight(pd.DataFrame({"phone": [ES, ES2, ES]}), "sms", "Hi", sender="Shop")
+    row = problems(found, "duplicate_recipient").iloc[0]
+    assert (row["row"], row["severity"]) == (2, "warning")
+    assert "row 0" in row["message"]
+
+
+def test_missing_variable_is_reported_per_row_and_per_variable():
+    contacts = pd.DataFrame({"phone": [ES, ES2], "name": ["Ana", None], "city": [None, None]})
+    found = problems(preflight(contacts, "sms", "Hi {name} from {city}", sender="Shop"), "missing_variable")
+    assert sorted(zip(found["row"], found["column"])) == [(0, "city"), (1, "city"), (1, "name")]
+    assert all("107" in m for m in found["message"])
+
+
+def test_a_variable_with_no_column_at_all_is_missing_in_every_row():
+    found = problems(preflight(pd.DataFrame({"phone": [ES, ES2]}), "sms", "Hi {name}", sender="Shop"), "missing_variable")
+    assert found["row"].tolist() == [0, 1]
+    assert "no column 'name'" in found.iloc[0]["message"]
+
+
+def test_too_many_parts_says_the_service_would_answer_105():
+    contacts = pd.DataFrame({"phone": [ES, ES2], "body": ["short", "a" * 161]})
+    found = problems(preflight(contacts, "sms", "{body}", sender="Shop", parts=1), "too_many_parts")
+    assert found["row"].tolist() == [1]
+    assert "105" in found.iloc[0]["message"] and "2 parts" in found.iloc[0]["message"]
+    assert problems(preflight(contacts, "sms", "{body}", sender="Shop", parts=2), "too_many_parts").empty
+
+
+def test_characters_outside_the_encoding_are_a_warning_naming_them():
+    contacts = pd.DataFrame({"phone": [ES, ES2], "name": ["Ana", "Łukasz"]})
+    found = problems(preflight(contacts, "sms", "Hi {name}", sender="Shop"), "unencodable_characters")
+    assert found["row"].tolist() == [1]
+    assert "'Ł'" in found.iloc[0]["message"] and found.iloc[0]["severity"] == "warning"
+    assert problems(preflight(contacts, "sms", "Hi {name}", sender="Shop", encoding="utf-16"), "unencodable_characters").empty
+
+
+@pytest.mark.parametrize("sender", [None, "My Shop!", "ThisIsTooLongALabel", "1234567890123456"])
+def test_an_invalid_sender_label_is_a_campaign_wide_error(sender):
+    found = problems(preflight(pd.DataFrame({"phone": [ES]}), "sms", "Hi", sender=sender), "invalid_sender")
+    assert len(found) == 1
+    assert found.iloc[0]["row"] is None and found.iloc[0]["column"] == "from"
+
+
+def test_parts_above_the_channel_maximum_are_refused():
+    found = preflight(pd.DataFrame({"phone": [ES]}), "landingsms", "Hi", sender="Shop", parts=9)
+    assert problems(found, "parts_out_of_range")["message"].str.contains("between 1 and 8").all()
+
+
+@pytest.mark.parametrize(
+    "suppression",
+    ["file", pd.DataFrame({"phone": ["+34 600 123 456"]}), ["0034600123456"], pd.Series(["600123456"])],
+)
+def test_opted_out_numbers_from_a_path_frame_or_list(tmp_path, suppression):
+    if isinstance(suppression, str):
+        path = tmp_path / "suppression.csv"
+        path.write_text("phone,reason\n+34 600 12 34 56,STOP\n", encoding="utf-8")
+        suppression = path
+    found = problems(preflight(pd.DataFrame({"phone": [ES, ES2]}), "sms", "Hi", sender="Shop", suppression=suppression), "opted_out")
+    assert found["row"].tolist() == [0]
+
+
+def test_opted_out_emails_compare_without_case():
+    found = preflight(pd.DataFrame({"email": ["Ana@Example.com", "bo@example.com"]}), "mailing", "Hi",
+                      suppression=["ana@example.com"])
+    assert problems(found, "opted_out")["row"].tolist() == [0]
+
+
+def test_shorten_values_that_are_not_urls():
+    contacts = pd.DataFrame({"phone": [ES, ES2], "link": ["https://shop.example/p/1", "shop.example/p/2"]})
+    found = problems(preflight(contacts, "sms", "See {link|shorten}", sender="Shop"), "shorten_not_url")
+    assert found["row"].tolist() == [1] and found.iloc[0]["column"] == "link"
+
+
+def test_format_filters_on_non_numbers_are_warnings():
+    contacts = pd.DataFrame({"phone": [ES, ES2], "amount": ["1234.5", "n/a"]})
+    found = problems(preflight(contacts, "sms", "{amount|formatDotComma} EUR", sender="Shop"), "format_not_number")
+    assert found["row"].tolist() == [1] and found.iloc[0]["severity"] == "warning"
+
+
+def test_whatsapp_fields_missing_per_row_and_wrong_field_counts():
+    contacts = pd.DataFrame({"phone": [ES, ES2], "h": ["x", "y"], "b1": ["1", None], "b2": ["2", "3"], "btn": ["a", "b"]})
+    ok = preflight(contacts.iloc[:1], "whatsapp", whatsapp_template=1003, header_fields=["h"], body_fields=["b1", "b2"], cta_fields=["btn"])
+    assert ok.empty
+    found = preflight(contacts, "whatsapp", whatsapp_template=1003, header_fields=["h"], body_fields=["b1", "b2"], cta_fields=["btn"])
+    row = problems(found, "whatsapp_field_missing").iloc[0]
+    assert (row["row"], row["column"]) == (1, "b1") and "141" in row["message"]
+    wrong = problems(preflight(contacts, "whatsapp", whatsapp_template=1002), "whatsapp_template")
+    assert wrong.iloc[0]["column"] == "bodyFields" and "needs 1" in wrong.iloc[0]["message"]
+
+
+def test_an_unknown_whatsapp_template_would_answer_140():
+    found = problems(preflight(pd.DataFrame({"phone": [ES]}), "whatsapp", whatsapp_template=9999), "whatsapp_template")
+    assert "140" in found.iloc[0]["message"]
+
+
+def test_campaign_problems_come_first_then_rows_in_order():
+    contacts = pd.DataFrame({"phone": ["bad", ES], "name": [None, "Ana"]}, index=["x", "y"])
+    found = preflight(contacts, "sms", "Hi {name}", sender="!!")
+    assert found["row"].tolist() == [None, "x", "x"]
+    assert found["rule"].tolist() == ["invalid_sender", "invalid_recipient", "missing_variable"]
+
+
+def test_the_contacts_frame_is_not_modified():
+    contacts = pd.DataFrame({"phone": [ES, ES, "1"], "name": [None, "Ana", "Bo"]})
+    before = contacts.copy()
+    preflight(contacts, "sms", "Hi {name}", sender="Shop", suppression=[ES])
+    pd.testing.assert_frame_equal(contacts, before)
+
+
+def test_unknown_channel_and_missing_recipient_column_are_input_errors():
+    with pytest.raises(InputError, match="Unknown channel"):
+        preflight(pd.DataFrame({"phone": [ES]}), "fax", "Hi")
+    with pytest.raises(InputError, match="'email' column"):
+        preflight(pd.DataFrame({"phone": [ES]}), "mailing", "Hi")
