@@ -1,0 +1,78 @@
+"""The drill: a campaign process killed with SIGKILL at random moments, then resumed.
+
+Afterwards every recipient has exactly one accepted message in the sandbox's store, or is listed
+as unknown by the ledger; none is sent twice and none is silently missing.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from sendframe.campaign.ledger import Ledger
+
+sandbox = pytest.importorskip("sendframe.sandbox")
+
+N = 400
+SCRIPT = textwrap.dedent("""
+    import sys
+    import pandas as pd
+    from sendframe import send_sms
+    n, ledger = int(sys.argv[1]), sys.argv[2]
+    contacts = pd.DataFrame({"phone": [f"44791130{i:04d}" for i in range(n)], "name": [f"N{i}" for i in range(n)]})
+    result = send_sms(contacts, "Hi {name}", "Shop", ledger=ledger, batch_size=20, concurrency=3, progress=False)
+    print(result["outcome"].value_counts().to_dict())
+""")
+
+
+def _run(script, ledger, env, kill_after=None):
+    process = subprocess.Popen([sys.executable, str(script), str(N), str(ledger)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if kill_after is None:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        return out
+    time.sleep(kill_after)
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=30)
+    return None
+
+
+@pytest.mark.slow
+def test_a_campaign_killed_at_random_moments_never_sends_twice_nor_loses_a_row(tmp_path):
+    rng = random.Random(20261121)
+    script = tmp_path / "campaign.py"
+    script.write_text(SCRIPT)
+    ledger = tmp_path / "drill.sqlite"
+    with sandbox.Sandbox() as sb:
+        env = {**os.environ, "SENDFRAME_BASE_URL": sb.base_url, "SENDFRAME_USERNAME": sb.username,
+               "SENDFRAME_API_PASSWORD": sb.api_password}
+        sb.faults(delay_s=0.05)  # each request takes a while, so kills land mid-request too
+        for _ in range(6):
+            _run(script, ledger, env, kill_after=rng.uniform(0.8, 2.5))  # interpreter start-up is ~0.8 s
+        sb.clear_faults()
+        _run(script, ledger, env)  # resume to the end
+        messages = sb.messages()
+
+    rows = Ledger(ledger).rows()
+    unknown = Ledger(ledger).unknown_rows()
+    recipients = [f"44791130{i:04d}" for i in range(N)]
+    sent = messages[messages["to"].isin(recipients)]["to"].value_counts()
+
+    assert sent.max() == 1, f"sent twice: {sent[sent > 1].index.tolist()}"
+    assert set(rows["recipient"]) == set(recipients), "a row is missing from the ledger"
+    assert set(rows["state"]) <= {"accepted", "unknown"}
+    accepted = rows[rows["state"] == "accepted"]
+    assert set(accepted["recipient"]) <= set(sent.index), "accepted in the ledger but not in the store"
+    stored_ids = set(messages["id"])
+    assert set(accepted["id"]) <= stored_ids
+    in_store_not_accepted = set(sent.index) - set(accepted["recipient"])
+    assert in_store_not_accepted <= set(unknown["recipient"]), "sent but neither accepted nor listed as unknown"
+    assert set(unknown["recipient"]) == set(rows.loc[rows["state"] == "unknown", "recipient"])
