@@ -1,0 +1,424 @@
+"""Accepting send requests: validation, personalisation, parts, cost, planning, one insert per request.
+
+No HTTP here (the routes in :mod:`sendframe.sandbox.app` call :func:`accept`). A request becomes
+result items in recipient order plus, for the accepted ones, ``messages`` rows and the carrier's
+planned steps in ``work``, written in one transaction with ``executemany``.
+
+    status, body = accept(state, DEMO_ACCOUNT, "sms", {"message": "Hi", "to": ["34600123456"], "from": "Shop"})
+    # status == 202, body == {"campaignId": 1, "sendingId": 1, "result": [...]}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sendframe.api.errors import ErrorCode, InputError, MissingVariableError, TemplateError
+from sendframe.api.models import parse_request, result_item
+from sendframe.api.recipients import calling_code, is_valid_email, is_valid_phone
+from sendframe.api.templates import WHATSAPP_TEMPLATES, whatsapp_field_counts
+from sendframe.api.validation import shown, sub_value_text
+from sendframe.sandbox import carrier, links, otp, store
+from sendframe.sandbox.accounts import EMAIL_TEMPLATES, LANDING_TEMPLATES, Account
+from sendframe.text import templates
+from sendframe.text.encodings import to_deliverable
+from sendframe.text.parts import sms_parts, split_parts
+from sendframe.text.translate import translate
+
+__all__ = ["Rejection", "accept", "new_message_id"]
+
+DEFAULT_VOICE_CALLER = "sandbox"
+_UNSUB_MARK = "[unsubscribe_link]"
+_BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
+
+
+class Rejection(Exception):
+    """A whole request refused: HTTP ``status`` with the error object ``{code, description}``."""
+
+    def __init__(self, status: int, code: int, description: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(description)
+        self.status = status
+        self.code = int(code)
+        self.description = description
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        """The wire error object."""
+        return {"error": {"code": self.code, "description": self.description}}
+
+
+def new_message_id() -> str:
+    """A fresh message id: 20 lower-case hex characters.
+
+        >>> len(new_message_id())
+        20
+    """
+    return secrets.token_hex(10)
+
+
+@dataclass
+class _Batch:
+    """What one request produces: result items, message rows and planned steps."""
+
+    channel: str
+    scheduled: datetime | None = None
+    expires: datetime | None = None
+    items: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[tuple[Any, ...]] = field(default_factory=list)
+    work: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def reject(self, to: str, code: int, description: str, **extra: Any) -> None:
+        extra = {"scheduled_at": self.scheduled, "expires_at": self.expires, **extra}
+        self.items.append(result_item(self.channel, accepted=False, to=to, error=(int(code), description), **extra))
+
+
+@dataclass
+class _Common:
+    """Fields every channel shares, read once per request."""
+
+    state: Any
+    account: Account
+    channel: str
+    now: datetime
+    scheduled: datetime | None  # None: immediate (a scheduleDate in the past means now)
+    expires: datetime | None
+    campaign_name: str | None
+    tags: list[str] | None
+
+    @property
+    def ready_at(self) -> datetime:
+        return self.scheduled or self.now
+
+    @property
+    def status(self) -> str:
+        return "SCHEDULED" if self.scheduled else "QUEUED"
+
+
+def _common(state: Any, account: Account, request: Any) -> _Common:
+    now = state.clock.now()
+    scheduled = request.schedule_datetime
+    if scheduled is not None and scheduled <= now:
+        scheduled = None
+    return _Common(state, account, request.channel, now, scheduled, getattr(request, "expiration_datetime", None),
+                   getattr(request, "campaign_name", None), getattr(request, "tags", None))
+
+
+def _steps(rows: list[tuple[Any, ...]], message_id: str, steps: list[Any]) -> None:
+    for step in steps:
+        payload = {"status": step.status, "delivery": step.delivery, "detail": dict(step.detail or {})}
+        rows.append((step.due.timestamp(), message_id, step.kind, json.dumps(payload)))
+
+
+def _vars(sub: list[dict[str, Any]] | None, index: int) -> dict[str, str]:
+    if not sub:
+        return {}
+    return {str(k): t for k, v in sub[index].items() if (t := sub_value_text(v)) is not None}
+
+
+def _render(template: templates.Template, variables: dict[str, str], index: int, *, specials: dict[str, str],
+            shorten: Callable[[str], str] | None = None) -> tuple[str | None, tuple[int, str] | None]:
+    """Render or explain why not: (text, None) or (None, (code, description))."""
+    try:
+        return templates.render(template, variables, specials=specials, shorten=shorten), None
+    except MissingVariableError as exc:
+        return None, (ErrorCode.MISSING_VARIABLE, f"The text needs {{{exc.name}}} but sub[{index}] has no value for it.")
+    except InputError as exc:  # shorten of a value that is not an http/https URL
+        return None, (ErrorCode.INVALID_REQUEST, f"sub[{index}]: {exc}")
+
+
+def _parse(text: str, field_name: str) -> templates.Template:
+    try:
+        return templates.parse(text)
+    except TemplateError as exc:
+        raise Rejection(400, ErrorCode.INVALID_REQUEST, f"{field_name}: {exc}") from None
+
+
+def _placeholders(state: Any, otp_config: Any) -> tuple[dict[str, str], Callable[[str], str]]:
+    cfg = otp.otp_config(otp_config)
+    return templates.placeholder_links(state.public_url, otp_length=cfg["length"], otp_alpha=cfg["alpha"])
+
+
+def _check_shorten(url: str) -> str:
+    scheme = url.strip().split(":", 1)[0].lower()
+    if scheme not in ("http", "https") or "://" not in url:
+        raise InputError(f"The shorten filter needs an http or https URL, not {url!r}.")
+    return url
+
+
+# ---------------------------------------------------------------- SMS and landing SMS
+
+
+def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | None) -> None:
+    state, account = c.state, c.account
+    template = _parse(request.message, "message")
+    encoding, max_parts = request.encoding, request.parts
+    urls = request.notification_url
+    sub = request.sub
+    otp_cfg = getattr(request, "otp_config", None)
+    otp_wire = otp_cfg.to_wire() if otp_cfg is not None else {}
+    windows = [w.to_wire() for w in (getattr(request, "available_times", None) or [])] or None
+    landing_template = _parse(landing_html, "templateBody") if landing_html is not None else None
+    dummy_specials, dummy_shorten = _placeholders(state, otp_wire)
+    dummy_shorten_checked = (lambda url: dummy_shorten(_check_shorten(url))) if template.uses_shorten else None
+    needs_links = bool(template.specials) or template.uses_shorten
+    constant = not template.variables and not needs_links
+    sizing: dict[str, tuple[str, int]] = {}
+    extra = json.dumps({"encoding": encoding, "splitParts": request.split_parts, "flash": bool(request.flash),
+                        "certified": bool(request.certified), "tags": c.tags})
+    for index, to in enumerate(request.to):
+        if not is_valid_phone(to):
+            batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"to[{index}]: {shown(to)} is not a valid phone number "
+                         "(digits only, 8 to 15, country calling code first)")
+            continue
+        if links.is_unsubscribed(state, account=account.username, recipient=to):
+            batch.reject(to, ErrorCode.UNSUBSCRIBED, f"to[{index}]: {to} unsubscribed from this account's messages")
+            continue
+        variables = _vars(sub, index)
+        text, problem = _render(template, variables, index, specials=dummy_specials, shorten=dummy_shorten_checked)
+        if problem is None and landing_template is not None:
+            _, problem = _render(landing_template, variables, index, specials=dummy_specials)
+        if problem is not None:
+            batch.reject(to, *problem)
+            continue
+        message_id = new_message_id()
+        if needs_links:
+            specials: dict[str, str] = {}
+            if "OTP_CODE" in template.specials:
+                code = otp.issue_code(state, account=account.username, to=to, config=otp_wire)
+                if code is None:
+                    batch.reject(to, ErrorCode.OTP_PENDING, f"to[{index}]: a code is still pending for {to} "
+                                 f"(appId {otp_wire.get('appId', '')!r}) and rejectIfPendingCode is true")
+                    continue
+                specials["OTP_CODE"] = code
+            if "UNSUB_URL" in template.specials:
+                specials["UNSUB_URL"] = links.unsubscribe_link(state, account=account.username, message_id=message_id, recipient=to)
+            if "LAND_URL" in template.specials and landing_template is not None:
+                page = templates.render(landing_template, variables, specials=specials)
+                specials["LAND_URL"] = links.landing_link(state, message_id=message_id, html=page)
+
+            def shorten(url: str, _mid: str = message_id) -> str:
+                return links.short_link(state, message_id=_mid, url=url)
+
+            text, problem = _render(template, variables, index, specials=specials, shorten=shorten)
+            if problem is not None:
+                batch.reject(to, *problem)
+                continue
+        elif landing_template is not None:
+            links.landing_link(state, message_id=message_id, html=templates.render(landing_template, variables))
+        key = "" if constant else text
+        sized = sizing.get(key)
+        if sized is None:
+            deliverable = to_deliverable(translate(text) if request.trans == 1 else text, encoding)
+            count = len(split_parts(deliverable, encoding)) if request.split_parts else sms_parts(deliverable, encoding)
+            sized = sizing[key] = (deliverable, count)
+        deliverable, parts = sized
+        if parts > max_parts:
+            batch.reject(to, ErrorCode.TOO_MANY_PARTS, f"to[{index}]: the text needs {parts} parts but parts allows "
+                         f"{max_parts} (encoding {encoding})", parts=parts)
+            continue
+        url = urls[index] if isinstance(urls, list) else urls
+        cost = state.prices.message_cost(to, c.channel, parts=parts, certified=bool(request.certified))
+        steps = carrier.plan_sms(state.carrier, message_id=message_id, to=to, parts=parts, ready_at=c.ready_at,
+                                 expires_at=c.expires, available_times=windows)
+        _steps(batch.work, message_id, steps)
+        batch.messages.append(_row(c, message_id, request.sender, to, deliverable, parts, sub, index, url, cost,
+                                   carrier.mnc_for(state.carrier, to, message_id), extra))
+        batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, parts=parts,
+                                       scheduled_at=c.scheduled, expires_at=c.expires))
+
+
+def _custom_fields(sub: list[dict[str, Any]] | None, index: int) -> str:
+    return json.dumps(_vars(sub, index), ensure_ascii=False) if sub else "{}"
+
+
+def _row(c: _Common, message_id: str, sender: str, to: str, text: str, parts: int, sub: Any, index: int,
+         url: str | None, cost: float, mnc: str | None, extra: str) -> tuple[Any, ...]:
+    # campaign_id and sending_id are filled at insert time (see _store)
+    return (message_id, c.account.username, c.channel, sender, to, text, parts, c.status, _custom_fields(sub, index),
+            url, cost, mnc, store.iso(c.scheduled), store.iso(c.expires), store.iso(c.now), extra)
+
+
+def _sms(c: _Common, request: Any, batch: _Batch) -> None:
+    _sms_like(c, request, batch, landing_html=None)
+
+
+def _landingsms(c: _Common, request: Any, batch: _Batch) -> None:
+    if request.template_v2_id is not None or request.template_id is not None:
+        generation = "templateV2Id" if request.template_v2_id is not None else "templateId"
+        number = request.template_v2_id if request.template_v2_id is not None else request.template_id
+        html = LANDING_TEMPLATES.get((generation, number))
+        if html is None:
+            known = ", ".join(str(n) for g, n in LANDING_TEMPLATES if g == generation)
+            raise Rejection(400, ErrorCode.INVALID_REQUEST, f"{generation}: no landing template {number} (known: {known})")
+    else:
+        html = request.template_body
+    _sms_like(c, request, batch, landing_html=html)
+
+
+# ---------------------------------------------------------------- email
+
+
+def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
+    state, account = c.state, c.account
+    for name, address in (("fromEmail", request.from_email), ("replyTo", request.reply_to)):
+        if address.strip().lower() not in account.emails:
+            raise Rejection(400, ErrorCode.SENDER_NOT_VALIDATED, f"{name}: {shown(address)} is not a validated sender "
+                            f"address of account {account.username} (validated: {', '.join(sorted(account.emails)) or 'none'})")
+    if request.template_v2_id is not None or request.template_id is not None:
+        generation = "templateV2Id" if request.template_v2_id is not None else "templateId"
+        number = request.template_v2_id if request.template_v2_id is not None else request.template_id
+        body = EMAIL_TEMPLATES.get((generation, number))
+        if body is None:
+            known = ", ".join(str(n) for g, n in EMAIL_TEMPLATES if g == generation)
+            raise Rejection(400, ErrorCode.INVALID_REQUEST, f"{generation}: no email template {number} (known: {known})")
+    else:
+        body = request.body
+    subject_t, body_t = _parse(request.subject, "subject"), _parse(body, "body")
+    otp_wire = request.otp_config.to_wire() if request.otp_config is not None else {}
+    dummy_specials, _ = _placeholders(state, otp_wire)
+    uses_otp = "OTP_CODE" in subject_t.specials | body_t.specials
+    uses_unsub = "UNSUB_URL" in subject_t.specials | body_t.specials or _UNSUB_MARK in body
+    extra = json.dumps({"subject": None, "fromEmail": request.from_email, "fromName": request.from_name,
+                        "replyTo": request.reply_to, "cc": request.cc, "bcc": request.bcc, "tags": c.tags,
+                        "attachments": [a.name for a in request.attachments or []], "certified": bool(request.certified)})
+    for index, to in enumerate(request.to):
+        if not is_valid_email(to):
+            batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"to[{index}]: {shown(to)} is not a valid email address")
+            continue
+        if links.is_unsubscribed(state, account=account.username, recipient=to):
+            batch.reject(to, ErrorCode.UNSUBSCRIBED, f"to[{index}]: {to} unsubscribed from this account's messages")
+            continue
+        variables = _vars(request.sub, index)
+        problem = _render(subject_t, variables, index, specials=dummy_specials)[1] or \
+            _render(body_t, variables, index, specials=dummy_specials)[1]
+        if problem is not None:
+            batch.reject(to, *problem)
+            continue
+        message_id = new_message_id()
+        specials: dict[str, str] = {}
+        if uses_otp:
+            code = otp.issue_code(state, account=account.username, to=to, config=otp_wire)
+            if code is None:
+                batch.reject(to, ErrorCode.OTP_PENDING, f"to[{index}]: a code is still pending for {to} and rejectIfPendingCode is true")
+                continue
+            specials["OTP_CODE"] = code
+        if uses_unsub:
+            specials["UNSUB_URL"] = links.unsubscribe_link(state, account=account.username, message_id=message_id, recipient=to)
+        subject = templates.render(subject_t, variables, specials=specials)
+        html = templates.render(body_t, variables, specials=specials).replace(_UNSUB_MARK, specials.get("UNSUB_URL", ""))
+        if request.track_opens:
+            pixel = f'<img src="{links.open_pixel(state, message_id=message_id)}" width="1" height="1" alt="" />'
+            html, found = _BODY_END.subn(lambda m: pixel + m.group(0), html, count=1)
+            html = html if found else html + pixel
+        cost = state.prices.message_cost(to, "mailing", certified=bool(request.certified), attachments=len(request.attachments or []))
+        _steps(batch.work, message_id, carrier.plan_simple(state.carrier, message_id=message_id, channel="mailing", to=to, ready_at=c.ready_at))
+        row_extra = extra.replace('"subject": null', f'"subject": {json.dumps(subject, ensure_ascii=False)}', 1)
+        batch.messages.append(_row(c, message_id, request.from_email, to, html, 1, request.sub, index, None, cost, None, row_extra))
+        batch.items.append(result_item("mailing", accepted=True, to=to, id=message_id, scheduled_at=c.scheduled))
+
+
+# ---------------------------------------------------------------- voice
+
+
+def _voice(c: _Common, request: Any, batch: _Batch) -> None:
+    state = c.state
+    audio = c.channel == "voiceAudio"
+    template = None if audio else _parse(request.message, "message")
+    callers = request.callers or {}
+    extra = json.dumps({"retries": request.retries or 0, "amd": request.amd, "tags": c.tags,
+                        **({"audioUrl": request.audio_url} if audio else {"language": request.language, "gender": request.gender})})
+    sub = getattr(request, "sub", None)
+    for index, to in enumerate(request.to):
+        if not is_valid_phone(to):
+            batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"to[{index}]: {shown(to)} is not a valid phone number "
+                         "(digits only, 8 to 15, country calling code first)")
+            continue
+        if template is None:
+            text = request.audio_url
+        else:
+            text, problem = _render(template, _vars(sub, index), index, specials={})
+            if problem is not None:
+                batch.reject(to, *problem)
+                continue
+        message_id = new_message_id()
+        sender = callers.get(calling_code(to), DEFAULT_VOICE_CALLER)
+        steps = carrier.plan_call(state.carrier, message_id=message_id, to=to, ready_at=c.ready_at, expires_at=c.expires,
+                                  retries=request.retries or 0, amd=request.amd)
+        _steps(batch.work, message_id, steps)
+        batch.messages.append(_row(c, message_id, sender, to, text, 1, sub, index, None, 0.0,
+                                   carrier.mnc_for(state.carrier, to, message_id), extra))
+        batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, scheduled_at=c.scheduled, expires_at=c.expires))
+
+
+# ---------------------------------------------------------------- WhatsApp
+
+
+def _whatsapp(c: _Common, request: Any, batch: _Batch) -> None:
+    state, account = c.state, c.account
+    if request.template_id not in WHATSAPP_TEMPLATES:
+        raise Rejection(400, ErrorCode.INVALID_TEMPLATE, f"templateId: {request.template_id} is not an approved WhatsApp "
+                        f"template of this account (approved: {', '.join(map(str, WHATSAPP_TEMPLATES))})")
+    if request.sender not in account.whatsapp_senders:
+        raise Rejection(400, ErrorCode.SENDER_NOT_VALIDATED, f"from: {shown(request.sender)} is not a WhatsApp sender "
+                        f"registered for account {account.username} (registered: {', '.join(sorted(account.whatsapp_senders)) or 'none'})")
+    needed = whatsapp_field_counts(request.template_id)
+    for index, message in enumerate(request.messages):
+        wire = message.to_wire()
+        to = message.to
+        if not is_valid_phone(to):
+            batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"messages[{index}].to: {shown(to)} is not a valid phone number "
+                         "(digits only, 8 to 15, country calling code first)")
+            continue
+        wrong = [(name, count, len(wire.get(name) or [])) for name, count in needed.items() if len(wire.get(name) or []) != count]
+        if wrong:
+            name, count, got = wrong[0]
+            batch.reject(to, ErrorCode.TEMPLATE_FIELDS, f"messages[{index}].{name}: template {request.template_id} needs "
+                         f"{count} value{'s' if count != 1 else ''} (got {got})")
+            continue
+        message_id = new_message_id()
+        text = json.dumps({k: v for k, v in wire.items() if k != "to"}, ensure_ascii=False)
+        cost = state.prices.message_cost(to, "whatsapp")
+        _steps(batch.work, message_id, carrier.plan_simple(state.carrier, message_id=message_id, channel="whatsapp", to=to, ready_at=c.ready_at))
+        batch.messages.append(_row(c, message_id, request.sender, to, text, 1, None, index, None, cost, None,
+                                   json.dumps({"templateId": request.template_id})))
+        batch.items.append(result_item("whatsapp", accepted=True, to=to, id=message_id))
+
+
+_HANDLERS: dict[str, Callable[[_Common, Any, _Batch], None]] = {
+    "sms": _sms, "landingsms": _landingsms, "mailing": _mailing, "voice": _voice, "voiceAudio": _voice, "whatsapp": _whatsapp,
+}
+
+_INSERT = ("INSERT INTO messages (id, account, channel, sender, recipient, message, parts, status, custom_fields, "
+           "notification_url, cost, mnc, scheduled_at, expires_at, created_at, extra, campaign_id, sending_id) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def accept(state: Any, account: Account, channel: str, payload: object) -> tuple[int, dict[str, Any]]:
+    """Validate and store one send request; return (HTTP status, wire body).
+
+    Raises :class:`Rejection` (or ``RequestValidationError``) when the request is refused as a whole.
+    """
+    request = parse_request(channel, payload)
+    common = _common(state, account, request)
+    batch = _Batch(channel, common.scheduled, common.expires)
+    _HANDLERS[channel](common, request, batch)
+    if not batch.messages:
+        codes = {item["error"]["code"] for item in batch.items}
+        code = codes.pop() if len(codes) == 1 else int(ErrorCode.INVALID_RECIPIENT)
+        first = "; ".join(item["error"]["description"] for item in batch.items[:3])
+        more = f" (and {len(batch.items) - 3} more)" if len(batch.items) > 3 else ""
+        raise Rejection(400, code, f"No recipient was accepted: {first}{more}")
+    db = state.db
+    with db:
+        campaign_id, sending_id = store.campaign_and_sending(db, account.username, common.campaign_name,
+                                                             channel=channel, tags=common.tags, now=common.now)
+        db.executemany(_INSERT, [(*row, campaign_id, sending_id) for row in batch.messages])
+        db.executemany("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", batch.work)
+    state.poke()
+    status = 202 if len(batch.messages) == len(batch.items) else 207
+    return status, {"campaignId": campaign_id, "sendingId": sending_id, "result": batch.items}

@@ -1,0 +1,93 @@
+"""Everything one running sandbox holds, in one object the routes reach as ``request.app.state.sandbox``.
+
+    state = SandboxState.create(db=":memory:", clock="manual", seed=0)
+    state.public_url = "http://127.0.0.1:8080"
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sendframe.sandbox import store
+from sendframe.sandbox.accounts import Account, build_accounts
+
+__all__ = ["Faults", "SandboxState", "extra_schemas"]
+
+
+@dataclass
+class Faults:
+    """Fault injection on ``/api/rest`` routes: answer ``status`` with probability ``rate``, wait ``delay_s``
+    before answering, and drop the connection (after processing) with probability ``drop``."""
+
+    status: int | None = None
+    rate: float = 0.0
+    delay_s: float = 0.0
+    drop: float = 0.0
+    retry_after: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form shown by ``GET /_sandbox/faults``."""
+        return {"status": self.status, "rate": self.rate, "delay_s": self.delay_s, "drop": self.drop, "retry_after": self.retry_after}
+
+
+def extra_schemas() -> list[Any]:
+    """The ``SCHEMA`` statements of the page modules (OTP codes, links), created at start-up."""
+    from sendframe.sandbox import links, otp
+
+    return [otp.SCHEMA, links.SCHEMA]
+
+
+@dataclass
+class SandboxState:
+    """The shared state: database, clock, carrier configuration, notifier, prices, accounts and faults."""
+
+    db: sqlite3.Connection
+    clock: Any  # carrier.Clock
+    carrier: Any  # carrier.CarrierConfig
+    notifier: Any  # notifier.Notifier
+    prices: Any  # pricing.PriceTable
+    accounts: Mapping[str, Account]
+    public_url: str = "http://127.0.0.1"
+    seed: int = 0
+    faults: Faults | None = None
+    wake: asyncio.Event | None = None
+    worker: Any = None  # worker.Worker, set when the server starts
+    extra: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, *, db: str = ":memory:", clock: str = "real", seed: int = 0,
+               accounts: Iterable[Account | str] = (), ips: Iterable[str] = (), public_url: str = "http://127.0.0.1",
+               allow_networks: Iterable[str] = ()) -> SandboxState:
+        """Open (or create) the database and assemble the state.
+
+            >>> state = SandboxState.create(clock="manual")
+            >>> sorted(state.accounts)
+            ['demo']
+        """
+        from sendframe.pricing import load_prices
+        from sendframe.sandbox.carrier import CarrierConfig, Clock
+        from sendframe.sandbox.notifier import Notifier
+
+        connection = store.connect(db)
+        extra = extra_schemas()
+        store.create_schema(connection, extra)
+        return cls(
+            db=connection,
+            clock=Clock(clock),
+            carrier=CarrierConfig.default(seed),
+            notifier=Notifier(allow_loopback=True, allow_networks=tuple(allow_networks)),
+            prices=load_prices(),
+            accounts=build_accounts(accounts, ips),
+            public_url=public_url,
+            seed=seed,
+            extra=extra,
+        )
+
+    def poke(self) -> None:
+        """Wake the worker: new work was stored."""
+        if self.wake is not None:
+            self.wake.set()

@@ -1,0 +1,192 @@
+"""Durable sandbox state in SQLite (WAL): messages, events, pending work, notifications, campaigns.
+
+The store knows nothing of HTTP. Every function takes the open connection; writes go through one
+transaction per call (``with db:``), many rows at a time (``executemany``).
+
+    >>> db = connect(":memory:")
+    >>> create_schema(db)
+    >>> campaign_and_sending(db, "demo", None)
+    (1, 1)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+__all__ = [
+    "SCHEMA",
+    "campaign_and_sending",
+    "connect",
+    "create_schema",
+    "iso",
+    "lookup_records",
+    "message_rows",
+    "reset",
+    "table_names",
+]
+
+SCHEMA: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS messages (
+        id TEXT PRIMARY KEY, account TEXT, channel TEXT, campaign_id INTEGER, sending_id INTEGER,
+        sender TEXT, recipient TEXT, message TEXT, parts INTEGER, status TEXT,
+        is_delivered INTEGER DEFAULT 0, is_clicked INTEGER DEFAULT 0, is_opened INTEGER DEFAULT 0,
+        custom_fields TEXT, notification_url TEXT, cost REAL, mnc TEXT,
+        scheduled_at TEXT, expires_at TEXT, created_at TEXT, extra TEXT)""",
+    "CREATE INDEX IF NOT EXISTS messages_by_sending ON messages (account, sending_id)",
+    """CREATE TABLE IF NOT EXISTS events (
+        message_id TEXT, seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT, date TEXT,
+        is_mobile INTEGER DEFAULT 0, browser TEXT DEFAULT '', os TEXT DEFAULT '')""",
+    "CREATE INDEX IF NOT EXISTS events_by_message ON events (message_id, seq)",
+    """CREATE TABLE IF NOT EXISTS work (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, due REAL NOT NULL, message_id TEXT NOT NULL,
+        kind TEXT NOT NULL, payload TEXT NOT NULL DEFAULT '{}')""",
+    "CREATE INDEX IF NOT EXISTS work_by_due ON work (due, seq)",
+    """CREATE TABLE IF NOT EXISTS notifications (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT, url TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0, next_at REAL NOT NULL, state TEXT NOT NULL DEFAULT 'pending',
+        last_status INTEGER, last_error TEXT, created_at TEXT)""",
+    "CREATE INDEX IF NOT EXISTS notifications_due ON notifications (state, next_at, seq)",
+    """CREATE TABLE IF NOT EXISTS campaigns (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, name TEXT, created_at TEXT)""",
+    "CREATE UNIQUE INDEX IF NOT EXISTS campaigns_by_name ON campaigns (account, name) WHERE name IS NOT NULL",
+    """CREATE TABLE IF NOT EXISTS sendings (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, campaign_id INTEGER NOT NULL,
+        channel TEXT, tags TEXT, created_at TEXT)""",
+)
+
+_TABLE_NAME = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`]?(\w+)", re.IGNORECASE)
+
+
+def iso(moment: datetime | None) -> str | None:
+    """A datetime as the wire's ISO 8601 form in UTC, seconds precision; ``None`` stays ``None``.
+
+        >>> iso(datetime(2026, 11, 21, 9, 30, 4, 500, tzinfo=timezone.utc))
+        '2026-11-21T09:30:04+00:00'
+    """
+    if moment is None:
+        return None
+    return moment.astimezone(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """Open the sandbox database: ``":memory:"`` (one private connection) or a file in WAL mode.
+
+        >>> connect(":memory:").execute("select 1").fetchone()
+        (1,)
+    """
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level="DEFERRED")
+    if path != ":memory:":
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA busy_timeout=5000")
+    return db
+
+
+def create_schema(db: sqlite3.Connection, extra: Iterable[str | Sequence[str]] = ()) -> None:
+    """Create our tables and the ``extra`` ``SCHEMA`` statements of other modules (idempotent)."""
+    with db:
+        for statement in [*SCHEMA, *_flatten(extra)]:
+            db.execute(statement)
+
+
+def _flatten(items: Iterable[str | Sequence[str]]) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str):
+            out.append(item)
+        else:
+            out.extend(_flatten(item))
+    return out
+
+
+def table_names(extra: Iterable[str | Sequence[str]] = ()) -> list[str]:
+    """Names of the tables created by our ``SCHEMA`` and the ``extra`` statements.
+
+        >>> table_names()
+        ['messages', 'events', 'work', 'notifications', 'campaigns', 'sendings']
+    """
+    return [m.group(1) for s in [*SCHEMA, *_flatten(extra)] if (m := _TABLE_NAME.search(s))]
+
+
+def reset(db: sqlite3.Connection, extra: Iterable[str | Sequence[str]] = ()) -> None:
+    """Delete every row of every sandbox table (ids start again at 1)."""
+    names = table_names(extra)
+    with db:
+        for name in names:
+            db.execute(f'DELETE FROM "{name}"')
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name='sqlite_sequence'").fetchone():
+            db.execute("DELETE FROM sqlite_sequence")
+
+
+def campaign_and_sending(db: sqlite3.Connection, account: str, campaign_name: str | None,
+                         *, channel: str = "sms", tags: Sequence[str] | None = None, now: datetime | None = None) -> tuple[int, int]:
+    """Find or create the campaign (a known ``campaign_name`` is reused per account) and create a sending.
+
+    Runs inside the caller's transaction when there is one.
+    """
+    created = iso(now or datetime.now(timezone.utc))
+    row = None
+    if campaign_name is not None:
+        row = db.execute("SELECT id FROM campaigns WHERE account=? AND name=?", (account, campaign_name)).fetchone()
+    if row is None:
+        campaign_id = db.execute("INSERT INTO campaigns (account, name, created_at) VALUES (?, ?, ?)",
+                                 (account, campaign_name, created)).lastrowid
+    else:
+        campaign_id = row[0]
+    sending_id = db.execute("INSERT INTO sendings (account, campaign_id, channel, tags, created_at) VALUES (?, ?, ?, ?, ?)",
+                            (account, campaign_id, channel, json.dumps(list(tags or [])), created)).lastrowid
+    return int(campaign_id), int(sending_id)
+
+
+_MESSAGE_COLUMNS = ("id", "account", "channel", "campaign_id", "sending_id", "sender", "recipient", "message", "parts",
+                    "status", "is_delivered", "is_clicked", "is_opened", "custom_fields", "notification_url", "cost",
+                    "mnc", "scheduled_at", "expires_at", "created_at", "extra")
+
+
+def message_rows(db: sqlite3.Connection, where: str = "", params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """Messages (all columns) with their events as a list under ``events``, oldest message first."""
+    cursor = db.execute(f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM messages {where} ORDER BY rowid", tuple(params))
+    rows = [dict(zip(_MESSAGE_COLUMNS, r, strict=True)) for r in cursor.fetchall()]
+    events = _events_of(db, [r["id"] for r in rows])
+    for row in rows:
+        row["events"] = events.get(row["id"], [])
+    return rows
+
+
+def _events_of(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for message_id, kind, date, mobile, browser, os_name in db.execute(
+            f"SELECT message_id, type, date, is_mobile, browser, os FROM events WHERE message_id IN ({marks}) ORDER BY seq", chunk
+        ):
+            out.setdefault(message_id, []).append(
+                {"type": kind, "date": date, "isMobile": bool(mobile), "browser": browser or "", "os": os_name or ""})
+    return out
+
+
+def lookup_records(db: sqlite3.Connection, account: str, ids: Sequence[str], base_url: str) -> list[dict[str, Any]]:
+    """SMS and landing SMS records of ``account`` for the known ``ids`` (request order, each once), wire form."""
+    wanted = list(dict.fromkeys(ids))
+    marks = ",".join("?" * len(wanted))
+    rows = message_rows(db, f"WHERE account=? AND channel IN ('sms', 'landingsms') AND id IN ({marks})", [account, *wanted])
+    by_id = {r["id"]: r for r in rows}
+    records = []
+    for message_id in wanted:
+        row = by_id.get(message_id)
+        if row is None:
+            continue
+        records.append({
+            "id": row["id"], "from": row["sender"], "to": row["recipient"], "message": row["message"],
+            "campaignId": row["campaign_id"], "sendingId": row["sending_id"],
+            "isDelivered": bool(row["is_delivered"]), "isClicked": bool(row["is_clicked"]),
+            "events": row["events"], "customFields": json.loads(row["custom_fields"] or "{}"),
+            "links": {"self": f"{base_url}/api/rest/sms/{row['id']}"},
+        })
+    return records

@@ -1,0 +1,243 @@
+"""The durable runner of pending work: carrier steps from ``work`` and delivery notifications.
+
+An asyncio task in the server's loop. Each round it applies every step that fell due (status,
+flags, events, notification jobs) in one transaction, then sends the due notifications through
+``state.notifier`` (failed ones retried after ``RETRY_DELAYS``). Everything lives in SQLite, so a
+new sandbox on the same database resumes where the old one stopped.
+
+    worker = Worker(state); await worker.start()   # in the server's lifespan
+    await worker.advance(60)                       # manual clock: run all that falls due
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections import Counter
+from datetime import datetime, timezone
+from typing import Any
+
+from sendframe.api.notifications import NOTIFICATION_DATE_FORMAT, substitute
+from sendframe.sandbox import store
+
+__all__ = ["Worker", "notification_urls"]
+
+log = logging.getLogger("sendframe.sandbox.worker")
+
+STEP_BATCH = 2000
+NOTIFICATION_BATCH = 4000
+_NOT_EVENTS = frozenset({"notify"})
+_STATUS_OF_KIND = {"sent": "SENT", "retry": "SENT"}
+
+
+def _at(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, timezone.utc)
+
+
+def notification_urls(template: str, values: dict[str, str], parts: int) -> list[str]:
+    """The filled notification URL(s) of one report: one per part when the URL has ``%n``.
+
+        >>> notification_urls("http://x/?id=%i&n=%n", {"i": "ab"}, 2)
+        ['http://x/?id=ab&n=1', 'http://x/?id=ab&n=2']
+        >>> notification_urls("http://x/?id=%i", {"i": "ab"}, 2)
+        ['http://x/?id=ab']
+    """
+    if "%n" not in template:
+        return [substitute(template, {**values, "n": "1"})]
+    return [substitute(template, {**values, "n": str(part)}) for part in range(1, max(parts, 1) + 1)]
+
+
+class Worker:
+    """Runs due steps and notifications of one sandbox; see the module docstring."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start the background loop (call from the server's event loop)."""
+        self.state.wake = asyncio.Event()
+        self.state.worker = self
+        self._task = asyncio.create_task(self._loop(), name="sendframe-sandbox-worker")
+
+    async def stop(self) -> None:
+        """Stop the background loop; pending work stays in the database."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        wake = self.state.wake
+        while True:
+            try:
+                await self.run_due()
+                timeout = 1.0
+                upcoming = self.next_due()
+                if upcoming is not None and self.state.clock.mode == "real":
+                    timeout = min(max(upcoming - self.state.clock.now().timestamp(), 0.0), 1.0)
+                wake.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(wake.wait(), timeout=max(timeout, 0.005))
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # keep serving; the failure is logged, the work stays due
+                log.exception("sandbox worker round failed")
+                await asyncio.sleep(0.5)
+
+    def next_due(self) -> float | None:
+        """The earliest due time (epoch seconds) of pending work or notifications, or ``None``."""
+        db = self.state.db
+        step = db.execute("SELECT MIN(due) FROM work").fetchone()[0]
+        note = db.execute("SELECT MIN(next_at) FROM notifications WHERE state = 'pending'").fetchone()[0]
+        times = [t for t in (step, note) if t is not None]
+        return min(times) if times else None
+
+    async def run_due(self, at: float | None = None) -> Counter[str]:
+        """Apply every step and send every notification due at ``at`` (default: now); return counts."""
+        done: Counter[str] = Counter()
+        async with self._lock:
+            while True:
+                moment = at if at is not None else self.state.clock.now().timestamp()
+                steps = self._apply_steps(moment)
+                sent = await self._send_notifications(moment)
+                done.update(steps)
+                done.update(sent)
+                if not steps and not sent:
+                    return done
+
+    async def advance(self, seconds: float) -> dict[str, Any]:
+        """Move a manual clock by ``seconds``, stopping at each due time on the way so everything runs at its time."""
+        clock = self.state.clock
+        target = clock.now().timestamp() + float(seconds)
+        done: Counter[str] = Counter()
+        while True:
+            upcoming = self.next_due()
+            if upcoming is None or upcoming > target:
+                break
+            gap = upcoming - clock.now().timestamp()
+            if gap > 0:
+                clock.advance(gap)
+            done.update(await self.run_due(max(upcoming, clock.now().timestamp())))
+        gap = target - clock.now().timestamp()
+        if gap > 0:
+            clock.advance(gap)
+        done.update(await self.run_due(max(target, clock.now().timestamp())))
+        return {"now": store.iso(clock.now()), "done": dict(done), "pending": self.pending()}
+
+    def pending(self) -> dict[str, int]:
+        """How much is still waiting: steps and notifications."""
+        db = self.state.db
+        return {"steps": db.execute("SELECT COUNT(*) FROM work").fetchone()[0],
+                "notifications": db.execute("SELECT COUNT(*) FROM notifications WHERE state = 'pending'").fetchone()[0]}
+
+    # ------------------------------------------------------------ steps
+
+    def _apply_steps(self, moment: float) -> Counter[str]:
+        db = self.state.db
+        rows = db.execute("SELECT seq, due, message_id, kind, payload FROM work WHERE due <= ? ORDER BY due, seq LIMIT ?",
+                          (moment, STEP_BATCH)).fetchall()
+        if not rows:
+            return Counter()
+        ids = list({r[2] for r in rows})
+        messages = self._messages(ids)
+        events, updates, notes = [], [], []
+        done: Counter[str] = Counter()
+        for seq, due, message_id, kind, payload_text in rows:
+            message = messages.get(message_id)
+            if message is None:
+                continue
+            payload = json.loads(payload_text or "{}")
+            status = payload.get("status")
+            date = store.iso(_at(due))
+            if kind == "sent":
+                message["sent_at"] = message["sent_at"] or _at(due)
+            if kind not in _NOT_EVENTS:
+                events.append((message_id, kind, date))
+            new_status = status or _STATUS_OF_KIND.get(kind)
+            delivered = int(status == "DELIVRD" or kind in ("delivered", "answered"))
+            cost = None
+            if kind == "answered" and message["channel"] in ("voice", "voiceAudio"):
+                cost = self.state.prices.message_cost(message["recipient"], message["channel"], answered=True)
+            if new_status or delivered or cost is not None:
+                updates.append((new_status, delivered, cost, message_id))
+            if kind == "notify" and message["notification_url"]:
+                for url in notification_urls(message["notification_url"], self._values(message, payload, due), message["parts"]):
+                    notes.append((message_id, url, due, date))
+            done[f"step_{kind}"] += 1
+        with db:
+            db.executemany("INSERT INTO events (message_id, type, date) VALUES (?, ?, ?)", events)
+            db.executemany("UPDATE messages SET status = COALESCE(?, status), is_delivered = MAX(is_delivered, ?), "
+                           "cost = COALESCE(?, cost) WHERE id = ?", updates)
+            db.executemany("INSERT INTO notifications (message_id, url, next_at, created_at) VALUES (?, ?, ?, ?)", notes)
+            db.executemany("DELETE FROM work WHERE seq = ?", [(r[0],) for r in rows])
+        return done
+
+    def _messages(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        db = self.state.db
+        out: dict[str, dict[str, Any]] = {}
+        columns = ("id", "channel", "sender", "recipient", "parts", "notification_url", "cost", "mnc",
+                   "campaign_id", "sending_id", "scheduled_at", "created_at")
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in db.execute(f"SELECT {', '.join(columns)} FROM messages WHERE id IN ({marks})", chunk):
+                out[row[0]] = {**dict(zip(columns, row, strict=True)), "sent_at": None}
+            for message_id, date in db.execute(
+                    f"SELECT message_id, MIN(date) FROM events WHERE type = 'sent' AND message_id IN ({marks}) GROUP BY message_id", chunk):
+                if message_id in out:
+                    out[message_id]["sent_at"] = datetime.fromisoformat(date)
+        return out
+
+    @staticmethod
+    def _values(message: dict[str, Any], payload: dict[str, Any], due: float) -> dict[str, str]:
+        sent = message["sent_at"] or datetime.fromisoformat(message["scheduled_at"] or message["created_at"])
+        return {
+            "i": message["id"], "d": "" if payload.get("delivery") is None else str(payload["delivery"]),
+            "p": message["sender"] or "", "P": message["recipient"] or "",
+            "t": sent.astimezone(timezone.utc).strftime(NOTIFICATION_DATE_FORMAT),
+            "y": _at(due).strftime(NOTIFICATION_DATE_FORMAT),
+            "c": f"{float(message['cost'] or 0.0):.4f}", "s": payload.get("status") or "",
+            "m": message["mnc"] or "", "C": str(message["campaign_id"]), "S": str(message["sending_id"]),
+        }
+
+    # ------------------------------------------------------------ notifications
+
+    async def _send_notifications(self, moment: float) -> Counter[str]:
+        from sendframe.sandbox.notifier import RETRY_DELAYS
+
+        db = self.state.db
+        rows = db.execute("SELECT seq, message_id, url, attempts, next_at FROM notifications "
+                          "WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, seq LIMIT ?",
+                          (moment, NOTIFICATION_BATCH)).fetchall()
+        if not rows:
+            return Counter()
+        # per message only its earliest due reports go out in one round, so ACCEPTD arrives before DELIVRD
+        first: dict[str, float] = {}
+        chosen = [r for r in rows if first.setdefault(r[1], r[4]) == r[4]]
+        attempts = await asyncio.gather(*(self.state.notifier.deliver(r[2]) for r in chosen), return_exceptions=True)
+        done: Counter[str] = Counter()
+        updates = []
+        for (seq, _, _, tries, _), attempt in zip(chosen, attempts, strict=True):
+            if isinstance(attempt, BaseException):
+                ok, status, error = False, None, f"{type(attempt).__name__}: {attempt}"
+            else:
+                ok, status, error = bool(attempt.ok), attempt.status, attempt.error
+            tries += 1
+            if ok:
+                updates.append(("sent", tries, moment, status, None, seq))
+                done["notifications_sent"] += 1
+            elif tries > len(RETRY_DELAYS):
+                updates.append(("failed", tries, moment, status, error, seq))
+                done["notifications_failed"] += 1
+            else:
+                updates.append(("pending", tries, moment + RETRY_DELAYS[tries - 1], status, error, seq))
+                done["notifications_retried"] += 1
+        with db:
+            db.executemany("UPDATE notifications SET state = ?, attempts = ?, next_at = ?, last_status = ?, last_error = ? "
+                           "WHERE seq = ?", updates)
+        return done
