@@ -85,13 +85,13 @@ def render(
 ) -> pd.Series:
     """The text each recipient would receive, as a ``str`` Series named ``text`` on the contacts' index.
 
-    A row missing a variable the template needs gives ``<NA>`` (preflight names the variable).
+    A row missing a variable the template needs has no text (NaN; preflight names the variable).
     ``channel`` is accepted for symmetry with ``estimate``; every channel renders the same way.
     The contacts frame is not modified.
 
         >>> import pandas as pd
         >>> render(pd.DataFrame({"n": ["Jo", None]}), "Hi {n|upper} {UNSUB_URL}", link_base="https://a.b").tolist()
-        ['Hi JO https://a.b/u/xxxxxxxxxxxx', <NA>]
+        ['Hi JO https://a.b/u/xxxxxxxxxxxx', nan]
     """
     from sendframe.text import templates
 
