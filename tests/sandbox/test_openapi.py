@@ -96,3 +96,51 @@ def test_each_call_returns_an_independent_copy():
     first = document(BASE)
     first["components"]["schemas"]["SmsRequest"]["properties"].clear()
     assert document(BASE)["components"]["schemas"]["SmsRequest"]["properties"]
+
+
+# ---- the live sandbox against its own document (schemathesis) -------------------------------------
+
+EXAMPLES_PER_OPERATION = 25
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    try:
+        from sendframe.sandbox import Sandbox
+    except ImportError:
+        pytest.skip("sendframe.sandbox.Sandbox (core's server) is not available yet")
+    with Sandbox(clock="manual") as sb:
+        yield sb
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["positive", "negative"])
+def test_live_sandbox_never_answers_5xx_and_conforms_to_its_openapi_document(sandbox, mode):
+    import base64
+
+    import schemathesis
+    from hypothesis import HealthCheck, given, settings
+    from schemathesis import GenerationMode
+    from schemathesis.checks import not_a_server_error
+    from schemathesis.specs.openapi.checks import (
+        content_type_conformance,
+        response_schema_conformance,
+        status_code_conformance,
+    )
+
+    schema = schemathesis.openapi.from_url(sandbox.base_url + "/openapi.json")
+    credentials = base64.b64encode(f"{sandbox.username}:{sandbox.api_password}".encode()).decode()
+    headers = {"Authorization": f"Basic {credentials}"}
+    checks = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) == 8
+
+    for operation in operations:
+
+        @given(case=operation.as_strategy(generation_mode=GenerationMode(mode)))
+        @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None, derandomize=True,
+                  suppress_health_check=list(HealthCheck))
+        def call(case):
+            case.call_and_validate(base_url=sandbox.base_url, headers=headers, checks=checks, timeout=10)
+
+        call()

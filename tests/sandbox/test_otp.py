@@ -141,3 +141,69 @@ def test_the_code_itself_is_never_stored(state):
     code = otp.issue_code(state, account="demo", to=PHONE, config={"length": 10})
     dump = "\n".join(state.db.iterdump())
     assert code not in dump
+
+
+# ---- through the live sandbox over HTTP -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    try:
+        from sendframe.sandbox import Sandbox
+    except ImportError:
+        pytest.skip("sendframe.sandbox.Sandbox (core's server) is not available yet")
+    with Sandbox(clock="manual") as sb:
+        yield sb
+
+
+def _post(sb, path: str, body: object, auth: bool = True):
+    import httpx
+
+    return httpx.post(sb.base_url + path, json=body, auth=(sb.username, sb.api_password) if auth else None)
+
+
+def _code_sent_to(sb, to: str, otp_config: dict) -> str:
+    import httpx
+
+    answer = _post(sb, "/api/rest/sms", {"to": [to], "from": "Shop", "message": "Code {OTP_CODE}", "otpConfig": otp_config})
+    assert answer.status_code == 202, answer.text
+    message_id = answer.json()["result"][0]["id"]
+    record = httpx.get(f"{sb.base_url}/api/rest/sms/{message_id}", auth=(sb.username, sb.api_password)).json()["data"][0]
+    return record["message"].removeprefix("Code ")
+
+
+def test_code_sent_by_sms_checks_valid_once_over_http(sandbox):
+    to = "447700900401"
+    code = _code_sent_to(sandbox, to, {"length": 6})
+    assert len(code) == 6 and code.isdigit()
+    answer = _post(sandbox, "/api/rest/otp/check", {"to": to, "code": code, "appId": ""})
+    assert answer.status_code == 200
+    assert answer.json() == {"data": {"valid": True, "status": "valid", "attemptsLeft": 0}}
+    assert _post(sandbox, "/api/rest/otp/check", {"to": to, "code": code}).json()["data"]["status"] == "not_found"
+
+
+def test_code_expires_when_the_sandbox_clock_advances(sandbox):
+    to = "447700900402"
+    code = _code_sent_to(sandbox, to, {"maxSecondsValidity": 30})
+    sandbox.advance(31)
+    assert _post(sandbox, "/api/rest/otp/check", {"to": to, "code": code}).json()["data"]["status"] == "expired"
+
+
+def test_reject_if_pending_code_rejects_the_second_send_with_150(sandbox):
+    config = {"rejectIfPendingCode": True, "appId": "login"}
+    body = {"to": ["447700900403"], "from": "Shop", "message": "Code {OTP_CODE}", "otpConfig": config}
+    assert _post(sandbox, "/api/rest/sms", body).status_code == 202
+    answer = _post(sandbox, "/api/rest/sms", body)
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == 150
+
+
+def test_check_without_credentials_is_401(sandbox):
+    answer = _post(sandbox, "/api/rest/otp/check", {"to": "447700900401", "code": "1234"}, auth=False)
+    assert answer.status_code == 401 and answer.json()["error"]["code"] == 401
+
+
+def test_check_without_code_is_400_naming_the_field(sandbox):
+    answer = _post(sandbox, "/api/rest/otp/check", {"to": "447700900401"})
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["code"] == 100 and "code" in error["description"]
