@@ -33,7 +33,7 @@ def client(sb):
 
 def _messages_to(sb, recipient):
     messages = sb.messages()
-    return messages[messages["to"] == recipient]
+    return messages[messages["recipient"] == recipient]
 
 
 CHANNEL_REQUESTS = {

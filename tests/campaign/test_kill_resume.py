@@ -64,7 +64,7 @@ def test_a_campaign_killed_at_random_moments_never_sends_twice_nor_loses_a_row(t
     rows = Ledger(ledger).rows()
     unknown = Ledger(ledger).unknown_rows()
     recipients = [f"44791130{i:04d}" for i in range(N)]
-    sent = messages[messages["to"].isin(recipients)]["to"].value_counts()
+    sent = messages[messages["recipient"].isin(recipients)]["recipient"].value_counts()
 
     assert sent.max() == 1, f"sent twice: {sent[sent > 1].index.tolist()}"
     assert set(rows["recipient"]) == set(recipients), "a row is missing from the ledger"
