@@ -97,3 +97,11 @@ def test_lookups_do_not_modify_the_numbers(prices):
     before = numbers.copy()
     prices.costs(numbers, "sms", parts=2)
     pd.testing.assert_series_equal(numbers, before)
+
+
+def test_the_examples_in_the_docstrings_hold():
+    import doctest
+
+    from sendframe import pricing
+
+    assert doctest.testmod(pricing).failed == 0

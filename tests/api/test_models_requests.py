@@ -308,3 +308,20 @@ def test_validating_a_thousand_recipients_is_a_single_fast_pass():
                  notificationUrl=["https://x/%i"] * 1000)
     request = parse_request("sms", body)
     assert len(request.to) == 1000 and len(request.sub) == 1000
+
+
+def test_numpy_numbers_in_sub_become_plain_json_numbers():
+    np = pytest.importorskip("numpy")
+    request = SmsRequest(message="Hi", to=("34600123456",), sender="Shop", sub=[{"n": np.int64(3), "x": np.float64(2.5)}])
+    assert request.to_wire()["sub"] == [{"n": 3, "x": 2.5}]
+    assert type(request.to_wire()["sub"][0]["n"]) is int
+
+
+def test_the_examples_in_the_docstrings_hold():
+    import doctest
+
+    from sendframe.api import models, validation
+
+    for module in (models, validation):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, module.__name__

@@ -118,3 +118,11 @@ def test_is_valid_phone_is_fast_enough_for_large_lists():
     start = time.perf_counter()
     assert all(map(is_valid_phone, numbers))
     assert time.perf_counter() - start < 2.0  # ~1 µs each; generous for loaded CI machines
+
+
+def test_the_examples_in_the_docstrings_hold():
+    import doctest
+
+    from sendframe.api import recipients
+
+    assert doctest.testmod(recipients).failed == 0

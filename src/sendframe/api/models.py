@@ -28,6 +28,7 @@ from sendframe.api.validation import (
     ClockTime,
     NonEmptyText,
     SenderLabel,
+    SubValue,
     Text,
     TextOrTexts,
     WireDateTime,
@@ -60,7 +61,7 @@ GENDERS = ("F", "M")
 
 Int = Annotated[int, Strict()]
 Bool = Annotated[bool, Strict()]
-Recipients = Annotated[list[Text], Strict(), Field(min_length=1, max_length=MAX_RECIPIENTS)]
+Recipients = Annotated[list[Text], Field(min_length=1, max_length=MAX_RECIPIENTS)]
 Texts = Annotated[list[Text], Strict()]
 
 
@@ -204,7 +205,7 @@ class _SmsFields(_Campaign):
     expiration_date: WireDateTime | None = None
     trans: Annotated[int, Strict(), one_of(0, 1)] = 0
     certified: Bool | None = None
-    sub: list[dict[str, Any]] | None = None
+    sub: list[dict[str, SubValue]] | None = None
     split_parts: Bool = False
     flash: Bool | None = None
 
@@ -259,7 +260,7 @@ class MailingRequest(_Campaign):
     template_id: Int | None = None
     template_v2_id: Int | None = None
     certified: Bool | None = None
-    sub: list[dict[str, Any]] | None = None
+    sub: list[dict[str, SubValue]] | None = None
     attachments: list[Attachment] | None = None
     track_opens: Bool = True
     track_clicks: Bool = True
@@ -286,7 +287,7 @@ class VoiceRequest(_CallFields):
     message: Annotated[str, Strict(), Field(min_length=1, max_length=500)]
     language: Annotated[str, Strict(), one_of(*LANGUAGES)]
     gender: Annotated[str, Strict(), one_of(*GENDERS)]
-    sub: list[dict[str, Any]] | None = None
+    sub: list[dict[str, SubValue]] | None = None
 
     def problems(self) -> list[Problem]:
         problems = super().problems()
