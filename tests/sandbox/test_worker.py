@@ -1,0 +1,161 @@
+"""The worker: steps in time, delivery notifications with every escape code, per-part reports, retries."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+from sendframe.sandbox import Sandbox
+from sendframe.sandbox.server import bind_socket
+
+ALL_CODES = "i=%i&d=%d&p=%p&P=%P&t=%t&c=%c&s=%s&m=%m&y=%y&n=%n&C=%C&S=%S&mine=42"
+
+
+class Receiver:
+    """A tiny Starlette app on a free port collecting the query strings it receives."""
+
+    def __init__(self, fail_first: int = 0) -> None:
+        self.hits: list[dict[str, str]] = []
+        self.fail_first = fail_first
+
+        async def hit(request: Request) -> PlainTextResponse:
+            self.hits.append({k: v[0] for k, v in parse_qs(request.url.query, keep_blank_values=True).items()})
+            if len(self.hits) <= self.fail_first:
+                return PlainTextResponse("no", status_code=500)
+            return PlainTextResponse("ok")
+
+        sock = bind_socket(0)
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/dlr"
+        self.server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/dlr", hit)]), log_level="warning"))
+        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve(sockets=[sock])), daemon=True)
+
+    def __enter__(self) -> Receiver:
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(5)
+
+
+@pytest.fixture()
+def sb():
+    with Sandbox(clock="manual") as sandbox:
+        yield sandbox
+
+
+def post(sb, path, body):
+    return httpx.post(f"{sb.base_url}{path}", json=body, auth=(sb.username, sb.api_password), timeout=30)
+
+
+def test_every_escape_code_is_filled_in_the_notifications(sb):
+    with Receiver() as receiver:
+        body = post(sb, "/api/rest/sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop",
+                                          "notificationUrl": f"{receiver.url}?{ALL_CODES}"}).json()
+        sb.advance(5)
+    item = body["result"][0]
+    assert [h["s"] for h in receiver.hits] == ["ACCEPTD", "DELIVRD"]
+    assert [h["d"] for h in receiver.hits] == ["4", "1"]
+    hit = receiver.hits[-1]
+    assert hit["i"] == item["id"] and hit["p"] == "Shop" and hit["P"] == "447700900001"
+    assert hit["C"] == str(body["campaignId"]) and hit["S"] == str(body["sendingId"])
+    assert hit["n"] == "1" and hit["mine"] == "42"
+    assert hit["c"] == "0.0400" or (len(hit["c"].split(".")[1]) == 4 and float(hit["c"]) > 0)
+    for name in ("t", "y"):
+        datetime.strptime(hit[name], "%Y-%m-%d %H:%M")
+    row = sb.messages().iloc[0]
+    assert hit["m"] == (row["mnc"] or "")
+    assert float(hit["c"]) == pytest.approx(row["cost"])
+
+
+def test_a_url_with_percent_n_gets_one_notification_per_part(sb):
+    with Receiver() as receiver:
+        post(sb, "/api/rest/sms", {"message": "x" * 300, "parts": 2, "to": ["447700900002"], "from": "Shop",
+                                   "notificationUrl": f"{receiver.url}?n=%n&s=%s"})
+        sb.advance(5)
+    assert sorted((h["s"], h["n"]) for h in receiver.hits) == [("ACCEPTD", "1"), ("ACCEPTD", "2"), ("DELIVRD", "1"), ("DELIVRD", "2")]
+
+
+def test_per_recipient_notification_urls(sb):
+    with Receiver() as receiver:
+        post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900003", "447700900004"], "from": "Shop",
+                                   "notificationUrl": [f"{receiver.url}?who=a&s=%s", f"{receiver.url}?who=b&s=%s"]})
+        sb.advance(5)
+    assert sorted(h["who"] for h in receiver.hits if h["s"] == "DELIVRD") == ["a", "b"]
+
+
+def test_a_failed_notification_is_retried_after_one_then_two_seconds(sb):
+    with Receiver(fail_first=2) as receiver:
+        post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900300"], "from": "Shop",  # stays ACCEPTD
+                                   "notificationUrl": f"{receiver.url}?s=%s"})
+        sb.advance(0.5)
+        assert len(receiver.hits) == 1
+        sb.advance(1)
+        assert len(receiver.hits) == 2
+        sb.advance(1.5)
+        assert len(receiver.hits) == 2
+        sb.advance(1)
+        assert len(receiver.hits) == 3
+        sb.advance(100)
+    assert len(receiver.hits) == 3
+
+
+def test_undelivered_and_rejected_reports_carry_their_delivery_values(sb):
+    with Receiver() as receiver:
+        post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900100", "447700900200"], "from": "Shop",
+                                   "notificationUrl": f"{receiver.url}?P=%P&s=%s&d=%d"})
+        sb.advance(600)
+    finals = {h["P"]: (h["s"], h["d"]) for h in receiver.hits if h["s"] != "ACCEPTD"}
+    assert finals == {"447700900100": ("UNDELIV", "2"), "447700900200": ("REJECTD", "16")}
+
+
+def test_a_scheduled_sms_is_sent_at_its_time_and_expires_when_not_delivered(sb):
+    start = datetime.now(timezone.utc)
+    schedule = (start + timedelta(hours=1)).strftime("%Y%m%d%H%M%S")
+    expiry = (start + timedelta(hours=2)).strftime("%Y%m%d%H%M%S")
+    item = post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900300"], "from": "Shop",
+                                      "scheduleDate": schedule, "expirationDate": expiry}).json()["result"][0]
+    sb.advance(1800)
+    row = sb.messages().iloc[0]
+    assert row["status"] == "SCHEDULED" and row["events"] == []
+    sb.advance(1800 + 60)
+    assert [e["type"] for e in sb.messages().iloc[0]["events"]] == ["sent"]
+    sb.advance(3600)
+    row = sb.messages().iloc[0]
+    assert row["id"] == item["id"] and row["status"] == "EXPIRED"
+    assert [e["type"] for e in row["events"]] == ["sent", "expired"]
+    assert row["events"][-1]["date"] == datetime.strptime(expiry, "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc).isoformat()
+
+
+def test_unanswered_calls_are_retried_more_than_ten_minutes_apart(sb):
+    post(sb, "/api/rest/voice", {"message": "Hola", "to": ["447700900400"], "language": "es_ES", "gender": "F", "retries": 3})
+    sb.advance(3 * 3600)
+    row = sb.messages().iloc[0]
+    attempts = [datetime.fromisoformat(e["date"]) for e in row["events"] if e["type"] in ("sent", "retry")]
+    assert len(attempts) == 4
+    gaps = [(b - a).total_seconds() for a, b in zip(attempts, attempts[1:])]
+    assert all(gap > 600 for gap in gaps)
+    assert row["status"] == "UNDELIV" and row["cost"] == 0
+
+
+def test_email_and_whatsapp_reach_a_final_status_without_notifications(sb):
+    post(sb, "/api/rest/mailing", {"to": ["ana@example.com"], "fromEmail": "news@example.org", "replyTo": "news@example.org",
+                                   "subject": "s", "body": "<p>b</p>"})
+    post(sb, "/api/rest/whatsapp", {"templateId": 1001, "from": "34911111111", "messages": [{"to": "447700900005"}]})
+    sb.advance(600)
+    frame = sb.messages()
+    assert set(frame["channel"]) == {"mailing", "whatsapp"}
+    assert all(frame["status"] == "DELIVRD") and all(frame["is_delivered"])
