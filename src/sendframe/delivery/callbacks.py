@@ -1,0 +1,338 @@
+"""Delivery notifications back into one typed DataFrame.
+
+``read_callbacks`` reads the receiver's own log (``sendframe receive`` / ``Receiver``) and the
+access logs of a web server the analyst already runs (nginx / Apache *combined* or *common*
+format). The work is vectorised with pyarrow: one regex pulls the request's query out of every
+line, one regex per parameter pulls each value, and percent-decoding runs once per distinct
+value, never once per line.
+
+    >>> frame = read_callbacks("callbacks.log")  # doctest: +SKIP
+    >>> latest_status(frame)[["id", "part", "status"]]  # doctest: +SKIP
+
+The receiver's log is one line per notification: ``<arrival time ISO 8601 UTC>\\t<raw query>``,
+plus ``#params\\t<query>`` lines naming the analyst's own parameters of the notificationUrl.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote_plus, urlsplit
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+from sendframe.api.errors import InputError
+from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, FINAL_STATUSES, STATUSES
+
+# the columns every callback frame has, in this order; the analyst's own parameters follow, then received_at
+CALLBACK_COLUMNS: tuple[str, ...] = (
+    "id", "delivery", "delivery_meaning", "status", "sender", "recipient", "sent_at", "reported_at",
+    "cost", "mnc", "part", "campaign_id", "sending_id",
+)
+# the receiver's notificationUrl names each parameter after its column (id=%i&delivery=%d&...)
+RECEIVER_MAPPING: dict[str, str] = {column: column for column in ESCAPE_CODES.values()}
+PARAMS_LINE_PREFIX = "#params\t"
+JUNK_EXAMPLES = 5
+
+_STATUS_TYPE = pd.CategoricalDtype(list(STATUSES), ordered=True)
+_INTEGER_COLUMNS = ("delivery", "part", "campaign_id", "sending_id")
+_DATE_COLUMNS = ("sent_at", "reported_at")
+_NOTIFICATION_DATE = "%Y-%m-%d %H:%M"
+
+# access log (common / combined): ... [10/Oct/2026:13:55:36 +0000] "GET /dlr?a=1 HTTP/1.1" 200 ...
+_ACCESS_LINE = (
+    r'^\S+ \S+ \S+ \[(?P<when_clf>[^\]]+)\] "(?:GET|HEAD|POST) (?P<apath>[^?" ]*)\?(?P<aquery>[^" ]*) HTTP/[0-9.]+"'
+)
+
+
+def mapping_from_url(notification_url: str) -> tuple[dict[str, str], list[str]]:
+    """Learn which query parameter carries which column from a notificationUrl.
+
+    Returns ``({parameter: column}, [own parameter names])``.
+
+    >>> mapping_from_url("https://x/dlr?mid=%i&st=%s&ref=crm")
+    ({'mid': 'id', 'st': 'status'}, ['ref'])
+    """
+    mapping: dict[str, str] = {}
+    own: list[str] = []
+    for name, value in parse_qsl(urlsplit(notification_url).query, keep_blank_values=True):
+        if len(value) == 2 and value[0] == "%" and value[1] in ESCAPE_CODES:
+            mapping[name] = ESCAPE_CODES[value[1]]
+        elif name not in own:
+            own.append(name)
+    if "id" not in mapping.values():
+        raise InputError(
+            f"The notificationUrl {_redacted(notification_url)!r} has no %i parameter, so notifications "
+            "cannot be matched to messages; add e.g. 'id=%i' to it."
+        )
+    return mapping, own
+
+
+def _redacted(url: str) -> str:
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.hostname or "", path=parts.path[:40]).geturl()
+
+
+def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = None) -> pd.DataFrame:
+    """Read a callback log into one typed frame, one row per distinct notification.
+
+    ``notification_url`` is the address the analyst gave the service (e.g.
+    ``https://x/dlr?mid=%i&st=%s&ref=crm``); it says which parameter carries which escape code and
+    which parameters are the analyst's own (each becomes a column). Without it the receiver's
+    mapping is used (parameters named after the columns) with the own parameters its log records.
+    Only requests to the notificationUrl's path are read from an access log.
+
+    Junk lines are counted in ``frame.attrs["junk_lines"]`` with the first few in
+    ``attrs["junk_examples"]``; requests to other paths in ``attrs["other_requests"]``.
+
+    >>> frame = read_callbacks("access.log", "https://shop.example/dlr?mid=%i&st=%s&ref=crm")  # doctest: +SKIP
+    >>> frame[["id", "status", "ref"]]  # doctest: +SKIP
+    """
+    lines, unreadable = _read_lines(Path(path))
+    if notification_url is not None:
+        mapping, own = mapping_from_url(notification_url)
+        wanted_path: str | None = urlsplit(notification_url).path or "/"
+        order = [name for name, _ in parse_qsl(urlsplit(notification_url).query, keep_blank_values=True)]
+    else:
+        templates = pc.filter(lines, pc.starts_with(lines, PARAMS_LINE_PREFIX)).to_pylist()
+        mapping, own, order = dict(RECEIVER_MAPPING), _own_params_of_receiver_log(templates), []
+        if templates:
+            order = [name for name, _ in parse_qsl(templates[-1][len(PARAMS_LINE_PREFIX):], keep_blank_values=True)]
+        wanted_path = None
+    frame = parse_lines(lines, mapping, own, wanted_path, order=order)
+    frame.attrs["junk_lines"] += len(unreadable)
+    frame.attrs["junk_examples"] = (unreadable + frame.attrs["junk_examples"])[:JUNK_EXAMPLES]
+    return frame
+
+
+def _read_lines(path: Path) -> tuple[pa.Array, list[str]]:
+    """Every line of the file as a pyarrow string array (fast CSV reader; Python fallback)."""
+    if path.stat().st_size == 0:
+        return pa.array([], type=pa.string()), []
+    unreadable: list[str] = []
+
+    def skip(row: object) -> str:
+        unreadable.append(str(getattr(row, "text", row))[:200])
+        return "skip"
+
+    try:
+        table = pa_csv.read_csv(
+            path,
+            read_options=pa_csv.ReadOptions(column_names=["line"]),
+            parse_options=pa_csv.ParseOptions(
+                delimiter="\x01", quote_char=False, escape_char=False, ignore_empty_lines=True, invalid_row_handler=skip
+            ),
+            convert_options=pa_csv.ConvertOptions(column_types={"line": pa.string()}, strings_can_be_null=False),
+        )
+        return table.column("line").combine_chunks(), unreadable
+    except (pa.ArrowInvalid, UnicodeDecodeError):  # invalid UTF-8 somewhere: decode with replacement
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        return pa.array([line for line in text.splitlines() if line], type=pa.string()), []
+
+
+def _own_params_of_receiver_log(templates: list[str]) -> list[str]:
+    own: list[str] = []
+    for line in templates:
+        for name, _ in parse_qsl(line[len(PARAMS_LINE_PREFIX):], keep_blank_values=True):
+            if name not in own and name not in RECEIVER_MAPPING:
+                own.append(name)
+    return own
+
+
+def parse_lines(
+    lines: pa.Array,
+    mapping: dict[str, str],
+    own: list[str],
+    wanted_path: str | None = None,
+    *,
+    order: list[str] | None = None,
+) -> pd.DataFrame:
+    """Parse log lines (a pyarrow string array) with a ``{parameter: column}`` mapping.
+
+    The vectorised core of ``read_callbacks``; ``order`` is the parameter order of the
+    notificationUrl (queries in that order take a fast path, any other order still parses).
+
+    >>> lines = pa.array(["2026-01-01T00:00:00.000000+00:00\\tid=a1&status=DELIVRD"])
+    >>> parse_lines(lines, {"id": "id", "status": "status"}, [])["status"].tolist()
+    ['DELIVRD']
+    """
+    n = len(lines)
+    query, received_at, request_path = _queries(lines)
+    is_comment = pc.starts_with(lines, "#")
+    other = pc.fill_null(pc.not_equal(request_path, wanted_path), False) if wanted_path else pa.repeat(False, n)
+    candidate = pc.and_(pc.and_(pc.invert(is_comment), pc.invert(other)), pc.is_valid(query))
+    # exact duplicates: the same query string again (a retried notification); the first arrival is kept
+    first = np.zeros(n, dtype=bool)
+    codes = pc.dictionary_encode(query).indices.to_numpy(zero_copy_only=False)
+    rows = np.flatnonzero(candidate.to_numpy(zero_copy_only=False))
+    _, first_of = np.unique(codes[rows], return_index=True)
+    first[rows[first_of]] = True
+    wanted = {param: column for param, column in mapping.items()} | {name: name for name in own}
+    keys = list(wanted)
+    key_order = [k for k in (order or []) if k in wanted] + [k for k in keys if k not in (order or [])]
+    values = _param_values(query, key_order, order or key_order)
+    id_param = next((p for p, c in mapping.items() if c == "id"), None)
+    has_id = pc.fill_null(pc.not_equal(values[id_param], ""), False) if id_param else pa.repeat(False, n)
+    junk = pc.and_(candidate, pc.invert(has_id))
+    junk = pc.or_(junk, pc.and_(pc.invert(pc.or_(is_comment, other)), pc.is_null(query)))
+    keep_mask = np.logical_and(first, has_id.to_numpy(zero_copy_only=False))
+    duplicates = int(np.logical_and(candidate.to_numpy(zero_copy_only=False), has_id.to_numpy(zero_copy_only=False)).sum() - keep_mask.sum())
+    keep = pa.array(keep_mask)
+
+    columns: dict[str, object] = {}
+    by_column = {column: param for param, column in mapping.items()}
+    for column in CALLBACK_COLUMNS:
+        if column == "delivery_meaning":
+            continue
+        param = by_column.get(column)
+        raw = pc.filter(values[param], keep) if param else pa.nulls(int(keep_mask.sum()), pa.string())
+        columns[column] = _typed(column, _decoded(raw))
+    frame = pd.DataFrame(columns)
+    frame.insert(2, "delivery_meaning", frame["delivery"].map(DELIVERY_MEANINGS).astype("string"))
+    for name in own:
+        frame[name] = _as_text(_decoded(pc.filter(values[name], keep)))
+    frame["received_at"] = pd.Series(pc.filter(received_at, keep).to_pandas(), dtype="datetime64[us, UTC]")
+    junk_count = int(pc.sum(junk).as_py() or 0)
+    frame.attrs["junk_lines"] = junk_count
+    frame.attrs["junk_examples"] = pc.filter(lines, junk).slice(0, JUNK_EXAMPLES).to_pylist() if junk_count else []
+    frame.attrs["duplicates_dropped"] = duplicates
+    frame.attrs["other_requests"] = int(pc.sum(other).as_py() or 0)
+    return frame
+
+
+def _queries(lines: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """Per line: the raw query string, the arrival time, the request path (access logs); null where none."""
+    n = len(lines)
+    # receiver line: fixed-width arrival time (32 characters), a tab, the query
+    receiver = pc.and_(pc.equal(pc.utf8_slice_codeunits(lines, 32, 33), "\t"), pc.starts_with(lines, "2"))
+    receiver = pc.fill_null(receiver, False)
+    stamps = pc.if_else(receiver, pc.utf8_slice_codeunits(lines, 0, 32), None)
+    try:
+        received = pc.cast(stamps, pa.timestamp("us", tz="UTC"))
+    except pa.ArrowInvalid:
+        received = pa.array(pd.to_datetime(stamps.to_pandas(), errors="coerce", utc=True, format="ISO8601"), type=pa.timestamp("us", tz="UTC"))
+    query = pc.if_else(receiver, pc.utf8_slice_codeunits(lines, 33), None)
+    request_path = pa.nulls(n, pa.string())
+    access_rows = np.flatnonzero(~receiver.to_numpy(zero_copy_only=False))
+    if len(access_rows):
+        access = pc.extract_regex(pc.take(lines, access_rows), _ACCESS_LINE)
+        positions = pa.array(np.full(n, -1, dtype=np.int64))
+        spread = np.full(n, -1, dtype=np.int64)
+        spread[access_rows] = np.arange(len(access_rows))
+        positions = pa.array(spread, mask=spread < 0)
+        query = pc.coalesce(query, pc.take(pc.struct_field(access, "aquery"), positions))
+        request_path = pc.take(pc.struct_field(access, "apath"), positions)
+        when = _parse_times(pc.struct_field(access, "when_clf"), "%d/%b/%Y:%H:%M:%S %z")
+        received = pc.coalesce(received, pc.take(when, positions))
+    return query, received, request_path
+
+
+def _param_values(query: pa.Array, keys: list[str], order: list[str]) -> dict[str, pa.Array]:
+    """Raw (still percent-encoded) value of each parameter per query; null where absent.
+
+    Queries whose parameters come exactly in ``order`` (the notificationUrl's order, as the service
+    fills it) are read by position; any other query by searching its parameters by name.
+    """
+    n = len(query)
+    split = pc.split_pattern(query, "&")
+    flat = pc.list_flatten(split)
+    offsets = split.offsets.to_numpy()[:n + 1] if n else np.zeros(1, dtype=np.int32)
+    starts = offsets[:-1].astype(np.int64)
+    counts = np.diff(offsets)
+    fast = (counts == len(order)) & pc.is_valid(query).to_numpy(zero_copy_only=False)
+    for k, name in enumerate(order):
+        rows = np.flatnonzero(fast)
+        if not len(rows):
+            break
+        ok = pc.starts_with(pc.take(flat, starts[rows] + k), name + "=").to_numpy(zero_copy_only=False)
+        fast[rows[~ok]] = False
+    slow = ~fast & (counts > 0)
+    if slow.any():
+        parents = pc.list_parent_indices(split).to_numpy()
+        slow_flat = np.flatnonzero(slow[parents])
+        slow_items = pc.take(flat, slow_flat)
+    values: dict[str, pa.Array] = {}
+    fast_rows = np.flatnonzero(fast)
+    for name in keys:
+        where = np.full(n, -1, dtype=np.int64)
+        if name in order:
+            where[fast_rows] = starts[fast_rows] + order.index(name)
+        if slow.any():
+            hits = np.flatnonzero(pc.starts_with(slow_items, name + "=").to_numpy(zero_copy_only=False))[::-1]
+            where[parents[slow_flat[hits]]] = slow_flat[hits]  # reversed: the first occurrence wins
+        taken = pc.take(flat, pa.array(where, mask=where < 0))
+        values[name] = pc.utf8_slice_codeunits(taken, len(name) + 1)
+    return values
+
+
+@lru_cache(maxsize=1 << 16)
+def _unquote(value: str) -> str:
+    return unquote_plus(value)
+
+
+def _decoded(raw: pa.Array) -> pa.Array:
+    """Percent-decode a column, once per distinct value and only when some value needs it."""
+    if len(raw) == 0 or not (pc.any(pc.match_substring(raw, "%")).as_py() or pc.any(pc.match_substring(raw, "+")).as_py()):
+        return raw
+    encoded = pc.dictionary_encode(raw)
+    dictionary = pa.array([_unquote(v) for v in encoded.dictionary.to_pylist()], type=pa.string())
+    return pc.take(dictionary, encoded.indices)
+
+
+def _parse_times(raw: pa.Array, form: str) -> pa.Array:
+    """Parse date-times once per distinct value (notification dates repeat a lot); UTC, null if invalid."""
+    encoded = pc.dictionary_encode(raw)
+    stamps = pc.strptime(encoded.dictionary, format=form, unit="us", error_is_null=True)
+    stamps = stamps.cast(pa.timestamp("us", tz="UTC")) if stamps.type.tz is None else stamps.cast(pa.timestamp("us", tz="UTC"))
+    return pc.take(stamps, encoded.indices)
+
+
+def _as_text(raw: pa.Array) -> pd.Series:
+    return raw.to_pandas(types_mapper=pd.ArrowDtype).astype("string")
+
+
+def _typed(column: str, raw: pa.Array) -> pd.Series:
+    if column in _INTEGER_COLUMNS or column == "cost":
+        target = pa.float64() if column == "cost" else pa.int64()
+        blank = pc.if_else(pc.equal(raw, ""), None, raw)
+        try:
+            number = pc.cast(blank, target)
+        except pa.ArrowInvalid:  # a value that is not a number becomes <NA>
+            number = pa.array(pd.to_numeric(blank.to_pandas(), errors="coerce"), type=pa.float64())
+            number = number if column == "cost" else pc.cast(pc.if_else(pc.equal(pc.floor(number), number), number, None), pa.int64())
+        series = number.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+        return series.astype("float64") if column == "cost" else series.astype("Int64")
+    if column in _DATE_COLUMNS:
+        stamps = _parse_times(raw, _NOTIFICATION_DATE)
+        return pd.Series(stamps.to_pandas(), dtype="datetime64[us, UTC]")
+    text = _as_text(raw)
+    if column == "status":
+        return text.astype(_STATUS_TYPE)
+    return text
+
+
+def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
+    """One row per message and part: the final status when one arrived, else the latest intermediate.
+
+    Arrival order does not matter: a final notification (DELIVRD, UNDELIV, EXPIRED, REJECTD,
+    DELETED) is never overridden by an intermediate one (ACCEPTD, ...), whenever it arrived.
+    Among notifications of the same kind the latest ``reported_at`` wins.
+
+    >>> latest = latest_status(read_callbacks("callbacks.log"))  # doctest: +SKIP
+    >>> latest["status"].value_counts()  # doctest: +SKIP
+    """
+    if callbacks.empty:
+        return callbacks.copy()
+    frame = callbacks.loc[callbacks["id"].notna()].copy()
+    frame["_final"] = frame["status"].astype("string").isin(FINAL_STATUSES).fillna(False)
+    order = ["_final", "reported_at"] + (["received_at"] if "received_at" in frame else [])
+    frame = frame.sort_values(order, kind="stable", na_position="first")
+    last = frame.groupby(["id", "part"], dropna=False, sort=False).tail(1)
+    last = last.drop(columns="_final").sort_values(["id", "part"], kind="stable").reset_index(drop=True)
+    last.attrs = {}
+    return last
