@@ -27,7 +27,9 @@ SCRIPT = textwrap.dedent("""
     from sendframe import send_sms
     n, ledger = int(sys.argv[1]), sys.argv[2]
     contacts = pd.DataFrame({"phone": [f"44791130{i:04d}" for i in range(n)], "name": [f"N{i}" for i in range(n)]})
-    result = send_sms(contacts, "Hi {name}", "Shop", ledger=ledger, batch_size=20, concurrency=3, progress=False)
+    print("ready", flush=True)
+    result = send_sms(contacts, "Hi {name}", "Shop", ledger=ledger, batch_size=20, concurrency=3,
+                      requests_per_second=12, progress=False)
     print(result["outcome"].value_counts().to_dict())
 """)
 
@@ -39,6 +41,7 @@ def _run(script, ledger, env, kill_after=None):
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0, err
         return out
+    assert process.stdout.readline().strip() == "ready"  # imports done: the kill lands during the send
     time.sleep(kill_after)
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=30)
@@ -56,7 +59,7 @@ def test_a_campaign_killed_at_random_moments_never_sends_twice_nor_loses_a_row(t
                "SENDFRAME_API_PASSWORD": sb.api_password}
         sb.faults(delay_s=0.05)  # each request takes a while, so kills land mid-request too
         for _ in range(6):
-            _run(script, ledger, env, kill_after=rng.uniform(0.8, 2.5))  # interpreter start-up is ~0.8 s
+            _run(script, ledger, env, kill_after=rng.uniform(0.0, 1.2))
         sb.clear_faults()
         _run(script, ledger, env)  # resume to the end
         messages = sb.messages()
