@@ -209,7 +209,7 @@ SenderLabel = Annotated[str, Strict(), AfterValidator(_check_sender)]
 WireDateTime = Annotated[str, BeforeValidator(_datetime_to_text), Strict(), AfterValidator(_check_wire_datetime)]
 ClockTime = Annotated[str, Strict(), AfterValidator(_check_clock)]
 Base64Text = Annotated[str, Strict(), AfterValidator(_check_base64)]
-TextOrTexts = Annotated[str | list[str], PlainValidator(_check_text_or_texts)]
+TextOrTexts = Annotated[str | list[str], PlainValidator(_check_text_or_texts, json_schema_input_type=str | list[str])]
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:
@@ -245,7 +245,7 @@ def _check_sub_value(value: Any) -> str | int | float | None:
     return number
 
 
-SubValue = Annotated[str | int | float | None, PlainValidator(_check_sub_value)]
+SubValue = Annotated[str | int | float | None, PlainValidator(_check_sub_value, json_schema_input_type=str | int | float | None)]
 
 
 def sub_problems(sub: list[dict[str, Any]], recipients: int, field: str = "sub") -> list[Problem]:
