@@ -1,0 +1,113 @@
+"""Batched campaign sending vs one request per recipient, against a local sandbox in its own process.
+
+    python benchmarks/bench_send.py            # 100,000 recipients batched; naive on 3,000, extrapolated
+    python benchmarks/bench_send.py --quick    # 5,000 batched; naive on 100 (smoke run)
+
+The sandbox runs as ``sendframe sandbox --port 0 --db <tmpfile>`` in a subprocess, so the client's
+CPU (``time.process_time`` of this process) is measured apart from the server's (from /proc, or
+psutil). The batched run goes through ``send_sms`` with a ledger file, exactly as an analyst would.
+The naive way sends each recipient in its own request with ``Client.send_sms``; it is measured on
+a few thousand recipients and extrapolated linearly to the full size (said so in the output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+
+def server_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far."""
+    stat = Path(f"/proc/{pid}/stat")
+    if stat.exists():
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    import psutil  # not Linux: fall back to psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
+
+
+def start_sandbox(folder: Path) -> tuple[subprocess.Popen[str], str]:
+    command = [sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0", "--db", str(folder / "sandbox.sqlite")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    base_url = (process.stdout.readline() if process.stdout else "").strip()
+    if not base_url.startswith("http"):
+        process.kill()
+        raise SystemExit("the sandbox did not start (no base URL printed)")
+    return process, base_url
+
+
+def contacts(n: int, offset: int = 0) -> pd.DataFrame:
+    numbers = [f"447911{i:06d}" for i in range(offset, offset + n)]
+    return pd.DataFrame({"phone": numbers, "name": [f"Name{i}" for i in range(offset, offset + n)]})
+
+
+def measure(pid: int, work) -> dict[str, float]:
+    wall0, cpu0, server0 = time.perf_counter(), time.process_time(), server_cpu_seconds(pid)
+    work()
+    return {"wall": time.perf_counter() - wall0, "client_cpu": time.process_time() - cpu0,
+            "server_cpu": server_cpu_seconds(pid) - server0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
+    parser.add_argument("--recipients", type=int, help="recipients of the batched run (default 100000; 5000 quick)")
+    parser.add_argument("--naive", type=int, help="recipients of the naive run (default 3000; 100 quick)")
+    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--concurrency", type=int, default=4)
+    args = parser.parse_args(argv)
+    n = args.recipients or (5_000 if args.quick else 100_000)
+    m = args.naive or (100 if args.quick else 3_000)
+
+    from sendframe import Client, send_sms
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        server, base_url = start_sandbox(folder)
+        try:
+            with Client(base_url, "demo", "demo-password") as client:
+                client.send_sms({"message": "warm-up", "to": ["447911999999"], "from": "Shop"})
+                batch_frame = contacts(n)
+                fast = measure(server.pid, lambda: send_sms(
+                    batch_frame, "Hi {name}", "Shop", client=client, ledger=folder / "bench.ledger.sqlite",
+                    batch_size=args.batch_size, concurrency=args.concurrency, progress=False))
+                naive_frame = contacts(m, offset=n)
+
+                def one_by_one() -> None:
+                    for phone, name in zip(naive_frame["phone"], naive_frame["name"]):
+                        client.send_sms({"message": "Hi {name}", "to": [phone], "from": "Shop", "sub": [{"name": name}]})
+
+                naive = measure(server.pid, one_by_one)
+        finally:
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+    fast_rate = n / fast["wall"]
+    naive_rate = m / naive["wall"]
+    naive_full = n / naive_rate
+    print(f"batched:  {n:,} recipients in {fast['wall']:.2f} s = {fast_rate:,.0f} recipients/s "
+          f"(batch {args.batch_size}, concurrency {args.concurrency}, with a ledger file)")
+    print(f"naive:    {m:,} recipients one request each in {naive['wall']:.2f} s = {naive_rate:,.0f} recipients/s; "
+          f"extrapolated linearly to {n:,}: {naive_full:,.0f} s")
+    print(f"ratio:    {fast_rate / naive_rate:.1f}x faster batched (target >= 50x)")
+    for name, run in (("batched", fast), ("naive", naive)):
+        print(f"cpu {name}: client {run['client_cpu']:.2f} s ({run['client_cpu'] / run['wall']:.0%} of wall), "
+              f"server {run['server_cpu']:.2f} s ({run['server_cpu'] / run['wall']:.0%} of wall)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
