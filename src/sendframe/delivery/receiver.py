@@ -98,6 +98,7 @@ class Receiver:
         self._stopping: asyncio.Event | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        self._connections: set[asyncio.StreamWriter] = set()
         self.commits = 0          # group commits done (one fsync each)
         self.notifications = 0    # notifications written and acknowledged
 
@@ -191,7 +192,9 @@ class Receiver:
             await writer.queue.put(None)
             await writer_task
             writer.close()
-            server.close()
+            for stream in list(self._connections):  # idle keep-alive connections
+                stream.close()
+            await asyncio.sleep(0)
 
     def _params_line(self) -> str:
         return "#params\t" + receiver_query(params=self.params) + "\n"
@@ -199,16 +202,18 @@ class Receiver:
     # HTTP ---------------------------------------------------------------------------------
     def _handle_factory(self, writer: _LogWriter) -> Any:
         async def handle(reader: asyncio.StreamReader, stream: asyncio.StreamWriter) -> None:
+            self._connections.add(stream)
             try:
                 while True:
                     keep = await self._one_request(reader, stream, writer)
                     if not keep:
                         break
-            except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
-                pass
+            except (ConnectionError, asyncio.IncompleteReadError, TimeoutError, asyncio.CancelledError):
+                pass  # the client went away, stayed idle, or the receiver is stopping
             except Exception:  # never let one connection take the server down
                 logger.exception("receiver: unexpected error on a connection")
             finally:
+                self._connections.discard(stream)
                 stream.close()
 
         return handle
