@@ -42,32 +42,32 @@ def highlight(text: str, characters: str | list[str] | None) -> str:
     return "".join(f'<mark title="outside GSM-7">{html.escape(c)}</mark>' if c in marked else html.escape(c) for c in text)
 
 
-def counter_figures(estimated: pd.DataFrame) -> dict[str, Any]:
-    """What the composer's counter shows, from an ``estimate`` frame.
-
-    >>> counter_figures(pd.DataFrame({"encoding": ["gsm", "utf-16"], "length": [10, 80], "parts": [1, 2],
-    ...                               "cost": [0.05, 0.1], "forced_by": ["", "☺"]}))["parts"]
-    3
-    """
-    encodings = estimated["encoding"].dropna().astype(str).value_counts()
-    forced = sorted(set("".join(estimated["forced_by"].dropna().astype(str)))) if "forced_by" in estimated else []
+def counter_figures(totals: Any) -> dict[str, Any]:
+    """What the composer's counter shows, from :class:`~sendframe.campaign.counter.CounterTotals`."""
     return {
-        "recipients": int(len(estimated)),
-        "encoding": ", ".join(f"{name} ×{count}" for name, count in encodings.items()) or "—",
-        "characters_max": int(estimated["length"].max()) if len(estimated) and estimated["length"].notna().any() else 0,
-        "parts": int(estimated["parts"].fillna(0).sum()),
-        "parts_max": int(estimated["parts"].max()) if len(estimated) and estimated["parts"].notna().any() else 0,
-        "cost": float(estimated["cost"].fillna(0).sum()),
-        "forced_by": "".join(forced),
+        "recipients": totals.rows,
+        "encoding": ", ".join(f"{name} ×{count:,}" for name, count in totals.encodings.items()) or "—",
+        "characters_max": totals.characters_max,
+        "parts": totals.parts,
+        "parts_max": totals.parts_max,
+        "cost": totals.cost,
+        "forced_by": totals.forced_by,
+        "missing_text": totals.missing_text,
+        "too_many_parts": totals.too_many_parts,
     }
 
 
 def counter_html(figures: Mapping[str, Any]) -> str:
     """The counter line as HTML."""
     forced = f" · forced to utf-16 by <mark>{html.escape(figures['forced_by'])}</mark>" if figures["forced_by"] else ""
+    warnings = "".join(
+        f" · <span style='color:#c62828'>{figures[key]:,} {label}</span>"
+        for key, label in (("missing_text", "rows miss a variable"), ("too_many_parts", "rows need more parts than allowed"))
+        if figures.get(key)
+    )
     return (f"<b>{figures['recipients']:,}</b> recipients · encoding {html.escape(figures['encoding'])} · "
             f"up to <b>{figures['characters_max']}</b> characters · <b>{figures['parts']:,}</b> parts "
-            f"(max {figures['parts_max']} per message) · cost <b>{figures['cost']:,.4f}</b>{forced}")
+            f"(max {figures['parts_max']} per message) · cost <b>{figures['cost']:,.4f}</b>{forced}{warnings}")
 
 
 def problems_html(problems: pd.DataFrame, limit: int = 20) -> str:
@@ -162,33 +162,42 @@ class Composer:
     def _on_change(self, _change: Any) -> None:
         self.update()
 
+    def _counter(self) -> Any:
+        from sendframe.campaign.counter import MessageCounter
+
+        key = (self.table.value, self.channel.value)
+        if getattr(self, "_counter_key", None) != key:
+            self._counter_key, self._counter_value = key, MessageCounter(self.contacts, channel=self.channel.value)
+        return self._counter_value
+
     def update(self) -> None:
         """Recompute the preview and the counter from the current template."""
+        from sendframe.campaign.preview import render
+        from sendframe.text.encodings import unencodable_characters
+
         started = time.perf_counter()
         self._hide_confirmation("")
         template = self.template.value
         if not template:
             self.counter.value, self.preview.value, self._figures = "<i>Write a message to see the counter.</i>", "", None
             return
-        from sendframe.campaign.estimate import estimate
-
         options = self._options()
         try:
-            estimated = estimate(self.contacts, template, channel=options["channel"], encoding=options["encoding"])
+            totals = self._counter().count(template, options["encoding"], parts=options["parts"])
+            sample = render(self.contacts.head(self.sample_size), template, channel=options["channel"])
         except SendframeError as exc:
             self.counter.value = f"<span style='color:#c62828'>{html.escape(str(exc))}</span>"
             self.preview.value, self._figures = "", None
             return
-        self._figures = counter_figures(estimated)
+        self._figures = counter_figures(totals)
         self.counter.value = counter_html(self._figures)
-        sample = estimated.head(self.sample_size)
         rows = "".join(
             f"<tr><td>{html.escape(str(label))}</td><td style='text-align:left'>"
-            f"{highlight(text, forced) if isinstance(text, str) else '<i>missing variable</i>'}</td>"
-            f"<td>{parts}</td></tr>"
-            for label, text, forced, parts in zip(sample.index, sample["text"], sample["forced_by"], sample["parts"])
+            + (highlight(text, unencodable_characters(text, "gsm")) if isinstance(text, str) else "<i>missing variable</i>")
+            + "</td></tr>"
+            for label, text in sample.items()
         )
-        self.preview.value = f"<table><tr><th>row</th><th>message</th><th>parts</th></tr>{rows}</table>"
+        self.preview.value = f"<table><tr><th>row</th><th>as received</th></tr>{rows}</table>"
         self.last_update_seconds = time.perf_counter() - started
 
     def check(self) -> pd.DataFrame:

@@ -1,0 +1,101 @@
+"""MessageCounter gives estimate's totals, template after template, from cached measurements."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sendframe.campaign.counter import MessageCounter
+from sendframe.campaign.estimate import estimate
+
+CONTACTS = pd.DataFrame({
+    "phone": ["34600123456", "351912345678", "447700900123", "not a number", "34600123457", "5511912345678"],
+    "name": ["ana", "joão", "Zoë 😀", None, "{brace}", "x" * 150],
+    "amount": ["1234.5", "99", "-1000000", "n/a", "7", "0.25"],
+    "city": ["lugo", "Évora", "€uro city", "vigo", "", "são paulo"],
+})
+
+
+def expected_totals(template: str, encoding: str, parts: int | None) -> dict:
+    est = estimate(CONTACTS, template, encoding=encoding, parts=parts)
+    present = est["text"].notna()
+    return {
+        "parts": int(est.loc[est["billable"], "parts"].sum()),
+        "cost": float(est["cost"].sum()),
+        "encodings": {k: int(v) for k, v in est["encoding"].value_counts().items()},
+        "characters_max": int(est.loc[present, "length"].max()) if present.any() else 0,
+        "missing_text": int((~present).sum()),
+        "too_many_parts": int(est["too_many_parts"].sum()),
+    }
+
+
+def same(got: dict, want: dict) -> bool:
+    return got["cost"] == pytest.approx(want["cost"]) and {k: v for k, v in got.items() if k != "cost"} == {
+        k: v for k, v in want.items() if k != "cost"}
+
+
+def observed(totals) -> dict:
+    return {
+        "parts": totals.parts, "cost": totals.cost, "encodings": totals.encodings, "characters_max": totals.characters_max,
+        "missing_text": totals.missing_text, "too_many_parts": totals.too_many_parts,
+    }
+
+
+@pytest.mark.parametrize("template", [
+    "Hi {name|capitalize}, you owe {amount|formatDotComma} in {city|upper}",
+    "€" * 80 + "{name}",
+    "{name}" + "[" * 70 + "{city|capitalizeAll}" + "a" * 60,
+    "Plain text with no variables at all",
+    "Code {OTP_CODE} · leave {UNSUB_URL} · {missing}",
+    "",
+])
+@pytest.mark.parametrize("encoding", ["auto", "gsm", "gsm-pt", "utf-16"])
+def test_counter_totals_equal_estimate(template, encoding):
+    counter = MessageCounter(CONTACTS)
+    got = counter.count(template, encoding, parts=2)
+    want = expected_totals(template, encoding, 2)
+    assert same(observed(got), want), (observed(got), want)
+
+
+def test_forced_by_names_the_characters_that_need_utf16():
+    counter = MessageCounter(CONTACTS)
+    assert counter.count("Hi {name}", "auto").forced_by == "ë😀"  # neither is in gsm or gsm-pt
+    assert counter.count("Olá {city}", "auto").forced_by == ""  # á and É fit gsm-pt
+
+
+_pieces = st.sampled_from(["Hi ", "€", "😀", "{name}", "{name|upper}", "{city|capitalize}", "{amount|formatCommaDot}",
+                           "a" * 40, "ç", "[", "{OTP_CODE}"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_pieces, max_size=12), st.sampled_from(["auto", "gsm", "utf-16"]), st.sampled_from([None, 1, 3]))
+def test_counter_agrees_with_estimate_on_any_template(pieces, encoding, parts):
+    template = "".join(pieces)
+    got = observed(MessageCounter(CONTACTS).count(template, encoding, parts=parts))
+    want = expected_totals(template, encoding, parts)
+    assert same(got, want), (template, got, want)
+
+
+def test_counter_does_not_change_the_contacts():
+    before = CONTACTS.copy()
+    MessageCounter(CONTACTS).count("Hi {name|upper} {city}")
+    pd.testing.assert_frame_equal(CONTACTS, before)
+
+
+def test_a_column_is_measured_once_and_reused():
+    counter = MessageCounter(CONTACTS)
+    counter.count("Hi {name}")
+    first = counter._measures[("name", None)]
+    counter.count("Hello {name}, again {name}")
+    assert counter._measures[("name", None)] is first
+
+
+def test_large_table_keystroke_uses_cached_measurements():
+    big = pd.DataFrame({"phone": np.repeat(CONTACTS["phone"].to_numpy(), 2000),
+                        "name": [f"name {i}" for i in range(12000)]})
+    counter = MessageCounter(big)
+    totals = counter.count("Hi {name}", "auto")
+    assert totals.rows == 12000 and totals.encodings == {"gsm": 12000}
