@@ -147,3 +147,14 @@ def test_bad_arguments_are_named():
 def test_default_price_table_is_used_when_none_is_given():
     est = estimate(one("hi"), "{body}")
     assert est.loc[0, "unit_price"] == load_prices().unit_price(ES, "sms")
+
+
+def test_benchmark_runs_quick_and_prints_a_ratio():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_render_estimate.py"
+    proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "ratio:" in proc.stdout and "peak memory" in proc.stdout

@@ -18,11 +18,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from sendframe.api.errors import InputError
 from sendframe.campaign.preview import render
 
-__all__ = ["SMS_CHANNELS", "estimate", "estimate_totals"]
+__all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column"]
 
 SMS_CHANNELS: tuple[str, ...] = ("sms", "landingsms")
 _CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
@@ -52,43 +54,81 @@ def _choose_encoding(text: pd.Series, encoding: str | None) -> pd.Series:
     return pd.Series(encoding, index=text.index, dtype="str")
 
 
-def _common_characters(first: pd.Series, second: pd.Series) -> pd.Series:
-    # characters present in both joined strings, in the order of ``first``; once per distinct pair
-    pairs = pd.DataFrame({"a": first, "b": second})
-    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(pairs))
-    answers = ["".join(c for c in a if c in b) for a, b in uniques]
-    return pd.Series(np.asarray(answers, dtype=object)[codes], index=first.index, dtype="str")
+def _carried_class(encoding: str) -> str:
+    # an RE2 class of every character the encoding carries (the sets are the text engine's)
+    from sendframe.text.encodings import CHARSETS
+
+    return "[" + "".join(f"\\x{{{ord(c):X}}}" for c in sorted(CHARSETS[encoding])) + "]+"
+
+
+def foreign_characters(text: pd.Series, encoding: str) -> pd.Series:
+    """Characters of each text that ``encoding`` cannot carry, unique, in order of appearance,
+    joined (``""`` when none; missing text stays missing). Vectorised: Arrow removes every carried
+    character, then Python only dedupes the few distinct leftovers.
+
+        >>> foreign_characters(pd.Series(["Olá Ñandú 😀", "ok", None]), "gsm").tolist()
+        ['áú😀', '', nan]
+    """
+    index = text.index
+    if encoding == "utf-16":
+        return pd.Series("", index=index, dtype="str").where(text.notna())
+    arr = pa.array(text.array) if hasattr(text.array, "__arrow_array__") else pa.array(text.to_numpy(dtype=object, na_value=None), type=pa.large_string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    left = pc.replace_substring_regex(arr, _carried_class(encoding), "")
+    codes, uniques = pd.factorize(pd.Series(left.to_pandas(), copy=False), use_na_sentinel=True)
+    deduped = np.asarray(["".join(dict.fromkeys(u)) for u in uniques] + [None], dtype=object)[codes]
+    return pd.Series(deduped, index=index, dtype="str")
 
 
 def _forced_by(text: pd.Series, chosen: pd.Series) -> pd.Series:
     """Characters that pushed each row off gsm: for gsm-pt the ones gsm lacks; for utf-16 the ones
     neither gsm nor gsm-pt carries (or, when each lacks different ones, every one of them)."""
-    from sendframe.text.encodings import unencodable_series
-
     forced = pd.Series("", index=text.index, dtype="str")
     off_gsm = (chosen != "gsm").to_numpy(dtype=bool, na_value=False)
     if not off_gsm.any():
         return forced
     subset = text[off_gsm]
-    not_gsm = unencodable_series(subset, "gsm").fillna("")
-    not_pt = unencodable_series(subset, "gsm-pt").fillna("")
-    neither = _common_characters(not_gsm, not_pt)
-    union = (not_gsm + not_pt).map(lambda s: "".join(dict.fromkeys(s)))  # few distinct values
+    not_gsm = foreign_characters(subset, "gsm").fillna("")
     is_utf16 = (chosen[off_gsm] == "utf-16").to_numpy(dtype=bool)
-    value = np.where(is_utf16, np.where(neither.to_numpy(dtype=object) == "", union.to_numpy(dtype=object), neither.to_numpy(dtype=object)), not_gsm.to_numpy(dtype=object))
-    forced[off_gsm] = value
+    not_pt = pd.Series("", index=subset.index, dtype="str")
+    if is_utf16.any():  # gsm-pt rows need only what gsm lacks
+        not_pt[is_utf16] = foreign_characters(subset[is_utf16], "gsm-pt").fillna("").to_numpy(dtype=object)
+    pairs = pd.MultiIndex.from_arrays([not_gsm.to_numpy(dtype=object), not_pt.to_numpy(dtype=object), is_utf16])
+    codes, uniques = pd.factorize(pairs)
+    answers = []
+    for a, b, utf16 in uniques:  # once per distinct combination
+        if not utf16:
+            answers.append(a)
+            continue
+        neither = "".join(c for c in a if c in b)
+        answers.append(neither or "".join(dict.fromkeys(a + b)))
+    forced[off_gsm] = np.asarray(answers, dtype=object)[codes]
     return forced
 
 
 def _lost_characters(text: pd.Series, chosen: pd.Series) -> pd.Series:
-    from sendframe.text.encodings import unencodable_series
-
     lost = pd.Series("", index=text.index, dtype="str")
     for name in ("gsm", "gsm-pt"):
         rows = (chosen == name).to_numpy(dtype=bool, na_value=False)
         if rows.any():
-            lost[rows] = unencodable_series(text[rows], name).fillna("").to_numpy(dtype=object)
+            lost[rows] = foreign_characters(text[rows], name).fillna("").to_numpy(dtype=object)
     return lost
+
+
+def _valid_recipients(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
+    """Whether each recipient is valid: read_contacts' flag when the frame carries it (same rule,
+    already computed), else the recipient rule once per distinct value."""
+    from sendframe.api.recipients import is_valid_email, is_valid_phone
+
+    # read_contacts writes phone_valid beside <column>_raw, and email_valid for the email column
+    flag = "email_valid" if channel == "mailing" else "phone_valid"
+    from_read_contacts = channel == "mailing" or f"{column}_raw" in contacts.columns
+    if from_read_contacts and flag in contacts.columns and contacts[flag].dtype == bool:
+        return contacts[flag].to_numpy(dtype=bool)
+    rule = is_valid_email if channel == "mailing" else is_valid_phone
+    codes, uniques = pd.factorize(contacts[column], use_na_sentinel=True)
+    return np.array([bool(rule(v)) for v in uniques] + [False], dtype=bool)[codes]
 
 
 def _load_table(prices: Any) -> Any:
@@ -99,12 +139,19 @@ def _load_table(prices: Any) -> Any:
     return pricing.load_prices(prices)
 
 
-def _countries(numbers: pd.Series) -> pd.Series:
+def _countries(numbers: pd.Series, price_rows: pd.DataFrame) -> pd.Series:
+    # the price table's country for its prefix (vectorised); numbers priced by the default row
+    # get the recipient rule's region, once per distinct number
     from sendframe.api.recipients import region_of
+    from sendframe.pricing import DEFAULT_PREFIX
 
-    codes, uniques = pd.factorize(numbers, use_na_sentinel=True)
-    regions = np.asarray([region_of(v) for v in uniques] + [None], dtype=object)[codes]
-    return pd.Series(regions, index=numbers.index, dtype="str")
+    country = price_rows["country"].astype("str").where(price_rows["prefix"] != DEFAULT_PREFIX)
+    country = pd.Series(country.to_numpy(dtype=object, na_value=None), index=numbers.index, dtype="str")
+    open_rows = (country.isna() & numbers.notna()).to_numpy(dtype=bool)
+    if open_rows.any():
+        codes, uniques = pd.factorize(numbers[open_rows])
+        country[open_rows] = np.asarray([region_of(v) for v in uniques], dtype=object)[codes]
+    return country
 
 
 def estimate(
@@ -130,6 +177,8 @@ def estimate(
       character of each row (``forced_by`` then names the characters that forced it off gsm).
     - ``length`` is in message units (septets, or UTF-16 code units); ``lost_characters`` lists
       the characters the chosen encoding cannot carry: they would arrive as ``?``.
+    - recipients are checked with the recipient rule; a frame from :func:`sendframe.read_contacts`
+      brings its ``phone_valid`` / ``email_valid`` flags, which are used as they are.
     - ``parts``: the most parts the request will allow; rows needing more would be rejected
       (code 105) and are not billable. ``None`` means no limit for the estimate.
     - cost comes from :mod:`sendframe.pricing` (``prices``: a ``PriceTable``, a CSV path, or
@@ -146,7 +195,6 @@ def estimate(
         >>> est.loc[0, "encoding"], est.loc[0, "forced_by"]
         ('gsm-pt', 'á')
     """
-    from sendframe.api.recipients import is_valid_email, is_valid_phone
     from sendframe.text.encodings import message_units_series
     from sendframe.text.parts import sms_parts_series
 
@@ -165,8 +213,12 @@ def estimate(
         chosen = chosen.where(has_text)
         length = message_units_series(text, chosen.fillna("gsm"))
         needed = sms_parts_series(text, chosen.fillna("gsm"))
-        forced = _forced_by(text, chosen) if encoding == "auto" else pd.Series("", index=index, dtype="str")
-        lost = _lost_characters(text, chosen)
+        if encoding == "auto":  # the cheapest encoding carries every character: nothing is lost
+            forced = _forced_by(text, chosen)
+            lost = pd.Series("", index=index, dtype="str")
+        else:
+            forced = pd.Series("", index=index, dtype="str")
+            lost = _lost_characters(text, chosen)
     else:
         chosen = pd.Series(pd.NA, index=index, dtype="str")
         length = text.str.len().astype("Int64")
@@ -179,9 +231,7 @@ def estimate(
     lost = lost.where(has_text)
 
     recipients = contacts[column]
-    rule = is_valid_email if channel == "mailing" else is_valid_phone
-    codes, uniques = pd.factorize(recipients, use_na_sentinel=True)
-    valid = np.array([bool(rule(v)) for v in uniques] + [False], dtype=bool)[codes]
+    valid = _valid_recipients(contacts, column, channel)
     too_many = needed.gt(parts).to_numpy(dtype=bool, na_value=False) if parts is not None else np.zeros(len(index), dtype=bool)
     billable = has_text & valid & ~too_many
 
@@ -189,10 +239,11 @@ def estimate(
     if channel == "mailing":  # priced by the default row: an address has no country
         numbers = pd.Series(pd.NA, index=index, dtype="str")
         country = pd.Series(pd.NA, index=index, dtype="str")
+        found = table.lookup(numbers, channel)
     else:
         numbers = recipients.astype("str").where(valid)
-        country = _countries(numbers)
-    found = table.lookup(numbers, channel)
+        found = table.lookup(numbers, channel)
+        country = _countries(numbers, found)
     charged_parts = needed.fillna(1).astype("int64") if channel in SMS_CHANNELS else 1
     costs = table.costs(numbers, channel, parts=charged_parts, certified=certified, attachments=attachments)
     cost = np.where(billable, costs.to_numpy(dtype=float), 0.0)

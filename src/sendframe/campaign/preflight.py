@@ -200,7 +200,7 @@ def _filter_uses(parsed: Any, template: str) -> list[tuple[str, str]]:
 
 
 def _text_problems(found: _Problems, contacts: pd.DataFrame, text: pd.Series, channel: str, encoding: str, parts: int) -> None:
-    from sendframe.text.encodings import unencodable_series
+    from sendframe.campaign.estimate import foreign_characters
     from sendframe.text.parts import sms_parts_series
 
     has_text = text.notna().to_numpy(dtype=bool)
@@ -212,7 +212,7 @@ def _text_problems(found: _Problems, contacts: pd.DataFrame, text: pd.Series, ch
         found.rows(over, "message", "too_many_parts", [
             f"the text needs {n} parts in {encoding} but parts={parts}; the service would answer 105 for this row."
             for n in needed[over]])
-    lost = unencodable_series(text, encoding).fillna("")
+    lost = foreign_characters(text, encoding).fillna("")
     losing = lost.str.len().gt(0).to_numpy(dtype=bool)
     if losing.any():
         found.rows(losing, "message", "unencodable_characters", [
