@@ -1,0 +1,132 @@
+"""read_callbacks / latest_status over receiver logs and web server access logs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from sendframe.api.errors import InputError
+from sendframe.api.notifications import STATUSES
+from sendframe.delivery.callbacks import CALLBACK_COLUMNS, latest_status, mapping_from_url, read_callbacks
+
+HEADER = "#params\tid=%i&delivery=%d&sender=%p&recipient=%P&sent_at=%t&cost=%c&status=%s&mnc=%m&reported_at=%y&part=%n&campaign_id=%C&sending_id=%S&ref=crm\n"
+
+
+def receiver_line(second: int, **values: str) -> str:
+    query = "&".join(f"{k}={v}" for k, v in values.items())
+    return f"2026-11-21T09:30:{second:02d}.000000+00:00\t{query}\n"
+
+
+def access_line(query: str, path: str = "/dlr", when: str = "21/Nov/2026:10:30:00 +0100") -> str:
+    return f'10.1.2.3 - - [{when}] "GET {path}?{query} HTTP/1.1" 200 2 "-" "sendframe-notifier"\n'
+
+
+def test_receiver_log_parses_every_column_with_its_type(tmp_path):
+    log = tmp_path / "callbacks.log"
+    log.write_text(HEADER + receiver_line(
+        4, id="aa01", delivery="1", sender="Shop", recipient="447700900001", sent_at="2026-11-21+09%3A30",
+        cost="0.0450", status="DELIVRD", mnc="01", reported_at="2026-11-21%2009%3A31", part="2",
+        campaign_id="3", sending_id="7", ref="spring%20sale",
+    ))
+    frame = read_callbacks(log)
+    assert list(frame.columns) == list(CALLBACK_COLUMNS) + ["ref", "received_at"]
+    row = frame.iloc[0]
+    assert row["id"] == "aa01" and row["delivery"] == 1 and row["delivery_meaning"] == "delivered to recipient"
+    assert row["status"] == "DELIVRD" and list(frame["status"].cat.categories) == list(STATUSES)
+    assert frame["status"].cat.ordered
+    assert row["sent_at"] == pd.Timestamp("2026-11-21 09:30", tz="UTC")
+    assert row["reported_at"] == pd.Timestamp("2026-11-21 09:31", tz="UTC")
+    assert row["cost"] == pytest.approx(0.045)
+    assert row["mnc"] == "01"  # leading zero kept
+    assert row["part"] == 2 and row["campaign_id"] == 3 and row["sending_id"] == 7
+    assert row["ref"] == "spring sale"
+    assert row["received_at"] == pd.Timestamp("2026-11-21 09:30:04", tz="UTC")
+    assert str(frame["delivery"].dtype) == "Int64" and str(frame["part"].dtype) == "Int64"
+    assert str(frame["sent_at"].dtype) == "datetime64[us, UTC]"
+
+
+def test_access_log_mapping_is_learnt_from_the_notification_url_with_own_parameters(tmp_path):
+    log = tmp_path / "access.log"
+    log.write_text(
+        access_line("mid=m1&st=DELIVRD&d=1&c=0.0400&m=07&n=1&ref=crm&batch=b%2F1")
+        + access_line("mid=m2&st=UNDELIV&d=2&c=0.0400&m=&n=1&ref=crm&batch=b%2F2")
+        + access_line("st=ACCEPTD&mid=m3&d=4&ref=crm&batch=x")  # another parameter order still parses
+        + access_line("a=1", path="/favicon.ico")
+    )
+    url = "https://shop.example/dlr?mid=%i&st=%s&d=%d&c=%c&m=%m&n=%n&ref=crm&batch=b1"
+    frame = read_callbacks(log, url)
+    assert frame["id"].tolist() == ["m1", "m2", "m3"]
+    assert frame["status"].astype(str).tolist() == ["DELIVRD", "UNDELIV", "ACCEPTD"]
+    assert frame["batch"].tolist() == ["b/1", "b/2", "x"]
+    assert frame["ref"].tolist() == ["crm"] * 3
+    assert frame["mnc"].tolist()[:1] == ["07"]
+    assert frame["received_at"].iloc[0] == pd.Timestamp("2026-11-21 09:30:00", tz="UTC")
+    assert frame.attrs["other_requests"] == 1 and frame.attrs["junk_lines"] == 0
+
+
+def test_mapping_from_url_names_codes_and_own_parameters():
+    assert mapping_from_url("https://x/dlr?mid=%i&st=%s&ref=crm") == ({"mid": "id", "st": "status"}, ["ref"])
+
+
+def test_a_notification_url_without_id_is_refused_in_plain_english():
+    with pytest.raises(InputError, match="%i"):
+        mapping_from_url("https://x/dlr?st=%s")
+
+
+def test_junk_lines_are_counted_and_shown_never_fatal(tmp_path):
+    log = tmp_path / "access.log"
+    log.write_bytes(
+        access_line("mid=m1&st=DELIVRD").encode()
+        + b"this is not a log line\n"
+        + b'10.0.0.1 - - [garbled\n'
+        + access_line("st=DELIVRD").encode()  # no id
+        + b"\xff\xfe broken bytes\n"
+        + access_line("mid=m2&st=EXPIRED").encode()
+    )
+    frame = read_callbacks(log, "https://x/dlr?mid=%i&st=%s")
+    assert frame["id"].tolist() == ["m1", "m2"]
+    assert frame.attrs["junk_lines"] == 4
+    assert frame.attrs["junk_examples"][0] == "this is not a log line"
+
+
+def test_exact_duplicates_are_dropped_and_counted(tmp_path):
+    log = tmp_path / "callbacks.log"
+    line = dict(id="aa", status="DELIVRD", delivery="1")
+    log.write_text(HEADER + receiver_line(1, **line) + receiver_line(9, **line) + receiver_line(5, id="aa", status="ACCEPTD", delivery="4"))
+    frame = read_callbacks(log)
+    assert len(frame) == 2
+    assert frame.attrs["duplicates_dropped"] == 1
+    assert frame["received_at"].iloc[0].second == 1  # the first arrival is kept
+
+
+def test_an_intermediate_arriving_after_the_final_never_overrides_it(tmp_path):
+    log = tmp_path / "callbacks.log"
+    log.write_text(
+        HEADER
+        + receiver_line(1, id="aa", part="1", status="DELIVRD", delivery="1", reported_at="2026-11-21+09%3A31")
+        + receiver_line(2, id="aa", part="1", status="ACCEPTD", delivery="4", reported_at="2026-11-21+09%3A35")
+        + receiver_line(3, id="aa", part="2", status="ACCEPTD", delivery="4", reported_at="2026-11-21+09%3A30")
+        + receiver_line(4, id="bb", part="1", status="ACCEPTD", delivery="4", reported_at="2026-11-21+09%3A30")
+        + receiver_line(5, id="bb", part="1", status="EXPIRED", delivery="2", reported_at="2026-11-21+09%3A29")
+    )
+    latest = latest_status(read_callbacks(log))
+    assert [(r.id, r.part, str(r.status)) for r in latest.itertuples()] == [
+        ("aa", 1, "DELIVRD"), ("aa", 2, "ACCEPTD"), ("bb", 1, "EXPIRED"),
+    ]
+
+
+def test_reading_does_not_change_the_callers_frame(tmp_path):
+    log = tmp_path / "callbacks.log"
+    log.write_text(HEADER + receiver_line(1, id="aa", status="ACCEPTD") + receiver_line(2, id="aa", status="DELIVRD"))
+    frame = read_callbacks(log)
+    before = frame.copy()
+    latest_status(frame)
+    pd.testing.assert_frame_equal(frame, before)
+
+
+def test_an_empty_log_gives_an_empty_typed_frame(tmp_path):
+    log = tmp_path / "empty.log"
+    log.write_text("")
+    frame = read_callbacks(log)
+    assert frame.empty and frame.attrs["junk_lines"] == 0
+    assert "status" in frame.columns
