@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["encodings", "parts", "translate", "filters", "templates"]
+MODULES = ["encodings", "parts", "translate", "filters", "templates", "measure"]
 
 
 @pytest.mark.parametrize("name", MODULES)

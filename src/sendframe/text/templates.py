@@ -284,10 +284,21 @@ def render_frame(
     ['Hi Ana from LUGO', <NA>]
     """
     parsed = template if isinstance(template, Template) else parse(template)
+    arrays = piece_arrays(frame, parsed, specials=specials, shorten=shorten)
+    return text_series(join_pieces(arrays, len(frame)), frame.index)
+
+
+def piece_arrays(
+    frame: pd.DataFrame,
+    parsed: Template,
+    *,
+    specials: Mapping[str, str | pd.Series] | None = None,
+    shorten: Callable[[str], str] | None = None,
+) -> list[pa.Array | pa.Scalar]:
+    """The pieces of ``parsed`` over ``frame``: a scalar per literal, a filtered text array per placeholder."""
     shorten = shorten or _DEFAULT_SHORTEN
     specials = specials or {}
-    n = len(frame)
-    missing = pa.nulls(n, TEXT)
+    missing = pa.nulls(len(frame), TEXT)
     columns: dict[str, pa.Array] = {}
     arrays: list[pa.Array | pa.Scalar] = []
     for piece in parsed.pieces:
@@ -302,11 +313,14 @@ def render_frame(
         elif piece.filter is not None:
             values = apply_filter_arrow(piece.filter, values)
         arrays.append(values)
+    return arrays
+
+
+def join_pieces(arrays: list[pa.Array | pa.Scalar], n: int) -> pa.Array:
+    """Concatenate piece arrays row by row (a null piece makes the row null)."""
     if not any(isinstance(a, pa.Array) for a in arrays):
-        result = pa.array(["".join(a.as_py() for a in arrays)] * n, type=TEXT)
-    else:
-        result = pc.binary_join_element_wise(*arrays, pa.scalar("", TEXT))
-    return text_series(result, frame.index)
+        return pa.array(["".join(a.as_py() for a in arrays)] * n, type=TEXT)
+    return pc.binary_join_element_wise(*arrays, pa.scalar("", TEXT))
 
 
 def _source(frame: pd.DataFrame, piece: Placeholder, specials: Mapping[str, object], missing: pa.Array) -> pa.Array:
