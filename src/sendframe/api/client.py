@@ -79,8 +79,10 @@ class Client(_Base):
         >>> client.close()
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, base_url: str | None = None, username: str | None = None,
+                 api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
+                 retry: RetryPolicy | None = None, config: WireConfig | None = None) -> None:
+        super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
         self._http = httpx.Client(**self._http_options())
 
     def __enter__(self) -> Client:
@@ -163,8 +165,11 @@ class AsyncClient(_Base):
         ...         return await client.send_sms({"message": "Hi", "to": ["447700900001"], "from": "Shop"})
     """
 
-    def __init__(self, *args: Any, limits: httpx.Limits | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, base_url: str | None = None, username: str | None = None,
+                 api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
+                 retry: RetryPolicy | None = None, config: WireConfig | None = None,
+                 limits: httpx.Limits | None = None) -> None:
+        super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
         options = self._http_options()
         if limits is not None:
             options["limits"] = limits

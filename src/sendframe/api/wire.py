@@ -16,6 +16,7 @@ import base64
 import ipaddress
 import json
 import os
+import sys
 import warnings
 from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -59,6 +60,14 @@ class NotSentError(ApiError):
 
 class SendframeWarning(UserWarning):
     """Something works but deserves the analyst's attention (plain-http base URL, unknown outcomes)."""
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first caller outside sendframe."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("sendframe."):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def normalise_channel(channel: str) -> str:
@@ -125,7 +134,7 @@ class WireConfig:
                 f"The base URL {base_url} uses plain http to a host that is not this machine: "
                 "the API password would travel unencrypted. Use https.",
                 SendframeWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
         password = api_password if isinstance(api_password, SecretStr) else SecretStr(str(api_password))
         return cls(str(base_url).rstrip("/"), str(username), password, timeout, retry or RetryPolicy())

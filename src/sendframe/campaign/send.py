@@ -27,7 +27,7 @@ import pandas as pd
 
 from sendframe.api.client import AsyncClient, Client
 from sendframe.api.errors import ApiError, AuthenticationError, InputError, UnknownOutcomeError
-from sendframe.api.wire import NotSentError, SendframeWarning, WireConfig
+from sendframe.api.wire import NotSentError, SendframeWarning, WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, estimate_parts, plan_batches
 from sendframe.campaign.ledger import Ledger
 
@@ -214,7 +214,7 @@ def send_campaign(
         where = f"Ledger({journal.path!r}).unknown_rows()" if journal.path != ":memory:" else "the result's outcome column"
         warnings.warn(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent. See {where}; "
                       "check them in the service before sending again with resend_unknown=True (that may send twice).",
-                      SendframeWarning, stacklevel=2)
+                      SendframeWarning, stacklevel=user_stacklevel())
     return result
 
 
