@@ -6,6 +6,8 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sendframe.api.errors import ConfigurationError
 from sendframe.api.models import AvailableTime
@@ -316,3 +318,53 @@ def test_the_same_plan_runs_under_a_manual_clock():
     plan = sms("447700900000", ready_at=clock.now())
     due = [s for s in plan if s.due <= clock.advance(0.5)]
     assert [s.kind for s in due] == [s.kind for s in plan]
+
+
+def test_a_bad_latency_in_a_config_file_names_the_field(tmp_path):
+    path = tmp_path / "carrier.json"
+    path.write_text(json.dumps({"profiles": {"351": {"final_latency": {"median": -1}}}}))
+    with pytest.raises(ConfigurationError, match=r"profiles\.351\.final_latency"):
+        CarrierConfig.from_json(path)
+
+
+# ---------------------------------------------------------------------------------- properties
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), message_id=st.text("0123456789abcdef", min_size=20, max_size=20),
+       suffix=st.integers(0, 999), magic=st.booleans(), start=st.integers(0, 7 * 86400),
+       expiry=st.one_of(st.none(), st.integers(-60, 3 * 3600)), windowed=st.booleans())
+def test_sms_plans_are_ordered_never_pass_expiry_and_end_in_one_final(seed, message_id, suffix, magic, start,
+                                                                      expiry, windowed):
+    to = f"447700900{suffix:03d}" if magic else f"3461{suffix:07d}"
+    ready = T0 + timedelta(seconds=start)
+    expires = None if expiry is None else ready + timedelta(seconds=expiry)
+    windows = [{"day": 2, "from": "22:00", "to": "02:00"}, {"from": "12:00", "to": "12:30"}] if windowed else None
+    plan = sms(to, message_id, config=CarrierConfig.default(seed), ready_at=ready, expires_at=expires,
+               available_times=windows)
+    assert plan == sms(to, message_id, config=CarrierConfig.default(seed), ready_at=ready, expires_at=expires,
+                       available_times=windows)
+    dues = [s.due for s in plan]
+    assert dues == sorted(dues)
+    if expires is not None:
+        assert all(d <= max(expires, ready) for d in dues)
+    finals = [s for s in plan if s.kind in ("delivered", "undelivered", "rejected", "expired")]
+    assert len(finals) <= 1
+    if finals:
+        assert plan[-1].kind == "notify" and plan[-1].status == finals[0].status
+    if plan and plan[0].kind == "sent":
+        assert next_window_start(plan[0].due, windows) == plan[0].due >= ready
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), message_id=st.text("0123456789abcdef", min_size=20, max_size=20),
+       retries=st.integers(0, 5), amd=st.booleans(), expiry=st.one_of(st.none(), st.integers(0, 4 * 3600)))
+def test_call_plans_respect_retries_spacing_and_expiry(seed, message_id, retries, amd, expiry):
+    expires = None if expiry is None else T0 + timedelta(seconds=expiry)
+    plan = call(message_id=message_id, config=CarrierConfig.default(seed), retries=retries, amd=amd, expires_at=expires)
+    attempts = [s.due for s in plan if s.kind in ("sent", "retry")]
+    assert len(attempts) <= retries + 1
+    assert all(b - a > timedelta(minutes=10) for a, b in zip(attempts, attempts[1:]))
+    if expires is not None:
+        assert all(s.due <= expires for s in plan)
+    assert [s.kind for s in plan].count("answered") <= 1
+    if not amd:
+        assert "machine" not in [s.kind for s in plan]

@@ -125,6 +125,10 @@ class Latency:
     low: float = 0.0
     high: float = math.inf
 
+    def __post_init__(self) -> None:
+        if not (self.median > 0 and self.sigma >= 0 and 0 <= self.low <= self.high):
+            raise ConfigurationError(f"A latency needs median > 0, sigma >= 0 and 0 <= low <= high (seconds); got {self}.")
+
     def draw(self, rng: random.Random) -> float:
         """One delay in seconds."""
         return min(self.high, max(self.low, self.median * math.exp(self.sigma * rng.gauss(0.0, 1.0))))
@@ -249,7 +253,10 @@ def _profile_from_dict(prefix: str, spec: Any) -> Profile:
         if key.endswith("_latency"):
             if not isinstance(value, dict) or "median" not in value or set(value) - {"median", "sigma", "low", "high"}:
                 raise ConfigurationError(f"{where}.{key} must be an object with median and optional sigma, low, high (seconds).")
-            values[key] = Latency(**{k: float(v) for k, v in value.items()})
+            try:
+                values[key] = Latency(**{k: float(v) for k, v in value.items()})
+            except (TypeError, ValueError, ConfigurationError) as error:
+                raise ConfigurationError(f"{where}.{key}: {error}") from None
         elif key == "mncs":
             if not isinstance(value, list):
                 raise ConfigurationError(f"{where}.mncs must be a list of strings such as [\"01\", \"03\"].")
