@@ -16,6 +16,7 @@ plus ``#params\\t<query>`` lines naming the analyst's own parameters of the noti
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote_plus, urlsplit
@@ -38,6 +39,7 @@ CALLBACK_COLUMNS: tuple[str, ...] = (
 RECEIVER_MAPPING: dict[str, str] = {column: column for column in ESCAPE_CODES.values()}
 PARAMS_LINE_PREFIX = "#params\t"
 JUNK_EXAMPLES = 5
+_WORKERS = min(8, os.cpu_count() or 1)
 
 _STATUS_TYPE = pd.CategoricalDtype(list(STATUSES), ordered=True)
 _INTEGER_COLUMNS = ("delivery", "part", "campaign_id", "sending_id")
@@ -167,11 +169,13 @@ def parse_lines(
     other = pc.fill_null(pc.not_equal(request_path, wanted_path), False) if wanted_path else pa.repeat(False, n)
     candidate = pc.and_(pc.and_(pc.invert(is_comment), pc.invert(other)), pc.is_valid(query))
     # exact duplicates: the same query string again (a retried notification); the first arrival is kept
-    first = np.zeros(n, dtype=bool)
-    codes = pc.dictionary_encode(query).indices.to_numpy(zero_copy_only=False)
+    encoded = pc.dictionary_encode(query)
+    codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)
     rows = np.flatnonzero(candidate.to_numpy(zero_copy_only=False))
-    _, first_of = np.unique(codes[rows], return_index=True)
-    first[rows[first_of]] = True
+    first_row = np.empty(len(encoded.dictionary), dtype=np.int64)
+    first_row[codes[rows[::-1]]] = rows[::-1]  # the last write wins: the first occurrence
+    first = np.zeros(n, dtype=bool)
+    first[first_row[codes[rows]]] = True
     wanted = {param: column for param, column in mapping.items()} | {name: name for name in own}
     keys = list(wanted)
     key_order = [k for k in (order or []) if k in wanted] + [k for k in keys if k not in (order or [])]
@@ -191,7 +195,8 @@ def parse_lines(
             continue
         param = by_column.get(column)
         raw = pc.filter(values[param], keep) if param else pa.nulls(int(keep_mask.sum()), pa.string())
-        columns[column] = _typed(column, _decoded(raw))
+        needs_decoding = column not in _INTEGER_COLUMNS and column not in _DATE_COLUMNS and column != "cost"
+        columns[column] = _typed(column, _decoded(raw) if needs_decoding else raw)
     frame = pd.DataFrame(columns)
     frame.insert(2, "delivery_meaning", frame["delivery"].map(DELIVERY_MEANINGS).astype("string"))
     for name in own:
@@ -209,27 +214,50 @@ def _queries(lines: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
     """Per line: the raw query string, the arrival time, the request path (access logs); null where none."""
     n = len(lines)
     # receiver line: fixed-width arrival time (32 characters), a tab, the query
-    receiver = pc.and_(pc.equal(pc.utf8_slice_codeunits(lines, 32, 33), "\t"), pc.starts_with(lines, "2"))
-    receiver = pc.fill_null(receiver, False)
-    stamps = pc.if_else(receiver, pc.utf8_slice_codeunits(lines, 0, 32), None)
-    try:
-        received = pc.cast(stamps, pa.timestamp("us", tz="UTC"))
-    except pa.ArrowInvalid:
-        received = pa.array(pd.to_datetime(stamps.to_pandas(), errors="coerce", utc=True, format="ISO8601"), type=pa.timestamp("us", tz="UTC"))
-    query = pc.if_else(receiver, pc.utf8_slice_codeunits(lines, 33), None)
+    receiver = pc.fill_null(pc.and_(pc.equal(pc.utf8_slice_codeunits(lines, 32, 33), "\t"), pc.starts_with(lines, "2")), False)
+    receiver_rows = receiver.to_numpy(zero_copy_only=False)
+    query: pa.Array = pa.nulls(n, pa.string())
+    received: pa.Array = pa.nulls(n, pa.timestamp("us", tz="UTC"))
+    if receiver_rows.any():
+        stamps = pc.if_else(receiver, pc.utf8_slice_codeunits(lines, 0, 32), None)
+        try:
+            received = pc.cast(stamps, pa.timestamp("us", tz="UTC"))
+        except pa.ArrowInvalid:
+            received = pa.array(pd.to_datetime(stamps.to_pandas(), errors="coerce", utc=True, format="ISO8601"),
+                                type=pa.timestamp("us", tz="UTC"))
+        query = pc.if_else(receiver, pc.utf8_slice_codeunits(lines, 33), None)
     request_path = pa.nulls(n, pa.string())
-    access_rows = np.flatnonzero(~receiver.to_numpy(zero_copy_only=False))
+    access_rows = np.flatnonzero(~receiver_rows)
     if len(access_rows):
-        access = pc.extract_regex(pc.take(lines, access_rows), _ACCESS_LINE)
-        positions = pa.array(np.full(n, -1, dtype=np.int64))
-        spread = np.full(n, -1, dtype=np.int64)
-        spread[access_rows] = np.arange(len(access_rows))
-        positions = pa.array(spread, mask=spread < 0)
-        query = pc.coalesce(query, pc.take(pc.struct_field(access, "aquery"), positions))
-        request_path = pc.take(pc.struct_field(access, "apath"), positions)
-        when = _parse_times(pc.struct_field(access, "when_clf"), "%d/%b/%Y:%H:%M:%S %z")
-        received = pc.coalesce(received, pc.take(when, positions))
+        subset = lines if len(access_rows) == n else pc.take(lines, access_rows)
+        access = _parallel_regex(subset, _ACCESS_LINE)
+        if len(access_rows) == n:
+            positions = None
+        else:
+            spread = np.full(n, -1, dtype=np.int64)
+            spread[access_rows] = np.arange(len(access_rows))
+            positions = pa.array(spread, mask=spread < 0)
+
+        def spread_back(values: pa.Array) -> pa.Array:
+            return values if positions is None else pc.take(values, positions)
+
+        access_query = spread_back(pc.struct_field(access, "aquery"))
+        request_path = spread_back(pc.struct_field(access, "apath"))
+        when = spread_back(_parse_times(pc.struct_field(access, "when_clf"), "%d/%b/%Y:%H:%M:%S %z"))
+        query = pc.coalesce(query, access_query) if receiver_rows.any() else access_query
+        received = pc.coalesce(received, when) if receiver_rows.any() else when
     return query, received, request_path
+
+
+def _parallel_regex(lines: pa.Array, pattern: str) -> pa.Array:
+    """``pc.extract_regex`` over slices of the array on several threads (pyarrow releases the GIL)."""
+    workers = min(_WORKERS, max(1, len(lines) // 50_000))
+    if workers == 1:
+        return pc.extract_regex(lines, pattern)
+    step = -(-len(lines) // workers)
+    with ThreadPoolExecutor(workers) as pool:
+        parts = list(pool.map(lambda start: pc.extract_regex(lines.slice(start, step), pattern), range(0, len(lines), step)))
+    return pa.concat_arrays(parts)
 
 
 def _param_values(query: pa.Array, keys: list[str], order: list[str]) -> dict[str, pa.Array]:
@@ -256,9 +284,9 @@ def _param_values(query: pa.Array, keys: list[str], order: list[str]) -> dict[st
         parents = pc.list_parent_indices(split).to_numpy()
         slow_flat = np.flatnonzero(slow[parents])
         slow_items = pc.take(flat, slow_flat)
-    values: dict[str, pa.Array] = {}
     fast_rows = np.flatnonzero(fast)
-    for name in keys:
+
+    def value_of(name: str) -> pa.Array:
         where = np.full(n, -1, dtype=np.int64)
         if name in order:
             where[fast_rows] = starts[fast_rows] + order.index(name)
@@ -266,8 +294,10 @@ def _param_values(query: pa.Array, keys: list[str], order: list[str]) -> dict[st
             hits = np.flatnonzero(pc.starts_with(slow_items, name + "=").to_numpy(zero_copy_only=False))[::-1]
             where[parents[slow_flat[hits]]] = slow_flat[hits]  # reversed: the first occurrence wins
         taken = pc.take(flat, pa.array(where, mask=where < 0))
-        values[name] = pc.utf8_slice_codeunits(taken, len(name) + 1)
-    return values
+        return pc.utf8_slice_codeunits(taken, len(name) + 1)
+
+    with ThreadPoolExecutor(_WORKERS) as pool:
+        return dict(zip(keys, pool.map(value_of, keys)))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -284,10 +314,11 @@ def _decoded(raw: pa.Array) -> pa.Array:
     return pc.take(dictionary, encoded.indices)
 
 
-def _parse_times(raw: pa.Array, form: str) -> pa.Array:
+def _parse_times(raw: pa.Array, form: str, *, percent_encoded: bool = False) -> pa.Array:
     """Parse date-times once per distinct value (notification dates repeat a lot); UTC, null if invalid."""
     encoded = pc.dictionary_encode(raw)
-    stamps = pc.strptime(encoded.dictionary, format=form, unit="us", error_is_null=True)
+    texts = _decoded(encoded.dictionary) if percent_encoded else encoded.dictionary
+    stamps = pc.strptime(texts, format=form, unit="us", error_is_null=True)
     stamps = stamps.cast(pa.timestamp("us", tz="UTC")) if stamps.type.tz is None else stamps.cast(pa.timestamp("us", tz="UTC"))
     return pc.take(stamps, encoded.indices)
 
@@ -308,7 +339,7 @@ def _typed(column: str, raw: pa.Array) -> pd.Series:
         series = number.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
         return series.astype("float64") if column == "cost" else series.astype("Int64")
     if column in _DATE_COLUMNS:
-        stamps = _parse_times(raw, _NOTIFICATION_DATE)
+        stamps = _parse_times(raw, _NOTIFICATION_DATE, percent_encoded=True)
         return pd.Series(stamps.to_pandas(), dtype="datetime64[us, UTC]")
     text = _as_text(raw)
     if column == "status":

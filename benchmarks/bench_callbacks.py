@@ -1,0 +1,97 @@
+"""Parse an nginx access log of delivery notifications: read_callbacks vs a per-line urllib loop.
+
+    python benchmarks/bench_callbacks.py            # 1,000,000 lines
+    python benchmarks/bench_callbacks.py --quick    # 20,000 lines, smoke run
+
+Both produce the same typed frame (id, status, delivery, sent_at, reported_at, cost, mnc, part,
+campaign_id, own parameter). The naive loop is timed on at most 200,000 lines and scaled
+linearly to the full size (the output says so). Prints lines/s for both and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import numpy as np
+import pandas as pd
+
+from sendframe.delivery.callbacks import read_callbacks
+
+URL = "https://shop.example/dlr?mid=%i&st=%s&d=%d&t=%t&y=%y&c=%c&m=%m&n=%n&cid=%C&ref=crm"
+STATUSES = [("ACCEPTD", 4), ("DELIVRD", 1), ("UNDELIV", 2), ("EXPIRED", 2)]
+LOOP_CAP = 200_000
+LINE = re.compile(r'^\S+ \S+ \S+ \[([^\]]+)\] "(?:GET|HEAD|POST) ([^" ]*) HTTP/[0-9.]+"')
+
+
+def write_log(path: Path, lines: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    status = rng.integers(0, len(STATUSES), lines)
+    minute = rng.integers(0, 600, lines)
+    with path.open("w") as handle:
+        for i in range(lines):
+            name, value = STATUSES[status[i]]
+            hh, mm = divmod(int(minute[i]), 60)
+            query = (f"mid={i:020x}&st={name}&d={value}&t=2026-11-21+{hh:02d}%3A{mm:02d}&y=2026-11-21+{hh:02d}%3A{mm:02d}"
+                     f"&c=0.0450&m=0{i % 4}&n=1&cid={i % 7 + 1}&ref=crm%20{i % 3}")
+            handle.write(f'10.0.0.{i % 250} - - [21/Nov/2026:{hh:02d}:{mm:02d}:{i % 60:02d} +0000] '
+                         f'"GET /dlr?{query} HTTP/1.1" 200 2 "-" "sendframe-notifier"\n')
+        handle.write("a junk line\n")
+
+
+def naive(path: Path, limit: int) -> pd.DataFrame:
+    """What one would write by hand: per line, regex + urlsplit + parse_qsl, then a frame."""
+    rows = []
+    with path.open() as handle:
+        for count, line in enumerate(handle):
+            if count >= limit:
+                break
+            match = LINE.match(line)
+            if not match:
+                continue
+            params = dict(parse_qsl(urlsplit(match.group(2)).query, keep_blank_values=True))
+            if not params.get("mid"):
+                continue
+            rows.append({
+                "id": params["mid"], "status": params.get("st"), "delivery": int(params["d"]) if params.get("d") else None,
+                "sent_at": params.get("t"), "reported_at": params.get("y"), "cost": float(params["c"]) if params.get("c") else None,
+                "mnc": params.get("m"), "part": int(params["n"]) if params.get("n") else None,
+                "campaign_id": int(params["cid"]) if params.get("cid") else None, "ref": params.get("ref"),
+            })
+    frame = pd.DataFrame(rows)
+    for column in ("sent_at", "reported_at"):
+        frame[column] = pd.to_datetime(frame[column], format="%Y-%m-%d %H:%M", utc=True)
+    return frame.drop_duplicates()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="20,000 lines (smoke run)")
+    parser.add_argument("--lines", type=int, default=None)
+    args = parser.parse_args(argv)
+    lines = args.lines or (20_000 if args.quick else 1_000_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "access.log"
+        write_log(path, lines)
+        start = time.perf_counter()
+        frame = read_callbacks(path, URL)
+        fast = time.perf_counter() - start
+        looped = min(lines, LOOP_CAP)
+        start = time.perf_counter()
+        baseline = naive(path, looped)
+        slow = (time.perf_counter() - start) * lines / looped
+    assert len(frame) == lines and len(baseline) == looped, (len(frame), len(baseline))
+    scaled = f" (timed on {looped:,} lines, scaled linearly)" if looped < lines else ""
+    print(f"lines: {lines:,}; junk reported: {frame.attrs['junk_lines']}")
+    print(f"read_callbacks (pyarrow): {fast:8.2f} s  {lines / fast:12,.0f} lines/s")
+    print(f"per-line urllib loop:     {slow:8.2f} s  {lines / slow:12,.0f} lines/s{scaled}")
+    print(f"ratio: {slow / fast:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
