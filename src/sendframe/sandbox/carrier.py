@@ -40,8 +40,21 @@ from typing import Any, Literal
 from sendframe.api.errors import ConfigurationError
 
 __all__ = [
-    "MAGIC_FIRST", "MAGIC_LAST", "MAGIC_OUTCOMES", "RETRY_GAP", "CarrierConfig", "Clock", "Latency",
-    "Profile", "Step", "magic_outcome", "mnc_for", "next_window_start", "plan_call", "plan_simple", "plan_sms",
+    "CarrierConfig",
+    "Clock",
+    "Latency",
+    "MAGIC_FIRST",
+    "MAGIC_LAST",
+    "MAGIC_OUTCOMES",
+    "Profile",
+    "RETRY_GAP",
+    "Step",
+    "magic_outcome",
+    "mnc_for",
+    "next_window_start",
+    "plan_call",
+    "plan_simple",
+    "plan_sms",
 ]
 
 UTC = timezone.utc

@@ -36,7 +36,11 @@ from urllib.parse import SplitResult, urlsplit
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-__all__ = ["RETRY_DELAYS", "Attempt", "Notifier"]
+__all__ = [
+    "Attempt",
+    "Notifier",
+    "RETRY_DELAYS",
+]
 
 log = logging.getLogger(__name__)
 
