@@ -17,6 +17,8 @@ import pandas as pd
 DATA = Path(__file__).resolve().parents[2] / "data"
 TEMPLATE = "Hi {name|capitalize}, your {city|upper} order of {amount|formatDotComma} EUR is on its way. Track it: {tracking|shorten}"
 SENDER = "SendFrame"
+# gsm-pt carries the accents of Spanish and Portuguese names in 7 bits (gsm would send them as ?)
+ENCODING = "gsm-pt"
 
 
 def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
@@ -39,6 +41,26 @@ def _wait_for_callbacks(receiver, expected_ids: set[str], timeout: float):
     return callbacks
 
 
+_USER_AGENTS = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Mobile Safari/537.36",
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:125.0) Gecko/20100101 Firefox/125.0",
+)
+
+
+def _simulate_clicks(records_text: pd.DataFrame, share: float = 0.3) -> int:
+    """Some recipients open their tracking link, so the report has clicks to show."""
+
+    import httpx
+
+    links = records_text["message"].astype(str).str.extract(r"(https?://\S+/s/\w+)", expand=False).dropna()
+    chosen = links.sample(frac=share, random_state=1)
+    with httpx.Client(follow_redirects=False, timeout=5) as http:
+        for n, link in enumerate(chosen):
+            http.get(link, headers={"User-Agent": _USER_AGENTS[n % len(_USER_AGENTS)]})
+    return len(chosen)
+
+
 def run(name: str, args: argparse.Namespace) -> int:
     import sendframe
     from sendframe.delivery.outcomes import message_outcomes
@@ -47,9 +69,11 @@ def run(name: str, args: argparse.Namespace) -> int:
 
     work = Path(tempfile.mkdtemp(prefix="sendframe-demo-"))
     contacts = sendframe.read_contacts(args.contacts)
+    # each order has its tracking page; the {tracking|shorten} filter turns it into a short link
+    contacts = contacts.assign(tracking="https://shop.example.org/orders/" + pd.Series(range(1000, 1000 + len(contacts)), index=contacts.index).astype(str))
     print(f"Contacts: {len(contacts)} rows from {args.contacts}")
 
-    problems = sendframe.preflight(contacts, "sms", TEMPLATE, sender=SENDER, parts=3,
+    problems = sendframe.preflight(contacts, "sms", TEMPLATE, sender=SENDER, parts=3, encoding=ENCODING,
                                    suppression=DATA / "suppression.csv")
     errors = problems[problems["severity"] == "error"] if "severity" in problems else problems
     print(f"Preflight: {len(problems)} problems ({len(errors)} errors); rows with errors are left out:")
@@ -57,24 +81,25 @@ def run(name: str, args: argparse.Namespace) -> int:
         print(problems.groupby(["rule", "severity"] if "severity" in problems else ["rule"]).size().to_string())
     sendable = contacts.drop(index=errors["row"].unique(), errors="ignore")
 
-    costs = sendframe.estimate(sendable, TEMPLATE, encoding="auto")
+    costs = sendframe.estimate(sendable, TEMPLATE, encoding=ENCODING, parts=3)
     totals = costs.attrs.get("totals", {})
     print(f"Estimate: {len(sendable)} recipients, {int(costs['parts'].sum())} parts, cost {float(costs['cost'].sum()):.4f}")
 
     with Sandbox(db=str(work / "sandbox.sqlite")) as sb, sendframe.Receiver(work / "callbacks.sqlite") as receiver:
-        print(f"Sandbox: {sb.base_url}   Receiver: {receiver.base_url}")
+        print(f"Sandbox: {sb.base_url}   Receiver: http://{receiver.host}:{receiver.port}")
         client = sendframe.Client(sb.base_url, sb.username, sb.api_password)
         results = sendframe.send_sms(
-            sendable, TEMPLATE, SENDER, client=client, parts=3, encoding="gsm", campaign="Demo campaign",
+            sendable, TEMPLATE, SENDER, client=client, parts=3, encoding=ENCODING, campaign="Demo campaign",
             notification_url=receiver.notification_url, ledger=work / "ledger.sqlite", progress=False,
         )
         accepted = results[results["outcome"] == "accepted"]
         print(f"Sent: {len(accepted)} accepted, {int((results['outcome'] == 'rejected').sum())} rejected")
         callbacks = _wait_for_callbacks(receiver, set(accepted["id"]), args.wait)
+        _simulate_clicks(records_text=sendframe.fetch_records(accepted["id"], client=client).messages)
         records = sendframe.fetch_records(accepted["id"], client=client)
         client.close()
 
-    summary = sendframe.delivery_summary(results, callbacks, records)
+    summary = sendframe.delivery_summary(results.assign(recipient=sendable["phone"]), callbacks, records, estimate=costs)
     pd.set_option("display.width", 140)
     print("\nDelivery summary")
     print(summary.T.to_string())

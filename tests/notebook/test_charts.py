@@ -78,8 +78,7 @@ def test_country_map_uses_iso3_and_delivered_over_accepted():
 
 def test_operator_bars_show_their_denominator():
     fig = charts.delivery_rate_by_operator(outcomes_frame())
-    labels = dict(zip(fig.data[0].y, fig.data[0].text))
-    assert labels == {"ES 01": "2/2", "ES 03": "0/1", "PT 06": "1/2"}
+    assert sorted(fig.data[0].y) == ["ES 01 · 2/2", "ES 03 · 0/1", "PT 06 · 1/2"]
 
 
 def test_cost_compares_estimated_and_billed_per_country():
@@ -114,3 +113,22 @@ def test_report_is_one_offline_html_file(tmp_path):
     assert not re.search(r"<link[^>]+href=", text)
     for name in charts.CHARTS:
         assert f'id="chart-{name}"' in text
+
+
+def test_outcomes_keep_intermediate_notifications_pending_and_finals_final():
+    from sendframe.delivery.outcomes import message_outcomes
+
+    results = pd.DataFrame({"id": ["m1", "m2", "m3"], "accepted": [True, True, False],
+                            "outcome": ["accepted", "accepted", "rejected"]})
+    when = pd.Timestamp("2026-11-21 10:00", tz="UTC")
+    callbacks = pd.DataFrame({
+        # the final DELIVRD of m1 arrives before its intermediate ACCEPTD: the final still wins
+        "id": ["m1", "m1", "m2"], "status": ["DELIVRD", "ACCEPTD", "ACCEPTD"], "part": [1, 1, 1],
+        "sent_at": [when] * 3, "reported_at": [when + pd.Timedelta(seconds=4), when + pd.Timedelta(seconds=9), when],
+        "cost": [0.045, 0.045, 0.045], "mnc": ["01", "01", "03"], "recipient": ["34600123456", "34600123456", "351912345678"],
+    })
+    out = message_outcomes(results, callbacks)
+    assert out["status"].tolist() == ["DELIVRD", "PENDING", "NOT_SENT"]
+    assert out["seconds_to_delivery"].iloc[0] == 4.0
+    assert out["country"].tolist()[:2] == ["ES", "PT"]
+    assert out["billed_cost"].iloc[0] == pytest.approx(0.045)

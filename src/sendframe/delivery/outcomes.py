@@ -92,7 +92,9 @@ def message_outcomes(
         finals = final_status_per_message(callbacks).set_index("id")
         hit = by_id.isin(finals.index) & (outcome == "accepted")
         ids = by_id[hit]
-        status[hit] = finals.loc[ids, "status"].to_numpy()
+        reported_status = finals.loc[ids, "status"]
+        # an intermediate notification (ACCEPTD, ...) leaves the message pending
+        status[hit] = reported_status.where(reported_status.isin(FINAL_STATUSES), "PENDING").to_numpy()
         sent_at[hit] = pd.to_datetime(finals.loc[ids, "sent_at"], utc=True).to_numpy()
         delivered = finals.loc[ids, "status"].to_numpy() == "DELIVRD"
         reported = pd.to_datetime(finals.loc[ids, "reported_at"], utc=True).to_numpy()
@@ -114,9 +116,10 @@ def message_outcomes(
                 out.loc[missing, "recipient"] = known.loc[by_id[missing], "recipient"].astype("string").to_numpy()
         if events is not None and not events.empty:
             dates = events.assign(date=pd.to_datetime(events["date"], utc=True))
+            # record events carry seconds, notifications only minutes: the events win where both exist
             for kind, target in (("sent", sent_at), ("delivered", delivered_at)):
                 first = dates[dates["type"] == kind].groupby("id")["date"].min()
-                hit = by_id.isin(first.index) & target.isna()
+                hit = by_id.isin(first.index)
                 target[hit] = first.loc[by_id[hit]].to_numpy()
             # a delivered event is as good as a DELIVRD notification
             status[delivered_at.notna() & (status == "PENDING")] = "DELIVRD"

@@ -53,7 +53,7 @@ def _figure(title: str) -> go.Figure:
 
 
 def funnel(outcomes: pd.DataFrame) -> go.Figure:
-    """Sent → accepted → delivered → clicked, as counts of recipients."""
+    """Sent → accepted → delivered → clicked, as counts of recipients (bars, each with its share of sent)."""
     stages = {
         "sent": len(outcomes),
         "accepted": int((outcomes["outcome"] == "accepted").sum()),
@@ -61,17 +61,28 @@ def funnel(outcomes: pd.DataFrame) -> go.Figure:
         "clicked": int(outcomes["clicked"].fillna(False).sum()),
     }
     fig = _figure("Delivery funnel")
-    fig.add_trace(go.Funnel(y=list(stages), x=list(stages.values()), textinfo="value+percent initial",
-                            marker=dict(color=["#546e7a", "#1565c0", STATUS_COLORS["DELIVRD"], "#f9a825"])))
+    first = max(stages["sent"], 1)
+    fig.add_trace(go.Bar(y=list(stages), x=list(stages.values()), orientation="h",
+                         text=[f"{v:,} ({v / first:.0%})" for v in stages.values()], textposition="auto",
+                         marker=dict(color=["#546e7a", "#1565c0", STATUS_COLORS["DELIVRD"], "#f9a825"])))
+    fig.update_layout(yaxis=dict(autorange="reversed"), xaxis_title="recipients")
     return fig
 
 
-def status_over_time(outcomes: pd.DataFrame, freq: str = "h") -> go.Figure:
-    """Stacked counts of final status by send time (bucketed by ``freq``, e.g. ``"h"`` or ``"D"``)."""
+def _bucket_for(span: pd.Timedelta) -> str:
+    if span <= pd.Timedelta(hours=2):
+        return "min"
+    return "h" if span <= pd.Timedelta(days=3) else "D"
+
+
+def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figure:
+    """Stacked counts of final status by send time, bucketed by ``freq`` (``"min"``, ``"h"``, ``"D"``;
+    by default the one that suits the campaign's span)."""
     frame = outcomes.dropna(subset=["sent_at"])
     fig = _figure("Status by send time")
     if frame.empty:
         return _empty(fig, "No send times yet: callbacks or records give them.")
+    freq = freq or _bucket_for(frame["sent_at"].max() - frame["sent_at"].min())
     bucket = frame["sent_at"].dt.floor(freq)
     counts = frame.groupby([bucket, "status"], observed=False).size().unstack("status", fill_value=0)
     for status in OUTCOME_STATUSES:
@@ -151,8 +162,9 @@ def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     fig = _figure("Delivery rate by operator (country MNC)")
     if rates.empty:
         return _empty(fig, "No accepted messages yet.")
-    fig.add_trace(go.Bar(x=rates["delivery_rate"], y=rates["operator"], orientation="h", marker_color=STATUS_COLORS["DELIVRD"],
-                         text=[f"{d}/{a}" for d, a in zip(rates["delivered"], rates["accepted"])], textposition="auto"))
+    labels = [f"{o} · {d}/{a}" for o, d, a in zip(rates["operator"], rates["delivered"], rates["accepted"])]
+    fig.add_trace(go.Bar(x=rates["delivery_rate"], y=labels, orientation="h", marker_color=STATUS_COLORS["DELIVRD"],
+                         customdata=rates["operator"], hovertemplate="%{customdata}: %{x:.0%}<extra></extra>"))
     fig.update_layout(xaxis=dict(tickformat=".0%", range=[0, 1]), xaxis_title="delivered / accepted")
     return fig
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 _STYLE = """
 body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; margin: 2rem auto; max-width: 1200px; color: #212121; }
 h1 { font-weight: 600; } .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(540px, 1fr)); gap: 1rem; }
-.card { border: 1px solid #e0e0e0; border-radius: 8px; padding: .5rem; }
+.card { border: 1px solid #e0e0e0; border-radius: 8px; padding: .5rem; min-width: 0; overflow: hidden; }
 table { border-collapse: collapse; font-size: .9rem; } th, td { border-bottom: 1px solid #eee; padding: .3rem .6rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; } .muted { color: #757575; }
 """
@@ -35,7 +35,8 @@ def dashboard_html(board: "Dashboard") -> str:
     """Render ``board`` to a complete HTML document (plotly.js and map data inlined)."""
     cards = []
     for name, fig in board.figures.items():
-        div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"chart-{name}", config={"displaylogo": False})
+        div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"chart-{name}", default_width="100%",
+                          default_height="420px", config={"displaylogo": False, "responsive": True})
         cards.append(f'<div class="card">{div}</div>')
     summary = ""
     if board.summary is not None and not board.summary.empty:
