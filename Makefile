@@ -26,7 +26,7 @@ demo: $(STAMP)
 	$(VENV)/bin/sendframe demo
 
 test: $(STAMP) system-deps
-	$(PY) -m pytest -n 2 --dist loadgroup
+	$(PY) -m pytest -n 2 --dist loadfile
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache
