@@ -263,8 +263,8 @@ def _parallel_regex(lines: pa.Array, pattern: str) -> pa.Array:
 def _param_values(query: pa.Array, keys: list[str], order: list[str]) -> dict[str, pa.Array]:
     """Raw (still percent-encoded) value of each parameter per query; null where absent.
 
-    Queries whose parameters come exactly in ``order`` (the notificationUrl's order, as the service
-    fills it) are read by position; any other query by searching its parameters by name.
+    A parameter is first looked for at its position in ``order`` (the notificationUrl's order, as
+    the service fills it); only queries where it is not there are searched by name.
     """
     n = len(query)
     split = pc.split_pattern(query, "&")
@@ -272,29 +272,28 @@ def _param_values(query: pa.Array, keys: list[str], order: list[str]) -> dict[st
     offsets = split.offsets.to_numpy()[:n + 1] if n else np.zeros(1, dtype=np.int32)
     starts = offsets[:-1].astype(np.int64)
     counts = np.diff(offsets)
-    fast = (counts == len(order)) & pc.is_valid(query).to_numpy(zero_copy_only=False)
-    for k, name in enumerate(order):
-        rows = np.flatnonzero(fast)
-        if not len(rows):
-            break
-        ok = pc.starts_with(pc.take(flat, starts[rows] + k), name + "=").to_numpy(zero_copy_only=False)
-        fast[rows[~ok]] = False
-    slow = ~fast & (counts > 0)
-    if slow.any():
-        parents = pc.list_parent_indices(split).to_numpy()
-        slow_flat = np.flatnonzero(slow[parents])
-        slow_items = pc.take(flat, slow_flat)
-    fast_rows = np.flatnonzero(fast)
+    parents = pc.list_parent_indices(split).to_numpy()
 
     def value_of(name: str) -> pa.Array:
+        prefix = name + "="
         where = np.full(n, -1, dtype=np.int64)
+        misplaced = counts > 0
         if name in order:
-            where[fast_rows] = starts[fast_rows] + order.index(name)
-        if slow.any():
-            hits = np.flatnonzero(pc.starts_with(slow_items, name + "=").to_numpy(zero_copy_only=False))[::-1]
-            where[parents[slow_flat[hits]]] = slow_flat[hits]  # reversed: the first occurrence wins
+            k = order.index(name)
+            present = counts > k
+            positions = starts + k
+            candidate = pc.take(flat, positions if present.all() else pa.array(np.where(present, positions, 0), mask=~present))
+            found = pc.fill_null(pc.starts_with(candidate, prefix), False).to_numpy(zero_copy_only=False)
+            if found.all():
+                return pc.utf8_slice_codeunits(candidate, len(prefix))
+            where[found] = positions[found]
+            misplaced &= ~found
+        if misplaced.any():
+            items = np.flatnonzero(misplaced[parents])
+            hits = items[pc.starts_with(pc.take(flat, items), prefix).to_numpy(zero_copy_only=False)][::-1]
+            where[parents[hits]] = hits  # reversed: the first occurrence wins
         taken = pc.take(flat, pa.array(where, mask=where < 0))
-        return pc.utf8_slice_codeunits(taken, len(name) + 1)
+        return pc.utf8_slice_codeunits(taken, len(prefix))
 
     with ThreadPoolExecutor(_WORKERS) as pool:
         return dict(zip(keys, pool.map(value_of, keys)))
