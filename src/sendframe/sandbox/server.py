@@ -37,7 +37,9 @@ def bind_socket(port: int = 0, host: str = HOST) -> socket.socket:
         >>> sock = bind_socket(); sock.getsockname()[0]
         '127.0.0.1'
     """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without
+    # it every keep-alive answer waits ~40 ms for a delayed ACK (Nagle)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
