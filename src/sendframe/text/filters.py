@@ -78,6 +78,16 @@ def capitalize_all(value: str) -> str:
     return _WORD_START.sub(lambda m: m.group().upper(), value)
 
 
+def is_number(value: str) -> bool:
+    """Whether the format filters read ``value`` as a number: digits, an optional leading ``-``
+    and optional ``.`` decimals (anything else passes through ``formatDotComma`` unchanged).
+
+    >>> is_number("-1234.50"), is_number("12"), is_number("1,5"), is_number("1e3"), is_number(".5")
+    (True, True, False, False, False)
+    """
+    return _NUMBER.fullmatch(value) is not None
+
+
 def _format_number(value: str, thousands: str, decimal: str) -> str:
     match = _NUMBER.fullmatch(value)
     if match is None:

@@ -3,7 +3,8 @@
 The characters of a rendered text are those of its pieces, so the cheapest encoding of a row is
 the most demanding encoding among its pieces, and its units are the sum of its pieces' units.
 Each placeholder column is measured once per *distinct* value (dictionary-encoded), literals once;
-only multi-part rows holding an escape sequence or a surrogate pair are split exactly. Answers
+only multi-part rows holding an escape sequence or a surrogate pair, whose count could
+change by a wasted unit per part, are split exactly. Answers
 are identical to ``render`` + ``cheapest_encoding`` + ``sms_parts`` per row.
 
     >>> df = pd.DataFrame({"name": ["ana", "joão", None]})
@@ -22,19 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sendframe.text._arrow import int_series, text_series
-from sendframe.text.encodings import ENCODINGS, check_encoding, foreign_arrow, has_double_arrow, units_arrow
-from sendframe.text.parts import SINGLE_LIMIT, parts_from_units, sms_parts
-from sendframe.text.templates import Template, join_pieces, parse, piece_arrays
-
-
-def _stats(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per value: encoding rank (0 gsm, 1 gsm-pt, 2 utf-16), units and has-pair per encoding."""
-    rank = np.zeros(len(values), dtype=np.int8)
-    for i, name in enumerate(ENCODINGS[:2]):
-        rank = np.maximum(rank, np.where(foreign_arrow(values, name).fill_null(False).to_numpy(zero_copy_only=False), i + 1, 0))
-    units = np.stack([units_arrow(values, e).fill_null(0).to_numpy(zero_copy_only=False) for e in ENCODINGS])
-    pairs = np.stack([has_double_arrow(values, e).fill_null(False).to_numpy(zero_copy_only=False) for e in ENCODINGS])
-    return rank, units, pairs
+from sendframe.text.encodings import ENCODINGS, check_encoding
+from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
+from sendframe.text.scan import DOUBLE_FLAG, encoding_rank, scan_text
+from sendframe.text.templates import Template, join_codes, merge_pieces, parse, piece_codes
 
 
 def measure_frame(
@@ -57,33 +49,30 @@ def measure_frame(
     if encoding is not None:
         check_encoding(encoding)
     n = len(frame)
-    arrays = piece_arrays(frame, parsed, specials=specials, shorten=shorten)
-    rank = np.zeros(n, dtype=np.int8)
+    pieces = merge_pieces(piece_codes(frame, parsed, specials=specials, shorten=shorten), n)
     units = np.zeros((len(ENCODINGS), n), dtype=np.int64)
-    pairs = np.zeros((len(ENCODINGS), n), dtype=bool)
-    for piece in arrays:
-        if isinstance(piece, pa.Scalar):
-            r, u, p = _stats(pa.array([piece.as_py()], type=piece.type))
-            rank, units, pairs = np.maximum(rank, r[0]), units + u[:, :1], pairs | p[:, :1]
-            continue
-        encoded = pc.dictionary_encode(piece)
-        r, u, p = _stats(encoded.dictionary)
-        codes = encoded.indices.fill_null(0).to_numpy(zero_copy_only=False)
-        if len(encoded.dictionary) == 0:
-            continue  # every row is null: the row is <NA> anyway
-        rank = np.maximum(rank, r[codes])
-        units += u[:, codes]
-        pairs |= p[:, codes]
-    text = join_pieces(arrays, n)
-    missing = text.is_null().to_numpy(zero_copy_only=False)
-    chosen = np.full(n, ENCODINGS.index(encoding), dtype=np.int8) if encoding else rank
-    rows = np.arange(n)
-    row_units = units[chosen, rows]
+    flags = np.zeros(n, dtype=np.uint8)
+    missing = np.zeros(n, dtype=bool)
+    for piece in pieces:
+        gone = piece.codes < 0
+        missing |= gone
+        if not len(piece.values):
+            continue  # no row has a value: every row is <NA> anyway
+        stats = scan_text(piece.values)
+        codes = np.where(gone, 0, piece.codes)
+        units += stats.units[:, codes]
+        flags |= stats.flags[codes]
+    text = join_codes(pieces)
+    chosen = np.full(n, ENCODINGS.index(encoding), dtype=np.int8) if encoding else encoding_rank(flags)
+    row_units = np.choose(chosen, units)
     parts = np.ones(n, dtype=np.int64)
     for i, name in enumerate(ENCODINGS):
         mine = chosen == i
+        if not mine.any():
+            continue
         parts[mine] = parts_from_units(row_units[mine], name)
-        exact = np.flatnonzero(mine & pairs[i] & (row_units > SINGLE_LIMIT[name]) & ~missing)
+        has_pair = (flags & DOUBLE_FLAG[i]) != 0
+        exact = np.flatnonzero(mine & ~missing & exact_parts_needed(row_units, has_pair, name))
         if len(exact):
             parts[exact] = [sms_parts(t, name) for t in text.take(exact).to_pylist()]
     names = pc.take(pa.array(ENCODINGS, type=pa.large_string()), pa.array(chosen.astype(np.int64), mask=missing))

@@ -92,12 +92,30 @@ def parts_from_units(units: np.ndarray, encoding: str) -> np.ndarray:
     return np.where(units <= SINGLE_LIMIT[encoding], 1, -(-units // limit))
 
 
+def exact_parts_needed(units: np.ndarray, has_pair: np.ndarray, encoding: str) -> np.ndarray:
+    """Rows whose exact part count may differ from :func:`parts_from_units`.
+
+    Greedy splitting ends a part early only when a 2-unit character does not fit, so every part
+    but the last holds at least ``L - 1`` units (``L`` the part limit): the count lies between
+    ``ceil(units / L)`` and ``ceil(units / (L - 1))``, and is the arithmetic one when they agree.
+    Only multi-part rows holding a 2-unit character where they differ need splitting.
+
+    >>> exact_parts_needed(np.array([306, 307, 400, 459]), np.array([True, True, True, False]), "gsm").tolist()
+    [True, False, False, False]
+    """
+    units = np.asarray(units, dtype=np.int64)
+    limit = PART_LIMIT[check_encoding(encoding)]
+    at_risk = -(-units // (limit - 1)) != -(-units // limit)
+    return at_risk & np.asarray(has_pair, dtype=bool) & (units > SINGLE_LIMIT[encoding])
+
+
 def sms_parts_series(series: pd.Series, encoding: str | pd.Series = "gsm") -> pd.Series:
     """Vectorised :func:`sms_parts`: an ``Int64`` Series with the same answers (missing text -> <NA>).
 
     ``encoding`` is one name for every row or a Series of names aligned on ``series`` (e.g. the
-    output of ``cheapest_encoding_series``). Units are counted with pyarrow; only rows that hold
-    an escape sequence or a surrogate pair *and* need more than one part are split exactly.
+    output of ``cheapest_encoding_series``). Units are counted with pyarrow; only multi-part rows
+    that hold an escape sequence or a surrogate pair and where a wasted unit per part could change
+    the count (:func:`exact_parts_needed`) are split exactly.
 
     >>> sms_parts_series(pd.Series(["hi", "a" * 161, None])).tolist()
     [1, 2, <NA>]
@@ -110,11 +128,13 @@ def sms_parts_series(series: pd.Series, encoding: str | pd.Series = "gsm") -> pd
         units = units_arrow(sub, name)
         unit_values = units.fill_null(0).to_numpy(zero_copy_only=False)
         parts = parts_from_units(unit_values, name)
-        # A boundary can only fall on a pair in a multi-part text that holds a pair.
-        has_pair = has_double_arrow(sub, name).fill_null(False).to_numpy(zero_copy_only=False)
-        exact = np.flatnonzero(has_pair & (unit_values > SINGLE_LIMIT[name]))
-        if len(exact):
-            parts[exact] = [sms_parts(t, name) for t in sub.take(exact).to_pylist()]
+        # Look for pairs only in the rows whose count a pair could change (usually none).
+        risky = np.flatnonzero(exact_parts_needed(unit_values, np.ones(len(unit_values), dtype=bool), name))
+        if len(risky):
+            candidates = sub.take(risky)
+            has_pair = has_double_arrow(candidates, name).fill_null(False).to_numpy(zero_copy_only=False)
+            exact = risky[has_pair]
+            parts[exact] = [sms_parts(t, name) for t in candidates.filter(has_pair).to_pylist()]
         where = slice(None) if positions is None else positions
         values[where] = parts
         missing[where] = units.is_null().to_numpy(zero_copy_only=False)

@@ -284,55 +284,147 @@ def render_frame(
     ['Hi Ana from LUGO', <NA>]
     """
     parsed = template if isinstance(template, Template) else parse(template)
-    arrays = piece_arrays(frame, parsed, specials=specials, shorten=shorten)
-    return text_series(join_pieces(arrays, len(frame)), frame.index)
+    pieces = merge_pieces(piece_codes(frame, parsed, specials=specials, shorten=shorten), len(frame))
+    return text_series(join_codes(pieces), frame.index)
 
 
-def piece_arrays(
+@dataclass(frozen=True)
+class CodedPiece:
+    """Distinct ``values`` (text, no nulls) of one or more template pieces and, per row, the
+    index of the row's value in ``codes`` (-1: the row misses a variable)."""
+
+    values: pa.Array
+    codes: np.ndarray
+
+
+def coded_column(series: pd.Series) -> CodedPiece:
+    """The distinct texts of a column (as :func:`value_to_text` gives them) and each row's code.
+
+    >>> piece = coded_column(pd.Series([2.0, None, 2.0, -0.0]))
+    >>> piece.values.to_pylist(), piece.codes.tolist()
+    (['2', '-0'], [0, -1, 0, 1])
+    """
+    dtype = series.dtype
+    if pd.api.types.is_float_dtype(dtype):
+        # Keyed by bit pattern: factorize would merge 0.0 and -0.0, whose texts differ.
+        numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        present = ~np.isnan(numbers)
+        codes = np.full(len(numbers), -1, dtype=np.int64)
+        found, uniques = pd.factorize(numbers[present].view(np.int64))
+        codes[present] = found
+        return CodedPiece(_float_to_arrow(pd.Series(uniques.view(np.float64), copy=False)), codes)
+    encoded = pc.dictionary_encode(column_to_arrow(series))
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return CodedPiece(encoded.dictionary.cast(TEXT), codes)
+
+
+def piece_codes(
     frame: pd.DataFrame,
     parsed: Template,
     *,
     specials: Mapping[str, str | pd.Series] | None = None,
     shorten: Callable[[str], str] | None = None,
-) -> list[pa.Array | pa.Scalar]:
-    """The pieces of ``parsed`` over ``frame``: a scalar per literal, a filtered text array per placeholder."""
+) -> list[str | CodedPiece]:
+    """The pieces of ``parsed`` over ``frame``: the text of a literal, a :class:`CodedPiece` of
+    filtered values per placeholder (filters run once per distinct value)."""
     shorten = shorten or _DEFAULT_SHORTEN
     specials = specials or {}
-    missing = pa.nulls(len(frame), TEXT)
-    columns: dict[str, pa.Array] = {}
-    arrays: list[pa.Array | pa.Scalar] = []
+    columns: dict[str, CodedPiece] = {}
+    pieces: list[str | CodedPiece] = []
     for piece in parsed.pieces:
         if isinstance(piece, str):
-            arrays.append(pa.scalar(piece, TEXT))
+            pieces.append(piece)
             continue
         if piece.name not in columns:
-            columns[piece.name] = _source(frame, piece, specials, missing)
-        values = columns[piece.name]
+            columns[piece.name] = _source(frame, piece, specials)
+        source = columns[piece.name]
+        values = source.values
         if piece.filter == "shorten":
             values = map_unique(values, shorten)
         elif piece.filter is not None:
             values = apply_filter_arrow(piece.filter, values)
-        arrays.append(values)
-    return arrays
+        pieces.append(CodedPiece(values, source.codes))
+    return pieces
 
 
-def join_pieces(arrays: list[pa.Array | pa.Scalar], n: int) -> pa.Array:
-    """Concatenate piece arrays row by row (a null piece makes the row null)."""
-    if not any(isinstance(a, pa.Array) for a in arrays):
-        return pa.array(["".join(a.as_py() for a in arrays)] * n, type=TEXT)
+def _with_literal(piece: CodedPiece, literal: str, before: bool) -> CodedPiece:
+    text = pa.scalar(literal, TEXT)
+    parts = (text, piece.values) if before else (piece.values, text)
+    return CodedPiece(pc.binary_join_element_wise(*parts, pa.scalar("", TEXT)), piece.codes)
+
+
+def _combine(first: CodedPiece, second: CodedPiece) -> CodedPiece:
+    """One piece for two neighbours: a value per combination that occurs."""
+    width = len(second.values)
+    missing = (first.codes < 0) | (second.codes < 0)
+    if len(first.values) * width == 0:  # one side has no value in any row
+        return CodedPiece(pa.array([], type=TEXT), np.full(len(missing), -1, dtype=np.int64))
+    key = np.where(missing, 0, first.codes * width + second.codes)
+    used = np.flatnonzero(np.bincount(key[~missing], minlength=len(first.values) * width))
+    remap = np.zeros(len(first.values) * width, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    values = pc.binary_join_element_wise(
+        first.values.take(used // width), second.values.take(used % width), pa.scalar("", TEXT)
+    )
+    return CodedPiece(values, np.where(missing, -1, remap[key]))
+
+
+def merge_pieces(pieces: list[str | CodedPiece], n: int) -> list[CodedPiece]:
+    """Fewer, equivalent pieces: literals joined to a neighbour's values, and neighbours whose
+    combinations are few (at most ``max(n, 1024)``) merged, so rows are joined from few arrays.
+
+    >>> frame = pd.DataFrame({"a": ["x", "y", "x"], "b": ["1", "1", None]})
+    >>> [p.values.to_pylist() for p in merge_pieces(piece_codes(frame, parse("<{a}{b}>")), 3)]
+    [['<x1>', '<y1>']]
+    """
+    limit = max(n, 1024)
+    out: list[CodedPiece] = []
+    literal = ""
+    for piece in pieces:
+        if isinstance(piece, str):
+            if out:
+                out[-1] = _with_literal(out[-1], piece, before=False)
+            else:
+                literal += piece
+            continue
+        if literal:
+            piece, literal = _with_literal(piece, literal, before=True), ""
+        if out and len(out[-1].values) * len(piece.values) <= limit:
+            out[-1] = _combine(out[-1], piece)
+        else:
+            out.append(piece)
+    if not out:  # only literal text
+        out.append(CodedPiece(pa.array([literal], type=TEXT), np.zeros(n, dtype=np.int64)))
+    return out
+
+
+def _row_values(piece: CodedPiece) -> pa.Array:
+    indices = pa.array(piece.codes, mask=piece.codes < 0) if len(piece.values) else None
+    if indices is None:  # no row has a value
+        return pa.nulls(len(piece.codes), TEXT)
+    return piece.values.take(indices)
+
+
+def join_codes(pieces: list[CodedPiece]) -> pa.Array:
+    """The text of every row: its values of ``pieces`` joined (null where a piece is missing)."""
+    arrays = [_row_values(p) for p in pieces]
+    if len(arrays) == 1:
+        return arrays[0]
     return pc.binary_join_element_wise(*arrays, pa.scalar("", TEXT))
 
 
-def _source(frame: pd.DataFrame, piece: Placeholder, specials: Mapping[str, object], missing: pa.Array) -> pa.Array:
+def _source(frame: pd.DataFrame, piece: Placeholder, specials: Mapping[str, object]) -> CodedPiece:
+    n = len(frame)
     if piece.is_special:
         value = specials.get(piece.name)
         if isinstance(value, pd.Series):
-            return column_to_arrow(value.reindex(frame.index))
+            return coded_column(value.reindex(frame.index))
         text = value_to_text(value)
-        return missing if text is None else pa.array([text] * len(frame), type=TEXT)
-    if piece.name not in frame.columns:
-        return missing
-    column = frame[piece.name]
-    if isinstance(column, pd.DataFrame):  # duplicated column name: the first one is used
-        column = column.iloc[:, 0]
-    return column_to_arrow(column)
+        if text is not None:
+            return CodedPiece(pa.array([text], type=TEXT), np.zeros(n, dtype=np.int64))
+    elif piece.name in frame.columns:
+        column = frame[piece.name]
+        if isinstance(column, pd.DataFrame):  # duplicated column name: the first one is used
+            column = column.iloc[:, 0]
+        return coded_column(column)
+    return CodedPiece(pa.array([], type=TEXT), np.full(n, -1, dtype=np.int64))
