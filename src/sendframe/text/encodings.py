@@ -160,16 +160,16 @@ def _encoding_groups(encoding: str | pd.Series, index: pd.Index) -> list[tuple[s
         return [(check_encoding(encoding), None)]
     if not encoding.index.equals(index):
         encoding = encoding.reindex(index)
-    values = encoding.to_numpy(dtype=object, na_value=None)
+    codes, uniques = pd.factorize(encoding, use_na_sentinel=True)  # rows without an encoding get <NA>
     groups = []
-    for name in pd.unique(values):
-        if name is None or name is pd.NA or (isinstance(name, float) and np.isnan(name)):
-            continue  # rows without an encoding get <NA>
-        positions = np.flatnonzero(values == name)
+    for k, name in enumerate(uniques):
+        positions = np.flatnonzero(codes == k)
         if name not in ENCODINGS:
             raise InputError(
                 f"Unknown encoding {name!r} in row {index[positions[0]]!r}: use one of {', '.join(ENCODINGS)}."
             )
+        if len(positions) == len(codes):
+            return [(name, None)]
         groups.append((name, positions))
     return groups
 
