@@ -23,7 +23,7 @@ from sendframe.api.models import parse_request, result_item
 from sendframe.api.recipients import calling_code, is_valid_email, is_valid_phone
 from sendframe.api.templates import WHATSAPP_TEMPLATES, whatsapp_field_counts
 from sendframe.api.validation import shown, sub_value_text
-from sendframe.sandbox import carrier, links, otp, store
+from sendframe.sandbox import links, otp, store
 from sendframe.sandbox.accounts import EMAIL_TEMPLATES, LANDING_TEMPLATES, Account
 from sendframe.text import templates
 from sendframe.text.encodings import to_deliverable
@@ -108,10 +108,30 @@ def _common(state: Any, account: Account, request: Any) -> _Common:
                    getattr(request, "campaign_name", None), getattr(request, "tags", None))
 
 
-def _steps(rows: list[tuple[Any, ...]], message_id: str, steps: list[Any]) -> None:
-    for step in steps:
-        payload = {"status": step.status, "delivery": step.delivery, "detail": dict(step.detail or {})}
-        rows.append((step.due.timestamp(), message_id, step.kind, json.dumps(payload)))
+def _plan(rows: list[tuple[Any, ...]], message_id: str, c: _Common, **arguments: Any) -> None:
+    """Queue the carrier planning of one message: the worker asks ``carrier.plan_*`` when it falls due
+    (a plan depends only on the seed, the message id and these arguments, so planning later gives the
+    same steps) and stores the steps it returns in ``work``."""
+    arguments |= {"channel": c.channel, "ready_at": c.ready_at.timestamp(),
+                  "expires_at": c.expires.timestamp() if c.expires else None}
+    rows.append((c.ready_at.timestamp(), message_id, "plan", json.dumps(arguments)))
+
+
+def _unsubscribed(state: Any, account: str, recipients: list[str]) -> set[str]:
+    """The recipients (as ``links.recipient_key``) of this request who unsubscribed from ``account``: one query per 500."""
+    keys = list({links.recipient_key(r) for r in recipients})
+    found: set[str] = set()
+    for start in range(0, len(keys), 500):
+        chunk = keys[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(r for (r,) in state.db.execute(
+            f"SELECT recipient FROM unsubscribes WHERE account = ? AND recipient IN ({marks})", (account, *chunk)))
+    return found
+
+
+def _ids(count: int) -> list[str]:
+    raw = secrets.token_hex(10 * count)
+    return [raw[i:i + 20] for i in range(0, 20 * count, 20)]
 
 
 def _vars(sub: list[dict[str, Any]] | None, index: int) -> dict[str, str]:
@@ -170,12 +190,14 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
     sizing: dict[str, tuple[str, int]] = {}
     extra = json.dumps({"encoding": encoding, "splitParts": request.split_parts, "flash": bool(request.flash),
                         "certified": bool(request.certified), "tags": c.tags})
+    unsubscribed = _unsubscribed(state, account.username, request.to)
+    ids = _ids(len(request.to))
     for index, to in enumerate(request.to):
         if not is_valid_phone(to):
             batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"to[{index}]: {shown(to)} is not a valid phone number "
                          "(digits only, 8 to 15, country calling code first)")
             continue
-        if links.is_unsubscribed(state, account=account.username, recipient=to):
+        if unsubscribed and links.recipient_key(to) in unsubscribed:
             batch.reject(to, ErrorCode.UNSUBSCRIBED, f"to[{index}]: {to} unsubscribed from this account's messages")
             continue
         variables = _vars(sub, index)
@@ -185,7 +207,7 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
         if problem is not None:
             batch.reject(to, *problem)
             continue
-        message_id = new_message_id()
+        message_id = ids[index]
         if needs_links:
             specials: dict[str, str] = {}
             if "OTP_CODE" in template.specials:
@@ -222,14 +244,23 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
                          f"{max_parts} (encoding {encoding})", parts=parts)
             continue
         url = urls[index] if isinstance(urls, list) else urls
-        cost = state.prices.message_cost(to, c.channel, parts=parts, certified=bool(request.certified))
-        steps = carrier.plan_sms(state.carrier, message_id=message_id, to=to, parts=parts, ready_at=c.ready_at,
-                                 expires_at=c.expires, available_times=windows)
-        _steps(batch.work, message_id, steps)
-        batch.messages.append(_row(c, message_id, request.sender, to, deliverable, parts, sub, index, url, cost,
-                                   carrier.mnc_for(state.carrier, to, message_id), extra))
+        cost = _cost(state, c.channel, to, parts, bool(request.certified))
+        _plan(batch.work, message_id, c, to=to, parts=parts, available_times=windows)
+        batch.messages.append(_row(c, message_id, request.sender, to, deliverable, parts, sub, index, url, cost, None, extra))
         batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, parts=parts,
                                        scheduled_at=c.scheduled, expires_at=c.expires))
+
+
+def _cost(state: Any, channel: str, to: str, parts: int, certified: bool) -> float:
+    # the price row depends on the prefix only: cache by the first digits the table distinguishes
+    cache = state.__dict__.setdefault("_price_cache", {})
+    key = (channel, to[:6], parts, certified)
+    cost = cache.get(key)
+    if cost is None:
+        if state.prices.prefix_of(to, channel) != state.prices.prefix_of(to[:6], channel):
+            return state.prices.message_cost(to, channel, parts=parts, certified=certified)
+        cost = cache[key] = state.prices.message_cost(to, channel, parts=parts, certified=certified)
+    return cost
 
 
 def _custom_fields(sub: list[dict[str, Any]] | None, index: int) -> str:
@@ -286,11 +317,12 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
     extra = json.dumps({"subject": None, "fromEmail": request.from_email, "fromName": request.from_name,
                         "replyTo": request.reply_to, "cc": request.cc, "bcc": request.bcc, "tags": c.tags,
                         "attachments": [a.name for a in request.attachments or []], "certified": bool(request.certified)})
+    unsubscribed = _unsubscribed(state, account.username, request.to)
     for index, to in enumerate(request.to):
         if not is_valid_email(to):
             batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"to[{index}]: {shown(to)} is not a valid email address")
             continue
-        if links.is_unsubscribed(state, account=account.username, recipient=to):
+        if unsubscribed and links.recipient_key(to) in unsubscribed:
             batch.reject(to, ErrorCode.UNSUBSCRIBED, f"to[{index}]: {to} unsubscribed from this account's messages")
             continue
         variables = _vars(request.sub, index)
@@ -316,7 +348,7 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
             html, found = _BODY_END.subn(lambda m: pixel + m.group(0), html, count=1)
             html = html if found else html + pixel
         cost = state.prices.message_cost(to, "mailing", certified=bool(request.certified), attachments=len(request.attachments or []))
-        _steps(batch.work, message_id, carrier.plan_simple(state.carrier, message_id=message_id, channel="mailing", to=to, ready_at=c.ready_at))
+        _plan(batch.work, message_id, c, to=to)
         row_extra = extra.replace('"subject": null', f'"subject": {json.dumps(subject, ensure_ascii=False)}', 1)
         batch.messages.append(_row(c, message_id, request.from_email, to, html, 1, request.sub, index, None, cost, None, row_extra))
         batch.items.append(result_item("mailing", accepted=True, to=to, id=message_id, scheduled_at=c.scheduled))
@@ -347,11 +379,8 @@ def _voice(c: _Common, request: Any, batch: _Batch) -> None:
                 continue
         message_id = new_message_id()
         sender = callers.get(calling_code(to), DEFAULT_VOICE_CALLER)
-        steps = carrier.plan_call(state.carrier, message_id=message_id, to=to, ready_at=c.ready_at, expires_at=c.expires,
-                                  retries=request.retries or 0, amd=request.amd)
-        _steps(batch.work, message_id, steps)
-        batch.messages.append(_row(c, message_id, sender, to, text, 1, sub, index, None, 0.0,
-                                   carrier.mnc_for(state.carrier, to, message_id), extra))
+        _plan(batch.work, message_id, c, to=to, retries=request.retries or 0, amd=request.amd)
+        batch.messages.append(_row(c, message_id, sender, to, text, 1, sub, index, None, 0.0, None, extra))
         batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, scheduled_at=c.scheduled, expires_at=c.expires))
 
 
@@ -382,8 +411,8 @@ def _whatsapp(c: _Common, request: Any, batch: _Batch) -> None:
             continue
         message_id = new_message_id()
         text = json.dumps({k: v for k, v in wire.items() if k != "to"}, ensure_ascii=False)
-        cost = state.prices.message_cost(to, "whatsapp")
-        _steps(batch.work, message_id, carrier.plan_simple(state.carrier, message_id=message_id, channel="whatsapp", to=to, ready_at=c.ready_at))
+        cost = _cost(state, "whatsapp", to, 1, False)
+        _plan(batch.work, message_id, c, to=to)
         batch.messages.append(_row(c, message_id, request.sender, to, text, 1, None, index, None, cost, None,
                                    json.dumps({"templateId": request.template_id})))
         batch.items.append(result_item("whatsapp", accepted=True, to=to, id=message_id))

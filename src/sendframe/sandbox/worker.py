@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sendframe.api.notifications import NOTIFICATION_DATE_FORMAT, substitute
-from sendframe.sandbox import store
+from sendframe.sandbox import carrier, store
 
 __all__ = ["Worker", "notification_urls"]
 
@@ -56,6 +56,7 @@ class Worker:
         self.state = state
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        self._payloads: dict[tuple[Any, ...], str] = {}
 
     async def start(self) -> None:
         """Start the background loop (call from the server's event loop)."""
@@ -145,13 +146,18 @@ class Worker:
             return Counter()
         ids = list({r[2] for r in rows})
         messages = self._messages(ids)
-        events, updates, notes = [], [], []
+        events, updates, notes, planned, mncs = [], [], [], [], []
         done: Counter[str] = Counter()
         for seq, due, message_id, kind, payload_text in rows:
             message = messages.get(message_id)
             if message is None:
                 continue
             payload = json.loads(payload_text or "{}")
+            if kind == "plan":
+                planned.extend(self._plan(message_id, payload))
+                mncs.append((carrier.mnc_for(self.state.carrier, payload["to"], message_id), message_id))
+                done["planned"] += 1
+                continue
             status = payload.get("status")
             date = store.iso(_at(due))
             if kind == "sent":
@@ -175,7 +181,31 @@ class Worker:
                            "cost = COALESCE(?, cost) WHERE id = ?", updates)
             db.executemany("INSERT INTO notifications (message_id, url, next_at, created_at) VALUES (?, ?, ?, ?)", notes)
             db.executemany("DELETE FROM work WHERE seq = ?", [(r[0],) for r in rows])
+            db.executemany("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", planned)
+            db.executemany("UPDATE messages SET mnc = ? WHERE id = ?", mncs)
         return done
+
+    def _plan(self, message_id: str, arguments: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """The carrier's steps for one message, as ``work`` rows (payloads of equal steps are encoded once)."""
+        config, channel, to = self.state.carrier, arguments["channel"], arguments["to"]
+        ready_at = _at(arguments["ready_at"])
+        expires_at = _at(arguments["expires_at"]) if arguments.get("expires_at") is not None else None
+        if channel in ("sms", "landingsms"):
+            steps = carrier.plan_sms(config, message_id=message_id, to=to, parts=arguments.get("parts", 1), ready_at=ready_at,
+                                     expires_at=expires_at, available_times=arguments.get("available_times"))
+        elif channel in ("voice", "voiceAudio"):
+            steps = carrier.plan_call(config, message_id=message_id, to=to, ready_at=ready_at, expires_at=expires_at,
+                                      retries=arguments.get("retries", 0), amd=bool(arguments.get("amd")))
+        else:
+            steps = carrier.plan_simple(config, message_id=message_id, channel=channel, to=to, ready_at=ready_at)
+        rows = []
+        for step in steps:
+            key = (step.status, step.delivery, json.dumps(step.detail, sort_keys=True) if step.detail else "")
+            text = self._payloads.get(key)
+            if text is None:
+                text = self._payloads[key] = json.dumps({"status": step.status, "delivery": step.delivery, "detail": step.detail or {}})
+            rows.append((step.due.timestamp(), message_id, step.kind, text))
+        return rows
 
     def _messages(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         db = self.state.db
