@@ -77,3 +77,11 @@ def test_the_command_prints_its_base_url_and_serves_it(tmp_path):
         process.terminate()
         process.wait(10)
     assert (tmp_path / "s.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_the_benchmark_runs_quick_and_prints_its_ratios():
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "bench_sandbox.py")
+    done = subprocess.run([sys.executable, script, "--quick"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "ratio (batched / naive)" in done.stdout and "peak memory" in done.stdout
