@@ -41,16 +41,24 @@ def recipient_column(channel: str, to_column: str | None = None) -> str:
     return to_column or ("email" if channel == "mailing" else "phone")
 
 
-def _choose_encoding(text: pd.Series, encoding: str | None) -> pd.Series:
-    from sendframe.text.encodings import ENCODINGS, cheapest_encoding_series
+def _check_encoding(encoding: str | None) -> str:
+    """The encoding asked for: ``"auto"`` or a name (``None`` is what a request without one gets: gsm)."""
+    from sendframe.text.encodings import ENCODINGS
 
     if encoding is None:
-        encoding = "gsm"
+        return "gsm"
+    if encoding != "auto" and encoding not in ENCODINGS:
+        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} or 'auto' (the cheapest per row).")
+    return encoding
+
+
+def _choose_encoding(text: pd.Series, encoding: str | None) -> pd.Series:
+    from sendframe.text.encodings import cheapest_encoding_series
+
+    encoding = _check_encoding(encoding)
     if encoding == "auto":
         chosen = cheapest_encoding_series(text)
         return chosen.astype("str")
-    if encoding not in ENCODINGS:
-        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} or 'auto' (the cheapest per row).")
     return pd.Series(encoding, index=text.index, dtype="str")
 
 
@@ -81,39 +89,61 @@ def foreign_characters(text: pd.Series, encoding: str) -> pd.Series:
     return pd.Series(deduped, index=index, dtype="str")
 
 
-def _forced_by(text: pd.Series, chosen: pd.Series) -> pd.Series:
+def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
+    """``answer(not_gsm, not_pt, encoding)`` once per distinct combination, spread over the rows.
+    ``not_gsm`` / ``not_pt`` are categoricals of the characters each encoding cannot carry."""
+    a = not_gsm.cat.codes.to_numpy(dtype=np.int64)
+    b = not_pt.cat.codes.to_numpy(dtype=np.int64)
+    names = ("gsm", "gsm-pt", "utf-16")
+    rank = np.full(len(a), len(names), dtype=np.int64)  # no encoding (missing text)
+    for i, name in enumerate(names):
+        rank[(chosen == name).to_numpy(dtype=bool, na_value=False)] = i
+    width_b, width_rank = len(not_pt.cat.categories) + 1, len(names) + 1
+    codes, keys = pd.factorize(((a + 1) * width_b + b + 1) * width_rank + rank)
+    texts_a = [""] + list(not_gsm.cat.categories)
+    texts_b = [""] + list(not_pt.cat.categories)
+    answers = [
+        answer(texts_a[k // width_rank // width_b], texts_b[k // width_rank % width_b], (names + ("",))[k % width_rank])
+        for k in keys
+    ]
+    return pd.Series(np.asarray(answers, dtype=object)[codes] if len(codes) else [], index=chosen.index, dtype="str")
+
+
+def _forced_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
+    if encoding == "gsm-pt":  # gsm-pt rows need only what gsm lacks
+        return not_gsm
+    if encoding != "utf-16":
+        return ""
+    neither = "".join(c for c in not_gsm if c in not_pt)
+    return neither or "".join(dict.fromkeys(not_gsm + not_pt))
+
+
+def _forced_by(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series) -> pd.Series:
     """Characters that pushed each row off gsm: for gsm-pt the ones gsm lacks; for utf-16 the ones
-    neither gsm nor gsm-pt carries (or, when each lacks different ones, every one of them)."""
-    forced = pd.Series("", index=text.index, dtype="str")
-    off_gsm = (chosen != "gsm").to_numpy(dtype=bool, na_value=False)
-    if not off_gsm.any():
-        return forced
-    subset = text[off_gsm]
-    not_gsm = foreign_characters(subset, "gsm").fillna("")
-    is_utf16 = (chosen[off_gsm] == "utf-16").to_numpy(dtype=bool)
-    not_pt = pd.Series("", index=subset.index, dtype="str")
-    if is_utf16.any():  # gsm-pt rows need only what gsm lacks
-        not_pt[is_utf16] = foreign_characters(subset[is_utf16], "gsm-pt").fillna("").to_numpy(dtype=object)
-    pairs = pd.MultiIndex.from_arrays([not_gsm.to_numpy(dtype=object), not_pt.to_numpy(dtype=object), is_utf16])
-    codes, uniques = pd.factorize(pairs)
-    answers = []
-    for a, b, utf16 in uniques:  # once per distinct combination
-        if not utf16:
-            answers.append(a)
-            continue
-        neither = "".join(c for c in a if c in b)
-        answers.append(neither or "".join(dict.fromkeys(a + b)))
-    forced[off_gsm] = np.asarray(answers, dtype=object)[codes]
-    return forced
+    neither gsm nor gsm-pt carries (or, when each lacks different ones, every one of them).
+    Worked out once per distinct combination of (gsm's, gsm-pt's unencodable characters, encoding)."""
+    return _per_combination(not_gsm, not_pt, chosen, _forced_answer)
 
 
-def _lost_characters(text: pd.Series, chosen: pd.Series) -> pd.Series:
-    lost = pd.Series("", index=text.index, dtype="str")
-    for name in ("gsm", "gsm-pt"):
-        rows = (chosen == name).to_numpy(dtype=bool, na_value=False)
-        if rows.any():
-            lost[rows] = foreign_characters(text[rows], name).fillna("").to_numpy(dtype=object)
-    return lost
+def _lost_characters(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series) -> pd.Series:
+    """Characters the chosen encoding cannot carry (they arrive as ``?``), per distinct combination."""
+    return _per_combination(not_gsm, not_pt, chosen, lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt" else "")
+
+
+def _unencodable_of_text(text: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Categoricals of the characters gsm and gsm-pt cannot carry in each text."""
+    return tuple(pd.Series(pd.Categorical(foreign_characters(text, name)), index=text.index) for name in ("gsm", "gsm-pt"))
+
+
+def _measure_sms(contacts: pd.DataFrame, template: str, encoding: str, otp_config: Any, link_base: str | None) -> pd.DataFrame:
+    """The text engine's one-pass render and measure (``measure_frame``): text, encoding, units,
+    parts and unencodable characters, each worked out per distinct value of each variable."""
+    from sendframe.campaign.preview import placeholders
+    from sendframe.text.measure import measure_frame
+
+    specials, shorten = placeholders(link_base, otp_config)
+    return measure_frame(contacts, template, specials=specials, shorten=shorten,
+                         encoding=None if encoding == "auto" else encoding, unencodable=True)
 
 
 def _valid_recipients(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
@@ -205,20 +235,37 @@ def estimate(
         raise InputError(f"parts must be a whole number of at least 1 (got {parts!r}).")
     if isinstance(attachments, bool) or not isinstance(attachments, int) or attachments < 0:
         raise InputError(f"attachments must be a whole number of at least 0 (got {attachments!r}).")
-    text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
     index = contacts.index
-    has_text = text.notna().to_numpy(dtype=bool)
-    if channel in SMS_CHANNELS:
+    sms = channel in SMS_CHANNELS
+    if sms and trans == 0:
+        # render checks the arguments (on no rows); the text engine renders and measures in one go
+        render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+        asked = _check_encoding(encoding)
+        measured = _measure_sms(contacts, template, asked, otp_config, link_base)
+        text = pd.Series(measured["text"], index=index, name="text").astype("str")
+        has_text = text.notna().to_numpy(dtype=bool)
+        if asked == "auto":
+            chosen = measured["encoding"].astype("str").where(has_text)
+        else:
+            chosen = pd.Series(asked, index=index, dtype="str").where(has_text)
+        length, needed = measured["units"], measured["parts"]
+        not_gsm, not_pt = measured["unencodable_gsm"], measured["unencodable_gsm_pt"]
+    else:
+        text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+        has_text = text.notna().to_numpy(dtype=bool)
+    if sms and trans != 0:
         chosen = _choose_encoding(text, encoding)
         chosen = chosen.where(has_text)
         length = message_units_series(text, chosen.fillna("gsm"))
         needed = sms_parts_series(text, chosen.fillna("gsm"))
+        not_gsm, not_pt = _unencodable_of_text(text)
+    if sms:
         if encoding == "auto":  # the cheapest encoding carries every character: nothing is lost
-            forced = _forced_by(text, chosen)
+            forced = _forced_by(not_gsm, not_pt, chosen)
             lost = pd.Series("", index=index, dtype="str")
         else:
             forced = pd.Series("", index=index, dtype="str")
-            lost = _lost_characters(text, chosen)
+            lost = _lost_characters(not_gsm, not_pt, chosen)
     else:
         chosen = pd.Series(pd.NA, index=index, dtype="str")
         length = text.str.len().astype("Int64")

@@ -23,10 +23,34 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sendframe.text._arrow import int_series, text_series
-from sendframe.text.encodings import ENCODINGS, check_encoding
+from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
 from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
-from sendframe.text.scan import DOUBLE_FLAG, encoding_rank, scan_text
-from sendframe.text.templates import Template, join_codes, merge_pieces, parse, piece_codes
+from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, TextStats, encoding_rank, scan_text
+from sendframe.text.templates import CodedPiece, Template, join_codes, merge_pieces, parse, piece_codes
+
+
+def _unencodable(pieces: list[CodedPiece], stats: list[TextStats | None], missing: np.ndarray, encoding: str) -> pd.Categorical:
+    """Per row, the characters ``encoding`` cannot carry (unique, in order of appearance, joined)
+    as a categorical: worked out once per distinct value of each piece, then once per distinct
+    combination of the pieces' answers."""
+    charset, flag = CHARSETS[encoding], FOREIGN_FLAG[ENCODINGS.index(encoding)]
+    rows = np.zeros(len(missing), dtype=np.int64)
+    table = [""]
+    for piece, measured in zip(pieces, stats):
+        flagged = np.flatnonzero(measured.flags & flag) if measured is not None else []
+        if not len(flagged):
+            continue
+        found = ["".join(dict.fromkeys(c for c in v if c not in charset)) for v in piece.values.take(flagged).to_pylist()]
+        ids, distinct = pd.factorize(np.asarray(found, dtype=object))
+        value_ids = np.zeros(len(piece.values), dtype=np.int64)  # 0: nothing unencodable
+        value_ids[flagged] = ids + 1
+        width = len(distinct) + 1
+        keys, combos = pd.factorize(rows * width + value_ids[np.where(piece.codes < 0, 0, piece.codes)])
+        mine = [""] + list(distinct)
+        table = ["".join(dict.fromkeys(table[k // width] + mine[k % width])) for k in combos]
+        rows = keys
+    remap, categories = pd.factorize(np.asarray(table, dtype=object))
+    return pd.Categorical.from_codes(np.where(missing, -1, remap[rows]), categories=pd.Index(categories, dtype=object))
 
 
 def measure_frame(
@@ -36,11 +60,15 @@ def measure_frame(
     specials: Mapping[str, str | pd.Series] | None = None,
     shorten: Callable[[str], str] | None = None,
     encoding: str | None = None,
+    unencodable: bool = False,
 ) -> pd.DataFrame:
     """Columns ``text``, ``encoding``, ``units``, ``parts`` per row, on ``frame.index``.
 
     ``encoding=None`` picks the cheapest encoding per row; a name forces it for every row. Rows
     missing a variable get <NA> everywhere. Same arguments and answers as ``render_frame``.
+    ``unencodable=True`` adds categorical columns ``unencodable_gsm`` and ``unencodable_gsm_pt``:
+    the characters gsm / gsm-pt cannot carry, as :func:`~sendframe.text.encodings.unencodable_series`
+    gives them.
 
     >>> measure_frame(pd.DataFrame({"n": ["a" * 200]}), "{n}", encoding="utf-16")["parts"].tolist()
     [3]
@@ -53,12 +81,15 @@ def measure_frame(
     units = np.zeros((len(ENCODINGS), n), dtype=np.int64)
     flags = np.zeros(n, dtype=np.uint8)
     missing = np.zeros(n, dtype=bool)
+    measured: list[TextStats | None] = []
     for piece in pieces:
         gone = piece.codes < 0
         missing |= gone
         if not len(piece.values):
+            measured.append(None)
             continue  # no row has a value: every row is <NA> anyway
         stats = scan_text(piece.values)
+        measured.append(stats)
         codes = np.where(gone, 0, piece.codes)
         units += stats.units[:, codes]
         flags |= stats.flags[codes]
@@ -76,12 +107,14 @@ def measure_frame(
         if len(exact):
             parts[exact] = [sms_parts(t, name) for t in text.take(exact).to_pylist()]
     names = pc.take(pa.array(ENCODINGS, type=pa.large_string()), pa.array(chosen.astype(np.int64), mask=missing))
-    return pd.DataFrame(
-        {
-            "text": text_series(text, frame.index),
-            "encoding": text_series(names, frame.index),
-            "units": int_series(row_units, missing, frame.index),
-            "parts": int_series(parts, missing, frame.index),
-        },
-        index=frame.index,
-    )
+    columns = {
+        "text": text_series(text, frame.index),
+        "encoding": text_series(names, frame.index),
+        "units": int_series(row_units, missing, frame.index),
+        "parts": int_series(parts, missing, frame.index),
+    }
+    if unencodable:
+        for name in ("gsm", "gsm-pt"):
+            found = _unencodable(pieces, measured, missing, name)
+            columns["unencodable_" + name.replace("-", "_")] = pd.Series(found, index=frame.index)
+    return pd.DataFrame(columns, index=frame.index)
