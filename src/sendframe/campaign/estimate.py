@@ -95,9 +95,9 @@ def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, a
     a = not_gsm.cat.codes.to_numpy(dtype=np.int64)
     b = not_pt.cat.codes.to_numpy(dtype=np.int64)
     names = ("gsm", "gsm-pt", "utf-16")
-    rank = np.full(len(a), len(names), dtype=np.int64)  # no encoding (missing text)
-    for i, name in enumerate(names):
-        rank[(chosen == name).to_numpy(dtype=bool, na_value=False)] = i
+    found, distinct = pd.factorize(chosen, use_na_sentinel=True)
+    ranks = np.array([names.index(e) for e in distinct] + [len(names)], dtype=np.int64)
+    rank = ranks[found]  # len(names): no encoding (missing text)
     width_b, width_rank = len(not_pt.cat.categories) + 1, len(names) + 1
     codes, keys = pd.factorize(((a + 1) * width_b + b + 1) * width_rank + rank)
     texts_a = [""] + list(not_gsm.cat.categories)
