@@ -94,3 +94,11 @@ def test_number_formats_only_insert_separators(number):
     digits = number.lstrip("-").split(".")[0]
     assert out.count(".") == (len(digits) - 1) // 3
     assert FILTERS["formatCommaDot"](number).replace(",", "") == number
+
+
+def test_is_number_is_the_rule_the_format_filters_use():
+    from sendframe.text.filters import format_comma_dot, is_number
+
+    numbers, others = ["12", "-1234.50", "0.5", "1234567"], ["1,5", "1e3", ".5", "-", "", " 12", "\u0661\u0662", "12."]
+    assert all(is_number(v) for v in numbers) and not any(is_number(v) for v in others)
+    assert all(format_comma_dot(v) == v for v in others)  # what is not a number passes through

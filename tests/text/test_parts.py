@@ -147,3 +147,20 @@ def test_vectorised_parts_with_per_row_encodings_agree_with_scalar(rows):
     text = pd.Series([t for t, _ in rows])
     encodings = pd.Series([e for _, e in rows])
     assert sms_parts_series(text, encodings).tolist() == [sms_parts(t, e) for t, e in rows]
+
+
+def test_exact_parts_needed_flags_every_row_where_the_arithmetic_is_wrong():
+    import random
+
+    import numpy as np
+
+    from sendframe.text.encodings import message_units
+    from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
+
+    random.seed(5)
+    for encoding, double in (("gsm", "€"), ("gsm-pt", "ç"), ("utf-16", "😀")):
+        for _ in range(400):
+            text = "".join(random.choice(["a", double]) for _ in range(random.randint(100, 700)))
+            units = np.array([message_units(text, encoding)])
+            if not exact_parts_needed(units, np.array([True]), encoding)[0]:
+                assert sms_parts(text, encoding) == parts_from_units(units, encoding)[0]
