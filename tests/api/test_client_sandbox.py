@@ -11,7 +11,7 @@ import pytest
 from sendframe.api.client import AsyncClient, Client, NotSentError, RetryPolicy
 from sendframe.api.errors import ApiError, AuthenticationError, NotFoundError, UnknownOutcomeError
 
-sandbox = pytest.importorskip("sendframe.sandbox")
+from sendframe import sandbox
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 GOOD, OTHER, BAD = "447911100001", "447911100002", "12"

@@ -11,6 +11,7 @@ import pytest
 
 from sendframe.campaign.command import default_ledger_path
 from sendframe.cli import main
+from sendframe.sandbox import Sandbox
 
 CONTACTS = Path(__file__).resolve().parents[2] / "data" / "contacts.csv"
 MESSAGE = "Hola {name|capitalize}, saldo {amount|formatDotComma} EUR"
@@ -82,15 +83,7 @@ def test_send_dry_run_builds_every_request(tmp_path, monkeypatch):
     assert set(written["outcome"]) == {"dry_run"}
 
 
-def _sandbox():
-    sandbox = pytest.importorskip("sendframe.sandbox")
-    if not hasattr(sandbox, "Sandbox"):
-        pytest.skip("sendframe.sandbox.Sandbox is not there yet")
-    return sandbox.Sandbox
-
-
 def test_send_against_the_sandbox_writes_one_row_per_contact_and_resumes(tmp_path, monkeypatch, capsys):
-    Sandbox = _sandbox()
     contacts = pd.read_csv(CONTACTS, dtype=str, keep_default_na=False, na_values=[""])
     with Sandbox() as sb:
         monkeypatch.setenv("SENDFRAME_BASE_URL", sb.base_url)

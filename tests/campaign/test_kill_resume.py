@@ -18,7 +18,7 @@ import pytest
 
 from sendframe.campaign.ledger import Ledger
 
-sandbox = pytest.importorskip("sendframe.sandbox")
+from sendframe import sandbox
 
 N = 400
 SCRIPT = textwrap.dedent("""

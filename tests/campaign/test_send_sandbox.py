@@ -13,7 +13,7 @@ from sendframe.api.client import Client, RetryPolicy, SendframeWarning
 from sendframe.api.errors import AuthenticationError
 from sendframe.campaign.ledger import Ledger, LedgerMismatchError
 
-sandbox = pytest.importorskip("sendframe.sandbox")
+from sendframe import sandbox
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 
