@@ -130,3 +130,27 @@ def test_an_empty_log_gives_an_empty_typed_frame(tmp_path):
     frame = read_callbacks(log)
     assert frame.empty and frame.attrs["junk_lines"] == 0
     assert "status" in frame.columns
+
+
+def test_queries_in_the_url_order_and_in_any_other_order_give_the_same_values(tmp_path):
+    url = "https://x/dlr?mid=%i&st=%s&n=%n&ref=crm"
+    regular = ["mid=m1&st=DELIVRD&n=1&ref=a%20b", "mid=m2&st=ACCEPTD&n=2&ref=", "mid=m3&st=EXPIRED&n=&ref=c"]
+    irregular = ["ref=a%20b&n=1&st=DELIVRD&mid=m1", "mid=m2&st=ACCEPTD&n=2&ref=&extra=1", "mid=m3&st=EXPIRED&ref=c&n="]
+    frames = []
+    for queries in (regular, irregular, [regular[0], irregular[1], regular[2]]):
+        log = tmp_path / "access.log"
+        log.write_text("".join(access_line(query) for query in queries))
+        frames.append(read_callbacks(log, url)[["id", "status", "part", "ref"]])
+    for frame in frames[1:]:
+        pd.testing.assert_frame_equal(frame, frames[0])
+    assert frames[0]["ref"].tolist() == ["a b", "", "c"]
+
+
+def test_a_retry_is_dropped_but_another_notification_for_the_same_id_is_kept(tmp_path):
+    log = tmp_path / "access.log"
+    first, retry, later = "mid=m1&st=ACCEPTD&n=1", "mid=m1&st=ACCEPTD&n=1", "mid=m1&st=DELIVRD&n=1"
+    log.write_text("".join(access_line(query) for query in (first, "mid=m2&st=ACCEPTD&n=1", retry, later, retry)))
+    frame = read_callbacks(log, "https://x/dlr?mid=%i&st=%s&n=%n")
+    assert frame["id"].tolist() == ["m1", "m2", "m1"]
+    assert frame["status"].astype(str).tolist() == ["ACCEPTD", "ACCEPTD", "DELIVRD"]
+    assert frame.attrs["duplicates_dropped"] == 2

@@ -168,14 +168,6 @@ def parse_lines(
     is_comment = pc.starts_with(lines, "#")
     other = pc.fill_null(pc.not_equal(request_path, wanted_path), False) if wanted_path else pa.repeat(False, n)
     candidate = pc.and_(pc.and_(pc.invert(is_comment), pc.invert(other)), pc.is_valid(query))
-    # exact duplicates: the same query string again (a retried notification); the first arrival is kept
-    encoded = pc.dictionary_encode(query)
-    codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)
-    rows = np.flatnonzero(candidate.to_numpy(zero_copy_only=False))
-    first_row = np.empty(len(encoded.dictionary), dtype=np.int64)
-    first_row[codes[rows[::-1]]] = rows[::-1]  # the last write wins: the first occurrence
-    first = np.zeros(n, dtype=bool)
-    first[first_row[codes[rows]]] = True
     wanted = {param: column for param, column in mapping.items()} | {name: name for name in own}
     keys = list(wanted)
     key_order = [k for k in (order or []) if k in wanted] + [k for k in keys if k not in (order or [])]
@@ -184,8 +176,9 @@ def parse_lines(
     has_id = pc.fill_null(pc.not_equal(values[id_param], ""), False) if id_param else pa.repeat(False, n)
     junk = pc.and_(candidate, pc.invert(has_id))
     junk = pc.or_(junk, pc.and_(pc.invert(pc.or_(is_comment, other)), pc.is_null(query)))
-    keep_mask = np.logical_and(first, has_id.to_numpy(zero_copy_only=False))
-    duplicates = int(np.logical_and(candidate.to_numpy(zero_copy_only=False), has_id.to_numpy(zero_copy_only=False)).sum() - keep_mask.sum())
+    rows = np.flatnonzero(np.logical_and(candidate.to_numpy(zero_copy_only=False), has_id.to_numpy(zero_copy_only=False)))
+    keep_mask = _first_arrivals(query, values[id_param] if id_param else None, rows, n)
+    duplicates = int(len(rows) - keep_mask.sum())
     keep = pa.array(keep_mask)
 
     columns: dict[str, object] = {}
@@ -208,6 +201,24 @@ def parse_lines(
     frame.attrs["duplicates_dropped"] = duplicates
     frame.attrs["other_requests"] = int(pc.sum(other).as_py() or 0)
     return frame
+
+
+def _first_arrivals(query: pa.Array, ids: pa.Array | None, rows: np.ndarray, n: int) -> np.ndarray:
+    """Mask of ``rows`` whose query is seen there for the first time (exact duplicates are retries).
+
+    Equal queries carry equal ids, so only rows whose id repeats need their whole query compared.
+    """
+    first = np.zeros(n, dtype=bool)
+    first[rows] = True
+    if ids is None or len(rows) < 2:
+        return first
+    id_codes = pc.dictionary_encode(pc.take(ids, rows)).indices.to_numpy(zero_copy_only=False)
+    shared = rows[np.bincount(id_codes)[id_codes] > 1]
+    if len(shared):
+        codes = pc.dictionary_encode(pc.take(query, shared)).indices.to_numpy(zero_copy_only=False)
+        first[shared] = False
+        first[shared[np.unique(codes, return_index=True)[1]]] = True
+    return first
 
 
 def _queries(lines: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
