@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sendframe.api.errors import ConfigurationError
 from sendframe.pricing import CHANNELS, DEFAULT_PRICES_PATH, load_prices, message_cost
@@ -105,3 +107,58 @@ def test_the_examples_in_the_docstrings_hold():
     from sendframe import pricing
 
     assert doctest.testmod(pricing).failed == 0
+
+
+_SHIPPED_PREFIXES = sorted(set(load_prices().frame["prefix"]) - {"*"})
+_DIGITS = st.text("0123456789", max_size=12)
+_NUMBERS = st.one_of(
+    st.builds(lambda prefix, tail: prefix + tail, st.sampled_from(_SHIPPED_PREFIXES), _DIGITS),  # incl. Canadian 1416, 1867...
+    st.builds(lambda prefix, tail: prefix + tail, st.sampled_from(["1", "14", "141", "18", "186", "35", "3"]), st.text("0123456789", max_size=3)),
+    st.text("0123456789", max_size=4),  # short, empty, unknown (999...) and leading zeros
+    st.builds(lambda plus, number: plus + number, st.sampled_from(["+", "++"]), st.sampled_from(_SHIPPED_PREFIXES + ["", "999"])),
+    st.sampled_from(["junk", "34 600 123 456", "34-600", "346001234ab", "34\u00b2", "\u0663\u0664\u0666", "+", " 34", "34.0", "ana@example.com"]),
+    st.text(max_size=6),
+    st.none(),
+)
+
+
+def _agree(table, numbers, channel):
+    found = table.lookup(numbers, channel)
+    expected = [table.prefix_of(n, channel) for n in numbers]
+    assert found["prefix"].tolist() == expected
+    assert found.index.equals(numbers.index)
+    assert found["unit_price"].tolist() == [table.unit_price(n, channel) for n in numbers]
+    assert table.unit_prices(numbers, channel).tolist() == [table.unit_price(n, channel) for n in numbers]
+    costs = table.costs(numbers, channel, parts=3, certified=True, attachments=2)
+    assert costs.tolist() == [table.message_cost(n, channel, parts=3, certified=True, attachments=2) for n in numbers]
+    assert costs.index.equals(numbers.index)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_NUMBERS, max_size=40), st.sampled_from(CHANNELS), st.sampled_from(["str", object]), st.integers(0, 3))
+def test_the_vectorised_lookup_is_the_scalar_one_for_any_values(prices, numbers, channel, dtype, skip):
+    series = pd.Series(numbers, dtype=dtype, index=[f"r{i}" for i in range(len(numbers))]).iloc[skip:]  # a slice: an offset arrow array
+    _agree(prices, series, channel)
+
+
+def test_the_vectorised_lookup_handles_prefixes_longer_than_its_dense_table(tmp_path):
+    path = tmp_path / "prices.csv"
+    path.write_text("prefix,country,channel,unit_price,certified_surcharge,attachment_surcharge,currency\n"
+                    "1,US,sms,0.01,0,0,EUR\n0044,GB,sms,0.02,0,0,EUR\n123456,XA,sms,0.03,0,0,EUR\n1234567,XB,sms,0.04,0,0,EUR\n"
+                    "98765,XC,sms,0.05,0,0,EUR\n*,ZZ,sms,0.1,0,0,EUR\n")
+    table = load_prices(path)
+    numbers = pd.Series(["1234567890", "123456", "12345", "1234568", "0044123", "044", "98765", "9876", "+1234567", None, "x"])
+    _agree(table, numbers, "sms")
+    assert table.lookup(numbers, "sms")["country"].tolist() == ["XB", "XA", "US", "XA", "GB", "ZZ", "XC", "ZZ", "XB", "ZZ", "ZZ"]
+
+
+def test_the_vectorised_lookup_keeps_its_columns_dtypes_and_index(prices):
+    for numbers in (pd.Series(["34600123456", None], index=[7, 3], dtype="str"), pd.Series([], dtype="str"),
+                    pd.Series([None, None], dtype=object), pd.Series(["", ""], dtype="str")):
+        found = prices.lookup(numbers, "sms")
+        assert found.columns.tolist() == ["prefix", "country", "unit_price", "certified_surcharge", "attachment_surcharge", "currency"]
+        assert found.dtypes.astype(str).tolist() == ["str", "str", "float64", "float64", "float64", "str"]
+        assert found.index.equals(numbers.index) and len(found) == len(numbers)
+        assert prices.costs(numbers, "sms").dtype == "float64" and prices.unit_prices(numbers, "sms").name == "unit_price"
+    mailing = prices.lookup(pd.Series(["34600123456", "a@b.es"]), "mailing")  # no prefixes at all: the default row
+    assert mailing["prefix"].tolist() == ["*", "*"]

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from sendframe.api.errors import ConfigurationError
 
@@ -38,6 +40,7 @@ PER_PART_CHANNELS = frozenset({"sms", "landingsms"})
 PER_ANSWERED_CALL_CHANNELS = frozenset({"voice", "voiceAudio"})
 _MONEY = ("unit_price", "certified_surcharge", "attachment_surcharge")
 _LOOKUP_COLUMNS = ["prefix", "country", "unit_price", "certified_surcharge", "attachment_surcharge", "currency"]
+_DENSE_DIGITS = 5  # prefixes of up to this many digits are matched through one table of (width + 1) * 10**width rows
 
 
 class PriceTable:
@@ -54,6 +57,22 @@ class PriceTable:
             self._lengths[str(channel)] = sorted({len(p) for p in rows.index if p != DEFAULT_PREFIX}, reverse=True)
             self._money[str(channel)] = {str(r.prefix): (float(r.unit_price), float(r.certified_surcharge), float(r.attachment_surcharge))
                                          for r in rows.itertuples(index=False)}
+        # vectorised lookups: a number's row is a position in ``self._by_channel[channel]``. Prefixes of up to
+        # ``_DENSE_DIGITS`` digits are answered by one table: for a number whose first digits (at most
+        # ``width``) are d1..dl, right-padded with zeros to ``width`` digits as the integer c, the row is
+        # ``table[l * 10**width + c]``; longer prefixes (none in the shipped table) by pyarrow's index_in.
+        self._dense: dict[str, tuple[int, np.ndarray]] = {}
+        self._long: dict[str, list[tuple[int, pa.Array, np.ndarray]]] = {}
+        self._money_arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for channel, rows in self._by_channel.items():
+            prefixes = rows["prefix"].astype("str").tolist()
+            self._dense[channel] = _dense_table(prefixes, self._lengths[channel])
+            self._long[channel] = [
+                (size, pa.array([p for p in prefixes if len(p) == size], type=pa.large_string()),
+                 np.asarray([i for i, p in enumerate(prefixes) if len(p) == size], dtype=np.intp))
+                for size in sorted(self._lengths[channel]) if size > _DENSE_DIGITS
+            ]
+            self._money_arrays[channel] = tuple(rows[c].to_numpy(dtype="float64") for c in _MONEY)  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         countries = self._frame["country"].nunique()
@@ -101,26 +120,49 @@ class PriceTable:
 
     def lookup(self, numbers: pd.Series, channel: str) -> pd.DataFrame:
         """The price row of every number, vectorised: prefix, country, unit_price, certified_surcharge,
-        attachment_surcharge, currency, on the numbers' index. Missing or non-digit values get the default row.
+        attachment_surcharge, currency, on the numbers' index: the row :meth:`prefix_of` picks (leading ``+`` dropped);
+        missing or non-digit values get the default row.
 
             >>> load_prices().lookup(pd.Series(["351912345678", None]), "sms")[["country", "unit_price"]].values.tolist()
             [['PT', 0.039], ['ZZ', 0.09]]
         """
         rows = self._rows(channel)
+        index, positions = self._positions(numbers, channel)
+        return pd.DataFrame({column: rows[column].array.take(positions) for column in _LOOKUP_COLUMNS}, index=index, copy=False)
+
+    def _positions(self, numbers: pd.Series, channel: str) -> tuple[pd.Index, np.ndarray]:
+        # the numbers' index and, for every number, the position of its row in self._by_channel[channel]:
+        # what prefix_of answers (leading "+" dropped; only all-ASCII-digit values match; else the default row)
+        self._rows(channel)
         text = pd.Series(numbers, copy=False).astype("str")
-        digits = text.str.isdigit().fillna(False).to_numpy(dtype=bool)
-        prefix = np.full(len(text), DEFAULT_PREFIX, dtype=object)
-        open_rows = digits.copy()
-        for size in self._lengths[channel]:
-            if not open_rows.any():
+        width, table = self._dense[channel]
+        if not len(text) or not width:
+            return text.index, np.full(len(text), table[0], dtype=np.intp)
+        strings = _arrow_strings(text)
+        for attempt in range(2):
+            offsets, data = _buffers(strings)
+            if not len(data):  # only empty strings and missing values
+                return text.index, np.full(len(text), table[0], dtype=np.intp)
+            starts, sizes, last = offsets[:-1], offsets[1:] - offsets[:-1], len(data) - 1
+            first = data[np.minimum(starts, last)]
+            if attempt or not ((first == ord("+")) & (sizes > 0)).any():
                 break
-            known = rows.index[rows.index.str.len() == size]
-            hit = open_rows & text.str.slice(0, size).isin(known).fillna(False).to_numpy(dtype=bool)
-            prefix[hit] = text.str.slice(0, size).to_numpy(dtype=object)[hit]
-            open_rows &= ~hit
-        found = rows.reindex(prefix)[_LOOKUP_COLUMNS]
-        found.index = text.index
-        return found
+            strings = pc.utf8_ltrim(strings, characters="+")
+        digits = pc.fill_null(pc.ascii_is_decimal(strings), False).to_numpy(zero_copy_only=False)
+        used = np.where(digits, np.minimum(sizes, width), 0).astype(np.int32)  # digits that count: 0 for non-numbers
+        code = used * np.int32(10**width)
+        scale = 10 ** (width - 1)
+        for step in range(width):
+            byte = first if step == 0 else data[np.minimum(starts + step, last)]
+            code += (byte.astype(np.int32) - ord("0")) * (used > step) * np.int32(scale)
+            scale //= 10
+        positions = table[code]
+        for size, known, rows_of in self._long[channel]:  # longer prefixes win over shorter ones
+            found = pc.fill_null(pc.index_in(pc.utf8_slice_codeunits(strings, 0, size), value_set=known), -1)
+            found = found.to_numpy(zero_copy_only=False)
+            hit = digits & (sizes >= size) & (found >= 0)
+            positions = np.where(hit, rows_of[np.maximum(found, 0)], positions)
+        return text.index, positions
 
     def unit_prices(self, numbers: pd.Series, channel: str) -> pd.Series:
         """:meth:`unit_price` of every number, vectorised (float64 on the numbers' index).
@@ -128,7 +170,8 @@ class PriceTable:
             >>> load_prices().unit_prices(pd.Series(["34600123456", "5511987654321"]), "sms").tolist()
             [0.045, 0.028]
         """
-        return self.lookup(numbers, channel)["unit_price"].astype("float64").rename("unit_price")
+        index, positions = self._positions(numbers, channel)
+        return pd.Series(self._money_arrays[channel][0][positions], index=index, name="unit_price", dtype="float64")
 
     def message_cost(self, number: object, channel: str, *, parts: int = 1, certified: bool = False,
                      attachments: int = 0, answered: bool = True) -> float:
@@ -149,12 +192,12 @@ class PriceTable:
             >>> load_prices().costs(pd.Series(["34600123456", "351912345678"]), "sms", parts=pd.Series([1, 2])).tolist()
             [0.045, 0.078]
         """
-        found = self.lookup(numbers, channel)
+        index, positions = self._positions(numbers, channel)
+        unit, certified_surcharge, attachment_surcharge = (values[positions] for values in self._money_arrays[channel])
         parts_values = parts.to_numpy(dtype="float64") if isinstance(parts, pd.Series) else parts
         answered_values = answered.to_numpy(dtype=bool) if isinstance(answered, pd.Series) else answered
-        cost = _cost(channel, found["unit_price"].to_numpy(dtype="float64"), found["certified_surcharge"].to_numpy(dtype="float64"),
-                     found["attachment_surcharge"].to_numpy(dtype="float64"), parts_values, certified, attachments, answered_values)
-        return pd.Series(cost, index=found.index, name="cost", dtype="float64")
+        cost = _cost(channel, unit, certified_surcharge, attachment_surcharge, parts_values, certified, attachments, answered_values)
+        return pd.Series(cost, index=index, name="cost", dtype="float64")
 
 
 def _cost(channel, unit, certified_surcharge, attachment_surcharge, parts, certified, attachments, answered):  # type: ignore[no-untyped-def]
@@ -170,6 +213,45 @@ def _cost(channel, unit, certified_surcharge, attachment_surcharge, parts, certi
     if channel in PER_ANSWERED_CALL_CHANNELS:
         cost = np.where(answered, cost, 0.0) if isinstance(cost, np.ndarray) or isinstance(answered, np.ndarray) else (cost if answered else 0.0)
     return np.round(cost, 4) if isinstance(cost, np.ndarray) else round(float(cost), 4)
+
+
+def _dense_table(prefixes: list[str], lengths: list[int]) -> tuple[int, np.ndarray]:
+    # (width, table) for PriceTable._positions: table[l * 10**width + c] is the position in ``prefixes`` of
+    # the longest prefix (of at most width digits) of an l-digit number whose digits, right-padded with zeros
+    # to width digits, read c; the default row's position where none matches (and for l = 0)
+    width = min(max(lengths, default=0), _DENSE_DIGITS)
+    default = prefixes.index(DEFAULT_PREFIX)
+    table = np.full((width + 1, 10**width), default, dtype=np.intp)
+    codes = np.arange(10**width)
+    for size in range(1, width + 1):  # shortest first: a longer match overwrites a shorter one
+        known = np.full(10**size, -1, dtype=np.intp)
+        for position, prefix in enumerate(prefixes):
+            if len(prefix) == size and prefix != DEFAULT_PREFIX:
+                known[int(prefix)] = position
+        found = known[codes // 10 ** (width - size)]
+        table[size:] = np.where(found >= 0, found, table[size:])
+    return width, table.reshape(-1)
+
+
+def _arrow_strings(text: pd.Series) -> pa.Array:
+    # the values of a str Series as one pyarrow (large_)string array, without copying when pandas stores them in arrow
+    try:
+        strings = text.array.__arrow_array__()
+    except (AttributeError, TypeError, NotImplementedError, pa.ArrowException):
+        strings = pa.array(text.to_numpy(dtype=object, na_value=None), type=pa.large_string(), from_pandas=True)
+    if isinstance(strings, pa.ChunkedArray):
+        strings = strings.chunk(0) if strings.num_chunks == 1 else strings.combine_chunks()
+    if not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
+        strings = strings.cast(pa.large_string())
+    return strings
+
+
+def _buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    # the offsets (one more than the values) and the UTF-8 bytes of a (large_)string array, zero-copy
+    _, offsets, data = strings.buffers()
+    kind = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(offsets, dtype=kind)[strings.offset:strings.offset + len(strings) + 1].astype(np.int64)
+    return offsets, (np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8))
 
 
 def _checked(frame: pd.DataFrame) -> pd.DataFrame:
