@@ -86,3 +86,26 @@ def test_pure_helpers_render_plain_html():
     html = counter_html({"recipients": 1000, "encoding": "gsm ×1,000", "characters_max": 20, "parts": 1000,
                          "parts_max": 1, "cost": 45.0, "forced_by": "", "missing_text": 0, "too_many_parts": 0})
     assert "<b>1,000</b> recipients" in html and "cost <b>45.0000</b>" in html
+
+
+def test_monitor_refreshes_in_the_background_until_every_message_is_final(tmp_path):
+    import time
+
+    with Sandbox(clock="manual") as sb, sendframe.Receiver(tmp_path / "callbacks.log") as receiver:
+        client = sendframe.Client(sb.base_url, sb.username, sb.api_password)
+        results = sendframe.send_sms(CONTACTS.iloc[:2], "Hi {name}", "Shop", client=client,
+                                     notification_url=receiver.notification_url, progress=False)
+        monitor = Monitor(results, receiver=receiver, client=client)
+        monitor.start(interval=0.05)
+        deadline = time.monotonic() + 10
+        while monitor.refreshes < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert monitor.refreshes >= 2
+        assert "pending: <b>2</b>" in monitor.summary.value  # the manual clock has not moved yet
+        sb.advance(600)
+        deadline = time.monotonic() + 10
+        while "final status" not in monitor.summary.value and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "delivered: <b>2</b>" in monitor.summary.value and "final status" in monitor.summary.value
+        monitor.stop()
+        client.close()

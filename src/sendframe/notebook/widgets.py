@@ -11,6 +11,7 @@ own lives in the pure functions at the top of this module.
 from __future__ import annotations
 
 import html
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -261,8 +262,40 @@ class Monitor:
         self.charts = w.Output()
         self.refresh_button = w.Button(description="Refresh", icon="refresh")
         self.refresh_button.on_click(lambda _: self.refresh())
+        self.auto = w.ToggleButton(value=False, description="Auto refresh", icon="clock-o")
+        self.auto.observe(lambda change: self.start() if change["new"] else self.stop(), names="value")
         self.outcomes: pd.DataFrame | None = None
-        self.widget = w.VBox([self.refresh_button, self.summary, self.charts])
+        self.refreshes = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.widget = w.VBox([w.HBox([self.refresh_button, self.auto]), self.summary, self.charts])
+
+    def start(self, interval: float = 5.0) -> None:
+        """Refresh every ``interval`` seconds in the background until every message is final or :meth:`stop`."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, args=(interval,), name="sendframe-monitor", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop refreshing in the background."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=30)
+        self._thread = None
+        if self.auto.value:
+            self.auto.value = False
+
+    def _loop(self, interval: float) -> None:
+        while not self._stop.is_set():
+            outcomes = self.refresh()
+            accepted = outcomes["outcome"] == "accepted"
+            if not (outcomes.loc[accepted, "status"] == "PENDING").any():
+                self.summary.value += " <b>· all messages have a final status</b>"
+                break
+            self._stop.wait(interval)
+        self._stop.set()
 
     def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
         from IPython.display import display
@@ -284,6 +317,7 @@ class Monitor:
         counts = self.outcomes["status"].value_counts(sort=False)
         self.summary.value = " · ".join(f"{charts.STATUS_LABELS[s]}: <b>{n}</b>" for s, n in counts.items() if n) + \
             f" <span style='color:#757575'>(updated {time.strftime('%H:%M:%S')})</span>"
+        self.refreshes += 1
         self.charts.clear_output(wait=True)
         with self.charts:
             from IPython.display import display
