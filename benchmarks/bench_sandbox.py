@@ -3,7 +3,8 @@
 Runs `sendframe sandbox` as a separate process (manual clock, in-memory database) and measures, in
 the same run:
 
-- sends of 1,000 recipients per request (the fast way) against 1 recipient per request (naive);
+- sends of 1,000 recipients per request (the fast way) against 1 recipient per request (naive), scheduled
+  (planned when due) and immediate (planned, and the ``sent`` step applied, in the request's transaction);
 - delivery notifications sent by the sandbox to a local raw-asyncio receiver (one POST
   /_sandbox/advance delivers all of them) against a naive sequential sender (one GET at a time);
 - the server process's peak resident memory (VmHWM).
@@ -152,7 +153,7 @@ def main() -> None:
     print(f"sends, 1,000 recipients per request : {fast:12,.0f} recipients/s accepted and stored ({big_requests} requests)")
     print(f"sends, 1 recipient per request      : {naive:12,.0f} recipients/s ({naive_requests} requests)")
     print(f"ratio (batched / naive)             : {fast / naive:12.1f}x")
-    print(f"immediate sends, 1,000 per request  : {immediate:12,.0f} recipients/s incl. the worker planning each message")
+    print(f"immediate sends, 1,000 per request  : {immediate:12,.0f} recipients/s incl. carrier planning of each message")
     print(f"notifications sent by the sandbox   : {notify_rate:12,.0f} /s  ({sent:,} in {elapsed:.2f} s, incl. applying steps)")
     print(f"notifications, naive sequential GETs: {naive_notify:12,.0f} /s")
     print(f"ratio (sandbox / naive notifications): {notify_rate / naive_notify:11.1f}x")

@@ -159,3 +159,13 @@ def test_email_and_whatsapp_reach_a_final_status_without_notifications(sb):
     frame = sb.messages()
     assert set(frame["channel"]) == {"mailing", "whatsapp"}
     assert all(frame["status"] == "DELIVRD") and all(frame["is_delivered"])
+
+
+def test_an_immediate_sms_is_planned_and_sent_in_the_request_that_accepts_it(sb):
+    item = post(sb, "/api/rest/sms", {"message": "x", "to": ["34600000001"], "from": "Shop"}).json()["result"][0]
+    row = sb.messages().iloc[0]  # the manual clock has not moved
+    assert row["id"] == item["id"] and row["status"] == "SENT" and row["mnc"] in ("01", "03", "04", "07")
+    assert [e["type"] for e in row["events"]] == ["sent"]
+    sb.advance(10)
+    assert sb.messages().iloc[0]["status"] in ("DELIVRD", "UNDELIV", "REJECTD")
+

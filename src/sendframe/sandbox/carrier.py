@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import random
+import struct
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -142,8 +142,8 @@ class Latency:
         if not (self.median > 0 and self.sigma >= 0 and 0 <= self.low <= self.high):
             raise ConfigurationError(f"A latency needs median > 0, sigma >= 0 and 0 <= low <= high (seconds); got {self}.")
 
-    def draw(self, rng: random.Random) -> float:
-        """One delay in seconds."""
+    def draw(self, rng: Draws) -> float:
+        """One delay in seconds (``rng`` is anything with ``gauss()``, e.g. :class:`Draws`)."""
         return min(self.high, max(self.low, self.median * math.exp(self.sigma * rng.gauss(0.0, 1.0))))
 
 
@@ -181,6 +181,8 @@ def _profile(name: str, delivered: float, undelivered: float, mncs: tuple[str, .
     return Profile(name, delivered, undelivered, round(1.0 - delivered - undelivered, 4), mncs=mncs)
 
 
+_HEAD_CACHE_SIZE = 20_000
+
 # calling-code prefix -> profile; "" is the default for every other country
 DEFAULT_PROFILES: dict[str, Profile] = {
     "34": _profile("ES", 0.97, 0.02, ("01", "03", "04", "07")),
@@ -205,6 +207,8 @@ class CarrierConfig:
 
     seed: int = 0
     profiles: Mapping[str, Profile] = field(default_factory=lambda: dict(DEFAULT_PROFILES))
+    # the profile of each 4-character head of a recipient seen so far (the match depends only on it)
+    _by_head: dict[str, Profile] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         profiles = dict(self.profiles)
@@ -246,11 +250,15 @@ class CarrierConfig:
 
     def profile_for(self, to: str) -> Profile:
         """The profile of the longest prefix matching the recipient (the default when none does)."""
-        for length in range(min(len(to), 4), 0, -1):
-            profile = self.profiles.get(to[:length])
-            if profile is not None:
-                return profile
-        return self.profiles[""]
+        head = to[:4]
+        profile = self._by_head.get(head)
+        if profile is None:
+            profile = next((self.profiles[head[:n]] for n in range(len(head), 0, -1) if head[:n] in self.profiles),
+                           self.profiles[""])
+            if len(self._by_head) >= _HEAD_CACHE_SIZE:  # email heads are unbounded; digit heads are not
+                self._by_head.clear()
+            self._by_head[head] = profile
+        return profile
 
 
 def _profile_from_dict(prefix: str, spec: Any) -> Profile:
@@ -282,10 +290,50 @@ def _profile_from_dict(prefix: str, spec: Any) -> Profile:
 
 
 # --------------------------------------------------------------------------------- randomness
-def _rng(config: CarrierConfig, key: str, purpose: str) -> random.Random:
-    """A random stream fixed by (seed, key, purpose): blake2b, never Python's salted hash()."""
-    digest = hashlib.blake2b(f"{config.seed}\x1f{key}\x1f{purpose}".encode(), digest_size=8).digest()
-    return random.Random(int.from_bytes(digest, "big"))
+_WORDS = struct.Struct(">8Q")
+_HALF_ULP = 2.0 ** -53
+_TWO_PI = 2.0 * math.pi
+
+
+class Draws:
+    """The random numbers of one (seed, key, purpose), read straight from BLAKE2b digests.
+
+    Each 64-byte digest (of the key and a block counter) gives eight 64-bit words, i.e. eight
+    uniform draws; most plans need one digest, so no ``random.Random`` is built per message.
+    Never Python's salted ``hash()``: the same inputs give the same draws on any machine.
+
+        >>> config = CarrierConfig.default(seed=1)
+        >>> Draws(config, "m1", "plan").random() == Draws(config, "m1", "plan").random()
+        True
+    """
+
+    __slots__ = ("_key", "_block", "_words", "_index")
+
+    def __init__(self, config: CarrierConfig, key: str, purpose: str) -> None:
+        self._key = f"{config.seed}\x1f{key}\x1f{purpose}".encode()
+        self._block = 0
+        self._words = _WORDS.unpack(hashlib.blake2b(self._key, digest_size=64).digest())
+        self._index = 0
+
+    def random(self) -> float:
+        """A uniform draw in [0, 1)."""
+        if self._index == 8:
+            self._block += 1
+            self._words = _WORDS.unpack(hashlib.blake2b(self._key, digest_size=64,
+                                                        salt=self._block.to_bytes(8, "big")).digest())
+            self._index = 0
+        word = self._words[self._index]
+        self._index += 1
+        return (word >> 11) * _HALF_ULP
+
+    def uniform(self, low: float, high: float) -> float:
+        """A uniform draw in [low, high)."""
+        return low + (high - low) * self.random()
+
+    def gauss(self, mu: float = 0.0, sigma: float = 1.0) -> float:
+        """A normal draw (Box-Muller over two uniform draws)."""
+        radius = math.sqrt(-2.0 * math.log(1.0 - self.random()))
+        return mu + sigma * radius * math.cos(_TWO_PI * self.random())
 
 
 def mnc_for(config: CarrierConfig, to: str, message_id: str) -> str:
@@ -295,7 +343,10 @@ def mnc_for(config: CarrierConfig, to: str, message_id: str) -> str:
     True
     """
     mncs = config.profile_for(to).mncs
-    return _rng(config, to, "mnc").choice(mncs) if mncs else ""
+    if not mncs:
+        return ""
+    digest = hashlib.blake2b(f"{config.seed}\x1f{to}\x1fmnc".encode(), digest_size=8).digest()
+    return mncs[int.from_bytes(digest, "big") % len(mncs)]
 
 
 @dataclass(frozen=True)
@@ -314,7 +365,7 @@ FINAL = {"delivered": ("DELIVRD", 1), "undelivered": ("UNDELIV", 2), "expired": 
 
 def _final(due: datetime, kind: str, *, notify: bool, **detail: Any) -> list[Step]:
     status, delivery = FINAL[kind]
-    steps = [Step(due, kind, status, delivery, dict(detail))]
+    steps = [Step(due, kind, status, delivery, detail)]  # ``**detail`` is already a new dict
     if notify:
         steps.append(Step(due, "notify", status, delivery))
     return steps
@@ -363,12 +414,11 @@ def next_window_start(at: datetime, available_times: Iterable[Any] | None) -> da
 
 
 # ----------------------------------------------------------------------------------- planning
-def _outcome(config: CarrierConfig, message_id: str, to: str) -> str:
+def _outcome(profile: Profile, to: str, draw: float) -> str:
+    """The outcome of an SMS, email or WhatsApp message; ``draw`` is the plan's first uniform draw."""
     magic = magic_outcome(to)
     if magic is not None:
         return {"no_answer": "delivered", "machine": "delivered"}.get(magic, magic)
-    profile = config.profile_for(to)
-    draw = _rng(config, message_id, "outcome").random()
     if draw < profile.undelivered_rate:
         return "undelivered"
     if draw < profile.undelivered_rate + profile.rejected_rate:
@@ -389,11 +439,11 @@ def plan_sms(config: CarrierConfig, *, message_id: str, to: str, parts: int, rea
     ['sent', 'notify', 'expired', 'notify']
     """
     profile = config.profile_for(to)
-    rng = _rng(config, message_id, "latency")
     sent_at = next_window_start(ready_at, available_times)
     if expires_at is not None and sent_at > expires_at:
         return _final(max(expires_at, ready_at), "expired", notify=True, reason="not sent before expiry")
-    outcome = _outcome(config, message_id, to)
+    rng = Draws(config, message_id, "plan")
+    outcome = _outcome(profile, to, rng.random())
     accepted_delay = profile.accepted_latency.draw(rng)
     final_delay = profile.final_latency.draw(rng)
     if outcome == "delivered_fast":
@@ -428,7 +478,7 @@ def plan_call(config: CarrierConfig, *, message_id: str, to: str, ready_at: date
     """
     profile = config.profile_for(to)
     magic = magic_outcome(to)
-    rng = _rng(config, message_id, "call")
+    rng = Draws(config, message_id, "call")
     attempt_at = next_window_start(ready_at, available_times)
     if magic == "never" or (expires_at is not None and attempt_at > expires_at):
         return _final(max(expires_at, ready_at), "expired", notify=False) if expires_at is not None else []
@@ -472,8 +522,8 @@ def plan_simple(config: CarrierConfig, *, message_id: str, channel: str, to: str
     ['sent', 'undelivered']
     """
     profile = config.profile_for(to) if channel != "mailing" and channel != "email" else config.profiles[""]
-    rng = _rng(config, message_id, "latency")
-    outcome = _outcome(config, message_id, to)
+    rng = Draws(config, message_id, "plan")
+    outcome = _outcome(profile, to, rng.random())
     if outcome == "never":
         return [Step(ready_at, "sent", detail={"channel": channel})]
     delay = {"delivered_fast": 0.3, "delivered_slow": rng.uniform(60.0, 120.0)}.get(

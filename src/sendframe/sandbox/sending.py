@@ -2,7 +2,8 @@
 
 No HTTP here (the routes in :mod:`sendframe.sandbox.app` call :func:`accept`). A request becomes
 result items in recipient order plus, for the accepted ones, ``messages`` rows and the carrier's
-planned steps in ``work``, written in one transaction with ``executemany``.
+planned steps in ``work`` (an immediate message is planned here, a scheduled one by the worker when
+due), written in one transaction with ``executemany``.
 
     status, body = accept(state, DEMO_ACCOUNT, "sms", {"message": "Hi", "to": ["34600123456"], "from": "Shop"})
     # status == 202, body == {"campaignId": 1, "sendingId": 1, "result": [...]}
@@ -16,6 +17,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from sendframe.api.errors import ErrorCode, InputError, MissingVariableError, TemplateError
@@ -23,7 +25,7 @@ from sendframe.api.models import parse_request, result_item
 from sendframe.api.recipients import calling_code, is_valid_email, is_valid_phone
 from sendframe.api.templates import WHATSAPP_TEMPLATES, whatsapp_field_counts
 from sendframe.api.validation import shown, sub_value_text
-from sendframe.sandbox import links, otp, store
+from sendframe.sandbox import links, otp, store, worker
 from sendframe.sandbox.accounts import EMAIL_TEMPLATES, LANDING_TEMPLATES, Account
 from sendframe.text import templates
 from sendframe.text.encodings import to_deliverable
@@ -71,6 +73,7 @@ class _Batch:
     items: list[dict[str, Any]] = field(default_factory=list)
     messages: list[tuple[Any, ...]] = field(default_factory=list)
     work: list[tuple[Any, ...]] = field(default_factory=list)
+    plans: list[tuple[str, str, int | None]] = field(default_factory=list)  # immediate: (id, to, parts)
 
     def reject(self, to: str, code: int, description: str, **extra: Any) -> None:
         extra = {"scheduled_at": self.scheduled, "expires_at": self.expires, **extra}
@@ -89,6 +92,9 @@ class _Common:
     expires: datetime | None
     campaign_name: str | None
     tags: list[str] | None
+    plan_common: dict[str, Any] | None = None  # the planning arguments every message of the request shares
+    plan_tail: str | None = None  # ... as the end of a JSON object
+    dates: tuple[str | None, ...] | None = None  # scheduled_at, expires_at, created_at of every row
 
     @property
     def ready_at(self) -> datetime:
@@ -108,13 +114,53 @@ def _common(state: Any, account: Account, request: Any) -> _Common:
                    getattr(request, "campaign_name", None), getattr(request, "tags", None))
 
 
-def _plan(rows: list[tuple[Any, ...]], message_id: str, c: _Common, **arguments: Any) -> None:
-    """Queue the carrier planning of one message: the worker asks ``carrier.plan_*`` when it falls due
-    (a plan depends only on the seed, the message id and these arguments, so planning later gives the
-    same steps) and stores the steps it returns in ``work``."""
-    arguments |= {"channel": c.channel, "ready_at": c.ready_at.timestamp(),
-                  "expires_at": c.expires.timestamp() if c.expires else None}
-    rows.append((c.ready_at.timestamp(), message_id, "plan", json.dumps(arguments)))
+def _plan(batch: _Batch, message_id: str, c: _Common, to: str, parts: int | None = None,
+          **request_arguments: Any) -> None:
+    """Queue the carrier planning of one message. A plan depends only on the seed, the message id and
+    these arguments, so when it is made does not change it: an immediate message is planned by
+    :func:`accept` in the transaction that stores it; a scheduled one gets a ``plan`` row in ``work``
+    and the worker plans it when it falls due.
+
+    ``request_arguments`` are the same for every message of a request: they are encoded once."""
+    if c.plan_common is None:
+        c.plan_common = {**request_arguments, "channel": c.channel, "ready_at": c.ready_at.timestamp(),
+                         "expires_at": c.expires.timestamp() if c.expires else None}
+        c.plan_tail = json.dumps(c.plan_common)[1:]
+    if c.scheduled is None:
+        batch.plans.append((message_id, to, parts))
+        return
+    head = f'{{"to": {encode_basestring_ascii(to)}, ' + ("" if parts is None else f'"parts": {int(parts)}, ')
+    batch.work.append((c.ready_at.timestamp(), message_id, "plan", head + c.plan_tail))
+
+
+def _plan_now(state: Any, batch: _Batch, c: _Common, campaign_id: int, sending_id: int) -> worker.Round:
+    """Plan the immediate messages of ``batch`` before it is stored (in the same transaction): steps
+    already due (``sent``) are applied at once, their status and mnc written into the rows of
+    ``batch.messages``; later steps become ``work`` rows of the returned round."""
+    out = worker.Round()
+    if not batch.plans:
+        return out
+    rows = {row[0]: row for row in batch.messages}
+    moment = c.now.timestamp()
+    for message_id, to, parts in batch.plans:
+        row = rows[message_id]
+        message = {"id": message_id, "channel": row[2], "sender": row[3], "recipient": row[4], "parts": row[6],
+                   "notification_url": row[9], "cost": row[10], "mnc": row[11], "campaign_id": campaign_id,
+                   "sending_id": sending_id, "scheduled_at": row[12], "created_at": row[14], "sent_at": None}
+        arguments = {**c.plan_common, "to": to} if parts is None else {**c.plan_common, "to": to, "parts": parts}
+        worker.plan_message(state, message, arguments, moment, out)
+    kept, later = [], set()  # updates that set is_delivered (and any after them) stay updates
+    for status, delivered, cost, mnc, message_id in out.updates:
+        if delivered or message_id in later:
+            kept.append((status, delivered, cost, mnc, message_id))
+            later.add(message_id)
+            continue
+        row = rows[message_id]  # columns as in _INSERT: status 7, cost 10, mnc 11
+        rows[message_id] = (*row[:7], status or row[7], *row[8:10], row[10] if cost is None else cost,
+                            mnc or row[11], *row[12:])
+    out.updates = kept
+    batch.messages = list(rows.values())
+    return out
 
 
 def _unsubscribed(state: Any, account: str, recipients: list[str]) -> set[str]:
@@ -245,8 +291,9 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
             continue
         url = urls[index] if isinstance(urls, list) else urls
         cost = _cost(state, c.channel, to, parts, bool(request.certified))
-        _plan(batch.work, message_id, c, to=to, parts=parts, available_times=windows)
-        batch.messages.append(_row(c, message_id, request.sender, to, deliverable, parts, sub, index, url, cost, None, extra))
+        _plan(batch, message_id, c, to=to, parts=parts, available_times=windows)
+        batch.messages.append(_row(c, message_id, request.sender, to, deliverable, parts, sub, index, url, cost, None, extra,
+                                   variables))
         batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, parts=parts,
                                        scheduled_at=c.scheduled, expires_at=c.expires))
 
@@ -263,15 +310,19 @@ def _cost(state: Any, channel: str, to: str, parts: int, certified: bool) -> flo
     return cost
 
 
-def _custom_fields(sub: list[dict[str, Any]] | None, index: int) -> str:
-    return json.dumps(_vars(sub, index), ensure_ascii=False) if sub else "{}"
+def _custom_fields(sub: list[dict[str, Any]] | None, index: int, variables: dict[str, str] | None = None) -> str:
+    if not sub:
+        return "{}"
+    return json.dumps(_vars(sub, index) if variables is None else variables, ensure_ascii=False)
 
 
 def _row(c: _Common, message_id: str, sender: str, to: str, text: str, parts: int, sub: Any, index: int,
-         url: str | None, cost: float, mnc: str | None, extra: str) -> tuple[Any, ...]:
-    # campaign_id and sending_id are filled at insert time (see _store)
-    return (message_id, c.account.username, c.channel, sender, to, text, parts, c.status, _custom_fields(sub, index),
-            url, cost, mnc, store.iso(c.scheduled), store.iso(c.expires), store.iso(c.now), extra)
+         url: str | None, cost: float, mnc: str | None, extra: str, variables: dict[str, str] | None = None) -> tuple[Any, ...]:
+    # campaign_id and sending_id are filled at insert time (see accept); the dates are the request's
+    if c.dates is None:
+        c.dates = (store.iso(c.scheduled), store.iso(c.expires), store.iso(c.now))
+    return (message_id, c.account.username, c.channel, sender, to, text, parts, c.status,
+            _custom_fields(sub, index, variables), url, cost, mnc, *c.dates, extra)
 
 
 def _sms(c: _Common, request: Any, batch: _Batch) -> None:
@@ -348,7 +399,7 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
             html, found = _BODY_END.subn(lambda m: pixel + m.group(0), html, count=1)
             html = html if found else html + pixel
         cost = state.prices.message_cost(to, "mailing", certified=bool(request.certified), attachments=len(request.attachments or []))
-        _plan(batch.work, message_id, c, to=to)
+        _plan(batch, message_id, c, to=to)
         row_extra = extra.replace('"subject": null', f'"subject": {json.dumps(subject, ensure_ascii=False)}', 1)
         batch.messages.append(_row(c, message_id, request.from_email, to, html, 1, request.sub, index, None, cost, None, row_extra))
         batch.items.append(result_item("mailing", accepted=True, to=to, id=message_id, scheduled_at=c.scheduled))
@@ -379,7 +430,7 @@ def _voice(c: _Common, request: Any, batch: _Batch) -> None:
                 continue
         message_id = new_message_id()
         sender = callers.get(calling_code(to), DEFAULT_VOICE_CALLER)
-        _plan(batch.work, message_id, c, to=to, retries=request.retries or 0, amd=request.amd)
+        _plan(batch, message_id, c, to=to, retries=request.retries or 0, amd=request.amd)
         batch.messages.append(_row(c, message_id, sender, to, text, 1, sub, index, None, 0.0, None, extra))
         batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, scheduled_at=c.scheduled, expires_at=c.expires))
 
@@ -412,7 +463,7 @@ def _whatsapp(c: _Common, request: Any, batch: _Batch) -> None:
         message_id = new_message_id()
         text = json.dumps({k: v for k, v in wire.items() if k != "to"}, ensure_ascii=False)
         cost = _cost(state, "whatsapp", to, 1, False)
-        _plan(batch.work, message_id, c, to=to)
+        _plan(batch, message_id, c, to=to)
         batch.messages.append(_row(c, message_id, request.sender, to, text, 1, None, index, None, cost, None,
                                    json.dumps({"templateId": request.template_id})))
         batch.items.append(result_item("whatsapp", accepted=True, to=to, id=message_id))
@@ -446,8 +497,10 @@ def accept(state: Any, account: Account, channel: str, payload: object) -> tuple
     with db:
         campaign_id, sending_id = store.campaign_and_sending(db, account.username, common.campaign_name,
                                                              channel=channel, tags=common.tags, now=common.now)
+        planned = _plan_now(state, batch, common, campaign_id, sending_id)
         db.executemany(_INSERT, [(*row, campaign_id, sending_id) for row in batch.messages])
         db.executemany("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", batch.work)
+        planned.write(db)
     state.poke()
     status = 202 if len(batch.messages) == len(batch.items) else 207
     return status, {"campaignId": campaign_id, "sendingId": sending_id, "result": batch.items}

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from sendframe.api.notifications import NOTIFICATION_DATE_FORMAT, substitute
 from sendframe.sandbox import carrier, store
 
-__all__ = ["Worker", "notification_urls"]
+__all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message"]
 
 log = logging.getLogger("sendframe.sandbox.worker")
 
@@ -32,8 +34,15 @@ _NOT_EVENTS = frozenset({"notify"})
 _STATUS_OF_KIND = {"sent": "SENT", "retry": "SENT"}
 
 
+@functools.lru_cache(maxsize=4096)
 def _at(seconds: float) -> datetime:
+    # the messages of one request share their ready, expiry and sent times: convert each once
     return datetime.fromtimestamp(seconds, timezone.utc)
+
+
+@functools.lru_cache(maxsize=4096)
+def _date(seconds: float) -> str:
+    return store.iso(_at(seconds))
 
 
 def notification_urls(template: str, values: dict[str, str], parts: int) -> list[str]:
@@ -49,6 +58,99 @@ def notification_urls(template: str, values: dict[str, str], parts: int) -> list
     return [substitute(template, {**values, "n": str(part)}) for part in range(1, max(parts, 1) + 1)]
 
 
+@dataclass
+class Round:
+    """What one round of due steps writes, in one transaction (:meth:`write`)."""
+
+    events: list[tuple[Any, ...]] = field(default_factory=list)
+    updates: list[tuple[Any, ...]] = field(default_factory=list)
+    notes: list[tuple[Any, ...]] = field(default_factory=list)
+    planned: list[tuple[Any, ...]] = field(default_factory=list)
+    done: Counter[str] = field(default_factory=Counter)
+
+    def write(self, db: Any) -> None:
+        """Store events, message updates, notification jobs and planned steps (inside the caller's transaction)."""
+        db.executemany("INSERT INTO events (message_id, type, date) VALUES (?, ?, ?)", self.events)
+        db.executemany("UPDATE messages SET status = COALESCE(?, status), is_delivered = MAX(is_delivered, ?), "
+                       "cost = COALESCE(?, cost), mnc = COALESCE(?, mnc) WHERE id = ?", self.updates)
+        db.executemany("INSERT INTO notifications (message_id, url, next_at, created_at) VALUES (?, ?, ?, ?)", self.notes)
+        db.executemany("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", self.planned)
+
+
+def apply_step(state: Any, message: dict[str, Any], due: float, kind: str, payload: dict[str, Any], out: Round) -> None:
+    """One due step of a message (a ``messages`` row as a dict plus ``sent_at``): its event, status,
+    flags, cost and notification jobs, collected in ``out``."""
+    status = payload.get("status")
+    date = _date(due)
+    if kind == "sent":
+        message["sent_at"] = message["sent_at"] or _at(due)
+    if kind not in _NOT_EVENTS:
+        out.events.append((message["id"], kind, date))
+    new_status = status or _STATUS_OF_KIND.get(kind)
+    delivered = int(status == "DELIVRD" or kind in ("delivered", "answered"))
+    cost = None
+    if kind == "answered" and message["channel"] in ("voice", "voiceAudio"):
+        cost = state.prices.message_cost(message["recipient"], message["channel"], answered=True)
+    if new_status or delivered or cost is not None:
+        out.updates.append((new_status, delivered, cost, None, message["id"]))
+    if kind == "notify" and message["notification_url"]:
+        for url in notification_urls(message["notification_url"], _values(message, payload, due), message["parts"]):
+            out.notes.append((message["id"], url, due, date))
+    out.done[f"step_{kind}"] += 1
+
+
+def plan_message(state: Any, message: dict[str, Any], arguments: dict[str, Any], moment: float, out: Round) -> None:
+    """Ask the carrier for the steps of one message (``arguments`` as queued by ``sending``): the steps
+    already due at ``moment`` are applied at once, in plan order (nothing else of this message can come
+    between them), and the rest become ``work`` rows in ``out``."""
+    config, channel, to, message_id = state.carrier, arguments["channel"], arguments["to"], message["id"]
+    ready_at = _at(arguments["ready_at"])
+    expires_at = _at(arguments["expires_at"]) if arguments.get("expires_at") is not None else None
+    if channel in ("sms", "landingsms"):
+        steps = carrier.plan_sms(config, message_id=message_id, to=to, parts=arguments.get("parts", 1), ready_at=ready_at,
+                                 expires_at=expires_at, available_times=arguments.get("available_times"))
+    elif channel in ("voice", "voiceAudio"):
+        steps = carrier.plan_call(config, message_id=message_id, to=to, ready_at=ready_at, expires_at=expires_at,
+                                  retries=arguments.get("retries", 0), amd=bool(arguments.get("amd")))
+    else:
+        steps = carrier.plan_simple(config, message_id=message_id, channel=channel, to=to, ready_at=ready_at)
+    mnc = message["mnc"] = carrier.mnc_for(config, to, message_id)
+    first_update = len(out.updates)
+    out.done["planned"] += 1
+    inline = True
+    for step in steps:
+        due = step.due.timestamp()
+        inline = inline and due <= moment
+        if inline:
+            apply_step(state, message, due, step.kind, {"status": step.status, "delivery": step.delivery}, out)
+        else:
+            text = _payload_text(step.status, step.delivery, tuple(sorted(step.detail.items())) if step.detail else ())
+            out.planned.append((due, message_id, step.kind, text))
+    if len(out.updates) > first_update:  # the first update of a step already due also stores the mnc
+        status, delivered, cost, _, _ = out.updates[first_update]
+        out.updates[first_update] = (status, delivered, cost, mnc, message_id)
+    else:
+        out.updates.append((None, 0, None, mnc, message_id))
+
+
+@functools.lru_cache(maxsize=4096)
+def _payload_text(status: str | None, delivery: int | None, detail: tuple[tuple[str, Any], ...]) -> str:
+    # steps repeat a handful of (status, delivery, detail) combinations: encode each once
+    return json.dumps({"status": status, "delivery": delivery, "detail": dict(detail)})
+
+
+def _values(message: dict[str, Any], payload: dict[str, Any], due: float) -> dict[str, str]:
+    sent = message["sent_at"] or datetime.fromisoformat(message["scheduled_at"] or message["created_at"])
+    return {
+        "i": message["id"], "d": "" if payload.get("delivery") is None else str(payload["delivery"]),
+        "p": message["sender"] or "", "P": message["recipient"] or "",
+        "t": sent.astimezone(timezone.utc).strftime(NOTIFICATION_DATE_FORMAT),
+        "y": _at(due).strftime(NOTIFICATION_DATE_FORMAT),
+        "c": f"{float(message['cost'] or 0.0):.4f}", "s": payload.get("status") or "",
+        "m": message["mnc"] or "", "C": str(message["campaign_id"]), "S": str(message["sending_id"]),
+    }
+
+
 class Worker:
     """Runs due steps and notifications of one sandbox; see the module docstring."""
 
@@ -56,7 +158,6 @@ class Worker:
         self.state = state
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
-        self._payloads: dict[tuple[Any, ...], str] = {}
 
     async def start(self) -> None:
         """Start the background loop (call from the server's event loop)."""
@@ -144,68 +245,21 @@ class Worker:
                           (moment, STEP_BATCH)).fetchall()
         if not rows:
             return Counter()
-        ids = list({r[2] for r in rows})
-        messages = self._messages(ids)
-        events, updates, notes, planned, mncs = [], [], [], [], []
-        done: Counter[str] = Counter()
-        for seq, due, message_id, kind, payload_text in rows:
+        messages = self._messages(list({r[2] for r in rows}))
+        out = Round()
+        for _, due, message_id, kind, payload_text in rows:
             message = messages.get(message_id)
             if message is None:
                 continue
             payload = json.loads(payload_text or "{}")
             if kind == "plan":
-                planned.extend(self._plan(message_id, payload))
-                mncs.append((carrier.mnc_for(self.state.carrier, payload["to"], message_id), message_id))
-                done["planned"] += 1
-                continue
-            status = payload.get("status")
-            date = store.iso(_at(due))
-            if kind == "sent":
-                message["sent_at"] = message["sent_at"] or _at(due)
-            if kind not in _NOT_EVENTS:
-                events.append((message_id, kind, date))
-            new_status = status or _STATUS_OF_KIND.get(kind)
-            delivered = int(status == "DELIVRD" or kind in ("delivered", "answered"))
-            cost = None
-            if kind == "answered" and message["channel"] in ("voice", "voiceAudio"):
-                cost = self.state.prices.message_cost(message["recipient"], message["channel"], answered=True)
-            if new_status or delivered or cost is not None:
-                updates.append((new_status, delivered, cost, message_id))
-            if kind == "notify" and message["notification_url"]:
-                for url in notification_urls(message["notification_url"], self._values(message, payload, due), message["parts"]):
-                    notes.append((message_id, url, due, date))
-            done[f"step_{kind}"] += 1
+                plan_message(self.state, message, payload, moment, out)
+            else:
+                apply_step(self.state, message, due, kind, payload, out)
         with db:
-            db.executemany("INSERT INTO events (message_id, type, date) VALUES (?, ?, ?)", events)
-            db.executemany("UPDATE messages SET status = COALESCE(?, status), is_delivered = MAX(is_delivered, ?), "
-                           "cost = COALESCE(?, cost) WHERE id = ?", updates)
-            db.executemany("INSERT INTO notifications (message_id, url, next_at, created_at) VALUES (?, ?, ?, ?)", notes)
             db.executemany("DELETE FROM work WHERE seq = ?", [(r[0],) for r in rows])
-            db.executemany("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", planned)
-            db.executemany("UPDATE messages SET mnc = ? WHERE id = ?", mncs)
-        return done
-
-    def _plan(self, message_id: str, arguments: dict[str, Any]) -> list[tuple[Any, ...]]:
-        """The carrier's steps for one message, as ``work`` rows (payloads of equal steps are encoded once)."""
-        config, channel, to = self.state.carrier, arguments["channel"], arguments["to"]
-        ready_at = _at(arguments["ready_at"])
-        expires_at = _at(arguments["expires_at"]) if arguments.get("expires_at") is not None else None
-        if channel in ("sms", "landingsms"):
-            steps = carrier.plan_sms(config, message_id=message_id, to=to, parts=arguments.get("parts", 1), ready_at=ready_at,
-                                     expires_at=expires_at, available_times=arguments.get("available_times"))
-        elif channel in ("voice", "voiceAudio"):
-            steps = carrier.plan_call(config, message_id=message_id, to=to, ready_at=ready_at, expires_at=expires_at,
-                                      retries=arguments.get("retries", 0), amd=bool(arguments.get("amd")))
-        else:
-            steps = carrier.plan_simple(config, message_id=message_id, channel=channel, to=to, ready_at=ready_at)
-        rows = []
-        for step in steps:
-            key = (step.status, step.delivery, json.dumps(step.detail, sort_keys=True) if step.detail else "")
-            text = self._payloads.get(key)
-            if text is None:
-                text = self._payloads[key] = json.dumps({"status": step.status, "delivery": step.delivery, "detail": step.detail or {}})
-            rows.append((step.due.timestamp(), message_id, step.kind, text))
-        return rows
+            out.write(db)
+        return out.done
 
     def _messages(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         db = self.state.db
@@ -222,18 +276,6 @@ class Worker:
                 if message_id in out:
                     out[message_id]["sent_at"] = datetime.fromisoformat(date)
         return out
-
-    @staticmethod
-    def _values(message: dict[str, Any], payload: dict[str, Any], due: float) -> dict[str, str]:
-        sent = message["sent_at"] or datetime.fromisoformat(message["scheduled_at"] or message["created_at"])
-        return {
-            "i": message["id"], "d": "" if payload.get("delivery") is None else str(payload["delivery"]),
-            "p": message["sender"] or "", "P": message["recipient"] or "",
-            "t": sent.astimezone(timezone.utc).strftime(NOTIFICATION_DATE_FORMAT),
-            "y": _at(due).strftime(NOTIFICATION_DATE_FORMAT),
-            "c": f"{float(message['cost'] or 0.0):.4f}", "s": payload.get("status") or "",
-            "m": message["mnc"] or "", "C": str(message["campaign_id"]), "S": str(message["sending_id"]),
-        }
 
     # ------------------------------------------------------------ notifications
 
