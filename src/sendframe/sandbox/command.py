@@ -1,6 +1,7 @@
 """``sendframe sandbox``: serve the reference implementation of the messaging API on 127.0.0.1.
 
     sendframe sandbox --port 8080 --db sandbox.sqlite [--clock manual] [--seed N] [--account USER:PASSWORD[:CHANNEL,...]]
+                      [--carrier-config PATH] [--allow-callback-network CIDR ...]
 """
 
 from __future__ import annotations
@@ -30,11 +31,17 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None, help=f"SQLite file of the sandbox state, or :memory: (default {default_db_path()})")
     parser.add_argument("--clock", choices=("real", "manual"), default="real",
                         help="manual: time moves only with POST /_sandbox/advance")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the simulated carrier's outcomes")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the simulated carrier's outcomes (default: the config file's, else 0)")
     parser.add_argument("--account", action="append", default=[], metavar="USER:PASSWORD[:CHANNEL,...]",
                         help="add an account (sms only unless channels are named); repeatable")
     parser.add_argument("--ip", action="append", default=[], metavar="ADDRESS",
                         help="register another client IP address for every account (loopback always is)")
+    parser.add_argument("--carrier-config", default=None, metavar="PATH",
+                        help="JSON file of carrier profiles (rates, latencies, MNCs; see docs/sandbox.md)")
+    parser.add_argument("--allow-callback-network", action="append", default=[], metavar="CIDR",
+                        help="let delivery notifications reach this private network, e.g. 10.0.0.0/8 (loopback "
+                             "always may; link-local and metadata addresses never); repeatable")
 
 
 def run(name: str, args: argparse.Namespace) -> int:
@@ -51,5 +58,6 @@ def run(name: str, args: argparse.Namespace) -> int:
         print(f"sendframe sandbox: state in {db}; account demo / demo-password; Ctrl+C to stop", file=sys.stderr, flush=True)
 
     serve(port=args.port, db=db, clock=args.clock, seed=args.seed, accounts=args.account, ips=args.ip,
+          carrier_config=args.carrier_config, allow_networks=args.allow_callback_network,
           announce=announce, log_level="info" if getattr(args, "verbose", False) else "warning")
     return 0

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import threading
 import time
@@ -23,6 +24,7 @@ import uvicorn
 from sendframe.api.errors import ConfigurationError
 from sendframe.sandbox.accounts import DEMO_ACCOUNT, Account
 from sendframe.sandbox.app import build_app
+from sendframe.sandbox.carrier import CarrierConfig
 from sendframe.sandbox.state import SandboxState
 
 __all__ = ["Sandbox", "bind_socket", "messages_frame", "serve"]
@@ -81,16 +83,22 @@ class Sandbox:
 
     ``db=":memory:"`` keeps everything in memory; a file path makes it durable (a new Sandbox on the
     same file resumes pending work). ``clock="manual"`` only moves with :meth:`advance`.
+    ``carrier_config`` is a ``CarrierConfig`` or the path of a carrier config file (``seed``, when
+    given, wins over its seed); ``allow_networks`` are CIDR networks delivery notifications may reach
+    besides loopback (like ``--carrier-config`` and ``--allow-callback-network``).
 
         >>> with Sandbox(clock="manual") as sb:                # doctest: +SKIP
         ...     sb.base_url
         'http://127.0.0.1:40123'
     """
 
-    def __init__(self, db: str = ":memory:", clock: str = "real", seed: int = 0,
-                 accounts: Iterable[Account | str] = (), *, ips: Iterable[str] = (), log_level: str = "warning") -> None:
+    def __init__(self, db: str = ":memory:", clock: str = "real", seed: int | None = None,
+                 accounts: Iterable[Account | str] = (), *, ips: Iterable[str] = (), log_level: str = "warning",
+                 carrier_config: CarrierConfig | str | os.PathLike[str] | None = None,
+                 allow_networks: Iterable[str] = ()) -> None:
         self.db, self.clock, self.seed = str(db), clock, seed
         self._accounts, self._ips, self._log_level = list(accounts), list(ips), log_level
+        self._carrier_config, self._allow_networks = carrier_config, list(allow_networks)
         self.username = DEMO_ACCOUNT.username
         self.api_password = DEMO_ACCOUNT.api_password
         self.base_url = ""
@@ -104,11 +112,12 @@ class Sandbox:
 
     def start(self) -> Sandbox:
         """Start serving; returns once the server accepts connections."""
+        state = SandboxState.create(db=self.db, clock=self.clock, seed=self.seed, accounts=self._accounts, ips=self._ips,
+                                    carrier_config=self._carrier_config, allow_networks=self._allow_networks)
         sock = bind_socket(0)
         port = sock.getsockname()[1]
-        self.base_url = f"http://{HOST}:{port}"
-        self.state = SandboxState.create(db=self.db, clock=self.clock, seed=self.seed, accounts=self._accounts,
-                                         ips=self._ips, public_url=self.base_url)
+        self.base_url = state.public_url = f"http://{HOST}:{port}"
+        self.state = state
         self._server = uvicorn.Server(_config(build_app(self.state), self._log_level))
         self._thread = threading.Thread(target=lambda: asyncio.run(self._server.serve(sockets=[sock])),
                                         name=f"sendframe-sandbox-{port}", daemon=True)
@@ -173,12 +182,21 @@ class Sandbox:
         self._control("DELETE", "faults")
 
 
-def serve(*, port: int, db: str, clock: str = "real", seed: int = 0, accounts: Iterable[Account | str] = (),
-          ips: Iterable[str] = (), announce: Any = None, log_level: str = "info") -> None:
-    """Serve the sandbox on ``127.0.0.1:port`` in the foreground until interrupted; ``announce(base_url)`` once listening."""
-    sock = bind_socket(port)
-    base_url = f"http://{HOST}:{sock.getsockname()[1]}"
-    state = SandboxState.create(db=db, clock=clock, seed=seed, accounts=accounts, ips=ips, public_url=base_url)
+def serve(*, port: int, db: str, clock: str = "real", seed: int | None = None, accounts: Iterable[Account | str] = (),
+          ips: Iterable[str] = (), announce: Any = None, log_level: str = "info",
+          carrier_config: CarrierConfig | str | os.PathLike[str] | None = None, allow_networks: Iterable[str] = ()) -> None:
+    """Serve the sandbox on ``127.0.0.1:port`` in the foreground until interrupted; ``announce(base_url)`` once listening.
+
+    ``carrier_config`` and ``allow_networks`` as for :class:`Sandbox`; a bad config file or network
+    raises ``ConfigurationError`` before anything listens."""
+    state = SandboxState.create(db=db, clock=clock, seed=seed, accounts=accounts, ips=ips,
+                                carrier_config=carrier_config, allow_networks=allow_networks)
+    try:
+        sock = bind_socket(port)
+    except ConfigurationError:
+        state.db.close()
+        raise
+    base_url = state.public_url = f"http://{HOST}:{sock.getsockname()[1]}"
     server = uvicorn.Server(_config(build_app(state), log_level))
 
     async def run() -> None:

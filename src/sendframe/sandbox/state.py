@@ -9,13 +9,15 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from os import PathLike
 from typing import Any
 
+from sendframe.api.errors import ConfigurationError
 from sendframe.sandbox import store
 from sendframe.sandbox.accounts import Account, build_accounts
 
-__all__ = ["Faults", "SandboxState", "extra_schemas"]
+__all__ = ["Faults", "SandboxState", "carrier_config_of", "extra_schemas"]
 
 
 @dataclass
@@ -32,6 +34,24 @@ class Faults:
     def to_dict(self) -> dict[str, Any]:
         """The wire form shown by ``GET /_sandbox/faults``."""
         return {"status": self.status, "rate": self.rate, "delay_s": self.delay_s, "drop": self.drop, "retry_after": self.retry_after}
+
+
+def carrier_config_of(config: Any, seed: int | None = None) -> Any:
+    """The carrier configuration from a ``CarrierConfig``, a config file path or ``None`` (built-in profiles);
+    an explicit ``seed`` wins over the config's.
+
+        >>> carrier_config_of(None, 3).seed
+        3
+    """
+    from sendframe.sandbox.carrier import CarrierConfig
+
+    if config is None:
+        return CarrierConfig.default(seed or 0)
+    if isinstance(config, CarrierConfig):
+        return config if seed is None else replace(config, seed=seed)
+    if isinstance(config, (str, PathLike)):
+        return CarrierConfig.from_json(config, seed=seed)
+    raise ConfigurationError(f"carrier_config must be a CarrierConfig or the path of a JSON file, not {type(config).__name__}.")
 
 
 def extra_schemas() -> list[Any]:
@@ -59,10 +79,14 @@ class SandboxState:
     extra: list[Any] = field(default_factory=list)
 
     @classmethod
-    def create(cls, *, db: str = ":memory:", clock: str = "real", seed: int = 0,
+    def create(cls, *, db: str = ":memory:", clock: str = "real", seed: int | None = None,
                accounts: Iterable[Account | str] = (), ips: Iterable[str] = (), public_url: str = "http://127.0.0.1",
-               allow_networks: Iterable[str] = ()) -> SandboxState:
+               allow_networks: Iterable[str] = (), carrier_config: Any = None) -> SandboxState:
         """Open (or create) the database and assemble the state.
+
+        ``carrier_config`` is a :class:`~sendframe.sandbox.carrier.CarrierConfig` or the path of a JSON
+        config file (docs/sandbox.md); ``seed``, when given, wins over its seed (default 0).
+        ``allow_networks`` are the CIDR networks notifications may reach besides loopback.
 
             >>> state = SandboxState.create(clock="manual")
             >>> sorted(state.accounts)
@@ -72,18 +96,23 @@ class SandboxState:
         from sendframe.sandbox.carrier import CarrierConfig, Clock
         from sendframe.sandbox.notifier import Notifier
 
+        config = carrier_config_of(carrier_config, seed)
+        try:
+            notifier = Notifier(allow_loopback=True, allow_networks=tuple(allow_networks))
+        except ValueError as error:
+            raise ConfigurationError(f"{error} (--allow-callback-network)") from None
         connection = store.connect(db)
         extra = extra_schemas()
         store.create_schema(connection, extra)
         return cls(
             db=connection,
             clock=Clock(clock),
-            carrier=CarrierConfig.default(seed),
-            notifier=Notifier(allow_loopback=True, allow_networks=tuple(allow_networks)),
+            carrier=config,
+            notifier=notifier,
             prices=load_prices(),
             accounts=build_accounts(accounts, ips),
             public_url=public_url,
-            seed=seed,
+            seed=config.seed,
             extra=extra,
         )
 
