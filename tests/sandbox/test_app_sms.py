@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+import socket
+import time
+
 import httpx
 import pytest
 
@@ -219,3 +223,19 @@ def test_landing_sms_with_a_built_in_template_and_an_unknown_one(api):
     assert ok.status_code == 202
     bad = api.post("/api/rest/landingsms", json={"message": "x", "to": [OK], "from": "Shop", "templateId": 99})
     assert bad.status_code == 400 and "templateId" in bad.json()["error"]["description"]
+
+
+def test_a_client_that_disconnects_mid_body_is_logged_quietly_without_a_traceback(api, sb, caplog):
+    caplog.set_level(logging.DEBUG, logger="sendframe.sandbox")
+    host, port = sb.base_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as conn:  # half a body, then gone (as a killed client)
+        conn.sendall(b"POST /api/rest/sms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Authorization: Basic ZGVtbzpkZW1vLXBhc3N3b3Jk\r\nContent-Length: 1000\r\n\r\n{\"message\": \"Hi\"")
+        time.sleep(0.2)
+    deadline = time.monotonic() + 10
+    while not any("disconnected" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ours = [r for r in caplog.records if r.name.startswith("sendframe.sandbox")]
+    assert [r.levelno for r in ours if "disconnected" in r.getMessage()] == [logging.DEBUG]
+    assert not [r for r in ours if r.levelno >= logging.WARNING or r.exc_info]
+    assert sms(api).status_code == 202  # and the sandbox goes on serving

@@ -19,7 +19,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
@@ -30,7 +30,7 @@ from sendframe.sandbox import sending, store
 from sendframe.sandbox.accounts import Account, check_credentials
 from sendframe.sandbox.sending import Rejection
 
-__all__ = ["MAX_BODY_BYTES", "Rejection", "authenticate", "build_app", "error_response"]
+__all__ = ["MAX_BODY_BYTES", "Rejection", "authenticate", "build_app", "client_gone", "error_response"]
 
 log = logging.getLogger("sendframe.sandbox")
 
@@ -117,6 +117,8 @@ def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Requ
             return error_response(exc.status, exc.code, exc.description, exc.headers)
         except RequestValidationError as exc:
             return error_response(400, error_code(exc.problems), describe_problems(exc.problems))
+        except ClientDisconnect:
+            return client_gone(request)
         except Exception:
             log.exception("unexpected error in %s %s", request.method, request.url.path)
             return error_response(500, ErrorCode.SERVER_ERROR, "The sandbox failed unexpectedly; the error is in its log.")
@@ -172,7 +174,17 @@ async def _rejection(request: Request, exc: Exception) -> Response:
     return error_response(exc.status, exc.code, exc.description, exc.headers)
 
 
+def client_gone(request: Request) -> Response:
+    """The answer to a client that disconnected mid-request (a kill-and-resume drill does it on purpose):
+    an expected event, logged at debug level without a traceback. Nothing was stored; nobody reads the answer."""
+    log.debug("client disconnected during %s %s before its request was complete; nothing was done",
+              request.method, request.url.path)
+    return error_response(400, ErrorCode.INVALID_REQUEST, "The client disconnected before the request was complete.")
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, ClientDisconnect):
+        return client_gone(request)
     log.error("unexpected error in %s %s", request.method, request.url.path, exc_info=exc)
     return error_response(500, ErrorCode.SERVER_ERROR, "The sandbox failed unexpectedly; the error is in its log.")
 
