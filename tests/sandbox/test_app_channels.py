@@ -178,3 +178,14 @@ def test_a_hand_written_basic_header_is_accepted(sb):
     token = base64.b64encode(b"demo:demo-password").decode()
     r = httpx.get(f"{sb.base_url}/api/rest/sms/{'0' * 20}", headers={"Authorization": f"Basic {token}"})
     assert r.status_code == 404
+
+
+def test_whatsapp_field_counts_come_from_the_table_preflight_reads(api):
+    from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
+
+    for template_id, counts in WHATSAPP_TEMPLATES.items():
+        exact = {"to": OK, **{name: ["v"] * n for name, n in zip(WHATSAPP_FIELDS, counts, strict=True)}}
+        one_more = {**exact, "bodyFields": ["v"] * (counts[1] + 1)}
+        r = api.post("/api/rest/whatsapp", json={"templateId": template_id, "from": "34911111111",
+                                                  "messages": [exact, one_more]})
+        assert [item["accepted"] for item in r.json()["result"]] == [True, False], template_id
