@@ -189,3 +189,21 @@ def test_whatsapp_field_counts_come_from_the_table_preflight_reads(api):
         r = api.post("/api/rest/whatsapp", json={"templateId": template_id, "from": "34911111111",
                                                   "messages": [exact, one_more]})
         assert [item["accepted"] for item in r.json()["result"]] == [True, False], template_id
+
+
+def test_email_links_become_tracked_short_links_and_a_click_is_recorded(api, sb):
+    body = ('<html><body><a class="cta" href="https://shop.example/sale?a=1&amp;b=2">Sale</a>'
+            '<img src="https://cdn.example/logo.png"><a href="mailto:help@example.org">help</a>'
+            '<a href="[unsubscribe_link]">out</a></body></html>')
+    item = api.post("/api/rest/mailing", json={**MAIL, "body": body}).json()["result"][0]
+    html = message(sb, item["id"])["message"]
+    assert f'<a class="cta" href="{sb.base_url}/s/' in html and "shop.example" not in html
+    assert 'src="https://cdn.example/logo.png"' in html and 'href="mailto:help@example.org"' in html
+    assert f'href="{sb.base_url}/u/' in html  # the sandbox's own links stay as they are
+    short = html.split('class="cta" href="')[1].split('"')[0]
+    click = httpx.get(short, headers={"User-Agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:120.0) Gecko/20100101 Firefox/120.0"})
+    assert click.status_code == 302 and click.headers["location"] == "https://shop.example/sale?a=1&b=2"
+    row = message(sb, item["id"])
+    assert row["is_clicked"] and [e["type"] for e in row["events"]].count("clicked") == 1
+    untracked = api.post("/api/rest/mailing", json={**MAIL, "body": body, "trackClicks": False}).json()["result"][0]
+    assert 'href="https://shop.example/sale?a=1&amp;b=2"' in message(sb, untracked["id"])["message"]

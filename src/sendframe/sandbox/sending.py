@@ -11,6 +11,7 @@ due), written in one transaction with ``executemany``.
 
 from __future__ import annotations
 
+import html as html_text
 import json
 import re
 import secrets
@@ -37,6 +38,8 @@ __all__ = ["Rejection", "accept", "new_message_id"]
 DEFAULT_VOICE_CALLER = "sandbox"
 _UNSUB_MARK = "[unsubscribe_link]"
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
+# the quoted http(s) href of a link (<a>, <area>); images and other attributes are never rewritten
+_LINK_HREF = re.compile(r"""(<a(?:rea)?\s[^>]*?\bhref\s*=\s*)(["'])\s*(https?://[^"'<>\s]+)\s*\2""", re.IGNORECASE)
 
 
 class Rejection(Exception):
@@ -394,6 +397,8 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
             specials["UNSUB_URL"] = links.unsubscribe_link(state, account=account.username, message_id=message_id, recipient=to)
         subject = templates.render(subject_t, variables, specials=specials)
         html = templates.render(body_t, variables, specials=specials).replace(_UNSUB_MARK, specials.get("UNSUB_URL", ""))
+        if request.track_clicks:
+            html = _track_clicks(state, message_id, html)
         if request.track_opens:
             pixel = f'<img src="{links.open_pixel(state, message_id=message_id)}" width="1" height="1" alt="" />'
             html, found = _BODY_END.subn(lambda m: pixel + m.group(0), html, count=1)
@@ -403,6 +408,30 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
         row_extra = extra.replace('"subject": null', f'"subject": {json.dumps(subject, ensure_ascii=False)}', 1)
         batch.messages.append(_row(c, message_id, request.from_email, to, html, 1, request.sub, index, None, cost, None, row_extra))
         batch.items.append(result_item("mailing", accepted=True, to=to, id=message_id, scheduled_at=c.scheduled))
+
+
+def _track_clicks(state: Any, message_id: str, html: str) -> str:
+    """``html`` with the http(s) link targets (``href`` of ``<a>`` and ``<area>``) replaced by tracked short
+    links of this message, so a click records a ``clicked`` event. The sandbox's own links (unsubscribe,
+    landing, already shortened) stay as they are; so do images and anything that is not a valid URL.
+
+        >>> [m.group(3) for m in _LINK_HREF.finditer('<a class="b" href="https://shop.example/?a=1&amp;b=2">s</a>'
+        ...                                          '<img src="https://x.example/i.png">')]
+        ['https://shop.example/?a=1&amp;b=2']
+    """
+    own = state.public_url.rstrip("/") + "/"
+
+    def tracked(match: re.Match[str]) -> str:
+        url = html_text.unescape(match.group(3))
+        if url.startswith(own):
+            return match.group(0)
+        try:
+            link = links.short_link(state, message_id=message_id, url=url)
+        except InputError:
+            return match.group(0)
+        return f"{match.group(1)}{match.group(2)}{link}{match.group(2)}"
+
+    return _LINK_HREF.sub(tracked, html)
 
 
 # ---------------------------------------------------------------- voice
