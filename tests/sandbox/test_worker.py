@@ -169,3 +169,11 @@ def test_an_immediate_sms_is_planned_and_sent_in_the_request_that_accepts_it(sb)
     sb.advance(10)
     assert sb.messages().iloc[0]["status"] in ("DELIVRD", "UNDELIV", "REJECTD")
 
+
+
+def test_one_long_advance_keeps_the_retry_spacing_of_a_failing_notification(sb):
+    with Receiver(fail_first=100) as receiver:
+        post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900300"], "from": "Shop",  # stays ACCEPTD
+                                   "notificationUrl": f"{receiver.url}?s=%s"})
+        done = sb.advance(64)["done"]  # ACCEPTD after 0.1-0.5 s, then retries 1, 2, 4, 8, 16, 32 s apart (63 s)
+    assert len(receiver.hits) == 7 and done["notifications_failed"] == 1

@@ -201,34 +201,34 @@ class Worker:
 
     async def run_due(self, at: float | None = None) -> Counter[str]:
         """Apply every step and send every notification due at ``at`` (default: now); return counts."""
-        done: Counter[str] = Counter()
         async with self._lock:
-            while True:
-                moment = at if at is not None else self.state.clock.now().timestamp()
-                steps = self._apply_steps(moment)
-                sent = await self._send_notifications(moment)
-                done.update(steps)
-                done.update(sent)
-                if not steps and not sent:
-                    return done
+            return await self._run_due(at)
 
-    async def advance(self, seconds: float) -> dict[str, Any]:
-        """Move a manual clock by ``seconds``, stopping at each due time on the way so everything runs at its time."""
-        clock = self.state.clock
-        target = clock.now().timestamp() + float(seconds)
+    async def _run_due(self, at: float | None, since: float | None = None) -> Counter[str]:
         done: Counter[str] = Counter()
         while True:
-            upcoming = self.next_due()
-            if upcoming is None or upcoming > target:
-                break
-            gap = upcoming - clock.now().timestamp()
-            if gap > 0:
-                clock.advance(gap)
-            done.update(await self.run_due(max(upcoming, clock.now().timestamp())))
-        gap = target - clock.now().timestamp()
-        if gap > 0:
-            clock.advance(gap)
-        done.update(await self.run_due(max(target, clock.now().timestamp())))
+            moment = at if at is not None else self.state.clock.now().timestamp()
+            steps = self._apply_steps(moment)
+            sent = await self._send_notifications(moment, since)
+            done.update(steps)
+            done.update(sent)
+            if not steps and not sent:
+                return done
+
+    async def advance(self, seconds: float) -> dict[str, Any]:
+        """Move a manual clock by ``seconds`` and run everything that falls due on the way.
+
+        Every step keeps its own due time (events, statuses and reports are dated by it, in due order
+        per message), and a notification attempt counts as made at its due time (a failed one is retried
+        ``RETRY_DELAYS`` after that), so the reports of many due times go out together, concurrently,
+        instead of one stop per due time.
+        """
+        clock = self.state.clock
+        async with self._lock:  # the background loop must not run a round with the clock half-way
+            start = clock.now().timestamp()
+            clock.advance(seconds)
+            target = clock.now().timestamp()
+            done = await self._run_due(target, since=start)
         return {"now": store.iso(clock.now()), "done": dict(done), "pending": self.pending()}
 
     def pending(self) -> dict[str, int]:
@@ -279,7 +279,9 @@ class Worker:
 
     # ------------------------------------------------------------ notifications
 
-    async def _send_notifications(self, moment: float) -> Counter[str]:
+    async def _send_notifications(self, moment: float, since: float | None = None) -> Counter[str]:
+        """Send the reports due at ``moment``; a failed one is retried a delay after the attempt, which is
+        ``moment`` or, with ``since`` (a manual clock's advance from ``since``), the report's own due time."""
         from sendframe.sandbox.notifier import RETRY_DELAYS
 
         db = self.state.db
@@ -294,7 +296,8 @@ class Worker:
         attempts = await asyncio.gather(*(self.state.notifier.deliver(r[2]) for r in chosen), return_exceptions=True)
         done: Counter[str] = Counter()
         updates = []
-        for (seq, _, _, tries, _), attempt in zip(chosen, attempts, strict=True):
+        for (seq, _, _, tries, due), attempt in zip(chosen, attempts, strict=True):
+            attempted = moment if since is None else max(due, since)
             if isinstance(attempt, BaseException):
                 ok, status, error = False, None, f"{type(attempt).__name__}: {attempt}"
             else:
@@ -307,7 +310,7 @@ class Worker:
                 updates.append(("failed", tries, moment, status, error, seq))
                 done["notifications_failed"] += 1
             else:
-                updates.append(("pending", tries, moment + RETRY_DELAYS[tries - 1], status, error, seq))
+                updates.append(("pending", tries, attempted + RETRY_DELAYS[tries - 1], status, error, seq))
                 done["notifications_retried"] += 1
         with db:
             db.executemany("UPDATE notifications SET state = ?, attempts = ?, next_at = ?, last_status = ?, last_error = ? "
