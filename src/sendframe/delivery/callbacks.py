@@ -2,9 +2,9 @@
 
 ``read_callbacks`` reads the receiver's own log (``sendframe receive`` / ``Receiver``) and the
 access logs of a web server the analyst already runs (nginx / Apache *combined* or *common*
-format). The work is vectorised with pyarrow: one regex pulls the request's query out of every
-line, one regex per parameter pulls each value, and percent-decoding runs once per distinct
-value, never once per line.
+format). The work is vectorised with numpy and pyarrow: ``logformat`` finds every line's query and
+each parameter's value as byte offsets, each column is cut and dictionary-encoded once, and
+percent-decoding, number and date parsing run once per distinct value, never once per line.
 
     >>> frame = read_callbacks("callbacks.log")  # doctest: +SKIP
     >>> latest_status(frame)[["id", "part", "status"]]  # doctest: +SKIP
@@ -29,6 +29,10 @@ import pyarrow.csv as pa_csv
 
 from sendframe.api.errors import InputError
 from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, FINAL_STATUSES, STATUSES
+from sendframe.delivery.logformat import (
+    Requests, byte_at, encoded, items_by_name, locate_requests, regular_items, repeated, span_texts,
+    spans_equal,
+)
 
 # the columns every callback frame has, in this order; the analyst's own parameters follow, then received_at
 CALLBACK_COLUMNS: tuple[str, ...] = (
@@ -39,17 +43,11 @@ CALLBACK_COLUMNS: tuple[str, ...] = (
 RECEIVER_MAPPING: dict[str, str] = {column: column for column in ESCAPE_CODES.values()}
 PARAMS_LINE_PREFIX = "#params\t"
 JUNK_EXAMPLES = 5
-_WORKERS = min(8, os.cpu_count() or 1)
 
 _STATUS_TYPE = pd.CategoricalDtype(list(STATUSES), ordered=True)
 _INTEGER_COLUMNS = ("delivery", "part", "campaign_id", "sending_id")
 _DATE_COLUMNS = ("sent_at", "reported_at")
 _NOTIFICATION_DATE = "%Y-%m-%d %H:%M"
-
-# access log (common / combined): ... [10/Oct/2026:13:55:36 +0000] "GET /dlr?a=1 HTTP/1.1" 200 ...
-_ACCESS_LINE = (
-    r'^\S+ \S+ \S+ \[(?P<when_clf>[^\]]+)\] "(?:GET|HEAD|POST) (?P<apath>[^?" ]*)\?(?P<aquery>[^" ]*) HTTP/[0-9.]+"'
-)
 
 
 def mapping_from_url(notification_url: str) -> tuple[dict[str, str], list[str]]:
@@ -164,203 +162,140 @@ def parse_lines(
     ['DELIVRD']
     """
     n = len(lines)
-    query, received_at, request_path = _queries(lines)
-    is_comment = pc.starts_with(lines, "#")
-    other = pc.fill_null(pc.not_equal(request_path, wanted_path), False) if wanted_path else pa.repeat(False, n)
-    candidate = pc.and_(pc.and_(pc.invert(is_comment), pc.invert(other)), pc.is_valid(query))
     wanted = {param: column for param, column in mapping.items()} | {name: name for name in own}
     keys = list(wanted)
     key_order = [k for k in (order or []) if k in wanted] + [k for k in keys if k not in (order or [])]
-    values = _param_values(query, key_order, order or key_order)
+    found = locate_requests(lines, order or key_order)
+    raw = np.frombuffer(found.data, dtype=np.uint8)
+    counted = ~lines.is_null().to_numpy(zero_copy_only=False) if lines.null_count else np.ones(n, bool)
+    is_comment = (found.line_end > found.line_start) & (byte_at(raw, found.line_start) == ord("#"))
+    other = np.zeros(n, bool)
+    if wanted_path:
+        other = (found.path_start >= 0) & ~spans_equal(raw, found.path_start, found.path_end, wanted_path.encode())
+    has_query = found.query_start >= 0
+    candidate = np.flatnonzero(~is_comment & ~other & has_query & counted)
+    values = _param_spans(found, candidate, key_order, order or key_order)
     id_param = next((p for p, c in mapping.items() if c == "id"), None)
-    has_id = pc.fill_null(pc.not_equal(values[id_param], ""), False) if id_param else pa.repeat(False, n)
-    junk = pc.and_(candidate, pc.invert(has_id))
-    junk = pc.or_(junk, pc.and_(pc.invert(pc.or_(is_comment, other)), pc.is_null(query)))
-    rows = np.flatnonzero(np.logical_and(candidate.to_numpy(zero_copy_only=False), has_id.to_numpy(zero_copy_only=False)))
-    keep_mask = _first_arrivals(query, values[id_param] if id_param else None, rows, n)
+    has_id = values[id_param][1] > values[id_param][0] if id_param else np.zeros(len(candidate), bool)
+    junk = ~is_comment & ~other & ~has_query & counted
+    junk[candidate[~has_id]] = True
+    rows = np.flatnonzero(has_id)  # positions in ``candidate``
+    ids = span_texts(found.data, *(v[rows] for v in values[id_param])) if id_param else pa.array([], pa.string())
+    keep_mask = _first_arrivals(found, candidate[rows], ids)
     duplicates = int(len(rows) - keep_mask.sum())
-    keep = pa.array(keep_mask)
+    kept = rows[keep_mask]
 
-    columns: dict[str, object] = {}
     by_column = {column: param for param, column in mapping.items()}
-    for column in CALLBACK_COLUMNS:
-        if column == "delivery_meaning":
-            continue
-        param = by_column.get(column)
-        raw = pc.filter(values[param], keep) if param else pa.nulls(int(keep_mask.sum()), pa.string())
-        needs_decoding = column not in _INTEGER_COLUMNS and column not in _DATE_COLUMNS and column != "cost"
-        columns[column] = _typed(column, _decoded(raw) if needs_decoding else raw)
-    frame = pd.DataFrame(columns)
+    nothing = (pa.array([], pa.string()), np.full(len(kept), -1, np.int64))
+
+    def build(index: int) -> pd.Series:
+        column = names[index]
+        if index == len(names) - 1:
+            return pd.Series(_arrival_times(found, candidate[kept]).to_pandas(), dtype="datetime64[us, UTC]")
+        own_column = index >= len(CALLBACK_COLUMNS) - 1
+        param = column if own_column else by_column.get(column)
+        if param is not None and param == id_param and not own_column:  # ids are (nearly) all distinct: not encoded
+            return _as_text(_decoded(ids.filter(pa.array(keep_mask)) if duplicates else ids))
+        texts, codes = encoded(found.data, *(v[kept] for v in values[param])) if param else nothing
+        return _as_text(pc.take(_decoded(texts), pa.array(codes, mask=codes < 0))) if own_column else _column(column, texts, codes)
+
+    names = [c for c in CALLBACK_COLUMNS if c != "delivery_meaning"] + own + ["received_at"]
+    with ThreadPoolExecutor(2) as pool:  # cutting and encoding release the GIL
+        built = list(pool.map(build, range(len(names))))
+    frame = pd.DataFrame(dict(zip(names[:len(CALLBACK_COLUMNS) - 1], built)))
     frame.insert(2, "delivery_meaning", frame["delivery"].map(DELIVERY_MEANINGS).astype("string"))
-    for name in own:
-        frame[name] = _as_text(_decoded(pc.filter(values[name], keep)))
-    frame["received_at"] = pd.Series(pc.filter(received_at, keep).to_pandas(), dtype="datetime64[us, UTC]")
-    junk_count = int(pc.sum(junk).as_py() or 0)
+    for name, series in zip(names[len(CALLBACK_COLUMNS) - 1:], built[len(CALLBACK_COLUMNS) - 1:]):
+        frame[name] = series
+    junk_count = int(junk.sum())
     frame.attrs["junk_lines"] = junk_count
-    frame.attrs["junk_examples"] = pc.filter(lines, junk).slice(0, JUNK_EXAMPLES).to_pylist() if junk_count else []
+    frame.attrs["junk_examples"] = lines.take(np.flatnonzero(junk)[:JUNK_EXAMPLES]).to_pylist() if junk_count else []
     frame.attrs["duplicates_dropped"] = duplicates
-    frame.attrs["other_requests"] = int(pc.sum(other).as_py() or 0)
+    frame.attrs["other_requests"] = int(other.sum())
     return frame
 
 
-def _first_arrivals(query: pa.Array, ids: pa.Array | None, rows: np.ndarray, n: int) -> np.ndarray:
-    """Mask of ``rows`` whose query is seen there for the first time (exact duplicates are retries).
+def _param_spans(found: Requests, rows: np.ndarray, keys: list[str], order: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per parameter, the (start, end) offsets of its still percent-encoded value in each of ``rows``.
 
-    Equal queries carry equal ids, so only rows whose id repeats need their whole query compared.
+    Queries holding exactly the notificationUrl's parameters in its order (as the service fills
+    them) are cut by position; any other query is searched by name. ``-1`` where absent.
     """
-    first = np.zeros(n, dtype=bool)
-    first[rows] = True
-    if ids is None or len(rows) < 2:
+    regular, item = regular_items(found, rows, order)
+    spans = {}
+    for name in keys:
+        if name in order:
+            start, end = item(order.index(name))
+            start = start + len((name + "=").encode())
+            spans[name] = (start, end.copy()) if regular.all() else (np.where(regular, start, -1), np.where(regular, end, -1))
+        else:
+            spans[name] = (np.full(len(rows), -1, np.int64), np.full(len(rows), -1, np.int64))
+    irregular = np.flatnonzero(~regular)
+    if len(irregular):
+        for name, (start, end) in items_by_name(found, rows[irregular], keys, order).items():
+            spans[name][0][irregular] = start
+            spans[name][1][irregular] = end
+    return spans
+
+
+def _first_arrivals(found: Requests, lines: np.ndarray, ids: pa.Array) -> np.ndarray:
+    """Mask of ``lines`` whose query is seen there for the first time (exact duplicates are retries).
+
+    Equal queries carry equal ids, so only lines whose id may repeat need their whole query compared.
+    """
+    first = np.ones(len(lines), dtype=bool)
+    if len(lines) < 2:
         return first
-    id_codes = pc.dictionary_encode(pc.take(ids, rows)).indices.to_numpy(zero_copy_only=False)
-    shared = rows[np.bincount(id_codes)[id_codes] > 1]
+    shared = np.flatnonzero(repeated(ids))
     if len(shared):
-        codes = pc.dictionary_encode(pc.take(query, shared)).indices.to_numpy(zero_copy_only=False)
+        _, codes = encoded(found.data, found.query_start[lines[shared]], found.query_end[lines[shared]])
         first[shared] = False
         first[shared[np.unique(codes, return_index=True)[1]]] = True
     return first
 
 
-def _queries(lines: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
-    """Per line: the raw query string, the arrival time, the request path (access logs); null where none."""
-    n = len(lines)
-    # receiver line: fixed-width arrival time (32 characters), a tab, the query
-    receiver = pc.fill_null(pc.and_(pc.equal(pc.utf8_slice_codeunits(lines, 32, 33), "\t"), pc.starts_with(lines, "2")), False)
-    receiver_rows = receiver.to_numpy(zero_copy_only=False)
-    query: pa.Array = pa.nulls(n, pa.string())
-    received: pa.Array = pa.nulls(n, pa.timestamp("us", tz="UTC"))
-    if receiver_rows.any():
-        stamps = pc.if_else(receiver, pc.utf8_slice_codeunits(lines, 0, 32), None)
+def _arrival_times(found: Requests, lines: np.ndarray) -> pa.Array:
+    """The arrival time of each of ``lines``: the receiver's ISO stamp or the access log's %t."""
+    utc = pa.timestamp("us", tz="UTC")
+    micros = np.zeros(len(lines), np.int64)
+    valid = np.zeros(len(lines), bool)
+    receiver = found.receiver[lines]
+    if receiver.any():
+        every = np.flatnonzero(found.receiver)  # one cast for all of them, as a log is read whole
+        stamps = span_texts(found.data, found.line_start[every], found.stamp_end[every])
         try:
-            received = pc.cast(stamps, pa.timestamp("us", tz="UTC"))
+            parsed = pc.cast(stamps, utc)
         except pa.ArrowInvalid:
-            received = pa.array(pd.to_datetime(stamps.to_pandas(), errors="coerce", utc=True, format="ISO8601"),
-                                type=pa.timestamp("us", tz="UTC"))
-        query = pc.if_else(receiver, pc.utf8_slice_codeunits(lines, 33), None)
-    request_path = pa.nulls(n, pa.string())
-    access_rows = np.flatnonzero(~receiver_rows)
-    if len(access_rows):
-        subset = lines if len(access_rows) == n else pc.take(lines, access_rows)
-        access = _parallel_regex(subset, _ACCESS_LINE)
-        if len(access_rows) == n:
-            positions = None
-        else:
-            spread = np.full(n, -1, dtype=np.int64)
-            spread[access_rows] = np.arange(len(access_rows))
-            positions = pa.array(spread, mask=spread < 0)
-
-        def spread_back(values: pa.Array) -> pa.Array:
-            return values if positions is None else pc.take(values, positions)
-
-        access_query = spread_back(pc.struct_field(access, "aquery"))
-        request_path = spread_back(pc.struct_field(access, "apath"))
-        when = spread_back(_parse_times(pc.struct_field(access, "when_clf"), "%d/%b/%Y:%H:%M:%S %z"))
-        query = pc.coalesce(query, access_query) if receiver_rows.any() else access_query
-        received = pc.coalesce(received, when) if receiver_rows.any() else when
-    return query, received, request_path
+            parsed = pa.array(pd.to_datetime(stamps.to_pandas(), errors="coerce", utc=True, format="ISO8601"), type=utc)
+        which = np.searchsorted(every, lines[receiver])
+        micros[receiver], valid[receiver] = _micros(pc.take(parsed, which))
+    access = ~receiver
+    if access.any():
+        texts, codes = encoded(found.data, found.when_start[lines[access]], found.when_end[lines[access]])
+        parsed = _strptime(texts, "%d/%b/%Y:%H:%M:%S %z")
+        micros[access], valid[access] = _micros(pc.take(parsed, pa.array(codes, mask=codes < 0)))
+    return pa.Array.from_buffers(utc, len(lines), [pa.array(valid).buffers()[1] if not valid.all() else None,
+                                                   pa.py_buffer(micros)])
 
 
-def _parallel_regex(lines: pa.Array, pattern: str) -> pa.Array:
-    """``pc.extract_regex`` over slices of the array on several threads (pyarrow releases the GIL)."""
-    workers = min(_WORKERS, max(1, len(lines) // 50_000))
-    if workers == 1:
-        return pc.extract_regex(lines, pattern)
-    step = -(-len(lines) // workers)
-    with ThreadPoolExecutor(workers) as pool:
-        parts = list(pool.map(lambda start: pc.extract_regex(lines.slice(start, step), pattern), range(0, len(lines), step)))
-    return pa.concat_arrays(parts)
+def _micros(stamps: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    valid = stamps.is_valid().to_numpy(zero_copy_only=False)
+    return pc.fill_null(stamps.cast(pa.int64()), 0).to_numpy(zero_copy_only=False), valid
 
 
-def _param_values(query: pa.Array, keys: list[str], order: list[str]) -> dict[str, pa.Array]:
-    """Raw (still percent-encoded) value of each parameter per query; null where absent.
-
-    Queries holding exactly the notificationUrl's parameters in its order (as the service fills
-    them) are cut up with numpy on one ``&`` split; any other query is searched by name.
-    """
-    n = len(query)
-    split = pc.split_pattern(query, "&")
-    list_offsets = np.frombuffer(split.buffers()[1], dtype=np.int32)[split.offset:split.offset + n + 1]
-    flat = split.values
-    item_offsets = np.frombuffer(flat.buffers()[1], dtype=np.int32)[flat.offset:flat.offset + len(flat) + 1]
-    data = flat.buffers()[2]
-    regular = _items_named(list_offsets, item_offsets, data, order)
-    present = pc.is_valid(query).to_numpy(zero_copy_only=False)
-    irregular = present & ~regular
-    first_item = item_offsets[list_offsets[:-1]] if len(item_offsets) > 1 else np.zeros(n, dtype=np.int32)
-    take_even = pa.array(np.arange(0, 2 * n, 2, dtype=np.int64), mask=~regular)
-    values: dict[str, pa.Array] = {}
-    for name in keys:
-        if name not in order or not regular.any():
-            values[name] = pa.nulls(n, pa.string())
-        else:
-            item = np.where(regular, list_offsets[:-1] + order.index(name), 0)
-            bounds = np.empty(2 * n + 1, dtype=np.int32)  # values interleaved with the bytes between them
-            bounds[0:-1:2] = np.where(regular, item_offsets[item] + len((name + "=").encode()), first_item)
-            bounds[1::2] = np.where(regular, item_offsets[item + 1], first_item)
-            bounds[-1] = bounds[-2]
-            spans = pa.Array.from_buffers(pa.string(), 2 * n, [None, pa.py_buffer(bounds), data])
-            values[name] = pc.take(spans, take_even)
-    if irregular.any():
-        slow = _param_values_by_name(pc.filter(query, pa.array(irregular)), keys, order)
-        values = {name: pc.replace_with_mask(values[name], pa.array(irregular), slow[name]) for name in keys}
-    return values
-
-
-def _items_named(list_offsets: np.ndarray, item_offsets: np.ndarray, data: pa.Buffer | None, order: list[str]) -> np.ndarray:
-    """Per query: does it hold exactly ``len(order)`` items, the k-th starting with ``order[k] + "="``?"""
-    n = len(list_offsets) - 1
-    regular = np.diff(list_offsets) == len(order)
-    if not order or data is None:
-        return np.zeros(n, dtype=bool)
-    first_item = item_offsets[list_offsets[:-1]] if len(item_offsets) > 1 else np.zeros(n, dtype=np.int32)
-    for k, name in enumerate(order):
-        if not regular.any():
-            break
-        prefix = name + "="
-        item = np.where(regular, list_offsets[:-1] + k, 0)
-        begin = np.where(regular, item_offsets[item], first_item)
-        bounds = np.empty(2 * n + 1, dtype=np.int32)  # the first len(prefix) bytes of each item, and the rest between
-        bounds[0:-1:2] = begin
-        bounds[1::2] = np.minimum(begin + len(prefix.encode()), np.where(regular, item_offsets[item + 1], first_item))
-        bounds[-1] = bounds[-2]
-        heads = pa.Array.from_buffers(pa.binary(), 2 * n, [None, pa.py_buffer(bounds), data])
-        regular &= pc.equal(heads, pa.scalar(prefix.encode(), pa.binary())).to_numpy(zero_copy_only=False)[0::2]
-    return regular
-
-
-def _param_values_by_name(query: pa.Array, keys: list[str], order: list[str]) -> dict[str, pa.Array]:
-    """``_param_values`` for irregular queries: each parameter at its ``order`` position, else by name."""
-    n = len(query)
-    split = pc.split_pattern(query, "&")
-    flat = pc.list_flatten(split)
-    offsets = split.offsets.to_numpy()[:n + 1] if n else np.zeros(1, dtype=np.int32)
-    starts = offsets[:-1].astype(np.int64)
-    counts = np.diff(offsets)
-    parents = pc.list_parent_indices(split).to_numpy()
-
-    def value_of(name: str) -> pa.Array:
-        prefix = name + "="
-        where = np.full(n, -1, dtype=np.int64)
-        misplaced = counts > 0
-        if name in order:
-            k = order.index(name)
-            present = counts > k
-            positions = starts + k
-            candidate = pc.take(flat, positions if present.all() else pa.array(np.where(present, positions, 0), mask=~present))
-            found = pc.fill_null(pc.starts_with(candidate, prefix), False).to_numpy(zero_copy_only=False)
-            if found.all():
-                return pc.utf8_slice_codeunits(candidate, len(prefix))
-            where[found] = positions[found]
-            misplaced &= ~found
-        if misplaced.any():
-            items = np.flatnonzero(misplaced[parents])
-            hits = items[pc.starts_with(pc.take(flat, items), prefix).to_numpy(zero_copy_only=False)][::-1]
-            where[parents[hits]] = hits  # reversed: the first occurrence wins
-        taken = pc.take(flat, pa.array(where, mask=where < 0))
-        return pc.utf8_slice_codeunits(taken, len(prefix))
-
-    with ThreadPoolExecutor(_WORKERS) as pool:
-        return dict(zip(keys, pool.map(value_of, keys)))
+def _column(column: str, texts: pa.Array, codes: np.ndarray) -> pd.Series:
+    """One output column from the distinct raw texts and each row's code (-1: absent)."""
+    indices = pa.array(codes, mask=codes < 0)
+    if column in _DATE_COLUMNS:
+        stamps = _strptime(_decoded(texts), _NOTIFICATION_DATE)
+        return pd.Series(pc.take(stamps, indices).to_pandas(), dtype="datetime64[us, UTC]")
+    if column in _INTEGER_COLUMNS or column == "cost":
+        return _typed(column, texts, indices)
+    texts = _decoded(texts)
+    if column == "status":
+        known = {status: code for code, status in enumerate(STATUSES)}
+        categories = np.array([known.get(text, -1) for text in texts.to_pylist()] + [-1], dtype=np.int8)
+        return pd.Series(pd.Categorical.from_codes(categories[codes], dtype=_STATUS_TYPE))
+    return _as_text(pc.take(texts, indices))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -368,46 +303,39 @@ def _unquote(value: str) -> str:
     return unquote_plus(value)
 
 
-def _decoded(raw: pa.Array) -> pa.Array:
-    """Percent-decode a column, once per distinct value and only when some value needs it."""
-    if len(raw) == 0 or not (pc.any(pc.match_substring(raw, "%")).as_py() or pc.any(pc.match_substring(raw, "+")).as_py()):
-        return raw
-    encoded = pc.dictionary_encode(raw)
-    dictionary = pa.array([_unquote(v) for v in encoded.dictionary.to_pylist()], type=pa.string())
-    return pc.take(dictionary, encoded.indices)
+def _decoded(texts: pa.Array) -> pa.Array:
+    """Percent-decode distinct values, only when some value needs it."""
+    if len(texts) == 0 or not (pc.any(pc.match_substring(texts, "%")).as_py() or pc.any(pc.match_substring(texts, "+")).as_py()):
+        return texts
+    return pa.array([None if v is None else _unquote(v) for v in texts.to_pylist()], type=pa.string())
 
 
-def _parse_times(raw: pa.Array, form: str, *, percent_encoded: bool = False) -> pa.Array:
-    """Parse date-times once per distinct value (notification dates repeat a lot); UTC, null if invalid."""
-    encoded = pc.dictionary_encode(raw)
-    texts = _decoded(encoded.dictionary) if percent_encoded else encoded.dictionary
+def _strptime(texts: pa.Array, form: str) -> pa.Array:
+    """Parse date-times (distinct values: notification dates repeat a lot); UTC, null if invalid."""
     stamps = pc.strptime(texts, format=form, unit="us", error_is_null=True)
-    stamps = stamps.cast(pa.timestamp("us", tz="UTC")) if stamps.type.tz is None else stamps.cast(pa.timestamp("us", tz="UTC"))
-    return pc.take(stamps, encoded.indices)
+    return stamps.cast(pa.timestamp("us", tz="UTC"))
 
 
 def _as_text(raw: pa.Array) -> pd.Series:
     return raw.to_pandas(types_mapper=pd.ArrowDtype).astype("string")
 
 
-def _typed(column: str, raw: pa.Array) -> pd.Series:
-    if column in _INTEGER_COLUMNS or column == "cost":
-        target = pa.float64() if column == "cost" else pa.int64()
-        blank = pc.if_else(pc.equal(raw, ""), None, raw)
+def _typed(column: str, texts: pa.Array, indices: pa.Array) -> pd.Series:
+    """A numeric column: its distinct ``texts`` are cast (whether one fails decides for them all),
+    then taken per row by ``indices``."""
+    target = pa.float64() if column == "cost" else pa.int64()
+
+    def numbers(texts: pa.Array) -> pa.Array:
+        blank = pc.if_else(pc.equal(texts, ""), None, texts)
         try:
-            number = pc.cast(blank, target)
+            return pc.cast(blank, target)
         except pa.ArrowInvalid:  # a value that is not a number becomes <NA>
             number = pa.array(pd.to_numeric(blank.to_pandas(), errors="coerce"), type=pa.float64())
-            number = number if column == "cost" else pc.cast(pc.if_else(pc.equal(pc.floor(number), number), number, None), pa.int64())
-        series = number.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
-        return series.astype("float64") if column == "cost" else series.astype("Int64")
-    if column in _DATE_COLUMNS:
-        stamps = _parse_times(raw, _NOTIFICATION_DATE, percent_encoded=True)
-        return pd.Series(stamps.to_pandas(), dtype="datetime64[us, UTC]")
-    text = _as_text(raw)
-    if column == "status":
-        return text.astype(_STATUS_TYPE)
-    return text
+            return number if column == "cost" else pc.cast(pc.if_else(pc.equal(pc.floor(number), number), number, None), pa.int64())
+
+    number = pc.take(numbers(texts), indices)
+    series = number.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    return series.astype("float64") if column == "cost" else series.astype("Int64")
 
 
 def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:

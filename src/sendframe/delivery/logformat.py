@@ -1,0 +1,424 @@
+"""Where the request, its arrival time and each parameter sit in callback log lines.
+
+Everything here works on byte offsets into the lines' UTF-8 buffer (a pyarrow string array), so a
+million lines are located without copying their text: numpy finds the ``' '``, ``'&'`` and ``'?'``
+bytes once, an access line of the usual shape is then cut by position, and only lines of another
+shape go through the full combined-log regex. ``span_texts`` cuts the (start, end) offsets into a
+pyarrow string array, ready for ``dictionary_encode``.
+
+    >>> lines = pa.array(["2026-01-01T00:00:00.000000+00:00\\tid=a1&status=DELIVRD"])
+    >>> found = locate_requests(lines)
+    >>> span_texts(found.data, found.query_start, found.query_end).to_pylist()
+    ['id=a1&status=DELIVRD']
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_WORKERS = min(8, os.cpu_count() or 1)
+RECEIVER_STAMP = 32  # the receiver writes a fixed-width ISO 8601 arrival time, a tab, the raw query
+
+# access log (common / combined): ... [10/Oct/2026:13:55:36 +0000] "GET /dlr?a=1 HTTP/1.1" 200 ...
+ACCESS_LINE = (
+    r'^(?P<pre>\S+ \S+ \S+ \[)(?P<when_clf>[^\]]+)(?P<mid>\] "(?:GET|HEAD|POST) )(?P<apath>[^?" ]*)\?'
+    r'(?P<aquery>[^" ]*) HTTP/[0-9.]+"'
+)
+# a narrower shape that ACCESS_LINE also matches, with the same captures, whose fields are found by
+# position: no ' ', '&' or '?' in the first three fields or the path, a fixed-width timestamp
+_USUAL_ACCESS_LINE = (
+    r'^[^\s&?]+ [^\s&?]+ [^\s&?]+ \[\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "(?:GET|HEAD|POST) '
+    r'[^?"& ]*\?[^" ]* HTTP/[0-9.]+"'
+)
+_CLF_TIME_WIDTH = 26  # 10/Oct/2026:13:55:36 +0000
+
+
+def _in_order_line(order: list[str]) -> str:
+    """``_USUAL_ACCESS_LINE`` whose query is exactly ``order``'s parameters, in order, with no
+    ``'?'`` in their values (so every separator in it is one of their ``'&'``)."""
+    def literal(text: str) -> str:
+        return "".join(c if c.isascii() and (c.isalnum() or c == "_") else f"\\x{{{ord(c):x}}}" for c in text)
+
+    query = "&".join(literal(name) + '=[^&?" ]*' for name in order)
+    return _USUAL_ACCESS_LINE.replace(r'\?[^" ]* HTTP/', "\\?" + query + " HTTP/")
+
+
+@dataclass
+class Requests:
+    """Per line, byte offsets of its parts (``-1`` where a line has none)."""
+
+    data: pa.Buffer | None
+    line_start: np.ndarray
+    line_end: np.ndarray
+    receiver: np.ndarray  # the receiver's own line format
+    stamp_end: np.ndarray  # receiver lines: the arrival time is line_start..stamp_end
+    query_start: np.ndarray
+    query_end: np.ndarray
+    path_start: np.ndarray  # access lines only
+    path_end: np.ndarray
+    when_start: np.ndarray  # access lines only (%d/%b/%Y:%H:%M:%S %z)
+    when_end: np.ndarray
+    separators: np.ndarray  # sorted offsets of every ' ', '&' and '?' byte
+    first_separator: np.ndarray  # per usual access line, its index in ``separators``; -1 elsewhere
+    in_order: np.ndarray  # usual access lines whose query holds exactly the expected parameters in order
+
+
+def locate_requests(lines: pa.Array, order: list[str] | None = None) -> Requests:
+    """Find each line's query, request path and arrival time (nulls in ``lines`` count as empty).
+
+    ``order``: the parameters a query is expected to hold, in order (lines that do are cut fastest).
+    """
+    n = len(lines)
+    if lines.null_count:
+        lines = pc.fill_null(lines, "")
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset:lines.offset + n + 1].astype(np.int64)
+    data = lines.buffers()[2] if n else None
+    if data is None or data.size == 0:
+        data = pa.py_buffer(b"")
+    raw = np.frombuffer(data, dtype=np.uint8)
+    start, end = offsets[:-1], offsets[1:]
+    none = np.full(n, -1, dtype=np.int64)
+    found = Requests(data, start, end, np.zeros(n, bool), none.copy(), none.copy(), none.copy(), none.copy(), none.copy(),
+                     none.copy(), none.copy(), np.zeros(0, np.int64), none.copy(), np.zeros(n, bool))
+    if n == 0:
+        return found
+    first_shape = _in_order_line(order) if order else _USUAL_ACCESS_LINE
+    with ThreadPoolExecutor(2) as pool:  # the regex and the byte scan both release the GIL
+        usual_job = pool.submit(_parallel, lambda part: pc.match_substring_regex(part, first_shape), lines)
+        found.separators = _separators(raw)
+        usual = _to_numpy(usual_job.result())
+    if order:
+        found.in_order = usual.copy()
+        others = np.flatnonzero(~usual)
+        if len(others):
+            usual[others] = _to_numpy(_parallel(lambda part: pc.match_substring_regex(part, _USUAL_ACCESS_LINE),
+                                                pc.take(lines, others)))
+    # a usual access line is never a receiver line: its 33rd character is in the timestamp
+    unusual = np.flatnonzero(~usual)
+    non_ascii = np.zeros(n, bool)
+    if len(unusual):
+        found.receiver[unusual], non_ascii[unusual] = _receiver_lines(lines, raw, unusual, start[unusual], end[unusual])
+    _cut_usual_access_lines(found, raw, np.flatnonzero(usual))
+    rest = np.flatnonzero(~found.receiver & (found.query_start < 0) & (found.path_start < 0))
+    if len(rest):
+        _cut_by_regex(found, lines, rest)
+    receiver = np.flatnonzero(found.receiver)
+    if len(receiver):
+        found.stamp_end[receiver] = start[receiver] + _stamp_bytes(lines, receiver, non_ascii[receiver])
+        found.query_start[receiver] = found.stamp_end[receiver] + 1
+        found.query_end[receiver] = end[receiver]
+    return found
+
+
+def _parallel(kernel, lines: pa.Array) -> pa.Array:
+    """Run a pyarrow kernel over slices of ``lines`` on several threads."""
+    workers = min(_WORKERS, max(1, len(lines) // 50_000))
+    if workers == 1:
+        return kernel(lines)
+    step = -(-len(lines) // workers)
+    with ThreadPoolExecutor(workers) as pool:
+        return pa.concat_arrays(list(pool.map(lambda at: kernel(lines.slice(at, step)), range(0, len(lines), step))))
+
+
+def _separators(raw: np.ndarray) -> np.ndarray:
+    """Offsets of every ' ', '&' and '?' byte (in cache-sized pieces, on two threads)."""
+    def scan(bounds: tuple[int, int]) -> np.ndarray:
+        found = []
+        for at in range(bounds[0], bounds[1], 1 << 20):
+            part = raw[at:min(at + (1 << 20), bounds[1])]
+            found.append(np.flatnonzero((part == ord(" ")) | (part == ord("&")) | (part == ord("?"))) + at)
+        return np.concatenate(found) if found else np.zeros(0, np.int64)
+
+    cut = len(raw) // 2
+    if cut < 1 << 22:
+        return scan((0, len(raw)))
+    with ThreadPoolExecutor(2) as pool:
+        return np.concatenate(list(pool.map(scan, [(0, cut), (cut, len(raw))])))
+
+
+def _to_numpy(mask: pa.Array) -> np.ndarray:
+    return pc.fill_null(mask, False).to_numpy(zero_copy_only=False).copy()
+
+
+def _receiver_lines(lines: pa.Array, raw: np.ndarray, rows: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lines whose 33rd character is a tab and whose first is '2' (bytes, unless non-ASCII comes
+    first); and which lines have non-ASCII bytes there."""
+    long_enough = end - start > RECEIVER_STAMP
+    at = np.where(long_enough, start, 0)
+    receiver = long_enough & (byte_at(raw, at + RECEIVER_STAMP) == ord("\t")) & (byte_at(raw, at) == ord("2"))
+    head = np.minimum(end - start, RECEIVER_STAMP + 1)
+    non_ascii = np.zeros(len(start), bool)
+    for word in range(0, RECEIVER_STAMP + 1, 8):
+        non_ascii |= (words(raw, start + word) & _low_bytes(head - word) & 0x8080808080808080) != 0
+    odd = np.flatnonzero(non_ascii)
+    if len(odd):  # characters and bytes differ: decide as the characters say
+        subset = pc.take(lines, rows[odd])
+        by_chars = pc.and_(pc.equal(pc.utf8_slice_codeunits(subset, RECEIVER_STAMP, RECEIVER_STAMP + 1), "\t"),
+                           pc.starts_with(subset, "2"))
+        receiver[odd] = _to_numpy(by_chars)
+    return receiver, non_ascii
+
+
+def _stamp_bytes(lines: pa.Array, rows: np.ndarray, non_ascii: np.ndarray) -> np.ndarray:
+    """Byte length of the first 32 characters of each of ``rows``."""
+    size = np.full(len(rows), RECEIVER_STAMP, dtype=np.int64)
+    odd = np.flatnonzero(non_ascii)
+    if len(odd):
+        stamps = pc.utf8_slice_codeunits(pc.take(lines, rows[odd]), 0, RECEIVER_STAMP)
+        size[odd] = pc.binary_length(stamps).to_numpy(zero_copy_only=False)
+    return size
+
+
+def _cut_usual_access_lines(found: Requests, raw: np.ndarray, rows: np.ndarray) -> None:
+    """Positions in lines of the usual shape: their first separators are three spaces between the
+    first fields, the space in the timestamp, after ']', after the method, then the '?'."""
+    if not len(rows):
+        return
+    seps = found.separators
+    first = np.searchsorted(seps, found.line_start[rows])
+    bracket = seps[first + 2] + 1
+    found.when_start[rows] = bracket + 1
+    found.when_end[rows] = bracket + 1 + _CLF_TIME_WIDTH
+    found.path_start[rows] = seps[first + 5] + 1
+    found.path_end[rows] = seps[first + 6]
+    found.query_start[rows] = seps[first + 6] + 1
+    found.first_separator[rows] = first
+
+
+def _cut_by_regex(found: Requests, lines: pa.Array, rows: np.ndarray) -> None:
+    """Lines of any other shape: the full access-line regex (lines it does not match keep -1)."""
+    subset = lines if len(rows) == len(lines) else pc.take(lines, rows)
+    parts = _parallel(lambda part: pc.extract_regex(part, ACCESS_LINE), subset)
+    matched = _to_numpy(pc.is_valid(parts))
+    rows = rows[matched]
+    parts = parts.filter(pa.array(matched))
+    size = {name: pc.binary_length(pc.struct_field(parts, name)).to_numpy(zero_copy_only=False).astype(np.int64)
+            for name in ("pre", "when_clf", "mid", "apath", "aquery")}
+    begin = found.line_start[rows]
+    found.when_start[rows] = begin + size["pre"]
+    found.when_end[rows] = found.when_start[rows] + size["when_clf"]
+    found.path_start[rows] = found.when_end[rows] + size["mid"]
+    found.path_end[rows] = found.path_start[rows] + size["apath"]
+    found.query_start[rows] = found.path_end[rows] + 1
+    found.query_end[rows] = found.query_start[rows] + size["aquery"]
+
+
+def regular_items(found: Requests, rows: np.ndarray, order: list[str]) -> tuple[np.ndarray, Callable[[int], tuple[np.ndarray, np.ndarray]]]:
+    """Of ``rows`` (lines with a query), those whose query is exactly ``order``'s parameters in its
+    order; and a function giving the (start, end) of the k-th item of each (meaningless for the
+    others). Also fills in the query's end for the usual access lines among ``rows``."""
+    raw = np.frombuffer(found.data, dtype=np.uint8)
+    seps = found.separators
+    k, n = len(order), len(rows)
+    regular = found.in_order[rows] if k else np.zeros(n, bool)
+    usual = found.first_separator[rows] >= 0
+    query_start = found.query_start[rows]
+    last = len(seps) - 1
+    first = np.zeros(n, np.int64)  # the index of the first separator inside the query
+    query_end = found.query_end[rows]
+    if k and n and len(seps):
+        first[usual] = found.first_separator[rows[usual]] + 7
+        first[~usual] = np.searchsorted(seps, query_start[~usual])
+        closing = seps[np.minimum(first + k - 1, last)]
+        query_end = np.where(usual, closing, query_end)
+        check = np.flatnonzero(~regular)  # the lines the in-order regex did not already vouch for
+        if len(check):
+            amps = seps[np.minimum(first[check, None] + np.arange(k - 1), last)]
+            ends = query_end[check]
+            fits = np.all(byte_at(raw, amps) == ord("&"), axis=1) & np.all(amps < ends[:, None], axis=1)
+            fits &= np.where(usual[check], (first[check] + k - 1 <= last) & (byte_at(raw, closing[check]) == ord(" ")),
+                             np.searchsorted(seps, ends) - first[check] == k - 1)
+            for column, name in enumerate(order):
+                if not fits.any():
+                    break
+                begin = query_start[check] if column == 0 else amps[:, column - 1] + 1
+                end = ends if column == k - 1 else amps[:, column]
+                fits &= spans_start_with(raw, begin, end, (name + "=").encode())
+            regular[check] = fits
+        found.query_end[rows[usual & regular]] = closing[usual & regular]
+    _find_query_ends(found, rows[usual & (found.query_end[rows] < 0)])
+
+    def item(column: int) -> tuple[np.ndarray, np.ndarray]:
+        begin = query_start if column == 0 else seps[np.clip(first + column - 1, 0, last)] + 1
+        end = query_end if column == k - 1 else seps[np.clip(first + column, 0, last)]
+        return begin, end
+
+    return regular, item
+
+
+def _find_query_ends(found: Requests, rows: np.ndarray) -> None:
+    """The query of a usual access line ends at the first space after its '?'."""
+    raw = np.frombuffer(found.data, dtype=np.uint8)
+    at = found.first_separator[rows] + 7
+    while len(rows):
+        space = byte_at(raw, found.separators[at]) == ord(" ")
+        found.query_end[rows[space]] = found.separators[at[space]]
+        rows, at = rows[~space], at[~space] + 1
+
+
+def byte_at(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``raw[at]``, 0 where ``at`` is out of range."""
+    inside = (at >= 0) & (at < len(raw))
+    return np.where(inside, raw[np.where(inside, at, 0)] if len(raw) else 0, 0)
+
+
+def _low_bytes(count: np.ndarray) -> np.ndarray:
+    """A mask of the ``count`` (clipped to 0..8) low bytes of a 64-bit word."""
+    count = np.clip(count, 0, 8).astype(np.uint64)
+    return np.where(count >= 8, np.uint64(0xFFFFFFFFFFFFFFFF), (np.uint64(1) << (count * np.uint64(8))) - np.uint64(1))
+
+
+def words(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The 8 bytes from each offset as a little-endian uint64 (zero past the end of ``raw``)."""
+    at = np.asarray(at, dtype=np.int64)
+    limit = len(raw) - 8
+    if limit < 0:
+        raw, limit = np.concatenate([raw, np.zeros(8, np.uint8)]), 0
+    body = np.ndarray(shape=(limit + 1,), dtype="<u8", buffer=raw, strides=(1,))
+    near_end = np.flatnonzero((at > limit) | (at < 0))
+    if not len(near_end):
+        return body[at]
+    result = body[np.clip(at, 0, limit)]
+    tail = np.concatenate([raw[limit:limit + 8], np.zeros(16, np.uint8)])
+    for row in near_end:  # at most a few offsets in the last 8 bytes
+        offset = int(at[row]) - limit
+        result[row] = int.from_bytes(tail[offset:offset + 8].tobytes(), "little") if 0 <= offset <= 16 else 0
+    return result
+
+
+def spans_start_with(raw: np.ndarray, start: np.ndarray, end: np.ndarray, prefix: bytes) -> np.ndarray:
+    """Per span ``raw[start:end]``: does it start with ``prefix``?"""
+    same = end - start >= len(prefix)
+    for at in range(0, len(prefix), 8):
+        chunk = prefix[at:at + 8]
+        expected = np.uint64(int.from_bytes(chunk, "little"))
+        same &= (words(raw, start + at) & _low_bytes(np.full(1, len(chunk)))[0]) == expected
+    return same
+
+
+def spans_equal(raw: np.ndarray, start: np.ndarray, end: np.ndarray, text: bytes) -> np.ndarray:
+    """Per span ``raw[start:end]``: is it exactly ``text``?"""
+    return (end - start == len(text)) & spans_start_with(raw, start, end, text)
+
+
+def span_strings(data: pa.Buffer, start: np.ndarray, end: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
+    """``data[start:end]`` per row as a pyarrow ``string_view`` array, without copying the text.
+
+    Rows where ``valid`` is False (or ``start`` is negative) are null.
+    """
+    n = len(start)
+    valid = (start >= 0) if valid is None else (valid & (start >= 0))
+    raw = np.frombuffer(data, dtype=np.uint8)
+    length = np.where(valid, end - start, 0).astype(np.uint64)
+    at = np.where(valid, start, 0)
+    head = words(raw, at)
+    short = length < 8
+    if short.any():
+        head &= _low_bytes(length.astype(np.int64))
+    views = np.empty((n, 2), np.uint64)  # [length, first 4 bytes] + [bytes 4..11 inline | buffer 0, offset]
+    views[:, 0] = length | (head << np.uint64(32))
+    views[:, 1] = np.where(length <= 12, head >> np.uint64(32), at.astype(np.uint64) << np.uint64(32))
+    middle = np.flatnonzero((length > 8) & (length <= 12))
+    if len(middle):  # inline values of 9 to 12 bytes: their last bytes come from the next word
+        rest = words(raw, at[middle] + 8) & _low_bytes(length[middle].astype(np.int64) - 8)
+        views[middle, 1] |= rest << np.uint64(32)
+    validity = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(pa.string_view(), n, [validity, pa.py_buffer(views), data])
+
+
+def span_texts(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> pa.Array:
+    """``data[start:end]`` per row as a pyarrow string array (null where ``start`` is negative).
+
+    Spans in increasing order (as a log's lines are) are cut with one ``take`` over an array whose
+    offsets interleave them with the bytes between them; others go through ``string_view``.
+    """
+    n = len(start)
+    valid = start >= 0
+    # a missing value becomes an empty span at the end of the previous one, keeping the order
+    previous_end = np.maximum.accumulate(np.where(valid, end, 0)) if n else end
+    start, end = np.where(valid, start, previous_end), np.where(valid, end, previous_end)
+    if n and (np.any(end < start) or np.any(start[1:] < end[:-1]) or end[-1] > 2**31 - 1):
+        return span_strings(data, np.where(valid, start, -1), end).cast(pa.string())
+    bounds = np.empty(2 * n + 1, np.int32)
+    bounds[0:-1:2] = start
+    bounds[1::2] = end
+    bounds[-1] = bounds[-2] if n else 0
+    spans = pa.Array.from_buffers(pa.string(), 2 * n, [None, pa.py_buffer(bounds), data])
+    return pc.take(spans, pa.array(np.arange(0, 2 * n, 2, dtype=np.int64), mask=None if valid.all() else ~valid))
+
+
+def encoded(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """Distinct texts of the spans (a string array) and each row's code into them (-1 for null)."""
+    encoding = pc.dictionary_encode(span_texts(data, start, end))
+    codes = pc.fill_null(encoding.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return encoding.dictionary, codes
+
+
+def repeated(texts: pa.Array) -> np.ndarray:
+    """Mask of the texts (no nulls) that occur more than once."""
+    n = len(texts)
+    if n < 2:
+        return np.zeros(n, bool)
+    offsets = np.frombuffer(texts.buffers()[1], np.int32)[texts.offset:texts.offset + n + 1]
+    width = int(offsets[1] - offsets[0])
+    if width and np.all(np.diff(offsets) == width):  # fixed-width ids (hex, uuids): hash their bytes
+        table = np.frombuffer(texts.buffers()[2], np.uint8)[offsets[0]:offsets[-1]].reshape(n, width)
+        padded = np.zeros((n, -(-width // 8) * 8), np.uint8)
+        padded[:, :width] = table
+        digest = np.zeros(n, np.uint64)
+        for word in padded.view("<u8").T:
+            digest = (digest ^ word) * np.uint64(0x9E3779B97F4A7C15)
+            digest ^= digest >> np.uint64(29)
+        maybe = np.flatnonzero(pd.Index(digest).duplicated(keep=False))
+        if len(maybe) < n:
+            result = np.zeros(n, bool)
+            if len(maybe):  # equal digests: compare the texts themselves
+                result[maybe] = repeated(pc.take(texts, maybe))
+            return result
+    codes = pc.dictionary_encode(texts).indices.to_numpy(zero_copy_only=False)
+    return np.bincount(codes)[codes] > 1
+
+
+def items_by_name(found: Requests, rows: np.ndarray, keys: list[str], order: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Value spans of queries in another order: each parameter at its ``order`` position when it is
+    there, else its first occurrence; ``-1`` where a query lacks it."""
+    raw = np.frombuffer(found.data, dtype=np.uint8)
+    n = len(rows)
+    query_start = found.query_start[rows]
+    split = pc.split_pattern(span_texts(found.data, query_start, found.query_end[rows]), "&")
+    offsets = split.offsets.to_numpy().astype(np.int64)
+    item_offsets = np.frombuffer(split.values.buffers()[1], np.int32)[:len(split.values) + 1].astype(np.int64)
+    parents = pc.list_parent_indices(split).to_numpy().astype(np.int64)
+    items = np.arange(len(parents))
+    item_start = query_start[parents] + item_offsets[:-1] - item_offsets[offsets[parents]] + items - offsets[parents]
+    item_end = item_start + np.diff(item_offsets)
+    starts, counts = offsets[:-1], np.diff(offsets)
+    spans: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name in keys:
+        prefix = (name + "=").encode()
+        where = np.full(n, -1, dtype=np.int64)
+        misplaced = counts > 0
+        if name in order:
+            positions = starts + order.index(name)
+            present = counts > order.index(name)
+            at = np.where(present, positions, 0)
+            hit = present & spans_start_with(raw, item_start[at], item_end[at], prefix) if len(items) else present
+            where[hit] = positions[hit]
+            misplaced &= ~hit
+        if misplaced.any():
+            candidates = np.flatnonzero(misplaced[parents])
+            hits = candidates[spans_start_with(raw, item_start[candidates], item_end[candidates], prefix)][::-1]
+            where[parents[hits]] = hits  # reversed: the first occurrence wins
+        found_at = where >= 0
+        value_start = np.where(found_at, item_start[np.maximum(where, 0)] + len(prefix), -1) if len(items) else where
+        value_end = np.where(found_at, item_end[np.maximum(where, 0)], -1) if len(items) else where
+        spans[name] = (value_start, value_end)
+    return spans
