@@ -77,10 +77,8 @@ IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/60
 
 @pytest.fixture(scope="module")
 def sandbox():
-    try:
-        from sendframe.sandbox import Sandbox
-    except ImportError:
-        pytest.skip("sendframe.sandbox.Sandbox (core's server) is not available yet")
+    from sendframe.sandbox import Sandbox
+
     with Sandbox(clock="manual") as sb:
         yield sb
 

@@ -105,10 +105,8 @@ EXAMPLES_PER_OPERATION = 25
 
 @pytest.fixture(scope="module")
 def sandbox():
-    try:
-        from sendframe.sandbox import Sandbox
-    except ImportError:
-        pytest.skip("sendframe.sandbox.Sandbox (core's server) is not available yet")
+    from sendframe.sandbox import Sandbox
+
     with Sandbox(clock="manual") as sb:
         yield sb
 

@@ -148,10 +148,8 @@ def test_the_code_itself_is_never_stored(state):
 
 @pytest.fixture(scope="module")
 def sandbox():
-    try:
-        from sendframe.sandbox import Sandbox
-    except ImportError:
-        pytest.skip("sendframe.sandbox.Sandbox (core's server) is not available yet")
+    from sendframe.sandbox import Sandbox
+
     with Sandbox(clock="manual") as sb:
         yield sb
 
