@@ -31,7 +31,6 @@ from sendframe.api.errors import InputError
 from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, FINAL_STATUSES, STATUSES
 from sendframe.delivery.logformat import (
     Requests, byte_at, encoded, items_by_name, locate_requests, regular_items, repeated, span_texts,
-    spans_equal,
 )
 
 # the columns every callback frame has, in this order; the analyst's own parameters follow, then received_at
@@ -165,13 +164,11 @@ def parse_lines(
     wanted = {param: column for param, column in mapping.items()} | {name: name for name in own}
     keys = list(wanted)
     key_order = [k for k in (order or []) if k in wanted] + [k for k in keys if k not in (order or [])]
-    found = locate_requests(lines, order or key_order)
+    found = locate_requests(lines, order or key_order, wanted_path)
     raw = np.frombuffer(found.data, dtype=np.uint8)
     counted = ~lines.is_null().to_numpy(zero_copy_only=False) if lines.null_count else np.ones(n, bool)
     is_comment = (found.line_end > found.line_start) & (byte_at(raw, found.line_start) == ord("#"))
-    other = np.zeros(n, bool)
-    if wanted_path:
-        other = (found.path_start >= 0) & ~spans_equal(raw, found.path_start, found.path_end, wanted_path.encode())
+    other = found.other
     has_query = found.query_start >= 0
     candidate = np.flatnonzero(~is_comment & ~other & has_query & counted)
     values = _param_spans(found, candidate, key_order, order or key_order)

@@ -33,9 +33,10 @@ ACCESS_LINE = (
     r'(?P<aquery>[^" ]*) HTTP/[0-9.]+"'
 )
 # a narrower shape that ACCESS_LINE also matches, with the same captures, whose fields are found by
-# position: no ' ', '&' or '?' in the first three fields or the path, a fixed-width timestamp
+# position: no '&', '?' or '[' in the first three fields, a fixed-width timestamp, no '&' in the path,
+# and (see _in_order_line) a query of the expected parameters whose values hold no '&' or '?'
 _USUAL_ACCESS_LINE = (
-    r'^[^\s&?]+ [^\s&?]+ [^\s&?]+ \[\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "(?:GET|HEAD|POST) '
+    r'^[^\s&?\[]+ [^\s&?\[]+ [^\s&?\[]+ \[\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "(?:GET|HEAD|POST) '
     r'[^?"& ]*\?[^" ]* HTTP/[0-9.]+"'
 )
 _CLF_TIME_WIDTH = 26  # 10/Oct/2026:13:55:36 +0000
@@ -66,15 +67,17 @@ class Requests:
     path_end: np.ndarray
     when_start: np.ndarray  # access lines only (%d/%b/%Y:%H:%M:%S %z)
     when_end: np.ndarray
-    separators: np.ndarray  # sorted offsets of every ' ', '&' and '?' byte
-    first_separator: np.ndarray  # per usual access line, its index in ``separators``; -1 elsewhere
-    in_order: np.ndarray  # usual access lines whose query holds exactly the expected parameters in order
+    other: np.ndarray  # access lines to another path than the wanted one
+    separators: np.ndarray  # sorted offsets of every '&' and '?' byte
+    first_separator: np.ndarray  # per usual access line, the index in ``separators`` of its '?'; -1 elsewhere
+    in_order: np.ndarray  # usual access lines (their query holds exactly the expected parameters in order)
 
 
-def locate_requests(lines: pa.Array, order: list[str] | None = None) -> Requests:
+def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path: str | None = None) -> Requests:
     """Find each line's query, request path and arrival time (nulls in ``lines`` count as empty).
 
-    ``order``: the parameters a query is expected to hold, in order (lines that do are cut fastest).
+    ``order``: the parameters a query is expected to hold, in order (lines that do are cut fastest);
+    ``wanted_path``: requests to another path are marked ``other``.
     """
     n = len(lines)
     if lines.null_count:
@@ -87,29 +90,26 @@ def locate_requests(lines: pa.Array, order: list[str] | None = None) -> Requests
     start, end = offsets[:-1], offsets[1:]
     none = np.full(n, -1, dtype=np.int64)
     found = Requests(data, start, end, np.zeros(n, bool), none.copy(), none.copy(), none.copy(), none.copy(), none.copy(),
-                     none.copy(), none.copy(), np.zeros(0, np.int64), none.copy(), np.zeros(n, bool))
+                     none.copy(), none.copy(), np.zeros(n, bool), np.zeros(0, np.int64), none.copy(), np.zeros(n, bool))
     if n == 0:
         return found
-    first_shape = _in_order_line(order) if order else _USUAL_ACCESS_LINE
     with ThreadPoolExecutor(2) as pool:  # the regex and the byte scan both release the GIL
-        usual_job = pool.submit(_parallel, lambda part: pc.match_substring_regex(part, first_shape), lines)
+        usual_job = pool.submit(_parallel, lambda part: pc.match_substring_regex(part, _in_order_line(order)), lines) if order else None
         found.separators = _separators(raw)
-        usual = _to_numpy(usual_job.result())
-    if order:
-        found.in_order = usual.copy()
-        others = np.flatnonzero(~usual)
-        if len(others):
-            usual[others] = _to_numpy(_parallel(lambda part: pc.match_substring_regex(part, _USUAL_ACCESS_LINE),
-                                                pc.take(lines, others)))
+        usual = _to_numpy(usual_job.result()) if usual_job else np.zeros(n, bool)
+    found.in_order = usual
+    _cut_usual_access_lines(found, lines, raw, np.flatnonzero(usual), order or [], wanted_path)
     # a usual access line is never a receiver line: its 33rd character is in the timestamp
     unusual = np.flatnonzero(~usual)
     non_ascii = np.zeros(n, bool)
     if len(unusual):
         found.receiver[unusual], non_ascii[unusual] = _receiver_lines(lines, raw, unusual, start[unusual], end[unusual])
-    _cut_usual_access_lines(found, raw, np.flatnonzero(usual))
-    rest = np.flatnonzero(~found.receiver & (found.query_start < 0) & (found.path_start < 0))
+    rest = np.flatnonzero(~found.receiver & ~usual)
     if len(rest):
         _cut_by_regex(found, lines, rest)
+        if wanted_path:
+            has_path = rest[found.path_start[rest] >= 0]
+            found.other[has_path] = ~spans_equal(raw, found.path_start[has_path], found.path_end[has_path], wanted_path.encode())
     receiver = np.flatnonzero(found.receiver)
     if len(receiver):
         found.stamp_end[receiver] = start[receiver] + _stamp_bytes(lines, receiver, non_ascii[receiver])
@@ -129,12 +129,12 @@ def _parallel(kernel, lines: pa.Array) -> pa.Array:
 
 
 def _separators(raw: np.ndarray) -> np.ndarray:
-    """Offsets of every ' ', '&' and '?' byte (in cache-sized pieces, on two threads)."""
+    """Offsets of every '&' and '?' byte (in cache-sized pieces, on two threads)."""
     def scan(bounds: tuple[int, int]) -> np.ndarray:
         found = []
         for at in range(bounds[0], bounds[1], 1 << 20):
             part = raw[at:min(at + (1 << 20), bounds[1])]
-            found.append(np.flatnonzero((part == ord(" ")) | (part == ord("&")) | (part == ord("?"))) + at)
+            found.append(np.flatnonzero((part == ord("&")) | (part == ord("?"))) + at)
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
     cut = len(raw) // 2
@@ -177,20 +177,50 @@ def _stamp_bytes(lines: pa.Array, rows: np.ndarray, non_ascii: np.ndarray) -> np
     return size
 
 
-def _cut_usual_access_lines(found: Requests, raw: np.ndarray, rows: np.ndarray) -> None:
-    """Positions in lines of the usual shape: their first separators are three spaces between the
-    first fields, the space in the timestamp, after ']', after the method, then the '?'."""
+def _cut_usual_access_lines(found: Requests, lines: pa.Array, raw: np.ndarray, rows: np.ndarray, order: list[str],
+                            wanted_path: str | None) -> None:
+    """Positions in lines of the usual shape: their first separator is the '?', the next ones the
+    query's '&'; the query ends at the first space after the last parameter's name."""
     if not len(rows):
         return
     seps = found.separators
     first = np.searchsorted(seps, found.line_start[rows])
-    bracket = seps[first + 2] + 1
-    found.when_start[rows] = bracket + 1
-    found.when_end[rows] = bracket + 1 + _CLF_TIME_WIDTH
-    found.path_start[rows] = seps[first + 5] + 1
-    found.path_end[rows] = seps[first + 6]
-    found.query_start[rows] = seps[first + 6] + 1
+    question = seps[first]
+    last_item = seps[first + len(order) - 1] + 1
     found.first_separator[rows] = first
+    found.query_start[rows] = question + 1
+    found.query_end[rows] = _first_space(raw, last_item + len((order[-1] + "=").encode()))
+    found.path_end[rows] = question
+    if wanted_path:  # the path is the wanted one if it stands between a space and the '?'
+        path = wanted_path.encode()
+        matches = spans_equal(raw, question - len(path), question, path) & (byte_at(raw, question - len(path) - 1) == ord(" "))
+        matches &= not any(c in wanted_path for c in ' "?&')  # such a path is never one of these lines' paths
+        found.other[rows] = ~matches
+        rows, question = rows[matches], question[matches]
+        found.path_start[rows] = question - len(path)
+        quote = found.path_start[rows] - 5  # '"GET ' or '"HEAD ' / '"POST '
+        quote = np.where(byte_at(raw, quote) == ord('"'), quote, quote - 1)
+        found.when_end[rows] = quote - 2
+        found.when_start[rows] = quote - 2 - _CLF_TIME_WIDTH
+    else:
+        bracket = found.line_start[rows] + pc.find_substring(pc.take(lines, rows), "[").to_numpy(zero_copy_only=False)
+        found.when_start[rows] = bracket + 1
+        found.when_end[rows] = bracket + 1 + _CLF_TIME_WIDTH
+
+
+def _first_space(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The offset of the first ' ' at or after each of ``at`` (there must be one), 8 bytes a step."""
+    result = np.empty(len(at), np.int64)
+    rows = np.arange(len(at))
+    spaces, ones, highs = (np.uint64(0x2020202020202020), np.uint64(0x0101010101010101), np.uint64(0x8080808080808080))
+    while len(rows):
+        word = words(raw, at) ^ spaces  # a space becomes a zero byte
+        zero = (word - ones) & ~word & highs  # the lowest set bit marks the first zero byte
+        hit = zero != 0
+        lowest = zero[hit] & (~zero[hit] + np.uint64(1))
+        result[rows[hit]] = at[hit] + (np.log2(lowest.astype(np.float64)).astype(np.int64) >> 3)
+        rows, at = rows[~hit], at[~hit] + 8
+    return result
 
 
 def _cut_by_regex(found: Requests, lines: pa.Array, rows: np.ndarray) -> None:
@@ -213,29 +243,23 @@ def _cut_by_regex(found: Requests, lines: pa.Array, rows: np.ndarray) -> None:
 
 def regular_items(found: Requests, rows: np.ndarray, order: list[str]) -> tuple[np.ndarray, Callable[[int], tuple[np.ndarray, np.ndarray]]]:
     """Of ``rows`` (lines with a query), those whose query is exactly ``order``'s parameters in its
-    order; and a function giving the (start, end) of the k-th item of each (meaningless for the
-    others). Also fills in the query's end for the usual access lines among ``rows``."""
+    order; and a function giving the (start, end) of the k-th item of each (meaningless for the others)."""
     raw = np.frombuffer(found.data, dtype=np.uint8)
     seps = found.separators
     k, n = len(order), len(rows)
     regular = found.in_order[rows] if k else np.zeros(n, bool)
-    usual = found.first_separator[rows] >= 0
-    query_start = found.query_start[rows]
+    query_start, query_end = found.query_start[rows], found.query_end[rows]
     last = len(seps) - 1
     first = np.zeros(n, np.int64)  # the index of the first separator inside the query
-    query_end = found.query_end[rows]
     if k and n and len(seps):
-        first[usual] = found.first_separator[rows[usual]] + 7
-        first[~usual] = np.searchsorted(seps, query_start[~usual])
-        closing = seps[np.minimum(first + k - 1, last)]
-        query_end = np.where(usual, closing, query_end)
+        first = np.where(regular, found.first_separator[rows] + 1, 0)
         check = np.flatnonzero(~regular)  # the lines the in-order regex did not already vouch for
         if len(check):
+            first[check] = np.searchsorted(seps, query_start[check])
             amps = seps[np.minimum(first[check, None] + np.arange(k - 1), last)]
             ends = query_end[check]
             fits = np.all(byte_at(raw, amps) == ord("&"), axis=1) & np.all(amps < ends[:, None], axis=1)
-            fits &= np.where(usual[check], (first[check] + k - 1 <= last) & (byte_at(raw, closing[check]) == ord(" ")),
-                             np.searchsorted(seps, ends) - first[check] == k - 1)
+            fits &= np.searchsorted(seps, ends) - first[check] == k - 1
             for column, name in enumerate(order):
                 if not fits.any():
                     break
@@ -243,8 +267,6 @@ def regular_items(found: Requests, rows: np.ndarray, order: list[str]) -> tuple[
                 end = ends if column == k - 1 else amps[:, column]
                 fits &= spans_start_with(raw, begin, end, (name + "=").encode())
             regular[check] = fits
-        found.query_end[rows[usual & regular]] = closing[usual & regular]
-    _find_query_ends(found, rows[usual & (found.query_end[rows] < 0)])
 
     def item(column: int) -> tuple[np.ndarray, np.ndarray]:
         begin = query_start if column == 0 else seps[np.clip(first + column - 1, 0, last)] + 1
@@ -252,16 +274,6 @@ def regular_items(found: Requests, rows: np.ndarray, order: list[str]) -> tuple[
         return begin, end
 
     return regular, item
-
-
-def _find_query_ends(found: Requests, rows: np.ndarray) -> None:
-    """The query of a usual access line ends at the first space after its '?'."""
-    raw = np.frombuffer(found.data, dtype=np.uint8)
-    at = found.first_separator[rows] + 7
-    while len(rows):
-        space = byte_at(raw, found.separators[at]) == ord(" ")
-        found.query_end[rows[space]] = found.separators[at[space]]
-        rows, at = rows[~space], at[~space] + 1
 
 
 def byte_at(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
