@@ -40,6 +40,7 @@ _USUAL_ACCESS_LINE = (
     r'[^?"& ]*\?[^" ]* HTTP/[0-9.]+"'
 )
 _CLF_TIME_WIDTH = 26  # 10/Oct/2026:13:55:36 +0000
+_NO_VALUE = 0xFFFFFFFFFFFFFFFF  # the key of a missing value among keys (length << 56 | bytes) of short ones
 
 
 def _in_order_line(order: list[str]) -> str:
@@ -268,9 +269,15 @@ def regular_items(found: Requests, rows: np.ndarray, order: list[str]) -> tuple[
                 fits &= spans_start_with(raw, begin, end, (name + "=").encode())
             regular[check] = fits
 
+    # the query's '&' offsets, one row per separator (so each is contiguous), cut once for all items
+    ampersands = np.zeros((max(k - 1, 0), n), np.int64)
+    if k > 1 and len(seps):
+        at = first[None, :] + np.arange(k - 1)[:, None]
+        ampersands = seps[at] if regular.all() else seps[np.clip(at, 0, last)]
+
     def item(column: int) -> tuple[np.ndarray, np.ndarray]:
-        begin = query_start if column == 0 else seps[np.clip(first + column - 1, 0, last)] + 1
-        end = query_end if column == k - 1 else seps[np.clip(first + column, 0, last)]
+        begin = query_start if column == 0 else ampersands[column - 1] + 1
+        end = query_end if column == k - 1 else ampersands[column]
         return begin, end
 
     return regular, item
@@ -354,9 +361,10 @@ def span_texts(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> pa.Array:
     """
     n = len(start)
     valid = start >= 0
-    # a missing value becomes an empty span at the end of the previous one, keeping the order
-    previous_end = np.maximum.accumulate(np.where(valid, end, 0)) if n else end
-    start, end = np.where(valid, start, previous_end), np.where(valid, end, previous_end)
+    every = bool(valid.all())
+    if not every:  # a missing value becomes an empty span at the end of the previous one, keeping the order
+        previous_end = np.maximum.accumulate(np.where(valid, end, 0))
+        start, end = np.where(valid, start, previous_end), np.where(valid, end, previous_end)
     if n and (np.any(end < start) or np.any(start[1:] < end[:-1]) or end[-1] > 2**31 - 1):
         return span_strings(data, np.where(valid, start, -1), end).cast(pa.string())
     bounds = np.empty(2 * n + 1, np.int32)
@@ -364,11 +372,24 @@ def span_texts(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> pa.Array:
     bounds[1::2] = end
     bounds[-1] = bounds[-2] if n else 0
     spans = pa.Array.from_buffers(pa.string(), 2 * n, [None, pa.py_buffer(bounds), data])
-    return pc.take(spans, pa.array(np.arange(0, 2 * n, 2, dtype=np.int64), mask=None if valid.all() else ~valid))
+    evens = pa.Array.from_buffers(pa.int64(), n, [None if every else pa.py_buffer(np.packbits(valid, bitorder="little")),
+                                                  pa.py_buffer(np.arange(0, 2 * n, 2, dtype=np.int64))])
+    return pc.take(spans, evens)
 
 
 def encoded(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> tuple[pa.Array, np.ndarray]:
-    """Distinct texts of the spans (a string array) and each row's code into them (-1 for null)."""
+    """Distinct texts of the spans (a string array) and each row's code into them (-1 or a null text
+    for a missing value)."""
+    length = end - start
+    valid = start >= 0
+    if len(start) and int(np.max(length, where=valid, initial=0)) < 8:  # short values: hash 8 bytes with numpy
+        raw = np.frombuffer(data, dtype=np.uint8)
+        key = (words(raw, np.where(valid, start, 0)) & _low_bytes(length)) | (length.astype(np.uint64) << np.uint64(56))
+        key[~valid] = np.uint64(_NO_VALUE)
+        codes, distinct = pd.factorize(key)
+        dictionary = pa.array([None if k == _NO_VALUE else (k & 0xFFFFFFFFFFFFFF).to_bytes(8, "little")[:k >> 56].decode()
+                               for k in distinct.tolist()], pa.string())
+        return dictionary, codes.astype(np.int64)
     encoding = pc.dictionary_encode(span_texts(data, start, end))
     codes = pc.fill_null(encoding.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     return encoding.dictionary, codes
