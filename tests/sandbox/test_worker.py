@@ -158,7 +158,9 @@ def test_email_and_whatsapp_reach_a_final_status_without_notifications(sb):
     sb.advance(600)
     frame = sb.messages()
     assert set(frame["channel"]) == {"mailing", "whatsapp"}
-    assert all(frame["status"] == "DELIVRD") and all(frame["is_delivered"])
+    # the email's outcome is drawn from its (random) message id: delivered 94 % of the time, so any final status
+    assert frame.set_index("channel").loc["whatsapp", "status"] == "DELIVRD"  # 447700900005 is always delivered
+    assert set(frame["status"]) <= {"DELIVRD", "UNDELIV", "REJECTD"}
 
 
 def test_an_immediate_sms_is_planned_and_sent_in_the_request_that_accepts_it(sb):
@@ -177,3 +179,59 @@ def test_one_long_advance_keeps_the_retry_spacing_of_a_failing_notification(sb):
                                    "notificationUrl": f"{receiver.url}?s=%s"})
         done = sb.advance(64)["done"]  # ACCEPTD after 0.1-0.5 s, then retries 1, 2, 4, 8, 16, 32 s apart (63 s)
     assert len(receiver.hits) == 7 and done["notifications_failed"] == 1
+
+
+def _accept_one(state, to="447700900001"):
+    from sendframe.sandbox import sending
+
+    return sending.accept(state, state.accounts["demo"], "sms", {"message": "x", "to": [to], "from": "Shop"})[1]
+
+
+def test_a_busy_api_defers_the_carrier_until_the_work_is_overdue_by_the_bound():
+    from sendframe.sandbox.state import SandboxState
+    from sendframe.sandbox.worker import MAX_DEFERRAL, Worker
+
+    async def scenario():
+        state = SandboxState.create(clock="real")
+        worker = Worker(state)
+        _accept_one(state)  # delivered_fast: ACCEPTD and DELIVRD steps pending
+        state.db.execute("UPDATE work SET due = due - 1")  # due, overdue by less than the bound
+        state.last_send = time.monotonic()  # a send request just arrived
+        deferred = await worker._background_round()
+        state.db.execute("UPDATE work SET due = due - ?", (MAX_DEFERRAL + 1,))
+        overdue = await worker._background_round()
+        return deferred, overdue, worker.pending()
+
+    deferred, overdue, pending = asyncio.run(scenario())
+    assert not deferred
+    assert overdue["step_notify"] == 2 and overdue["step_delivered"] == 1 and pending["steps"] == 0
+
+
+def test_an_idle_api_gets_the_due_work_at_once():
+    from sendframe.sandbox.state import SandboxState
+    from sendframe.sandbox.worker import Worker
+
+    async def scenario():
+        state = SandboxState.create(clock="real")
+        worker = Worker(state)
+        _accept_one(state)
+        state.db.execute("UPDATE work SET due = due - 1")
+        state.last_send = time.monotonic() - 1  # the last request was a second ago
+        return await worker._background_round()
+
+    assert asyncio.run(scenario())["step_delivered"] == 1
+
+
+def test_a_manual_advance_finishes_all_due_work_even_while_requests_arrive():
+    from sendframe.sandbox.state import SandboxState
+    from sendframe.sandbox.worker import Worker
+
+    async def scenario():
+        state = SandboxState.create(clock="manual")
+        worker = Worker(state)
+        _accept_one(state)
+        state.last_send = time.monotonic()
+        return await worker.advance(10)
+
+    answer = asyncio.run(scenario())
+    assert answer["pending"] == {"steps": 0, "notifications": 0} and answer["done"]["step_delivered"] == 1

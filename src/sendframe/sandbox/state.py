@@ -76,6 +76,7 @@ class SandboxState:
     faults: Faults | None = None
     wake: asyncio.Event | None = None
     worker: Any = None  # worker.Worker, set when the server starts
+    last_send: float = float("-inf")  # time.monotonic() of the latest send request (the worker's back-pressure)
     extra: list[Any] = field(default_factory=list)
 
     @classmethod

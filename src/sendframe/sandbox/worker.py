@@ -16,6 +16,7 @@ import contextlib
 import functools
 import json
 import logging
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,6 +31,10 @@ log = logging.getLogger("sendframe.sandbox.worker")
 
 STEP_BATCH = 2000
 NOTIFICATION_BATCH = 4000
+# back-pressure (real clock only): while send requests keep arriving the carrier waits, within a bound
+BUSY_WINDOW = 0.2  # s: a send request this recent means the API is busy
+MAX_DEFERRAL = 5.0  # s: due work never waits longer than this, however busy the API
+DEFER_SLEEP = 0.05  # s: how often a deferring worker looks again
 _NOT_EVENTS = frozenset({"notify"})
 _STATUS_OF_KIND = {"sent": "SENT", "retry": "SENT"}
 
@@ -177,7 +182,12 @@ class Worker:
         wake = self.state.wake
         while True:
             try:
-                await self.run_due()
+                if await self._background_round():
+                    await asyncio.sleep(0)  # one batch at a time: requests get in between batches
+                    continue
+                if self.busy():
+                    await asyncio.sleep(DEFER_SLEEP)
+                    continue
                 timeout = 1.0
                 upcoming = self.next_due()
                 if upcoming is not None and self.state.clock.mode == "real":
@@ -190,6 +200,21 @@ class Worker:
             except Exception:  # keep serving; the failure is logged, the work stays due
                 log.exception("sandbox worker round failed")
                 await asyncio.sleep(0.5)
+
+    def busy(self) -> bool:
+        """Whether the API is busy accepting: a send request arrived within ``BUSY_WINDOW`` (real clock only)."""
+        state = self.state
+        return state.clock.mode == "real" and time.monotonic() - state.last_send < BUSY_WINDOW
+
+    async def _background_round(self) -> Counter[str]:
+        """One batch of due steps and one of due notifications; while :meth:`busy`, only work overdue by
+        more than ``MAX_DEFERRAL`` (so accepting goes first, and delivery never starves)."""
+        async with self._lock:
+            moment = self.state.clock.now().timestamp()
+            cutoff = moment - MAX_DEFERRAL if self.busy() else moment
+            done = self._apply_steps(moment, cutoff)
+            done.update(await self._send_notifications(moment, cutoff=cutoff))
+            return done
 
     def next_due(self) -> float | None:
         """The earliest due time (epoch seconds) of pending work or notifications, or ``None``."""
@@ -239,10 +264,12 @@ class Worker:
 
     # ------------------------------------------------------------ steps
 
-    def _apply_steps(self, moment: float) -> Counter[str]:
+    def _apply_steps(self, moment: float, cutoff: float | None = None) -> Counter[str]:
+        """Apply one batch of the steps due at ``cutoff`` (default ``moment``); a scheduled message planned
+        here gets the steps due at ``moment`` applied at once."""
         db = self.state.db
         rows = db.execute("SELECT seq, due, message_id, kind, payload FROM work WHERE due <= ? ORDER BY due, seq LIMIT ?",
-                          (moment, STEP_BATCH)).fetchall()
+                          (moment if cutoff is None else cutoff, STEP_BATCH)).fetchall()
         if not rows:
             return Counter()
         messages = self._messages(list({r[2] for r in rows}))
@@ -279,15 +306,16 @@ class Worker:
 
     # ------------------------------------------------------------ notifications
 
-    async def _send_notifications(self, moment: float, since: float | None = None) -> Counter[str]:
-        """Send the reports due at ``moment``; a failed one is retried a delay after the attempt, which is
-        ``moment`` or, with ``since`` (a manual clock's advance from ``since``), the report's own due time."""
+    async def _send_notifications(self, moment: float, since: float | None = None, cutoff: float | None = None) -> Counter[str]:
+        """Send the reports due at ``cutoff`` (default ``moment``); a failed one is retried a delay after the
+        attempt, which is ``moment`` or, with ``since`` (a manual clock's advance from ``since``), the
+        report's own due time."""
         from sendframe.sandbox.notifier import RETRY_DELAYS
 
         db = self.state.db
         rows = db.execute("SELECT seq, message_id, url, attempts, next_at FROM notifications "
                           "WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, seq LIMIT ?",
-                          (moment, NOTIFICATION_BATCH)).fetchall()
+                          (moment if cutoff is None else cutoff, NOTIFICATION_BATCH)).fetchall()
         if not rows:
             return Counter()
         # per message only its earliest due reports go out in one round, so ACCEPTD arrives before DELIVRD
