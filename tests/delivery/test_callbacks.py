@@ -154,3 +154,46 @@ def test_a_retry_is_dropped_but_another_notification_for_the_same_id_is_kept(tmp
     assert frame["id"].tolist() == ["m1", "m2", "m1"]
     assert frame["status"].astype(str).tolist() == ["ACCEPTD", "ACCEPTD", "DELIVRD"]
     assert frame.attrs["duplicates_dropped"] == 2
+
+
+def test_lines_cut_by_position_and_by_the_full_regex_give_the_same_frame(tmp_path):
+    url = "https://x/dlr?mid=%i&st=%s&d=%d&t=%t&c=%c&ref=crm"
+    queries = ["mid=m1&st=DELIVRD&d=1&t=2026-11-21+09%3A30&c=0.0450&ref=a%20b", "mid=m2&st=&d=&t=bad&c=&ref=",
+               "mid=m%C3%A9&st=EXPIRED&d=2&t=2026-11-21+09%3A31&c=1e-3&ref=%E2%82%AC"]
+    usual = "".join(access_line(query) for query in queries)
+    # a "[" in the first field takes these lines off the positional fast path, through the full regex
+    odd = "".join(line.replace("10.1.2.3", "a[b", 1) for line in usual.splitlines(keepends=True))
+    frames = []
+    for text in (usual, odd):
+        log = tmp_path / "access.log"
+        log.write_text(text)
+        frames.append(read_callbacks(log, url))
+    pd.testing.assert_frame_equal(frames[0], frames[1])
+    assert frames[0]["id"].tolist() == ["m1", "m2", "mé"]
+    assert frames[0]["ref"].tolist() == ["a b", "", "€"]
+    assert frames[0]["delivery"].isna().tolist() == [False, True, False]
+    assert frames[0]["sent_at"].isna().tolist() == [False, True, False]
+
+
+def test_requests_to_other_paths_are_counted_whatever_their_shape(tmp_path):
+    log = tmp_path / "access.log"
+    log.write_text(access_line("mid=m1&st=DELIVRD") + access_line("mid=m2&st=DELIVRD", path="/x/dlr")
+                   + access_line("mid=m3&st=DELIVRD", path="/dl") + access_line("v=3", path="/app.js"))
+    frame = read_callbacks(log, "https://x/dlr?mid=%i&st=%s")
+    assert frame["id"].tolist() == ["m1"]
+    assert frame.attrs["other_requests"] == 3 and frame.attrs["junk_lines"] == 0
+
+
+def test_an_own_parameter_named_like_a_column_stays_text(tmp_path):
+    log = tmp_path / "access.log"
+    log.write_text(access_line("mid=m1&status=sale&st=DELIVRD"))
+    frame = read_callbacks(log, "https://x/dlr?mid=%i&status=sale&st=%s")
+    assert frame["status"].tolist() == ["sale"] and str(frame["status"].dtype) == "string"
+
+
+def test_an_access_log_read_without_url_uses_the_receivers_parameter_names(tmp_path):
+    log = tmp_path / "access.log"
+    log.write_text(access_line("id=a1&status=DELIVRD&part=2") + access_line("id=a2&status=ACCEPTD", path="/other"))
+    frame = read_callbacks(log)
+    assert frame["id"].tolist() == ["a1", "a2"] and frame["part"].tolist()[0] == 2
+    assert frame["received_at"].iloc[0] == pd.Timestamp("2026-11-21 09:30:00", tz="UTC")
