@@ -1,10 +1,11 @@
 """Where the request, its arrival time and each parameter sit in callback log lines.
 
 Everything here works on byte offsets into the lines' UTF-8 buffer (a pyarrow string array), so a
-million lines are located without copying their text: numpy finds the ``' '``, ``'&'`` and ``'?'``
-bytes once, an access line of the usual shape is then cut by position, and only lines of another
-shape go through the full combined-log regex. ``span_texts`` cuts the (start, end) offsets into a
-pyarrow string array, ready for ``dictionary_encode``.
+million lines are located without copying their text. One match-only regex (a DFA, no captures)
+checks that an access line has the usual shape with the notificationUrl's parameters in order,
+numpy finds every ``'&'`` and ``'?'`` byte once, and such a line is then cut by position; lines of
+another shape go through the full combined-log regex and are searched by parameter name.
+``span_texts`` cuts (start, end) offsets into a pyarrow string array, ready for ``dictionary_encode``.
 
     >>> lines = pa.array(["2026-01-01T00:00:00.000000+00:00\\tid=a1&status=DELIVRD"])
     >>> found = locate_requests(lines)
