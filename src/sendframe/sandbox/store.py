@@ -84,6 +84,8 @@ def connect(path: str) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
     db.execute("PRAGMA busy_timeout=5000")
+    db.execute("PRAGMA cache_size=-65536")
+    db.execute("PRAGMA temp_store=MEMORY")
     return db
 
 

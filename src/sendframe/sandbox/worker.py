@@ -45,9 +45,17 @@ def _at(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, timezone.utc)
 
 
-@functools.lru_cache(maxsize=4096)
 def _date(seconds: float) -> str:
+    # dates have seconds precision and steps crowd into few seconds: convert each whole second once
+    whole = int(seconds)
+    if 0 <= seconds - whole < 0.9999994:  # fromtimestamp would not round the microseconds up to the next second
+        return _second(whole)
     return store.iso(_at(seconds))
+
+
+@functools.lru_cache(maxsize=4096)
+def _second(whole: int) -> str:
+    return store.iso(datetime.fromtimestamp(whole, timezone.utc))
 
 
 def notification_urls(template: str, values: dict[str, str], parts: int) -> list[str]:
@@ -136,6 +144,28 @@ def plan_message(state: Any, message: dict[str, Any], arguments: dict[str, Any],
         out.updates[first_update] = (status, delivered, cost, mnc, message_id)
     else:
         out.updates.append((None, 0, None, mnc, message_id))
+
+
+def _merged(updates: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """One update per message: the same effect as applying ``updates`` in order (``status``, ``cost`` and
+    ``mnc`` keep the last non-null value, ``is_delivered`` the largest)."""
+    by_id: dict[str, tuple[Any, ...]] = {}
+    for update in updates:
+        message_id = update[4]
+        before = by_id.get(message_id)
+        if before is None:
+            by_id[message_id] = update
+            continue
+        status, delivered, cost, mnc, _ = update
+        by_id[message_id] = (status if status is not None else before[0], max(delivered, before[1]),
+                             cost if cost is not None else before[2], mnc if mnc is not None else before[3], message_id)
+    return list(by_id.values())
+
+
+@functools.lru_cache(maxsize=4096)
+def _step_payload(text: str) -> dict[str, Any]:
+    # steps other than plan repeat a handful of payloads (read only): decode each once
+    return json.loads(text)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -278,30 +308,42 @@ class Worker:
             message = messages.get(message_id)
             if message is None:
                 continue
-            payload = json.loads(payload_text or "{}")
             if kind == "plan":
-                plan_message(self.state, message, payload, moment, out)
+                plan_message(self.state, message, json.loads(payload_text or "{}"), moment, out)
             else:
-                apply_step(self.state, message, due, kind, payload, out)
+                apply_step(self.state, message, due, kind, _step_payload(payload_text or "{}"), out)
+        # one update per message, addressed by rowid (no lookup through the id index)
+        updates = [(*u[:4], messages[u[4]]["rowid"]) for u in _merged(out.updates)]
+        out.updates = []
         with db:
             db.executemany("DELETE FROM work WHERE seq = ?", [(r[0],) for r in rows])
+            db.executemany("UPDATE messages SET status = COALESCE(?, status), is_delivered = MAX(is_delivered, ?), "
+                           "cost = COALESCE(?, cost), mnc = COALESCE(?, mnc) WHERE rowid = ?", updates)
             out.write(db)
         return out.done
 
     def _messages(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The messages of ``ids`` as dicts; ``sent_at`` (the date of the ``sent`` event) is looked up only for
+        messages with a notification URL, the only ones whose reports show it (``%t``)."""
         db = self.state.db
         out: dict[str, dict[str, Any]] = {}
         columns = ("id", "channel", "sender", "recipient", "parts", "notification_url", "cost", "mnc",
-                   "campaign_id", "sending_id", "scheduled_at", "created_at")
+                   "campaign_id", "sending_id", "scheduled_at", "created_at", "rowid")
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
             marks = ",".join("?" * len(chunk))
+            notified = []
             for row in db.execute(f"SELECT {', '.join(columns)} FROM messages WHERE id IN ({marks})", chunk):
                 out[row[0]] = {**dict(zip(columns, row, strict=True)), "sent_at": None}
+                if row[5]:
+                    notified.append(row[0])
+            if not notified:
+                continue
+            marks = ",".join("?" * len(notified))
             for message_id, date in db.execute(
-                    f"SELECT message_id, MIN(date) FROM events WHERE type = 'sent' AND message_id IN ({marks}) GROUP BY message_id", chunk):
-                if message_id in out:
-                    out[message_id]["sent_at"] = datetime.fromisoformat(date)
+                    f"SELECT message_id, MIN(date) FROM events WHERE type = 'sent' AND message_id IN ({marks}) GROUP BY message_id",
+                    notified):
+                out[message_id]["sent_at"] = datetime.fromisoformat(date)
         return out
 
     # ------------------------------------------------------------ notifications
