@@ -12,12 +12,15 @@ due), written in one transaction with ``executemany``.
 from __future__ import annotations
 
 import html as html_text
+import itertools
 import json
 import re
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from json.encoder import encode_basestring as _json_text
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -58,12 +61,12 @@ class Rejection(Exception):
 
 
 def new_message_id() -> str:
-    """A fresh message id: 20 lower-case hex characters.
+    """A fresh message id: 20 lower-case hex characters (see :func:`_ids`).
 
         >>> len(new_message_id())
         20
     """
-    return secrets.token_hex(10)
+    return _ids(1)[0]
 
 
 @dataclass
@@ -178,9 +181,22 @@ def _unsubscribed(state: Any, account: str, recipients: list[str]) -> set[str]:
     return found
 
 
+_ID_SEQUENCE = itertools.count()  # the id generator's sequence, like a UUIDv7 counter
+
+
 def _ids(count: int) -> list[str]:
-    raw = secrets.token_hex(10 * count)
-    return [raw[i:i + 20] for i in range(0, 20 * count, 20)]
+    """``count`` fresh message ids, time-ordered like UUIDv7: 11 hex digits of the wall clock in milliseconds,
+    5 of a process-wide sequence (unique unless a million ids are made in one millisecond), 4 random. Still
+    opaque to clients; sorted ids make the index inserts of a request land on a few neighbouring pages instead
+    of one random page per message, so a 500-recipient commit writes far fewer pages.
+
+        >>> a, b = _ids(2)
+        >>> len(a), a < b, a[:11] == b[:11]
+        (20, True, True)
+    """
+    millis = time.time_ns() // 1_000_000 & 0xFFFFFFFFFFF
+    raw = secrets.token_hex(2 * count)
+    return [f"{millis:011x}{next(_ID_SEQUENCE) & 0xFFFFF:05x}{raw[4 * i:4 * i + 4]}" for i in range(count)]
 
 
 def _vars(sub: list[dict[str, Any]] | None, index: int) -> dict[str, str]:
@@ -316,7 +332,9 @@ def _cost(state: Any, channel: str, to: str, parts: int, certified: bool) -> flo
 def _custom_fields(sub: list[dict[str, Any]] | None, index: int, variables: dict[str, str] | None = None) -> str:
     if not sub:
         return "{}"
-    return json.dumps(_vars(sub, index) if variables is None else variables, ensure_ascii=False)
+    values = _vars(sub, index) if variables is None else variables
+    # what json.dumps(values, ensure_ascii=False) writes, for a dict of str to str, without its encoder set-up
+    return "{" + ", ".join(f"{_json_text(k)}: {_json_text(v)}" for k, v in values.items()) + "}"
 
 
 def _row(c: _Common, message_id: str, sender: str, to: str, text: str, parts: int, sub: Any, index: int,
