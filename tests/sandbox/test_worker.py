@@ -235,3 +235,23 @@ def test_a_manual_advance_finishes_all_due_work_even_while_requests_arrive():
 
     answer = asyncio.run(scenario())
     assert answer["pending"] == {"steps": 0, "notifications": 0} and answer["done"]["step_delivered"] == 1
+
+
+def test_steps_due_together_share_one_work_row_and_still_count_and_run_in_plan_order():
+    from sendframe.sandbox.state import SandboxState
+    from sendframe.sandbox.worker import Worker
+
+    async def scenario():
+        state = SandboxState.create(clock="manual")
+        worker = Worker(state)
+        _accept_one(state)  # delivered_fast: sent now; ACCEPTD after 0.1 s; delivered and DELIVRD together after 0.3 s
+        rows = state.db.execute("SELECT kind FROM work ORDER BY due, seq").fetchall()
+        before = worker.pending()
+        answer = await worker.advance(1)
+        events = [r[0] for r in state.db.execute("SELECT type FROM events ORDER BY seq")]
+        return rows, before, answer, events
+
+    rows, before, answer, events = asyncio.run(scenario())
+    assert [r[0] for r in rows] == ["notify", "group"] and before["steps"] == 3
+    assert answer["done"]["step_notify"] == 2 and answer["done"]["step_delivered"] == 1 and answer["pending"]["steps"] == 0
+    assert events == ["sent", "delivered"]

@@ -131,14 +131,19 @@ def plan_message(state: Any, message: dict[str, Any], arguments: dict[str, Any],
     first_update = len(out.updates)
     out.done["planned"] += 1
     inline = True
+    group: list[Any] = []  # later steps with one due time share a work row (kind "group", steps in plan order)
     for step in steps:
         due = step.due.timestamp()
         inline = inline and due <= moment
         if inline:
             apply_step(state, message, due, step.kind, {"status": step.status, "delivery": step.delivery}, out)
-        else:
-            text = _payload_text(step.status, step.delivery, tuple(sorted(step.detail.items())) if step.detail else ())
-            out.planned.append((due, message_id, step.kind, text))
+            continue
+        if group and group[0][0] != due:
+            out.planned.append(_work_row(message_id, group))
+            group = []
+        group.append((due, step.kind, step.status, step.delivery, tuple(sorted(step.detail.items())) if step.detail else ()))
+    if group:
+        out.planned.append(_work_row(message_id, group))
     if len(out.updates) > first_update:  # the first update of a step already due also stores the mnc
         status, delivered, cost, _, _ = out.updates[first_update]
         out.updates[first_update] = (status, delivered, cost, mnc, message_id)
@@ -162,8 +167,21 @@ def _merged(updates: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return list(by_id.values())
 
 
+def _work_row(message_id: str, group: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    due, kind, status, delivery, detail = group[0]
+    if len(group) == 1:
+        return (due, message_id, kind, _payload_text(status, delivery, detail))
+    return (due, message_id, "group", _group_text(tuple(step[1:] for step in group)))
+
+
 @functools.lru_cache(maxsize=4096)
-def _step_payload(text: str) -> dict[str, Any]:
+def _group_text(steps: tuple[tuple[Any, ...], ...]) -> str:
+    return json.dumps([{"kind": kind, "status": status, "delivery": delivery, "detail": dict(detail)}
+                       for kind, status, delivery, detail in steps])
+
+
+@functools.lru_cache(maxsize=4096)
+def _step_payload(text: str) -> Any:
     # steps other than plan repeat a handful of payloads (read only): decode each once
     return json.loads(text)
 
@@ -289,7 +307,8 @@ class Worker:
     def pending(self) -> dict[str, int]:
         """How much is still waiting: steps and notifications."""
         db = self.state.db
-        return {"steps": db.execute("SELECT COUNT(*) FROM work").fetchone()[0],
+        steps = "SELECT COALESCE(SUM(CASE kind WHEN 'group' THEN json_array_length(payload) ELSE 1 END), 0) FROM work"
+        return {"steps": db.execute(steps).fetchone()[0],
                 "notifications": db.execute("SELECT COUNT(*) FROM notifications WHERE state = 'pending'").fetchone()[0]}
 
     # ------------------------------------------------------------ steps
@@ -310,6 +329,9 @@ class Worker:
                 continue
             if kind == "plan":
                 plan_message(self.state, message, json.loads(payload_text or "{}"), moment, out)
+            elif kind == "group":
+                for step in _step_payload(payload_text):
+                    apply_step(self.state, message, due, step["kind"], step, out)
             else:
                 apply_step(self.state, message, due, kind, _step_payload(payload_text or "{}"), out)
         # one update per message, addressed by rowid (no lookup through the id index)
