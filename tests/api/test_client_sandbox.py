@@ -11,16 +11,9 @@ import pytest
 from sendframe.api.client import AsyncClient, Client, NotSentError, RetryPolicy
 from sendframe.api.errors import ApiError, AuthenticationError, NotFoundError, UnknownOutcomeError
 
-from sendframe import sandbox
 
-FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
+from tests.conftest import FAST_RETRY as FAST
 GOOD, OTHER, BAD = "447911100001", "447911100002", "12"
-
-
-@pytest.fixture(scope="module")
-def sb():
-    with sandbox.Sandbox() as running:
-        yield running
 
 
 @pytest.fixture

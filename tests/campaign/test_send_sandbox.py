@@ -13,15 +13,8 @@ from sendframe.api.client import Client, RetryPolicy, SendframeWarning
 from sendframe.api.errors import AuthenticationError
 from sendframe.campaign.ledger import Ledger, LedgerMismatchError
 
-from sendframe import sandbox
 
-FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
-
-
-@pytest.fixture(scope="module")
-def sb():
-    with sandbox.Sandbox() as running:
-        yield running
+from tests.conftest import FAST_RETRY as FAST
 
 
 @pytest.fixture
