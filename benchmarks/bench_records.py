@@ -19,21 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from sandbox_process import start_sandbox
+
 from sendframe.api.client import Client
 from sendframe.delivery.records import fetch_records
 
 NAIVE_CAP = 1_000
-
-
-def start_sandbox(folder: Path) -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0", "--clock", "manual",
-               "--db", str(folder / "sandbox.sqlite")]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    base_url = (process.stdout.readline() if process.stdout else "").strip()
-    if not base_url.startswith("http"):
-        process.kill()
-        raise SystemExit("the sandbox did not start (no base URL printed)")
-    return process, base_url
 
 
 def seed(client: Client, messages: int) -> list[str]:
@@ -52,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     total = args.messages or (2_000 if args.quick else 100_000)
     with tempfile.TemporaryDirectory() as tmp:
-        process, base_url = start_sandbox(Path(tmp))
+        process, base_url = start_sandbox(["--clock", "manual", "--db", str(Path(tmp) / "sandbox.sqlite")])
         try:
             with Client(base_url, "demo", "demo-password") as client:
                 start = time.perf_counter()

@@ -25,19 +25,9 @@ import time
 from pathlib import Path
 
 import httpx
+from sandbox_process import start_sandbox
 
 AUTH = ("demo", "demo-password")
-
-
-def start_sandbox(tmp: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "XDG_DATA_HOME": str(tmp)}
-    process = subprocess.Popen([sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0", "--db", ":memory:",
-                                "--clock", "manual"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    base_url = process.stdout.readline().strip()  # type: ignore[union-attr]
-    if not base_url.startswith("http"):
-        process.kill()
-        raise SystemExit("the sandbox did not start")
-    return process, base_url
 
 
 def peak_memory_mib(pid: int) -> float:
@@ -123,7 +113,7 @@ def main() -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        process, base_url = start_sandbox(Path(tmp))
+        process, base_url = start_sandbox(["--db", ":memory:", "--clock", "manual"], env={"XDG_DATA_HOME": tmp})
         try:
             with httpx.Client(base_url=base_url, auth=AUTH, timeout=300) as client:
                 send_rate(client, requests=1, per_request=1000)  # warm up

@@ -22,28 +22,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
-
-
-def server_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far."""
-    stat = Path(f"/proc/{pid}/stat")
-    if stat.exists():
-        fields = stat.read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    import psutil  # not Linux: fall back to psutil
-
-    times = psutil.Process(pid).cpu_times()
-    return times.user + times.system
-
-
-def start_sandbox(folder: Path) -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0", "--db", str(folder / "sandbox.sqlite")]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    base_url = (process.stdout.readline() if process.stdout else "").strip()
-    if not base_url.startswith("http"):
-        process.kill()
-        raise SystemExit("the sandbox did not start (no base URL printed)")
-    return process, base_url
+from sandbox_process import server_cpu_seconds, start_sandbox
 
 
 def contacts(n: int, offset: int = 0) -> pd.DataFrame:
@@ -90,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        server, base_url = start_sandbox(folder)
+        server, base_url = start_sandbox(["--db", str(folder / "sandbox.sqlite")])
         try:
             with Client(base_url, "demo", "demo-password") as client:
                 client.send_sms({"message": "warm-up", "to": ["447911999999"], "from": "Shop"})
