@@ -239,3 +239,26 @@ def test_a_client_that_disconnects_mid_body_is_logged_quietly_without_a_tracebac
     assert [r.levelno for r in ours if "disconnected" in r.getMessage()] == [logging.DEBUG]
     assert not [r for r in ours if r.levelno >= logging.WARNING or r.exc_info]
     assert sms(api).status_code == 202  # and the sandbox goes on serving
+
+
+def test_lookup_records_match_the_stored_messages_in_request_order(api, sb):
+    r = sms(api, to=[OK, OK2], message="Olá {name} \u2013 \"quoted\" \\ end",
+            sub=[{"name": "ana", "note": "é \u2603"}, {"name": "luis"}])
+    ids = [i["id"] for i in r.json()["result"]]
+    sb.advance(5)
+    asked = [ids[1], "0" * 20, ids[0], ids[1]]
+    answer = api.get(f"/api/rest/sms/{','.join(asked)}")
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
+    records = answer.json()["data"]
+    assert [rec["id"] for rec in records] == [ids[1], ids[0]]
+    stored = {m["id"]: m for m in api.get("/_sandbox/messages").json()["data"]}
+    for record in records:
+        row = stored[record["id"]]
+        assert record == {
+            "id": row["id"], "from": row["sender"], "to": row["recipient"], "message": row["message"],
+            "campaignId": row["campaign_id"], "sendingId": row["sending_id"],
+            "isDelivered": row["is_delivered"], "isClicked": row["is_clicked"], "events": row["events"],
+            "customFields": row["custom_fields"], "links": {"self": f"{sb.base_url}/api/rest/sms/{row['id']}"},
+        }
+        assert [e["type"] for e in record["events"]][:2] == ["sent", "delivered"]
+    assert records[1]["customFields"] == {"name": "ana", "note": "é \u2603"}

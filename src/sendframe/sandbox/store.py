@@ -166,30 +166,38 @@ def _events_of(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[dic
         chunk = ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
         for message_id, kind, date, mobile, browser, os_name in db.execute(
-            f"SELECT message_id, type, date, is_mobile, browser, os FROM events WHERE message_id IN ({marks}) ORDER BY seq", chunk
+            # message_id, seq: the index (message_id, seq) gives the order, no temporary B-tree sort
+            f"SELECT message_id, type, date, is_mobile, browser, os FROM events WHERE message_id IN ({marks}) "
+            "ORDER BY message_id, seq", chunk
         ):
             out.setdefault(message_id, []).append(
                 {"type": kind, "date": date, "isMobile": bool(mobile), "browser": browser or "", "os": os_name or ""})
     return out
 
 
-def lookup_records(db: sqlite3.Connection, account: str, ids: Sequence[str], base_url: str) -> list[dict[str, Any]]:
-    """SMS and landing SMS records of ``account`` for the known ``ids`` (request order, each once), wire form."""
+# One lookup record as JSON text, built by SQLite (json1) straight from the row and its events (by the
+# (message_id, seq) index, in seq order): no per-record dicts or json.dumps in Python. Same shape as the
+# spec's record: booleans as true/false, customFields the stored JSON object, links.self the full address.
+_RECORD_JSON = """SELECT m.id, json_object(
+    'id', m.id, 'from', m.sender, 'to', m.recipient, 'message', m.message,
+    'campaignId', m.campaign_id, 'sendingId', m.sending_id,
+    'isDelivered', json(CASE WHEN m.is_delivered THEN 'true' ELSE 'false' END),
+    'isClicked', json(CASE WHEN m.is_clicked THEN 'true' ELSE 'false' END),
+    'events', (SELECT json_group_array(json_object(
+                   'type', e.type, 'date', e.date,
+                   'isMobile', json(CASE WHEN e.is_mobile THEN 'true' ELSE 'false' END),
+                   'browser', coalesce(e.browser, ''), 'os', coalesce(e.os, '')))
+               FROM (SELECT type, date, is_mobile, browser, os FROM events WHERE message_id = m.id ORDER BY seq) AS e),
+    'customFields', json(coalesce(nullif(m.custom_fields, ''), '{{}}')),
+    'links', json_object('self', ? || m.id))
+FROM messages AS m WHERE m.id IN ({marks}) AND +m.account = ? AND m.channel IN ('sms', 'landingsms')"""
+
+
+def lookup_records(db: sqlite3.Connection, account: str, ids: Sequence[str], base_url: str) -> list[str]:
+    """SMS and landing SMS records of ``account`` for the known ``ids`` (request order, each once), each as
+    the JSON text of its wire form (``{"id", "from", "to", ..., "events", "customFields", "links"}``)."""
     wanted = list(dict.fromkeys(ids))
     marks = ",".join("?" * len(wanted))
     # "+account" keeps SQLite on the primary key of id: with the account index it would scan all the account's messages
-    rows = message_rows(db, f"WHERE id IN ({marks}) AND +account=? AND channel IN ('sms', 'landingsms')", [*wanted, account])
-    by_id = {r["id"]: r for r in rows}
-    records = []
-    for message_id in wanted:
-        row = by_id.get(message_id)
-        if row is None:
-            continue
-        records.append({
-            "id": row["id"], "from": row["sender"], "to": row["recipient"], "message": row["message"],
-            "campaignId": row["campaign_id"], "sendingId": row["sending_id"],
-            "isDelivered": bool(row["is_delivered"]), "isClicked": bool(row["is_clicked"]),
-            "events": row["events"], "customFields": json.loads(row["custom_fields"] or "{}"),
-            "links": {"self": f"{base_url}/api/rest/sms/{row['id']}"},
-        })
-    return records
+    found = dict(db.execute(_RECORD_JSON.format(marks=marks), [f"{base_url}/api/rest/sms/", *wanted, account]).fetchall())
+    return [found[message_id] for message_id in wanted if message_id in found]
