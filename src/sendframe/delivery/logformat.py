@@ -44,14 +44,23 @@ _CLF_TIME_WIDTH = 26  # 10/Oct/2026:13:55:36 +0000
 _NO_VALUE = 0xFFFFFFFFFFFFFFFF  # the key of a missing value among keys (length << 56 | bytes) of short ones
 
 
-def _in_order_line(order: list[str]) -> str:
+def _in_order_line(order: list[str], path: str | None = None) -> str:
     """``_USUAL_ACCESS_LINE`` whose query is exactly ``order``'s parameters, in order, with no
-    ``'?'`` in their values (so every separator in it is one of their ``'&'``)."""
+    ``'?'`` in their values (so every separator in it is one of their ``'&'``); with ``path``
+    (see ``_path_in_regex``), only requests to that path."""
     def literal(text: str) -> str:
         return "".join(c if c.isascii() and (c.isalnum() or c == "_") else f"\\x{{{ord(c):x}}}" for c in text)
 
     query = "&".join(literal(name) + '=[^&?" ]*' for name in order)
-    return _USUAL_ACCESS_LINE.replace(r'\?[^" ]* HTTP/', "\\?" + query + " HTTP/")
+    line = _USUAL_ACCESS_LINE.replace(r'\?[^" ]* HTTP/', "\\?" + query + " HTTP/")
+    return line.replace(r'[^?"& ]*\?', literal(path) + "\\?") if path is not None else line
+
+
+def _path_in_regex(wanted_path: str | None) -> bool:
+    """Whether the in-order regex can hold the wanted path itself: a path without ``' "?&'`` (a
+    usual line's path never has one). Usual-shaped lines to another path then go through the full
+    regex, which marks them ``other`` (they are never receiver lines, see ``locate_requests``)."""
+    return bool(wanted_path) and not any(c in wanted_path for c in ' "?&')
 
 
 @dataclass
@@ -96,7 +105,9 @@ def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path
     if n == 0:
         return found
     with ThreadPoolExecutor(2) as pool:  # the regex and the byte scan both release the GIL
-        usual_job = pool.submit(_parallel, lambda part: pc.match_substring_regex(part, _in_order_line(order)), lines) if order else None
+        path = wanted_path if _path_in_regex(wanted_path) else None
+        pattern = _in_order_line(order, path) if order else ""
+        usual_job = pool.submit(_parallel, lambda part: pc.match_substring_regex(part, pattern), lines) if order else None
         found.separators = _separators(raw)
         usual = _to_numpy(usual_job.result()) if usual_job else np.zeros(n, bool)
     found.in_order = usual
@@ -195,10 +206,9 @@ def _cut_usual_access_lines(found: Requests, lines: pa.Array, raw: np.ndarray, r
     found.path_end[rows] = question
     if wanted_path:  # the path is the wanted one if it stands between a space and the '?'
         path = wanted_path.encode()
-        matches = spans_equal(raw, question - len(path), question, path) & (byte_at(raw, question - len(path) - 1) == ord(" "))
-        matches &= not any(c in wanted_path for c in ' "?&')  # such a path is never one of these lines' paths
-        found.other[rows] = ~matches
-        rows, question = rows[matches], question[matches]
+        if not _path_in_regex(wanted_path):  # such a path is never one of these lines' paths
+            found.other[rows] = True
+            return
         found.path_start[rows] = question - len(path)
         quote = found.path_start[rows] - 5  # '"GET ' or '"HEAD ' / '"POST '
         quote = np.where(byte_at(raw, quote) == ord('"'), quote, quote - 1)
