@@ -230,7 +230,8 @@ def _parse_send(response: httpx.Response) -> Any:
 
 
 def _parse_lookup(response: httpx.Response) -> list[Any]:
-    return list(_models().LookupResponse.model_validate(response.json()).data)
+    # validated straight from the raw bytes (pydantic's JSON parser): no json.loads and Python-dict pass first
+    return list(_models().LookupResponse.model_validate_json(response.content).data)
 
 
 def _parse_otp(response: httpx.Response) -> Any:
