@@ -30,7 +30,7 @@ import pyarrow.csv as pa_csv
 from sendframe.api.errors import InputError
 from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, FINAL_STATUSES, STATUSES
 from sendframe.delivery.logformat import (
-    Requests, byte_at, encoded, items_by_name, locate_requests, regular_items, repeated, span_texts,
+    Requests, byte_at, encoded, items_by_name, locate_requests, regular_items, repeated, short_keys, span_texts,
 )
 
 # the columns every callback frame has, in this order; the analyst's own parameters follow, then received_at
@@ -185,18 +185,28 @@ def parse_lines(
     by_column = {column: param for param, column in mapping.items()}
     nothing = (pa.array([], pa.string()), np.full(len(kept), -1, np.int64))
 
+    def param_of(index: int) -> str | None:
+        """The parameter a column's values are encoded from (None: no such parameter, or the id)."""
+        own_column = index >= len(CALLBACK_COLUMNS) - 1
+        param = names[index] if own_column else by_column.get(names[index])
+        return None if param is not None and param == id_param and not own_column else param
+
     def build(index: int) -> pd.Series:
         column = names[index]
         if index == len(names) - 1:
             return pd.Series(_arrival_times(found, candidate[kept]).to_pandas(), dtype="datetime64[us, UTC]")
         own_column = index >= len(CALLBACK_COLUMNS) - 1
-        param = column if own_column else by_column.get(column)
-        if param is not None and param == id_param and not own_column:  # ids are (nearly) all distinct: not encoded
+        param = param_of(index)
+        if param is None and by_column.get(column) is not None and not own_column:  # ids are (nearly) all distinct: not encoded
             return _as_text(_decoded(ids.filter(pa.array(keep_mask)) if duplicates else ids))
-        texts, codes = encoded(found.data, *(v[kept] for v in values[param])) if param else nothing
+        texts, codes = encoded(found.data, *cut[param], key=keys[param]) if param else nothing
         return _as_text(pc.take(_decoded(texts), pa.array(codes, mask=codes < 0))) if own_column else _column(column, texts, codes)
 
     names = [c for c in CALLBACK_COLUMNS if c != "delivery_meaning"] + own + ["received_at"]
+    whole = len(kept) == len(candidate)  # then ``kept`` is every position
+    cut = {param: values[param] if whole else tuple(v[kept] for v in values[param])
+           for param in dict.fromkeys(param_of(index) for index in range(len(names) - 1)) if param is not None}
+    keys = dict(zip(cut, short_keys(found.data, list(cut.values()))))
     with ThreadPoolExecutor(2) as pool:  # cutting and encoding release the GIL
         built = list(pool.map(build, range(len(names))))
     frame = pd.DataFrame(dict(zip(names[:len(CALLBACK_COLUMNS) - 1], built)))

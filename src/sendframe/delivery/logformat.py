@@ -388,15 +388,48 @@ def span_texts(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> pa.Array:
     return pc.take(spans, evens)
 
 
-def encoded(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+def _short(start: np.ndarray, end: np.ndarray) -> bool:
+    """Whether every present value of the spans is under 8 bytes (``encoded`` then hashes words)."""
+    return bool(len(start)) and int(np.max(end - start, where=start >= 0, initial=0)) < 8
+
+
+def short_keys(data: pa.Buffer, spans: list[tuple[np.ndarray, np.ndarray]], step: int = 8192) -> list[np.ndarray | None]:
+    """For each (start, end) pair of equally long arrays, the keys ``encoded`` hashes when its
+    values are short (None otherwise), fetched for all of them a few thousand rows at a time: the
+    values of one line share its cache lines, so they come from memory once, not once per column."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    keys: list[np.ndarray | None] = [np.empty(len(start), np.uint64) if _short(start, end) else None for start, end in spans]
+    parts = [(start, end, key) for (start, end), key in zip(spans, keys) if key is not None]
+    if parts:
+        n = len(parts[0][0])
+
+        def fill(bounds: tuple[int, int]) -> None:
+            for at in range(bounds[0], bounds[1], step):
+                stop = min(at + step, bounds[1])
+                for start, end, key in parts:
+                    begin = start[at:stop]
+                    length = end[at:stop] - begin
+                    valid = begin >= 0
+                    part = (words(raw, np.where(valid, begin, 0)) & _low_bytes(length)) | (length.astype(np.uint64) << np.uint64(56))
+                    part[~valid] = np.uint64(_NO_VALUE)
+                    key[at:stop] = part
+
+        halves = [(0, n // 2), (n // 2, n)] if n >= 1 << 16 else [(0, n)]
+        with ThreadPoolExecutor(len(halves)) as pool:
+            list(pool.map(fill, halves))
+    return keys
+
+
+def encoded(data: pa.Buffer, start: np.ndarray, end: np.ndarray, key: np.ndarray | None = None) -> tuple[pa.Array, np.ndarray]:
     """Distinct texts of the spans (a string array) and each row's code into them (-1 or a null text
-    for a missing value)."""
-    length = end - start
-    valid = start >= 0
-    if len(start) and int(np.max(length, where=valid, initial=0)) < 8:  # short values: hash 8 bytes with numpy
-        raw = np.frombuffer(data, dtype=np.uint8)
-        key = (words(raw, np.where(valid, start, 0)) & _low_bytes(length)) | (length.astype(np.uint64) << np.uint64(56))
-        key[~valid] = np.uint64(_NO_VALUE)
+    for a missing value). ``key``: the spans' ``short_keys`` when already computed."""
+    if key is not None or _short(start, end):  # short values: hash 8 bytes with numpy
+        if key is None:
+            length = end - start
+            valid = start >= 0
+            raw = np.frombuffer(data, dtype=np.uint8)
+            key = (words(raw, np.where(valid, start, 0)) & _low_bytes(length)) | (length.astype(np.uint64) << np.uint64(56))
+            key[~valid] = np.uint64(_NO_VALUE)
         codes, distinct = pd.factorize(key)
         dictionary = pa.array([None if k == _NO_VALUE else (k & 0xFFFFFFFFFFFFFF).to_bytes(8, "little")[:k >> 56].decode()
                                for k in distinct.tolist()], pa.string())
