@@ -280,15 +280,16 @@ def regular_items(found: Requests, rows: np.ndarray, order: list[str]) -> tuple[
                 fits &= spans_start_with(raw, begin, end, (name + "=").encode())
             regular[check] = fits
 
-    # the query's '&' offsets, one row per separator (so each is contiguous), cut once for all items
-    ampersands = np.zeros((max(k - 1, 0), n), np.int64)
+    # the query's '&' offsets, one row per line (a line's separators are neighbours in ``seps``, so
+    # they are fetched together), cut once for all items; an item's column is a strided view
+    ampersands = np.zeros((n, max(k - 1, 0)), np.int64)
     if k > 1 and len(seps):
-        at = first[None, :] + np.arange(k - 1)[:, None]
+        at = first[:, None] + np.arange(k - 1)[None, :]
         ampersands = seps[at] if regular.all() else seps[np.clip(at, 0, last)]
 
     def item(column: int) -> tuple[np.ndarray, np.ndarray]:
-        begin = query_start if column == 0 else ampersands[column - 1] + 1
-        end = query_end if column == k - 1 else ampersands[column]
+        begin = query_start if column == 0 else ampersands[:, column - 1] + 1
+        end = query_end if column == k - 1 else ampersands[:, column]
         return begin, end
 
     return regular, item
