@@ -228,12 +228,13 @@ def _param_spans(found: Requests, rows: np.ndarray, keys: list[str], order: list
     them) are cut by position; any other query is searched by name. ``-1`` where absent.
     """
     regular, item = regular_items(found, rows, order)
+    every = bool(regular.all())  # then nothing below writes into the spans: ``end`` may be a view
     spans = {}
     for name in keys:
         if name in order:
             start, end = item(order.index(name))
             start = start + len((name + "=").encode())
-            spans[name] = (start, end.copy()) if regular.all() else (np.where(regular, start, -1), np.where(regular, end, -1))
+            spans[name] = (start, end) if every else (np.where(regular, start, -1), np.where(regular, end, -1))
         else:
             spans[name] = (np.full(len(rows), -1, np.int64), np.full(len(rows), -1, np.int64))
     irregular = np.flatnonzero(~regular)
