@@ -208,7 +208,9 @@ def parse_lines(
            for param in dict.fromkeys(param_of(index) for index in range(len(names) - 1)) if param is not None}
     keys = dict(zip(cut, short_keys(found.data, list(cut.values()))))
     with ThreadPoolExecutor(2) as pool:  # cutting and encoding release the GIL
-        built = list(pool.map(build, range(len(names))))
+        # the arrival times (the longest job) first, so that no thread is left with it at the end
+        built = list(pool.map(build, [len(names) - 1, *range(len(names) - 1)]))
+        built = built[1:] + built[:1]
     frame = pd.DataFrame(dict(zip(names[:len(CALLBACK_COLUMNS) - 1], built)))
     frame.insert(2, "delivery_meaning", frame["delivery"].map(DELIVERY_MEANINGS).astype("string"))
     for name, series in zip(names[len(CALLBACK_COLUMNS) - 1:], built[len(CALLBACK_COLUMNS) - 1:]):
