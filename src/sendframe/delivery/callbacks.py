@@ -177,19 +177,24 @@ def parse_lines(
     junk = ~is_comment & ~other & ~has_query & counted
     junk[candidate[~has_id]] = True
     rows = np.flatnonzero(has_id)  # positions in ``candidate``
-    ids = span_texts(found.data, *(v[rows] for v in values[id_param])) if id_param else pa.array([], pa.string())
-    keep_mask = _first_arrivals(found, candidate[rows], ids)
-    duplicates = int(len(rows) - keep_mask.sum())
-    kept = rows[keep_mask]
-
+    names = [c for c in CALLBACK_COLUMNS if c != "delivery_meaning"] + own + ["received_at"]
     by_column = {column: param for param, column in mapping.items()}
-    nothing = (pa.array([], pa.string()), np.full(len(kept), -1, np.int64))
 
     def param_of(index: int) -> str | None:
         """The parameter a column's values are encoded from (None: no such parameter, or the id)."""
         own_column = index >= len(CALLBACK_COLUMNS) - 1
         param = names[index] if own_column else by_column.get(names[index])
         return None if param is not None and param == id_param and not own_column else param
+
+    params = [param for param in dict.fromkeys(param_of(index) for index in range(len(names) - 1)) if param is not None]
+    with ThreadPoolExecutor(1) as side:  # the values' keys (of every candidate) while retries are found
+        keys_job = side.submit(short_keys, found.data, [values[param] for param in params])
+        ids = span_texts(found.data, *(v[rows] for v in values[id_param])) if id_param else pa.array([], pa.string())
+        keep_mask = _first_arrivals(found, candidate[rows], ids)
+        every_key = keys_job.result()
+    duplicates = int(len(rows) - keep_mask.sum())
+    kept = rows[keep_mask]
+    nothing = (pa.array([], pa.string()), np.full(len(kept), -1, np.int64))
 
     def build(index: int) -> pd.Series:
         column = names[index]
@@ -202,11 +207,10 @@ def parse_lines(
         texts, codes = encoded(found.data, *cut[param], key=keys[param]) if param else nothing
         return _as_text(pc.take(_decoded(texts), pa.array(codes, mask=codes < 0))) if own_column else _column(column, texts, codes)
 
-    names = [c for c in CALLBACK_COLUMNS if c != "delivery_meaning"] + own + ["received_at"]
     whole = len(kept) == len(candidate)  # then ``kept`` is every position
-    cut = {param: values[param] if whole else tuple(v[kept] for v in values[param])
-           for param in dict.fromkeys(param_of(index) for index in range(len(names) - 1)) if param is not None}
-    keys = dict(zip(cut, short_keys(found.data, list(cut.values()))))
+    cut = {param: values[param] if whole else tuple(v[kept] for v in values[param]) for param in params}
+    # a key is the row's own value: the kept rows' keys are theirs among all (when all are short, so are these)
+    keys = {param: key if whole or key is None else key[kept] for param, key in zip(params, every_key)}
     with ThreadPoolExecutor(2) as pool:  # cutting and encoding release the GIL
         # the arrival times (the longest job) first, so that no thread is left with it at the end
         built = list(pool.map(build, [len(names) - 1, *range(len(names) - 1)]))
