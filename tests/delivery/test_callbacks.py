@@ -197,3 +197,29 @@ def test_an_access_log_read_without_url_uses_the_receivers_parameter_names(tmp_p
     frame = read_callbacks(log)
     assert frame["id"].tolist() == ["a1", "a2"] and frame["part"].tolist()[0] == 2
     assert frame["received_at"].iloc[0] == pd.Timestamp("2026-11-21 09:30:00", tz="UTC")
+
+
+@pytest.mark.parametrize("path", ["/dl.r", "/h%C3%A9/dlr", "/é", "/a+b", "/"])
+def test_the_wanted_path_is_matched_literally(tmp_path, path):
+    log = tmp_path / "access.log"
+    log.write_text(access_line("mid=m1&st=DELIVRD", path=path) + access_line("mid=m2&st=DELIVRD", path="/dlxr")
+                   + access_line("mid=m3&st=DELIVRD", path=path + "x") + access_line("mid=m4&st=ACCEPTD", path=path))
+    frame = read_callbacks(log, f"https://x{path}?mid=%i&st=%s")
+    assert frame["id"].tolist() == ["m1", "m4"] and frame["status"].tolist() == ["DELIVRD", "ACCEPTD"]
+    assert frame.attrs["other_requests"] == 2 and frame.attrs["junk_lines"] == 0
+
+
+def test_a_path_with_an_ampersand_is_read_from_the_full_pattern(tmp_path):
+    log = tmp_path / "access.log"
+    log.write_text(access_line("mid=m1&st=DELIVRD", path="/a&b") + access_line("mid=m2&st=DELIVRD", path="/ab"))
+    frame = read_callbacks(log, "https://x/a&b?mid=%i&st=%s")
+    assert frame["id"].tolist() == ["m1"] and frame.attrs["other_requests"] == 1
+
+
+def test_retried_lines_keep_their_short_values_in_the_kept_rows(tmp_path):
+    log = tmp_path / "access.log"
+    queries = ["mid=m1&st=ACCEPTD&n=1", "mid=m1&st=ACCEPTD&n=1", "mid=m2&st=EXPIRED&n=2", "mid=m1&st=DELIVRD&n=1"]
+    log.write_text("".join(access_line(query) for query in queries))
+    frame = read_callbacks(log, "https://x/dlr?mid=%i&st=%s&n=%n")
+    assert frame["id"].tolist() == ["m1", "m2", "m1"] and frame["status"].tolist() == ["ACCEPTD", "EXPIRED", "DELIVRD"]
+    assert frame["part"].tolist() == [1, 2, 1] and frame.attrs["duplicates_dropped"] == 1
