@@ -112,7 +112,7 @@ class MessageCounter:
         """Totals for ``template``; ``parts`` is the most parts a request will allow (None: no limit)."""
         from sendframe import pricing
         from sendframe.text.encodings import check_encoding
-        from sendframe.text.parts import PART_LIMIT, SINGLE_LIMIT, parts_from_units, sms_parts
+        from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
         from sendframe.text.templates import parse, render_frame
 
         if encoding != "auto":
@@ -159,12 +159,7 @@ class MessageCounter:
                 enc_units = total("units", enc, np.add)
                 units[rows] = enc_units[rows]
                 needed[rows] = parts_from_units(enc_units[rows], enc)
-                # Greedy splitting wastes at most one unit per part (a 2-unit character that does not
-                # fit), so only rows whose count differs between part sizes L and L - 1 can differ.
-                limit = PART_LIMIT[enc]
-                at_risk = -(-enc_units // (limit - 1)) != -(-enc_units // limit)
-                exact = np.flatnonzero(rows & ~missing & at_risk & total("double", enc, np.logical_or)
-                                       & (enc_units > SINGLE_LIMIT[enc]))
+                exact = np.flatnonzero(rows & ~missing & exact_parts_needed(enc_units, total("double", enc, np.logical_or), enc))
                 if len(exact):
                     texts = render_frame(self.contacts.iloc[exact], parsed, specials=self._specials, shorten=self._shorten)
                     needed[exact] = [sms_parts(t, enc) for t in texts]
