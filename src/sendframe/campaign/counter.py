@@ -55,20 +55,19 @@ class _Measure:
 
 
 def _measure(arr: pa.Array) -> _Measure:
-    from sendframe.text.encodings import CHARSETS, foreign_arrow, has_double_arrow, units_arrow
+    from sendframe.text.encodings import CHARSETS, ENCODINGS
+    from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, FOREIGN_PT, scan_text
 
-    n = len(arr)
-    missing = arr.is_null().to_numpy(zero_copy_only=False)
-    units = {e: units_arrow(arr, e).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64) for e in _SMS_ENCODINGS}
-    foreign = {e: foreign_arrow(arr, e).fill_null(False).to_numpy(zero_copy_only=False) for e in ("gsm", "gsm-pt")}
-    foreign["utf-16"] = np.zeros(n, dtype=bool)
-    double = {e: has_double_arrow(arr, e).fill_null(False).to_numpy(zero_copy_only=False) for e in _SMS_ENCODINGS}
+    stats = scan_text(arr)
+    units = {e: stats.units[k] for k, e in enumerate(ENCODINGS)}
+    foreign = {e: (stats.flags & FOREIGN_FLAG[k]) != 0 for k, e in enumerate(ENCODINGS)}
+    double = {e: (stats.flags & DOUBLE_FLAG[k]) != 0 for k, e in enumerate(ENCODINGS)}
     outside = ""
-    flagged = np.flatnonzero(foreign["gsm-pt"])
+    flagged = np.flatnonzero(stats.flags & FOREIGN_PT)
     if len(flagged):
         seen = dict.fromkeys("".join(pa.compute.unique(arr.take(flagged)).to_pylist()))
         outside = "".join(c for c in seen if c not in CHARSETS["gsm-pt"])
-    return _Measure(units, foreign, double, missing, outside)
+    return _Measure(units, foreign, double, stats.missing, outside)
 
 
 class MessageCounter:
