@@ -115,7 +115,7 @@ class Client(_Base):
                 return stop.value
 
     def send(self, channel: str, request: Any) -> Any:
-        """Send ``request`` (a model or a dict) on ``channel``; returns the ``SendResponse``.
+        """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the ``SendResponse``.
 
             >>> client.send("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"})  # doctest: +SKIP
         """
@@ -205,7 +205,7 @@ class AsyncClient(_Base):
                 return stop.value
 
     async def send(self, channel: str, request: Any) -> Any:
-        """Send ``request`` (a model or a dict) on ``channel``; returns the ``SendResponse``."""
+        """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the ``SendResponse``."""
         return await self._run(wire.send_call(channel, request))
 
     async def send_sms(self, request: Any) -> Any:

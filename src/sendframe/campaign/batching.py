@@ -12,8 +12,6 @@ Pure functions apart from the bucket's clock: nothing here talks to the service.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from sendframe.api.errors import InputError
-from sendframe.api.wire import normalise_channel
+from sendframe.api.wire import EncodedRequest, normalise_channel
 
 __all__ = ["Batch", "CampaignSpec", "TokenBucket", "estimate_parts", "plan_batches", "wire_fields"]
 
@@ -102,7 +100,7 @@ class CampaignSpec:
     def build(cls, contacts: pd.DataFrame, channel: str, request_fields: Mapping[str, Any], *,
               to_column: str | None = None, notification_url: str | None = None) -> CampaignSpec:
         """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem."""
-        from sendframe.campaign.ledger import row_key
+        from sendframe.campaign.ledger import row_keys
         from sendframe.text.templates import parse
 
         channel = normalise_channel(channel)
@@ -120,7 +118,7 @@ class CampaignSpec:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
         to_column = to_column or ("email" if channel == "mailing" else "phone")
         recipients = _text_values(_column(contacts, to_column, "recipient"))
-        missing = [label for label, value in zip(contacts.index, recipients) if value is None]
+        missing = [label for label, value in zip(contacts.index, recipients) if value is None] if None in recipients else []
         if missing:
             raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row {missing[0]!r}; "
                              "drop or fix them first (see sendframe.preflight).")
@@ -152,8 +150,8 @@ class CampaignSpec:
                     whatsapp[wire] = [list(row) for row in zip(*texts)]
         elif wa_columns:
             raise InputError(f"{', '.join(wa_columns)} apply to whatsapp only, not {channel}.")
-        keys = [row_key(label) for label in contacts.index]
-        return cls(channel, fields, [str(r) for r in recipients], keys, tuple(variables), sub_values, urls, whatsapp)
+        return cls(channel, fields, [str(r) for r in recipients], row_keys(contacts.index), tuple(variables), sub_values,
+                   urls, whatsapp)
 
     def identity(self) -> dict[str, Any]:
         """The parameters a ledger checks before resuming (channel, template, sender)."""
@@ -171,12 +169,17 @@ class CampaignSpec:
                 messages.append(message)
             body["messages"] = messages
             return body
-        body["to"] = [self.recipients[i] for i in positions]
+        take = _taker(positions)
+        body["to"] = take(self.recipients)
         if self.variables:
-            body["sub"] = [{v: self.sub_values[v][i] for v in self.variables if self.sub_values[v][i] is not None}
-                           for i in positions]
+            names, columns = self.variables, [take(self.sub_values[v]) for v in self.variables]
+            if len(names) == 1:
+                name = names[0]
+                body["sub"] = [{name: value} if value is not None else {} for value in columns[0]]
+            else:
+                body["sub"] = [{n: v for n, v in zip(names, values) if v is not None} for values in zip(*columns)]
         if self.notification_urls is not None:
-            body["notificationUrl"] = [self.notification_urls[i] or "" for i in positions]
+            body["notificationUrl"] = [url or "" for url in take(self.notification_urls)]
         return body
 
     @property
@@ -184,26 +187,35 @@ class CampaignSpec:
         return self.whatsapp_columns
 
 
+def _taker(positions: Sequence[int]) -> Callable[[list[Any]], list[Any]]:
+    """A function picking the items at ``positions`` from a list (a slice when they are consecutive)."""
+    if len(positions) and list(positions) == list(range(positions[0], positions[0] + len(positions))):
+        start, stop = positions[0], positions[0] + len(positions)
+        return lambda values: values[start:stop]
+    return lambda values: [values[i] for i in positions]
+
+
 @dataclass(frozen=True)
 class Batch:
-    """One request: its number, the rows it covers, its validated body and fingerprint."""
+    """One request: its number, the rows it covers, its validated body (as the bytes sent) and parts.
+
+    Only the bytes are kept: a campaign's batches hold no per-recipient Python objects while sending.
+    """
 
     number: int
     positions: tuple[int, ...]
-    payload: dict[str, Any]
-    request: Any
-    fingerprint: str
+    encoded: EncodedRequest
     parts: int
 
+    @property
+    def fingerprint(self) -> str:
+        """sha256 (hex) of the exact bytes sent; the ledger keeps it with the batch's intent."""
+        return self.encoded.fingerprint
 
-def fingerprint(payload: Mapping[str, Any]) -> str:
-    """A stable digest of a request body (sha256 of canonical JSON).
-
-        >>> fingerprint({"b": 1, "a": 2}) == fingerprint({"a": 2, "b": 1})
-        True
-    """
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    @property
+    def payload(self) -> dict[str, Any]:
+        """The wire body, decoded from the bytes sent."""
+        return self.encoded.payload()
 
 
 def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: int = 500, first_batch: int = 1,
@@ -214,16 +226,16 @@ def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: in
     ``RequestValidationError`` naming the batch's first row and the field.
     """
     from sendframe.api.models import parse_request
+    from sendframe.api.wire import wire_json
 
     if not 1 <= batch_size <= MAX_BATCH:
         raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
     batches = []
     for start in range(0, len(positions), batch_size):
         chunk = tuple(positions[start:start + batch_size])
-        payload = spec.payload(chunk)
-        request = parse_request(spec.channel, payload)
+        encoded = EncodedRequest(spec.channel, wire_json(parse_request(spec.channel, spec.payload(chunk))))
         batch_parts = sum(parts[i] for i in chunk) if parts is not None else len(chunk)
-        batches.append(Batch(first_batch + len(batches), chunk, payload, request, fingerprint(payload), batch_parts))
+        batches.append(Batch(first_batch + len(batches), chunk, encoded, batch_parts))
     return batches
 
 

@@ -9,6 +9,11 @@ the process dies:
 - an intent without a result (or a recorded unknown outcome): the row is *unknown*. It is listed by
   :meth:`Ledger.unknown_rows` and only sent again when the analyst asks (``resend_unknown=True``).
 
+A batch is one row of the ``batches`` table: its rows' keys and recipients are JSON arrays, and its
+answer is JSON arrays of the result items' fields in request order (one write per intent and one per
+answer, however big the batch). The ``rows`` view spreads them out one row per recipient, for
+anyone reading the file with SQL.
+
     >>> ledger = Ledger(":memory:")
     >>> ledger.bind({"channel": "sms", "message": "Hi {name}", "sender": "Shop"})
     >>> ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
@@ -22,7 +27,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -30,26 +35,37 @@ import pandas as pd
 
 from sendframe.api.errors import InputError
 
-__all__ = ["Ledger", "LedgerMismatchError", "row_key"]
+__all__ = ["Ledger", "LedgerMismatchError", "row_key", "row_keys"]
 
 # batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
 BATCH_STATES = ("intent", "done", "unknown", "not_sent")
+SCHEMA_VERSION = 2  # 1: one table row per recipient (sendframe before the batch-row ledger)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS batches (
-    batch INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, size INTEGER NOT NULL, state TEXT NOT NULL,
-    http_status INTEGER, error_code INTEGER, error_description TEXT, campaign_id INTEGER, sending_id INTEGER,
-    intent_at TEXT NOT NULL, result_at TEXT);
-CREATE TABLE IF NOT EXISTS rows (
-    batch INTEGER NOT NULL, position INTEGER NOT NULL, row_key TEXT NOT NULL, recipient TEXT NOT NULL,
-    accepted INTEGER, id TEXT, parts INTEGER, scheduled_at TEXT, expires_at TEXT,
-    error_code INTEGER, error_description TEXT, PRIMARY KEY (batch, position));
-CREATE INDEX IF NOT EXISTS rows_by_key ON rows (row_key, recipient, batch);
-"""
+# the fields of a result item kept per row: (key in a batch's stored answer, column of rows())
+ANSWER_FIELDS = (("accepted", "accepted"), ("id", "id"), ("parts", "parts"), ("scheduledAt", "scheduled_at"),
+                 ("expiresAt", "expires_at"), ("errorCode", "error_code"), ("errorDescription", "error_description"))
+
+# one statement each: executescript would commit the transaction the schema is written in
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE batches ("
+    " batch INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, size INTEGER NOT NULL, state TEXT NOT NULL,"
+    " http_status INTEGER, error_code INTEGER, error_description TEXT, campaign_id INTEGER, sending_id INTEGER,"
+    " intent_at TEXT NOT NULL, result_at TEXT, row_keys TEXT NOT NULL, recipients TEXT NOT NULL, answer TEXT)",
+    "CREATE VIEW rows AS SELECT b.batch AS batch, CAST(k.key AS INTEGER) AS position, k.value AS row_key,"
+    " json_extract(b.recipients, '$[' || k.key || ']') AS recipient, "
+    + ", ".join(f"json_extract(b.answer, '$.{key}[' || k.key || ']') AS {column}" for key, column in ANSWER_FIELDS)
+    + " FROM batches b, json_each(b.row_keys) k",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+_V1_BATCH_COLUMNS = ("batch, fingerprint, size, state, http_status, error_code, error_description, campaign_id, "
+                     "sending_id, intent_at, result_at")
 
 ROW_COLUMNS = ("row_key", "recipient", "batch", "state", "accepted", "id", "parts", "scheduled_at", "expires_at",
                "error_code", "error_description", "campaign_id", "sending_id")
+
+_KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # what json.dumps(..., ensure_ascii=False) uses
+_encode_json = _KEY_ENCODER.encode
 
 
 class LedgerMismatchError(InputError):
@@ -67,7 +83,21 @@ def row_key(label: object) -> str:
             label = label.item()  # numpy scalars
         except (TypeError, ValueError):
             pass
-    return json.dumps(label, default=str, ensure_ascii=False)
+    return _encode_json(label)
+
+
+def row_keys(index: pd.Index) -> list[str]:
+    """:func:`row_key` of every label of ``index``, fast for integer and text labels.
+
+        >>> row_keys(pd.RangeIndex(2)), row_keys(pd.Index(["a", "b"]))
+        (['0', '1'], ['"a"', '"b"'])
+    """
+    labels = index.tolist()
+    if index.dtype.kind in "iu":
+        return list(map(str, labels))  # a Python int's JSON is its str
+    if all(type(label) is str for label in labels):
+        return list(map(_encode_json, labels))
+    return [row_key(label) for label in labels]
 
 
 def _decode_key(text: str) -> object:
@@ -77,6 +107,48 @@ def _decode_key(text: str) -> object:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _iso(moment: Any) -> Any:
+    # a validated answer holds datetimes; the ledger keeps the wire's text (docs/api-notes.md)
+    return moment.astimezone(timezone.utc).isoformat(timespec="seconds") if isinstance(moment, datetime) else moment
+
+
+def _answer_columns(answer: Any) -> tuple[Any, Any, dict[str, list[Any]]]:
+    """(campaign id, sending id, {answer key: one value per result item}) of a wire dict or a ``SendResponse``."""
+    if isinstance(answer, Mapping):
+        items = list(answer.get("result") or [])
+        errors = [item.get("error") or {} for item in items]
+        columns = {key: [item.get(key) for item in items] for key, _ in ANSWER_FIELDS[:5]}
+        columns["errorCode"] = [error.get("code") for error in errors]
+        columns["errorDescription"] = [error.get("description") for error in errors]
+        columns["accepted"] = [bool(value) for value in columns["accepted"]]
+        return answer.get("campaignId"), answer.get("sendingId"), columns
+    items = answer.result
+    errors = [item.error for item in items]
+    columns = {
+        "accepted": [item.accepted for item in items],
+        "id": [item.id for item in items],
+        "parts": [item.parts for item in items],
+        "scheduledAt": [_iso(item.scheduled_at) for item in items],
+        "expiresAt": [_iso(item.expires_at) for item in items],
+        "errorCode": [error.code if error is not None else None for error in errors],
+        "errorDescription": [error.description if error is not None else None for error in errors],
+    }
+    return answer.campaign_id, answer.sending_id, columns
+
+
+def _fit(values: list[Any] | None, n: int) -> list[Any]:
+    """``values`` cut or padded with None to ``n`` items (an answer holds one item per recipient, in order)."""
+    if values is None:
+        return [None] * n
+    return values if len(values) == n else (values + [None] * n)[:n]
+
+
+def _row_states(state: str, accepted: list[Any]) -> list[str]:
+    if state != "done":
+        return ["not_sent" if state == "not_sent" else "unknown"] * len(accepted)
+    return ["accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
 
 
 class Ledger:
@@ -91,9 +163,49 @@ class Ledger:
         self.path = os.fspath(path)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._write(self._prepare_schema)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _prepare_schema(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise InputError(f"The ledger {self.path} was written by a newer sendframe (ledger format {version}, "
+                             f"this one reads up to {SCHEMA_VERSION}); upgrade sendframe to resume it.")
+        if version == SCHEMA_VERSION:
+            return
+        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "batches" in tables:  # format 1: moved aside, converted and dropped in this same transaction
+            self._db.execute("ALTER TABLE batches RENAME TO batches_v1")
+            self._db.execute("ALTER TABLE rows RENAME TO rows_v1")
+        for statement in _SCHEMA:
+            self._db.execute(statement)
+        if "batches" in tables:
+            self._upgrade_from_v1()
+
+    def _upgrade_from_v1(self) -> None:
+        """Fold format 1's one-row-per-recipient table into the batch rows (same meaning, nothing lost)."""
+        per_batch: dict[int, list[tuple[Any, ...]]] = {}
+        for row in self._db.execute("SELECT batch, row_key, recipient, accepted, id, parts, scheduled_at, expires_at, "
+                                    "error_code, error_description FROM rows_v1 ORDER BY batch, position"):
+            per_batch.setdefault(row[0], []).append(row[1:])
+        converted = []
+        for batch_row in self._db.execute(f"SELECT {_V1_BATCH_COLUMNS} FROM batches_v1 ORDER BY batch").fetchall():
+            rows = per_batch.get(batch_row[0], [])
+            keys, recipients, accepted, *fields = [list(c) for c in zip(*rows)] if rows else [[] for _ in range(9)]
+            answer = None
+            if any(value is not None for value in accepted):
+                values = [[None if a is None else bool(a) for a in accepted], *fields]
+                answer = _encode_json({key: column for (key, _), column in zip(ANSWER_FIELDS, values)})
+            converted.append((*batch_row, _encode_json(keys), _encode_json(recipients), answer))
+        self._db.executemany(f"INSERT INTO batches ({_V1_BATCH_COLUMNS}, row_keys, recipients, answer) "
+                             f"VALUES ({', '.join('?' * 14)})", converted)
+        self._db.execute("DROP TABLE rows_v1")
+        self._db.execute("DROP TABLE batches_v1")
 
     def __repr__(self) -> str:
         return f"Ledger({self.path!r})"
@@ -109,20 +221,19 @@ class Ledger:
         with self._lock:
             self._db.close()
 
-    def _write(self, statements: Iterable[tuple[str, Sequence[Any] | Iterable[Sequence[Any]], bool]]) -> None:
-        """Run statements in one transaction: committed together or not at all."""
+    def _write(self, work: Any, *args: Any) -> None:
+        """Run ``work(*args)`` (statements on ``self._db``) in one transaction: committed together or not at all."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                for sql, params, many in statements:
-                    if many:
-                        self._db.executemany(sql, params)  # type: ignore[arg-type]
-                    else:
-                        self._db.execute(sql, params)  # type: ignore[arg-type]
+                work(*args)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._write(self._db.execute, sql, params)
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -145,8 +256,8 @@ class Ledger:
         stored = self.parameters()
         wanted = {key: value for key, value in parameters.items()}
         if not stored:
-            self._write([("INSERT INTO campaign (key, value) VALUES (?, ?)",
-                          [(k, json.dumps(v, ensure_ascii=False)) for k, v in wanted.items()], True)])
+            self._write(self._db.executemany, "INSERT INTO campaign (key, value) VALUES (?, ?)",
+                        [(k, json.dumps(v, ensure_ascii=False)) for k, v in wanted.items()])
             return
         differences = [f"{key}: the ledger has {stored.get(key)!r}, this send has {wanted.get(key)!r}"
                        for key in sorted(set(stored) | set(wanted)) if stored.get(key) != wanted.get(key)]
@@ -162,60 +273,87 @@ class Ledger:
         return int(self._query("SELECT COALESCE(MAX(batch), 0) + 1 FROM batches")[0][0])
 
     def record_intent(self, batch: int, fingerprint: str, rows: Sequence[tuple[str, str]]) -> None:
-        """Commit, durably, that ``batch`` is about to be sent to these (row key, recipient) pairs."""
-        self._write([
-            ("INSERT INTO batches (batch, fingerprint, size, state, intent_at) VALUES (?, ?, ?, 'intent', ?)",
-             (batch, fingerprint, len(rows), _now()), False),
-            ("INSERT INTO rows (batch, position, row_key, recipient) VALUES (?, ?, ?, ?)",
-             [(batch, i, key, recipient) for i, (key, recipient) in enumerate(rows)], True),
-        ])
+        """Commit, durably, that ``batch`` is about to be sent to these (row key, recipient) pairs.
 
-    def record_answer(self, batch: int, answer: Mapping[str, Any], http_status: int | None = None) -> None:
-        """Commit the service's answer (a send response as on the wire): item by item, in order."""
-        items = list(answer.get("result") or [])
-        updates = []
-        for position, item in enumerate(items):
-            error = item.get("error") or {}
-            updates.append((1 if item.get("accepted") else 0, item.get("id"), item.get("parts"), item.get("scheduledAt"),
-                            item.get("expiresAt"), error.get("code"), error.get("description"), batch, position))
-        self._write([
-            ("UPDATE batches SET state='done', http_status=?, campaign_id=?, sending_id=?, result_at=? WHERE batch=?",
-             (http_status, answer.get("campaignId"), answer.get("sendingId"), _now(), batch), False),
-            ("UPDATE rows SET accepted=?, id=?, parts=?, scheduled_at=?, expires_at=?, error_code=?, error_description=? "
-             "WHERE batch=? AND position=?", updates, True),
-        ])
+            >>> Ledger().record_intent(1, "f1", [(row_key("a"), "447700900001")])
+        """
+        keys = [key for key, _ in rows]
+        recipients = [recipient for _, recipient in rows]
+        self._execute("INSERT INTO batches (batch, fingerprint, size, state, intent_at, row_keys, recipients) "
+                      "VALUES (?, ?, ?, 'intent', ?, ?, ?)",
+                      (batch, fingerprint, len(rows), _now(), _encode_json(keys), _encode_json(recipients)))
+
+    def record_answer(self, batch: int, answer: Any, http_status: int | None = None) -> None:
+        """Commit the service's answer, item by item in request order.
+
+        ``answer`` is a send response as on the wire (a dict) or the validated ``SendResponse``.
+
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+            >>> ledger.record_answer(1, {"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900001"}]})
+            >>> ledger.rows()["state"].tolist()
+            ['accepted']
+        """
+        campaign_id, sending_id, columns = _answer_columns(answer)
+        self._execute("UPDATE batches SET state='done', http_status=?, campaign_id=?, sending_id=?, result_at=?, answer=? "
+                      "WHERE batch=?", (http_status, campaign_id, sending_id, _now(), _encode_json(columns), batch))
 
     def record_failure(self, batch: int, state: str, code: int | None, description: str,
                        http_status: int | None = None) -> None:
-        """Commit a batch-level outcome: ``done`` (rejected as a whole), ``unknown`` or ``not_sent``."""
+        """Commit a batch-level outcome: ``done`` (rejected as a whole), ``unknown`` or ``not_sent``.
+
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+            >>> ledger.record_failure(1, "done", 100, "from: not a valid sender", 400)
+            >>> ledger.rows()["state"].tolist()
+            ['rejected']
+        """
         if state not in BATCH_STATES[1:]:
             raise ValueError(f"state must be one of {BATCH_STATES[1:]}, got {state!r}")
-        statements: list[tuple[str, Any, bool]] = [
-            ("UPDATE batches SET state=?, http_status=?, error_code=?, error_description=?, result_at=? WHERE batch=?",
-             (state, http_status, code, description, _now(), batch), False)]
-        if state == "done":  # a whole-request rejection: every row rejected with the same error
-            statements.append(("UPDATE rows SET accepted=0, error_code=?, error_description=? WHERE batch=?",
-                               (code, description, batch), False))
-        self._write(statements)
+        # a whole-request rejection drops any answer: every row is rejected with the batch's error
+        answer = "answer" if state != "done" else "NULL"
+        self._execute(f"UPDATE batches SET state=?, http_status=?, error_code=?, error_description=?, result_at=?, "
+                      f"answer={answer} WHERE batch=?", (state, http_status, code, description, _now(), batch))
 
     # ------------------------------------------------------------------ reading
+
+    def _row_columns(self) -> dict[str, list[Any]]:
+        """Every stored (row, recipient) of every batch, in batch and request order, column by column."""
+        columns: dict[str, list[Any]] = {name: [] for name in ROW_COLUMNS}
+        for (batch, state, keys_text, recipients_text, answer_text, code, description, campaign_id,
+             sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, error_description, "
+                                        "campaign_id, sending_id FROM batches ORDER BY batch"):
+            keys = json.loads(keys_text)
+            n = len(keys)
+            answer = json.loads(answer_text) if answer_text else {}
+            accepted = [False] * n if state == "done" and not answer else _fit(answer.get("accepted"), n)
+            columns["row_key"] += keys
+            columns["recipient"] += _fit(json.loads(recipients_text), n)
+            columns["batch"] += [batch] * n
+            columns["state"] += _row_states(state, accepted)
+            columns["accepted"] += accepted
+            for key, column in ANSWER_FIELDS[1:5]:
+                columns[column] += _fit(answer.get(key), n)
+            for (key, column), fallback in zip(ANSWER_FIELDS[5:], (code, description)):
+                values = _fit(answer.get(key), n)
+                columns[column] += values if fallback is None else [fallback if v is None else v for v in values]
+            columns["campaign_id"] += [campaign_id] * n
+            columns["sending_id"] += [sending_id] * n
+        return columns
 
     def rows(self) -> pd.DataFrame:
         """Every (row, recipient) with its latest batch and what is known of it, as a frame.
 
         ``state`` is ``accepted``, ``rejected``, ``unknown`` or ``not_sent``.
+
+            >>> Ledger().rows().columns.tolist()[:4]
+            ['row_key', 'recipient', 'batch', 'state']
         """
-        records = self._query(
-            "SELECT r.row_key, r.recipient, r.batch, b.state, r.accepted, r.id, r.parts, r.scheduled_at, r.expires_at, "
-            "COALESCE(r.error_code, b.error_code), COALESCE(r.error_description, b.error_description), "
-            "b.campaign_id, b.sending_id FROM rows r JOIN batches b ON b.batch = r.batch ORDER BY r.batch, r.position")
-        frame = pd.DataFrame.from_records(records, columns=list(ROW_COLUMNS))
-        frame = frame.drop_duplicates(["row_key", "recipient"], keep="last")
-        state = frame["state"].map({"intent": "unknown", "unknown": "unknown", "not_sent": "not_sent"})
-        answered = frame["state"] == "done"
-        state = state.where(~answered, frame["accepted"].map({1: "accepted", 0: "rejected"}))
-        frame = frame.assign(state=state.fillna("unknown"), accepted=frame["accepted"].map({1: True, 0: False}))
-        return frame.reset_index(drop=True)
+        columns = self._row_columns()
+        pairs = list(zip(columns["row_key"], columns["recipient"]))
+        latest = dict(zip(pairs, range(len(pairs))))  # a row sent again: its last batch wins
+        if len(latest) < len(pairs):
+            keep = sorted(latest.values())
+            columns = {name: [values[i] for i in keep] for name, values in columns.items()}
+        return pd.DataFrame(columns, columns=list(ROW_COLUMNS))
 
     def unknown_rows(self) -> pd.DataFrame:
         """Rows whose fate is unknown: sent or not, nobody knows. Check them before sending again.

@@ -87,7 +87,7 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
                 return
             ledger.record_intent(batch.number, batch.fingerprint, [(keys[i], recipients[i]) for i in batch.positions])
             try:
-                answer = await client.send(channel, batch.request)
+                answer = await client.send(channel, batch.encoded)
             except UnknownOutcomeError as exc:
                 ledger.record_failure(batch.number, "unknown", exc.code, exc.description, exc.status)
             except AuthenticationError as exc:  # nothing processed; no point sending the rest
@@ -101,7 +101,7 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
                 state = "done" if exc.status == 400 else "not_sent"  # 400: rejected as a whole; 413 etc.: not processed
                 ledger.record_failure(batch.number, state, exc.code, exc.description, exc.status)
             else:
-                ledger.record_answer(batch.number, answer.to_wire())
+                ledger.record_answer(batch.number, answer)
             progress.update(len(batch.positions))
 
     channel, keys, recipients = spec.channel, spec.keys, spec.recipients
