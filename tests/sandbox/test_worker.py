@@ -194,16 +194,21 @@ def test_a_busy_api_defers_the_carrier_until_the_work_is_overdue_by_the_bound():
     async def scenario():
         state = SandboxState.create(clock="real")
         worker = Worker(state)
-        _accept_one(state)  # delivered_fast: ACCEPTD and DELIVRD steps pending
-        state.db.execute("UPDATE work SET due = due - 1")  # due, overdue by less than the bound
+        _accept_one(state)  # delivered_fast: its plans row is due at once
         state.last_send = time.monotonic()  # a send request just arrived
+        plan_deferred = await worker._background_round()
+        state.last_send = time.monotonic() - 1
+        planned = await worker._background_round()  # sent at once; ACCEPTD and DELIVRD steps pending
+        state.db.execute("UPDATE work SET due = due - 1")  # due, overdue by less than the bound
+        state.last_send = time.monotonic()
         deferred = await worker._background_round()
         state.db.execute("UPDATE work SET due = due - ?", (MAX_DEFERRAL + 1,))
         overdue = await worker._background_round()
-        return deferred, overdue, worker.pending()
+        return plan_deferred, planned, deferred, overdue, worker.pending()
 
-    deferred, overdue, pending = asyncio.run(scenario())
-    assert not deferred
+    plan_deferred, planned, deferred, overdue, pending = asyncio.run(scenario())
+    assert not plan_deferred and not deferred
+    assert planned["planned"] == 1 and planned["step_sent"] == 1 and not planned["step_delivered"]
     assert overdue["step_notify"] == 2 and overdue["step_delivered"] == 1 and pending["steps"] == 0
 
 
@@ -215,11 +220,13 @@ def test_an_idle_api_gets_the_due_work_at_once():
         state = SandboxState.create(clock="real")
         worker = Worker(state)
         _accept_one(state)
-        state.db.execute("UPDATE work SET due = due - 1")
         state.last_send = time.monotonic() - 1  # the last request was a second ago
-        return await worker._background_round()
+        planned = await worker._background_round()
+        state.db.execute("UPDATE work SET due = due - 1")
+        return planned, await worker._background_round()
 
-    assert asyncio.run(scenario())["step_delivered"] == 1
+    planned, steps = asyncio.run(scenario())
+    assert planned["planned"] == 1 and steps["step_delivered"] == 1
 
 
 def test_a_manual_advance_finishes_all_due_work_even_while_requests_arrive():
@@ -245,13 +252,37 @@ def test_steps_due_together_share_one_work_row_and_still_count_and_run_in_plan_o
         state = SandboxState.create(clock="manual")
         worker = Worker(state)
         _accept_one(state)  # delivered_fast: sent now; ACCEPTD after 0.1 s; delivered and DELIVRD together after 0.3 s
+        planned = await worker.run_due()  # the request's plans row, due now
         rows = state.db.execute("SELECT kind FROM work ORDER BY due, seq").fetchall()
         before = worker.pending()
         answer = await worker.advance(1)
         events = [r[0] for r in state.db.execute("SELECT type FROM events ORDER BY seq")]
-        return rows, before, answer, events
+        return planned, rows, before, answer, events
 
-    rows, before, answer, events = asyncio.run(scenario())
+    planned, rows, before, answer, events = asyncio.run(scenario())
+    assert planned["planned"] == 1 and planned["step_sent"] == 1
     assert [r[0] for r in rows] == ["notify", "group"] and before["steps"] == 3
     assert answer["done"]["step_notify"] == 2 and answer["done"]["step_delivered"] == 1 and answer["pending"]["steps"] == 0
     assert events == ["sent", "delivered"]
+
+
+def test_a_round_plans_about_step_batch_messages_however_the_requests_group_them():
+    from sendframe.sandbox import sending
+    from sendframe.sandbox.state import SandboxState
+    from sendframe.sandbox.worker import STEP_BATCH, Worker
+
+    async def scenario():
+        state = SandboxState.create(clock="manual")
+        worker = Worker(state)
+        size = STEP_BATCH // 2
+        for request in range(3):
+            to = [f"44791{request}{i:05d}" for i in range(size)]
+            sending.accept(state, state.accounts["demo"], "sms", {"message": "x", "to": to, "from": "Shop"})
+        moment = state.clock.now().timestamp()
+        first, second, third = (worker._apply_steps(moment) for _ in range(3))
+        statuses = dict(state.db.execute("SELECT status, COUNT(*) FROM messages GROUP BY status").fetchall())
+        return size, first, second, third, statuses
+
+    size, first, second, third, statuses = asyncio.run(scenario())
+    assert first["planned"] == 2 * size and second["planned"] == size and not third
+    assert statuses == {"SENT": 3 * size}

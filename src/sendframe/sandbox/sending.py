@@ -1,9 +1,9 @@
 """Accepting send requests: validation, personalisation, parts, cost, planning, one insert per request.
 
 No HTTP here (the routes in :mod:`sendframe.sandbox.app` call :func:`accept`). A request becomes
-result items in recipient order plus, for the accepted ones, ``messages`` rows and the carrier's
-planned steps in ``work`` (an immediate message is planned here, a scheduled one by the worker when
-due), written in one transaction with ``executemany``.
+result items in recipient order plus, for the accepted ones, ``messages`` rows and one ``plans`` row
+in ``work`` (the worker asks the carrier for their futures when they are ready), written in one
+transaction with ``executemany``.
 
     status, body = accept(state, DEMO_ACCOUNT, "sms", {"message": "Hi", "to": ["34600123456"], "from": "Shop"})
     # status == 202, body == {"campaignId": 1, "sendingId": 1, "result": [...]}
@@ -12,24 +12,25 @@ due), written in one transaction with ``executemany``.
 from __future__ import annotations
 
 import html as html_text
-import itertools
 import json
 import re
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from json.encoder import encode_basestring as _json_text
-from json.encoder import encode_basestring_ascii
 from typing import Any
+
+import numpy as np
 
 from sendframe.api.errors import ErrorCode, InputError, MissingVariableError, TemplateError
 from sendframe.api.models import parse_request, result_item
 from sendframe.api.recipients import calling_code, is_valid_email, is_valid_phone
 from sendframe.api.templates import WHATSAPP_TEMPLATES, whatsapp_field_counts
 from sendframe.api.validation import shown, sub_value_text
-from sendframe.sandbox import links, otp, store, worker
+from sendframe.sandbox import links, otp, store
 from sendframe.sandbox.accounts import EMAIL_TEMPLATES, LANDING_TEMPLATES, Account
 from sendframe.text import templates
 from sendframe.text.encodings import to_deliverable
@@ -78,8 +79,7 @@ class _Batch:
     expires: datetime | None = None
     items: list[dict[str, Any]] = field(default_factory=list)
     messages: list[tuple[Any, ...]] = field(default_factory=list)
-    work: list[tuple[Any, ...]] = field(default_factory=list)
-    plans: list[tuple[str, str, int | None]] = field(default_factory=list)  # immediate: (id, to, parts)
+    plans: list[tuple[str, str, int | None]] = field(default_factory=list)  # (id, to, parts) of each accepted message
 
     def reject(self, to: str, code: int, description: str, **extra: Any) -> None:
         extra = {"scheduled_at": self.scheduled, "expires_at": self.expires, **extra}
@@ -99,8 +99,7 @@ class _Common:
     campaign_name: str | None
     tags: list[str] | None
     plan_common: dict[str, Any] | None = None  # the planning arguments every message of the request shares
-    plan_tail: str | None = None  # ... as the end of a JSON object
-    dates: tuple[str | None, ...] | None = None  # scheduled_at, expires_at, created_at of every row
+    shared: dict[str, Any] | None = None  # sender, notification_url and extra of the sending (see _row)
 
     @property
     def ready_at(self) -> datetime:
@@ -123,50 +122,22 @@ def _common(state: Any, account: Account, request: Any) -> _Common:
 def _plan(batch: _Batch, message_id: str, c: _Common, to: str, parts: int | None = None,
           **request_arguments: Any) -> None:
     """Queue the carrier planning of one message. A plan depends only on the seed, the message id and
-    these arguments, so when it is made does not change it: an immediate message is planned by
-    :func:`accept` in the transaction that stores it; a scheduled one gets a ``plan`` row in ``work``
-    and the worker plans it when it falls due.
+    these arguments, so when it is made does not change it: :func:`accept` stores one ``plans`` row in
+    ``work`` per request, due when the messages are ready, and the worker plans them then, off the
+    request's path (see :mod:`sendframe.sandbox.worker`).
 
-    ``request_arguments`` are the same for every message of a request: they are encoded once."""
+    ``request_arguments`` are the same for every message of a request: they are kept once."""
     if c.plan_common is None:
         c.plan_common = {**request_arguments, "channel": c.channel, "ready_at": c.ready_at.timestamp(),
                          "expires_at": c.expires.timestamp() if c.expires else None}
-        c.plan_tail = json.dumps(c.plan_common)[1:]
-    if c.scheduled is None:
-        batch.plans.append((message_id, to, parts))
-        return
-    head = f'{{"to": {encode_basestring_ascii(to)}, ' + ("" if parts is None else f'"parts": {int(parts)}, ')
-    batch.work.append((c.ready_at.timestamp(), message_id, "plan", head + c.plan_tail))
+    batch.plans.append((message_id, to, parts))
 
 
-def _plan_now(state: Any, batch: _Batch, c: _Common, campaign_id: int, sending_id: int) -> worker.Round:
-    """Plan the immediate messages of ``batch`` before it is stored (in the same transaction): steps
-    already due (``sent``) are applied at once, their status and mnc written into the rows of
-    ``batch.messages``; later steps become ``work`` rows of the returned round."""
-    out = worker.Round()
-    if not batch.plans:
-        return out
-    rows = {row[0]: row for row in batch.messages}
-    moment = c.now.timestamp()
-    for message_id, to, parts in batch.plans:
-        row = rows[message_id]
-        message = {"id": message_id, "channel": row[2], "sender": row[3], "recipient": row[4], "parts": row[6],
-                   "notification_url": row[9], "cost": row[10], "mnc": row[11], "campaign_id": campaign_id,
-                   "sending_id": sending_id, "scheduled_at": row[12], "created_at": row[14], "sent_at": None}
-        arguments = {**c.plan_common, "to": to} if parts is None else {**c.plan_common, "to": to, "parts": parts}
-        worker.plan_message(state, message, arguments, moment, out)
-    kept, later = [], set()  # updates that set is_delivered (and any after them) stay updates
-    for status, delivered, cost, mnc, message_id in out.updates:
-        if delivered or message_id in later:
-            kept.append((status, delivered, cost, mnc, message_id))
-            later.add(message_id)
-            continue
-        row = rows[message_id]  # columns as in _INSERT: status 7, cost 10, mnc 11
-        rows[message_id] = (*row[:7], status or row[7], *row[8:10], row[10] if cost is None else cost,
-                            mnc or row[11], *row[12:])
-    out.updates = kept
-    batch.messages = list(rows.values())
-    return out
+def _plans_row(batch: _Batch, c: _Common) -> tuple[Any, ...]:
+    """The one ``work`` row planning every accepted message of the request: the shared arguments plus
+    ``messages``, a list of ``[id, to, parts]``."""
+    payload = json.dumps({**(c.plan_common or {}), "messages": batch.plans}, separators=(",", ":"))
+    return (c.ready_at.timestamp(), batch.plans[0][0], "plans", payload)
 
 
 def _unsubscribed(state: Any, account: str, recipients: list[str]) -> set[str]:
@@ -181,7 +152,21 @@ def _unsubscribed(state: Any, account: str, recipients: list[str]) -> set[str]:
     return found
 
 
-_ID_SEQUENCE = itertools.count()  # the id generator's sequence, like a UUIDv7 counter
+class _Sequence:
+    """The id generator's process-wide sequence, like a UUIDv7 counter: hands out blocks of numbers."""
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def block(self, count: int) -> int:
+        """Reserve ``count`` consecutive numbers; return the first."""
+        with self._lock:
+            first, self._next = self._next, self._next + count
+        return first
+
+
+_ID_SEQUENCE = _Sequence()
 
 
 def _ids(count: int) -> list[str]:
@@ -195,8 +180,14 @@ def _ids(count: int) -> list[str]:
         (20, True, True)
     """
     millis = time.time_ns() // 1_000_000 & 0xFFFFFFFFFFF
-    raw = secrets.token_hex(2 * count)
-    return [f"{millis:011x}{next(_ID_SEQUENCE) & 0xFFFFF:05x}{raw[4 * i:4 * i + 4]}" for i in range(count)]
+    # each id is 10 bytes (44 bits of time, 20 of sequence, 16 random) written out as hex in one go
+    sequence = (np.arange(count, dtype=np.uint64) + np.uint64(_ID_SEQUENCE.block(count))) & np.uint64(0xFFFFF)
+    head = (np.uint64(millis) << np.uint64(20)) | sequence
+    raw = np.empty((count, 10), dtype=np.uint8)
+    raw[:, :8] = head.astype(">u8").view(np.uint8).reshape(count, 8)
+    raw[:, 8:] = np.frombuffer(secrets.token_bytes(2 * count), dtype=np.uint8).reshape(count, 2)
+    text = raw.tobytes().hex()
+    return [text[i:i + 20] for i in range(0, 20 * count, 20)]
 
 
 def _vars(sub: list[dict[str, Any]] | None, index: int) -> dict[str, str]:
@@ -311,7 +302,7 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
         url = urls[index] if isinstance(urls, list) else urls
         cost = _cost(state, c.channel, to, parts, bool(request.certified))
         _plan(batch, message_id, c, to=to, parts=parts, available_times=windows)
-        batch.messages.append(_row(c, message_id, request.sender, to, deliverable, parts, sub, index, url, cost, None, extra,
+        batch.messages.append(_row(c, message_id, request.sender, to, deliverable, parts, sub, index, url, cost, extra,
                                    variables))
         batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, parts=parts,
                                        scheduled_at=c.scheduled, expires_at=c.expires))
@@ -338,12 +329,15 @@ def _custom_fields(sub: list[dict[str, Any]] | None, index: int, variables: dict
 
 
 def _row(c: _Common, message_id: str, sender: str, to: str, text: str, parts: int, sub: Any, index: int,
-         url: str | None, cost: float, mnc: str | None, extra: str, variables: dict[str, str] | None = None) -> tuple[Any, ...]:
-    # campaign_id and sending_id are filled at insert time (see accept); the dates are the request's
-    if c.dates is None:
-        c.dates = (store.iso(c.scheduled), store.iso(c.expires), store.iso(c.now))
-    return (message_id, c.account.username, c.channel, sender, to, text, parts, c.status,
-            _custom_fields(sub, index, variables), url, cost, mnc, *c.dates, extra)
+         url: str | None, cost: float, extra: str, variables: dict[str, str] | None = None) -> tuple[Any, ...]:
+    """A ``messages`` row (sending_id is added at insert time). Sender, notification URL and extra are the
+    sending's (the first message's values); a message keeps its own only when it differs."""
+    shared = c.shared
+    if shared is None:
+        shared = c.shared = {"sender": sender, "notification_url": url, "extra": extra}
+    own_url = None if url == shared["notification_url"] else ("" if url is None else url)
+    return (message_id, to, text, parts, _custom_fields(sub, index, variables), cost,
+            None if sender == shared["sender"] else sender, own_url, None if extra == shared["extra"] else extra)
 
 
 def _sms(c: _Common, request: Any, batch: _Batch) -> None:
@@ -424,7 +418,7 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
         cost = state.prices.message_cost(to, "mailing", certified=bool(request.certified), attachments=len(request.attachments or []))
         _plan(batch, message_id, c, to=to)
         row_extra = extra.replace('"subject": null', f'"subject": {json.dumps(subject, ensure_ascii=False)}', 1)
-        batch.messages.append(_row(c, message_id, request.from_email, to, html, 1, request.sub, index, None, cost, None, row_extra))
+        batch.messages.append(_row(c, message_id, request.from_email, to, html, 1, request.sub, index, None, cost, row_extra))
         batch.items.append(result_item("mailing", accepted=True, to=to, id=message_id, scheduled_at=c.scheduled))
 
 
@@ -478,7 +472,7 @@ def _voice(c: _Common, request: Any, batch: _Batch) -> None:
         message_id = new_message_id()
         sender = callers.get(calling_code(to), DEFAULT_VOICE_CALLER)
         _plan(batch, message_id, c, to=to, retries=request.retries or 0, amd=request.amd)
-        batch.messages.append(_row(c, message_id, sender, to, text, 1, sub, index, None, 0.0, None, extra))
+        batch.messages.append(_row(c, message_id, sender, to, text, 1, sub, index, None, 0.0, extra))
         batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, scheduled_at=c.scheduled, expires_at=c.expires))
 
 
@@ -511,7 +505,7 @@ def _whatsapp(c: _Common, request: Any, batch: _Batch) -> None:
         text = json.dumps({k: v for k, v in wire.items() if k != "to"}, ensure_ascii=False)
         cost = _cost(state, "whatsapp", to, 1, False)
         _plan(batch, message_id, c, to=to)
-        batch.messages.append(_row(c, message_id, request.sender, to, text, 1, None, index, None, cost, None,
+        batch.messages.append(_row(c, message_id, request.sender, to, text, 1, None, index, None, cost,
                                    json.dumps({"templateId": request.template_id})))
         batch.items.append(result_item("whatsapp", accepted=True, to=to, id=message_id))
 
@@ -520,9 +514,8 @@ _HANDLERS: dict[str, Callable[[_Common, Any, _Batch], None]] = {
     "sms": _sms, "landingsms": _landingsms, "mailing": _mailing, "voice": _voice, "voiceAudio": _voice, "whatsapp": _whatsapp,
 }
 
-_INSERT = ("INSERT INTO messages (id, account, channel, sender, recipient, message, parts, status, custom_fields, "
-           "notification_url, cost, mnc, scheduled_at, expires_at, created_at, extra, campaign_id, sending_id) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_INSERT = ("INSERT INTO messages (id, recipient, message, parts, custom_fields, cost, sender, notification_url, extra, "
+           "sending_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 def accept(state: Any, account: Account, channel: str, payload: object) -> tuple[int, dict[str, Any]]:
@@ -542,12 +535,13 @@ def accept(state: Any, account: Account, channel: str, payload: object) -> tuple
         raise Rejection(400, code, f"No recipient was accepted: {first}{more}")
     db = state.db
     with db:
-        campaign_id, sending_id = store.campaign_and_sending(db, account.username, common.campaign_name,
-                                                             channel=channel, tags=common.tags, now=common.now)
-        planned = _plan_now(state, batch, common, campaign_id, sending_id)
-        db.executemany(_INSERT, [(*row, campaign_id, sending_id) for row in batch.messages])
-        db.executemany("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", batch.work)
-        planned.write(db)
+        shared = common.shared or {}
+        details = {**shared, "status": common.status, "scheduled_at": store.iso(common.scheduled),
+                   "expires_at": store.iso(common.expires)}
+        campaign_id, sending_id = store.campaign_and_sending(db, account.username, common.campaign_name, channel=channel,
+                                                             tags=common.tags, now=common.now, details=details)
+        db.executemany(_INSERT, [(*row, sending_id) for row in batch.messages])
+        db.execute("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", _plans_row(batch, common))
     state.poke()
     status = 202 if len(batch.messages) == len(batch.items) else 207
     return status, {"campaignId": campaign_id, "sendingId": sending_id, "result": batch.items}

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 __all__ = [
     "SCHEMA",
+    "SENDING_DETAILS",
     "campaign_and_sending",
     "connect",
     "create_schema",
@@ -31,13 +32,14 @@ __all__ = [
 ]
 
 SCHEMA: tuple[str, ...] = (
+    # What every message of a request shares lives in its sending; a message row holds only its own values.
+    # A NULL sender, notification_url or extra (or status, before the carrier's first step) means the
+    # sending's; read messages through message_view, which puts the two together.
     """CREATE TABLE IF NOT EXISTS messages (
-        id TEXT PRIMARY KEY, account TEXT, channel TEXT, campaign_id INTEGER, sending_id INTEGER,
-        sender TEXT, recipient TEXT, message TEXT, parts INTEGER, status TEXT,
-        is_delivered INTEGER DEFAULT 0, is_clicked INTEGER DEFAULT 0, is_opened INTEGER DEFAULT 0,
-        custom_fields TEXT, notification_url TEXT, cost REAL, mnc TEXT,
-        scheduled_at TEXT, expires_at TEXT, created_at TEXT, extra TEXT)""",
-    "CREATE INDEX IF NOT EXISTS messages_by_sending ON messages (account, sending_id)",
+        id TEXT PRIMARY KEY, sending_id INTEGER NOT NULL, recipient TEXT, message TEXT, parts INTEGER,
+        status TEXT, is_delivered INTEGER DEFAULT 0, is_clicked INTEGER DEFAULT 0, is_opened INTEGER DEFAULT 0,
+        custom_fields TEXT, cost REAL, mnc TEXT, sender TEXT, notification_url TEXT, extra TEXT)""",
+    "CREATE INDEX IF NOT EXISTS messages_by_sending ON messages (sending_id)",
     """CREATE TABLE IF NOT EXISTS events (
         message_id TEXT, seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT, date TEXT,
         is_mobile INTEGER DEFAULT 0, browser TEXT DEFAULT '', os TEXT DEFAULT '')""",
@@ -56,7 +58,15 @@ SCHEMA: tuple[str, ...] = (
     "CREATE UNIQUE INDEX IF NOT EXISTS campaigns_by_name ON campaigns (account, name) WHERE name IS NOT NULL",
     """CREATE TABLE IF NOT EXISTS sendings (
         id INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, campaign_id INTEGER NOT NULL,
-        channel TEXT, tags TEXT, created_at TEXT)""",
+        channel TEXT, tags TEXT, created_at TEXT, sender TEXT, status TEXT, notification_url TEXT,
+        scheduled_at TEXT, expires_at TEXT, extra TEXT)""",
+    """CREATE VIEW IF NOT EXISTS message_view AS SELECT
+        m.rowid AS row_number, m.id, s.account, s.channel, s.campaign_id, m.sending_id,
+        COALESCE(m.sender, s.sender) AS sender, m.recipient, m.message, m.parts, COALESCE(m.status, s.status) AS status,
+        m.is_delivered, m.is_clicked, m.is_opened, m.custom_fields,
+        COALESCE(m.notification_url, s.notification_url) AS notification_url, m.cost, m.mnc,
+        s.scheduled_at, s.expires_at, s.created_at, COALESCE(m.extra, s.extra) AS extra
+    FROM messages AS m JOIN sendings AS s ON s.id = m.sending_id""",
 )
 
 _TABLE_NAME = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`]?(\w+)", re.IGNORECASE)
@@ -89,11 +99,23 @@ def connect(path: str) -> sqlite3.Connection:
     return db
 
 
+SCHEMA_VERSION = 2  # 2: what a request's messages share moved to sendings
+
+
 def create_schema(db: sqlite3.Connection, extra: Iterable[str | Sequence[str]] = ()) -> None:
-    """Create our tables and the ``extra`` ``SCHEMA`` statements of other modules (idempotent)."""
+    """Create our tables and the ``extra`` ``SCHEMA`` statements of other modules (idempotent).
+
+    A database written by an older sandbox (another layout) is refused with a clear error."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version != SCHEMA_VERSION and db.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages'").fetchone():
+        from sendframe.api.errors import ConfigurationError
+
+        raise ConfigurationError(f"This sandbox database was written by another version of sendframe (layout {version}, "
+                                 f"this one reads layout {SCHEMA_VERSION}); start the sandbox with a new --db file.")
     with db:
         for statement in [*SCHEMA, *_flatten(extra)]:
             db.execute(statement)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 def _flatten(items: Iterable[str | Sequence[str]]) -> list[str]:
@@ -125,11 +147,16 @@ def reset(db: sqlite3.Connection, extra: Iterable[str | Sequence[str]] = ()) -> 
             db.execute("DELETE FROM sqlite_sequence")
 
 
+SENDING_DETAILS = ("sender", "status", "notification_url", "scheduled_at", "expires_at", "extra")
+
+
 def campaign_and_sending(db: sqlite3.Connection, account: str, campaign_name: str | None,
-                         *, channel: str = "sms", tags: Sequence[str] | None = None, now: datetime | None = None) -> tuple[int, int]:
+                         *, channel: str = "sms", tags: Sequence[str] | None = None, now: datetime | None = None,
+                         details: Mapping[str, Any] | None = None) -> tuple[int, int]:
     """Find or create the campaign (a known ``campaign_name`` is reused per account) and create a sending.
 
-    Runs inside the caller's transaction when there is one.
+    ``details`` are what the sending's messages share (keys of :data:`SENDING_DETAILS`; a message row
+    leaves them NULL unless its own value differs). Runs inside the caller's transaction when there is one.
     """
     created = iso(now or datetime.now(timezone.utc))
     row = None
@@ -140,8 +167,11 @@ def campaign_and_sending(db: sqlite3.Connection, account: str, campaign_name: st
                                  (account, campaign_name, created)).lastrowid
     else:
         campaign_id = row[0]
-    sending_id = db.execute("INSERT INTO sendings (account, campaign_id, channel, tags, created_at) VALUES (?, ?, ?, ?, ?)",
-                            (account, campaign_id, channel, json.dumps(list(tags or [])), created)).lastrowid
+    shared = [(details or {}).get(name) for name in SENDING_DETAILS]
+    sending_id = db.execute(
+        f"INSERT INTO sendings (account, campaign_id, channel, tags, created_at, {', '.join(SENDING_DETAILS)}) "
+        f"VALUES (?, ?, ?, ?, ?, {', '.join('?' * len(SENDING_DETAILS))})",
+        (account, campaign_id, channel, json.dumps(list(tags or [])), created, *shared)).lastrowid
     return int(campaign_id), int(sending_id)
 
 
@@ -152,7 +182,7 @@ _MESSAGE_COLUMNS = ("id", "account", "channel", "campaign_id", "sending_id", "se
 
 def message_rows(db: sqlite3.Connection, where: str = "", params: Sequence[Any] = ()) -> list[dict[str, Any]]:
     """Messages (all columns) with their events as a list under ``events``, oldest message first."""
-    cursor = db.execute(f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM messages {where} ORDER BY rowid", tuple(params))
+    cursor = db.execute(f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view {where} ORDER BY row_number", tuple(params))
     rows = [dict(zip(_MESSAGE_COLUMNS, r, strict=True)) for r in cursor.fetchall()]
     events = _events_of(db, [r["id"] for r in rows])
     for row in rows:
@@ -179,8 +209,8 @@ def _events_of(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[dic
 # (message_id, seq) index, in seq order): no per-record dicts or json.dumps in Python. Same shape as the
 # spec's record: booleans as true/false, customFields the stored JSON object, links.self the full address.
 _RECORD_JSON = """SELECT m.id, json_object(
-    'id', m.id, 'from', m.sender, 'to', m.recipient, 'message', m.message,
-    'campaignId', m.campaign_id, 'sendingId', m.sending_id,
+    'id', m.id, 'from', COALESCE(m.sender, s.sender), 'to', m.recipient, 'message', m.message,
+    'campaignId', s.campaign_id, 'sendingId', m.sending_id,
     'isDelivered', json(CASE WHEN m.is_delivered THEN 'true' ELSE 'false' END),
     'isClicked', json(CASE WHEN m.is_clicked THEN 'true' ELSE 'false' END),
     'events', (SELECT json_group_array(json_object(
@@ -190,7 +220,8 @@ _RECORD_JSON = """SELECT m.id, json_object(
                FROM (SELECT type, date, is_mobile, browser, os FROM events WHERE message_id = m.id ORDER BY seq) AS e),
     'customFields', json(coalesce(nullif(m.custom_fields, ''), '{{}}')),
     'links', json_object('self', ? || m.id))
-FROM messages AS m WHERE m.id IN ({marks}) AND +m.account = ? AND m.channel IN ('sms', 'landingsms')"""
+FROM messages AS m JOIN sendings AS s ON s.id = m.sending_id
+WHERE m.id IN ({marks}) AND s.account = ? AND s.channel IN ('sms', 'landingsms')"""
 
 
 def lookup_records(db: sqlite3.Connection, account: str, ids: Sequence[str], base_url: str) -> list[str]:
@@ -198,6 +229,5 @@ def lookup_records(db: sqlite3.Connection, account: str, ids: Sequence[str], bas
     the JSON text of its wire form (``{"id", "from", "to", ..., "events", "customFields", "links"}``)."""
     wanted = list(dict.fromkeys(ids))
     marks = ",".join("?" * len(wanted))
-    # "+account" keeps SQLite on the primary key of id: with the account index it would scan all the account's messages
     found = dict(db.execute(_RECORD_JSON.format(marks=marks), [f"{base_url}/api/rest/sms/", *wanted, account]).fetchall())
     return [found[message_id] for message_id in wanted if message_id in found]

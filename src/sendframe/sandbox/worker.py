@@ -151,6 +151,22 @@ def plan_message(state: Any, message: dict[str, Any], arguments: dict[str, Any],
         out.updates.append((None, 0, None, mnc, message_id))
 
 
+def _take(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], dict[int, dict[str, Any]]]:
+    """The first ``rows`` (in due order) that add up to about ``STEP_BATCH`` units of work, a ``plans`` row
+    counting one unit per message, and the decoded payloads of their ``plans`` rows by ``seq``."""
+    plans: dict[int, dict[str, Any]] = {}
+    units = 0
+    for taken, (seq, _, _, kind, payload_text) in enumerate(rows):
+        if units >= STEP_BATCH:
+            return rows[:taken], plans
+        if kind == "plans":
+            plans[seq] = json.loads(payload_text)
+            units += len(plans[seq]["messages"])
+        else:
+            units += 1
+    return rows, plans
+
+
 def _merged(updates: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """One update per message: the same effect as applying ``updates`` in order (``status``, ``cost`` and
     ``mnc`` keep the last non-null value, ``is_delivered`` the largest)."""
@@ -307,35 +323,45 @@ class Worker:
     def pending(self) -> dict[str, int]:
         """How much is still waiting: steps and notifications."""
         db = self.state.db
-        steps = "SELECT COALESCE(SUM(CASE kind WHEN 'group' THEN json_array_length(payload) ELSE 1 END), 0) FROM work"
+        steps = ("SELECT COALESCE(SUM(CASE kind WHEN 'group' THEN json_array_length(payload) "
+                 "WHEN 'plans' THEN json_array_length(payload, '$.messages') ELSE 1 END), 0) FROM work")
         return {"steps": db.execute(steps).fetchone()[0],
                 "notifications": db.execute("SELECT COUNT(*) FROM notifications WHERE state = 'pending'").fetchone()[0]}
 
     # ------------------------------------------------------------ steps
 
     def _apply_steps(self, moment: float, cutoff: float | None = None) -> Counter[str]:
-        """Apply one batch of the steps due at ``cutoff`` (default ``moment``); a scheduled message planned
-        here gets the steps due at ``moment`` applied at once."""
+        """Apply one batch of the steps due at ``cutoff`` (default ``moment``): about ``STEP_BATCH`` steps or
+        messages to plan. A message planned here gets the steps due at ``moment`` applied at once."""
         db = self.state.db
         rows = db.execute("SELECT seq, due, message_id, kind, payload FROM work WHERE due <= ? ORDER BY due, seq LIMIT ?",
                           (moment if cutoff is None else cutoff, STEP_BATCH)).fetchall()
         if not rows:
             return Counter()
-        messages = self._messages(list({r[2] for r in rows}))
+        rows, plans = _take(rows)
+        wanted = {r[2] for r in rows if r[3] != "plans"}
+        for arguments in plans.values():
+            wanted.update(m[0] for m in arguments["messages"])
+        messages = self._messages(list(wanted))
         out = Round()
-        for _, due, message_id, kind, payload_text in rows:
+        for seq, due, message_id, kind, payload_text in rows:
+            if kind == "plans":
+                arguments = plans[seq]
+                for planned_id, to, parts in arguments.pop("messages"):
+                    message = messages.get(planned_id)
+                    if message is not None:
+                        plan_message(self.state, message, {**arguments, "to": to, "parts": parts}, moment, out)
+                continue
             message = messages.get(message_id)
             if message is None:
                 continue
-            if kind == "plan":
-                plan_message(self.state, message, json.loads(payload_text or "{}"), moment, out)
-            elif kind == "group":
+            if kind == "group":
                 for step in _step_payload(payload_text):
                     apply_step(self.state, message, due, step["kind"], step, out)
             else:
                 apply_step(self.state, message, due, kind, _step_payload(payload_text or "{}"), out)
         # one update per message, addressed by rowid (no lookup through the id index)
-        updates = [(*u[:4], messages[u[4]]["rowid"]) for u in _merged(out.updates)]
+        updates = [(*u[:4], messages[u[4]]["row_number"]) for u in _merged(out.updates)]
         out.updates = []
         with db:
             db.executemany("DELETE FROM work WHERE seq = ?", [(r[0],) for r in rows])
@@ -350,12 +376,12 @@ class Worker:
         db = self.state.db
         out: dict[str, dict[str, Any]] = {}
         columns = ("id", "channel", "sender", "recipient", "parts", "notification_url", "cost", "mnc",
-                   "campaign_id", "sending_id", "scheduled_at", "created_at", "rowid")
+                   "campaign_id", "sending_id", "scheduled_at", "created_at", "row_number")
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
             marks = ",".join("?" * len(chunk))
             notified = []
-            for row in db.execute(f"SELECT {', '.join(columns)} FROM messages WHERE id IN ({marks})", chunk):
+            for row in db.execute(f"SELECT {', '.join(columns)} FROM message_view WHERE id IN ({marks})", chunk):
                 out[row[0]] = {**dict(zip(columns, row, strict=True)), "sent_at": None}
                 if row[5]:
                     notified.append(row[0])

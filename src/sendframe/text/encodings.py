@@ -109,6 +109,8 @@ def message_units(text: str, encoding: str = "gsm") -> int:
     if encoding == "utf-16":
         return len(text) + len(_ASTRAL_RE.findall(text))
     double = DOUBLE_CHARS[encoding]
+    if double.isdisjoint(text):  # the common case, checked in C
+        return len(text)
     return len(text) + sum(1 for c in text if c in double)
 
 
@@ -148,6 +150,8 @@ def to_deliverable(text: str, encoding: str = "gsm") -> str:
     if encoding == "utf-16":
         return text
     charset = CHARSETS[encoding]
+    if charset.issuperset(text):  # the common case, checked in C
+        return text
     return "".join(c if c in charset else "?" for c in text)
 
 
