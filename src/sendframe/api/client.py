@@ -121,6 +121,14 @@ class Client(_Base):
         """
         return self._run(wire.send_call(channel, request))
 
+    def send_columns(self, channel: str, request: Any) -> wire.SendAnswer:
+        """Like :meth:`send`, but the answer comes as columns (a ``wire.SendAnswer``), no model per recipient.
+
+            >>> client.send_columns("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"}).accepted  # doctest: +SKIP
+            [True]
+        """
+        return self._run(wire.send_call(channel, request, columns=True))  # type: ignore[no-any-return]
+
     def send_sms(self, request: Any) -> Any:
         """POST /api/rest/sms. ``client.send_sms({"message": "Hi", "to": [...], "from": "Shop"})``"""
         return self.send("sms", request)
@@ -207,6 +215,10 @@ class AsyncClient(_Base):
     async def send(self, channel: str, request: Any) -> Any:
         """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the ``SendResponse``."""
         return await self._run(wire.send_call(channel, request))
+
+    async def send_columns(self, channel: str, request: Any) -> wire.SendAnswer:
+        """Like :meth:`send`, but the answer comes as columns (a ``wire.SendAnswer``), no model per recipient."""
+        return await self._run(wire.send_call(channel, request, columns=True))  # type: ignore[no-any-return]
 
     async def send_sms(self, request: Any) -> Any:
         """POST /api/rest/sms."""

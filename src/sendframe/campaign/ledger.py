@@ -32,8 +32,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+from pydantic_core import to_json
 
 from sendframe.api.errors import InputError
+from sendframe.api.wire import send_answer
 
 __all__ = ["Ledger", "LedgerMismatchError", "row_key", "row_keys"]
 
@@ -63,9 +66,18 @@ _V1_BATCH_COLUMNS = ("batch, fingerprint, size, state, http_status, error_code, 
 
 ROW_COLUMNS = ("row_key", "recipient", "batch", "state", "accepted", "id", "parts", "scheduled_at", "expires_at",
                "error_code", "error_description", "campaign_id", "sending_id")
+ROW_DTYPES = {"row_key": "string", "recipient": "string", "batch": "Int64", "state": "string", "accepted": "boolean",
+              "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
+              "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
+_ARROW_TYPES = {"string": pa.string(), "Int64": pa.int64(), "boolean": pa.bool_()}
 
 _KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # what json.dumps(..., ensure_ascii=False) uses
 _encode_json = _KEY_ENCODER.encode
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON of lists and dicts of plain values, as stored in a batch row (pydantic's serialiser: fast)."""
+    return to_json(value).decode("utf-8")
 
 
 class LedgerMismatchError(InputError):
@@ -109,33 +121,11 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _iso(moment: Any) -> Any:
-    # a validated answer holds datetimes; the ledger keeps the wire's text (docs/api-notes.md)
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds") if isinstance(moment, datetime) else moment
-
-
-def _answer_columns(answer: Any) -> tuple[Any, Any, dict[str, list[Any]]]:
-    """(campaign id, sending id, {answer key: one value per result item}) of a wire dict or a ``SendResponse``."""
-    if isinstance(answer, Mapping):
-        items = list(answer.get("result") or [])
-        errors = [item.get("error") or {} for item in items]
-        columns = {key: [item.get(key) for item in items] for key, _ in ANSWER_FIELDS[:5]}
-        columns["errorCode"] = [error.get("code") for error in errors]
-        columns["errorDescription"] = [error.get("description") for error in errors]
-        columns["accepted"] = [bool(value) for value in columns["accepted"]]
-        return answer.get("campaignId"), answer.get("sendingId"), columns
-    items = answer.result
-    errors = [item.error for item in items]
-    columns = {
-        "accepted": [item.accepted for item in items],
-        "id": [item.id for item in items],
-        "parts": [item.parts for item in items],
-        "scheduledAt": [_iso(item.scheduled_at) for item in items],
-        "expiresAt": [_iso(item.expires_at) for item in items],
-        "errorCode": [error.code if error is not None else None for error in errors],
-        "errorDescription": [error.description if error is not None else None for error in errors],
-    }
-    return answer.campaign_id, answer.sending_id, columns
+def _answer_json(answer: Any) -> tuple[Any, Any, str]:
+    """(campaign id, sending id, the answer's columns as the JSON kept in the batch row)."""
+    columns = send_answer(answer)  # a SendResponse or wire dict is read through the same rules
+    return columns.campaign_id, columns.sending_id, _json_text(
+        {key: getattr(columns, column) for key, column in ANSWER_FIELDS})
 
 
 def _fit(values: list[Any] | None, n: int) -> list[Any]:
@@ -149,6 +139,26 @@ def _row_states(state: str, accepted: list[Any]) -> list[str]:
     if state != "done":
         return ["not_sent" if state == "not_sent" else "unknown"] * len(accepted)
     return ["accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
+
+
+def _typed_frame(columns: dict[str, list[Any]], positions: list[int | None] | None = None,
+                 **given: list[Any]) -> pd.DataFrame:
+    """The rows() frame of ``columns`` (taken at ``positions``, None giving <NA>), with ``given`` columns as they are."""
+    indices = None if positions is None else pa.array(positions, pa.int64())
+    nothing = indices is not None and not columns["row_key"]  # an empty ledger: every value <NA>
+    data = {}
+    for name in ROW_COLUMNS:
+        dtype = pd.api.types.pandas_dtype(ROW_DTYPES[name])
+        kind = _ARROW_TYPES[ROW_DTYPES[name]]
+        if name in given:
+            array = pa.array(given[name], kind)
+        elif nothing:
+            array = pa.nulls(len(indices), kind)  # type: ignore[arg-type]
+        else:
+            array = pa.array(columns[name], kind)
+            array = array if indices is None else array.take(indices)
+        data[name] = dtype.__from_arrow__(array)
+    return pd.DataFrame(data)
 
 
 class Ledger:
@@ -200,8 +210,8 @@ class Ledger:
             answer = None
             if any(value is not None for value in accepted):
                 values = [[None if a is None else bool(a) for a in accepted], *fields]
-                answer = _encode_json({key: column for (key, _), column in zip(ANSWER_FIELDS, values)})
-            converted.append((*batch_row, _encode_json(keys), _encode_json(recipients), answer))
+                answer = _json_text({key: column for (key, _), column in zip(ANSWER_FIELDS, values)})
+            converted.append((*batch_row, _json_text(keys), _json_text(recipients), answer))
         self._db.executemany(f"INSERT INTO batches ({_V1_BATCH_COLUMNS}, row_keys, recipients, answer) "
                              f"VALUES ({', '.join('?' * 14)})", converted)
         self._db.execute("DROP TABLE rows_v1")
@@ -281,21 +291,21 @@ class Ledger:
         recipients = [recipient for _, recipient in rows]
         self._execute("INSERT INTO batches (batch, fingerprint, size, state, intent_at, row_keys, recipients) "
                       "VALUES (?, ?, ?, 'intent', ?, ?, ?)",
-                      (batch, fingerprint, len(rows), _now(), _encode_json(keys), _encode_json(recipients)))
+                      (batch, fingerprint, len(rows), _now(), _json_text(keys), _json_text(recipients)))
 
     def record_answer(self, batch: int, answer: Any, http_status: int | None = None) -> None:
         """Commit the service's answer, item by item in request order.
 
-        ``answer`` is a send response as on the wire (a dict) or the validated ``SendResponse``.
+        ``answer`` is a send response as on the wire (a dict), a ``SendResponse`` or a ``wire.SendAnswer``.
 
             >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
             >>> ledger.record_answer(1, {"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900001"}]})
             >>> ledger.rows()["state"].tolist()
             ['accepted']
         """
-        campaign_id, sending_id, columns = _answer_columns(answer)
+        campaign_id, sending_id, columns = _answer_json(answer)
         self._execute("UPDATE batches SET state='done', http_status=?, campaign_id=?, sending_id=?, result_at=?, answer=? "
-                      "WHERE batch=?", (http_status, campaign_id, sending_id, _now(), _encode_json(columns), batch))
+                      "WHERE batch=?", (http_status, campaign_id, sending_id, _now(), columns, batch))
 
     def record_failure(self, batch: int, state: str, code: int | None, description: str,
                        http_status: int | None = None) -> None:
@@ -350,10 +360,24 @@ class Ledger:
         columns = self._row_columns()
         pairs = list(zip(columns["row_key"], columns["recipient"]))
         latest = dict(zip(pairs, range(len(pairs))))  # a row sent again: its last batch wins
-        if len(latest) < len(pairs):
-            keep = sorted(latest.values())
-            columns = {name: [values[i] for i in keep] for name, values in columns.items()}
-        return pd.DataFrame(columns, columns=list(ROW_COLUMNS))
+        return _typed_frame(columns, sorted(latest.values()) if len(latest) < len(pairs) else None)
+
+    def lookup(self, keys: Sequence[str], recipients: Sequence[str]) -> pd.DataFrame:
+        """What is known of each (row key, recipient) pair, in their order: the columns of :meth:`rows`,
+        ``<NA>`` (state included) for a pair the ledger has no record of. The pairs are expected unique.
+
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+            >>> ledger.lookup([row_key(1), row_key(0)], ["447700900002", "447700900001"])["state"].tolist()
+            [<NA>, 'unknown']
+        """
+        columns = self._row_columns()
+        keys, recipients = list(keys), list(recipients)
+        if columns["row_key"] == keys and columns["recipient"] == recipients:
+            return _typed_frame(columns)  # the usual case: every row sent once, in order
+        pairs = zip(columns["row_key"], columns["recipient"])
+        latest = dict(zip(pairs, range(len(columns["row_key"]))))
+        positions = list(map(latest.get, zip(keys, recipients)))
+        return _typed_frame(columns, positions, row_key=keys, recipient=recipients)
 
     def unknown_rows(self) -> pd.DataFrame:
         """Rows whose fate is unknown: sent or not, nobody knows. Check them before sending again.

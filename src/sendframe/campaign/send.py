@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from sendframe.api.client import AsyncClient, Client
@@ -87,7 +88,7 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
                 return
             ledger.record_intent(batch.number, batch.fingerprint, [(keys[i], recipients[i]) for i in batch.positions])
             try:
-                answer = await client.send(channel, batch.encoded)
+                answer = await client.send_columns(channel, batch.encoded)
             except UnknownOutcomeError as exc:
                 ledger.record_failure(batch.number, "unknown", exc.code, exc.description, exc.status)
             except AuthenticationError as exc:  # nothing processed; no point sending the rest
@@ -110,15 +111,22 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
     return auth_failure[0] if auth_failure else None
 
 
+# what each ledger state means for a row of the result: outcome, and whether accepted is known to be False
+_STATES = ("accepted", "rejected", "unknown", "not_sent", "dry_run")
+_OUTCOME_OF_STATE = np.array([OUTCOMES.index(o) for o in ("accepted", "rejected", "unknown", "rejected", "dry_run")])
+
+
 def _typed_result(frame: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
     def when(column: str) -> pd.Series:
+        if frame[column].isna().all():  # the usual answer: sent now, no expiry
+            return pd.Series(pd.NaT, index=frame.index, dtype="datetime64[us, UTC]")
         values = pd.to_datetime(frame[column], utc=True, format="ISO8601")
         return values.astype("datetime64[us, UTC]")
 
-    outcome = frame["state"].map({"accepted": "accepted", "rejected": "rejected", "unknown": "unknown",
-                                  "not_sent": "rejected", "dry_run": "dry_run"})
+    state = pd.Categorical(frame["state"], categories=_STATES).codes
+    outcome = np.where(state >= 0, _OUTCOME_OF_STATE[state], -1)
     accepted = frame["accepted"].astype("boolean")
-    accepted = accepted.mask(frame["state"].isin(["rejected", "not_sent"]), False)
+    accepted = accepted.mask((state == _STATES.index("rejected")) | (state == _STATES.index("not_sent")), False)
     result = pd.DataFrame({
         "accepted": accepted,
         "id": frame["id"].astype("string"),
@@ -130,7 +138,7 @@ def _typed_result(frame: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
         "campaign_id": pd.array(frame["campaign_id"], dtype="Int64"),
         "sending_id": pd.array(frame["sending_id"], dtype="Int64"),
         "batch": pd.array(frame["batch"], dtype="Int64"),
-        "outcome": pd.Categorical(outcome, categories=list(OUTCOMES)),
+        "outcome": pd.Categorical.from_codes(outcome, categories=list(OUTCOMES)),
     })
     result.index = index
     return result
@@ -194,10 +202,9 @@ def send_campaign(
     journal, owned = _open_ledger(ledger)
     try:
         journal.bind(spec.identity())
-        done = journal.rows()
-        state_of = dict(zip(zip(done["row_key"], done["recipient"]), done["state"]))
-        skip = {"accepted", "rejected"} | (set() if resend_unknown else {"unknown"})
-        pending = [i for i, key in enumerate(zip(spec.keys, spec.recipients)) if state_of.get(key) not in skip]
+        skip = ["accepted", "rejected"] + ([] if resend_unknown else ["unknown"])
+        known = journal.lookup(spec.keys, spec.recipients)["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
+        pending = (~known).nonzero()[0].tolist()
         batches = plan_batches(spec, pending, batch_size=batch_size, first_batch=journal.next_batch(), parts=parts)
         if batches:
             auth_failure = _send(spec, batches, config, journal, concurrency=concurrency,
@@ -233,10 +240,8 @@ def _send(spec: CampaignSpec, batches: list[Batch], config: WireConfig, journal:
 
 
 def _result_from_ledger(journal: Ledger, spec: CampaignSpec, index: pd.Index) -> pd.DataFrame:
-    stored = journal.rows().set_index(["row_key", "recipient"])
-    wanted = pd.MultiIndex.from_arrays([spec.keys, spec.recipients], names=["row_key", "recipient"])
-    frame = stored.reindex(wanted).reset_index(drop=True)
-    frame["state"] = frame["state"].fillna("unknown")
+    frame = journal.lookup(spec.keys, spec.recipients)
+    frame["state"] = frame["state"].fillna("unknown")  # no intent recorded: the send stopped before its batch
     return _typed_result(frame, index)
 
 
