@@ -447,7 +447,7 @@ def _short(start: np.ndarray, end: np.ndarray) -> bool:
     return bool(len(start)) and int(np.max(end - start, where=start >= 0, initial=0)) < 8
 
 
-def short_keys(data: pa.Buffer, spans: list[tuple[np.ndarray, np.ndarray]], step: int = 1 << 15) -> list[np.ndarray | None]:
+def short_keys(data: pa.Buffer, spans: list[tuple[np.ndarray, np.ndarray]], step: int = 8192) -> list[np.ndarray | None]:
     """For each (start, end) pair of equally long arrays, the keys ``encoded`` hashes when its
     values are short (None otherwise), fetched for all of them a few thousand rows at a time: the
     values of one line share its cache lines, so they come from memory once, not once per column."""
