@@ -30,8 +30,7 @@ import pyarrow.csv as pa_csv
 from sendframe.api.errors import InputError
 from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, FINAL_STATUSES, STATUSES
 from sendframe.delivery.logformat import (
-    Requests, byte_at, clf_times, encoded, items_by_name, locate_requests, notification_times, regular_items, repeated,
-    short_keys, span_texts, split_lines,
+    Requests, byte_at, encoded, items_by_name, locate_requests, regular_items, repeated, short_keys, span_texts,
 )
 
 # the columns every callback frame has, in this order; the analyst's own parameters follow, then received_at
@@ -93,33 +92,27 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     >>> frame = read_callbacks("access.log", "https://shop.example/dlr?mid=%i&st=%s&ref=crm")  # doctest: +SKIP
     >>> frame[["id", "status", "ref"]]  # doctest: +SKIP
     """
-    lines, unreadable, separators = _read_lines(Path(path))
+    lines, unreadable = _read_lines(Path(path))
     if notification_url is not None:
         mapping, own = mapping_from_url(notification_url)
         wanted_path: str | None = urlsplit(notification_url).path or "/"
         order = [name for name, _ in parse_qsl(urlsplit(notification_url).query, keep_blank_values=True)]
     else:
-        templates = [line.rstrip("\n") for line in pc.filter(lines, pc.starts_with(lines, PARAMS_LINE_PREFIX)).to_pylist()]
+        templates = pc.filter(lines, pc.starts_with(lines, PARAMS_LINE_PREFIX)).to_pylist()
         mapping, own, order = dict(RECEIVER_MAPPING), _own_params_of_receiver_log(templates), []
         if templates:
             order = [name for name, _ in parse_qsl(templates[-1][len(PARAMS_LINE_PREFIX):], keep_blank_values=True)]
         wanted_path = None
-    frame = parse_lines(lines, mapping, own, wanted_path, order=order, separators=separators)
+    frame = parse_lines(lines, mapping, own, wanted_path, order=order)
     frame.attrs["junk_lines"] += len(unreadable)
     frame.attrs["junk_examples"] = (unreadable + frame.attrs["junk_examples"])[:JUNK_EXAMPLES]
     return frame
 
 
-def _read_lines(path: Path) -> tuple[pa.Array, list[str], np.ndarray | None]:
-    """Every line of the file as a pyarrow string array, the unreadable ones, and the lines'
-    separator offsets when already found. The file's bytes are used as they are when they can be
-    (``split_lines``; the lines then keep their newline); else the CSV reader, else Python."""
-    data = path.read_bytes()
-    if not data:
-        return pa.array([], type=pa.string()), [], None
-    split = split_lines(data)
-    if split is not None:
-        return split[0], [], split[1]
+def _read_lines(path: Path) -> tuple[pa.Array, list[str]]:
+    """Every line of the file as a pyarrow string array (fast CSV reader; Python fallback)."""
+    if path.stat().st_size == 0:
+        return pa.array([], type=pa.string()), []
     unreadable: list[str] = []
 
     def skip(row: object) -> str:
@@ -128,17 +121,17 @@ def _read_lines(path: Path) -> tuple[pa.Array, list[str], np.ndarray | None]:
 
     try:
         table = pa_csv.read_csv(
-            pa.BufferReader(data),
+            path,
             read_options=pa_csv.ReadOptions(column_names=["line"]),
             parse_options=pa_csv.ParseOptions(
                 delimiter="\x01", quote_char=False, escape_char=False, ignore_empty_lines=True, invalid_row_handler=skip
             ),
             convert_options=pa_csv.ConvertOptions(column_types={"line": pa.string()}, strings_can_be_null=False),
         )
-        return table.column("line").combine_chunks(), unreadable, None
+        return table.column("line").combine_chunks(), unreadable
     except (pa.ArrowInvalid, UnicodeDecodeError):  # invalid UTF-8 somewhere: decode with replacement
-        text = data.decode("utf-8", errors="replace")
-        return pa.array([line for line in text.splitlines() if line], type=pa.string()), [], None
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        return pa.array([line for line in text.splitlines() if line], type=pa.string()), []
 
 
 def _own_params_of_receiver_log(templates: list[str]) -> list[str]:
@@ -157,13 +150,11 @@ def parse_lines(
     wanted_path: str | None = None,
     *,
     order: list[str] | None = None,
-    separators: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Parse log lines (a pyarrow string array) with a ``{parameter: column}`` mapping.
 
     The vectorised core of ``read_callbacks``; ``order`` is the parameter order of the
-    notificationUrl (queries in that order take a fast path, any other order still parses);
-    ``separators``: the lines' separator offsets when ``split_lines`` found them.
+    notificationUrl (queries in that order take a fast path, any other order still parses).
 
     >>> lines = pa.array(["2026-01-01T00:00:00.000000+00:00\\tid=a1&status=DELIVRD"])
     >>> parse_lines(lines, {"id": "id", "status": "status"}, [])["status"].tolist()
@@ -173,7 +164,7 @@ def parse_lines(
     wanted = {param: column for param, column in mapping.items()} | {name: name for name in own}
     keys = list(wanted)
     key_order = [k for k in (order or []) if k in wanted] + [k for k in keys if k not in (order or [])]
-    found = locate_requests(lines, order or key_order, wanted_path, separators)
+    found = locate_requests(lines, order or key_order, wanted_path)
     raw = np.frombuffer(found.data, dtype=np.uint8)
     counted = ~lines.is_null().to_numpy(zero_copy_only=False) if lines.null_count else np.ones(n, bool)
     is_comment = (found.line_end > found.line_start) & (byte_at(raw, found.line_start) == ord("#"))
@@ -213,8 +204,6 @@ def parse_lines(
         param = param_of(index)
         if param is None and by_column.get(column) is not None and not own_column:  # ids are (nearly) all distinct: not encoded
             return _as_text(_decoded(ids.filter(pa.array(keep_mask)) if duplicates else ids))
-        if param and column in _DATE_COLUMNS and not own_column:
-            return _dates(found.data, *cut[param])
         texts, codes = encoded(found.data, *cut[param], key=keys[param]) if param else nothing
         return _as_text(pc.take(_decoded(texts), pa.array(codes, mask=codes < 0))) if own_column else _column(column, texts, codes)
 
@@ -232,8 +221,7 @@ def parse_lines(
         frame[name] = series
     junk_count = int(junk.sum())
     frame.attrs["junk_lines"] = junk_count
-    examples = lines.take(np.flatnonzero(junk)[:JUNK_EXAMPLES]).to_pylist() if junk_count else []
-    frame.attrs["junk_examples"] = [line if line is None else line.rstrip("\n") for line in examples]
+    frame.attrs["junk_examples"] = lines.take(np.flatnonzero(junk)[:JUNK_EXAMPLES]).to_pylist() if junk_count else []
     frame.attrs["duplicates_dropped"] = duplicates
     frame.attrs["other_requests"] = int(other.sum())
     return frame
@@ -294,35 +282,13 @@ def _arrival_times(found: Requests, lines: np.ndarray) -> pa.Array:
             parsed = pa.array(pd.to_datetime(stamps.to_pandas(), errors="coerce", utc=True, format="ISO8601"), type=utc)
         which = np.searchsorted(every, lines[receiver])
         micros[receiver], valid[receiver] = _micros(pc.take(parsed, which))
-    access = lines[~receiver]
-    if len(access):  # the usual form by arithmetic, any other through strptime
-        start, end = found.when_start[access], found.when_end[access]
-        access_micros, access_valid = clf_times(np.frombuffer(found.data, dtype=np.uint8), start, end)
-        rest = np.flatnonzero(~access_valid)
-        if len(rest):
-            texts, codes = encoded(found.data, start[rest], end[rest])
-            parsed = _strptime(texts, "%d/%b/%Y:%H:%M:%S %z")
-            access_micros[rest], access_valid[rest] = _micros(pc.take(parsed, pa.array(codes, mask=codes < 0)))
-        micros[~receiver], valid[~receiver] = access_micros, access_valid
-    return _timestamps(micros, valid)
-
-
-def _timestamps(micros: np.ndarray, valid: np.ndarray) -> pa.Array:
-    """UTC timestamps from microseconds since 1970 (null where not ``valid``)."""
-    validity = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(pa.timestamp("us", tz="UTC"), len(micros), [validity, pa.py_buffer(micros)])
-
-
-def _dates(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> pd.Series:
-    """A notification date column (``%t``, ``%y``) from its values' spans: the usual forms by
-    arithmetic, any other unquoted and through strptime once per distinct value."""
-    micros, valid = notification_times(np.frombuffer(data, dtype=np.uint8), start, end)
-    rest = np.flatnonzero(~valid & (start >= 0))
-    if len(rest):
-        texts, codes = encoded(data, start[rest], end[rest])
-        stamps = _strptime(_decoded(texts), _NOTIFICATION_DATE)
-        micros[rest], valid[rest] = _micros(pc.take(stamps, pa.array(codes, mask=codes < 0)))
-    return pd.Series(_timestamps(micros, valid).to_pandas(), dtype="datetime64[us, UTC]")
+    access = ~receiver
+    if access.any():
+        texts, codes = encoded(found.data, found.when_start[lines[access]], found.when_end[lines[access]])
+        parsed = _strptime(texts, "%d/%b/%Y:%H:%M:%S %z")
+        micros[access], valid[access] = _micros(pc.take(parsed, pa.array(codes, mask=codes < 0)))
+    return pa.Array.from_buffers(utc, len(lines), [pa.array(valid).buffers()[1] if not valid.all() else None,
+                                                   pa.py_buffer(micros)])
 
 
 def _micros(stamps: pa.Array) -> tuple[np.ndarray, np.ndarray]:

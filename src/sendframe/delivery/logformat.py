@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -80,30 +79,26 @@ class Requests:
     when_start: np.ndarray  # access lines only (%d/%b/%Y:%H:%M:%S %z)
     when_end: np.ndarray
     other: np.ndarray  # access lines to another path than the wanted one
-    separators: np.ndarray  # sorted offsets of every '&', '?' (and newline) byte
+    separators: np.ndarray  # sorted offsets of every '&' and '?' byte
     first_separator: np.ndarray  # per usual access line, the index in ``separators`` of its '?'; -1 elsewhere
     in_order: np.ndarray  # usual access lines (their query holds exactly the expected parameters in order)
 
 
-def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path: str | None = None,
-                    separators: np.ndarray | None = None) -> Requests:
+def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path: str | None = None) -> Requests:
     """Find each line's query, request path and arrival time (nulls in ``lines`` count as empty).
 
     ``order``: the parameters a query is expected to hold, in order (lines that do are cut fastest);
-    ``wanted_path``: requests to another path are marked ``other``; ``separators``: the lines'
-    ``separator_offsets`` when ``split_lines`` already found them. A line's one trailing
-    ``'\\n'`` (as ``split_lines`` leaves it) is not part of it.
+    ``wanted_path``: requests to another path are marked ``other``.
     """
     n = len(lines)
     if lines.null_count:
-        lines, separators = pc.fill_null(lines, ""), None
+        lines = pc.fill_null(lines, "")
     offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset:lines.offset + n + 1].astype(np.int64)
     data = lines.buffers()[2] if n else None
     if data is None or data.size == 0:
         data = pa.py_buffer(b"")
     raw = np.frombuffer(data, dtype=np.uint8)
-    start, end = offsets[:-1], offsets[1:].copy()
-    end -= (end > start) & (byte_at(raw, end - 1) == ord("\n"))
+    start, end = offsets[:-1], offsets[1:]
     none = np.full(n, -1, dtype=np.int64)
     found = Requests(data, start, end, np.zeros(n, bool), none.copy(), none.copy(), none.copy(), none.copy(), none.copy(),
                      none.copy(), none.copy(), np.zeros(n, bool), np.zeros(0, np.int64), none.copy(), np.zeros(n, bool))
@@ -113,11 +108,10 @@ def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path
         path = wanted_path if _path_in_regex(wanted_path) else None
         pattern = _in_order_line(order, path) if order else ""
         usual_job = pool.submit(_parallel, lambda part: pc.match_substring_regex(part, pattern), lines) if order else None
-        found.separators = separator_offsets(raw) if separators is None else separators
-        line_first = _line_first_separators(found, raw, offsets)
+        found.separators = _separators(raw)
         usual = _to_numpy(usual_job.result()) if usual_job else np.zeros(n, bool)
     found.in_order = usual
-    _cut_usual_access_lines(found, lines, raw, np.flatnonzero(usual), order or [], wanted_path, line_first)
+    _cut_usual_access_lines(found, lines, raw, np.flatnonzero(usual), order or [], wanted_path)
     # a usual access line is never a receiver line: its 33rd character is in the timestamp
     unusual = np.flatnonzero(~usual)
     non_ascii = np.zeros(n, bool)
@@ -147,17 +141,13 @@ def _parallel(kernel, lines: pa.Array) -> pa.Array:
         return pa.concat_arrays(list(pool.map(lambda at: kernel(lines.slice(at, step)), range(0, len(lines), step))))
 
 
-def separator_offsets(raw: np.ndarray) -> np.ndarray:
-    """Sorted offsets of every '&', '?' and newline byte (in 64 KiB pieces, which stay in the
-    cache for the three comparisons, on two threads)."""
+def _separators(raw: np.ndarray) -> np.ndarray:
+    """Offsets of every '&' and '?' byte (in cache-sized pieces, on two threads)."""
     def scan(bounds: tuple[int, int]) -> np.ndarray:
         found = []
-        for at in range(bounds[0], bounds[1], 1 << 16):
-            part = raw[at:min(at + (1 << 16), bounds[1])]
-            hit = part == ord("&")
-            hit |= part == ord("?")
-            hit |= part == ord("\n")
-            found.append(np.flatnonzero(hit) + at)
+        for at in range(bounds[0], bounds[1], 1 << 20):
+            part = raw[at:min(at + (1 << 20), bounds[1])]
+            found.append(np.flatnonzero((part == ord("&")) | (part == ord("?"))) + at)
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
     cut = len(raw) // 2
@@ -165,49 +155,6 @@ def separator_offsets(raw: np.ndarray) -> np.ndarray:
         return scan((0, len(raw)))
     with ThreadPoolExecutor(2) as pool:
         return np.concatenate(list(pool.map(scan, [(0, cut), (cut, len(raw))])))
-
-
-def split_lines(data: bytes) -> tuple[pa.Array, np.ndarray] | None:
-    """The lines of a log file's bytes as a string array over those very bytes (each line keeps its
-    ``'\\n'``, which ``locate_requests`` leaves out) and the ``separator_offsets``, found in one scan.
-
-    None when the pyarrow CSV reader would see the file differently: a carriage return, a ``\\x01``
-    (a second field: an unreadable row), a byte order mark, an empty line, invalid UTF-8, or 2 GiB.
-    """
-    if (not data or len(data) >= 2**31 - 1 or data.find(b"\r") >= 0 or data.find(b"\x01") >= 0
-            or data.startswith(b"\xef\xbb\xbf")):
-        return None
-    raw = np.frombuffer(data, dtype=np.uint8)
-    separators = separator_offsets(raw)
-    newlines = separators[raw[separators] == ord("\n")]
-    if len(newlines) and (newlines[0] == 0 or bool(np.any(np.diff(newlines) == 1))):
-        return None
-    offsets = np.empty(len(newlines) + 1 + (data[-1:] != b"\n"), np.int32)
-    offsets[0], offsets[-1] = 0, len(data)
-    offsets[1:len(newlines) + 1] = newlines + 1
-    lines = pa.Array.from_buffers(pa.string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    try:
-        lines.validate(full=True)
-    except pa.ArrowInvalid:
-        return None
-    return lines, separators
-
-
-def _line_first_separators(found: Requests, raw: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
-    """Per line, the index in ``found.separators`` of the first separator at or after its start;
-    from the newlines among the separators when every line but the last ends with one (``split_lines``),
-    else None (``_cut_usual_access_lines`` then searches)."""
-    seps, n = found.separators, len(found.line_start)
-    if n < 2 or offsets[0] != 0 or offsets[-1] != len(raw):
-        return None
-    newline = np.flatnonzero(raw[seps] == ord("\n"))
-    ends = offsets[1:-1] - 1
-    if len(newline) < n - 1 or not np.array_equal(seps[newline[:n - 1]], ends):
-        return None
-    first = np.empty(n, np.int64)
-    first[0] = 0
-    first[1:] = newline[:n - 1] + 1
-    return first
 
 
 def _to_numpy(mask: pa.Array) -> np.ndarray:
@@ -244,13 +191,13 @@ def _stamp_bytes(lines: pa.Array, rows: np.ndarray, non_ascii: np.ndarray) -> np
 
 
 def _cut_usual_access_lines(found: Requests, lines: pa.Array, raw: np.ndarray, rows: np.ndarray, order: list[str],
-                            wanted_path: str | None, line_first: np.ndarray | None = None) -> None:
+                            wanted_path: str | None) -> None:
     """Positions in lines of the usual shape: their first separator is the '?', the next ones the
     query's '&'; the query ends at the first space after the last parameter's name."""
     if not len(rows):
         return
     seps = found.separators
-    first = np.searchsorted(seps, found.line_start[rows]) if line_first is None else line_first[rows]
+    first = np.searchsorted(seps, found.line_start[rows])
     question = seps[first]
     last_item = seps[first + len(order) - 1] + 1
     found.first_separator[rows] = first
@@ -553,85 +500,3 @@ def items_by_name(found: Requests, rows: np.ndarray, keys: list[str], order: lis
         value_end = np.where(found_at, item_end[np.maximum(where, 0)], -1) if len(items) else where
         spans[name] = (value_start, value_end)
     return spans
-
-
-
-_MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_MONTH_KEYS = np.array(sorted(int.from_bytes(name.encode(), "little") for name in _MONTH_NAMES), np.int64)
-_MONTH_OF_KEY = np.array([1 + [int.from_bytes(m.encode(), "little") for m in _MONTH_NAMES].index(k) for k in _MONTH_KEYS])
-
-
-@lru_cache(maxsize=1)
-def _month_table() -> tuple[np.ndarray, np.ndarray]:
-    """Days from 1970 to the first of each month of years 1000 to 9999, and each month's length."""
-    firsts = np.arange("1000-01", "10000-02", dtype="datetime64[M]").astype("datetime64[D]").astype(np.int64)
-    return firsts[:-1], np.diff(firsts)
-
-
-def _fits(word: np.ndarray, pattern: str) -> np.ndarray:
-    """Whether each 8-byte word reads as ``pattern``: ``D`` a digit, ``.`` any byte, else that byte."""
-    mask = literal = add = high = 0
-    for at, char in enumerate(pattern):
-        if char == "D":
-            mask, literal, add, high = mask | 0xF0 << 8 * at, literal | 0x30 << 8 * at, add | 0x06 << 8 * at, high | 0xF0 << 8 * at
-        elif char != ".":
-            mask, literal = mask | 0xFF << 8 * at, literal | ord(char) << 8 * at
-    ok = (word & np.uint64(mask)) == np.uint64(literal)
-    if add:  # a digit's high half is 3 before and after adding 6
-        ok &= ((word + np.uint64(add)) & np.uint64(high)) == np.uint64(literal & high)
-    return ok
-
-
-def _number(word: np.ndarray, at: int, count: int) -> np.ndarray:
-    """The decimal number of the ``count`` digit bytes from byte ``at`` of each word."""
-    number = (word >> np.uint64(8 * at)) & np.uint64(0xF)
-    for byte in range(at + 1, at + count):
-        number = number * np.uint64(10) + ((word >> np.uint64(8 * byte)) & np.uint64(0xF))
-    return number.astype(np.int64)
-
-
-def _micros_of(year: np.ndarray, month: np.ndarray, day: np.ndarray, seconds: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Microseconds since 1970 of a date (years 1000 to 9999) plus seconds; ``ok`` narrowed to real dates."""
-    firsts, lengths = _month_table()
-    at = np.where(ok, (year - 1000) * 12 + month - 1, 0)
-    ok = ok & (year >= 1000) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= lengths[np.clip(at, 0, len(lengths) - 1)])
-    days = firsts[np.where(ok, at, 0)] + day - 1
-    return np.where(ok, (days * 86400 + seconds) * 1_000_000, 0), ok
-
-
-def clf_times(raw: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Microseconds since 1970 (UTC) of access-log times ``10/Oct/2026:13:55:36 +0200`` (strptime's
-    ``%d/%b/%Y:%H:%M:%S %z``) in ``raw[start:end]``, and which spans were read so: exactly that
-    form with an English month, a real date and time of years 1000 to 9999 and an offset under 24 h.
-    The others are left to strptime."""
-    at = np.maximum(start, 0)
-    first, second, third, fourth = (words(raw, at + 8 * k) for k in range(4))
-    ok = (start >= 0) & (end - start == 26) & _fits(first, "DD/.../D") & _fits(second, "DDD:DD:D") & _fits(fourth, "DD")
-    ok &= _fits(third, "D:DD +DD") | _fits(third, "D:DD -DD")
-    name = ((first >> np.uint64(24)) & np.uint64(0xFFFFFF)).astype(np.int64)
-    index = np.minimum(np.searchsorted(_MONTH_KEYS, name), len(_MONTH_KEYS) - 1)
-    ok &= _MONTH_KEYS[index] == name
-    hour, minute, sec = _number(second, 4, 2), _number(second, 7, 1) * 10 + _number(third, 0, 1), _number(third, 2, 2)
-    offset_hours, offset_minutes = _number(third, 6, 2), _number(fourth, 0, 2)
-    ok &= (hour < 24) & (minute < 60) & (sec < 60) & (offset_hours < 24) & (offset_minutes < 60)
-    sign = np.where(((third >> np.uint64(40)) & np.uint64(0xFF)) == ord("-"), -1, 1)
-    seconds = hour * 3600 + minute * 60 + sec - sign * (offset_hours * 3600 + offset_minutes * 60)
-    year = _number(first, 7, 1) * 1000 + _number(second, 0, 3)
-    return _micros_of(year, _MONTH_OF_KEY[index], _number(first, 0, 2), seconds, ok)
-
-
-def notification_times(raw: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Microseconds since 1970 (UTC) of still percent-encoded notification dates (``%t``, ``%y``:
-    ``2026-11-21 09:30``) written ``2026-11-21+09%3A30`` or ``2026-11-21%2009%3A30`` in
-    ``raw[start:end]``, and which spans were read so (a real date and time of years 1000 to 9999);
-    the others are left to unquoting and strptime."""
-    at = np.maximum(start, 0)
-    first, second, third = (words(raw, at + 8 * k) for k in range(3))
-    length = end - start
-    plus = (length == 18) & _fits(second, "DD+DD%3A") & _fits(third, "DD")
-    encoded_space = (length == 20) & _fits(second, "DD%20DD%") & _fits(third, "3ADD")
-    ok = (start >= 0) & _fits(first, "DDDD-DD-") & (plus | encoded_space)
-    hour = np.where(plus, _number(second, 3, 2), _number(second, 5, 2))
-    minute = np.where(plus, _number(third, 0, 2), _number(third, 2, 2))
-    ok &= (hour < 24) & (minute < 60)
-    return _micros_of(_number(first, 0, 4), _number(first, 5, 2), _number(second, 0, 2), hour * 3600 + minute * 60, ok)
