@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import json
 import os
 import socket
 import subprocess
 import sys
-import threading
-import time
 
 import httpx
 import pandas as pd
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse
-from starlette.routing import Route
 
 from sendframe.sandbox import Sandbox
-from sendframe.sandbox.server import bind_socket
 from sendframe.sandbox.accounts import parse_account_spec
 from sendframe.sandbox.command import default_db_path
 from sendframe.api.errors import ConfigurationError
+
+from .notification_receiver import NotificationReceiver
 
 
 def test_sandbox_serves_on_a_free_loopback_port_with_the_demo_account():
@@ -111,32 +104,6 @@ def _outbound_address() -> str:
         return probe.getsockname()[0]
 
 
-class _Receiver:
-    """Delivery notifications received on ``host`` (a thread serving a Starlette app)."""
-
-    def __init__(self, host: str) -> None:
-        self.hits: list[str] = []
-
-        async def hit(request: Request) -> PlainTextResponse:
-            self.hits.append(request.query_params.get("s", ""))
-            return PlainTextResponse("ok")
-
-        sock = bind_socket(0, host=host)
-        self.url = f"http://{host}:{sock.getsockname()[1]}/dlr?s=%s"
-        self.server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/dlr", hit)]), log_level="warning"))
-        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve(sockets=[sock])), daemon=True)
-
-    def __enter__(self) -> _Receiver:
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(5)
-
-
 def _send_and_advance(base_url: str, notification_url: str) -> list[dict]:
     sms = {"message": "x", "to": ["34600000001"], "from": "Shop", "notificationUrl": notification_url}
     assert httpx.post(f"{base_url}/api/rest/sms", auth=("demo", "demo-password"), json=sms).status_code == 202
@@ -156,29 +123,29 @@ def test_the_command_takes_a_carrier_config_and_callback_networks(tmp_path):
     try:
         base_url = process.stdout.readline().strip()
         assert base_url.startswith("http://127.0.0.1:")
-        with _Receiver(address) as receiver:
-            records = _send_and_advance(base_url, receiver.url)
+        with NotificationReceiver(address) as receiver:
+            records = _send_and_advance(base_url, receiver.url + "?s=%s")
     finally:
         process.terminate()
         process.wait(10)
     assert records[0]["status"] == "UNDELIV"  # the file's profile for 34, not the built-in 97 % delivered
-    assert receiver.hits == ["ACCEPTD", "UNDELIV"]  # reached an address outside loopback
+    assert receiver.statuses() == ["ACCEPTD", "UNDELIV"]  # reached an address outside loopback
 
 
 def test_the_sandbox_takes_the_same_carrier_config_and_networks_as_keywords(tmp_path):
     config = tmp_path / "carrier.json"
     config.write_text(json.dumps(ALL_UNDELIVERED))
     address = _outbound_address()
-    with _Receiver(address) as receiver:
+    with NotificationReceiver(address) as receiver:
         with Sandbox(clock="manual", carrier_config=config, allow_networks=[f"{address}/32"]) as sb:
-            records = _send_and_advance(sb.base_url, receiver.url)
+            records = _send_and_advance(sb.base_url, receiver.url + "?s=%s")
             assert sb.state.carrier.seed == 7
-        assert records[0]["status"] == "UNDELIV" and receiver.hits == ["ACCEPTD", "UNDELIV"]
+        assert records[0]["status"] == "UNDELIV" and receiver.statuses() == ["ACCEPTD", "UNDELIV"]
         with Sandbox(clock="manual", carrier_config=config, seed=3) as sb:
-            records = _send_and_advance(sb.base_url, receiver.url)
+            records = _send_and_advance(sb.base_url, receiver.url + "?s=%s")
             assert sb.state.carrier.seed == 3  # an explicit seed wins over the file's
         if ipaddress.ip_address(address).is_private:  # without the network, a private address is refused
-            assert records[0]["status"] == "UNDELIV" and receiver.hits == ["ACCEPTD", "UNDELIV"]
+            assert records[0]["status"] == "UNDELIV" and receiver.statuses() == ["ACCEPTD", "UNDELIV"]
 
 
 def test_a_bad_carrier_config_or_network_stops_the_command_before_it_listens(tmp_path):

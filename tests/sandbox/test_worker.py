@@ -3,52 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from datetime import datetime, timedelta, timezone
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse
-from starlette.routing import Route
 
 from sendframe.sandbox import Sandbox
-from sendframe.sandbox.server import bind_socket
+
+from .notification_receiver import NotificationReceiver
 
 ALL_CODES = "i=%i&d=%d&p=%p&P=%P&t=%t&c=%c&s=%s&m=%m&y=%y&n=%n&C=%C&S=%S&mine=42"
-
-
-class Receiver:
-    """A tiny Starlette app on a free port collecting the query strings it receives."""
-
-    def __init__(self, fail_first: int = 0) -> None:
-        self.hits: list[dict[str, str]] = []
-        self.fail_first = fail_first
-
-        async def hit(request: Request) -> PlainTextResponse:
-            self.hits.append({k: v[0] for k, v in parse_qs(request.url.query, keep_blank_values=True).items()})
-            if len(self.hits) <= self.fail_first:
-                return PlainTextResponse("no", status_code=500)
-            return PlainTextResponse("ok")
-
-        sock = bind_socket(0)
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/dlr"
-        self.server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/dlr", hit)]), log_level="warning"))
-        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve(sockets=[sock])), daemon=True)
-
-    def __enter__(self) -> Receiver:
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(5)
 
 
 @pytest.fixture()
@@ -62,7 +27,7 @@ def post(sb, path, body):
 
 
 def test_every_escape_code_is_filled_in_the_notifications(sb):
-    with Receiver() as receiver:
+    with NotificationReceiver() as receiver:
         body = post(sb, "/api/rest/sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop",
                                           "notificationUrl": f"{receiver.url}?{ALL_CODES}"}).json()
         sb.advance(5)
@@ -82,7 +47,7 @@ def test_every_escape_code_is_filled_in_the_notifications(sb):
 
 
 def test_a_url_with_percent_n_gets_one_notification_per_part(sb):
-    with Receiver() as receiver:
+    with NotificationReceiver() as receiver:
         post(sb, "/api/rest/sms", {"message": "x" * 300, "parts": 2, "to": ["447700900002"], "from": "Shop",
                                    "notificationUrl": f"{receiver.url}?n=%n&s=%s"})
         sb.advance(5)
@@ -90,7 +55,7 @@ def test_a_url_with_percent_n_gets_one_notification_per_part(sb):
 
 
 def test_per_recipient_notification_urls(sb):
-    with Receiver() as receiver:
+    with NotificationReceiver() as receiver:
         post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900003", "447700900004"], "from": "Shop",
                                    "notificationUrl": [f"{receiver.url}?who=a&s=%s", f"{receiver.url}?who=b&s=%s"]})
         sb.advance(5)
@@ -98,7 +63,7 @@ def test_per_recipient_notification_urls(sb):
 
 
 def test_a_failed_notification_is_retried_after_one_then_two_seconds(sb):
-    with Receiver(fail_first=2) as receiver:
+    with NotificationReceiver(fail_first=2) as receiver:
         post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900300"], "from": "Shop",  # stays ACCEPTD
                                    "notificationUrl": f"{receiver.url}?s=%s"})
         sb.advance(0.5)
@@ -114,7 +79,7 @@ def test_a_failed_notification_is_retried_after_one_then_two_seconds(sb):
 
 
 def test_undelivered_and_rejected_reports_carry_their_delivery_values(sb):
-    with Receiver() as receiver:
+    with NotificationReceiver() as receiver:
         post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900100", "447700900200"], "from": "Shop",
                                    "notificationUrl": f"{receiver.url}?P=%P&s=%s&d=%d"})
         sb.advance(600)
@@ -174,7 +139,7 @@ def test_an_immediate_sms_is_planned_and_sent_in_the_request_that_accepts_it(sb)
 
 
 def test_one_long_advance_keeps_the_retry_spacing_of_a_failing_notification(sb):
-    with Receiver(fail_first=100) as receiver:
+    with NotificationReceiver(fail_first=100) as receiver:
         post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900300"], "from": "Shop",  # stays ACCEPTD
                                    "notificationUrl": f"{receiver.url}?s=%s"})
         done = sb.advance(64)["done"]  # ACCEPTD after 0.1-0.5 s, then retries 1, 2, 4, 8, 16, 32 s apart (63 s)

@@ -450,7 +450,6 @@ def _track_clicks(state: Any, message_id: str, html: str) -> str:
 
 
 def _voice(c: _Common, request: Any, batch: _Batch) -> None:
-    state = c.state
     audio = c.channel == "voiceAudio"
     template = None if audio else _parse(request.message, "message")
     callers = request.callers or {}

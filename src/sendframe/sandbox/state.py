@@ -94,7 +94,7 @@ class SandboxState:
             ['demo']
         """
         from sendframe.pricing import load_prices
-        from sendframe.sandbox.carrier import CarrierConfig, Clock
+        from sendframe.sandbox.carrier import Clock
         from sendframe.sandbox.notifier import Notifier
 
         config = carrier_config_of(carrier_config, seed)
