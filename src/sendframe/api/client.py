@@ -69,6 +69,19 @@ class _Base:
             "trust_env": False,
         }
 
+    def _build_request(self, step: wire.Send) -> httpx.Request:
+        """The request of a step (base URL, headers, timeouts applied).
+
+        It goes straight to the transport: httpx's client layer (auth flow, redirects, cookies, event
+        hooks) has nothing to do for this API and costs about a third of each exchange.
+        """
+        headers = {"Content-Type": "application/json"} if step.content else None
+        return self._http.build_request(step.method, step.path, content=step.content, headers=headers)  # type: ignore[attr-defined,no-any-return]
+
+
+# httpx's own default pool; the clients hold their transport, as they send through it directly
+_POOL_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+
 
 class Client(_Base):
     """Synchronous client of the messaging API.
@@ -83,7 +96,8 @@ class Client(_Base):
                  api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
                  retry: RetryPolicy | None = None, config: WireConfig | None = None) -> None:
         super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
-        self._http = httpx.Client(**self._http_options())
+        self._transport = httpx.HTTPTransport(limits=_POOL_LIMITS, trust_env=False)
+        self._http = httpx.Client(transport=self._transport, **self._http_options())
 
     def __enter__(self) -> Client:
         return self
@@ -104,15 +118,22 @@ class Client(_Base):
                 outcome: Any = None
             else:
                 try:
-                    request = self._http.build_request(step.method, step.path, content=step.content,
-                                                       headers={"Content-Type": "application/json"} if step.content else None)
-                    outcome = self._http.send(request)
+                    outcome = self._exchange(step)
                 except httpx.TransportError as exc:
                     outcome = exc
             try:
                 step = steps.send(outcome)
             except StopIteration as stop:
                 return stop.value
+
+    def _exchange(self, step: wire.Send) -> httpx.Response:
+        response = self._transport.handle_request(self._build_request(step))
+        try:
+            response.read()
+        except BaseException:
+            response.close()
+            raise
+        return response
 
     def send(self, channel: str, request: Any) -> Any:
         """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the ``SendResponse``.
@@ -178,10 +199,8 @@ class AsyncClient(_Base):
                  retry: RetryPolicy | None = None, config: WireConfig | None = None,
                  limits: httpx.Limits | None = None) -> None:
         super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
-        options = self._http_options()
-        if limits is not None:
-            options["limits"] = limits
-        self._http = httpx.AsyncClient(**options)
+        self._transport = httpx.AsyncHTTPTransport(limits=limits or _POOL_LIMITS, trust_env=False)
+        self._http = httpx.AsyncClient(transport=self._transport, **self._http_options())
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -202,15 +221,22 @@ class AsyncClient(_Base):
                 outcome: Any = None
             else:
                 try:
-                    request = self._http.build_request(step.method, step.path, content=step.content,
-                                                       headers={"Content-Type": "application/json"} if step.content else None)
-                    outcome = await self._http.send(request)
+                    outcome = await self._exchange(step)
                 except httpx.TransportError as exc:
                     outcome = exc
             try:
                 step = steps.send(outcome)
             except StopIteration as stop:
                 return stop.value
+
+    async def _exchange(self, step: wire.Send) -> httpx.Response:
+        response = await self._transport.handle_async_request(self._build_request(step))
+        try:
+            await response.aread()
+        except BaseException:
+            await response.aclose()
+            raise
+        return response
 
     async def send(self, channel: str, request: Any) -> Any:
         """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the ``SendResponse``."""

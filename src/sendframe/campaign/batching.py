@@ -225,15 +225,24 @@ def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: in
     Every request is validated with the shared models before anything is sent; a broken rule raises
     ``RequestValidationError`` naming the batch's first row and the field.
     """
+    from pydantic_core import to_json
+
     from sendframe.api.models import parse_request
     from sendframe.api.wire import wire_json
 
     if not 1 <= batch_size <= MAX_BATCH:
         raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
     batches = []
+    sent_as_built = None  # whether the model's wire form is the body as built (checked once: see below)
     for start in range(0, len(positions), batch_size):
         chunk = tuple(positions[start:start + batch_size])
-        encoded = EncodedRequest(spec.channel, wire_json(parse_request(spec.channel, spec.payload(chunk))))
+        payload = spec.payload(chunk)
+        request = parse_request(spec.channel, payload)
+        if sent_as_built is None:
+            # batches differ only in per-row texts, which validation keeps as they are; the shared fields may be
+            # normalised (dates, unknown names dropped): then every body is the model's serialisation
+            sent_as_built = request.to_wire() == payload
+        encoded = EncodedRequest(spec.channel, to_json(payload) if sent_as_built else wire_json(request))
         batch_parts = sum(parts[i] for i in chunk) if parts is not None else len(chunk)
         batches.append(Batch(first_batch + len(batches), chunk, encoded, batch_parts))
     return batches

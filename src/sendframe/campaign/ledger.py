@@ -372,6 +372,8 @@ class Ledger:
         """
         columns = self._row_columns()
         keys, recipients = list(keys), list(recipients)
+        if not columns["row_key"]:
+            return _typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
         if columns["row_key"] == keys and columns["recipient"] == recipients:
             return _typed_frame(columns)  # the usual case: every row sent once, in order
         pairs = zip(columns["row_key"], columns["recipient"])
