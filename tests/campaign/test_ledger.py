@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
+import pandas as pd
 import pytest
 
-from sendframe.campaign.ledger import Ledger, LedgerMismatchError, row_key
+from sendframe.api.errors import InputError
+from sendframe.campaign.ledger import Ledger, LedgerMismatchError, row_key, row_keys
 
 PARAMS = {"channel": "sms", "message": "Hi {name}", "from": "Shop"}
 ANSWER = {"campaignId": 7, "sendingId": 9, "result": [
@@ -93,3 +96,90 @@ def test_row_keys_keep_the_type_of_index_labels():
 
     assert row_key(np.int64(5)) == row_key(5) == "5"
     assert row_key("5") == '"5"'
+
+
+V1_SCHEMA = """
+CREATE TABLE campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE batches (
+    batch INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, size INTEGER NOT NULL, state TEXT NOT NULL,
+    http_status INTEGER, error_code INTEGER, error_description TEXT, campaign_id INTEGER, sending_id INTEGER,
+    intent_at TEXT NOT NULL, result_at TEXT);
+CREATE TABLE rows (
+    batch INTEGER NOT NULL, position INTEGER NOT NULL, row_key TEXT NOT NULL, recipient TEXT NOT NULL,
+    accepted INTEGER, id TEXT, parts INTEGER, scheduled_at TEXT, expires_at TEXT,
+    error_code INTEGER, error_description TEXT, PRIMARY KEY (batch, position));
+CREATE INDEX rows_by_key ON rows (row_key, recipient, batch);
+INSERT INTO campaign VALUES ('channel', '"sms"');
+INSERT INTO batches VALUES (1, 'fp1', 2, 'done', 207, NULL, NULL, 7, 9, '2026-11-21T09:00:00.000+00:00', '2026-11-21T09:00:01.000+00:00');
+INSERT INTO batches VALUES (2, 'fp2', 1, 'intent', NULL, NULL, NULL, NULL, NULL, '2026-11-21T09:00:02.000+00:00', NULL);
+INSERT INTO rows VALUES (1, 0, '0', '447700900001', 1, 'aaaaaaaaaaaaaaaaaaaa', 1, NULL, '2026-11-22T09:00:00+00:00', NULL, NULL);
+INSERT INTO rows VALUES (1, 1, '1', '447700900002', 0, NULL, NULL, NULL, NULL, 102, 'not a valid phone number');
+INSERT INTO rows VALUES (2, 0, '"x"', '447700900003', NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+"""
+
+
+def test_a_ledger_of_the_one_row_per_recipient_format_is_converted_when_opened(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as old:
+        old.executescript(V1_SCHEMA)
+    with Ledger(path) as ledger:
+        rows = ledger.rows()
+        assert ledger.parameters() == {"channel": "sms"}
+        assert ledger.next_batch() == 3
+        assert ledger.unknown_rows()["row"].tolist() == ["x"]
+    assert rows["state"].tolist() == ["accepted", "rejected", "unknown"]
+    assert rows["id"].tolist()[0] == "a" * 20
+    assert rows["expires_at"].tolist()[0] == "2026-11-22T09:00:00+00:00"
+    assert rows["error_code"].tolist()[1] == 102
+    with sqlite3.connect(path) as reopened:
+        assert reopened.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert reopened.execute("SELECT recipient, accepted FROM rows ORDER BY batch, position").fetchall() == [
+            ("447700900001", 1), ("447700900002", 0), ("447700900003", None)]
+
+
+def test_a_ledger_written_by_a_newer_sendframe_is_refused_with_a_reason(tmp_path):
+    path = tmp_path / "new.sqlite"
+    with sqlite3.connect(path) as newer:
+        newer.execute("PRAGMA user_version = 99")
+    with pytest.raises(InputError, match="newer sendframe.*upgrade sendframe"):
+        Ledger(path)
+
+
+def test_one_row_per_batch_holds_the_intent_and_the_answer(tmp_path):
+    path = tmp_path / "c.sqlite"
+    with Ledger(path) as ledger:
+        ledger.record_intent(1, "fp", ROWS)
+        ledger.record_answer(1, ANSWER, 207)
+    with sqlite3.connect(path) as other:
+        (keys, recipients, answer), = other.execute("SELECT row_keys, recipients, answer FROM batches").fetchall()
+    assert json.loads(keys) == ["0", "1"] and json.loads(recipients) == ["447700900001", "447700900002"]
+    assert json.loads(answer)["accepted"] == [True, False]
+
+
+def test_lookup_follows_the_given_rows_and_leaves_unrecorded_ones_empty(tmp_path):
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        ledger.record_intent(1, "fp", ROWS)
+        ledger.record_answer(1, ANSWER)
+        found = ledger.lookup([row_key(1), row_key(9), row_key(0)], ["447700900002", "447700900009", "447700900001"])
+        assert found["state"].tolist() == ["rejected", pd.NA, "accepted"]
+        assert found["recipient"].tolist() == ["447700900002", "447700900009", "447700900001"]
+        assert found["batch"].tolist() == [1, pd.NA, 1]
+        in_order = ledger.lookup([row_key(0), row_key(1)], ["447700900001", "447700900002"])
+        pd.testing.assert_frame_equal(in_order, ledger.rows())
+
+
+def test_an_answer_shorter_than_its_batch_leaves_the_rest_unknown(tmp_path):
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        ledger.record_intent(1, "fp", ROWS)
+        ledger.record_answer(1, {**ANSWER, "result": ANSWER["result"][:1]})
+        assert ledger.rows()["state"].tolist() == ["accepted", "unknown"]
+
+
+@pytest.mark.parametrize("index", [
+    pd.RangeIndex(3), pd.Index([10, -2, 7], dtype="int32"), pd.Index(["a", 'q"uote', "ñ"]),
+    pd.Index(["a", "b", None], dtype=object), pd.Index([1.5, 2.0, float("nan")]),
+    pd.MultiIndex.from_tuples([("x", 1), ("y", 2), ("z", 3)]), pd.Index([True, False, True]),
+    pd.DatetimeIndex(["2026-11-21", "2026-11-22", "2026-11-23"]), pd.Index(["a", "b", "c"], dtype="string"),
+])
+def test_row_keys_of_a_whole_index_are_each_labels_row_key(index):
+    assert row_keys(index) == [row_key(label) for label in index]

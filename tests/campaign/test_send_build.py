@@ -119,3 +119,18 @@ def test_a_token_bucket_holds_the_average_rate():
     waits = [bucket.reserve(50) for _ in range(6)]  # 300 units at 100/s with 100 up front: last waits 2 s
     assert waits[:2] == [0.0, 0.0]
     assert waits[-1] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("extra", [{}, {"unknown_field": 1, "schedule_date": pd.Timestamp("2026-11-21 10:30", tz="UTC")}])
+def test_each_batch_sends_its_validated_request_and_fingerprints_those_bytes(contacts, extra):
+    import hashlib
+
+    from sendframe.api.models import parse_request
+
+    spec = CampaignSpec.build(contacts, "sms", {"message": "Hi {name}", "sender": "Shop", **extra}, notification_url="hook")
+    batches = plan_batches(spec, [0, 2, 1], batch_size=2)
+    assert [batch.positions for batch in batches] == [(0, 2), (1,)]
+    for batch in batches:
+        assert batch.payload == parse_request("sms", spec.payload(batch.positions)).to_wire()
+        assert batch.fingerprint == hashlib.sha256(batch.encoded.content).hexdigest()
+    assert "unknownField" not in batches[0].payload
