@@ -92,6 +92,31 @@ def test_custom_fields_keep_odd_names_and_values_as_text():
     assert messages["later"].isna().tolist() == [True, True, False]
 
 
+def test_custom_fields_that_look_like_dates_or_are_null_stay_text_or_missing():
+    body = answer(record("a1", custom={"when": "2026-01-01", "n": "1"}), record("b2", custom={"when": "soon"}),
+                  record("c3", customFields=None), record("d4", custom={"when": "2026-01-02T10:00:00Z", "n": None}))
+    messages = read_lookup_answers([(["a1", "b2", "c3", "d4"], body)]).messages
+    assert messages["when"].tolist()[:2] == ["2026-01-01", "soon"] and messages["when"].iloc[3] == "2026-01-02T10:00:00Z"
+    assert messages["when"].isna().tolist() == [False, False, True, False]
+    assert messages["n"].isna().tolist() == [False, True, True, True]
+
+
+def test_many_large_answers_read_across_pyarrow_blocks_keep_their_order():
+    answers = []
+    for batch in range(40):
+        ids = [f"{batch:04d}{n:016d}" for n in range(100)]
+        text = "x" * 300 + "é"
+        answers.append((ids, answer(*(record(i, message=f"{i} {text}", custom={"k": i} if n % 2 else None)
+                                      for n, i in enumerate(ids)))))
+    assert sum(len(body) for _, body in answers) > 2 * (1 << 20)
+    records = read_lookup_answers(answers)
+    expected = [i for ids, _ in answers for i in ids]
+    assert records.messages["id"].tolist() == expected
+    assert records.messages["message"].str.split(" ").str[0].tolist() == expected
+    assert records.messages["k"].isna().iloc[0] and records.messages["k"].iloc[1] == expected[1]
+    assert records.events["id"].tolist() == expected
+
+
 def test_unicode_and_pretty_printed_answers_are_read():
     body = answer(record("a1", message="Olá \u2013 \"quoted\" \\ ☃ 😀", to="34600000001", custom={"nota": "é \u2603"}),
                   indent=2)
@@ -109,6 +134,7 @@ def test_unicode_and_pretty_printed_answers_are_read():
     (answer(record("a1", events=[{"type": "sent", "date": "2026-11-21T09:30:04", "isMobile": False, "browser": "",
                                   "os": ""}])), "offset"),
     (answer(record("a1", custom={"amount": 12})), "customFields"),
+    (answer(record("a1", custom={"nested": {"a": "b"}})), "customFields"),
     (b'{"data": [', "JSON"),
     (b'{"error": {"code": 1}}', "data"),
 ])

@@ -15,7 +15,6 @@ guess types (a date-like text becomes a timestamp).
 from __future__ import annotations
 
 import dataclasses
-import json
 import queue
 import re
 import threading
@@ -54,6 +53,7 @@ _PANDAS_TYPES = {pa.string(): pd.StringDtype(), pa.int64(): pd.Int64Dtype(), pa.
 # customFields, empty or not; quotes inside JSON texts are escaped, so these only match the key itself
 _NO_CUSTOM_FIELDS = b'"customFields":{}'
 _SOME_CUSTOM_FIELDS = re.compile(rb'"customFields"\s*:\s*\{\s*"')
+_CUSTOM_GUESS = pa.schema([("data", pa.list_(pa.struct([("customFields", pa.struct([]))])))])
 
 
 class Records(NamedTuple):
@@ -190,12 +190,13 @@ def read_lookup_answers(answers: Sequence[tuple[Sequence[str], bytes | None]]) -
     found = [(list(ids), body) for ids, body in answers if body is not None]
     unknown_by_answer: dict[int, list[str]] = {}
     try:
-        records, offsets = _parse(found)
+        bodies = [body for _, body in found]
+        records, offsets = _parse(bodies)
         positions = _positions(records.field("id").to_pylist(), offsets, found, unknown_by_answer)
-        custom = _custom_fields(found, offsets)
+        custom = _custom_fields(bodies, offsets)
         if positions is not None:
-            records = records.take(pa.array(positions, pa.int64()))
-            custom = [custom[p] for p in positions]
+            taken = pa.array(positions, pa.int64())
+            records, custom = records.take(taken), None if custom is None else custom.take(taken)
         messages, events = _messages_frame(records, custom), _events_frame(records)
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError) as exc:
         raise ApiError(200, f"SMS lookup: the answer could not be read ({type(exc).__name__}: "
@@ -211,24 +212,11 @@ def read_lookup_answers(answers: Sequence[tuple[Sequence[str], bytes | None]]) -
     return Records(messages, events, unknown)
 
 
-def _parse(found: list[tuple[list[str], bytes]]) -> tuple[pa.StructArray, list[int]]:
+def _parse(bodies: list[bytes]) -> tuple[pa.StructArray, list[int]]:
     """Every record of the bodies (one StructArray of ``_RECORD``) and where each body's records start."""
-    if not found:
+    if not bodies:
         return pa.array([], _RECORD), [0]
-    bodies = [body for _, body in found]
-    multiline = any(b"\n" in body for body in bodies)  # a pretty-printed answer: objects span lines
-    block = max(1 << 20, max(map(len, bodies)) + 1)  # an answer never straddles two blocks
-    table = pajson.read_json(
-        pa.BufferReader(b"\n".join(bodies)),
-        read_options=pajson.ReadOptions(block_size=block),
-        parse_options=pajson.ParseOptions(explicit_schema=_ANSWER, unexpected_field_behavior="ignore",
-                                          newlines_in_values=multiline),
-    )
-    if table.num_rows != len(bodies):
-        raise ValueError(f"{len(bodies)} answers held {table.num_rows} JSON objects")
-    data = table.column("data").combine_chunks()
-    if data.null_count:
-        raise ValueError('an answer has no "data" list')
+    data = _read_data(bodies, _ANSWER, "ignore")
     records = data.flatten()
     _check_complete(records, "record")
     events = records.field("events").flatten()
@@ -237,6 +225,26 @@ def _parse(found: list[tuple[list[str], bytes]]) -> tuple[pa.StructArray, list[i
     if offsets[0]:  # a sliced array: make the record positions start at 0
         offsets = [offset - offsets[0] for offset in offsets]
     return records, offsets
+
+
+def _read_data(bodies: list[bytes], schema: pa.Schema, unexpected: str, *, one_block: bool = False) -> pa.ListArray:
+    """The "data" list of each body (one row per body), read by pyarrow against ``schema``."""
+    multiline = any(b"\n" in body for body in bodies)  # a pretty-printed answer: objects span lines
+    block = max(1 << 20, max(map(len, bodies)) + 1)  # an answer never straddles two blocks
+    if one_block:
+        block = sum(map(len, bodies)) + len(bodies)
+    table = pajson.read_json(
+        pa.BufferReader(b"\n".join(bodies)),
+        read_options=pajson.ReadOptions(block_size=block),
+        parse_options=pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior=unexpected,
+                                          newlines_in_values=multiline),
+    )
+    if table.num_rows != len(bodies):
+        raise ValueError(f"{len(bodies)} answers held {table.num_rows} JSON objects")
+    data = table.column("data").combine_chunks()
+    if data.null_count:
+        raise ValueError('an answer has no "data" list')
+    return data
 
 
 def _check_complete(items: pa.StructArray, what: str) -> None:
@@ -269,33 +277,32 @@ def _positions(got: list[str], offsets: list[int], found: list[tuple[list[str], 
     return positions if reordered else None
 
 
-def _custom_fields(found: list[tuple[list[str], bytes]], offsets: list[int]) -> list[dict[str, str] | None]:
-    """Each record's customFields (None when empty or absent), read with ``json`` from the answers that have any."""
-    custom: list[dict[str, str] | None] = [None] * offsets[-1]
-    for index, (_, body) in enumerate(found):
-        records = offsets[index + 1] - offsets[index]
-        # the count is the usual compact answer without custom fields, and quicker than the search
-        if body.count(_NO_CUSTOM_FIELDS) == records or not _SOME_CUSTOM_FIELDS.search(body):
-            continue
-        for offset, record in enumerate(json.loads(body)["data"], offsets[index]):
-            fields = record.get("customFields") or {}
-            if not isinstance(fields, dict) or not all(isinstance(value, str) for value in fields.values()):
-                raise ValueError(f"customFields of {record.get('id')!r} is not an object of texts")
-            custom[offset] = fields or None
+def _custom_fields(bodies: list[bytes], offsets: list[int]) -> pa.StructArray | None:
+    """Each record's customFields, one text column per name in order of first appearance (None when no
+    answer has any). pyarrow finds the names but guesses types (a date-like text becomes a timestamp), so
+    when it guessed anything but text the answers are read again with every name declared text."""
+    if not any(body.count(_NO_CUSTOM_FIELDS) != offsets[index + 1] - offsets[index] and _SOME_CUSTOM_FIELDS.search(body)
+               for index, body in enumerate(bodies)):  # the count is the usual compact answer, quicker than the search
+        return None
+    # one block: a single guess for the whole answer set, never two that disagree
+    custom = _read_data(bodies, _CUSTOM_GUESS, "infer", one_block=True).flatten().field("customFields")
+    if any(field.type != pa.string() for field in custom.type):
+        texts = pa.struct([(field.name, pa.string()) for field in custom.type])
+        schema = pa.schema([("data", pa.list_(pa.struct([("customFields", texts)])))])
+        custom = _read_data(bodies, schema, "ignore").flatten().field("customFields")
     return custom
 
 
-def _messages_frame(records: pa.StructArray, custom: list[dict[str, str] | None]) -> pd.DataFrame:
+def _messages_frame(records: pa.StructArray, custom: pa.StructArray | None) -> pd.DataFrame:
     table = pa.table([records.field(name) for name in _MESSAGE_FIELDS], names=list(_MESSAGE_FIELDS.values()))
     frame = table.to_pandas(types_mapper=_PANDAS_TYPES.get)
-    names = dict.fromkeys(name for fields in custom if fields for name in fields)  # order of first appearance
-    if not names:
+    if custom is None or not custom.type.num_fields:
         return frame
-    columns = {}
-    for name in names:
-        values = [fields.get(name) if fields else None for fields in custom]
-        columns[f"custom_{name}" if name in MESSAGE_COLUMNS else name] = pd.array(values, dtype="string")
-    return pd.concat([frame, pd.DataFrame(columns, index=frame.index)], axis=1)
+    columns: dict[str, pa.Array] = {}
+    for field, values in zip(custom.type, custom.flatten()):  # flatten: a null customFields gives nulls
+        columns[f"custom_{field.name}" if field.name in MESSAGE_COLUMNS else field.name] = values
+    extra = pa.table(list(columns.values()), names=list(columns)).to_pandas(types_mapper=_PANDAS_TYPES.get)
+    return pd.concat([frame, extra.set_axis(frame.index)], axis=1)
 
 
 def _events_frame(records: pa.StructArray) -> pd.DataFrame:
