@@ -53,7 +53,9 @@ _PANDAS_TYPES = {pa.string(): pd.StringDtype(), pa.int64(): pd.Int64Dtype(), pa.
 # customFields, empty or not; quotes inside JSON texts are escaped, so these only match the key itself
 _NO_CUSTOM_FIELDS = b'"customFields":{}'
 _SOME_CUSTOM_FIELDS = re.compile(rb'"customFields"\s*:\s*\{\s*"')
-_CUSTOM_GUESS = pa.schema([("data", pa.list_(pa.struct([("customFields", pa.struct([]))])))])
+# customFields' names are guessed; the other fields are declared, so nothing else is guessed
+_CUSTOM_GUESS = pa.schema([("data", pa.list_(pa.struct([*_RECORD, ("customFields", pa.struct([])),
+                                                         ("links", pa.struct([("self", pa.string())]))])))])
 
 
 class Records(NamedTuple):
