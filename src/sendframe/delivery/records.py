@@ -5,11 +5,12 @@
     >>> records.events.groupby("type").size()  # doctest: +SKIP
     >>> records.unknown_ids  # ids the service does not know  # doctest: +SKIP
 
-The answers are kept as bytes while they arrive and read into columns at the end by pyarrow's JSON
-reader against a fixed schema (:func:`read_lookup_answers`): no Python object per record or event.
-A pydantic ``SmsRecord`` per message cost as much as all the HTTP exchanges. Custom fields (any
-names, values as sent) are read with ``json`` from the answers that have some, since pyarrow would
-guess types (a date-like text becomes a timestamp).
+Lookups run ``concurrency`` at a time (threads sharing one sync ``Client``), each asking for at most
+100 ids in a URL kept under ``MAX_URL_IDS_CHARS``. The answers are kept as bytes while they arrive and
+read into columns at the end by pyarrow's JSON reader against a fixed schema
+(:func:`read_lookup_answers`): no Python object per record or event (a pydantic ``SmsRecord`` per
+message cost as much as all the HTTP exchanges). Custom fields, whose names are not known in
+advance, are read by pyarrow as well, always as text.
 """
 
 from __future__ import annotations
@@ -103,7 +104,8 @@ def fetch_records(
     ``ids`` may be any iterable (a Series from a send result is fine): missing values are dropped
     and repeats looked up once. ``client`` is a ``Client`` or ``AsyncClient`` (its address and
     credentials are used) or None for the environment's (``SENDFRAME_BASE_URL``, ...).
-    Ids the service does not know end up in ``unknown_ids``; they are not an error.
+    Ids the service does not know end up in ``unknown_ids``; they are not an error. ``chunk_size`` ids
+    per request (fewer when the URL would grow past ``MAX_URL_IDS_CHARS``), ``concurrency`` requests at once.
 
     >>> records = fetch_records(["3f2a9c0d1e2b3a4c5d6e"], client=Client())  # doctest: +SKIP
     >>> records.messages.columns[:4].tolist()  # doctest: +SKIP
