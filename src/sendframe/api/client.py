@@ -36,6 +36,7 @@ class _Base:
     """What both clients share: configuration, repr and the calls of each endpoint."""
 
     config: WireConfig
+    _http: httpx.Client | httpx.AsyncClient
 
     def __init__(
         self,
@@ -76,7 +77,7 @@ class _Base:
         hooks) has nothing to do for this API and costs about a third of each exchange.
         """
         headers = {"Content-Type": "application/json"} if step.content else None
-        return self._http.build_request(step.method, step.path, content=step.content, headers=headers)  # type: ignore[attr-defined,no-any-return]
+        return self._http.build_request(step.method, step.path, content=step.content, headers=headers)
 
 
 # httpx's own default pool; the clients hold their transport, as they send through it directly

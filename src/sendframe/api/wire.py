@@ -3,7 +3,12 @@
 No I/O here. A call is described once (:class:`Call`); :func:`exchange` is a generator that yields
 what to do next (:class:`Send` a request, or :class:`Sleep` before a retry) and receives what
 happened (an ``httpx.Response`` or the transport exception). The sync and async clients only
-drive it: one calls ``httpx.Client.send`` and ``time.sleep``, the other awaits their async twins.
+drive it: one sends through its httpx transport and calls ``time.sleep``, the other awaits their
+async twins.
+
+For sends in bulk (a campaign's batches) a request can be validated and serialised once
+(:class:`EncodedRequest`: the bytes checked are the bytes sent) and an answer read straight into
+columns (:class:`SendAnswer`, with ``SendResponse``'s rules but no model per recipient).
 
     >>> config = WireConfig.resolve("http://127.0.0.1:8080", "demo", "demo-password")
     >>> config

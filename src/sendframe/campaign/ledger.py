@@ -352,7 +352,8 @@ class Ledger:
     def rows(self) -> pd.DataFrame:
         """Every (row, recipient) with its latest batch and what is known of it, as a frame.
 
-        ``state`` is ``accepted``, ``rejected``, ``unknown`` or ``not_sent``.
+        ``state`` is ``accepted``, ``rejected``, ``unknown`` or ``not_sent``. Texts are ``string``, numbers
+        ``Int64`` and ``accepted`` ``boolean`` (missing values ``<NA>``); times are the wire's text.
 
             >>> Ledger().rows().columns.tolist()[:4]
             ['row_key', 'recipient', 'batch', 'state']

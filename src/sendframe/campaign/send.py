@@ -111,7 +111,7 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
     return auth_failure[0] if auth_failure else None
 
 
-# what each ledger state means for a row of the result: outcome, and whether accepted is known to be False
+# the result outcome of each ledger state (not_sent rows were rejected: nothing of them was processed)
 _STATES = ("accepted", "rejected", "unknown", "not_sent", "dry_run")
 _OUTCOME_OF_STATE = np.array([OUTCOMES.index(o) for o in ("accepted", "rejected", "unknown", "rejected", "dry_run")])
 
