@@ -150,7 +150,7 @@ class CampaignSpec:
                     whatsapp[wire] = [list(row) for row in zip(*texts)]
         elif wa_columns:
             raise InputError(f"{', '.join(wa_columns)} apply to whatsapp only, not {channel}.")
-        return cls(channel, fields, [str(r) for r in recipients], row_keys(contacts.index), tuple(variables), sub_values,
+        return cls(channel, fields, list(map(str, recipients)), row_keys(contacts.index), tuple(variables), sub_values,
                    urls, whatsapp)
 
     def identity(self) -> dict[str, Any]:

@@ -23,6 +23,7 @@ anyone reading the file with SQL.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -141,6 +142,11 @@ def _row_states(state: str, accepted: list[Any]) -> list[str]:
     return ["accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
 
 
+@functools.cache
+def _pandas_dtype(name: str) -> Any:
+    return pd.api.types.pandas_dtype(name)  # a StringDtype takes a while to build: once per name
+
+
 def _typed_frame(columns: dict[str, list[Any]], positions: list[int | None] | None = None,
                  **given: list[Any]) -> pd.DataFrame:
     """The rows() frame of ``columns`` (taken at ``positions``, None giving <NA>), with ``given`` columns as they are."""
@@ -148,7 +154,7 @@ def _typed_frame(columns: dict[str, list[Any]], positions: list[int | None] | No
     nothing = indices is not None and not columns["row_key"]  # an empty ledger: every value <NA>
     data = {}
     for name in ROW_COLUMNS:
-        dtype = pd.api.types.pandas_dtype(ROW_DTYPES[name])
+        dtype = _pandas_dtype(ROW_DTYPES[name])
         kind = _ARROW_TYPES[ROW_DTYPES[name]]
         if name in given:
             array = pa.array(given[name], kind)

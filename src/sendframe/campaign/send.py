@@ -202,10 +202,9 @@ def send_campaign(
     journal, owned = _open_ledger(ledger)
     try:
         journal.bind(spec.identity())
-        skip = ["accepted", "rejected"] + ([] if resend_unknown else ["unknown"])
-        known = journal.lookup(spec.keys, spec.recipients)["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
-        pending = (~known).nonzero()[0].tolist()
-        batches = plan_batches(spec, pending, batch_size=batch_size, first_batch=journal.next_batch(), parts=parts)
+        first_batch = journal.next_batch()
+        pending = _pending(journal, spec, resend_unknown) if first_batch > 1 else range(len(spec.keys))
+        batches = plan_batches(spec, pending, batch_size=batch_size, first_batch=first_batch, parts=parts)
         if batches:
             auth_failure = _send(spec, batches, config, journal, concurrency=concurrency,
                                  requests_per_second=requests_per_second, parts_per_second=parts_per_second,
@@ -223,6 +222,13 @@ def send_campaign(
                       "check them in the service before sending again with resend_unknown=True (that may send twice).",
                       SendframeWarning, stacklevel=user_stacklevel())
     return result
+
+
+def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> list[int]:
+    """Positions of the rows the ledger has no answer for (nor an unknown outcome, unless re-sending those)."""
+    skip = ["accepted", "rejected"] + ([] if resend_unknown else ["unknown"])
+    done = journal.lookup(spec.keys, spec.recipients)["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
+    return (~done).nonzero()[0].tolist()  # type: ignore[no-any-return]
 
 
 def _send(spec: CampaignSpec, batches: list[Batch], config: WireConfig, journal: Ledger, *, concurrency: int,
