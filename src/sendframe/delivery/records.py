@@ -285,8 +285,7 @@ def _custom_fields(bodies: list[bytes], offsets: list[int]) -> pa.StructArray | 
     """Each record's customFields, one text column per name in order of first appearance (None when no
     answer has any). pyarrow finds the names but guesses types (a date-like text becomes a timestamp), so
     when it guessed anything but text the answers are read again with every name declared text."""
-    if not any(body.count(_NO_CUSTOM_FIELDS) != offsets[index + 1] - offsets[index] and _SOME_CUSTOM_FIELDS.search(body)
-               for index, body in enumerate(bodies)):  # the count is the usual compact answer, quicker than the search
+    if not any(_has_custom_fields(body, offsets[index + 1] - offsets[index]) for index, body in enumerate(bodies)):
         return None
     # one block: a single guess for the whole answer set, never two that disagree
     custom = _read_data(bodies, _CUSTOM_GUESS, "infer", one_block=True).flatten().field("customFields")
@@ -295,6 +294,11 @@ def _custom_fields(bodies: list[bytes], offsets: list[int]) -> pa.StructArray | 
         schema = pa.schema([("data", pa.list_(pa.struct([("customFields", texts)])))])
         custom = _read_data(bodies, schema, "ignore").flatten().field("customFields")
     return custom
+
+
+def _has_custom_fields(body: bytes, records: int) -> bool:
+    # the count recognises the usual compact answer without any, and is quicker than the search
+    return body.count(_NO_CUSTOM_FIELDS) != records and _SOME_CUSTOM_FIELDS.search(body) is not None
 
 
 def _messages_frame(records: pa.StructArray, custom: pa.StructArray | None) -> pd.DataFrame:
