@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from sendframe.api.client import Client
+from sendframe.api.client import AsyncClient, Client
 from sendframe.api.errors import ApiError, InputError
 from sendframe.delivery.records import EVENT_COLUMNS, MESSAGE_COLUMNS, fetch_records, read_lookup_answers
 from tests.conftest import FAST_RETRY
@@ -166,6 +166,15 @@ def test_many_ids_across_chunks_and_threads_come_back_in_request_order(sent):
     assert (records.messages["custom_id"] == "own").all()
     assert set(records.events["id"]) <= set(ids)  # the real clock: some messages may have no event yet
     assert records.events["date"].notna().all()
+
+
+def test_the_given_client_only_lends_its_configuration_so_a_closed_or_async_one_works(sb, sent):
+    _, ids = sent
+    closed = Client(sb.base_url, sb.username, sb.api_password)
+    closed.close()
+    assert fetch_records(ids[:5], client=closed).messages["id"].tolist() == ids[:5]
+    asynchronous = AsyncClient(sb.base_url, sb.username, sb.api_password)
+    assert fetch_records(ids[:5], client=asynchronous).messages["id"].tolist() == ids[:5]
 
 
 def test_only_unknown_ids_are_reported_not_raised(sent):
