@@ -311,8 +311,11 @@ class _LeanSendResponse(TypedDict):
 @functools.cache
 def _lean_send_response() -> Any:
     from pydantic import TypeAdapter
+    from pydantic_core import CoreConfig, SchemaValidator
 
-    return TypeAdapter(_LeanSendResponse)
+    # pydantic caches JSON strings by default; an answer's values (ids, numbers) are all different, so only
+    # its keys are worth caching: a third faster
+    return SchemaValidator(TypeAdapter(_LeanSendResponse).core_schema, CoreConfig(cache_strings="keys"))
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ the process dies:
   :meth:`Ledger.unknown_rows` and only sent again when the analyst asks (``resend_unknown=True``).
 
 A batch is one row of the ``batches`` table: its rows' keys and recipients are JSON arrays, and its
-answer is JSON arrays of the result items' fields in request order (one write per intent and one per
-answer, however big the batch). The ``rows`` view spreads them out one row per recipient, for
+answer is JSON arrays of the result items' fields in request order, ``null`` for a field no item has
+(one write per intent and one per answer, however big the batch). The ``rows`` view spreads them out one row per recipient, for
 anyone reading the file with SQL.
 
     >>> ledger = Ledger(":memory:")
@@ -123,10 +123,14 @@ def _now() -> str:
 
 
 def _answer_json(answer: Any) -> tuple[Any, Any, str]:
-    """(campaign id, sending id, the answer's columns as the JSON kept in the batch row)."""
+    """(campaign id, sending id, the answer's columns as the JSON kept in the batch row).
+
+    A column without any value (no errors, no schedule: the usual answer) is kept as one ``null``.
+    """
     columns = send_answer(answer)  # a SendResponse or wire dict is read through the same rules
+    kept = {key: getattr(columns, column) for key, column in ANSWER_FIELDS}
     return columns.campaign_id, columns.sending_id, _json_text(
-        {key: getattr(columns, column) for key, column in ANSWER_FIELDS})
+        {key: values if values.count(None) < len(values) else None for key, values in kept.items()})
 
 
 def _fit(values: list[Any] | None, n: int) -> list[Any]:
