@@ -18,6 +18,8 @@ classes of :mod:`sendframe.api.errors`; a send whose fate is unknown raises
 from __future__ import annotations
 
 import asyncio
+import functools
+import ssl
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -84,6 +86,12 @@ class _Base:
 _POOL_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default verification (certifi's authorities), built once: it takes tens of milliseconds."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
 class Client(_Base):
     """Synchronous client of the messaging API.
 
@@ -97,7 +105,7 @@ class Client(_Base):
                  api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
                  retry: RetryPolicy | None = None, config: WireConfig | None = None) -> None:
         super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
-        self._transport = httpx.HTTPTransport(limits=_POOL_LIMITS, trust_env=False)
+        self._transport = httpx.HTTPTransport(verify=_ssl_context(), limits=_POOL_LIMITS, trust_env=False)
         self._http = httpx.Client(transport=self._transport, **self._http_options())
 
     def __enter__(self) -> Client:
@@ -200,7 +208,7 @@ class AsyncClient(_Base):
                  retry: RetryPolicy | None = None, config: WireConfig | None = None,
                  limits: httpx.Limits | None = None) -> None:
         super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
-        self._transport = httpx.AsyncHTTPTransport(limits=limits or _POOL_LIMITS, trust_env=False)
+        self._transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), limits=limits or _POOL_LIMITS, trust_env=False)
         self._http = httpx.AsyncClient(transport=self._transport, **self._http_options())
 
     async def __aenter__(self) -> AsyncClient:
