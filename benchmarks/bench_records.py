@@ -1,4 +1,4 @@
-"""Fetch message records: fetch_records (100 ids per GET, 8 at once) vs one request per id.
+"""Fetch message records: fetch_records (up to 100 ids per GET, URLs kept short, 8 at once) vs one request per id.
 
     python benchmarks/bench_records.py            # sandbox seeded with 100,000 messages
     python benchmarks/bench_records.py --quick    # 2,000 messages, smoke run
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     scaled = f" (timed on {len(naive_ids):,} ids, extrapolated)" if len(naive_ids) < len(ids) else ""
     print(f"messages seeded: {len(ids):,} in {seeding:.1f} s")
-    print(f"fetch_records (100 per GET, 8 concurrent): {fast:8.2f} s  {len(ids) / fast:10,.0f} records/s; events: {len(records.events):,}")
+    print(f"fetch_records (<=100 ids per GET, 8 concurrent): {fast:8.2f} s  {len(ids) / fast:10,.0f} records/s; events: {len(records.events):,}")
     print(f"one GET per id:                            {slow:8.2f} s  {len(ids) / slow:10,.0f} records/s{scaled}")
     print(f"ratio: {slow / fast:.1f}x")
     return 0
