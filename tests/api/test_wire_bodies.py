@@ -88,9 +88,13 @@ def _answer_to(call: wire.Call, response: httpx.Response) -> object:
 
 
 def test_an_unreadable_answer_to_a_send_is_an_unknown_outcome_but_to_a_lookup_an_error():
+    send = wire.send_call("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"}, columns=True)
     garbled = httpx.Response(202, content=b'{"campaignId": 1, "result": [')
     with pytest.raises(UnknownOutcomeError, match="could not be read.*Check before sending again"):
-        _answer_to(wire.send_call("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"}, columns=True), garbled)
+        _answer_to(send, garbled)
+    no_recipient = httpx.Response(207, json={"campaignId": 1, "sendingId": 2, "result": [{"accepted": True}]})
+    with pytest.raises(UnknownOutcomeError, match=r"could not be read \(result\.0\.to: Field required\)"):
+        _answer_to(send, no_recipient)
     with pytest.raises(ApiError) as raised:
         _answer_to(wire.lookup_call(["a1"]), httpx.Response(200, content=b"[oops"))
     assert not isinstance(raised.value, UnknownOutcomeError)

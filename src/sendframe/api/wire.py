@@ -435,6 +435,19 @@ def otp_call(to: str, code: str, app_id: str = "") -> Call:
     return Call("POST", "/api/rest/otp/check", {"to": to, "code": code, "appId": app_id}, _parse_otp, "OTP check")
 
 
+def _first_problem(exc: ValueError) -> str:
+    """Where and what the first problem of an unreadable answer is (pydantic's field path when it has one).
+
+        >>> _first_problem(ValueError("Expecting value"))
+        'ValueError: Expecting value'
+    """
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and errors():
+        first = errors()[0]
+        return f"{'.'.join(map(str, first['loc'])) or 'the body'}: {first['msg']}"
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+
+
 def exchange(call: Call, policy: RetryPolicy) -> Generator[Send | Sleep, Any, Any]:
     """Drive one call through retries; yields steps, returns the parsed answer or raises.
 
@@ -468,7 +481,7 @@ def exchange(call: Call, policy: RetryPolicy) -> Generator[Send | Sleep, Any, An
         try:
             return call.parse(response)
         except ValueError as exc:  # pydantic.ValidationError and JSONDecodeError are ValueErrors
-            problem = f"{call.what}: the answer could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]})"
+            problem = f"{call.what}: the answer could not be read ({_first_problem(exc)})"
             if not is_idempotent(call.method):  # the service took the send: which recipients it accepted is unknown
                 raise UnknownOutcomeError(response.status_code, f"{problem}. Check before sending again.",
                                           response.status_code) from None
