@@ -1,8 +1,9 @@
 """The ledger: a SQLite journal that makes a campaign resumable without sending anything twice.
 
 Before a batch is POSTed its *intent* is committed (which rows, which recipients, a fingerprint
-of the request) with ``synchronous=FULL``; after the answer its *result* is committed. So, whenever
-the process dies:
+of the request) with ``synchronous=FULL``, on disk before the request leaves; after the answer its
+*result* is committed with ``synchronous=NORMAL`` (it survives the process being killed; a power cut
+could lose it, and then the rows are only *unknown*, never sent twice). So, whenever the process dies:
 
 - no intent for a row: it was never sent, and the next run sends it;
 - an intent with a result: the next run skips it and returns the stored result;
@@ -172,7 +173,7 @@ def _typed_frame(columns: dict[str, list[Any]], positions: list[int | None] | No
 
 
 class Ledger:
-    """A campaign's journal in one SQLite file (WAL, ``synchronous=FULL``). Thread-safe.
+    """A campaign's journal in one SQLite file (WAL; intents ``synchronous=FULL``). Thread-safe.
 
         >>> with Ledger(":memory:") as ledger:
         ...     ledger.unknown_rows().empty
@@ -183,6 +184,7 @@ class Ledger:
         self.path = os.fspath(path)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
+        self._durable = True
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
@@ -241,9 +243,15 @@ class Ledger:
         with self._lock:
             self._db.close()
 
-    def _write(self, work: Any, *args: Any) -> None:
-        """Run ``work(*args)`` (statements on ``self._db``) in one transaction: committed together or not at all."""
+    def _write(self, work: Any, *args: Any, durable: bool = True) -> None:
+        """Run ``work(*args)`` (statements on ``self._db``) in one transaction: committed together or not at all.
+
+        ``durable``: the commit waits until it is on disk (``synchronous=FULL``); otherwise it survives the
+        process dying but not a power cut (``NORMAL``), which is enough for what only turns unknown into known."""
         with self._lock:
+            if durable != self._durable:
+                self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+                self._durable = durable
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 work(*args)
@@ -252,8 +260,8 @@ class Ledger:
                 raise
             self._db.execute("COMMIT")
 
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        self._write(self._db.execute, sql, params)
+    def _execute(self, sql: str, params: Sequence[Any] = (), *, durable: bool = True) -> None:
+        self._write(self._db.execute, sql, params, durable=durable)
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -315,7 +323,7 @@ class Ledger:
         """
         campaign_id, sending_id, columns = _answer_json(answer)
         self._execute("UPDATE batches SET state='done', http_status=?, campaign_id=?, sending_id=?, result_at=?, answer=? "
-                      "WHERE batch=?", (http_status, campaign_id, sending_id, _now(), columns, batch))
+                      "WHERE batch=?", (http_status, campaign_id, sending_id, _now(), columns, batch), durable=False)
 
     def record_failure(self, batch: int, state: str, code: int | None, description: str,
                        http_status: int | None = None) -> None:
@@ -331,7 +339,7 @@ class Ledger:
         # a whole-request rejection drops any answer: every row is rejected with the batch's error
         answer = "answer" if state != "done" else "NULL"
         self._execute(f"UPDATE batches SET state=?, http_status=?, error_code=?, error_description=?, result_at=?, "
-                      f"answer={answer} WHERE batch=?", (state, http_status, code, description, _now(), batch))
+                      f"answer={answer} WHERE batch=?", (state, http_status, code, description, _now(), batch), durable=False)
 
     # ------------------------------------------------------------------ reading
 

@@ -86,23 +86,26 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
                 await parts_bucket.acquire(batch.parts)
             if stop.is_set():
                 return
-            ledger.record_intent(batch.number, batch.fingerprint, [(keys[i], recipients[i]) for i in batch.positions])
+            # the ledger's commits wait for the disk: in a thread, so other batches' answers keep flowing meanwhile
+            await asyncio.to_thread(ledger.record_intent, batch.number, batch.fingerprint,
+                                    [(keys[i], recipients[i]) for i in batch.positions])
             try:
                 answer = await client.send_columns(channel, batch.encoded)
             except UnknownOutcomeError as exc:
-                ledger.record_failure(batch.number, "unknown", exc.code, exc.description, exc.status)
+                await asyncio.to_thread(ledger.record_failure, batch.number, "unknown", exc.code, exc.description, exc.status)
             except AuthenticationError as exc:  # nothing processed; no point sending the rest
-                ledger.record_failure(batch.number, "not_sent", exc.code, exc.description, exc.status)
-                auth_failure.append(exc)
                 stop.set()
+                auth_failure.append(exc)
+                await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code, exc.description, exc.status)
             except NotSentError as exc:
-                ledger.record_failure(batch.number, "not_sent", exc.code,
-                                      f"{exc.description} Nothing was sent; run again with the same ledger to retry.", exc.status)
+                await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code,
+                                        f"{exc.description} Nothing was sent; run again with the same ledger to retry.",
+                                        exc.status)
             except ApiError as exc:
                 state = "done" if exc.status == 400 else "not_sent"  # 400: rejected as a whole; 413 etc.: not processed
-                ledger.record_failure(batch.number, state, exc.code, exc.description, exc.status)
+                await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description, exc.status)
             else:
-                ledger.record_answer(batch.number, answer)
+                await asyncio.to_thread(ledger.record_answer, batch.number, answer)
             progress.update(len(batch.positions))
 
     channel, keys, recipients = spec.channel, spec.keys, spec.recipients
