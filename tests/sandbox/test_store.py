@@ -15,7 +15,7 @@ def test_a_database_of_an_older_layout_is_refused_with_a_plain_message(tmp_path)
     old.execute("CREATE TABLE messages (id TEXT PRIMARY KEY, account TEXT, channel TEXT)")
     old.commit()
     old.close()
-    with pytest.raises(ConfigurationError, match="another version of sendframe.*new --db file"):
+    with pytest.raises(ConfigurationError, match=r"old.sqlite was written by another version of sendframe.*new --db file"):
         store.create_schema(store.connect(str(path)))
 
 

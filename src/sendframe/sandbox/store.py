@@ -110,8 +110,10 @@ def create_schema(db: sqlite3.Connection, extra: Iterable[str | Sequence[str]] =
     if version != SCHEMA_VERSION and db.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages'").fetchone():
         from sendframe.api.errors import ConfigurationError
 
-        raise ConfigurationError(f"This sandbox database was written by another version of sendframe (layout {version}, "
-                                 f"this one reads layout {SCHEMA_VERSION}); start the sandbox with a new --db file.")
+        where = db.execute("PRAGMA database_list").fetchone()[2] or "this database"
+        raise ConfigurationError(f"The sandbox database {where} was written by another version of sendframe (layout "
+                                 f"{version}, this one reads layout {SCHEMA_VERSION}); delete it or start the sandbox "
+                                 "with a new --db file.")
     with db:
         for statement in [*SCHEMA, *_flatten(extra)]:
             db.execute(statement)
