@@ -12,6 +12,8 @@ Rules (``otpConfig`` of the spec, docs/api-notes.md "Other endpoints" and "OTP c
 - a code is consumed by its first valid check; ``maxAttempts`` wrong tries block it;
 - alphanumeric codes use ``A-Z`` and ``0-9`` and are checked without regard to case.
 
+    >>> from sendframe.sandbox.state import SandboxState
+    >>> state = SandboxState.create(clock="manual")
     >>> code = issue_code(state, account="demo", to="447700900123", config={"length": 6})
     >>> check_code(state, account="demo", to="447700900123", code=code, app_id="")
     {'valid': True, 'status': 'valid', 'attemptsLeft': 0}
@@ -126,8 +128,11 @@ def issue_code(state: Any, *, account: str, to: str, config: Mapping[str, Any] |
     The refusal only happens with ``rejectIfPendingCode``; otherwise a pending code of the same
     (account, recipient, appId) is replaced and can no longer be checked.
 
-    >>> issue_code(state, account="demo", to="ana@example.com", config={"alpha": True, "length": 8})
-    'Q7K2M9XA'
+    >>> from sendframe.sandbox.state import SandboxState
+    >>> state = SandboxState.create(clock="manual")
+    >>> code = issue_code(state, account="demo", to="ana@example.com", config={"alpha": True, "length": 8})
+    >>> len(code), code.isalnum() and code.isupper() or code.isdigit()
+    (8, True)
     """
     cfg = otp_config(config)
     now = _now(state)
@@ -177,7 +182,10 @@ def check_code(state: Any, *, account: str, to: str, code: str, app_id: str = ""
     remain), ``expired``, ``blocked`` (``maxAttempts`` wrong tries used up) or ``not_found`` (no code was
     issued, or it was already consumed or replaced). Only a wrong try on a pending code uses an attempt.
 
-    >>> check_code(state, account="demo", to="447700900123", code="0000", app_id="")
+    >>> from sendframe.sandbox.state import SandboxState
+    >>> state = SandboxState.create(clock="manual")
+    >>> _ = issue_code(state, account="demo", to="447700900123", config={"length": 6, "maxAttempts": 3})
+    >>> check_code(state, account="demo", to="447700900123", code="x", app_id="")
     {'valid': False, 'status': 'invalid', 'attemptsLeft': 2}
     """
     now = _now(state)

@@ -7,7 +7,7 @@ encoding and per question (which characters are foreign, which cost two units).
 
     >>> stats = scan_text(pa.array(["Olá", "5€", "😀", None]))
     >>> stats.units.tolist()
-    [[3, 3, 1, 0], [3, 3, 1, 0], [3, 2, 2, 0]]
+    [[3, 3, 1, 0], [4, 3, 1, 0], [3, 2, 2, 0]]
     >>> [encoding_rank(f) for f in stats.flags.tolist()]
     [1, 0, 2, 0]
 """
