@@ -23,6 +23,7 @@ Series of text and are vectorised with pyarrow compute.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -198,6 +199,25 @@ def foreign_arrow(arr: pa.Array, encoding: str) -> pa.Array:
     return pc.match_substring_regex(arr, _ARROW_FOREIGN[encoding])
 
 
+def int_series_by_encoding(series: pd.Series, encoding: str | pd.Series,
+                           compute: Callable[[pa.Array, str], tuple[np.ndarray, np.ndarray]]) -> pd.Series:
+    """An ``Int64`` Series from ``compute(texts, encoding_name) -> (values, missing)``, run once per encoding
+    on that encoding's rows (``encoding`` is one name or a Series of names aligned on ``series``).
+
+    >>> int_series_by_encoding(pd.Series(["ab", None]), "gsm",
+    ...                        lambda arr, name: (pc.utf8_length(arr).fill_null(0).to_numpy(), arr.is_null().to_numpy(zero_copy_only=False))).tolist()
+    [2, <NA>]
+    """
+    arr = series_to_arrow(series)
+    values = np.zeros(len(arr), dtype=np.int64)
+    missing = np.ones(len(arr), dtype=bool)
+    for name, positions in _encoding_groups(encoding, series.index):
+        sub = arr if positions is None else arr.take(positions)
+        where = slice(None) if positions is None else positions
+        values[where], missing[where] = compute(sub, name)
+    return int_series(values, missing, series.index, series.name)
+
+
 def message_units_series(series: pd.Series, encoding: str | pd.Series = "gsm") -> pd.Series:
     """Vectorised :func:`message_units`: an ``Int64`` Series (missing text -> <NA>).
 
@@ -206,16 +226,11 @@ def message_units_series(series: pd.Series, encoding: str | pd.Series = "gsm") -
     >>> message_units_series(pd.Series(["a€", "b"])).tolist()
     [3, 1]
     """
-    arr = series_to_arrow(series)
-    values = np.zeros(len(arr), dtype=np.int64)
-    missing = np.ones(len(arr), dtype=bool)
-    for name, positions in _encoding_groups(encoding, series.index):
-        sub = arr if positions is None else arr.take(positions)
-        units = units_arrow(sub, name)
-        where = slice(None) if positions is None else positions
-        values[where] = units.fill_null(0).to_numpy(zero_copy_only=False)
-        missing[where] = units.is_null().to_numpy(zero_copy_only=False)
-    return int_series(values, missing, series.index, series.name)
+    def units(sub: pa.Array, name: str) -> tuple[np.ndarray, np.ndarray]:
+        counted = units_arrow(sub, name)
+        return counted.fill_null(0).to_numpy(zero_copy_only=False), counted.is_null().to_numpy(zero_copy_only=False)
+
+    return int_series_by_encoding(series, encoding, units)
 
 
 def cheapest_encoding_series(series: pd.Series) -> pd.Series:

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from sendframe.text._arrow import int_series, series_to_arrow
 from sendframe.text.encodings import (
-    _encoding_groups,
     char_units,
     check_encoding,
     has_double_arrow,
+    int_series_by_encoding,
     message_units,
     units_arrow,
 )
@@ -120,11 +120,7 @@ def sms_parts_series(series: pd.Series, encoding: str | pd.Series = "gsm") -> pd
     >>> sms_parts_series(pd.Series(["hi", "a" * 161, None])).tolist()
     [1, 2, <NA>]
     """
-    arr = series_to_arrow(series)
-    values = np.zeros(len(arr), dtype=np.int64)
-    missing = np.ones(len(arr), dtype=bool)
-    for name, positions in _encoding_groups(encoding, series.index):
-        sub = arr if positions is None else arr.take(positions)
+    def parts_of(sub: pa.Array, name: str) -> tuple[np.ndarray, np.ndarray]:
         units = units_arrow(sub, name)
         unit_values = units.fill_null(0).to_numpy(zero_copy_only=False)
         parts = parts_from_units(unit_values, name)
@@ -135,7 +131,6 @@ def sms_parts_series(series: pd.Series, encoding: str | pd.Series = "gsm") -> pd
             has_pair = has_double_arrow(candidates, name).fill_null(False).to_numpy(zero_copy_only=False)
             exact = risky[has_pair]
             parts[exact] = [sms_parts(t, name) for t in candidates.filter(has_pair).to_pylist()]
-        where = slice(None) if positions is None else positions
-        values[where] = parts
-        missing[where] = units.is_null().to_numpy(zero_copy_only=False)
-    return int_series(values, missing, series.index, series.name)
+        return parts, units.is_null().to_numpy(zero_copy_only=False)
+
+    return int_series_by_encoding(series, encoding, parts_of)
