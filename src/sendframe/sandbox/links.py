@@ -27,6 +27,7 @@ import html
 import secrets
 import sqlite3
 import string
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -229,56 +230,54 @@ def _lookup(state: Any, kind: str, token: str, length: int) -> tuple[Any, ...] |
     ).fetchone()
 
 
-def _record(state: Any, request: Request, message_id: str | None, event: str, flag: str | None) -> None:
-    """Add one event of ``message_id`` (User-Agent parsed) and set the message's flag column."""
+def _event(state: Any, request: Request, message_id: str | None, event: str) -> tuple[Any, ...]:
+    """The ``events`` row of a visit now: the User-Agent's mobile flag, browser and OS."""
     from sendframe.sandbox.useragent import parse_user_agent
 
     is_mobile, browser, os_name = parse_user_agent(request.headers.get("user-agent", ""))
-    with state.db:
-        state.db.execute(
-            "INSERT INTO events(message_id, type, date, is_mobile, browser, os) VALUES (?, ?, ?, ?, ?, ?)",
-            (message_id, event, _now_text(state), int(bool(is_mobile)), browser or "", os_name or ""),
-        )
-        if flag is not None:
-            state.db.execute(f"UPDATE messages SET {flag} = 1 WHERE id = ?", (message_id,))
+    return (message_id, event, _now_text(state), int(bool(is_mobile)), browser or "", os_name or "")
 
 
-async def short_link_page(request: Request) -> Response:
-    """``GET /s/<code>``: 302 to the original URL, recording a ``clicked`` event."""
-    state = request.app.state.sandbox
-    row = _lookup(state, "short", request.path_params["code"], SHORT_CODE_LENGTH)
-    if row is None:
-        return _not_found()
-    if request.method != "HEAD":
-        _record(state, request, row[1], "clicked", "is_clicked")
-    return RedirectResponse(row[4], status_code=302, headers=_NO_STORE)
+_INSERT_EVENT = "INSERT INTO events(message_id, type, date, is_mobile, browser, os) VALUES (?, ?, ?, ?, ?, ?)"
 
 
-async def landing_page(request: Request) -> Response:
-    """``GET /l/<token>``: the stored landing page, recording a ``clicked`` event.
+def _tracked_page(kind: str, param: str, length: int, event: str, flag: str,
+                  answer: Callable[[tuple[Any, ...]], Response], doc: str) -> Callable[[Request], Awaitable[Response]]:
+    """A page behind a token of ``kind``: 404 for an unknown token; otherwise, unless the request is a
+    ``HEAD``, one ``event`` of the message with its ``flag`` column set; then ``answer(row)``."""
 
-    The page is the customer's own HTML; it is served under a ``sandbox`` Content-Security-Policy
-    (scripts run in an opaque origin), since it shares its origin with the sandbox's API.
-    """
-    state = request.app.state.sandbox
-    row = _lookup(state, "landing", request.path_params["token"], LONG_TOKEN_LENGTH)
-    if row is None:
-        return _not_found()
-    if request.method != "HEAD":
-        _record(state, request, row[1], "clicked", "is_clicked")
-    headers = {**_NO_STORE, "Content-Security-Policy": "sandbox allow-scripts allow-forms allow-popups"}
-    return HTMLResponse(row[5] or "", headers=headers)
+    async def page(request: Request) -> Response:
+        state = request.app.state.sandbox
+        row = _lookup(state, kind, request.path_params[param], length)
+        if row is None:
+            return _not_found()
+        if request.method != "HEAD":
+            with state.db:
+                state.db.execute(_INSERT_EVENT, _event(state, request, row[1], event))
+                state.db.execute(f"UPDATE messages SET {flag} = 1 WHERE id = ?", (row[1],))
+        return answer(row)
+
+    page.__doc__ = doc
+    return page
 
 
-async def open_pixel_image(request: Request) -> Response:
-    """``GET /o/<token>.gif``: a 1x1 transparent GIF, recording an ``opened`` event."""
-    state = request.app.state.sandbox
-    row = _lookup(state, "pixel", request.path_params["token"], LONG_TOKEN_LENGTH)
-    if row is None:
-        return _not_found()
-    if request.method != "HEAD":
-        _record(state, request, row[1], "opened", "is_opened")
-    return Response(PIXEL_GIF, media_type="image/gif", headers=_NO_STORE)
+short_link_page = _tracked_page(
+    "short", "code", SHORT_CODE_LENGTH, "clicked", "is_clicked",
+    lambda row: RedirectResponse(row[4], status_code=302, headers=_NO_STORE),
+    "``GET /s/<code>``: 302 to the original URL, recording a ``clicked`` event.")
+
+# The landing page is the customer's own HTML; it is served under a ``sandbox`` Content-Security-Policy
+# (scripts run in an opaque origin), since it shares its origin with the sandbox's API.
+_LANDING_HEADERS = {**_NO_STORE, "Content-Security-Policy": "sandbox allow-scripts allow-forms allow-popups"}
+landing_page = _tracked_page(
+    "landing", "token", LONG_TOKEN_LENGTH, "clicked", "is_clicked",
+    lambda row: HTMLResponse(row[5] or "", headers=_LANDING_HEADERS),
+    "``GET /l/<token>``: the stored landing page (under a sandboxing CSP), recording a ``clicked`` event.")
+
+open_pixel_image = _tracked_page(
+    "pixel", "token", LONG_TOKEN_LENGTH, "opened", "is_opened",
+    lambda row: Response(PIXEL_GIF, media_type="image/gif", headers=_NO_STORE),
+    "``GET /o/<token>.gif``: a 1x1 transparent GIF, recording an ``opened`` event.")
 
 
 def _unsubscribe_form(token: str, recipient: str) -> str:
@@ -305,20 +304,14 @@ async def unsubscribe_page(request: Request) -> Response:
         f"<strong>{html.escape(recipient)}</strong>.</p>"
     )
     if request.method == "POST":
-        from sendframe.sandbox.useragent import parse_user_agent
-
-        is_mobile, browser, os_name = parse_user_agent(request.headers.get("user-agent", ""))
-        now = _now_text(state)
+        visit = _event(state, request, message_id, "unsubscribed")
         with state.db:
             added = state.db.execute(
                 "INSERT OR IGNORE INTO unsubscribes(account, recipient, message_id, date) VALUES (?, ?, ?, ?)",
-                (account, recipient, message_id, now),
+                (account, recipient, message_id, visit[2]),
             ).rowcount
             if added:
-                state.db.execute(
-                    "INSERT INTO events(message_id, type, date, is_mobile, browser, os) VALUES (?, ?, ?, ?, ?, ?)",
-                    (message_id, "unsubscribed", now, int(bool(is_mobile)), browser or "", os_name or ""),
-                )
+                state.db.execute(_INSERT_EVENT, visit)
         return _page("Unsubscribed", done)
     if is_unsubscribed(state, account=account, recipient=recipient):
         return _page("Unsubscribed", done)
