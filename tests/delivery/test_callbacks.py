@@ -223,3 +223,33 @@ def test_retried_lines_keep_their_short_values_in_the_kept_rows(tmp_path):
     frame = read_callbacks(log, "https://x/dlr?mid=%i&st=%s&n=%n")
     assert frame["id"].tolist() == ["m1", "m2", "m1"] and frame["status"].tolist() == ["ACCEPTD", "EXPIRED", "DELIVRD"]
     assert frame["part"].tolist() == [1, 2, 1] and frame.attrs["duplicates_dropped"] == 1
+
+
+def test_a_compressed_access_log_reads_like_the_plain_one(tmp_path):
+    import gzip
+
+    url = "https://x/dlr?mid=%i&st=%s&ref=crm"
+    text = access_line("mid=m1&st=DELIVRD&ref=a") + access_line("mid=m2&st=ACCEPTD&ref=b") + "junk\n"
+    plain, packed = tmp_path / "access.log", tmp_path / "access.log.1.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    expected, frame = read_callbacks(plain, url), read_callbacks(packed, url)
+    pd.testing.assert_frame_equal(frame, expected)
+    assert frame["id"].tolist() == ["m1", "m2"] and frame.attrs["junk_lines"] == 1
+
+
+def test_bytes_that_are_not_utf8_spoil_only_their_own_line(tmp_path):
+    log = tmp_path / "access.log"
+    log.write_bytes(access_line("mid=m1&st=DELIVRD&ref=caf\xe9").encode("latin-1")
+                    + access_line("mid=m2&st=ACCEPTD&ref=ok").encode())
+    frame = read_callbacks(log, "https://x/dlr?mid=%i&st=%s&ref=crm")
+    assert frame["id"].tolist() == ["m1", "m2"]
+    assert frame["ref"].tolist() == ["caf\ufffd", "ok"]
+
+
+def test_empty_lines_are_not_junk_and_junk_is_shown_without_its_line_break(tmp_path):
+    log = tmp_path / "access.log"
+    log.write_bytes(b"\r\n" + access_line("mid=m1&st=DELIVRD").replace("\n", "\r\n").encode() + b"\n\nnot a request\r\n")
+    frame = read_callbacks(log, "https://x/dlr?mid=%i&st=%s")
+    assert frame["id"].tolist() == ["m1"]
+    assert frame.attrs["junk_lines"] == 1 and frame.attrs["junk_examples"] == ["not a request"]

@@ -18,19 +18,18 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
-from pathlib import Path
 from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pa_csv
 
 from sendframe.api.errors import InputError
 from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, FINAL_STATUSES, STATUSES
 from sendframe.delivery.logformat import (
-    Requests, byte_at, encoded, items_by_name, locate_requests, regular_items, repeated, short_keys, span_texts,
+    Requests, byte_at, encoded, items_by_name, locate_requests, read_lines, regular_items, repeated, short_keys,
+    span_texts,
 )
 
 # the columns every callback frame has, in this order; the analyst's own parameters follow, then received_at
@@ -92,46 +91,18 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     >>> frame = read_callbacks("access.log", "https://shop.example/dlr?mid=%i&st=%s&ref=crm")  # doctest: +SKIP
     >>> frame[["id", "status", "ref"]]  # doctest: +SKIP
     """
-    lines, unreadable = _read_lines(Path(path))
+    lines = read_lines(path)
     if notification_url is not None:
         mapping, own = mapping_from_url(notification_url)
         wanted_path: str | None = urlsplit(notification_url).path or "/"
         order = [name for name, _ in parse_qsl(urlsplit(notification_url).query, keep_blank_values=True)]
     else:
-        templates = pc.filter(lines, pc.starts_with(lines, PARAMS_LINE_PREFIX)).to_pylist()
+        templates = [line.rstrip("\r\n") for line in pc.filter(lines, pc.starts_with(lines, PARAMS_LINE_PREFIX)).to_pylist()]
         mapping, own, order = dict(RECEIVER_MAPPING), _own_params_of_receiver_log(templates), []
         if templates:
             order = [name for name, _ in parse_qsl(templates[-1][len(PARAMS_LINE_PREFIX):], keep_blank_values=True)]
         wanted_path = None
-    frame = parse_lines(lines, mapping, own, wanted_path, order=order)
-    frame.attrs["junk_lines"] += len(unreadable)
-    frame.attrs["junk_examples"] = (unreadable + frame.attrs["junk_examples"])[:JUNK_EXAMPLES]
-    return frame
-
-
-def _read_lines(path: Path) -> tuple[pa.Array, list[str]]:
-    """Every line of the file as a pyarrow string array (fast CSV reader; Python fallback)."""
-    if path.stat().st_size == 0:
-        return pa.array([], type=pa.string()), []
-    unreadable: list[str] = []
-
-    def skip(row: object) -> str:
-        unreadable.append(str(getattr(row, "text", row))[:200])
-        return "skip"
-
-    try:
-        table = pa_csv.read_csv(
-            path,
-            read_options=pa_csv.ReadOptions(column_names=["line"]),
-            parse_options=pa_csv.ParseOptions(
-                delimiter="\x01", quote_char=False, escape_char=False, ignore_empty_lines=True, invalid_row_handler=skip
-            ),
-            convert_options=pa_csv.ConvertOptions(column_types={"line": pa.string()}, strings_can_be_null=False),
-        )
-        return table.column("line").combine_chunks(), unreadable
-    except (pa.ArrowInvalid, UnicodeDecodeError):  # invalid UTF-8 somewhere: decode with replacement
-        text = path.read_bytes().decode("utf-8", errors="replace")
-        return pa.array([line for line in text.splitlines() if line], type=pa.string()), []
+    return parse_lines(lines, mapping, own, wanted_path, order=order)
 
 
 def _own_params_of_receiver_log(templates: list[str]) -> list[str]:
@@ -166,7 +137,7 @@ def parse_lines(
     key_order = [k for k in (order or []) if k in wanted] + [k for k in keys if k not in (order or [])]
     found = locate_requests(lines, order or key_order, wanted_path)
     raw = np.frombuffer(found.data, dtype=np.uint8)
-    counted = ~lines.is_null().to_numpy(zero_copy_only=False) if lines.null_count else np.ones(n, bool)
+    counted = found.line_end > found.line_start  # empty lines and nulls are nothing, not junk
     is_comment = (found.line_end > found.line_start) & (byte_at(raw, found.line_start) == ord("#"))
     other = found.other
     has_query = found.query_start >= 0
@@ -221,7 +192,8 @@ def parse_lines(
         frame[name] = series
     junk_count = int(junk.sum())
     frame.attrs["junk_lines"] = junk_count
-    frame.attrs["junk_examples"] = lines.take(np.flatnonzero(junk)[:JUNK_EXAMPLES]).to_pylist() if junk_count else []
+    examples = lines.take(np.flatnonzero(junk)[:JUNK_EXAMPLES]).to_pylist() if junk_count else []
+    frame.attrs["junk_examples"] = [line.rstrip("\r\n") for line in examples]
     frame.attrs["duplicates_dropped"] = duplicates
     frame.attrs["other_requests"] = int(other.sum())
     return frame

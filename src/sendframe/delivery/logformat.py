@@ -40,6 +40,7 @@ _USUAL_ACCESS_LINE = (
     r'^[^\s&?\[]+ [^\s&?\[]+ [^\s&?\[]+ \[\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "(?:GET|HEAD|POST) '
     r'[^?"& ]*\?[^" ]* HTTP/[0-9.]+"'
 )
+_COMPRESSED_ENDINGS = (".bz2", ".gz", ".lz4", ".zst")  # pyarrow's input_stream decompresses these
 _CLF_TIME_WIDTH = 26  # 10/Oct/2026:13:55:36 +0000
 _NO_VALUE = 0xFFFFFFFFFFFFFFFF  # the key of a missing value among keys (length << 56 | bytes) of short ones
 
@@ -93,12 +94,13 @@ def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path
     n = len(lines)
     if lines.null_count:
         lines = pc.fill_null(lines, "")
-    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset:lines.offset + n + 1].astype(np.int64)
+    width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
+    offsets = np.frombuffer(lines.buffers()[1], dtype=width)[lines.offset:lines.offset + n + 1].astype(np.int64)
     data = lines.buffers()[2] if n else None
     if data is None or data.size == 0:
         data = pa.py_buffer(b"")
     raw = np.frombuffer(data, dtype=np.uint8)
-    start, end = offsets[:-1], offsets[1:]
+    start, end = offsets[:-1], _without_line_break(raw, offsets[:-1], offsets[1:])
     none = np.full(n, -1, dtype=np.int64)
     found = Requests(data, start, end, np.zeros(n, bool), none.copy(), none.copy(), none.copy(), none.copy(), none.copy(),
                      none.copy(), none.copy(), np.zeros(n, bool), np.zeros(0, np.int64), none.copy(), np.zeros(n, bool))
@@ -131,6 +133,53 @@ def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path
     return found
 
 
+def read_lines(path: str | os.PathLike[str]) -> pa.Array:
+    """Every line of a file (``.gz``, ``.bz2``, ... decompressed by their ending), each with its line
+    break, as one string array over the file's bytes as read: lines are found, never copied.
+    ``locate_requests`` leaves the breaks out of every line; bytes that are not UTF-8 become U+FFFD.
+
+        >>> import tempfile, pathlib
+        >>> log = pathlib.Path(tempfile.mkdtemp()) / "a.log"
+        >>> _ = log.write_bytes(b"one\\r\\ntwo")
+        >>> read_lines(log).to_pylist()
+        ['one\\r\\n', 'two']
+    """
+    data = _file_bytes(os.fspath(path))
+    lines = _lines_of(data)
+    try:
+        lines.validate(full=True)  # UTF-8
+    except pa.ArrowInvalid:
+        lines = _lines_of(pa.py_buffer(data.to_pybytes().decode("utf-8", errors="replace").encode()))
+    return lines
+
+
+def _file_bytes(name: str) -> pa.Buffer:
+    """The file's bytes: a plain file is mapped (its pages are the page cache's: nothing is copied,
+    no memory is taken), a compressed one is read and decompressed."""
+    if not name.endswith(_COMPRESSED_ENDINGS) and os.path.isfile(name) and os.path.getsize(name):
+        with pa.memory_map(name) as mapped:
+            return mapped.read_buffer()
+    with pa.input_stream(name) as stream:
+        return stream.read_buffer()
+
+
+def _lines_of(data: pa.Buffer) -> pa.Array:
+    raw = np.frombuffer(data, np.uint8)
+    ends = byte_positions(raw, b"\n") + 1
+    if len(raw) and raw[-1] != ord("\n"):
+        ends = np.append(ends, len(raw))
+    width, kind = (np.int32, pa.string()) if len(raw) < 2**31 else (np.int64, pa.large_string())
+    offsets = np.zeros(len(ends) + 1, width)
+    offsets[1:] = ends
+    return pa.Array.from_buffers(kind, len(ends), [None, pa.py_buffer(offsets), data])
+
+
+def _without_line_break(raw: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Line ends before a trailing ``\\n`` or ``\\r\\n``."""
+    end = end - ((end > start) & (byte_at(raw, end - 1) == ord("\n")))
+    return end - ((end > start) & (byte_at(raw, end - 1) == ord("\r")))
+
+
 def _parallel(kernel, lines: pa.Array) -> pa.Array:
     """Run a pyarrow kernel over slices of ``lines`` on several threads."""
     workers = min(_WORKERS, max(1, len(lines) // 50_000))
@@ -142,12 +191,24 @@ def _parallel(kernel, lines: pa.Array) -> pa.Array:
 
 
 def _separators(raw: np.ndarray) -> np.ndarray:
-    """Offsets of every '&' and '?' byte (in cache-sized pieces, on two threads)."""
+    """Offsets of every '&' and '?' byte."""
+    return byte_positions(raw, b"&?")
+
+
+def byte_positions(raw: np.ndarray, wanted: bytes) -> np.ndarray:
+    """Sorted offsets of every byte of ``raw`` that is one of ``wanted`` (cache-sized pieces, two threads).
+
+        >>> byte_positions(np.frombuffer(b"a&b?c&", np.uint8), b"&?").tolist()
+        [1, 3, 5]
+    """
     def scan(bounds: tuple[int, int]) -> np.ndarray:
         found = []
         for at in range(bounds[0], bounds[1], 1 << 20):
             part = raw[at:min(at + (1 << 20), bounds[1])]
-            found.append(np.flatnonzero((part == ord("&")) | (part == ord("?"))) + at)
+            hit = part == wanted[0]
+            for other in wanted[1:]:
+                hit |= part == other
+            found.append(np.flatnonzero(hit) + at)
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
     cut = len(raw) // 2
