@@ -196,26 +196,45 @@ def _separators(raw: np.ndarray) -> np.ndarray:
 
 
 def byte_positions(raw: np.ndarray, wanted: bytes) -> np.ndarray:
-    """Sorted offsets of every byte of ``raw`` that is one of ``wanted`` (cache-sized pieces, two threads).
+    """Sorted offsets of every byte of ``raw`` that is one of ``wanted`` (int32 below 2 GiB).
+
+    Counted first, then written straight into one array (cache-sized pieces, two threads): per-piece
+    results and their concatenation would take four times the memory (fresh memory is slow).
 
         >>> byte_positions(np.frombuffer(b"a&b?c&", np.uint8), b"&?").tolist()
         [1, 3, 5]
     """
-    def scan(bounds: tuple[int, int]) -> np.ndarray:
-        found = []
-        for at in range(bounds[0], bounds[1], 1 << 20):
-            part = raw[at:min(at + (1 << 20), bounds[1])]
-            hit = part == wanted[0]
-            for other in wanted[1:]:
-                hit |= part == other
-            found.append(np.flatnonzero(hit) + at)
-        return np.concatenate(found) if found else np.zeros(0, np.int64)
+    step = 1 << 20
+    pieces = [(at, min(at + step, len(raw))) for at in range(0, len(raw), step)]
 
-    cut = len(raw) // 2
-    if cut < 1 << 22:
-        return scan((0, len(raw)))
-    with ThreadPoolExecutor(2) as pool:
-        return np.concatenate(list(pool.map(scan, [(0, cut), (cut, len(raw))])))
+    def hits(piece: tuple[int, int]) -> np.ndarray:
+        part = raw[piece[0]:piece[1]]
+        hit = part == wanted[0]
+        for other in wanted[1:]:
+            hit |= part == other
+        return hit
+
+    def each(work: Callable[[int], object]) -> list:
+        if len(pieces) < 8:
+            return [work(index) for index in range(len(pieces))]
+        with ThreadPoolExecutor(2) as pool:
+            return list(pool.map(work, range(len(pieces))))
+
+    counts = np.array(each(lambda index: np.count_nonzero(hits(pieces[index]))), np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    positions = np.empty(int(starts[-1]), np.int32 if len(raw) < 2**31 else np.int64)
+
+    def fill(index: int) -> None:
+        found = np.flatnonzero(hits(pieces[index]))
+        np.add(found, pieces[index][0], out=positions[starts[index]:starts[index + 1]], casting="unsafe")
+
+    each(fill)
+    return positions
+
+
+def _search(positions: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.searchsorted`` with ``values`` of the positions' type (a mixed search would copy them)."""
+    return np.searchsorted(positions, values.astype(positions.dtype, copy=False))
 
 
 def _to_numpy(mask: pa.Array) -> np.ndarray:
@@ -258,7 +277,7 @@ def _cut_usual_access_lines(found: Requests, lines: pa.Array, raw: np.ndarray, r
     if not len(rows):
         return
     seps = found.separators
-    first = np.searchsorted(seps, found.line_start[rows])
+    first = _search(seps, found.line_start[rows])
     question = seps[first]
     last_item = seps[first + len(order) - 1] + 1
     found.first_separator[rows] = first
@@ -328,11 +347,11 @@ def regular_items(found: Requests, rows: np.ndarray, order: list[str]) -> tuple[
         first = np.where(regular, found.first_separator[rows] + 1, 0)
         check = np.flatnonzero(~regular)  # the lines the in-order regex did not already vouch for
         if len(check):
-            first[check] = np.searchsorted(seps, query_start[check])
+            first[check] = _search(seps, query_start[check])
             amps = seps[np.minimum(first[check, None] + np.arange(k - 1), last)]
             ends = query_end[check]
             fits = np.all(byte_at(raw, amps) == ord("&"), axis=1) & np.all(amps < ends[:, None], axis=1)
-            fits &= np.searchsorted(seps, ends) - first[check] == k - 1
+            fits &= _search(seps, ends) - first[check] == k - 1
             for column, name in enumerate(order):
                 if not fits.any():
                     break
@@ -341,12 +360,12 @@ def regular_items(found: Requests, rows: np.ndarray, order: list[str]) -> tuple[
                 fits &= spans_start_with(raw, begin, end, (name + "=").encode())
             regular[check] = fits
 
-    # the query's '&' offsets, one row per line (a line's separators are neighbours in ``seps``, so
-    # they are fetched together), cut once for all items; an item's column is a strided view
-    ampersands = np.zeros((n, max(k - 1, 0)), np.int64)
-    if k > 1 and len(seps):
-        at = first[:, None] + np.arange(k - 1)[None, :]
-        ampersands = seps[at] if regular.all() else seps[np.clip(at, 0, last)]
+    # the query's '&' offsets, one row per line: a line's separators are neighbours in ``seps``, so
+    # each row is a window of them, fetched together; an item's column is a strided view
+    ampersands = np.zeros((n, max(k - 1, 0)), seps.dtype)
+    if k > 1 and len(seps) >= k - 1:
+        windows = np.lib.stride_tricks.sliding_window_view(seps, k - 1)
+        ampersands = windows[first if regular.all() else np.clip(first, 0, len(windows) - 1)]
 
     def item(column: int) -> tuple[np.ndarray, np.ndarray]:
         begin = query_start if column == 0 else ampersands[:, column - 1] + 1
