@@ -186,7 +186,7 @@ def parse_lines(
         # the arrival times (the longest job) first, so that no thread is left with it at the end
         built = list(pool.map(build, [len(names) - 1, *range(len(names) - 1)]))
         built = built[1:] + built[:1]
-    frame = pd.DataFrame(dict(zip(names[:len(CALLBACK_COLUMNS) - 1], built)))
+    frame = pd.DataFrame(dict(zip(names[:len(CALLBACK_COLUMNS) - 1], built)), copy=False)  # built here: no copy needed
     frame.insert(2, "delivery_meaning", frame["delivery"].map(DELIVERY_MEANINGS).astype("string"))
     for name, series in zip(names[len(CALLBACK_COLUMNS) - 1:], built[len(CALLBACK_COLUMNS) - 1:]):
         frame[name] = series
