@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+import pandas as pd
+
 # escape letter -> column name in sendframe's callback frames (read_callbacks keeps these names)
 ESCAPE_CODES: dict[str, str] = {
     "i": "id",
@@ -35,6 +37,9 @@ DELIVERY_MEANINGS: dict[int, str] = {
     16: "could not be delivered to the end operator",
 }
 INTERMEDIATE_DELIVERY_VALUES = frozenset({4})
+FINAL_DELIVERY_VALUES = frozenset({1, 2, 16})
+# the status a %d value stands for when a notification carries no (known) %s
+DELIVERY_STATUSES: dict[int, str] = {1: "DELIVRD", 2: "UNDELIV", 4: "ACCEPTD", 16: "REJECTD"}
 
 # ordered from "least final" to "most final"; the order of the ordered categorical
 STATUSES: tuple[str, ...] = ("UNKNOWN", "ACCEPTD", "RECEIVED", "DELIVRD", "UNDELIV", "EXPIRED", "REJECTD", "DELETED")
@@ -61,3 +66,36 @@ def substitute(url: str, values: dict[str, str]) -> str:
     The client's own parameters and any other ``%`` sequence are left exactly as written.
     """
     return _ESCAPE.sub(lambda m: quote(str(values.get(m.group(1), "")), safe=""), url)
+
+
+def notification_status(status: pd.Series, delivery: pd.Series | None = None) -> pd.Series:
+    """The status each notification stands for: its ``%s`` when known, else the one its ``%d`` implies.
+
+    A status is unknown when it is missing, ``UNKNOWN`` or not one of ``STATUSES``; then the delivery
+    value decides (1 DELIVRD, 2 UNDELIV, 4 ACCEPTD, 16 REJECTD). Returns a ``string`` Series on
+    ``status``'s index, <NA> where neither says anything.
+
+    >>> notification_status(pd.Series(["DELIVRD", None, "UNKNOWN"]), pd.Series([4, 1, 2])).tolist()
+    ['DELIVRD', 'DELIVRD', 'UNDELIV']
+    """
+    text = status.astype("string")
+    known = (text.isin(STATUSES) & (text != "UNKNOWN")).fillna(False).astype(bool)
+    implied = pd.Series(pd.NA, index=status.index, dtype="string")
+    if delivery is not None:
+        values = pd.to_numeric(pd.Series(delivery).reset_index(drop=True), errors="coerce").astype("Float64")
+        implied[:] = values.map(DELIVERY_STATUSES, na_action="ignore").to_numpy(dtype=object)
+    # UNKNOWN stays UNKNOWN when %d says nothing either
+    return text.where(known, implied.fillna(text.where(text == "UNKNOWN")))
+
+def is_final_notification(status: pd.Series, delivery: pd.Series | None = None) -> pd.Series:
+    """The one rule for "is this notification final": vectorised over a frame's status and delivery.
+
+    Final when the status is final (DELIVRD, UNDELIV, EXPIRED, REJECTD, DELETED); when the status is
+    missing or unknown, final when the delivery value is 1, 2 or 16 (4 is intermediate). A final
+    notification is never overridden by an intermediate one for the same message and part.
+    Returns a plain ``bool`` Series on ``status``'s index.
+
+    >>> is_final_notification(pd.Series(["ACCEPTD", None, None, "DELIVRD"]), pd.Series([1, 1, 4, 4])).tolist()
+    [False, True, False, True]
+    """
+    return notification_status(status, delivery).isin(FINAL_STATUSES).fillna(False).astype(bool)

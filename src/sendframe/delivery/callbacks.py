@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sendframe.api.errors import InputError
-from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, FINAL_STATUSES, STATUSES
+from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, STATUSES, is_final_notification
 from sendframe.delivery.logformat import (
     Requests, byte_at, encoded, items_by_name, locate_requests, read_lines, regular_items, repeated, short_keys,
     span_texts,
@@ -329,6 +329,8 @@ def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
 
     Arrival order does not matter: a final notification (DELIVRD, UNDELIV, EXPIRED, REJECTD,
     DELETED) is never overridden by an intermediate one (ACCEPTD, ...), whenever it arrived.
+    Without a known status the delivery value decides (1, 2, 16 final; 4 intermediate), as
+    ``sendframe.api.notifications.is_final_notification`` says.
     Among notifications of the same kind the latest ``reported_at`` wins.
 
     >>> latest = latest_status(read_callbacks("callbacks.log"))  # doctest: +SKIP
@@ -337,7 +339,7 @@ def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
     if callbacks.empty:
         return callbacks.copy()
     frame = callbacks.loc[callbacks["id"].notna()].copy()
-    frame["_final"] = frame["status"].astype("string").isin(FINAL_STATUSES).fillna(False)
+    frame["_final"] = is_final_notification(frame["status"], frame["delivery"] if "delivery" in frame else None)
     order = ["_final", "reported_at"] + (["received_at"] if "received_at" in frame else [])
     frame = frame.sort_values(order, kind="stable", na_position="first")
     last = frame.groupby(["id", "part"], dropna=False, sort=False).tail(1)
