@@ -61,7 +61,7 @@ class _Base:
         return self.config.username
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self.config.base_url!r}, username={self.config.username!r})"
+        return f"{type(self).__name__}(base_url={wire.redact_url(self.config.base_url)!r}, username={self.config.username!r})"
 
     def _http_options(self) -> dict[str, Any]:
         return {

@@ -90,6 +90,26 @@ def normalise_channel(channel: str) -> str:
     return name
 
 
+def redact_url(url: object) -> str:
+    """``url`` with any user information (``user:password@``) replaced by ``***``, for messages.
+
+    Everything between ``//`` (or the start, without one) and the last ``@`` is hidden, so a password
+    holding ``/``, ``#`` or ``@`` is hidden too.
+
+        >>> redact_url("https://bob:pw@api.example.com/v1")
+        'https://***@api.example.com/v1'
+        >>> redact_url("https://api.example.com")
+        'https://api.example.com'
+    """
+    text = str(url)
+    at = text.rfind("@")
+    if at < 0:
+        return text
+    slashes = text.find("//")
+    start = slashes + 2 if 0 <= slashes < at else 0
+    return f"{text[:start]}***{text[at:]}"
+
+
 def _is_loopback(host: str) -> bool:
     if host in {"localhost", "localhost.localdomain"} or host.endswith(".localhost"):
         return True
@@ -108,6 +128,14 @@ class WireConfig:
     api_password: SecretStr
     timeout: float = field(default=30.0, repr=False)
     retry: RetryPolicy = field(default_factory=RetryPolicy, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.api_password, SecretStr):  # built by hand with a plain str: hide it all the same
+            object.__setattr__(self, "api_password", SecretStr(str(self.api_password)))
+
+    def __repr__(self) -> str:  # written out so a base URL built by hand never shows its user information
+        return (f"{type(self).__name__}(base_url={redact_url(self.base_url)!r}, username={self.username!r}, "
+                f"api_password={self.api_password!r})")
 
     @classmethod
     def resolve(
@@ -132,14 +160,21 @@ class WireConfig:
                                 (api_password, "api_password", ENV_API_PASSWORD)):
             if not value:
                 raise ConfigurationError(f"No {arg} given: pass {arg}=... or set the environment variable {env}.")
-        parts = urlsplit(str(base_url))
-        if parts.scheme not in {"http", "https"} or not parts.hostname:
-            raise ConfigurationError(f"The base URL {base_url!r} is not an http(s) address such as https://api.example.com.")
-        if parts.username or parts.password:
-            raise ConfigurationError("The base URL must not hold credentials; pass username= and api_password= instead.")
-        if parts.scheme == "http" and not _is_loopback(parts.hostname):
+        shown = redact_url(base_url)  # the only form of the base URL any message may show
+        try:
+            parts = urlsplit(str(base_url))
+            hostname, has_userinfo = parts.hostname, "@" in parts.netloc
+        except ValueError:  # e.g. an unbalanced [ in the host: urllib's message is not needed
+            raise ConfigurationError(f"The base URL {shown!r} cannot be read as an address such as "
+                                     "https://api.example.com.") from None
+        if has_userinfo or "@" in str(base_url):
+            raise ConfigurationError(f"The base URL {shown!r} holds an @: credentials (user:password@) must not be in it; "
+                                     "pass username= and api_password= (or the environment variables) instead.")
+        if parts.scheme not in {"http", "https"} or not hostname:
+            raise ConfigurationError(f"The base URL {shown!r} is not an http(s) address such as https://api.example.com.")
+        if parts.scheme == "http" and not _is_loopback(hostname):
             warnings.warn(
-                f"The base URL {base_url} uses plain http to a host that is not this machine: "
+                f"The base URL {shown} uses plain http to a host that is not this machine: "
                 "the API password would travel unencrypted. Use https.",
                 SendframeWarning,
                 stacklevel=user_stacklevel(),
