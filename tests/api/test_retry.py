@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
+
 import httpx
 import pytest
 
@@ -64,13 +67,48 @@ def test_jitter_stays_between_half_and_the_full_backoff():
         assert 2.0 <= policy.delay(3) <= 4.0
 
 
-def test_retry_after_is_capped_and_only_seconds_are_understood():
+def test_retry_after_is_capped_by_max_retry_after():
     policy = RetryPolicy(base_delay=0.0, jitter=False, max_retry_after=5.0)
     assert policy.delay(1, "3600") == 5.0
-    assert parse_retry_after("Wed, 21 Oct 2026 07:28:00 GMT") is None
-    assert parse_retry_after("-1") is None
+    assert policy.delay(1, "-1") == 0.0
 
 
 def test_a_policy_needs_at_least_one_attempt():
     with pytest.raises(ValueError, match="max_attempts"):
         RetryPolicy(max_attempts=0)
+
+
+NOW = datetime(2026, 10, 21, 7, 28, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(("value", "seconds"), [
+    ("120", 120.0),
+    (" 7 ", 7.0),
+    ("0.25", 0.25),
+    ("Wed, 21 Oct 2026 07:28:30 GMT", 30.0),  # the IMF-fixdate form of RFC 9110
+    ("Wednesday, 21-Oct-26 07:29:00 GMT", 60.0),  # the obsolete RFC 850 form
+    ("Wed Oct 21 07:28:05 2026", 5.0),  # the obsolete asctime form (GMT)
+])
+def test_retry_after_is_read_as_delay_seconds_or_an_http_date(value, seconds):
+    assert parse_retry_after(value, now=NOW) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("value", ["-5", "Wed, 21 Oct 2026 07:00:00 GMT"])
+def test_a_negative_delay_or_a_past_date_means_no_wait(value):
+    assert parse_retry_after(value, now=NOW) == 0.0
+
+
+@pytest.mark.parametrize("value", ["soon", "", "nan", "Wed, 32 Oct 2026 07:00:00 GMT", None])
+def test_an_unreadable_retry_after_is_ignored(value):
+    assert parse_retry_after(value, now=NOW) is None
+
+
+def test_a_retry_after_date_sets_the_delay_of_a_429_and_is_capped():
+    in_a_minute = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=60), usegmt=True)
+    decision = decide_response("POST", 429, attempt=1, policy=POLICY, retry_after=in_a_minute)
+    assert decision.action == "retry"
+    assert 58 <= decision.delay <= 60
+    next_year = format_datetime(datetime.now(timezone.utc) + timedelta(days=365), usegmt=True)
+    assert POLICY.delay(1, retry_after=next_year) == POLICY.max_retry_after
+    yesterday = format_datetime(datetime.now(timezone.utc) - timedelta(days=1), usegmt=True)
+    assert POLICY.delay(1, retry_after=yesterday) == POLICY.delay(1)  # no wait asked: the backoff stands

@@ -16,8 +16,11 @@ have been sent, so re-sending could send them twice. Those are never retried.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Literal
 
 import httpx
@@ -34,8 +37,8 @@ class RetryPolicy:
 
     The wait before attempt ``n + 1`` is ``base_delay * 2 ** (n - 1)``, capped at ``max_delay``,
     with "full jitter" (a uniform draw between half of it and all of it) unless ``jitter=False``.
-    A ``Retry-After`` header (seconds) from a 429 or 503 wins when it is longer, still capped by
-    ``max_retry_after``.
+    A ``Retry-After`` header (seconds or an HTTP-date) from a 429 or 503 wins when it is longer, still
+    capped by ``max_retry_after``.
 
         >>> RetryPolicy(base_delay=0.5, max_delay=4.0, jitter=False).delay(4)
         4.0
@@ -80,19 +83,46 @@ class Decision:
     reason: str = ""
 
 
-def parse_retry_after(value: str | float | None) -> float | None:
-    """Seconds from a ``Retry-After`` value (only the delta-seconds form), or None.
+def parse_retry_after(value: str | float | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value, in either form of RFC 9110, or None when unreadable.
 
-        >>> parse_retry_after("2"), parse_retry_after("soon")
-        (2.0, None)
+    The value is delay-seconds (``"120"``; a fraction is accepted) or an HTTP-date
+    (``"Wed, 21 Oct 2026 07:28:00 GMT"``), counted from ``now`` (default: the current UTC time).
+    A negative delay or a date in the past gives 0. The upper bound is the policy's
+    ``max_retry_after``, applied by :meth:`RetryPolicy.delay`.
+
+        >>> parse_retry_after("2"), parse_retry_after("soon"), parse_retry_after("-3")
+        (2.0, None, 0.0)
+        >>> parse_retry_after("Wed, 21 Oct 2026 07:28:30 GMT", now=datetime(2026, 10, 21, 7, 28, tzinfo=timezone.utc))
+        30.0
     """
     if value is None:
         return None
-    try:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         seconds = float(value)
-    except (TypeError, ValueError):
+    else:
+        text = str(value).strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = _seconds_until(text, now)
+            if seconds is None:
+                return None
+    if math.isnan(seconds):
         return None
-    return seconds if seconds >= 0 else None
+    return max(0.0, seconds)
+
+
+def _seconds_until(http_date: str, now: datetime | None) -> float | None:
+    try:
+        moment = parsedate_to_datetime(http_date)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment is None:  # Python before 3.10 answered None instead of raising
+        return None
+    if moment.tzinfo is None:  # "-0000" (or no zone): HTTP-dates are always GMT
+        moment = moment.replace(tzinfo=timezone.utc)
+    return (moment - (now or datetime.now(timezone.utc))).total_seconds()
 
 
 def is_idempotent(method: str) -> bool:
