@@ -448,9 +448,23 @@ def span_strings(data: pa.Buffer, start: np.ndarray, end: np.ndarray, valid: np.
 def span_texts(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> pa.Array:
     """``data[start:end]`` per row as a pyarrow string array (null where ``start`` is negative).
 
-    Spans in increasing order (as a log's lines are) are cut with one ``take`` over an array whose
-    offsets interleave them with the bytes between them; others go through ``string_view``.
+    Spans in increasing order (as a log's lines are) are cut with one ``take`` of the even rows of
+    ``_interleaved``; others go through ``string_view``.
     """
+    spans = _interleaved(data, start, end)
+    if spans is None:
+        return span_strings(data, start, end).cast(pa.string())
+    n = len(start)
+    valid = start >= 0
+    validity = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    evens = pa.Array.from_buffers(pa.int32(), n, [validity, pa.py_buffer(np.arange(0, 2 * n, 2, dtype=np.int32))])
+    return pc.take(spans, evens)
+
+
+def _interleaved(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> pa.Array | None:
+    """A string array over ``data`` whose rows are the spans (even rows; null where ``start`` is
+    negative) and the bytes between them (odd rows, null): nothing is copied. None when the spans
+    are not in increasing order or reach past 2 GiB."""
     n = len(start)
     valid = start >= 0
     every = bool(valid.all())
@@ -458,15 +472,16 @@ def span_texts(data: pa.Buffer, start: np.ndarray, end: np.ndarray) -> pa.Array:
         previous_end = np.maximum.accumulate(np.where(valid, end, 0))
         start, end = np.where(valid, start, previous_end), np.where(valid, end, previous_end)
     if n and (np.any(end < start) or np.any(start[1:] < end[:-1]) or end[-1] > 2**31 - 1):
-        return span_strings(data, np.where(valid, start, -1), end).cast(pa.string())
+        return None
     bounds = np.empty(2 * n + 1, np.int32)
     bounds[0:-1:2] = start
     bounds[1::2] = end
     bounds[-1] = bounds[-2] if n else 0
-    spans = pa.Array.from_buffers(pa.string(), 2 * n, [None, pa.py_buffer(bounds), data])
-    evens = pa.Array.from_buffers(pa.int64(), n, [None if every else pa.py_buffer(np.packbits(valid, bitorder="little")),
-                                                  pa.py_buffer(np.arange(0, 2 * n, 2, dtype=np.int64))])
-    return pc.take(spans, evens)
+    if every:  # bits 0, 2, 4, ... set
+        validity = np.full(-(-2 * n // 8), 0x55, np.uint8)
+    else:
+        validity = np.packbits(np.repeat(valid, 2) & np.tile([True, False], n), bitorder="little")
+    return pa.Array.from_buffers(pa.string(), 2 * n, [pa.py_buffer(validity), pa.py_buffer(bounds), data])
 
 
 def _short(start: np.ndarray, end: np.ndarray) -> bool:
@@ -515,8 +530,14 @@ def encoded(data: pa.Buffer, start: np.ndarray, end: np.ndarray, key: np.ndarray
         dictionary = pa.array([None if k == _NO_VALUE else (k & 0xFFFFFFFFFFFFFF).to_bytes(8, "little")[:k >> 56].decode()
                                for k in distinct.tolist()], pa.string())
         return dictionary, codes.astype(np.int64)
-    encoding = pc.dictionary_encode(span_texts(data, start, end))
-    codes = pc.fill_null(encoding.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    spans = _interleaved(data, start, end)
+    if spans is None:
+        encoding = pc.dictionary_encode(span_texts(data, start, end))
+        return encoding.dictionary, pc.fill_null(encoding.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    encoding = pc.dictionary_encode(spans)  # the values are hashed where they lie; the null gaps are skipped
+    codes = np.frombuffer(encoding.indices.buffers()[1], np.int32)[0:2 * len(start):2].astype(np.int64)
+    if not (start >= 0).all():
+        codes[start < 0] = -1
     return encoding.dictionary, codes
 
 
