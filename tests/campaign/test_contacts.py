@@ -105,3 +105,22 @@ def test_sample_contacts_hold_the_cases_the_demo_needs():
     magic = out["phone"].dropna().str.match(r"^447700900\d{3}$")
     assert magic.sum() >= 4
     assert set(out.columns) >= {"name", "city", "amount"}
+
+
+def test_a_repeated_email_is_a_duplicate_even_when_the_phones_differ():
+    frame = pd.DataFrame({"phone": ["600123456", "600123457", "600123458", "600123459", "600123456"],
+                          "email": ["ana@example.com", "ANA@example.com ", "bo@example.com", None, None]})
+    out = read_contacts(frame)
+    # row 1 repeats row 0's email, row 4 repeats row 0's phone; missing emails are never duplicates
+    assert out["duplicate"].tolist() == [False, True, False, False, True]
+
+
+def test_duplicate_recipients_checks_one_column_for_one_channel():
+    from sendframe.campaign.contacts import duplicate_recipients
+
+    out = read_contacts(pd.DataFrame({"phone": ["600123456", "600123457", "600123456"],
+                                      "email": ["ana@example.com", "Ana@Example.com", "bo@example.com"]}))
+    assert duplicate_recipients(out["phone"], "phone").tolist() == [False, False, True]
+    assert duplicate_recipients(out["email"], "email").tolist() == [False, True, False]
+    with pytest.raises(InputError, match="kind"):
+        duplicate_recipients(out["phone"], "fax")

@@ -21,7 +21,7 @@ import pandas as pd
 from sendframe.api.errors import InputError
 from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone_series
 
-__all__ = ["FLAG_COLUMNS", "read_contacts"]
+__all__ = ["FLAG_COLUMNS", "duplicate_recipients", "read_contacts"]
 
 # columns read_contacts adds; they are flags, not substitution variables
 FLAG_COLUMNS: tuple[str, ...] = ("phone_valid", "email_valid", "duplicate")
@@ -68,8 +68,11 @@ def read_contacts(
       numbers that cannot be repaired become missing. The original text is kept as ``<col>_raw``.
     - ``email_column`` is stripped of surrounding spaces.
     - flags are added: ``phone_valid``, ``email_valid`` (for the columns present) and
-      ``duplicate`` (True for the second and later rows with the same recipient: the phone when
-      there is a phone column, else the email, compared case-insensitively).
+      ``duplicate``: True for the second and later rows that repeat an earlier row's phone *or*
+      email (each column checked on its own, emails compared case-insensitively; missing and
+      invalid values never count), so a table is checked for both the SMS/voice/WhatsApp
+      recipient and the mailing recipient. To check only the column one channel sends to, use
+      :func:`duplicate_recipients` (what ``sendframe send`` does).
     - every other column is kept unchanged as a substitution variable. CSV files are read with
       ``dtype=str`` so leading zeros survive; ``read_options`` go to ``pandas.read_csv``.
 
@@ -114,10 +117,33 @@ def read_contacts(
     return out
 
 
-def _duplicates(frame: pd.DataFrame, phone_column: str | None, email_column: str | None) -> np.ndarray:
-    if phone_column is not None:
-        key, valid = frame[phone_column], frame["phone_valid"].to_numpy()
+def duplicate_recipients(values: pd.Series, kind: str = "phone") -> pd.Series:
+    """True for each row whose recipient already appears in an earlier row (the first one is not a duplicate).
+
+    ``kind`` is ``"phone"`` (numbers compared as written, so normalise them first: ``read_contacts``
+    does) or ``"email"`` (compared ignoring case and surrounding spaces). Missing and invalid
+    recipients are never duplicates: the service rejects them anyway. This is the rule behind
+    ``read_contacts``' ``duplicate`` flag, for one recipient column.
+
+        >>> duplicate_recipients(pd.Series(["Ana@example.com", "ana@example.com", None, None]), "email").tolist()
+        [False, True, False, False]
+    """
+    if kind not in ("phone", "email"):
+        raise InputError(f"kind must be 'phone' or 'email', not {kind!r}.")
+    if kind == "email":
+        key = values.astype("str").str.strip().str.lower()
+        valid = _valid_flags(key, is_valid_email)
     else:
-        key, valid = frame[email_column].str.lower(), frame["email_valid"].to_numpy()  # type: ignore[index]
+        key = values
+        valid = _valid_flags(key, is_valid_phone)
     repeated = key.duplicated(keep="first").to_numpy(dtype=bool, na_value=False)
-    return repeated & valid
+    return pd.Series(repeated & valid, index=values.index)
+
+
+def _duplicates(frame: pd.DataFrame, phone_column: str | None, email_column: str | None) -> np.ndarray:
+    repeated = np.zeros(len(frame), dtype=bool)
+    if phone_column is not None:
+        repeated |= duplicate_recipients(frame[phone_column], "phone").to_numpy()
+    if email_column is not None:
+        repeated |= duplicate_recipients(frame[email_column], "email").to_numpy()
+    return repeated
