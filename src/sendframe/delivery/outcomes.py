@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sendframe.api.notifications import FINAL_STATUSES
+from sendframe.api.notifications import FINAL_STATUSES, is_final_notification, notification_status
 
 # display order of a message's status, best first; the dashboards keep this order and its colours
 OUTCOME_STATUSES: tuple[str, ...] = (
@@ -35,16 +35,35 @@ OUTCOME_COLUMNS: tuple[str, ...] = (
 )
 
 
+def operator_label(country: pd.Series, mnc: pd.Series) -> pd.Series:
+    """The operator a message went through: country and MNC, since an MNC alone is only unique within a country.
+
+    >>> operator_label(pd.Series(["ES", "GB", None]), pd.Series(["01", "01", "07"])).tolist()
+    ['ES 01', 'GB 01', '? 07']
+    """
+    return country.astype("string").fillna("?") + " " + mnc.astype("string").fillna("?")
+
+
 def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     """One row per message id: its final status when one arrived, else its latest intermediate one.
 
-    Arrival order does not matter: a final notification always wins over an intermediate one.
+    Arrival order does not matter: a final notification always wins over an intermediate one
+    (``is_final_notification``: by its status, or by its delivery value when the status is missing).
+    ``status`` is the status each notification stands for, so a notificationUrl with ``%d`` and
+    no ``%s`` still gives DELIVRD, UNDELIV or REJECTD.
+
+    >>> callbacks = pd.DataFrame({"id": ["a1", "a1"], "status": [None, None], "delivery": [1, 4],
+    ...     "sent_at": pd.NaT, "reported_at": pd.to_datetime(["2026-01-01 10:01", "2026-01-01 10:05"], utc=True),
+    ...     "cost": 0.05, "mnc": "01", "recipient": "34600123456", "part": 1})
+    >>> final_status_per_message(callbacks)["status"].tolist()
+    ['DELIVRD']
     """
     if callbacks is None or callbacks.empty:
         return pd.DataFrame(columns=["id", "status", "sent_at", "reported_at", "billed_cost", "mnc", "recipient"])
     frame = callbacks.loc[callbacks["id"].notna(), ["id", "status", "sent_at", "reported_at", "cost", "mnc", "recipient", "part"]].copy()
-    frame["status"] = frame["status"].astype("string")
-    frame["is_final"] = frame["status"].isin(FINAL_STATUSES)
+    delivery = callbacks.loc[frame.index, "delivery"] if "delivery" in callbacks else None
+    frame["is_final"] = is_final_notification(frame["status"], delivery)
+    frame["status"] = notification_status(frame["status"], delivery)
     frame = frame.sort_values(["id", "is_final", "reported_at"], kind="stable")
     last = frame.groupby("id", sort=False).tail(1).set_index("id")
     # a message is billed once, whatever the number of parts and notifications
@@ -96,7 +115,7 @@ def message_outcomes(
         # an intermediate notification (ACCEPTD, ...) leaves the message pending
         status[hit] = reported_status.where(reported_status.isin(FINAL_STATUSES), "PENDING").to_numpy()
         sent_at[hit] = pd.to_datetime(finals.loc[ids, "sent_at"], utc=True).to_numpy()
-        delivered = finals.loc[ids, "status"].to_numpy() == "DELIVRD"
+        delivered = reported_status.eq("DELIVRD").fillna(False).to_numpy(dtype=bool)
         reported = pd.to_datetime(finals.loc[ids, "reported_at"], utc=True).to_numpy()
         delivered_at[hit] = [r if d else pd.NaT for r, d in zip(reported, delivered)]
         mnc[hit] = finals.loc[ids, "mnc"].astype("string").to_numpy()
