@@ -1,4 +1,4 @@
-"""Delivery metrics per campaign, sending, country, operator or send hour.
+"""Delivery metrics per campaign, sending, country, operator (country and MNC) or send hour.
 
     >>> delivery_summary(results, callbacks, records, by=("campaign_id", "country"))  # doctest: +SKIP
 
@@ -14,16 +14,16 @@ from typing import Any
 import pandas as pd
 
 from sendframe.api.errors import InputError
-from sendframe.delivery.outcomes import message_outcomes
+from sendframe.delivery.outcomes import FAILED_STATUSES, message_outcomes, operator_label
 
-DIMENSIONS: tuple[str, ...] = ("campaign_id", "sending_id", "country", "mnc", "send_hour")
+DIMENSIONS: tuple[str, ...] = ("campaign_id", "sending_id", "country", "operator", "mnc", "send_hour")
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "sent", "accepted", "rejected", "unknown_outcome", "delivered", "failed", "expired", "pending",
     "delivery_rate", "delivery_rate_denominator", "median_seconds_to_delivery", "p95_seconds_to_delivery",
     "clicks", "estimated_cost", "billed_cost",
 )
 _SEND_TIME_COLUMNS = ("sent_at", "send_time", "created_at")
-_FAILED = ("UNDELIV", "REJECTD", "DELETED")
+_FAILED = tuple(sorted(FAILED_STATUSES - {"EXPIRED"}))  # expired has its own column
 
 
 def _results_from(callbacks: pd.DataFrame | None, records: Any) -> pd.DataFrame:
@@ -53,8 +53,12 @@ def delivery_summary(
     ``results`` is the send frame (``send_sms`` ...), ``callbacks`` the frame of ``read_callbacks``,
     ``records`` the value of ``fetch_records``, ``estimate`` the frame of ``sendframe.estimate``
     on the results' index (for ``estimated_cost``). ``by`` is any of campaign_id, sending_id,
-    country, mnc, send_hour. ``delivery_rate`` is delivered / accepted, and the column
-    ``delivery_rate_denominator`` says so. Times are seconds from sending to delivery.
+    country, operator, mnc, send_hour. ``operator`` is country and MNC in one label (``"ES 01"``);
+    an MNC is only unique within a country, so grouping by ``mnc`` also groups by ``country``
+    (added just before it when not asked for). ``delivery_rate`` is delivered / accepted, and the
+    column ``delivery_rate_denominator`` says so. Times are seconds from sending to delivery;
+    the median and 95th percentile are over delivered messages. Statuses come from
+    ``message_outcomes``: a notification without a status counts by its delivery value.
 
     >>> delivery_summary(results, callbacks, by="country")[["accepted", "delivered", "delivery_rate"]]  # doctest: +SKIP
     """
@@ -62,6 +66,8 @@ def delivery_summary(
     unknown = [key for key in keys if key not in DIMENSIONS]
     if unknown:
         raise InputError(f"delivery_summary cannot group by {unknown}; choose from {list(DIMENSIONS)}.")
+    if "mnc" in keys and "country" not in keys:  # "01" in Spain and "01" in the UK are two operators
+        keys.insert(keys.index("mnc"), "country")
     if results is None:
         results = _results_from(callbacks, records)
     recipients = next((results[c] for c in ("recipient", "to", "phone") if c in results), None)
@@ -69,6 +75,7 @@ def delivery_summary(
     send_time = next((results[c] for c in _SEND_TIME_COLUMNS if c in results), None)
     sent_at = pd.to_datetime(send_time, utc=True).fillna(outcomes["sent_at"]) if send_time is not None else outcomes["sent_at"]
     outcomes["send_hour"] = sent_at.dt.floor("h")
+    outcomes["operator"] = operator_label(outcomes["country"], outcomes["mnc"])
     if send_time is not None:  # the send time from the results is the start of the clock when no sent event is known
         outcomes["seconds_to_delivery"] = outcomes["seconds_to_delivery"].fillna(
             (outcomes["delivered_at"] - sent_at).dt.total_seconds()

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from sendframe.delivery.outcomes import FAILED_STATUSES, OUTCOME_STATUSES
+from sendframe.delivery.outcomes import FAILED_STATUSES, OUTCOME_STATUSES, operator_label
 
 try:
     import plotly.graph_objects as go
@@ -157,7 +157,7 @@ def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
 
 def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     """Delivery rate by country and operator (MNC), with the denominator on each bar."""
-    frame = outcomes.assign(operator=outcomes["country"].fillna("?") + " " + outcomes["mnc"].fillna("?"))
+    frame = outcomes.assign(operator=operator_label(outcomes["country"], outcomes["mnc"]))
     rates = _rates(frame, "operator").sort_values("delivery_rate")
     fig = _figure("Delivery rate by operator (country MNC)")
     if rates.empty:

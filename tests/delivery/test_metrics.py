@@ -1,0 +1,106 @@
+"""delivery_summary's values on small hand-built frames, each expected value worked out by hand."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from sendframe.delivery.metrics import delivery_summary
+from sendframe.delivery.records import Records
+
+T0 = pd.Timestamp("2026-11-21 10:00:00", tz="UTC")
+
+
+def campaign() -> tuple[pd.DataFrame, pd.DataFrame, Records, pd.DataFrame]:
+    """Five accepted messages and one refused by the API.
+
+    m1 ES 01 delivered after   2 s, clicked   billed 0.05
+    m2 GB 01 delivered after  10 s, clicked   billed 0.04
+    m3 ES 01 delivered after  30 s            billed 0.10 (two parts, each notification carries the message's cost)
+    m4 ES 03 delivered after 100 s            billed 0.05
+    m5 ES 03 undelivered                      billed 0.05
+    -- ES    refused by the API (no id)
+    """
+    results = pd.DataFrame({
+        "id": ["m1", "m2", "m3", "m4", "m5", None],
+        "accepted": [True] * 5 + [False],
+        "outcome": ["accepted"] * 5 + ["rejected"],
+        "campaign_id": [7] * 6,
+        "recipient": ["34600000001", "447700900002", "34600000003", "34600000004", "34600000005", "34600000006"],
+    })
+    rows = [  # id, part, status, delivery, mnc, cost, reported minute
+        ("m1", 1, "DELIVRD", 1, "01", 0.05, "10:00"),
+        ("m2", 1, "DELIVRD", 1, "01", 0.04, "10:00"),
+        ("m3", 1, "DELIVRD", 1, "01", 0.10, "10:00"),
+        ("m3", 2, "DELIVRD", 1, "01", 0.10, "10:00"),
+        ("m4", 1, "DELIVRD", 1, "03", 0.05, "10:01"),
+        ("m5", 1, "ACCEPTD", 4, "03", 0.05, "10:00"),
+        ("m5", 1, "UNDELIV", 2, "03", 0.05, "10:02"),
+    ]
+    callbacks = pd.DataFrame(rows, columns=["id", "part", "status", "delivery", "mnc", "cost", "reported_at"])
+    callbacks["reported_at"] = pd.to_datetime("2026-11-21 " + callbacks["reported_at"], utc=True)
+    callbacks["sent_at"] = T0
+    callbacks["recipient"] = callbacks["id"].map(dict(zip(results["id"], results["recipient"])))
+    callbacks["campaign_id"] = 7
+    callbacks["sending_id"] = 1
+    # record events carry seconds: they give the time to delivery
+    delays = {"m1": 2, "m2": 10, "m3": 30, "m4": 100}
+    events = pd.DataFrame(
+        [(i, "sent", T0) for i in ["m1", "m2", "m3", "m4", "m5"]]
+        + [(i, "delivered", T0 + pd.Timedelta(seconds=s)) for i, s in delays.items()],
+        columns=["id", "type", "date"],
+    )
+    messages = pd.DataFrame({
+        "id": ["m1", "m2", "m3", "m4", "m5"], "campaign_id": 7, "sending_id": 1,
+        "is_clicked": [True, True, False, False, False],
+    })
+    estimate = pd.DataFrame({"cost": [0.05, 0.04, 0.10, 0.05, 0.05, 0.05]}, index=results.index)
+    return results, callbacks, Records(messages, events, []), estimate
+
+
+def test_time_to_delivery_is_the_median_and_95th_percentile_of_delivered_messages():
+    results, callbacks, records, estimate = campaign()
+    row = delivery_summary(results, callbacks, records, estimate=estimate).iloc[0]
+    # delivered after 2, 10, 30, 100 s: median (10 + 30) / 2 = 20;
+    # p95 by linear interpolation at position 0.95 * 3 = 2.85: 30 + 0.85 * (100 - 30) = 89.5
+    assert row["median_seconds_to_delivery"] == pytest.approx(20.0)
+    assert row["p95_seconds_to_delivery"] == pytest.approx(89.5)
+
+
+def test_counts_clicks_and_costs_add_up_by_hand():
+    results, callbacks, records, estimate = campaign()
+    row = delivery_summary(results, callbacks, records, estimate=estimate).iloc[0]
+    assert (row["sent"], row["accepted"], row["rejected"], row["delivered"], row["failed"], row["pending"]) == (6, 5, 1, 4, 1, 0)
+    assert row["delivery_rate"] == pytest.approx(4 / 5)
+    assert row["clicks"] == 2  # m1 and m2
+    # estimated for every row sent: 0.05 + 0.04 + 0.10 + 0.05 + 0.05 + 0.05
+    assert row["estimated_cost"] == pytest.approx(0.34)
+    # billed once per message, whatever its parts and notifications: 0.05 + 0.04 + 0.10 + 0.05 + 0.05
+    assert row["billed_cost"] == pytest.approx(0.29)
+
+
+def test_an_operator_is_its_country_and_mnc_so_01_in_spain_and_01_in_the_uk_are_two():
+    results, callbacks, records, estimate = campaign()
+    summary = delivery_summary(results, callbacks, records, by="operator", estimate=estimate).set_index("operator")
+    assert summary["accepted"].to_dict() == {"ES 01": 2, "ES 03": 2, "ES ?": 0, "GB 01": 1}
+    assert summary.loc["ES 03", "delivered"] == 1 and summary.loc["ES 03", "failed"] == 1
+    assert summary.loc["ES 01", "median_seconds_to_delivery"] == pytest.approx(16.0)  # (2 + 30) / 2
+    assert summary.loc["GB 01", "billed_cost"] == pytest.approx(0.04)
+
+
+def test_grouping_by_mnc_also_groups_by_country():
+    results, callbacks, records, _ = campaign()
+    summary = delivery_summary(results, callbacks, records, by="mnc")
+    assert list(summary.columns[:2]) == ["country", "mnc"]
+    accepted = {(c, m): a for c, m, a in zip(summary["country"], summary["mnc"].fillna("?"), summary["accepted"])}
+    assert accepted == {("ES", "01"): 2, ("ES", "03"): 2, ("ES", "?"): 0, ("GB", "01"): 1}
+
+
+def test_time_to_delivery_from_notifications_alone_counts_whole_minutes():
+    results, callbacks, _, _ = campaign()
+    row = delivery_summary(results, callbacks).iloc[0]
+    # without records the clock is the notifications' minutes: m1, m2, m3 at 0 s, m4 at 60 s
+    # median (0 + 0) / 2 = 0; p95 at position 2.85: 0 + 0.85 * (60 - 0) = 51
+    assert row["median_seconds_to_delivery"] == pytest.approx(0.0)
+    assert row["p95_seconds_to_delivery"] == pytest.approx(51.0)
+    assert row["clicks"] == 0 and pd.isna(row["estimated_cost"])
