@@ -9,8 +9,9 @@ takes everything queued, appends it to the log, syncs, then releases all their a
     ...     frame = receiver.callbacks()
 
 The log is append-only text: ``#params\\t<the notificationUrl's query, token left out>`` at each
-start, then one ``<arrival time, 32 characters>\\t<raw query>`` line per notification. A restart
-drops a torn last line (never acknowledged) and appends after it.
+start, then one ``<arrival time, 32 characters>\\t<raw query>`` line per notification. A write
+that fails part-way (disk full) is cut off the log at once and its notifications get no 200; a
+restart drops a torn last line (never acknowledged) and appends after it.
 """
 
 from __future__ import annotations
@@ -300,14 +301,15 @@ class _LogWriter:
         self.queue: asyncio.Queue[tuple[bytes, asyncio.Future[None]] | None] = asyncio.Queue()
         self.closing = False
         self._fd = -1
+        self._end = 0  # length of the log up to its last committed line
 
     def open(self, header: str) -> None:
         new = not self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         _drop_torn_tail(self._fd)
-        os.write(self._fd, header.encode())
-        os.fsync(self._fd)
+        self._end = os.lseek(self._fd, 0, os.SEEK_END)
+        self._append(header.encode())
         if new:  # make the new file's name itself durable
             directory = os.open(self.path.parent, os.O_RDONLY)
             try:
@@ -327,6 +329,28 @@ class _LogWriter:
             view = view[written:]
         os.fsync(self._fd)
 
+    def _append(self, data: bytes) -> None:
+        """Commit ``data`` whole or not at all: a failed commit (disk full, ...) is cut off the log again.
+
+        Otherwise the torn part of the failed batch would stay and the next batch would be
+        appended to it, spoiling a line that is then acknowledged.
+        """
+        if os.lseek(self._fd, 0, os.SEEK_END) != self._end:  # an earlier cut failed: cut before writing
+            self._cut_back()
+        try:
+            self._commit(data)
+        except OSError:
+            try:
+                self._cut_back()
+            except OSError as exc:  # tried again before the next batch
+                logger.error("receiver: could not cut a failed write off the log: %s", exc)
+            raise
+        self._end = os.lseek(self._fd, 0, os.SEEK_END)
+
+    def _cut_back(self) -> None:
+        os.ftruncate(self._fd, self._end)
+        os.fsync(self._fd)
+
     async def run(self, receiver: Receiver) -> None:
         while True:
             item = await self.queue.get()
@@ -336,8 +360,8 @@ class _LogWriter:
             items = [entry for entry in batch if entry is not None]
             if items:
                 try:
-                    await asyncio.to_thread(self._commit, b"".join(line for line, _ in items))
-                except OSError as exc:  # disk full, ...: answer nothing rather than a false 200
+                    await asyncio.to_thread(self._append, b"".join(line for line, _ in items))
+                except OSError as exc:  # disk full, ...: answer nothing rather than a false 200, log cut back
                     logger.error("receiver: could not write the log: %s", exc)
                     for _, done in items:
                         if not done.done():
