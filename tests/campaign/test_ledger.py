@@ -183,3 +183,129 @@ def test_an_answer_shorter_than_its_batch_leaves_the_rest_unknown(tmp_path):
 ])
 def test_row_keys_of_a_whole_index_are_each_labels_row_key(index):
     assert row_keys(index) == [row_key(label) for label in index]
+
+
+# ---------------------------------------------------------------- rows whose labels moved
+
+
+def test_a_table_exported_again_with_a_row_on_top_finds_its_rows_by_recipient(tmp_path):
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        ledger.record_intent(1, "fp", ROWS)
+        ledger.record_answer(1, ANSWER)
+        # the analyst inserted a row at the top: every label moved by one
+        found = ledger.lookup([row_key(0), row_key(1), row_key(2)], ["447700900009", "447700900001", "447700900002"])
+    assert found["state"].tolist() == [pd.NA, "accepted", "rejected"]
+    assert found["id"].tolist()[1] == "a" * 20
+    assert found["row_key"].tolist() == ["0", "0", "1"]  # a matched row keeps the ledger's key; a new one its own
+
+
+def test_the_kth_row_of_a_recipient_is_the_kth_recorded_row_of_that_recipient(tmp_path):
+    twice = [(row_key(0), "447700900001"), (row_key(1), "447700900001")]
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        ledger.record_intent(1, "fp", twice)
+        ledger.record_answer(1, {"campaignId": 7, "sendingId": 9, "result": [
+            {"accepted": True, "to": "447700900001", "id": "a" * 20}, {"accepted": True, "to": "447700900001", "id": "b" * 20}]})
+        moved = ledger.lookup([row_key(5), row_key(6), row_key(7)], ["447700900001"] * 3)
+        kept = ledger.lookup([row_key(1), row_key(3)], ["447700900001"] * 2)
+    # two rows recorded for the recipient, three in the table: the third is new
+    assert moved["id"].tolist() == ["a" * 20, "b" * 20, pd.NA]
+    assert moved["state"].tolist() == ["accepted", "accepted", pd.NA]
+    # the same (label, recipient) first, then the rest by rank
+    assert kept["id"].tolist() == ["b" * 20, "a" * 20]
+
+
+def test_a_row_whose_recipient_changed_is_a_new_row(tmp_path):
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        ledger.record_intent(1, "fp", ROWS[:1])
+        assert ledger.lookup([row_key(0)], ["447700900005"])["state"].tolist() == [pd.NA]
+
+
+# ---------------------------------------------------------------- answers checked against what was sent
+
+
+def test_an_answer_item_for_another_recipient_leaves_its_row_unknown(tmp_path):
+    swapped = {**ANSWER, "result": ANSWER["result"][::-1]}
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        ledger.record_intent(1, "fp", ROWS)
+        assert ledger.record_answer(1, swapped) == 2
+        rows = ledger.rows()
+        unknown = ledger.unknown_rows()
+    assert rows["state"].tolist() == ["unknown", "unknown"]
+    assert rows["id"].isna().all() and rows["accepted"].isna().all()
+    assert unknown["reason"].str.contains("answer item 1 is for '447700900002', not for '447700900001'").tolist() == [
+        True, False]
+
+
+def test_a_missing_item_leaves_its_row_unknown_and_an_extra_item_at_the_end_changes_no_row(tmp_path):
+    extra = {**ANSWER, "result": ANSWER["result"] + [{"accepted": True, "to": "447700900003", "id": "c" * 20}]}
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        ledger.record_intent(1, "fp", ROWS)
+        assert ledger.record_answer(1, {**ANSWER, "result": ANSWER["result"][1:]}) == 2  # item 1 missing: all shift
+        assert ledger.rows()["state"].tolist() == ["unknown", "unknown"]
+        assert "no item for recipient 2" in ledger.unknown_rows()["reason"].tolist()[1]
+        ledger.record_intent(2, "fp", ROWS)
+        assert ledger.record_answer(2, extra) == 0
+        assert ledger.rows()["state"].tolist() == ["accepted", "rejected"]
+
+
+def test_a_recipient_the_service_reformats_is_still_recognised(tmp_path):
+    reformatted = {**ANSWER, "result": [{**ANSWER["result"][0], "to": "+44 7700 900001"}, ANSWER["result"][1]]}
+    with Ledger(tmp_path / "c.sqlite") as ledger:
+        ledger.record_intent(1, "fp", ROWS)
+        assert ledger.record_answer(1, reformatted) == 0
+        assert ledger.rows()["state"].tolist() == ["accepted", "rejected"]
+
+
+# ---------------------------------------------------------------- one run per ledger
+
+
+def test_a_second_hold_on_a_ledger_fails_at_once_naming_the_file(tmp_path):
+    import threading
+
+    from sendframe.campaign.ledger import LedgerInUseError
+
+    path = tmp_path / "c.sqlite"
+    failures = []
+
+    def second_run():
+        try:
+            with Ledger(path).exclusive():
+                pass
+        except LedgerInUseError as exc:
+            failures.append(str(exc))
+
+    with Ledger(path) as ledger, ledger.exclusive():
+        thread = threading.Thread(target=second_run)
+        thread.start()
+        thread.join(5)
+    assert len(failures) == 1 and str(path) in failures[0] and "in use by another run" in failures[0]
+    with Ledger(path).exclusive():  # released
+        pass
+
+
+def test_a_ledger_held_by_another_process_names_that_process(tmp_path):
+    import subprocess
+    import sys
+
+    from sendframe.campaign.ledger import LedgerInUseError
+
+    path = tmp_path / "c.sqlite"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from sendframe.campaign.ledger import Ledger\n"
+         f"with Ledger({str(path)!r}).exclusive():\n    print('held', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LedgerInUseError, match=f"process {holder.pid}"):
+            with Ledger(path).exclusive():
+                pass
+    finally:
+        holder.communicate("", timeout=30)
+    with Ledger(path).exclusive():
+        pass
+
+
+def test_an_in_memory_ledger_needs_no_lock():
+    ledger = Ledger(":memory:")
+    with ledger.exclusive(), ledger.exclusive():
+        pass

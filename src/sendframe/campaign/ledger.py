@@ -8,7 +8,32 @@ could lose it, and then the rows are only *unknown*, never sent twice). So, when
 - no intent for a row: it was never sent, and the next run sends it;
 - an intent with a result: the next run skips it and returns the stored result;
 - an intent without a result (or a recorded unknown outcome): the row is *unknown*. It is listed by
-  :meth:`Ledger.unknown_rows` and only sent again when the analyst asks (``resend_unknown=True``).
+  :meth:`Ledger.unknown_rows` and only sent again when the analyst asks (``resend_unknown=True``);
+- a batch recorded ``not_sent`` (the service provably processed nothing: 401/403, 413, a lasting 429,
+  no connection): its rows are sent by the next run.
+
+Which contact row is which ledger row (:meth:`Ledger.lookup`). A row is recorded under its index label
+*and* its recipient. A contacts table exported again may have moved every label (a row inserted at the
+top), so a resumed run matches its rows to the ledger's in two steps:
+
+1. the same (label, recipient) pair: that ledger row;
+2. otherwise by recipient and rank: the k-th still unmatched row with recipient R in the table matches
+   the k-th still unmatched ledger row for R (ledger rows in the order they were first recorded).
+
+A row left without a match is new and is sent. So a recipient the ledger has answered (accepted or
+rejected) or marked unknown is never sent again because its label moved, and a table with more rows
+for R than the ledger knows sends the extra ones. A matched row that is sent again (``not_sent``, or
+unknown with ``resend_unknown=True``) is recorded under the ledger's label for it, the label it had
+when first recorded, so the ledger keeps one row per contact; the send's result stays on the new
+table's index.
+
+The answer to a batch is checked item by item: each result item's ``to`` must name the recipient sent
+at that position (see :func:`same_recipient`). An item that does not, and a missing item, leave the row
+*unknown* with a reason, never the answer of another recipient.
+
+Two runs on one ledger at once could send a row twice: a send holds :meth:`Ledger.exclusive`, an OS
+lock on the sibling file ``<ledger>.lock`` (kept on disk; the lock, not the file, is what counts), and a
+second run fails at once with :class:`LedgerInUseError`.
 
 A batch is one row of the ``batches`` table: its rows' keys and recipients are JSON arrays, and its
 answer is JSON arrays of the result items' fields in request order, ``null`` for a field no item has
@@ -24,6 +49,7 @@ anyone reading the file with SQL.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -39,8 +65,10 @@ from pydantic_core import to_json
 
 from sendframe.api.errors import InputError
 from sendframe.api.wire import send_answer
+from sendframe.campaign.lock import LedgerInUseError, hold
+from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
 
-__all__ = ["Ledger", "LedgerMismatchError", "row_key", "row_keys"]
+__all__ = ["Ledger", "LedgerInUseError", "LedgerMismatchError", "row_key", "row_keys", "same_recipient"]
 
 # batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
 BATCH_STATES = ("intent", "done", "unknown", "not_sent")
@@ -123,15 +151,15 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _answer_json(answer: Any) -> tuple[Any, Any, str]:
-    """(campaign id, sending id, the answer's columns as the JSON kept in the batch row).
+def _answer_json(answer: Any, sent: Sequence[str]) -> tuple[Any, Any, str, int]:
+    """(campaign id, sending id, the answer's columns as the JSON kept in the batch row, rows left unknown).
 
     A column without any value (no errors, no schedule: the usual answer) is kept as one ``null``.
     """
     columns = send_answer(answer)  # a SendResponse or wire dict is read through the same rules
-    kept = {key: getattr(columns, column) for key, column in ANSWER_FIELDS}
+    kept, unknown = checked_columns(columns, sent, ANSWER_FIELDS)
     return columns.campaign_id, columns.sending_id, _json_text(
-        {key: values if values.count(None) < len(values) else None for key, values in kept.items()})
+        {key: values if values.count(None) < len(values) else None for key, values in kept.items()}), unknown
 
 
 def _fit(values: list[Any] | None, n: int) -> list[Any]:
@@ -243,6 +271,17 @@ class Ledger:
         with self._lock:
             self._db.close()
 
+    def exclusive(self) -> contextlib.AbstractContextManager[None]:
+        """Hold this ledger for one run: an OS lock on ``<ledger>.lock`` (see :mod:`sendframe.campaign.lock`).
+
+        Another run (process or thread) asking for it meanwhile gets :class:`LedgerInUseError` at once,
+        naming the file. An in-memory ledger needs no lock.
+
+            >>> with Ledger(":memory:").exclusive():
+            ...     pass
+        """
+        return hold(self.path)
+
     def _write(self, work: Any, *args: Any, durable: bool = True) -> None:
         """Run ``work(*args)`` (statements on ``self._db``) in one transaction: committed together or not at all.
 
@@ -311,19 +350,30 @@ class Ledger:
                       "VALUES (?, ?, ?, 'intent', ?, ?, ?)",
                       (batch, fingerprint, len(rows), _now(), _json_text(keys), _json_text(recipients)))
 
-    def record_answer(self, batch: int, answer: Any, http_status: int | None = None) -> None:
-        """Commit the service's answer, item by item in request order.
+    def record_answer(self, batch: int, answer: Any, http_status: int | None = None, *,
+                      sent: Sequence[str] | None = None) -> int:
+        """Commit the service's answer, item by item in request order; return how many rows it leaves unknown.
 
         ``answer`` is a send response as on the wire (a dict), a ``SendResponse`` or a ``wire.SendAnswer``.
+        Each item's ``to`` is checked against the recipient sent at its position (``sent``, read from the
+        batch's intent when not given): an item for another recipient, or a missing item, leaves its row
+        unknown rather than giving it someone else's answer.
 
             >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
             >>> ledger.record_answer(1, {"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900001"}]})
+            0
             >>> ledger.rows()["state"].tolist()
             ['accepted']
         """
-        campaign_id, sending_id, columns = _answer_json(answer)
+        if sent is None:
+            found = self._query("SELECT recipients FROM batches WHERE batch=?", (batch,))
+            if not found:
+                raise ValueError(f"batch {batch} has no intent in the ledger {self.path}; record_intent comes first.")
+            sent = json.loads(found[0][0])
+        campaign_id, sending_id, columns, unknown = _answer_json(answer, sent)
         self._execute("UPDATE batches SET state='done', http_status=?, campaign_id=?, sending_id=?, result_at=?, answer=? "
                       "WHERE batch=?", (http_status, campaign_id, sending_id, _now(), columns, batch), durable=False)
+        return unknown
 
     def record_failure(self, batch: int, state: str, code: int | None, description: str,
                        http_status: int | None = None) -> None:
@@ -383,11 +433,19 @@ class Ledger:
 
     def lookup(self, keys: Sequence[str], recipients: Sequence[str]) -> pd.DataFrame:
         """What is known of each (row key, recipient) pair, in their order: the columns of :meth:`rows`,
-        ``<NA>`` (state included) for a pair the ledger has no record of. The pairs are expected unique.
+        ``<NA>`` (state included) for a row the ledger has no record of. The pairs are expected unique.
+
+        Rows are matched as the module docstring says: the same (key, recipient) pair first, then by
+        recipient and rank, so a table whose labels moved still finds its rows. ``row_key`` is the
+        ledger's key of the matched row (the given key for a row without a match): the key under
+        which the row is recorded if it is sent again.
 
             >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
             >>> ledger.lookup([row_key(1), row_key(0)], ["447700900002", "447700900001"])["state"].tolist()
             [<NA>, 'unknown']
+            >>> moved = ledger.lookup([row_key(0), row_key(1)], ["447700900002", "447700900001"])
+            >>> moved["state"].tolist(), moved["row_key"].tolist()
+            ([<NA>, 'unknown'], ['0', '0'])
         """
         columns = self._row_columns()
         keys, recipients = list(keys), list(recipients)
@@ -395,10 +453,9 @@ class Ledger:
             return _typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
         if columns["row_key"] == keys and columns["recipient"] == recipients:
             return _typed_frame(columns)  # the usual case: every row sent once, in order
-        pairs = zip(columns["row_key"], columns["recipient"])
-        latest = dict(zip(pairs, range(len(columns["row_key"]))))
-        positions = list(map(latest.get, zip(keys, recipients)))
-        return _typed_frame(columns, positions, row_key=keys, recipient=recipients)
+        positions = match_rows(columns["row_key"], columns["recipient"], keys, recipients)
+        matched_keys = [key if at is None else columns["row_key"][at] for key, at in zip(keys, positions)]
+        return _typed_frame(columns, positions, row_key=matched_keys, recipient=recipients)
 
     def unknown_rows(self) -> pd.DataFrame:
         """Rows whose fate is unknown: sent or not, nobody knows. Check them before sending again.

@@ -1,0 +1,118 @@
+"""Which answer item is which recipient, and which contact row is which ledger row.
+
+The rules the ledger applies (its module docstring tells them in full):
+
+- a send answer's item belongs to the row sent at its position only if its ``to`` names that row's
+  recipient (:func:`same_recipient`); otherwise the row's fate is unknown;
+- a contact row is the ledger row with the same (label, recipient), else the k-th unmatched row of its
+  recipient is the k-th unmatched ledger row of that recipient (:func:`match_rows`).
+
+    >>> match_rows(["0", "1"], ["447700900001", "447700900002"], ["1", "2"], ["447700900001", "447700900002"])
+    [0, 1]
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from sendframe.api.wire import SendAnswer
+
+__all__ = ["checked_columns", "match_rows", "same_recipient"]
+
+_PHONE_LIKE = re.compile(r"[0-9+()./ \t-]+")
+
+
+def _recipient_form(text: str) -> str:
+    text = text.strip()
+    if _PHONE_LIKE.fullmatch(text):
+        digits = re.sub(r"[^0-9]", "", text)
+        return digits[2:] if not text.startswith("+") and digits.startswith("00") else digits
+    return text.casefold()
+
+
+def same_recipient(sent: str, answered: str | None) -> bool:
+    """Whether a result item's ``to`` names the recipient sent at its position.
+
+    The spec says ``to`` is the recipient as sent; a service that reformats it is still recognised:
+    both are trimmed, phone numbers compared by their digits (``+``, a leading ``00`` and separators
+    dropped), anything else (emails) without regard to case.
+
+        >>> same_recipient("447700900001", "+44 7700 900001"), same_recipient("a@b.co", "A@B.CO ")
+        (True, True)
+        >>> same_recipient("447700900001", "447700900002")
+        False
+    """
+    if answered is None:
+        return False
+    return sent == answered or _recipient_form(sent) == _recipient_form(answered)
+
+
+def checked_columns(columns: SendAnswer, sent: Sequence[str],
+                    fields: Sequence[tuple[str, str]]) -> tuple[dict[str, list[Any]], int]:
+    """The answer's ``fields`` (wire key, ``SendAnswer`` attribute) in request order, items that cannot be trusted blanked.
+
+    An item whose ``to`` is not the recipient sent at its position, and a missing item, leave that row
+    unknown (``accepted`` null) with a reason in ``errorDescription``; the ``to`` of every item is then
+    kept as ``answeredTo``. Returns (columns by wire key, how many rows were left unknown).
+
+        >>> from sendframe.api.wire import send_answer
+        >>> answer = send_answer({"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900002"}]})
+        >>> kept, unknown = checked_columns(answer, ["447700900001"], [("accepted", "accepted"), ("errorDescription", "error_description")])
+        >>> kept["accepted"], unknown
+        ([None], 1)
+    """
+    kept = {key: list(getattr(columns, column)) for key, column in fields}
+    answered, n = columns.to, len(sent)
+    if answered == list(sent):
+        return kept, 0  # the usual answer: one item per recipient, in order
+    bad = [i for i in range(n) if i >= len(answered) or not same_recipient(sent[i], answered[i])]
+    kept = {key: (values + [None] * n)[:n] for key, values in kept.items()}
+    for i in bad:
+        for key, _ in fields:
+            kept[key][i] = None
+        kept["errorDescription"][i] = (
+            f"the service's answer has no item for recipient {i + 1} ({sent[i]}); {len(answered)} items "
+            f"answered {n} recipients, so it is not known whether it was sent" if i >= len(answered) else
+            f"the service's answer item {i + 1} is for {answered[i]!r}, not for {sent[i]!r} sent at that position, "
+            "so it is not known whether it was sent")
+    # items beyond the recipients sent belong to no row: the rows whose item matches keep it
+    kept["answeredTo"] = list(answered)
+    return kept, len(bad)
+
+
+def match_rows(stored_keys: list[str], stored_recipients: list[str], keys: list[str],
+               recipients: list[str]) -> list[int | None]:
+    """For each given (key, recipient), the position in the stored rows of the ledger row it is, or None.
+
+    Stored rows repeat a (key, recipient) pair sent again: its last entry holds what is known. First the
+    same pair, then the k-th unmatched given row of a recipient takes the k-th unmatched ledger row of that
+    recipient, in the order the ledger first recorded them.
+
+        >>> match_rows(["0", "1"], ["A", "B"], ["0", "1", "2"], ["X", "A", "B"])  # a row inserted at the top
+        [None, 0, 1]
+    """
+    latest: dict[tuple[str, str], int] = {}
+    for at, pair in enumerate(zip(stored_keys, stored_recipients)):
+        latest[pair] = at  # a dict keeps first-insertion order: the order rows were first recorded
+    positions: list[int | None] = [None] * len(keys)
+    taken: set[tuple[str, str]] = set()
+    for i, pair in enumerate(zip(keys, recipients)):
+        at = latest.get(pair)
+        if at is not None and pair not in taken:
+            positions[i] = at
+            taken.add(pair)
+    if len(taken) == len(latest) or len(taken) == len(keys):
+        return positions  # every ledger row or every given row found under its own label
+    spare: dict[str, collections.deque[int]] = {}
+    for pair, at in latest.items():
+        if pair not in taken:
+            spare.setdefault(pair[1], collections.deque()).append(at)
+    for i, recipient in enumerate(recipients):
+        if positions[i] is None:
+            queue = spare.get(recipient)
+            if queue:
+                positions[i] = queue.popleft()
+    return positions
