@@ -66,7 +66,7 @@ def _path_in_regex(wanted_path: str | None) -> bool:
 
 @dataclass
 class Requests:
-    """Per line, byte offsets of its parts (``-1`` where a line has none)."""
+    """Per line, byte offsets of its parts (``-1`` where a line has none); int32 below 2 GiB of lines."""
 
     data: pa.Buffer | None
     line_start: np.ndarray
@@ -95,13 +95,14 @@ def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path
     if lines.null_count:
         lines = pc.fill_null(lines, "")
     width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
-    offsets = np.frombuffer(lines.buffers()[1], dtype=width)[lines.offset:lines.offset + n + 1].astype(np.int64)
     data = lines.buffers()[2] if n else None
     if data is None or data.size == 0:
         data = pa.py_buffer(b"")
     raw = np.frombuffer(data, dtype=np.uint8)
+    position = np.int32 if len(raw) < 2**31 - 16 else np.int64  # half the memory for offsets below 2 GiB
+    offsets = np.frombuffer(lines.buffers()[1], dtype=width)[lines.offset:lines.offset + n + 1].astype(position)
     start, end = offsets[:-1], _without_line_break(raw, offsets[:-1], offsets[1:])
-    none = np.full(n, -1, dtype=np.int64)
+    none = np.full(n, -1, dtype=position)
     found = Requests(data, start, end, np.zeros(n, bool), none.copy(), none.copy(), none.copy(), none.copy(), none.copy(),
                      none.copy(), none.copy(), np.zeros(n, bool), np.zeros(0, np.int64), none.copy(), np.zeros(n, bool))
     if n == 0:
