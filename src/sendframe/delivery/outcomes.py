@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sendframe.api.notifications import FINAL_STATUSES, is_final_notification, notification_status
+from sendframe.api.notifications import is_final_notification, notification_status
 
 # display order of a message's status, best first; the dashboards keep this order and its colours
 OUTCOME_STATUSES: tuple[str, ...] = (
@@ -50,7 +50,7 @@ def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     Arrival order does not matter: a final notification always wins over an intermediate one
     (``is_final_notification``: by its status, or by its delivery value when the status is missing).
     ``status`` is the status each notification stands for, so a notificationUrl with ``%d`` and
-    no ``%s`` still gives DELIVRD, UNDELIV or REJECTD.
+    no ``%s`` still gives DELIVRD, UNDELIV or REJECTD; ``is_final`` says whether it is final.
 
     >>> callbacks = pd.DataFrame({"id": ["a1", "a1"], "status": [None, None], "delivery": [1, 4],
     ...     "sent_at": pd.NaT, "reported_at": pd.to_datetime(["2026-01-01 10:01", "2026-01-01 10:05"], utc=True),
@@ -59,7 +59,7 @@ def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     ['DELIVRD']
     """
     if callbacks is None or callbacks.empty:
-        return pd.DataFrame(columns=["id", "status", "sent_at", "reported_at", "billed_cost", "mnc", "recipient"])
+        return pd.DataFrame(columns=["id", "status", "is_final", "sent_at", "reported_at", "billed_cost", "mnc", "recipient"])
     frame = callbacks.loc[callbacks["id"].notna(), ["id", "status", "sent_at", "reported_at", "cost", "mnc", "recipient", "part"]].copy()
     delivery = callbacks.loc[frame.index, "delivery"] if "delivery" in callbacks else None
     frame["is_final"] = is_final_notification(frame["status"], delivery)
@@ -68,7 +68,7 @@ def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     last = frame.groupby("id", sort=False).tail(1).set_index("id")
     # a message is billed once, whatever the number of parts and notifications
     billed = frame.drop_duplicates(["id", "part"]).groupby("id")["cost"].max()
-    out = last[["status", "sent_at", "reported_at", "mnc", "recipient"]].assign(billed_cost=billed)
+    out = last[["status", "is_final", "sent_at", "reported_at", "mnc", "recipient"]].assign(billed_cost=billed)
     return out.reset_index()
 
 
@@ -113,7 +113,7 @@ def message_outcomes(
         ids = by_id[hit]
         reported_status = finals.loc[ids, "status"]
         # an intermediate notification (ACCEPTD, ...) leaves the message pending
-        status[hit] = reported_status.where(reported_status.isin(FINAL_STATUSES), "PENDING").to_numpy()
+        status[hit] = reported_status.where(finals.loc[ids, "is_final"].to_numpy(dtype=bool), "PENDING").to_numpy()
         sent_at[hit] = pd.to_datetime(finals.loc[ids, "sent_at"], utc=True).to_numpy()
         delivered = reported_status.eq("DELIVRD").fillna(False).to_numpy(dtype=bool)
         reported = pd.to_datetime(finals.loc[ids, "reported_at"], utc=True).to_numpy()
