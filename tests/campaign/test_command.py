@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +12,12 @@ import pandas as pd
 import pytest
 
 from sendframe.campaign.command import default_ledger_path
+from sendframe.campaign.contacts import read_contacts
 from sendframe.cli import main
 from sendframe.sandbox import Sandbox
 
-CONTACTS = Path(__file__).resolve().parents[2] / "data" / "contacts.csv"
+ROOT = Path(__file__).resolve().parents[2]
+CONTACTS = ROOT / "data" / "contacts.csv"
 MESSAGE = "Hola {name|capitalize}, saldo {amount|formatDotComma} EUR"
 
 
@@ -60,9 +64,21 @@ def test_default_ledger_depends_on_campaign_and_message():
     assert default_ledger_path("x/contacts.csv", "sms", "Hi", "Shop", "Spring sale").name.startswith("Spring-sale-")
 
 
-def test_send_on_an_unsupported_channel_is_a_clear_error(capsys):
-    assert main(["send", str(CONTACTS), "--channel", "voice", "--message", "Hi"]) == 1
-    assert "send_voice" in capsys.readouterr().err
+@pytest.mark.parametrize(("channel", "flags", "error"), [
+    ("voice", ["--message", "Hi"], "--language and --gender are required for --channel voice"),
+    ("voice", ["--message", "Hi", "--language", "en_GB"], "--gender is required"),
+    ("voice", ["--language", "en_GB", "--gender", "F"], "--message is required"),
+    ("voiceAudio", [], "--audio-url is required for --channel voiceAudio"),
+    ("voiceAudio", ["--audio-url", "https://example.org/a.mp3", "--message", "Hi"], "--message does not apply"),
+    ("voiceAudio", ["--audio-url", "https://example.org/a.mp3", "--from", "Shop"], "--from does not apply"),
+    ("whatsapp", ["--from", "34911111111"], "--template-id is required for --channel whatsapp"),
+    ("whatsapp", ["--template-id", "1002"], "--from is required for --channel whatsapp"),
+    ("mailing", ["--message", "<p>Hi</p>", "--subject", "Hi"], "--from-email is required"),
+    ("landingsms", ["--message", "{LAND_URL}"], "--from is required"),
+])
+def test_send_names_the_flag_a_channel_is_missing(channel, flags, error, capsys):
+    assert main(["send", str(CONTACTS), "--channel", channel, *flags]) == 1
+    assert error in capsys.readouterr().err
 
 
 def test_send_sms_without_a_sender_is_a_clear_error(capsys):
@@ -80,7 +96,7 @@ def test_send_dry_run_builds_every_request(tmp_path, monkeypatch):
     assert code == 0
     written = pd.read_csv(out, dtype=str)
     assert len(written) == len(pd.read_csv(CONTACTS, dtype=str))
-    assert set(written["outcome"]) == {"dry_run"}
+    assert written["outcome"].value_counts().to_dict() == {"dry_run": len(written) - 3, "skipped_duplicate": 3}
 
 
 def test_send_against_the_sandbox_writes_one_row_per_contact_and_resumes(tmp_path, monkeypatch, capsys):
@@ -96,11 +112,16 @@ def test_send_against_the_sandbox_writes_one_row_per_contact_and_resumes(tmp_pat
         assert main(argv) == 0
         results = pd.read_csv(out, dtype=str)
         assert len(results) == len(contacts)
+        assert results["recipient"].fillna("").tolist() == read_contacts(CONTACTS)["phone"].fillna("").tolist()  # input order
+        skipped = results["outcome"] == "skipped_duplicate"
+        assert skipped.sum() == 3  # data/contacts.csv repeats three numbers: each gets one message
+        assert results.loc[skipped].drop(columns=["recipient", "outcome"]).isna().all().all()
         accepted = results["outcome"] == "accepted"
         assert 150 < accepted.sum() < len(contacts)
-        assert set(results.loc[~accepted, "error_code"]) == {"102"}
+        assert set(results.loc[~accepted & ~skipped, "error_code"]) == {"102"}
         sent = len(sb.messages())
         assert sent == accepted.sum()
+        assert not sb.messages()["recipient"].duplicated().any()
         ledgers = list(tmp_path.glob("spring-*.ledger.sqlite"))
         assert len(ledgers) == 1  # the default ledger, in the current folder
         # the same command again resumes from the ledger: nothing is sent twice
@@ -108,4 +129,89 @@ def test_send_against_the_sandbox_writes_one_row_per_contact_and_resumes(tmp_pat
         assert len(sb.messages()) == sent
         again = pd.read_csv(out, dtype=str)
         assert again["id"].fillna("").tolist() == results["id"].fillna("").tolist()
-    assert "accepted" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "accepted" in printed and "skipped 3 duplicate row(s)" in printed
+
+
+@pytest.fixture
+def sandbox_env(tmp_path, monkeypatch):
+    """A sandbox whose address and credentials the CLI reads from the environment; the test runs in tmp_path."""
+    with Sandbox() as sb:
+        monkeypatch.setenv("SENDFRAME_BASE_URL", sb.base_url)
+        monkeypatch.setenv("SENDFRAME_USERNAME", sb.username)
+        monkeypatch.setenv("SENDFRAME_API_PASSWORD", sb.api_password)
+        monkeypatch.chdir(tmp_path)
+        yield sb
+
+
+CHANNEL_FLAGS = {
+    "sms": ["--message", "Hola {name}", "--from", "Shop"],
+    "landingsms": ["--message", "Hola {name}: {LAND_URL}", "--from", "Shop"],
+    "mailing": ["--message", "<p>Hola {name}</p>", "--subject", "Hola {name}", "--from-email", "news@example.org"],
+    "voice": ["--message", "Hola {name}", "--language", "es_ES", "--gender", "F"],
+    "voiceAudio": ["--audio-url", "https://example.org/hola.mp3"],
+    "whatsapp": ["--template-id", "1002", "--from", "34911111111", "--body-fields", "name"],
+}
+
+
+@pytest.mark.parametrize("channel", list(CHANNEL_FLAGS))
+def test_send_on_every_channel_reaches_the_sandbox_once_per_recipient(channel, sandbox_env, tmp_path, capsys):
+    out = tmp_path / "results.csv"
+    argv = ["send", str(CONTACTS), "--channel", channel, *CHANNEL_FLAGS[channel], "--out", str(out), "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    results = pd.read_csv(out, dtype=str)
+    assert len(results) == len(read_contacts(CONTACTS))
+    accepted = results["outcome"] == "accepted"
+    assert accepted.sum() > 150
+    assert (results["outcome"] == "skipped_duplicate").sum() == 3
+    messages = sandbox_env.messages()
+    assert set(messages["channel"]) == {channel}
+    assert len(messages) == accepted.sum()
+    assert not messages["recipient"].str.lower().duplicated().any()
+    if channel == "whatsapp":
+        assert sorted(results.loc[accepted, "id"]) == sorted(messages["id"])
+
+
+def test_keep_duplicates_sends_repeated_recipients_again(sandbox_env, tmp_path, capsys):
+    out = tmp_path / "results.csv"
+    assert main(["send", str(CONTACTS), *CHANNEL_FLAGS["sms"], "--keep-duplicates", "--out", str(out), "--no-progress"]) == 0
+    results = pd.read_csv(out, dtype=str)
+    assert "skipped_duplicate" not in set(results["outcome"])
+    assert sandbox_env.messages()["recipient"].duplicated().sum() == 3
+    assert "skipped" not in capsys.readouterr().out
+
+
+def _readme_commands() -> list[list[str]]:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").replace("\\\n", " ").splitlines()
+    return [shlex.split(line.strip())[1:] for line in lines if line.strip().startswith(".venv/bin/sendframe ")]
+
+
+def test_the_readme_preview_and_estimate_lines_run_and_so_does_its_send_line_renamed(tmp_path, monkeypatch, capsys):
+    (tmp_path / "data").mkdir()
+    shutil.copy(CONTACTS, tmp_path / "data" / "contacts.csv")
+    monkeypatch.chdir(tmp_path)  # the README's paths are relative to the repository
+    commands: dict[str, list[str]] = {}
+    for argv in _readme_commands():
+        commands.setdefault(argv[0], argv)  # the first line of each: the SMS walk-through
+    assert commands["preview"][1:] == commands["estimate"][1:] == commands["send"][1:8]  # the same inputs
+    for name in ("preview", "estimate"):
+        assert main(commands[name]) == 0, capsys.readouterr().err
+        assert main([name, *commands["send"][1:]]) == 0, capsys.readouterr().err  # send's whole line, renamed
+        written = pd.read_csv(tmp_path / "results.csv", dtype=str)  # its --out
+        assert len(written) == len(read_contacts(CONTACTS))
+        (tmp_path / "results.csv").unlink()
+    assert not list(tmp_path.glob("*.sqlite"))  # --ledger is accepted, not created
+
+
+def test_preview_reports_a_sender_label_send_would_refuse(capsys):
+    assert main(["preview", str(CONTACTS), "--message", "Hi", "--from", "My Shop!", "--rows", "1"]) == 0
+    assert "--from: the sender label must be" in capsys.readouterr().err
+
+
+def test_preview_and_estimate_help_say_which_send_flags_are_accepted():
+    for name in ("preview", "estimate"):
+        proc = subprocess.run([sys.executable, "-m", "sendframe.cli", name, "--help"], capture_output=True, text=True)
+        assert proc.returncode == 0
+        assert "accepted for the same command line as send" in proc.stdout
+        for flag in ("--from", "--campaign", "--batch-size", "--ledger", "--out", "--notification-url", "--keep-duplicates"):
+            assert flag in proc.stdout
