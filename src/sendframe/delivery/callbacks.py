@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
@@ -131,23 +132,12 @@ def parse_lines(
     >>> parse_lines(lines, {"id": "id", "status": "status"}, [])["status"].tolist()
     ['DELIVRD']
     """
-    n = len(lines)
     wanted = {param: column for param, column in mapping.items()} | {name: name for name in own}
     keys = list(wanted)
     key_order = [k for k in (order or []) if k in wanted] + [k for k in keys if k not in (order or [])]
-    found = locate_requests(lines, order or key_order, wanted_path)
-    raw = np.frombuffer(found.data, dtype=np.uint8)
-    counted = found.line_end > found.line_start  # empty lines and nulls are nothing, not junk
-    is_comment = (found.line_end > found.line_start) & (byte_at(raw, found.line_start) == ord("#"))
-    other = found.other
-    has_query = found.query_start >= 0
-    candidate = np.flatnonzero(~is_comment & ~other & has_query & counted)
-    values = _param_spans(found, candidate, key_order, order or key_order)
     id_param = next((p for p, c in mapping.items() if c == "id"), None)
-    has_id = values[id_param][1] > values[id_param][0] if id_param else np.zeros(len(candidate), bool)
-    junk = ~is_comment & ~other & ~has_query & counted
-    junk[candidate[~has_id]] = True
-    rows = np.flatnonzero(has_id)  # positions in ``candidate``
+    found = _locate_notifications(lines, key_order, order or key_order, wanted_path, id_param)
+    values = found.values
     names = [c for c in CALLBACK_COLUMNS if c != "delivery_meaning"] + own + ["received_at"]
     by_column = {column: param for param, column in mapping.items()}
 
@@ -158,19 +148,19 @@ def parse_lines(
         return None if param is not None and param == id_param and not own_column else param
 
     params = [param for param in dict.fromkeys(param_of(index) for index in range(len(names) - 1)) if param is not None]
-    with ThreadPoolExecutor(1) as side:  # the values' keys (of every candidate) while retries are found
+    with ThreadPoolExecutor(1) as side:  # the values' keys while retries are found
         keys_job = side.submit(short_keys, found.data, [values[param] for param in params])
-        ids = span_texts(found.data, *(v[rows] for v in values[id_param])) if id_param else pa.array([], pa.string())
-        keep_mask = _first_arrivals(found, candidate[rows], ids)
+        ids = span_texts(found.data, *values[id_param]) if id_param else pa.array([], pa.string())
+        keep_mask = _first_arrivals(found, ids)
         every_key = keys_job.result()
-    duplicates = int(len(rows) - keep_mask.sum())
-    kept = rows[keep_mask]
+    duplicates = int(len(found.lines) - keep_mask.sum())
+    kept = np.flatnonzero(keep_mask)  # positions in ``found``
     nothing = (pa.array([], pa.string()), np.full(len(kept), -1, np.int64))
 
     def build(index: int) -> pd.Series:
         column = names[index]
         if index == len(names) - 1:
-            return pd.Series(_arrival_times(found, candidate[kept]).to_pandas(), dtype="datetime64[us, UTC]")
+            return pd.Series(_arrival_times(found, kept).to_pandas(), dtype="datetime64[us, UTC]")
         own_column = index >= len(CALLBACK_COLUMNS) - 1
         param = param_of(index)
         if param is None and by_column.get(column) is not None and not own_column:  # ids are (nearly) all distinct: not encoded
@@ -178,7 +168,7 @@ def parse_lines(
         texts, codes = encoded(found.data, *cut[param], key=keys[param]) if param else nothing
         return _as_text(pc.take(_decoded(texts), pa.array(codes, mask=codes < 0))) if own_column else _column(column, texts, codes)
 
-    whole = len(kept) == len(candidate)  # then ``kept`` is every position
+    whole = len(kept) == len(found.lines)  # then ``kept`` is every position
     cut = {param: values[param] if whole else tuple(v[kept] for v in values[param]) for param in params}
     # a key is the row's own value: the kept rows' keys are theirs among all (when all are short, so are these)
     keys = {param: key if whole or key is None else key[kept] for param, key in zip(params, every_key)}
@@ -190,13 +180,67 @@ def parse_lines(
     frame.insert(2, "delivery_meaning", frame["delivery"].map(DELIVERY_MEANINGS).astype("string"))
     for name, series in zip(names[len(CALLBACK_COLUMNS) - 1:], built[len(CALLBACK_COLUMNS) - 1:]):
         frame[name] = series
-    junk_count = int(junk.sum())
-    frame.attrs["junk_lines"] = junk_count
-    examples = lines.take(np.flatnonzero(junk)[:JUNK_EXAMPLES]).to_pylist() if junk_count else []
+    frame.attrs["junk_lines"] = len(found.junk)
+    examples = lines.take(found.junk[:JUNK_EXAMPLES]).to_pylist() if len(found.junk) else []
     frame.attrs["junk_examples"] = [line.rstrip("\r\n") for line in examples]
     frame.attrs["duplicates_dropped"] = duplicates
-    frame.attrs["other_requests"] = int(other.sum())
+    frame.attrs["other_requests"] = found.other_requests
     return frame
+
+
+BLOCK_LINES = 1 << 16  # lines located at a time: their temporaries stay small, warm in memory and in cache
+
+
+@dataclass
+class _Notifications:
+    """The requests that carry an id, in log order: their line, where each parameter's value lies,
+    and where their query and arrival time are (byte offsets into ``data``); and the rest counted."""
+
+    data: pa.Buffer
+    lines: np.ndarray  # line number of each notification
+    values: dict[str, tuple[np.ndarray, np.ndarray]]  # parameter -> (start, end) of its still-encoded value, -1 if absent
+    query_start: np.ndarray
+    query_end: np.ndarray
+    receiver: np.ndarray  # written by the receiver (arrival time line_start..stamp_end) or an access log (when_*)
+    line_start: np.ndarray
+    stamp_end: np.ndarray
+    when_start: np.ndarray
+    when_end: np.ndarray
+    junk: np.ndarray  # line numbers of junk lines (not comments, not requests to another path)
+    other_requests: int
+
+
+def _locate_notifications(lines: pa.Array, keys: list[str], order: list[str], wanted_path: str | None,
+                          id_param: str | None) -> _Notifications:
+    """Locate every notification of ``lines``, a block of lines at a time on two threads."""
+    n = len(lines)
+    blocks = [(at, min(at + BLOCK_LINES, n)) for at in range(0, n, BLOCK_LINES)] or [(0, 0)]
+
+    def locate(bounds: tuple[int, int]) -> tuple:
+        first, stop = bounds
+        found = locate_requests(lines.slice(first, stop - first), order, wanted_path)
+        raw = np.frombuffer(found.data, dtype=np.uint8)
+        counted = found.line_end > found.line_start  # empty lines and nulls are nothing, not junk
+        is_comment = counted & (byte_at(raw, found.line_start) == ord("#"))
+        has_query = found.query_start >= 0
+        candidate = np.flatnonzero(~is_comment & ~found.other & has_query & counted)
+        values = _param_spans(found, candidate, keys, order)
+        has_id = values[id_param][1] > values[id_param][0] if id_param else np.zeros(len(candidate), bool)
+        junk = ~is_comment & ~found.other & ~has_query & counted
+        junk[candidate[~has_id]] = True
+        rows = candidate[has_id]
+        located = [first + rows, *(part[has_id] for name in keys for part in values[name])]
+        located += [field[rows] for field in (found.query_start, found.query_end, found.receiver, found.line_start,
+                                               found.stamp_end, found.when_start, found.when_end)]
+        return found.data, located, first + np.flatnonzero(junk), int(found.other.sum())
+
+    with ThreadPoolExecutor(2) as pool:
+        parts = list(pool.map(locate, blocks))
+    columns = [np.concatenate(column) for column in zip(*(located for _, located, _, _ in parts))]
+    line, spans, rest = columns[0], columns[1:1 + 2 * len(keys)], columns[1 + 2 * len(keys):]
+    values = {name: (spans[2 * i], spans[2 * i + 1]) for i, name in enumerate(keys)}
+    return _Notifications(parts[0][0], line, values, *rest, np.concatenate([junk for _, _, junk, _ in parts]),
+                          sum(other for *_, other in parts))
 
 
 def _param_spans(found: Requests, rows: np.ndarray, keys: list[str], order: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -223,43 +267,41 @@ def _param_spans(found: Requests, rows: np.ndarray, keys: list[str], order: list
     return spans
 
 
-def _first_arrivals(found: Requests, lines: np.ndarray, ids: pa.Array) -> np.ndarray:
-    """Mask of ``lines`` whose query is seen there for the first time (exact duplicates are retries).
+def _first_arrivals(found: _Notifications, ids: pa.Array) -> np.ndarray:
+    """Mask of the notifications whose query is seen there for the first time (exact duplicates are retries).
 
     Equal queries carry equal ids, so only lines whose id may repeat need their whole query compared.
     """
-    first = np.ones(len(lines), dtype=bool)
-    if len(lines) < 2:
+    first = np.ones(len(ids), dtype=bool)
+    if len(ids) < 2:
         return first
     shared = np.flatnonzero(repeated(ids))
     if len(shared):
-        _, codes = encoded(found.data, found.query_start[lines[shared]], found.query_end[lines[shared]])
+        _, codes = encoded(found.data, found.query_start[shared], found.query_end[shared])
         first[shared] = False
         first[shared[np.unique(codes, return_index=True)[1]]] = True
     return first
 
 
-def _arrival_times(found: Requests, lines: np.ndarray) -> pa.Array:
-    """The arrival time of each of ``lines``: the receiver's ISO stamp or the access log's %t."""
+def _arrival_times(found: _Notifications, rows: np.ndarray) -> pa.Array:
+    """The arrival time of each of ``rows``: the receiver's ISO stamp or the access log's %t."""
     utc = pa.timestamp("us", tz="UTC")
-    micros = np.zeros(len(lines), np.int64)
-    valid = np.zeros(len(lines), bool)
-    receiver = found.receiver[lines]
+    micros = np.zeros(len(rows), np.int64)
+    valid = np.zeros(len(rows), bool)
+    receiver = found.receiver[rows]
     if receiver.any():
-        every = np.flatnonzero(found.receiver)  # one cast for all of them, as a log is read whole
-        stamps = span_texts(found.data, found.line_start[every], found.stamp_end[every])
+        stamps = span_texts(found.data, found.line_start[rows[receiver]], found.stamp_end[rows[receiver]])
         try:
             parsed = pc.cast(stamps, utc)
         except pa.ArrowInvalid:
             parsed = pa.array(pd.to_datetime(stamps.to_pandas(), errors="coerce", utc=True, format="ISO8601"), type=utc)
-        which = np.searchsorted(every, lines[receiver])
-        micros[receiver], valid[receiver] = _micros(pc.take(parsed, which))
+        micros[receiver], valid[receiver] = _micros(parsed)
     access = ~receiver
     if access.any():
-        texts, codes = encoded(found.data, found.when_start[lines[access]], found.when_end[lines[access]])
+        texts, codes = encoded(found.data, found.when_start[rows[access]], found.when_end[rows[access]])
         parsed = _strptime(texts, "%d/%b/%Y:%H:%M:%S %z")
         micros[access], valid[access] = _micros(pc.take(parsed, pa.array(codes, mask=codes < 0)))
-    return pa.Array.from_buffers(utc, len(lines), [pa.array(valid).buffers()[1] if not valid.all() else None,
+    return pa.Array.from_buffers(utc, len(rows), [pa.array(valid).buffers()[1] if not valid.all() else None,
                                                    pa.py_buffer(micros)])
 
 

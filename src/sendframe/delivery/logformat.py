@@ -107,12 +107,17 @@ def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path
                      none.copy(), none.copy(), np.zeros(n, bool), np.zeros(0, np.int64), none.copy(), np.zeros(n, bool))
     if n == 0:
         return found
-    with ThreadPoolExecutor(2) as pool:  # the regex and the byte scan both release the GIL
-        path = wanted_path if _path_in_regex(wanted_path) else None
-        pattern = _in_order_line(order, path) if order else ""
-        usual_job = pool.submit(_parallel, lambda part: pc.match_substring_regex(part, pattern), lines) if order else None
-        found.separators = _separators(raw)
-        usual = _to_numpy(usual_job.result()) if usual_job else np.zeros(n, bool)
+    path = wanted_path if _path_in_regex(wanted_path) else None
+    pattern = _in_order_line(order, path) if order else ""
+    first_byte, last_byte = int(offsets[0]), int(offsets[-1])  # these lines' bytes: only they are scanned
+    if n < 1 << 17:  # a block of a larger log (see callbacks): the caller runs blocks side by side
+        usual = _to_numpy(pc.match_substring_regex(lines, pattern)) if order else np.zeros(n, bool)
+        found.separators = _separators(raw[first_byte:last_byte], first_byte)
+    else:
+        with ThreadPoolExecutor(2) as pool:  # the regex and the byte scan both release the GIL
+            usual_job = pool.submit(_parallel, lambda part: pc.match_substring_regex(part, pattern), lines) if order else None
+            found.separators = _separators(raw[first_byte:last_byte], first_byte)
+            usual = _to_numpy(usual_job.result()) if usual_job else np.zeros(n, bool)
     found.in_order = usual
     _cut_usual_access_lines(found, lines, raw, np.flatnonzero(usual), order or [], wanted_path)
     # a usual access line is never a receiver line: its 33rd character is in the timestamp
@@ -191,9 +196,11 @@ def _parallel(kernel, lines: pa.Array) -> pa.Array:
         return pa.concat_arrays(list(pool.map(lambda at: kernel(lines.slice(at, step)), range(0, len(lines), step))))
 
 
-def _separators(raw: np.ndarray) -> np.ndarray:
-    """Offsets of every '&' and '?' byte."""
-    return byte_positions(raw, b"&?")
+def _separators(raw: np.ndarray, offset: int = 0) -> np.ndarray:
+    """Offsets (plus ``offset``) of every '&' and '?' byte."""
+    positions = byte_positions(raw, b"&?")
+    positions += offset
+    return positions
 
 
 def byte_positions(raw: np.ndarray, wanted: bytes) -> np.ndarray:
@@ -216,7 +223,7 @@ def byte_positions(raw: np.ndarray, wanted: bytes) -> np.ndarray:
         return hit
 
     def each(work: Callable[[int], object]) -> list:
-        if len(pieces) < 8:
+        if len(pieces) < 32:
             return [work(index) for index in range(len(pieces))]
         with ThreadPoolExecutor(2) as pool:
             return list(pool.map(work, range(len(pieces))))
