@@ -8,6 +8,23 @@
 Each batch's intent is committed to the ledger before its POST and its answer after, so a run
 that is interrupted (even killed) can be run again with the same ledger: rows already answered
 are skipped, rows whose fate is unknown are listed and only re-sent with ``resend_unknown=True``.
+Rows are found in the ledger by label and recipient, so a contacts table exported again with its
+labels moved is resumed without sending anyone twice (see :mod:`sendframe.campaign.ledger`). A run
+holds the ledger's lock: a second run on the same ledger at the same time fails at once.
+
+Each row's ``outcome``:
+
+- ``accepted``: the service accepted it; ``rejected``: the service refused it (final, with the error);
+- ``unknown``: sent, but no readable answer (a 5xx, a timeout or dropped connection after the request
+  was written, an answer item for another recipient): it may or may not have been sent; check before
+  re-sending with ``resend_unknown=True``;
+- ``not_sent``: nothing was sent (a lasting 429, no connection, 401/403, 413, or the run stopped
+  before its batch); running again with the same ledger sends it;
+- ``dry_run``: ``dry_run=True``, nothing sent.
+
+If ``stop_after_unknown`` batches in a row end with an unknown outcome the service is failing: no
+new batch starts (those in flight finish), the rows not attempted are ``not_sent``, and a
+:class:`CampaignStoppedWarning` says how many.
 
 The sending runs on a private event loop in a worker thread, so it works the same from a script
 and from inside Jupyter's running loop.
@@ -21,6 +38,7 @@ import os
 import threading
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,12 +50,27 @@ from sendframe.api.wire import NotSentError, SendframeWarning, WireConfig, user_
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, estimate_parts, plan_batches
 from sendframe.campaign.ledger import Ledger
 
-__all__ = ["RESULT_COLUMNS", "OUTCOMES", "send_campaign", "send_landingsms", "send_mailing", "send_sms",
-           "send_voice", "send_voice_audio", "send_whatsapp"]
+__all__ = ["RESULT_COLUMNS", "OUTCOMES", "CampaignStoppedWarning", "send_campaign", "send_landingsms", "send_mailing",
+           "send_sms", "send_voice", "send_voice_audio", "send_whatsapp"]
 
 RESULT_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
                   "campaign_id", "sending_id", "batch", "outcome")
-OUTCOMES = ("accepted", "rejected", "unknown", "dry_run")
+OUTCOMES = ("accepted", "rejected", "unknown", "not_sent", "dry_run")
+
+
+class CampaignStoppedWarning(SendframeWarning):
+    """The service kept failing with unknown outcomes, so the campaign stopped starting batches."""
+
+
+@dataclass
+class _Run:
+    """What the sending loop reports back: why it stopped early, if it did."""
+
+    auth_failure: AuthenticationError | None = None
+    unknown_streak: int = 0
+    tripped: bool = False
+    last_unknown: str = ""
+    not_attempted: int = 0
 
 
 def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
@@ -68,24 +101,37 @@ def _run_in_private_loop(coro_factory: Any, stop: threading.Event) -> Any:
             raise
 
 
-async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger, *,
-                        concurrency: int, requests_per_second: float | None, parts_per_second: float | None,
-                        progress: Any, stop: threading.Event) -> AuthenticationError | None:
+async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequence[Batch], config: WireConfig,
+                        ledger: Ledger, *, concurrency: int, requests_per_second: float | None,
+                        parts_per_second: float | None, stop_after_unknown: int | None, progress: Any,
+                        stop: threading.Event) -> _Run:
     request_bucket = TokenBucket(requests_per_second) if requests_per_second else None
     parts_bucket = TokenBucket(parts_per_second) if parts_per_second else None
     semaphore = asyncio.Semaphore(concurrency)
-    auth_failure: list[AuthenticationError] = []
+    run = _Run()
+
+    def ended(unknown: bool, why: str = "") -> None:
+        """Count batches ending unknown in a row (in the order they end); trip the breaker at the limit."""
+        if not unknown:
+            run.unknown_streak = 0
+            return
+        run.unknown_streak += 1
+        run.last_unknown = why
+        if stop_after_unknown and run.unknown_streak >= stop_after_unknown and not stop.is_set():
+            run.tripped = True
+            stop.set()  # no new batch starts; batches in flight finish and are recorded
 
     async def send_one(client: AsyncClient, batch: Batch) -> None:
         async with semaphore:
+            if not stop.is_set():
+                if request_bucket:
+                    await request_bucket.acquire(1)
+                if parts_bucket:
+                    await parts_bucket.acquire(batch.parts)
             if stop.is_set():
+                run.not_attempted += len(batch.positions)  # no intent: the next run sends these rows
                 return
-            if request_bucket:
-                await request_bucket.acquire(1)
-            if parts_bucket:
-                await parts_bucket.acquire(batch.parts)
-            if stop.is_set():
-                return
+            sent = [recipients[i] for i in batch.positions]
             # the ledger's commits wait for the disk: in a thread, so other batches' answers keep flowing meanwhile
             await asyncio.to_thread(ledger.record_intent, batch.number, batch.fingerprint,
                                     [(keys[i], recipients[i]) for i in batch.positions])
@@ -93,9 +139,10 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
                 answer = await client.send_columns(channel, batch.encoded)
             except UnknownOutcomeError as exc:
                 await asyncio.to_thread(ledger.record_failure, batch.number, "unknown", exc.code, exc.description, exc.status)
+                ended(True, exc.description)
             except AuthenticationError as exc:  # nothing processed; no point sending the rest
                 stop.set()
-                auth_failure.append(exc)
+                run.auth_failure = run.auth_failure or exc
                 await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code, exc.description, exc.status)
             except NotSentError as exc:
                 await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code,
@@ -104,19 +151,22 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
             except ApiError as exc:
                 state = "done" if exc.status == 400 else "not_sent"  # 400: rejected as a whole; 413 etc.: not processed
                 await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description, exc.status)
+                if state == "done":
+                    ended(False)
             else:
-                await asyncio.to_thread(ledger.record_answer, batch.number, answer)
+                unknown = await asyncio.to_thread(ledger.record_answer, batch.number, answer, sent=sent)
+                ended(unknown > 0, f"{unknown} answer item(s) did not name the recipient sent at their position")
             progress.update(len(batch.positions))
 
-    channel, keys, recipients = spec.channel, spec.keys, spec.recipients
+    channel, recipients = spec.channel, spec.recipients
     async with AsyncClient(config=config) as client:
         await asyncio.gather(*(send_one(client, batch) for batch in batches))
-    return auth_failure[0] if auth_failure else None
+    return run
 
 
-# the result outcome of each ledger state (not_sent rows were rejected: nothing of them was processed)
+# the result outcome of each ledger state (a state and its outcome share a name)
 _STATES = ("accepted", "rejected", "unknown", "not_sent", "dry_run")
-_OUTCOME_OF_STATE = np.array([OUTCOMES.index(o) for o in ("accepted", "rejected", "unknown", "rejected", "dry_run")])
+_OUTCOME_OF_STATE = np.array([OUTCOMES.index(state) for state in _STATES])
 
 
 def _typed_result(frame: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
@@ -174,6 +224,7 @@ def send_campaign(
     parts_per_second: float | None = None,
     dry_run: bool = False,
     resend_unknown: bool = False,
+    stop_after_unknown: int | None = 3,
     progress: bool = True,
     notification_url: str | None = None,
     campaign: str | None = None,
@@ -186,12 +237,21 @@ def send_campaign(
     the template's ``{variables}`` are filled per recipient from the columns of the same name
     (``sub``). ``notification_url`` is an address, or the name of a column holding one per row (sms).
     ``campaign`` is the ``campaignName``. The result is on the contacts' index with the columns of
-    :data:`RESULT_COLUMNS`; ``outcome`` is accepted / rejected / unknown (or dry_run).
+    :data:`RESULT_COLUMNS`; ``outcome`` is accepted / rejected / unknown / not_sent (or dry_run), as
+    the module docstring explains.
+
+    ``ledger`` (a file) makes the campaign resumable; the run holds it, and a second run on the same
+    file meanwhile raises ``LedgerInUseError``. ``stop_after_unknown``: after that many batches in a
+    row end with an unknown outcome, no new batch starts (``None`` or 0: never stop).
 
         >>> result = send_campaign(contacts, "sms", message="Hi {name}", sender="Shop", ledger="c.sqlite")  # doctest: +SKIP
+        >>> result["outcome"].value_counts()  # doctest: +SKIP
     """
     if concurrency < 1:
         raise InputError(f"concurrency must be at least 1, got {concurrency}.")
+    if stop_after_unknown is not None and (isinstance(stop_after_unknown, bool) or stop_after_unknown < 0):
+        raise InputError(f"stop_after_unknown must be a whole number of batches (0 or None: never stop), "
+                         f"got {stop_after_unknown!r}.")
     if campaign is not None:
         request_fields["campaign_name"] = campaign
     spec = CampaignSpec.build(contacts, channel, request_fields, to_column=to_column, notification_url=notification_url)
@@ -203,54 +263,72 @@ def send_campaign(
         return _dry_run_result(contacts, plan_batches(spec, range(len(contacts)), batch_size=batch_size, parts=parts), parts)
 
     journal, owned = _open_ledger(ledger)
+    run = _Run()
     try:
-        journal.bind(spec.identity())
-        first_batch = journal.next_batch()
-        pending = _pending(journal, spec, resend_unknown) if first_batch > 1 else range(len(spec.keys))
-        batches = plan_batches(spec, pending, batch_size=batch_size, first_batch=first_batch, parts=parts)
-        if batches:
-            auth_failure = _send(spec, batches, config, journal, concurrency=concurrency,
-                                 requests_per_second=requests_per_second, parts_per_second=parts_per_second,
-                                 progress=progress, total=len(pending))
-            if auth_failure is not None:
-                raise auth_failure
-        result = _result_from_ledger(journal, spec, contacts.index)
+        with journal.exclusive():
+            journal.bind(spec.identity())
+            first_batch = journal.next_batch()
+            keys: Sequence[str] = spec.keys
+            pending: Sequence[int] = range(len(spec.keys))
+            if first_batch > 1:
+                keys, pending = _pending(journal, spec, resend_unknown)
+            batches = plan_batches(spec, pending, batch_size=batch_size, first_batch=first_batch, parts=parts)
+            if batches:
+                run = _send(spec, keys, batches, config, journal, concurrency=concurrency,
+                            requests_per_second=requests_per_second, parts_per_second=parts_per_second,
+                            stop_after_unknown=stop_after_unknown, progress=progress, total=len(pending))
+                if run.auth_failure is not None:
+                    raise run.auth_failure
+            result = _result_from_ledger(journal, keys, spec.recipients, contacts.index)
     finally:
         if owned:
             journal.close()
+    in_file = journal.path != ":memory:"
+    if run.tripped:
+        again = ("Nothing of them was sent: run again with the same ledger to continue once the service is healthy."
+                 if in_file else "Nothing of them was sent: send the rows whose outcome is not_sent again once the "
+                 "service is healthy (pass ledger=<file> to make a campaign resumable).")
+        warnings.warn(f"The service failed {run.unknown_streak} batches in a row with an unknown outcome (last: "
+                      f"{run.last_unknown}), so the campaign stopped: {run.not_attempted} row(s) were not attempted "
+                      f"(outcome not_sent). {again}", CampaignStoppedWarning, stacklevel=user_stacklevel())
     unknown = int((result["outcome"] == "unknown").sum())
     if unknown:
-        where = f"Ledger({journal.path!r}).unknown_rows()" if journal.path != ":memory:" else "the result's outcome column"
+        where = f"Ledger({journal.path!r}).unknown_rows()" if in_file else "the result's outcome column"
         warnings.warn(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent. See {where}; "
                       "check them in the service before sending again with resend_unknown=True (that may send twice).",
                       SendframeWarning, stacklevel=user_stacklevel())
     return result
 
 
-def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> list[int]:
-    """Positions of the rows the ledger has no answer for (nor an unknown outcome, unless re-sending those)."""
+def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[list[str], list[int]]:
+    """(the key each row is recorded under, positions of the rows to send).
+
+    Rows to send: those the ledger has no answer for (nor an unknown outcome, unless re-sending those).
+    A row the ledger knows under another label (the table was exported again) keeps the ledger's key."""
     skip = ["accepted", "rejected"] + ([] if resend_unknown else ["unknown"])
-    done = journal.lookup(spec.keys, spec.recipients)["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
-    return (~done).nonzero()[0].tolist()  # type: ignore[no-any-return]
+    known = journal.lookup(spec.keys, spec.recipients)
+    done = known["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
+    return known["row_key"].tolist(), (~done).nonzero()[0].tolist()
 
 
-def _send(spec: CampaignSpec, batches: list[Batch], config: WireConfig, journal: Ledger, *, concurrency: int,
-          requests_per_second: float | None, parts_per_second: float | None, progress: bool,
-          total: int) -> AuthenticationError | None:
+def _send(spec: CampaignSpec, keys: Sequence[str], batches: list[Batch], config: WireConfig, journal: Ledger, *,
+          concurrency: int, requests_per_second: float | None, parts_per_second: float | None,
+          stop_after_unknown: int | None, progress: bool, total: int) -> _Run:
     from tqdm.auto import tqdm
 
     stop = threading.Event()
     with tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress) as bar:
-        return _run_in_private_loop(
-            lambda: _send_batches(spec, batches, config, journal, concurrency=concurrency,
+        return _run_in_private_loop(  # type: ignore[no-any-return]
+            lambda: _send_batches(spec, keys, batches, config, journal, concurrency=concurrency,
                                   requests_per_second=requests_per_second, parts_per_second=parts_per_second,
-                                  progress=bar, stop=stop),
+                                  stop_after_unknown=stop_after_unknown, progress=bar, stop=stop),
             stop)
 
 
-def _result_from_ledger(journal: Ledger, spec: CampaignSpec, index: pd.Index) -> pd.DataFrame:
-    frame = journal.lookup(spec.keys, spec.recipients)
-    frame["state"] = frame["state"].fillna("unknown")  # no intent recorded: the send stopped before its batch
+def _result_from_ledger(journal: Ledger, keys: Sequence[str], recipients: Sequence[str],
+                        index: pd.Index) -> pd.DataFrame:
+    frame = journal.lookup(keys, recipients)
+    frame["state"] = frame["state"].fillna("not_sent")  # no intent recorded: the run stopped before its batch
     return _typed_result(frame, index)
 
 
