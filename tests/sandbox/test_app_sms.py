@@ -225,6 +225,33 @@ def test_landing_sms_with_a_built_in_template_and_an_unknown_one(api):
     assert bad.status_code == 400 and "templateId" in bad.json()["error"]["description"]
 
 
+def test_a_landing_page_may_unsubscribe_but_not_link_to_itself(api, sb):
+    ok = api.post("/api/rest/landingsms", json={"message": "See {LAND_URL}", "to": [OK], "from": "Shop", "parts": 2,
+                                                "templateBody": "<a href='{UNSUB_URL}'>stop</a>"})
+    assert ok.status_code == 202  # the message has no {UNSUB_URL}: the page's own gets a link all the same
+    message_id = ok.json()["result"][0]["id"]
+    link = api.get(f"/api/rest/sms/{message_id}").json()["data"][0]["message"].split()[-1]
+    assert f"href='{sb.base_url}/u/" in httpx.get(link).text
+    for placeholder in ("{LAND_URL}", "{OTP_CODE}"):
+        bad = api.post("/api/rest/landingsms", json={"message": "See {LAND_URL}", "to": [OK], "from": "Shop",
+                                                     "templateBody": f"<p>{placeholder}</p>"})
+        assert bad.status_code == 400, bad.text
+        error = bad.json()["error"]
+        assert error["code"] == 100 and "templateBody" in error["description"] and placeholder in error["description"]
+
+
+def test_the_toolkit_refuses_a_self_linking_landing_page_before_sending(sb):
+    import pandas as pd
+
+    from sendframe import Client, send_landingsms
+    from sendframe.api.errors import RequestValidationError
+
+    with Client(sb.base_url, sb.username, sb.api_password) as client, pytest.raises(RequestValidationError) as caught:
+        send_landingsms(pd.DataFrame({"phone": [OK]}), "See {LAND_URL}", "Shop", template_body="<p>{LAND_URL}</p>",
+                        client=client, progress=False)
+    assert "templateBody" in str(caught.value) and "{LAND_URL}" in str(caught.value)
+
+
 def test_a_client_that_disconnects_mid_body_is_logged_quietly_without_a_traceback(api, sb, caplog):
     caplog.set_level(logging.DEBUG, logger="sendframe.sandbox")
     host, port = sb.base_url.removeprefix("http://").split(":")

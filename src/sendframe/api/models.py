@@ -47,8 +47,8 @@ __all__ = [
     "RESULT_ITEM_FIELDS", "Attachment", "AvailableTime", "ErrorObject", "ErrorResponse", "LandingSmsRequest",
     "LookupResponse", "MailingRequest", "OtpCheckRequest", "OtpCheckResponse", "OtpCheckResult", "OtpConfig",
     "RecordLinks", "ResultItem", "SendResponse", "SmsEvent", "SmsRecord", "SmsRequest", "VoiceAudioRequest",
-    "VoiceRequest", "WhatsappMessage", "WhatsappRequest", "parse_body", "parse_request", "result_item",
-    "result_item_fields",
+    "VoiceRequest", "WhatsappMessage", "WhatsappRequest", "landing_page_problems", "parse_body", "parse_request",
+    "result_item", "result_item_fields",
 ]
 
 CHANNELS: tuple[str, ...] = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
@@ -243,7 +243,31 @@ class LandingSmsRequest(_SmsFields):
         if self.template_body is None and self.template_id is None and self.template_v2_id is None:
             problems.append(Problem("templateBody", "body_or_template",
                                     "templateBody, templateId or templateV2Id is required (the landing page content)"))
+        if self.template_body is not None:
+            problems.extend(landing_page_problems(self.template_body))
         return problems
+
+
+def landing_page_problems(page: str) -> list[Problem]:
+    """A landing page may hold ``sub`` variables, filters and ``{UNSUB_URL}``; not ``{LAND_URL}`` (the
+    page's own address, made from the page) nor ``{OTP_CODE}`` (it belongs in the message).
+
+    >>> [p.rule for p in landing_page_problems("<a href='{LAND_URL}'>share</a>")]
+    ['landing_page_placeholders']
+    """
+    from sendframe.api.errors import TemplateError
+    from sendframe.text.templates import parse  # the template engine brings pandas: only when a page is checked
+
+    try:
+        refused = sorted(parse(page).specials - {"UNSUB_URL"})
+    except TemplateError:  # an unknown filter is reported where the page is rendered
+        return []
+    if not refused:
+        return []
+    names = ", ".join("{" + name + "}" for name in refused)
+    return [Problem("templateBody", "landing_page_placeholders",
+                    f"templateBody: a landing page may hold sub variables and {{UNSUB_URL}}, not {names}: {{LAND_URL}} is the page's "
+                    "own address and {OTP_CODE} belongs in the message")]
 
 
 class MailingRequest(_Campaign):

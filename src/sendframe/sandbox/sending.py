@@ -241,7 +241,8 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
     landing_template = _parse(landing_html, "templateBody") if landing_html is not None else None
     dummy_specials, dummy_shorten = _placeholders(state, otp_wire)
     dummy_shorten_checked = (lambda url: dummy_shorten(_check_shorten(url))) if template.uses_shorten else None
-    needs_links = bool(template.specials) or template.uses_shorten
+    page_unsubscribes = landing_template is not None and "UNSUB_URL" in landing_template.specials
+    needs_links = bool(template.specials) or template.uses_shorten or page_unsubscribes
     constant = not template.variables and not needs_links
     sizing: dict[str, tuple[str, int]] = {}
     extra = json.dumps({"encoding": encoding, "splitParts": request.split_parts, "flash": bool(request.flash),
@@ -273,7 +274,7 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
                                  f"(appId {otp_wire.get('appId', '')!r}) and rejectIfPendingCode is true")
                     continue
                 specials["OTP_CODE"] = code
-            if "UNSUB_URL" in template.specials:
+            if "UNSUB_URL" in template.specials or page_unsubscribes:
                 specials["UNSUB_URL"] = links.unsubscribe_link(state, account=account.username, message_id=message_id, recipient=to)
             if "LAND_URL" in template.specials and landing_template is not None:
                 page = templates.render(landing_template, variables, specials=specials)
