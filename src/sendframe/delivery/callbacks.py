@@ -2,9 +2,11 @@
 
 ``read_callbacks`` reads the receiver's own log (``sendframe receive`` / ``Receiver``) and the
 access logs of a web server the analyst already runs (nginx / Apache *combined* or *common*
-format). The work is vectorised with numpy and pyarrow: ``logformat`` finds every line's query and
-each parameter's value as byte offsets, each column is cut and dictionary-encoded once, and
-percent-decoding, number and date parsing run once per distinct value, never once per line.
+format). The work is vectorised with numpy and pyarrow: the file is mapped (compressed ones are
+read), ``logformat`` finds every line's query and each parameter's value as byte offsets, a block
+of lines at a time, each column is cut and dictionary-encoded once, and percent-decoding, number
+and date parsing run once per distinct value, never once per line. Memory is what the parse costs
+most (new pages are slow to come by), so no copy of the log's text is made.
 
     >>> frame = read_callbacks("callbacks.log")  # doctest: +SKIP
     >>> latest_status(frame)[["id", "part", "status"]]  # doctest: +SKIP
