@@ -91,6 +91,11 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     Junk lines are counted in ``frame.attrs["junk_lines"]`` with the first few in
     ``attrs["junk_examples"]``; requests to other paths in ``attrs["other_requests"]``.
 
+    A plain file is memory-mapped while it is read (a log being appended to is fine). Truncating
+    it during the read (logrotate's ``copytruncate`` at that instant) would stop the process with
+    SIGBUS, as with any memory-mapped reader: read a rotated copy instead. ``.gz``, ``.bz2``,
+    ``.lz4`` and ``.zst`` files are decompressed into memory.
+
     >>> frame = read_callbacks("access.log", "https://shop.example/dlr?mid=%i&st=%s&ref=crm")  # doctest: +SKIP
     >>> frame[["id", "status", "ref"]]  # doctest: +SKIP
     """
