@@ -64,12 +64,11 @@ def checked_columns(columns: SendAnswer, sent: Sequence[str],
         >>> kept["accepted"], unknown
         ([None], 1)
     """
-    kept = {key: list(getattr(columns, column)) for key, column in fields}
     answered, n = columns.to, len(sent)
-    if answered == list(sent):
-        return kept, 0  # the usual answer: one item per recipient, in order
+    if answered == list(sent):  # the usual answer: one item per recipient, in order
+        return {key: getattr(columns, column) for key, column in fields}, 0
     bad = [i for i in range(n) if i >= len(answered) or not same_recipient(sent[i], answered[i])]
-    kept = {key: (values + [None] * n)[:n] for key, values in kept.items()}
+    kept = {key: (list(getattr(columns, column)) + [None] * n)[:n] for key, column in fields}
     for i in bad:
         for key, _ in fields:
             kept[key][i] = None
