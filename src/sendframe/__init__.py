@@ -19,8 +19,12 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "ApiError": "sendframe.api.errors",
     "AsyncClient": "sendframe.api.client",
+    "CampaignStoppedWarning": "sendframe.campaign.send",
     "Client": "sendframe.api.client",
     "Composer": "sendframe.notebook.widgets",
+    "Ledger": "sendframe.campaign.ledger",
+    "LedgerInUseError": "sendframe.campaign.lock",
+    "LedgerMismatchError": "sendframe.campaign.ledger",
     "Monitor": "sendframe.notebook.widgets",
     "Receiver": "sendframe.delivery.receiver",
     "SendframeError": "sendframe.api.errors",

@@ -77,7 +77,7 @@ def test_send_asks_first_then_sends_through_the_sandbox(tmp_path):
         monitor = Monitor(results, client=client)
         monitor.refresh_button.click()
         assert monitor.outcomes is not None and len(monitor.outcomes) == 4
-        assert "rejected by the API: <b>1</b>" in monitor.summary.value
+        assert "not sent (rejected by the API, or not attempted yet): <b>1</b>" in monitor.summary.value
         client.close()
 
 

@@ -18,7 +18,7 @@ from sendframe.delivery.outcomes import FAILED_STATUSES, message_outcomes, opera
 
 DIMENSIONS: tuple[str, ...] = ("campaign_id", "sending_id", "country", "operator", "mnc", "send_hour")
 SUMMARY_COLUMNS: tuple[str, ...] = (
-    "sent", "accepted", "rejected", "unknown_outcome", "delivered", "failed", "expired", "pending",
+    "sent", "accepted", "rejected", "not_sent", "unknown_outcome", "delivered", "failed", "expired", "pending",
     "delivery_rate", "delivery_rate_denominator", "median_seconds_to_delivery", "p95_seconds_to_delivery",
     "clicks", "estimated_cost", "billed_cost",
 )
@@ -57,7 +57,9 @@ def delivery_summary(
     an MNC is only unique within a country, so grouping by ``mnc`` also groups by ``country``
     (added just before it when not asked for). ``delivery_rate`` is delivered / accepted, and the
     column ``delivery_rate_denominator`` says so. Times are seconds from sending to delivery;
-    the median and 95th percentile are over delivered messages. Statuses come from
+    the median and 95th percentile are over delivered messages. ``rejected`` counts rows the
+    service refused, ``not_sent`` rows never attempted (the next run with the ledger sends them).
+    Statuses come from
     ``message_outcomes``: a notification without a status counts by its delivery value.
 
     >>> delivery_summary(results, callbacks, by="country")[["accepted", "delivered", "delivery_rate"]]  # doctest: +SKIP
@@ -86,6 +88,7 @@ def delivery_summary(
         "sent": 1,
         "accepted": (outcome == "accepted").astype(int),
         "rejected": (outcome == "rejected").astype(int),
+        "not_sent": (outcome == "not_sent").astype(int),  # never attempted: the next run with the ledger sends it
         "unknown_outcome": (outcome == "unknown").astype(int),
         "delivered": (status == "DELIVRD").astype(int),
         "failed": status.isin(_FAILED).astype(int),

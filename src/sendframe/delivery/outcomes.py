@@ -98,7 +98,7 @@ def message_outcomes(
     out["recipient"] = recipients.astype("string") if recipients is not None else pd.Series(pd.NA, index=results.index, dtype="string")
 
     status = pd.Series("PENDING", index=results.index, dtype="string")
-    status[outcome == "rejected"] = "NOT_SENT"
+    status[outcome.isin(["rejected", "not_sent"])] = "NOT_SENT"  # rejected by the API, or not attempted yet
     status[outcome == "unknown"] = "UNKNOWN_OUTCOME"
     sent_at = pd.Series(pd.NaT, index=results.index, dtype="datetime64[us, UTC]")
     delivered_at = sent_at.copy()

@@ -40,7 +40,7 @@ STATUS_LABELS: dict[str, str] = {
     "EXPIRED": "expired",
     "REJECTD": "rejected by operator",
     "DELETED": "deleted",
-    "NOT_SENT": "rejected by the API",
+    "NOT_SENT": "not sent (rejected by the API, or not attempted yet)",
     "UNKNOWN_OUTCOME": "unknown outcome",
 }
 _LAYOUT = dict(template="plotly_white", margin=dict(l=40, r=20, t=60, b=40), font=dict(size=12))
