@@ -104,3 +104,14 @@ def test_time_to_delivery_from_notifications_alone_counts_whole_minutes():
     assert row["median_seconds_to_delivery"] == pytest.approx(0.0)
     assert row["p95_seconds_to_delivery"] == pytest.approx(51.0)
     assert row["clicks"] == 0 and pd.isna(row["estimated_cost"])
+
+
+def test_rows_never_attempted_are_not_sent_not_pending():
+    from sendframe.delivery.outcomes import message_outcomes
+
+    results = pd.DataFrame({"id": ["m1", None, None], "accepted": [True, False, False],
+                            "outcome": ["accepted", "rejected", "not_sent"], "campaign_id": [7, 7, 7]})
+    outcomes = message_outcomes(results)
+    assert outcomes["status"].tolist() == ["PENDING", "NOT_SENT", "NOT_SENT"]
+    row = delivery_summary(results).iloc[0]
+    assert (row["sent"], row["accepted"], row["rejected"], row["not_sent"], row["pending"]) == (3, 1, 1, 1, 1)
