@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import httpx
+import pandas as pd
 import pytest
 
 from sendframe.api.errors import ConfigurationError
@@ -69,6 +70,21 @@ def test_garbage_on_the_socket_gets_400_and_the_server_keeps_serving(tmp_path):
             raw.sendall(b"\x00\x01garbage\r\n\r\n")
             assert raw.recv(100).startswith(b"HTTP/1.1 400")
         assert httpx.get(base(receiver) + "?id=x1").status_code == 200
+
+
+def test_values_a_service_did_not_escape_are_kept_escaped_and_read_back(tmp_path):
+    with Receiver(tmp_path / "cb.log") as receiver:
+        path = base(receiver).split(str(receiver.port), 1)[1]
+        with socket.create_connection(("127.0.0.1", receiver.port), timeout=5) as raw:
+            query = "id=r1&status=DELIVRD&sent_at=2026-11-21 09:30&sender=Caf\u00e9".encode()
+            raw.sendall(b"GET " + path.encode() + b"?" + query + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert raw.recv(100).startswith(b"HTTP/1.1 200")
+        with socket.create_connection(("127.0.0.1", receiver.port), timeout=5) as raw:  # a control byte: refused
+            raw.sendall(b"GET " + path.encode() + b"?id=r2&ref=a\tb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert raw.recv(100).startswith(b"HTTP/1.1 400")
+        frame = receiver.callbacks()
+    assert frame["id"].tolist() == ["r1"] and frame["sender"].tolist() == ["Caf\u00e9"]
+    assert frame["sent_at"].tolist() == [pd.Timestamp("2026-11-21 09:30", tz="UTC")]
 
 
 def test_concurrent_requests_share_group_commits(tmp_path):

@@ -228,11 +228,11 @@ class Receiver:
         except asyncio.IncompleteReadError:
             return False
         lines = head.split(b"\r\n")
-        parts = lines[0].split(b" ")
-        if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+        method, _, rest = lines[0].partition(b" ")
+        target, _, version = rest.rpartition(b" ")  # a target may hold raw spaces: a service that does not escape %t
+        if not target or not version.startswith(b"HTTP/1."):
             await _answer(stream, 400, keep=False)
             return False
-        method, target, version = parts
         headers = _headers(lines[1:])
         connection = headers.get(b"connection", b"").lower()
         keep = connection == b"keep-alive" or (version == b"HTTP/1.1" and connection != b"close")
@@ -249,6 +249,7 @@ class Receiver:
         if not hmac.compare_digest(path, self._path):
             await _answer(stream, 404, keep=keep)
             return keep
+        query = _escaped(query)
         if not _valid_query(query):
             await _answer(stream, 400, keep=keep)
             return keep
@@ -267,6 +268,19 @@ def _headers(lines: list[bytes]) -> dict[bytes, bytes]:
         if sep:
             headers[name.strip().lower()] = value.strip()
     return headers
+
+
+def _escaped(query: bytes) -> bytes:
+    """The query with raw bytes a URL may not hold (spaces, non-ASCII) percent-encoded, as a service
+    that substitutes values unescaped sends them; control characters are left for ``_valid_query`` to refuse.
+
+        >>> _escaped(b"id=a1&t=2026-11-21 09:30&ref=caf\\xc3\\xa9")
+        b'id=a1&t=2026-11-21%2009:30&ref=caf%C3%A9'
+    """
+    if all(byte in _QUERY_CHARS for byte in query):
+        return query
+    return b"".join(b"%%%02X" % byte if byte > 0x20 and byte not in _QUERY_CHARS or byte == 0x20 else bytes([byte])
+                    for byte in query)
 
 
 def _valid_query(query: bytes) -> bool:
