@@ -114,3 +114,32 @@ def test_restart_keeps_what_was_acknowledged_and_drops_a_torn_tail(tmp_path):
         assert httpx.get(base(receiver) + "?id=second").status_code == 200
         frame = receiver.callbacks()
     assert frame["id"].tolist() == ["first", "second"] and frame.attrs["junk_lines"] == 0
+
+
+def test_the_notification_url_uses_the_public_address_the_service_reaches(tmp_path):
+    with Receiver(tmp_path / "cb.log", public_url="https://dlr.example.com/") as receiver:
+        url = receiver.notification_url
+        assert url.startswith("https://dlr.example.com/dlr/") and "?id=%i&" in url
+        local = f"http://127.0.0.1:{receiver.port}" + urlsplit(url).path  # what the proxy forwards
+        assert httpx.get(local + "?id=p1").status_code == 200
+    with pytest.raises(ConfigurationError, match="public_url"):
+        Receiver(tmp_path / "cb.log", host="0.0.0.0")
+    with pytest.raises(ConfigurationError, match="public_url"):
+        Receiver(tmp_path / "cb.log", public_url="dlr.example.com")
+
+
+def test_sendframe_receive_prints_the_public_notification_url(tmp_path):
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "sendframe.cli", "receive", "--log", str(tmp_path / "cb.log"),
+               "--public-url", "https://dlr.example.com"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            first = process.stdout.readline().strip()
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+    assert first.startswith("https://dlr.example.com/dlr/") and first.endswith("&campaign_id=%C&sending_id=%S")
+    refused = subprocess.run([*command[:-2], "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60)  # refused before binding
+    assert refused.returncode != 0 and "--public-url" in refused.stderr and "Traceback" not in refused.stderr

@@ -27,6 +27,9 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
         help="your own parameter added to the notificationUrl and passed back (repeatable)",
     )
     parser.add_argument("--max-batch", type=int, default=4096, help="most notifications per group commit")
+    parser.add_argument("--public-url", default=None,
+                        help="address the service reaches this receiver at, e.g. https://dlr.example.com behind a "
+                             "proxy or tunnel (default http://HOST:PORT; required with --host 0.0.0.0)")
 
 
 def run(name: str, args: argparse.Namespace) -> int:
@@ -40,7 +43,8 @@ def run(name: str, args: argparse.Namespace) -> int:
             raise ConfigurationError(f"--param {item!r} must have the form NAME=VALUE.")
         params[key] = value
     token = args.token or os.environ.get("SENDFRAME_RECEIVER_TOKEN") or None
-    receiver = Receiver(args.log, host=args.host, port=args.port, token=token, params=params, max_batch=args.max_batch)
+    receiver = Receiver(args.log, host=args.host, port=args.port, token=token, params=params, max_batch=args.max_batch,
+                        public_url=args.public_url)
 
     def announce() -> None:
         print(receiver.notification_url, flush=True)

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import pandas as pd
 
@@ -41,6 +41,7 @@ MAX_TARGET = 4096          # longest request target (path + query) accepted, byt
 MAX_HEAD = 16 * 1024       # request line + headers
 IDLE_TIMEOUT = 30.0        # seconds a keep-alive connection may stay silent
 CALLBACK_PATH = "/dlr/"
+_EVERY_INTERFACE = frozenset({"0.0.0.0", "::", ""})
 _QUERY_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$'()*+,;=:@/?&")
 _BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
@@ -63,7 +64,10 @@ class Receiver:
 
     ``token`` (generated when None, 128 bits) is part of the callback path; requests without it
     get 404. ``params`` are the analyst's own parameters added to the notificationUrl and passed
-    back with every notification (each becomes a column of ``callbacks()``).
+    back with every notification (each becomes a column of ``callbacks()``). ``public_url`` is
+    the address the service reaches this receiver at (``https://dlr.example.com`` behind a
+    reverse proxy or tunnel that forwards ``/dlr/<token>`` here); by default ``http://host:port``,
+    so a receiver bound to every interface (``0.0.0.0``, ``::``) needs it.
 
     >>> receiver = Receiver("callbacks.log", params={"ref": "spring"}).start()  # doctest: +SKIP
     >>> receiver.notification_url  # doctest: +SKIP
@@ -80,6 +84,7 @@ class Receiver:
         token: str | None = None,
         params: Mapping[str, str] | None = None,
         max_batch: int = 4096,
+        public_url: str | None = None,
     ) -> None:
         if token is not None and len(token) < 16:
             raise ConfigurationError("The receiver token must have at least 16 characters (use secrets.token_urlsafe(16)).")
@@ -87,6 +92,15 @@ class Receiver:
             raise ConfigurationError("The receiver token may only hold letters, digits, '-' and '_' (it is part of a URL path).")
         if max_batch < 1:
             raise ConfigurationError(f"max_batch must be at least 1, not {max_batch}.")
+        if public_url is None and host in _EVERY_INTERFACE:
+            raise ConfigurationError(f"A receiver bound to {host!r} cannot tell the address the service reaches it at: "
+                                     "pass public_url= (--public-url), e.g. 'https://dlr.example.com'.")
+        if public_url is not None:
+            parts = urlsplit(public_url)
+            if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+                raise ConfigurationError(f"public_url must be an http(s) address without query, like "
+                                         f"'https://dlr.example.com', not {public_url!r}.")
+        self.public_url = public_url.rstrip("/") if public_url is not None else None
         self.log = Path(log)
         self.host = host
         self.port = port
@@ -115,7 +129,8 @@ class Receiver:
     def notification_url(self) -> str:
         """The notificationUrl to send with: all twelve escape codes, the token, the own parameters."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}{CALLBACK_PATH}{self._token}?{receiver_query(params=self.params)}"
+        address = self.public_url or f"http://{host}:{self.port}"
+        return f"{address}{CALLBACK_PATH}{self._token}?{receiver_query(params=self.params)}"
 
     def callbacks(self) -> pd.DataFrame:
         """Everything received so far, parsed by ``read_callbacks``."""
