@@ -13,6 +13,8 @@ import argparse
 import importlib
 import logging
 import sys
+import warnings
+from typing import Any
 
 from sendframe.api.errors import SendframeError
 
@@ -50,14 +52,29 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     module = importlib.import_module(SUBCOMMANDS[args.command][0])
-    try:
-        return int(module.run(args.command, args) or 0)
-    except SendframeError as exc:
-        print(f"sendframe {args.command}: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"sendframe {args.command}: interrupted", file=sys.stderr)
-        return 130
+    with warnings.catch_warnings():
+        warnings.showwarning = _plain_warnings(args.command, warnings.showwarning)
+        try:
+            return int(module.run(args.command, args) or 0)
+        except SendframeError as exc:
+            print(f"sendframe {args.command}: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print(f"sendframe {args.command}: interrupted", file=sys.stderr)
+            return 130
+
+
+def _plain_warnings(command: str, default: Any) -> Any:
+    """Show sendframe's own warnings as ``sendframe COMMAND: message`` lines (no file and line number)."""
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        from sendframe.api.wire import SendframeWarning  # only when warning: it brings httpx and pydantic
+
+        if issubclass(category, SendframeWarning):
+            print(f"sendframe {command}: {message}", file=sys.stderr)
+        else:
+            default(message, category, *args, **kwargs)
+
+    return show
 
 
 if __name__ == "__main__":

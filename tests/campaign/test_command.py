@@ -181,6 +181,30 @@ def test_keep_duplicates_sends_repeated_recipients_again(sandbox_env, tmp_path, 
     assert "skipped" not in capsys.readouterr().out
 
 
+def test_a_failing_service_stops_the_send_and_the_same_command_finishes_it(sandbox_env, tmp_path, capsys):
+    out = tmp_path / "results.csv"
+    argv = ["send", str(CONTACTS), *CHANNEL_FLAGS["sms"], "--batch-size", "20", "--ledger", str(tmp_path / "c.sqlite"),
+            "--out", str(out), "--no-progress"]
+    sandbox_env.faults(status=500)  # answered without processing: the outcome is unknown to the client
+    assert main([*argv, "--stop-after-unknown", "2"]) == 1
+    first = pd.read_csv(out, dtype=str)
+    assert (first["outcome"] == "unknown").sum() >= 40 and (first["outcome"] == "not_sent").sum() > 0
+    err = capsys.readouterr().err
+    assert "were not sent" in err and "--resend-unknown" in err
+    assert "sendframe send: The service failed" in err and "Warning:" not in err  # warnings as plain lines
+    assert sandbox_env.messages().empty
+    sandbox_env.clear_faults()
+    assert main(argv) == 1  # the rows never attempted are sent; the unknown ones wait to be checked
+    second = pd.read_csv(out, dtype=str)
+    assert (second["outcome"] == "unknown").sum() == (first["outcome"] == "unknown").sum()
+    assert (second["outcome"] == "not_sent").sum() == 0
+    assert main([*argv, "--resend-unknown"]) == 0
+    final = pd.read_csv(out, dtype=str)
+    assert set(final["outcome"]) == {"accepted", "rejected", "skipped_duplicate"}
+    messages = sandbox_env.messages()
+    assert len(messages) == (final["outcome"] == "accepted").sum() and not messages["recipient"].duplicated().any()
+
+
 def _readme_commands() -> list[list[str]]:
     lines = (ROOT / "README.md").read_text(encoding="utf-8").replace("\\\n", " ").splitlines()
     return [shlex.split(line.strip())[1:] for line in lines if line.strip().startswith(".venv/bin/sendframe ")]

@@ -74,6 +74,11 @@ _SEND_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any], str], ...] = (
     (("--body-fields",), {"metavar": "COLS"}, _FIELDS_HELP.format("body")),
     (("--cta-fields",), {"metavar": "COLS"}, _FIELDS_HELP.format("button (call to action)")),
     (("--keep-duplicates",), {"action": "store_true"}, _DUPLICATES_HELP),
+    (("--resend-unknown",), {"action": "store_true"},
+     "also send rows whose earlier outcome is unknown (they may have been sent already: check them first)"),
+    (("--stop-after-unknown",), {"type": int, "default": 3, "metavar": "N"},
+     "start no new batch after N batches in a row end with an unknown outcome (default 3; 0 never stops); "
+     "running the same command again continues"),
     (("--dry-run",), {"action": "store_true"}, "build and validate every request, send nothing"),
     (("--no-progress",), {"action": "store_true"}, "no progress bar"),
 )
@@ -324,6 +329,7 @@ def _send(args: argparse.Namespace) -> int:
     common: dict[str, Any] = {
         "ledger": str(ledger), "batch_size": args.batch_size, "progress": not args.no_progress,
         "dry_run": args.dry_run, "campaign": args.campaign, "to_column": column,
+        "resend_unknown": args.resend_unknown, "stop_after_unknown": args.stop_after_unknown or None,
     }
     if args.notification_url and channel != "mailing":  # email sends no notifications
         common["notification_url"] = args.notification_url
@@ -337,18 +343,21 @@ def _send(args: argparse.Namespace) -> int:
     counts = outcome.value_counts().to_dict()
     print(f"{len(result)} rows: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + f" (ledger: {ledger})")
     unknown = int((outcome == "unknown").sum())
+    not_sent = int((outcome == "not_sent").sum())
+    if not_sent:
+        print(f"{not_sent} row(s) were not sent (see error_code in --out): run the same command again to send them.",
+              file=sys.stderr)
     if unknown:
-        print(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent. "
-              f"Check them before re-sending (Ledger({str(ledger)!r}).unknown_rows()).", file=sys.stderr)
-        return 1
-    return 0
+        print(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent. Check them "
+              f"(Ledger({str(ledger)!r}).unknown_rows()) before running again with --resend-unknown.", file=sys.stderr)
+    return 1 if unknown or not_sent else 0
 
 
 def run(name: str, args: argparse.Namespace) -> int:
     """Run ``send``, ``preview`` or ``estimate`` with parsed ``args``; returns the exit code.
 
     Exit codes: 0 done; 1 an error (printed by the dispatcher) or, for ``send``, rows with an
-    unknown outcome.
+    unknown outcome or not sent (running the same command again sends those).
     """
     commands = {"send": _send, "preview": _preview, "estimate": _estimate}
     return commands[name](args)
