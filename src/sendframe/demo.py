@@ -76,10 +76,13 @@ def run(name: str, args: argparse.Namespace) -> int:
     problems = sendframe.preflight(contacts, "sms", TEMPLATE, sender=SENDER, parts=3, encoding=ENCODING,
                                    suppression=DATA / "suppression.csv")
     errors = problems[problems["severity"] == "error"] if "severity" in problems else problems
-    print(f"Preflight: {len(problems)} problems ({len(errors)} errors); rows with errors are left out:")
+    # a repeated recipient would get the message twice: its later rows are left out too
+    left_out = problems[(problems["severity"] == "error") | (problems["rule"] == "duplicate_recipient")]
+    print(f"Preflight: {len(problems)} problems ({len(errors)} errors); rows with errors or a repeated recipient "
+          "are left out:")
     if not problems.empty:
         print(problems.groupby(["rule", "severity"] if "severity" in problems else ["rule"]).size().to_string())
-    sendable = contacts.drop(index=errors["row"].unique(), errors="ignore")
+    sendable = contacts.drop(index=left_out["row"].unique(), errors="ignore")
 
     costs = sendframe.estimate(sendable, TEMPLATE, encoding=ENCODING, parts=3)
     totals = costs.attrs.get("totals", {})
