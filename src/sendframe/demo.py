@@ -85,7 +85,6 @@ def run(name: str, args: argparse.Namespace) -> int:
     sendable = contacts.drop(index=left_out["row"].unique(), errors="ignore")
 
     costs = sendframe.estimate(sendable, TEMPLATE, encoding=ENCODING, parts=3)
-    totals = costs.attrs.get("totals", {})
     print(f"Estimate: {len(sendable)} recipients, {int(costs['parts'].sum())} parts, cost {float(costs['cost'].sum()):.4f}")
 
     with Sandbox(db=str(work / "sandbox.sqlite")) as sb, sendframe.Receiver(work / "callbacks.sqlite") as receiver:

@@ -18,14 +18,6 @@ from tests.conftest import FAST_RETRY as FAST
 _next = iter(range(99_999))
 
 
-@pytest.fixture
-def client(sb):
-    sb.clear_faults()
-    with Client(sb.base_url, sb.username, sb.api_password, retry=FAST) as c:
-        yield c
-    sb.clear_faults()
-
-
 def contacts_of(n):
     return pd.DataFrame({"phone": [f"4479113{next(_next):05d}" for _ in range(n)], "name": [f"N{i}" for i in range(n)]})
 

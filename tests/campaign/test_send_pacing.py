@@ -93,14 +93,6 @@ def relay(sb):
 
 
 @pytest.fixture
-def client(sb):
-    sb.clear_faults()
-    with Client(sb.base_url, sb.username, sb.api_password, retry=FAST_RETRY) as c:
-        yield c
-    sb.clear_faults()
-
-
-@pytest.fixture
 def relayed(sb, relay):
     """A client whose requests pass through the relay, with the sandbox holding each one DELAY seconds."""
     sb.clear_faults()

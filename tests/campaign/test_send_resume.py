@@ -9,19 +9,10 @@ import pandas as pd
 import pytest
 
 from sendframe import send_sms
-from sendframe.api.client import Client, SendframeWarning
+from sendframe.api.client import SendframeWarning
 from sendframe.campaign.ledger import Ledger, LedgerInUseError
-from tests.conftest import FAST_RETRY as FAST
 
 _next = iter(range(99_999))
-
-
-@pytest.fixture
-def client(sb):
-    sb.clear_faults()
-    with Client(sb.base_url, sb.username, sb.api_password, retry=FAST) as c:
-        yield c
-    sb.clear_faults()
 
 
 def phones(n):

@@ -9,20 +9,12 @@ import pandas as pd
 import pytest
 
 from sendframe import send_landingsms, send_mailing, send_sms, send_voice, send_voice_audio, send_whatsapp
-from sendframe.api.client import Client, RetryPolicy, SendframeWarning
+from sendframe.api.client import Client, SendframeWarning
 from sendframe.api.errors import AuthenticationError
 from sendframe.campaign.ledger import Ledger, LedgerMismatchError
 
 
 from tests.conftest import FAST_RETRY as FAST
-
-
-@pytest.fixture
-def client(sb):
-    sb.clear_faults()
-    with Client(sb.base_url, sb.username, sb.api_password, retry=FAST) as c:
-        yield c
-    sb.clear_faults()
 
 
 _next = iter(range(99_999))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 
 import sendframe
 from sendframe.notebook.widgets import Composer, Monitor, counter_html, highlight, problems_html

@@ -13,7 +13,6 @@ import pytest
 
 from sendframe import send_landingsms, send_mailing, send_voice, send_voice_audio, send_whatsapp
 from sendframe.api.client import Client
-from tests.conftest import FAST_RETRY
 
 GOOD_PHONE, BAD_PHONE = "447700900123", "12"
 GOOD_EMAIL, BAD_EMAIL = "ana@example.com", "not-an-email"
@@ -62,13 +61,6 @@ def api(sb):
     sb.clear_faults()
     with httpx.Client(base_url=sb.base_url, auth=(sb.username, sb.api_password), timeout=30) as http:
         yield http
-
-
-@pytest.fixture
-def client(sb):
-    sb.clear_faults()
-    with Client(sb.base_url, sb.username, sb.api_password, retry=FAST_RETRY) as c:
-        yield c
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
