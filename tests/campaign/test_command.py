@@ -41,6 +41,18 @@ def test_estimate_prints_totals_and_writes_the_per_row_frame(tmp_path, capsys):
     assert set(written["encoding"].dropna()) <= {"gsm", "gsm-pt", "utf-16"}
 
 
+def test_estimate_prices_what_send_sends_leaving_out_repeated_recipients(tmp_path, capsys):
+    out, kept = tmp_path / "estimate.csv", tmp_path / "kept.csv"
+    assert main(["estimate", str(CONTACTS), "--message", "Hola {name}", "--out", str(out)]) == 0
+    assert "skipped 3 duplicate row(s)" in capsys.readouterr().out
+    assert main(["estimate", str(CONTACTS), "--message", "Hola {name}", "--keep-duplicates", "--out", str(kept)]) == 0
+    written, counted = pd.read_csv(out), pd.read_csv(kept)
+    assert len(written) == len(counted) == len(read_contacts(CONTACTS))  # one row per contact either way
+    repeated = written["phone"].notna() & written["phone"].duplicated()
+    assert repeated.sum() == 3 and written.loc[repeated, "cost"].isna().all()
+    assert counted["cost"].sum() == pytest.approx(written["cost"].sum() + counted.loc[repeated, "cost"].sum())
+
+
 def test_estimate_runs_as_a_console_command():
     proc = subprocess.run([sys.executable, "-m", "sendframe.cli", "estimate", str(CONTACTS), "--message", "Hi {name}", "--rows", "2"],
                           capture_output=True, text=True)

@@ -129,9 +129,12 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "accepted for the same command line as send",
         f"Every flag of send is accepted, so a send's command line runs with send replaced by {name}. "
-        "--out writes this command's table; --from is checked as below; the others are ignored here.")
+        "--out writes this command's table; --from (and for estimate --keep-duplicates) as below; the others are ignored here.")
+    used = dict(_USED_BY_PREVIEW)
+    if name == "estimate":
+        used["--keep-duplicates"] = "rows whose recipient repeats an earlier row are left out of the estimate, as send leaves them out; this counts them"
     for flags, options, help_text in _SEND_FLAGS:
-        use = _USED_BY_PREVIEW.get(flags[0], "ignored here")
+        use = used.get(flags[0], "ignored here")
         group.add_argument(*flags, **options, help=f"{use}. In send: {help_text}")
 
 
@@ -209,6 +212,19 @@ def _preview(args: argparse.Namespace) -> int:
     return 0
 
 
+def _skipped_duplicates(args: argparse.Namespace, contacts: pd.DataFrame, column: str) -> pd.Series:
+    """Rows ``send`` leaves out (their recipient repeats an earlier row) unless --keep-duplicates; says how many."""
+    from sendframe.campaign.contacts import duplicate_recipients
+
+    if args.keep_duplicates or column not in contacts.columns:
+        return pd.Series(False, index=contacts.index)
+    skipped = duplicate_recipients(contacts[column], "email" if args.channel == "mailing" else "phone")
+    if skipped.any():
+        print(f"skipped {int(skipped.sum())} duplicate row(s): their {column} repeats an earlier row "
+              f"(--keep-duplicates {'counts' if getattr(args, 'command', 'send') == 'estimate' else 'sends'} them)")
+    return skipped
+
+
 def _estimate(args: argparse.Namespace) -> int:
     from sendframe.campaign.estimate import estimate
 
@@ -216,9 +232,10 @@ def _estimate(args: argparse.Namespace) -> int:
     _check_sender(args)
     contacts = _contacts(args)
     column = _recipient_column(args)
-    est = estimate(contacts, message, channel=args.channel, encoding=args.encoding, parts=args.parts,
+    sendable = contacts.loc[~_skipped_duplicates(args, contacts, column).to_numpy()]  # what send would send
+    est = estimate(sendable, message, channel=args.channel, encoding=args.encoding, parts=args.parts,
                    certified=args.certified, prices=args.prices, trans=args.trans, link_base=args.link_base)
-    table = pd.concat([contacts[[column]], est], axis=1)
+    table = pd.concat([contacts[[column]], est.reindex(contacts.index)], axis=1)
     print(_show(table.drop(columns=["text"]), args.rows))
     totals = est.attrs["totals"]
     encodings = ", ".join(f"{k}: {v}" for k, v in totals["encodings"].items()) or "none"
@@ -297,8 +314,6 @@ def _channel_request(args: argparse.Namespace) -> tuple[Any, dict[str, Any], str
 
 
 def _send(args: argparse.Namespace) -> int:
-    from sendframe.campaign.contacts import duplicate_recipients
-
     channel = args.channel
     if args.batch_size < 1 or args.batch_size > 1000:
         raise InputError(f"--batch-size must be between 1 and 1000 (got {args.batch_size}).")
@@ -312,12 +327,7 @@ def _send(args: argparse.Namespace) -> int:
         raise InputError(f"--channel {channel} sends to the column {column!r}, which the contacts do not have; "
                          f"columns are: {', '.join(map(str, contacts.columns))}. Name it with "
                          f"{'--email-column' if channel == 'mailing' else '--phone-column'}.")
-    skipped = pd.Series(False, index=contacts.index)
-    if not args.keep_duplicates:
-        skipped = duplicate_recipients(contacts[column], "email" if channel == "mailing" else "phone")
-        if skipped.any():
-            print(f"skipped {int(skipped.sum())} duplicate row(s): their {column} repeats an earlier row "
-                  f"(--keep-duplicates sends them)")
+    skipped = _skipped_duplicates(args, contacts, column)
     to_send = contacts.loc[~skipped.to_numpy()].copy()
     if channel != "mailing":  # a number read_contacts could not repair is sent as written: the service rejects it (102)
         raw = f"{column}_raw"
