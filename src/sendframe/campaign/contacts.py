@@ -117,25 +117,23 @@ def read_contacts(
     return out
 
 
-def duplicate_recipients(values: pd.Series, kind: str = "phone") -> pd.Series:
+def duplicate_recipients(values: pd.Series, kind: str = "phone", *, valid: np.ndarray | None = None) -> pd.Series:
     """True for each row whose recipient already appears in an earlier row (the first one is not a duplicate).
 
     ``kind`` is ``"phone"`` (numbers compared as written, so normalise them first: ``read_contacts``
     does) or ``"email"`` (compared ignoring case and surrounding spaces). Missing and invalid
-    recipients are never duplicates: the service rejects them anyway. This is the rule behind
-    ``read_contacts``' ``duplicate`` flag, for one recipient column.
+    recipients are never duplicates: the service rejects them anyway. ``valid``: each value's
+    validity when already known (``read_contacts``' flags), so it is not worked out again. This is
+    the rule behind ``read_contacts``' ``duplicate`` flag, for one recipient column.
 
         >>> duplicate_recipients(pd.Series(["Ana@example.com", "ana@example.com", None, None]), "email").tolist()
         [False, True, False, False]
     """
     if kind not in ("phone", "email"):
         raise InputError(f"kind must be 'phone' or 'email', not {kind!r}.")
-    if kind == "email":
-        key = values.astype("str").str.strip().str.lower()
-        valid = _valid_flags(key, is_valid_email)
-    else:
-        key = values
-        valid = _valid_flags(key, is_valid_phone)
+    key = values.astype("str").str.strip().str.lower() if kind == "email" else values
+    if valid is None:
+        valid = _valid_flags(key, is_valid_email if kind == "email" else is_valid_phone)
     repeated = key.duplicated(keep="first").to_numpy(dtype=bool, na_value=False)
     return pd.Series(repeated & valid, index=values.index)
 
@@ -143,7 +141,7 @@ def duplicate_recipients(values: pd.Series, kind: str = "phone") -> pd.Series:
 def _duplicates(frame: pd.DataFrame, phone_column: str | None, email_column: str | None) -> np.ndarray:
     repeated = np.zeros(len(frame), dtype=bool)
     if phone_column is not None:
-        repeated |= duplicate_recipients(frame[phone_column], "phone").to_numpy()
+        repeated |= duplicate_recipients(frame[phone_column], "phone", valid=frame["phone_valid"].to_numpy()).to_numpy()
     if email_column is not None:
-        repeated |= duplicate_recipients(frame[email_column], "email").to_numpy()
+        repeated |= duplicate_recipients(frame[email_column], "email", valid=frame["email_valid"].to_numpy()).to_numpy()
     return repeated
