@@ -87,6 +87,7 @@ def notification_status(status: pd.Series, delivery: pd.Series | None = None) ->
     # UNKNOWN stays UNKNOWN when %d says nothing either
     return text.where(known, implied.fillna(text.where(text == "UNKNOWN")))
 
+
 def is_final_notification(status: pd.Series, delivery: pd.Series | None = None) -> pd.Series:
     """The one rule for "is this notification final": vectorised over a frame's status and delivery.
 

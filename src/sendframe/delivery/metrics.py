@@ -59,8 +59,8 @@ def delivery_summary(
     column ``delivery_rate_denominator`` says so. Times are seconds from sending to delivery;
     the median and 95th percentile are over delivered messages. ``rejected`` counts rows the
     service refused, ``not_sent`` rows never attempted (the next run with the ledger sends them).
-    Statuses come from
-    ``message_outcomes``: a notification without a status counts by its delivery value.
+    Statuses come from ``message_outcomes``: a notification without a status counts by its
+    delivery value.
 
     >>> delivery_summary(results, callbacks, by="country")[["accepted", "delivered", "delivery_rate"]]  # doctest: +SKIP
     """

@@ -42,7 +42,8 @@ MAX_HEAD = 16 * 1024       # request line + headers
 IDLE_TIMEOUT = 30.0        # seconds a keep-alive connection may stay silent
 CALLBACK_PATH = "/dlr/"
 _EVERY_INTERFACE = frozenset({"0.0.0.0", "::", ""})
-_QUERY_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$'()*+,;=:@/?&")
+_QUERY_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$'()*+,;=:@/?&"
+_QUERY_CHARS = frozenset(_QUERY_BYTES)
 _BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
             411: "Length Required", 413: "Content Too Large", 414: "URI Too Long", 431: "Request Header Fields Too Large"}
@@ -292,7 +293,7 @@ def _escaped(query: bytes) -> bytes:
         >>> _escaped(b"id=a1&t=2026-11-21 09:30&ref=caf\\xc3\\xa9")
         b'id=a1&t=2026-11-21%2009:30&ref=caf%C3%A9'
     """
-    if all(byte in _QUERY_CHARS for byte in query):
+    if not query.translate(None, _QUERY_BYTES):  # every byte allowed (one C pass: this runs per request)
         return query
     return b"".join(b"%%%02X" % byte if byte > 0x20 and byte not in _QUERY_CHARS or byte == 0x20 else bytes([byte])
                     for byte in query)
@@ -300,7 +301,7 @@ def _escaped(query: bytes) -> bytes:
 
 def _valid_query(query: bytes) -> bool:
     """A notification: URL-safe characters only, well-formed escapes, and a non-empty ``id``."""
-    if not query or any(byte not in _QUERY_CHARS for byte in query):
+    if not query or query.translate(None, _QUERY_BYTES):  # a byte outside the URL set is left
         return False
     try:
         pairs = parse_qsl(query.decode("ascii"), keep_blank_values=True, strict_parsing=True, errors="strict")
