@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 from sendframe.pricing import CHANNELS, DEFAULT_PRICES_PATH, load_prices, message_cost
 
 

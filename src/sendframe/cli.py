@@ -16,7 +16,7 @@ import sys
 import warnings
 from typing import Any
 
-from sendframe.api.errors import SendframeError
+from sendframe.errors import SendframeError
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("sendframe.demo", "run the sample campaign end to end against the embedded sandbox"),
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 def _plain_warnings(command: str, default: Any) -> Any:
     """Show sendframe's own warnings as ``sendframe COMMAND: message`` lines (no file and line number)."""
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        from sendframe.api.wire import SendframeWarning  # only when warning: it brings httpx and pydantic
+        from sendframe.errors import SendframeWarning  # only when warning: it brings httpx and pydantic
 
         if issubclass(category, SendframeWarning):
             print(f"sendframe {command}: {message}", file=sys.stderr)

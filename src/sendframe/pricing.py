@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 
 __all__ = ["CHANNELS", "COLUMNS", "DEFAULT_PREFIX", "DEFAULT_PRICES_PATH", "PriceTable", "load_prices", "message_cost"]
 

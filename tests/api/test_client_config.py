@@ -9,8 +9,9 @@ import warnings
 import pytest
 
 from sendframe import Client
-from sendframe.api.client import AsyncClient, NotSentError, RetryPolicy, SendframeWarning
-from sendframe.api.errors import ConfigurationError, InputError, UnknownOutcomeError
+from sendframe.api.client import AsyncClient, RetryPolicy
+from sendframe.errors import NotSentError, SendframeWarning
+from sendframe.errors import ConfigurationError, InputError, UnknownOutcomeError
 
 PASSWORD = "s3cr3t-Pa55word"
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01)

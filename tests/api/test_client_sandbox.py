@@ -8,8 +8,9 @@ import time
 
 import pytest
 
-from sendframe.api.client import AsyncClient, Client, NotSentError, RetryPolicy
-from sendframe.api.errors import ApiError, AuthenticationError, NotFoundError, UnknownOutcomeError
+from sendframe.api.client import AsyncClient, Client, RetryPolicy
+from sendframe.errors import NotSentError
+from sendframe.errors import ApiError, AuthenticationError, NotFoundError, UnknownOutcomeError
 
 
 from tests.conftest import FAST_RETRY as FAST

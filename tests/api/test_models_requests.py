@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from sendframe.api.errors import InputError, RequestValidationError
+from sendframe.errors import InputError, RequestValidationError
 from sendframe.api.models import (
     CHANNELS,
     MAX_LOOKUP_IDS,

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from sendframe.api.errors import RequestValidationError
+from sendframe.errors import RequestValidationError
 from sendframe.api.models import (
     CHANNELS,
     ErrorResponse,

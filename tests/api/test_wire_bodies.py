@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from sendframe.api import wire
-from sendframe.api.errors import ApiError, InputError, UnknownOutcomeError
+from sendframe.errors import ApiError, InputError, UnknownOutcomeError
 from sendframe.api.models import ErrorObject, ResultItem, SendResponse, parse_request
 from sendframe.api.retry import NO_RETRY
 

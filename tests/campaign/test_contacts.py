@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.campaign.contacts import read_contacts
 
 DATA = Path(__file__).resolve().parents[2] / "data"

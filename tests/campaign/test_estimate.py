@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.campaign.estimate import estimate, estimate_totals
 from sendframe.pricing import load_prices
 

@@ -8,8 +8,9 @@ import sqlite3
 import pandas as pd
 import pytest
 
-from sendframe.api.errors import InputError
-from sendframe.campaign.ledger import Ledger, LedgerMismatchError, row_key, row_keys
+from sendframe.errors import InputError
+from sendframe.campaign.ledger import Ledger, row_key, row_keys
+from sendframe.errors import LedgerMismatchError
 
 PARAMS = {"channel": "sms", "message": "Hi {name}", "from": "Shop"}
 ANSWER = {"campaignId": 7, "sendingId": 9, "result": [
@@ -262,7 +263,7 @@ def test_a_recipient_the_service_reformats_is_still_recognised(tmp_path):
 def test_a_second_hold_on_a_ledger_fails_at_once_naming_the_file(tmp_path):
     import threading
 
-    from sendframe.campaign.ledger import LedgerInUseError
+    from sendframe.errors import LedgerInUseError
 
     path = tmp_path / "c.sqlite"
     failures = []
@@ -287,7 +288,7 @@ def test_a_ledger_held_by_another_process_names_that_process(tmp_path):
     import subprocess
     import sys
 
-    from sendframe.campaign.ledger import LedgerInUseError
+    from sendframe.errors import LedgerInUseError
 
     path = tmp_path / "c.sqlite"
     holder = subprocess.Popen(

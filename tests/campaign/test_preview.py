@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sendframe.api.errors import InputError, TemplateError
+from sendframe.errors import InputError, TemplateError
 from sendframe.campaign.preview import render
 
 BASE = "https://sms.example.org"

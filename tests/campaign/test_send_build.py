@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from sendframe import send_sms, send_whatsapp
-from sendframe.api.errors import InputError, RequestValidationError
+from sendframe.errors import InputError, RequestValidationError
 from sendframe.campaign.batching import CampaignSpec, TokenBucket, plan_batches
 from sendframe.campaign.send import RESULT_COLUMNS, send_campaign
 

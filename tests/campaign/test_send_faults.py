@@ -10,9 +10,11 @@ import pandas as pd
 import pytest
 
 from sendframe import send_sms
-from sendframe.api.client import Client, SendframeWarning
+from sendframe.api.client import Client
+from sendframe.errors import SendframeWarning
 from sendframe.campaign.ledger import Ledger
-from sendframe.campaign.send import OUTCOMES, CampaignStoppedWarning
+from sendframe.campaign.send import OUTCOMES
+from sendframe.errors import CampaignStoppedWarning
 from tests.conftest import FAST_RETRY as FAST
 
 _next = iter(range(99_999))
@@ -96,7 +98,7 @@ def test_no_connection_is_not_sent_and_the_next_run_sends_it(sb, client, tmp_pat
 
 
 def test_wrong_credentials_leave_every_row_not_sent(sb, tmp_path):
-    from sendframe.api.errors import AuthenticationError
+    from sendframe.errors import AuthenticationError
 
     ledger = tmp_path / "c.sqlite"
     with Client(sb.base_url, sb.username, "wrong", retry=FAST) as wrong:

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from sendframe import send_sms
-from sendframe.api.client import SendframeWarning
-from sendframe.campaign.ledger import Ledger, LedgerInUseError
+from sendframe.errors import SendframeWarning
+from sendframe.campaign.ledger import Ledger
+from sendframe.errors import LedgerInUseError
 
 _next = iter(range(99_999))
 

@@ -9,9 +9,11 @@ import pandas as pd
 import pytest
 
 from sendframe import send_landingsms, send_mailing, send_sms, send_voice, send_voice_audio, send_whatsapp
-from sendframe.api.client import Client, SendframeWarning
-from sendframe.api.errors import AuthenticationError
-from sendframe.campaign.ledger import Ledger, LedgerMismatchError
+from sendframe.api.client import Client
+from sendframe.errors import SendframeWarning
+from sendframe.errors import AuthenticationError
+from sendframe.campaign.ledger import Ledger
+from sendframe.errors import LedgerMismatchError
 
 
 from tests.conftest import FAST_RETRY as FAST

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.api.notifications import STATUSES
 from sendframe.delivery.callbacks import CALLBACK_COLUMNS, latest_status, mapping_from_url, read_callbacks
 

@@ -10,7 +10,7 @@ import httpx
 import pandas as pd
 import pytest
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 from sendframe.api.notifications import ESCAPE_CODES
 from sendframe.delivery.receiver import Receiver
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from sendframe.api.client import AsyncClient, Client
-from sendframe.api.errors import ApiError, InputError
+from sendframe.errors import ApiError, InputError
 from sendframe.delivery.records import EVENT_COLUMNS, MESSAGE_COLUMNS, fetch_records, read_lookup_answers
 from tests.conftest import FAST_RETRY
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from sendframe.api.client import Client
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.campaign.send import send_sms
 from sendframe.delivery.callbacks import latest_status
 from sendframe.delivery.metrics import delivery_summary

@@ -244,7 +244,7 @@ def test_the_toolkit_refuses_a_self_linking_landing_page_before_sending(sb):
     import pandas as pd
 
     from sendframe import Client, send_landingsms
-    from sendframe.api.errors import RequestValidationError
+    from sendframe.errors import RequestValidationError
 
     with Client(sb.base_url, sb.username, sb.api_password) as client, pytest.raises(RequestValidationError) as caught:
         send_landingsms(pd.DataFrame({"phone": [OK]}), "See {LAND_URL}", "Shop", template_body="<p>{LAND_URL}</p>",

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 from sendframe.api.models import AvailableTime
 from sendframe.sandbox.carrier import (
     MAGIC_OUTCOMES,

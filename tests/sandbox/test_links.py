@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.sandbox import links, otp
 from sendframe.sandbox.carrier import Clock
 

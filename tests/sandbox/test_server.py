@@ -16,7 +16,7 @@ import pytest
 from sendframe.sandbox import Sandbox
 from sendframe.sandbox.accounts import parse_account_spec
 from sendframe.sandbox.command import default_db_path
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 
 from .notification_receiver import NotificationReceiver
 

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 from sendframe.sandbox import sending, store
 from sendframe.sandbox.state import SandboxState
 

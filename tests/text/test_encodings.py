@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.text.encodings import (
     BASIC_CHARS,
     CHARSETS,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sendframe.api.errors import InputError, MissingVariableError
+from sendframe.errors import InputError, MissingVariableError
 from sendframe.text.encodings import ENCODINGS, cheapest_encoding, message_units
 from sendframe.text.measure import measure_frame
 from sendframe.text.parts import sms_parts

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.text.encodings import ENCODINGS, message_units
 from sendframe.text.parts import PART_LIMIT, SINGLE_LIMIT, sms_parts, sms_parts_series, split_parts
 

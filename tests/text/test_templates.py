@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sendframe.api.errors import MissingVariableError, TemplateError
+from sendframe.errors import MissingVariableError, TemplateError
 from sendframe.text.filters import FILTER_NAMES
 from sendframe.text.templates import parse, placeholder_links, render, render_frame, value_to_text
 

@@ -11,7 +11,7 @@ Both drive the same calls of :mod:`sendframe.api.wire`; only the transport diffe
 Credentials may come from ``SENDFRAME_BASE_URL``, ``SENDFRAME_USERNAME`` and
 ``SENDFRAME_API_PASSWORD``. The password is kept as a ``SecretStr`` and never appears in a repr,
 a log line or an exception. A 207 is a result, not an exception; errors are raised as the
-classes of :mod:`sendframe.api.errors`; a send whose fate is unknown raises
+classes of :mod:`sendframe.errors`; a send whose fate is unknown raises
 ``UnknownOutcomeError`` and is never re-sent automatically (see :mod:`sendframe.api.retry`).
 """
 
@@ -29,7 +29,8 @@ from pydantic import SecretStr
 
 from sendframe.api import wire
 from sendframe.api.retry import RetryPolicy
-from sendframe.api.wire import NotSentError, SendframeWarning, WireConfig
+from sendframe.api.wire import WireConfig
+from sendframe.errors import NotSentError, SendframeWarning
 
 __all__ = ["AsyncClient", "Client", "NotSentError", "RetryPolicy", "SendframeWarning"]
 

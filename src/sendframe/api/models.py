@@ -22,7 +22,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerialize
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
-from sendframe.api.errors import Problem, RequestValidationError  # noqa: F401  (re-exported for callers)
+from sendframe.errors import Problem, RequestValidationError  # noqa: F401  (re-exported for callers)
 from sendframe.api.validation import (
     Base64Text,
     ClockTime,
@@ -255,7 +255,7 @@ def landing_page_problems(page: str) -> list[Problem]:
     >>> [p.rule for p in landing_page_problems("<a href='{LAND_URL}'>share</a>")]
     ['landing_page_placeholders']
     """
-    from sendframe.api.errors import TemplateError
+    from sendframe.errors import TemplateError
     from sendframe.text.templates import parse  # the template engine brings pandas: only when a page is checked
 
     try:

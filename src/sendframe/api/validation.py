@@ -1,7 +1,7 @@
 """Field rules of the spec and the translation of validation failures into plain English.
 
 The models in :mod:`sendframe.api.models` are built from the annotated types here; every failure
-becomes a :class:`~sendframe.api.errors.Problem` whose ``path`` is the wire path
+becomes a :class:`~sendframe.errors.Problem` whose ``path`` is the wire path
 (``otpConfig.length``, ``messages[2].to``, ``availableTimes[0].from``), whose ``rule`` names the
 rule broken, and whose ``message`` is a sentence that starts with the path:
 
@@ -28,7 +28,7 @@ from pydantic import AfterValidator, BeforeValidator, PlainValidator, Strict
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import PydanticCustomError
 
-from sendframe.api.errors import ErrorCode, Problem, RequestValidationError
+from sendframe.errors import ErrorCode, Problem, RequestValidationError
 
 __all__ = [
     "DATETIME_FORMAT",

@@ -34,12 +34,14 @@ import httpx
 from pydantic import AwareDatetime, SecretStr
 from typing_extensions import NotRequired, TypedDict  # pydantic needs these TypedDicts before Python 3.12
 
-from sendframe.api.errors import (
+from sendframe.errors import (
     ApiError,
     AuthenticationError,
     ConfigurationError,
     InputError,
     NotFoundError,
+    NotSentError,
+    SendframeWarning,
     UnknownOutcomeError,
 )
 from sendframe.api.retry import RetryPolicy, decide_exception, decide_response, is_idempotent
@@ -56,18 +58,8 @@ MAX_LOOKUP_IDS = 100
 NO_ANSWER = 0  # error code of a failure where the service gave no answer at all
 
 
-class NotSentError(ApiError):
-    """The request provably never reached the service (connection refused, 429 after retries).
-
-    Safe to send again later.
-    """
-
-    def __str__(self) -> str:
-        return f"Nothing was sent (error {self.code}): {self.description}"
 
 
-class SendframeWarning(UserWarning):
-    """Something works but deserves the analyst's attention (plain-http base URL, unknown outcomes)."""
 
 
 def user_stacklevel() -> int:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.api.wire import EncodedRequest, normalise_channel
 
 __all__ = ["Batch", "CampaignSpec", "TokenBucket", "estimate_parts", "plan_batches", "wire_fields"]

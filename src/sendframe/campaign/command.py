@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 
 __all__ = ["add_arguments", "default_ledger_path", "run"]
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone_series
 
 __all__ = ["FLAG_COLUMNS", "duplicate_recipients", "read_contacts"]

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 
 _SMS_CHANNELS = ("sms", "landingsms")
 _SMS_ENCODINGS = ("gsm", "gsm-pt", "utf-16")

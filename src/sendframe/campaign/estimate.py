@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.campaign.preview import render
 
 __all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column"]

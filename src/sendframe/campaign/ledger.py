@@ -63,9 +63,10 @@ import pandas as pd
 import pyarrow as pa
 from pydantic_core import to_json
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError, LedgerMismatchError
 from sendframe.api.wire import send_answer
-from sendframe.campaign.lock import LedgerInUseError, hold
+from sendframe.campaign.lock import hold
+from sendframe.errors import LedgerInUseError
 from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
 
 __all__ = ["Ledger", "LedgerInUseError", "LedgerMismatchError", "row_key", "row_keys", "same_recipient"]
@@ -110,8 +111,6 @@ def _json_text(value: Any) -> str:
     return to_json(value).decode("utf-8")
 
 
-class LedgerMismatchError(InputError):
-    """The ledger belongs to a campaign with other parameters (channel, template or sender)."""
 
 
 def row_key(label: object) -> str:

@@ -21,13 +21,11 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-from sendframe.api.errors import SendframeError
+from sendframe.errors import LedgerInUseError
 
-__all__ = ["LedgerInUseError", "hold"]
+__all__ = ["hold"]
 
 
-class LedgerInUseError(SendframeError):
-    """Another run is sending with this ledger right now (it holds the ledger's lock file)."""
 
 
 def _try_lock(fd: int) -> bool:

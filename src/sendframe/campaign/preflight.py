@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 
 __all__ = ["link_base_for", "placeholders", "render"]
 

@@ -45,12 +45,13 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.client import AsyncClient, Client
-from sendframe.api.errors import ApiError, AuthenticationError, InputError, UnknownOutcomeError
-from sendframe.api.wire import NotSentError, SendframeWarning, WireConfig, user_stacklevel
+from sendframe.errors import ApiError, AuthenticationError, InputError, UnknownOutcomeError
+from sendframe.api.wire import WireConfig, user_stacklevel
+from sendframe.errors import CampaignStoppedWarning, NotSentError, SendframeWarning
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, estimate_parts, plan_batches
 from sendframe.campaign.ledger import Ledger
 
-__all__ = ["RESULT_COLUMNS", "OUTCOMES", "CampaignStoppedWarning", "send_campaign", "send_landingsms", "send_mailing",
+__all__ = ["RESULT_COLUMNS", "OUTCOMES", "send_campaign", "send_landingsms", "send_mailing",
            "send_sms", "send_voice", "send_voice_audio", "send_whatsapp"]
 
 RESULT_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
@@ -58,8 +59,6 @@ RESULT_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "erro
 OUTCOMES = ("accepted", "rejected", "unknown", "not_sent", "dry_run")
 
 
-class CampaignStoppedWarning(SendframeWarning):
-    """The service kept failing with unknown outcomes, so the campaign stopped starting batches."""
 
 
 @dataclass

@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, STATUSES, is_final_notification
 from sendframe.delivery.logformat import (
     Requests, byte_at, encoded, items_by_name, locate_requests, read_lines, regular_items, repeated, short_keys,

@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 
 
 def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:

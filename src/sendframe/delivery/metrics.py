@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.delivery.outcomes import FAILED_STATUSES, message_outcomes, operator_label
 
 DIMENSIONS: tuple[str, ...] = ("campaign_id", "sending_id", "country", "operator", "mnc", "send_hour")

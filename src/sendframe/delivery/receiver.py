@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import pandas as pd
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 from sendframe.api.notifications import ESCAPE_CODES
 
 logger = logging.getLogger(__name__)

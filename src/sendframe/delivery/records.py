@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from sendframe.api import wire
-from sendframe.api.errors import ApiError, InputError, NotFoundError
+from sendframe.errors import ApiError, InputError, NotFoundError
 from sendframe.api.models import MAX_LOOKUP_IDS
 
 MESSAGE_COLUMNS: tuple[str, ...] = (

@@ -24,7 +24,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
 
-from sendframe.api.errors import SendframeError
+from sendframe.errors import SendframeError
 
 TEXT_CHANNELS = ("sms", "landingsms")
 CHANNELS = ("sms", "landingsms", "voice", "mailing")

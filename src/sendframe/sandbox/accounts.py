@@ -16,7 +16,7 @@ import hmac
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 
 __all__ = [
     "ALL_CHANNELS",

@@ -25,7 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from sendframe.api.errors import ErrorCode, RequestValidationError
+from sendframe.errors import ErrorCode, RequestValidationError
 from sendframe.api.models import CHANNELS, MAX_LOOKUP_IDS
 from sendframe.api.validation import describe_problems, error_code
 from sendframe.sandbox import sending, store

@@ -37,7 +37,7 @@ from datetime import datetime, time, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 
 __all__ = [
     "CarrierConfig",

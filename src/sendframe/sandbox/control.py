@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from sendframe.api.errors import ErrorCode
+from sendframe.errors import ErrorCode
 from sendframe.sandbox import store
 from sendframe.sandbox.app import error_response, guarded, read_json
 from sendframe.sandbox.sending import Rejection

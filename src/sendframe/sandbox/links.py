@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 
 __all__ = [
     "LONG_TOKEN_LENGTH",

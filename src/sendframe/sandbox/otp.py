@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.sandbox.links import recipient_key
 
 __all__ = ["DEFAULTS", "LIMITS", "SCHEMA", "check_code", "issue_code", "otp_config", "routes"]

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from sendframe.api.errors import ErrorCode, InputError, MissingVariableError, TemplateError
+from sendframe.errors import ErrorCode, InputError, MissingVariableError, TemplateError
 from sendframe.api.models import parse_request, result_item
 from sendframe.api.recipients import calling_code, is_valid_email, is_valid_phone
 from sendframe.api.templates import WHATSAPP_TEMPLATES, whatsapp_field_counts

@@ -21,7 +21,7 @@ import httpx
 import pandas as pd
 import uvicorn
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 from sendframe.sandbox.accounts import DEMO_ACCOUNT, Account
 from sendframe.sandbox.app import build_app
 from sendframe.sandbox.carrier import CarrierConfig

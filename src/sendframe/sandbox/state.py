@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from os import PathLike
 from typing import Any
 
-from sendframe.api.errors import ConfigurationError
+from sendframe.errors import ConfigurationError
 from sendframe.sandbox import store
 from sendframe.sandbox.accounts import Account, build_accounts
 

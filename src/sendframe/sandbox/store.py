@@ -108,7 +108,7 @@ def create_schema(db: sqlite3.Connection, extra: Iterable[str | Sequence[str]] =
     A database written by an older sandbox (another layout) is refused with a clear error."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version != SCHEMA_VERSION and db.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages'").fetchone():
-        from sendframe.api.errors import ConfigurationError
+        from sendframe.errors import ConfigurationError
 
         where = db.execute("PRAGMA database_list").fetchone()[2] or "this database"
         raise ConfigurationError(f"The sandbox database {where} was written by another version of sendframe (layout "

@@ -30,7 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sendframe.api.errors import InputError
+from sendframe.errors import InputError
 from sendframe.text._arrow import int_series, regex_class, series_to_arrow, text_series
 
 ENCODINGS: tuple[str, ...] = ("gsm", "gsm-pt", "utf-16")

@@ -32,7 +32,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sendframe.api.errors import MissingVariableError, TemplateError
+from sendframe.errors import MissingVariableError, TemplateError
 from sendframe.text._arrow import TEXT, map_unique, series_to_arrow, text_series
 from sendframe.text.filters import FILTER_NAMES, FILTERS, apply_filter_arrow
 

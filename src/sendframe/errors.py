@@ -4,13 +4,21 @@
     ├── InputError                 bad input found before anything is sent (row, field, rule)
     │   ├── TemplateError          a template that cannot be parsed (unknown filter, ...)
     │   ├── MissingVariableError   a {variable} with no value for a row
-    │   └── RequestValidationError a request that breaks a rule of the spec (field path, rule)
+    │   ├── RequestValidationError a request that breaks a rule of the spec (field path, rule)
+    │   ├── UnknownOptionError     a keyword no function of sendframe knows (with "did you mean")
+    │   └── LedgerMismatchError    a ledger that belongs to a campaign with other parameters
     ├── ConfigurationError         missing credentials, bad base URL, ...
+    ├── LedgerInUseError           another run holds the ledger's lock
     └── ApiError                   the service answered with an error object (code, description)
         ├── AuthenticationError    401 / 403
         ├── NotFoundError          404
+        ├── NotSentError           the request provably never reached the service (safe to send later)
         └── UnknownOutcomeError    a send whose fate is unknown (timeout after writing, reset, 5xx)
 
+    SendframeWarning (UserWarning) something works but deserves attention
+    └── CampaignStoppedWarning     the service kept failing, so a campaign stopped starting batches
+
+This module is the bottom layer: it imports nothing of sendframe, and every other module may import it.
 Error codes are those of the spec plus ours; see docs/api-notes.md.
 """
 
@@ -113,3 +121,36 @@ class UnknownOutcomeError(ApiError):
 
     Never retried automatically: re-sending could send twice.
     """
+
+
+class NotSentError(ApiError):
+    """The request provably never reached the service (connection refused, 429 after retries).
+
+    Safe to send again later.
+    """
+
+    def __str__(self) -> str:
+        return f"Nothing was sent (error {self.code}): {self.description}"
+
+
+class UnknownOptionError(InputError, TypeError):
+    """A keyword argument (or request field) that the function does not know.
+
+    A ``TypeError`` too, as Python's own unexpected-keyword error is.
+    """
+
+
+class LedgerMismatchError(InputError):
+    """The ledger belongs to a campaign with other parameters (channel, template or sender)."""
+
+
+class LedgerInUseError(SendframeError):
+    """Another run is sending with this ledger right now (it holds the ledger's lock file)."""
+
+
+class SendframeWarning(UserWarning):
+    """Something works but deserves the analyst's attention (plain-http base URL, unknown outcomes)."""
+
+
+class CampaignStoppedWarning(SendframeWarning):
+    """The service kept failing with unknown outcomes, so the campaign stopped starting batches."""

@@ -1,0 +1,95 @@
+"""The six channels of the service and the facts every part of sendframe needs about each.
+
+One registry instead of a list per module: the toolkit (render, preflight, estimate, send, the
+CLI, the Composer) and the sandbox read the same facts from here.
+
+    >>> channel("email").name
+    'mailing'
+    >>> channel("sms").recipient, channel("sms").billed_per_part
+    ('phone', True)
+    >>> [c.name for c in CHANNEL_INFO.values() if c.has_notifications]
+    ['sms', 'landingsms']
+
+Next to :mod:`sendframe.errors` at the bottom of the layering: it imports nothing else of sendframe.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from sendframe.errors import InputError
+
+__all__ = ["CHANNELS", "CHANNEL_INFO", "ChannelInfo", "channel", "channel_name"]
+
+
+@dataclass(frozen=True)
+class ChannelInfo:
+    """What one channel is: its wire name, whom it sends to, which fields are templates, how it is billed."""
+
+    name: str
+    """The spec's name of the channel (the endpoint's last path segment)."""
+    recipient: str
+    """``"phone"`` or ``"email"``: the kind of recipient, and the default column holding it."""
+    template_fields: tuple[str, ...]
+    """Request fields whose ``{variables}`` are filled per recipient from ``sub``."""
+    billed_per_part: bool
+    """True when the price is per SMS part (SMS and landing SMS); else per message or answered call."""
+    has_notifications: bool
+    """True when the request takes a ``notificationUrl`` (delivery notifications of the spec)."""
+    max_parts: int
+    """The largest ``parts`` a request may ask for (1 where the channel has no parts)."""
+    billed_per_answered_call: bool = False
+    """Voice channels: a call is billed only when answered."""
+    aliases: tuple[str, ...] = ()
+    """Other spellings analysts use for the channel."""
+
+    @property
+    def is_sms(self) -> bool:
+        """True for the channels whose text is an SMS (encoding, parts, sender label)."""
+        return self.billed_per_part
+
+
+CHANNEL_INFO: dict[str, ChannelInfo] = {
+    info.name: info
+    for info in (
+        ChannelInfo("sms", "phone", ("message",), billed_per_part=True, has_notifications=True, max_parts=15),
+        ChannelInfo("mailing", "email", ("subject", "body"), billed_per_part=False, has_notifications=False,
+                    max_parts=1, aliases=("email", "mail")),
+        ChannelInfo("voice", "phone", ("message",), billed_per_part=False, has_notifications=False, max_parts=1,
+                    billed_per_answered_call=True),
+        ChannelInfo("voiceAudio", "phone", (), billed_per_part=False, has_notifications=False, max_parts=1,
+                    billed_per_answered_call=True, aliases=("voice_audio", "voiceaudio", "audio")),
+        ChannelInfo("landingsms", "phone", ("message",), billed_per_part=True, has_notifications=True, max_parts=8,
+                    aliases=("landing_sms", "landing")),
+        ChannelInfo("whatsapp", "phone", (), billed_per_part=False, has_notifications=False, max_parts=1,
+                    aliases=("wa",)),
+    )
+}
+CHANNELS: tuple[str, ...] = tuple(CHANNEL_INFO)
+_BY_SPELLING: dict[str, str] = {
+    spelling.lower(): info.name for info in CHANNEL_INFO.values() for spelling in (info.name, *info.aliases)
+}
+
+
+def channel_name(name: str) -> str:
+    """The spec's name of a channel given in any usual spelling; raises ``InputError`` naming the known ones.
+
+        >>> channel_name("voice_audio")
+        'voiceAudio'
+    """
+    found = _BY_SPELLING.get(str(name).lower()) if isinstance(name, str) else None
+    if found is None:
+        close = difflib.get_close_matches(str(name).lower(), list(_BY_SPELLING), n=1)
+        hint = f" Did you mean {_BY_SPELLING[close[0]]!r}?" if close else ""
+        raise InputError(f"Unknown channel {name!r}: use one of {', '.join(CHANNELS)}.{hint}")
+    return found
+
+
+def channel(name: str) -> ChannelInfo:
+    """The facts of one channel, by any usual spelling of its name.
+
+        >>> channel("landingsms").template_fields
+        ('message',)
+    """
+    return CHANNEL_INFO[channel_name(name)]
