@@ -16,6 +16,7 @@
         └── UnknownOutcomeError    a send whose fate is unknown (timeout after writing, reset, 5xx)
 
     SendframeWarning (UserWarning) something works but deserves attention
+    ├── RowsSkippedWarning         a send leaves rows out (each keeps a skipped_* outcome)
     └── CampaignStoppedWarning     the service kept failing, so a campaign stopped starting batches
 
 This module is the bottom layer: it imports nothing of sendframe, and every other module may import it.
@@ -150,6 +151,10 @@ class LedgerInUseError(SendframeError):
 
 class SendframeWarning(UserWarning):
     """Something works but deserves the analyst's attention (plain-http base URL, unknown outcomes)."""
+
+
+class RowsSkippedWarning(SendframeWarning):
+    """Some rows of a send are left out by the policy (invalid, suppressed, repeated, preflight errors)."""
 
 
 class CampaignStoppedWarning(SendframeWarning):

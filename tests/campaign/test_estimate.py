@@ -140,8 +140,9 @@ def test_bad_arguments_are_named():
         estimate(one("x"), "{body}", encoding="latin-1")
     with pytest.raises(InputError, match="parts"):
         estimate(one("x"), "{body}", parts=0)
-    with pytest.raises(InputError, match="'phone' column"):
-        estimate(pd.DataFrame({"mobile": [ES]}), "hi")
+    with pytest.raises(InputError, match="no phone column"):
+        estimate(pd.DataFrame({"customer": [ES]}), "hi")
+    assert estimate(pd.DataFrame({"Mobile": [ES]}), "hi")["billable"].all()  # a usual name for the phone column
 
 
 def test_default_price_table_is_used_when_none_is_given():

@@ -8,7 +8,8 @@ import pytest
 from sendframe import send_sms, send_whatsapp
 from sendframe.errors import InputError, RequestValidationError
 from sendframe.campaign.batching import CampaignSpec, TokenBucket, plan_batches
-from sendframe.campaign.send import RESULT_COLUMNS, send_campaign
+from sendframe.campaign.message import RESULT_COLUMNS
+from sendframe.campaign.shortcuts import send_campaign
 
 
 @pytest.fixture
@@ -23,8 +24,10 @@ def contacts():
 
 
 def test_a_dry_run_validates_every_batch_and_sends_nothing(contacts):
-    result = send_sms(contacts, "Hi {name}", "Shop", dry_run=True, batch_size=2, progress=False)
+    result = send_sms(contacts, "Hi {name}", "Shop", dry_run=True, batch_size=2, progress=False, keep="preflight")
     assert list(result.columns) == list(RESULT_COLUMNS)
+    assert result["recipient"].tolist() == contacts["phone"].tolist()
+    assert result["text"].tolist()[:2] == ["Hi Ana", "Hi Bo"] and result["text"].isna().tolist()[2]
     assert result.index.equals(contacts.index)
     assert (result["outcome"] == "dry_run").all()
     assert result["batch"].tolist() == [1, 1, 2]
@@ -69,7 +72,7 @@ def test_whatsapp_fields_come_from_columns_in_order(contacts):
                                                       "header_fields": ("city",)})
     message = spec.payload([0])["messages"][0]
     assert message == {"to": "447700900001", "bodyFields": ["Ana", "Leeds"], "headerFields": ["Leeds"]}
-    result = send_whatsapp(contacts, 1, "Shop", body_fields=("city",), dry_run=True, progress=False)
+    result = send_whatsapp(contacts, 1002, "Shop", body_fields=("city",), dry_run=True, progress=False)
     assert (result["outcome"] == "dry_run").all()
 
 

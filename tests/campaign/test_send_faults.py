@@ -13,7 +13,7 @@ from sendframe import send_sms
 from sendframe.api.client import Client
 from sendframe.errors import SendframeWarning
 from sendframe.campaign.ledger import Ledger
-from sendframe.campaign.send import OUTCOMES
+from sendframe.campaign.policy import OUTCOMES
 from sendframe.errors import CampaignStoppedWarning
 from tests.conftest import FAST_RETRY as FAST
 
@@ -30,7 +30,8 @@ def sent_per_recipient(sb, recipients):
 
 
 def test_outcome_categories_say_not_sent_apart_from_rejected():
-    assert OUTCOMES == ("accepted", "rejected", "unknown", "not_sent", "dry_run")
+    assert OUTCOMES == ("accepted", "rejected", "unknown", "not_sent", "dry_run", "skipped_invalid",
+                        "skipped_suppressed", "skipped_preflight", "skipped_duplicate")
 
 
 def test_a_lasting_429_is_retried_after_retry_after_then_left_not_sent_for_the_next_run(sb, client, tmp_path):

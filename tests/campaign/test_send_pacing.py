@@ -167,7 +167,7 @@ def test_parts_per_second_counts_sms_parts_not_requests(client):
 def test_the_progress_bar_counts_every_recipient_under_send_sms(client, capsys):
     contacts = contacts_of(5)
     contacts.loc[3, "phone"] = "12"  # a rejected row still counts as done
-    result = send_sms(contacts, "Hi {name}", "Shop", client=client, batch_size=2, progress=True)
+    result = send_sms(contacts, "Hi {name}", "Shop", client=client, batch_size=2, progress=True, keep="invalid")
     assert result["outcome"].value_counts()[["accepted", "rejected"]].tolist() == [4, 1]
     captured = capsys.readouterr()
     assert captured.out == ""

@@ -47,12 +47,12 @@ def test_a_recipient_twice_in_the_table_is_sent_once_more_only_when_a_third_row_
     ledger = tmp_path / "c.sqlite"
     twice, other = phones(1) * 2, phones(1)
     contacts = pd.DataFrame({"phone": twice + other, "name": ["A", "B", "C"]})
-    send_sms(contacts, "Hi {name}", "Shop", client=client, ledger=ledger, progress=False)
+    send_sms(contacts, "Hi {name}", "Shop", client=client, ledger=ledger, progress=False, keep="duplicate")
     reordered = pd.DataFrame({"phone": other + twice, "name": ["C", "A", "B"]})  # sorted differently, same rows
-    send_sms(reordered, "Hi {name}", "Shop", client=client, ledger=ledger, progress=False)
+    send_sms(reordered, "Hi {name}", "Shop", client=client, ledger=ledger, progress=False, keep="duplicate")
     assert sent_per_recipient(sb, twice + other).to_dict() == {twice[0]: 2, other[0]: 1}
     grown = exported_again(contacts, pd.DataFrame({"phone": twice[:1], "name": ["A again"]}))
-    result = send_sms(grown, "Hi {name}", "Shop", client=client, ledger=ledger, progress=False)
+    result = send_sms(grown, "Hi {name}", "Shop", client=client, ledger=ledger, progress=False, keep="duplicate")
     assert result["outcome"].eq("accepted").all()
     assert sent_per_recipient(sb, twice + other).to_dict() == {twice[0]: 3, other[0]: 1}
 

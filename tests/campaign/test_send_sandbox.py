@@ -52,7 +52,7 @@ def test_a_campaign_is_sent_in_batches_with_one_result_per_row(sb, client):
 
 def test_a_mixed_batch_maps_each_item_to_its_row_and_a_hopeless_batch_rejects_every_row(client):
     contacts = pd.DataFrame({"phone": phones(1) + ["12"] + phones(1) + ["34", "56"]}, index=list("abcde"))
-    result = send_sms(contacts, "Hi", "Shop", client=client, batch_size=3, progress=False)
+    result = send_sms(contacts, "Hi", "Shop", client=client, batch_size=3, progress=False, keep="invalid")
     assert result["outcome"].astype(str).tolist() == ["accepted", "rejected", "accepted", "rejected", "rejected"]
     assert result["error_code"].tolist() == [pd.NA, 102, pd.NA, 102, 102]
     assert result.loc["b", "error_description"] and result.loc["d", "error_description"]

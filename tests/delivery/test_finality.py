@@ -14,7 +14,7 @@ import pytest
 
 from sendframe.api.client import Client
 from sendframe.api.notifications import is_final_notification, notification_status
-from sendframe.campaign.send import send_sms
+from sendframe.campaign.shortcuts import send_sms
 from sendframe.delivery.callbacks import latest_status, read_callbacks
 from sendframe.delivery.metrics import delivery_summary
 from sendframe.delivery.outcomes import message_outcomes

@@ -9,7 +9,7 @@ import pytest
 
 from sendframe.api.client import Client
 from sendframe.errors import InputError
-from sendframe.campaign.send import send_sms
+from sendframe.campaign.shortcuts import send_sms
 from sendframe.delivery.callbacks import latest_status
 from sendframe.delivery.metrics import delivery_summary
 from sendframe.delivery.receiver import Receiver
@@ -36,7 +36,7 @@ def campaign(tmp_path_factory):
         phones = [f"4477009{n:05d}" for n in range(40)] + ["12"]  # the last one is rejected
         contacts = pd.DataFrame({"phone": phones, "name": [f"n{n}" for n in range(len(phones))]})
         results = send_sms(contacts, "Hi {name}", "Shop", client=client, notification_url=receiver.notification_url,
-                           progress=False, campaign_name="spring")
+                           progress=False, campaign_name="spring", keep="invalid")  # the service rejects "12"
         sandbox.advance(6 * 3600)
         accepted = set(results.loc[results["accepted"].fillna(False).astype(bool), "id"].dropna())
         callbacks = wait_for_finals(receiver, accepted)

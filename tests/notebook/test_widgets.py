@@ -68,7 +68,7 @@ def test_send_asks_first_then_sends_through_the_sandbox(tmp_path):
         composer.send_button.click()
         composer.confirm_button.click()
         results = composer.results
-        assert list(results["outcome"]) == ["accepted", "accepted", "accepted", "rejected"]
+        assert list(results["outcome"]) == ["accepted", "accepted", "accepted", "skipped_invalid"]
         stored = sb.messages()
         assert sorted(stored["recipient"]) == ["34600123456", "351912345678", "447700900001"]
         assert "accepted: <b>3</b>" in composer.status.value

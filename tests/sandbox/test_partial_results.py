@@ -44,7 +44,7 @@ def send_frame(channel: str, client: Client) -> tuple[pd.DataFrame, pd.DataFrame
     _, recipients, _ = RAW[channel]
     column = "email" if channel == "mailing" else "phone"
     contacts = pd.DataFrame({column: recipients, "name": ["Ana", "Bo"]}, index=["a", "b"])
-    common = {"client": client, "progress": False}
+    common = {"client": client, "progress": False, "keep": "invalid"}  # the service answers for the bad one
     send = {
         "mailing": lambda: send_mailing(contacts, "Hi", "<p>Hello</p>", from_email="news@example.org",
                                         reply_to="news@example.org", **common),

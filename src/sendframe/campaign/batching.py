@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
@@ -95,10 +95,13 @@ class CampaignSpec:
     sub_values: dict[str, list[str | None]]
     notification_urls: list[str | None] | None
     whatsapp_columns: dict[str, list[list[str | None]]]
+    row_fields: dict[str, list[Any]] = field(default_factory=dict)
+    """Request-wide fields that differ by row (``encoding`` under ``encoding="auto"``): batches group rows by them."""
 
     @classmethod
     def build(cls, contacts: pd.DataFrame, channel: str, request_fields: Mapping[str, Any], *,
-              to_column: str | None = None, notification_url: str | None = None) -> CampaignSpec:
+              to_column: str | None = None, notification_url: str | None = None,
+              row_fields: Mapping[str, Sequence[Any]] | None = None) -> CampaignSpec:
         """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem."""
         from sendframe.campaign.ledger import row_keys
         from sendframe.text.templates import parse
@@ -150,8 +153,13 @@ class CampaignSpec:
                     whatsapp[wire] = [list(row) for row in zip(*texts)]
         elif wa_columns:
             raise InputError(f"{', '.join(wa_columns)} apply to whatsapp only, not {channel}.")
+        per_row = {wire_name: list(values) for wire_name, values in wire_fields(row_fields or {}).items()}
+        for wire_name, values in per_row.items():
+            if len(values) != len(contacts):
+                raise InputError(f"{wire_name}: {len(values)} values given per row for {len(contacts)} rows.")
+            fields.pop(wire_name, None)
         return cls(channel, fields, list(map(str, recipients)), row_keys(contacts.index), tuple(variables), sub_values,
-                   urls, whatsapp)
+                   urls, whatsapp, per_row)
 
     def identity(self) -> dict[str, Any]:
         """The parameters a ledger checks before resuming (channel, template, sender)."""
@@ -160,6 +168,9 @@ class CampaignSpec:
     def payload(self, positions: Sequence[int]) -> dict[str, Any]:
         """The wire body sending to the rows at ``positions``."""
         body = dict(self.fields)
+        for wire_name, values in self.row_fields.items():  # one value per batch: plan_batches groups rows by it
+            if positions:
+                body[wire_name] = values[positions[0]]
         if self.channel == "whatsapp":
             messages = []
             for i in positions:
@@ -234,8 +245,7 @@ def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: in
         raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
     batches = []
     sent_as_built = None  # whether the model's wire form is the body as built (checked once: see below)
-    for start in range(0, len(positions), batch_size):
-        chunk = tuple(positions[start:start + batch_size])
+    for chunk in _chunks(spec, positions, batch_size):
         payload = spec.payload(chunk)
         request = parse_request(spec.channel, payload)
         if sent_as_built is None:
@@ -248,6 +258,18 @@ def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: in
     return batches
 
 
+def _chunks(spec: CampaignSpec, positions: Sequence[int], batch_size: int) -> list[tuple[int, ...]]:
+    """``positions`` cut into requests of at most ``batch_size`` rows that share their per-row fields."""
+    if not spec.row_fields:
+        return [tuple(positions[start:start + batch_size]) for start in range(0, len(positions), batch_size)]
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    columns = list(spec.row_fields.values())
+    for i in positions:
+        groups.setdefault(tuple(column[i] for column in columns), []).append(i)
+    return [tuple(group[start:start + batch_size]) for group in groups.values()
+            for start in range(0, len(group), batch_size)]
+
+
 def estimate_parts(contacts: pd.DataFrame, spec: CampaignSpec, base_url: str | None = None) -> list[int]:
     """SMS parts per row from the rendered text (1 per recipient for other channels, or when unrenderable)."""
     message = spec.fields.get("message")
@@ -258,7 +280,9 @@ def estimate_parts(contacts: pd.DataFrame, spec: CampaignSpec, base_url: str | N
 
     text = render(contacts, message, otp_config=spec.fields.get("otpConfig"), link_base=base_url,
                   trans=int(spec.fields.get("trans", 0) or 0))
-    counted = sms_parts_series(text.astype("string"), spec.fields.get("encoding", "gsm"))
+    encoding = spec.row_fields.get("encoding")
+    counted = sms_parts_series(text.astype("string"), pd.Series(encoding, index=text.index) if encoding is not None
+                               else spec.fields.get("encoding", "gsm"))
     return [int(p) if pd.notna(p) else 1 for p in counted]
 
 

@@ -21,7 +21,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe.campaign.columns import recipient_column as find_column
+from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError
+from sendframe.options import keyword_checked
 from sendframe.campaign.preview import render
 
 __all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column"]
@@ -184,6 +187,7 @@ def _countries(numbers: pd.Series, price_rows: pd.DataFrame) -> pd.Series:
     return country
 
 
+@keyword_checked
 def estimate(
     contacts: pd.DataFrame,
     template: str,
@@ -228,9 +232,9 @@ def estimate(
     from sendframe.text.encodings import message_units_series
     from sendframe.text.parts import sms_parts_series
 
-    column = recipient_column(channel, to_column)
-    if column not in contacts.columns:
-        raise InputError(f"The contacts have no {column!r} column for the {channel} channel; pass to_column=.")
+    if not isinstance(contacts, pd.DataFrame):
+        raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
+    column = find_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
     if parts is not None and (isinstance(parts, bool) or not isinstance(parts, int) or parts < 1):
         raise InputError(f"parts must be a whole number of at least 1 (got {parts!r}).")
     if isinstance(attachments, bool) or not isinstance(attachments, int) or attachments < 0:

@@ -19,6 +19,9 @@ unencodable_characters   warning   characters the encoding cannot carry: sent as
 shorten_not_url          error     a ``{x|shorten}`` value is not an http(s) URL (100)
 format_not_number        warning   a ``{x|formatDotComma}`` value is not a number: sent unchanged
 invalid_sender           error     the sender label breaks the spec's rule (100)
+malformed_placeholder    error     a ``{...}`` that looks like a variable but is not one (``{First Name}``):
+                                   it would be sent as written
+invalid_template         error     the template cannot be parsed (an unknown filter) (100)
 parts_out_of_range       error     ``parts`` outside 1-15 (SMS) or 1-8 (landing SMS) (100)
 whatsapp_template        error     unknown WhatsApp template (140) or wrong number of field columns
 whatsapp_field_missing   error     a WhatsApp field column has no value in this row (141)
@@ -33,13 +36,18 @@ whatsapp_field_missing   error     a WhatsApp field column has no value in this 
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from sendframe.errors import InputError
+from sendframe.campaign.columns import recipient_column
+from sendframe.channels import channel as channel_info
+from sendframe.errors import InputError, TemplateError
+from sendframe.options import keyword_checked
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
@@ -49,7 +57,7 @@ _MAX_PARTS = {"sms": 15, "landingsms": 8}
 _SMS_CHANNELS = ("sms", "landingsms")
 _CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
 _RULE_ORDER = (
-    "invalid_sender", "parts_out_of_range", "whatsapp_template", "invalid_recipient", "duplicate_recipient",
+    "invalid_sender", "parts_out_of_range", "invalid_template", "malformed_placeholder", "whatsapp_template", "invalid_recipient", "duplicate_recipient",
     "opted_out", "missing_variable", "whatsapp_field_missing", "shorten_not_url", "format_not_number",
     "too_many_parts", "unencodable_characters",
 )  # fmt: skip
@@ -89,6 +97,11 @@ class _Problems:
         for name in PROBLEM_COLUMNS[1:]:
             out[name] = out[name].astype("str")
         return out
+
+
+def _snake(written: str) -> str:
+    name = written.strip("{} ").split("|")[0].strip()
+    return re.sub(r"[^0-9A-Za-z_]+", "_", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()).strip("_").lower() or "name"
 
 
 def _labels(index: pd.Index, positions: np.ndarray) -> np.ndarray:
@@ -237,6 +250,7 @@ def _whatsapp_problems(found: _Problems, contacts: pd.DataFrame, template_id: An
                        np.full(len(contacts), f"{wire_name} column {column!r} has no value in this row; the service would reject it (141).", dtype=object))
 
 
+@keyword_checked
 def preflight(
     contacts: pd.DataFrame,
     channel: str,
@@ -283,9 +297,7 @@ def preflight(
         if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= _MAX_PARTS[channel]:
             found.campaign("parts", "parts_out_of_range", f"parts must be between 1 and {_MAX_PARTS[channel]} for {channel} (got {parts!r}); the service would reject the request (100).")
             parts = _MAX_PARTS[channel]
-    column = to_column or ("email" if channel == "mailing" else "phone")
-    if column not in contacts.columns:
-        raise InputError(f"The contacts have no {column!r} column for the {channel} channel; pass to_column=.")
+    column = recipient_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
     valid = _recipient_problems(found, contacts, channel, column)
     blocked = _suppressed_values(suppression, channel, default_region)
     if blocked:
@@ -296,7 +308,17 @@ def preflight(
         fields = {"headerFields": header_fields, "bodyFields": body_fields, "callToActionFields": cta_fields}
         _whatsapp_problems(found, contacts, whatsapp_template, fields)
     elif template is not None:
-        parsed = templates.parse(template)
+        for written in templates.malformed_placeholders(template):
+            found.campaign("message", "malformed_placeholder",
+                           f"{written} is not a variable (a name holds letters, digits, _ . - and no spaces; a filter "
+                           f"follows one |), so it would be sent as written. Rename the column, e.g. "
+                           f"contacts.rename(columns={{{written.strip('{} ').split('|')[0].strip()!r}: "
+                           f"{_snake(written)!r}}}), and write {{{_snake(written)}}}.")
+        try:
+            parsed = templates.parse(template)
+        except TemplateError as exc:
+            found.campaign("message", "invalid_template", f"{exc} The service would reject the request (100).")
+            return found.frame()
         _variable_problems(found, contacts, parsed, template)
         text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         _text_problems(found, contacts, text, channel, encoding, parts)

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from sendframe.errors import InputError
+from sendframe.options import keyword_checked
 
 __all__ = ["link_base_for", "placeholders", "render"]
 
@@ -74,6 +75,7 @@ def _check_frame(contacts: object) -> pd.DataFrame:
     return contacts
 
 
+@keyword_checked
 def render(
     contacts: pd.DataFrame,
     template: str,

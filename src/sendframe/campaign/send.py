@@ -37,7 +37,7 @@ import concurrent.futures
 import os
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,15 +48,22 @@ from sendframe.api.client import AsyncClient, Client
 from sendframe.errors import ApiError, AuthenticationError, InputError, UnknownOutcomeError
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.errors import CampaignStoppedWarning, NotSentError, SendframeWarning
-from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, estimate_parts, plan_batches
+from sendframe.campaign.batching import (
+    WHATSAPP_FIELD_COLUMNS,
+    Batch,
+    CampaignSpec,
+    TokenBucket,
+    estimate_parts,
+    plan_batches,
+)
+from sendframe.campaign.policy import OUTCOMES
 from sendframe.campaign.ledger import Ledger
 
-__all__ = ["RESULT_COLUMNS", "OUTCOMES", "send_campaign", "send_landingsms", "send_mailing",
-           "send_sms", "send_voice", "send_voice_audio", "send_whatsapp"]
+__all__ = ["ANSWER_COLUMNS", "send_rows"]
 
-RESULT_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
+ANSWER_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
                   "campaign_id", "sending_id", "batch", "outcome")
-OUTCOMES = ("accepted", "rejected", "unknown", "not_sent", "dry_run")
+_WHATSAPP_OPTION_OF_WIRE = {wire: option for option, wire in WHATSAPP_FIELD_COLUMNS.items()}
 
 
 
@@ -211,10 +218,11 @@ def _dry_run_result(contacts: pd.DataFrame, batches: Sequence[Batch], parts: lis
     return _typed_result(pd.DataFrame(rows), contacts.index)
 
 
-def send_campaign(
+def send_rows(
     contacts: pd.DataFrame,
     channel: str,
     *,
+    fields: Mapping[str, Any],
     client: Client | AsyncClient | None = None,
     ledger: Ledger | str | os.PathLike[str] | None = None,
     batch_size: int = 500,
@@ -226,24 +234,24 @@ def send_campaign(
     stop_after_unknown: int | None = 3,
     progress: bool = True,
     notification_url: str | None = None,
-    campaign: str | None = None,
     to_column: str | None = None,
-    **request_fields: Any,
+    row_fields: Mapping[str, Sequence[Any]] | None = None,
+    whatsapp_columns: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
-    """Send one request field set to every row of ``contacts`` on ``channel``; one result row per contact.
+    """Send every row of ``contacts`` on ``channel`` (no row left out: :class:`sendframe.Message` decides that).
 
-    ``request_fields`` are the spec's fields, snake_case or camelCase (``sender`` for ``from``);
-    the template's ``{variables}`` are filled per recipient from the columns of the same name
-    (``sub``). ``notification_url`` is an address, or the name of a column holding one per row (sms).
-    ``campaign`` is the ``campaignName``. The result is on the contacts' index with the columns of
-    :data:`RESULT_COLUMNS`; ``outcome`` is accepted / rejected / unknown / not_sent (or dry_run), as
-    the module docstring explains.
+    ``fields`` are the request fields by wire name; the template's ``{variables}`` are filled per
+    recipient from the columns of the same name (``sub``). ``notification_url`` is an address, or
+    the name of a column holding one per row (sms). ``row_fields``: request-wide fields that differ
+    by row (rows are grouped into requests by them); ``whatsapp_columns``: wire array name -> columns.
+    The result is on the contacts' index with the columns of :data:`ANSWER_COLUMNS`; ``outcome`` is
+    accepted / rejected / unknown / not_sent (or dry_run), as the module docstring explains.
 
     ``ledger`` (a file) makes the campaign resumable; the run holds it, and a second run on the same
     file meanwhile raises ``LedgerInUseError``. ``stop_after_unknown``: after that many batches in a
     row end with an unknown outcome, no new batch starts (``None`` or 0: never stop).
 
-        >>> result = send_campaign(contacts, "sms", message="Hi {name}", sender="Shop", ledger="c.sqlite")  # doctest: +SKIP
+        >>> result = send_rows(contacts, "sms", fields={"message": "Hi", "from": "Shop"}, ledger="c.sqlite")  # doctest: +SKIP
         >>> result["outcome"].value_counts()  # doctest: +SKIP
     """
     if concurrency < 1:
@@ -251,9 +259,11 @@ def send_campaign(
     if stop_after_unknown is not None and (isinstance(stop_after_unknown, bool) or stop_after_unknown < 0):
         raise InputError(f"stop_after_unknown must be a whole number of batches (0 or None: never stop), "
                          f"got {stop_after_unknown!r}.")
-    if campaign is not None:
-        request_fields["campaign_name"] = campaign
-    spec = CampaignSpec.build(contacts, channel, request_fields, to_column=to_column, notification_url=notification_url)
+    request_fields: dict[str, Any] = dict(fields)
+    for wire_name, columns in (whatsapp_columns or {}).items():
+        request_fields[_WHATSAPP_OPTION_OF_WIRE[wire_name]] = tuple(columns)
+    spec = CampaignSpec.build(contacts, channel, request_fields, to_column=to_column, notification_url=notification_url,
+                              row_fields=row_fields)
     config = None if dry_run else _config_for(client)
     parts = None
     if parts_per_second or dry_run:
@@ -329,67 +339,3 @@ def _result_from_ledger(journal: Ledger, keys: Sequence[str], recipients: Sequen
     frame = journal.lookup(keys, recipients)
     frame["state"] = frame["state"].fillna("not_sent")  # no intent recorded: the run stopped before its batch
     return _typed_result(frame, index)
-
-
-# ---------------------------------------------------------------------- one call per channel
-
-
-def send_sms(contacts: pd.DataFrame, message: str, sender: str, *, client: Client | None = None,
-             to_column: str = "phone", **kw: Any) -> pd.DataFrame:
-    """Send an SMS to every row. ``send_sms(contacts, "Hi {name}", "Shop", ledger="spring.sqlite")``
-
-        >>> send_sms(contacts, "Hi {name}", "Shop", parts=2, notification_url="callback_url")  # doctest: +SKIP
-    """
-    return send_campaign(contacts, "sms", client=client, to_column=to_column, message=message, sender=sender, **kw)
-
-
-def send_mailing(contacts: pd.DataFrame, subject: str, body: str | None = None, *, from_email: str, reply_to: str,
-                 client: Client | None = None, to_column: str = "email", **kw: Any) -> pd.DataFrame:
-    """Send an email to every row. ``send_mailing(contacts, "Hi {name}", "<p>...</p>", from_email=..., reply_to=...)``
-
-        >>> send_mailing(contacts, "Offer", "<p>Hi {name}</p>", from_email="a@b.co", reply_to="a@b.co")  # doctest: +SKIP
-    """
-    return send_campaign(contacts, "mailing", client=client, to_column=to_column, subject=subject, body=body,
-                         from_email=from_email, reply_to=reply_to, **kw)
-
-
-def send_voice(contacts: pd.DataFrame, message: str, *, language: str, gender: str, client: Client | None = None,
-               to_column: str = "phone", **kw: Any) -> pd.DataFrame:
-    """Call every row with text-to-speech. ``send_voice(contacts, "Hello {name}", language="en_GB", gender="F")``
-
-        >>> send_voice(contacts, "Hello {name}", language="en_GB", gender="F", retries=2)  # doctest: +SKIP
-    """
-    return send_campaign(contacts, "voice", client=client, to_column=to_column, message=message, language=language,
-                         gender=gender, **kw)
-
-
-def send_voice_audio(contacts: pd.DataFrame, audio_url: str, *, client: Client | None = None,
-                     to_column: str = "phone", **kw: Any) -> pd.DataFrame:
-    """Call every row and play an audio file. ``send_voice_audio(contacts, "https://example.com/a.mp3")``
-
-        >>> send_voice_audio(contacts, "https://example.com/a.mp3")  # doctest: +SKIP
-    """
-    return send_campaign(contacts, "voiceAudio", client=client, to_column=to_column, audio_url=audio_url, **kw)
-
-
-def send_landingsms(contacts: pd.DataFrame, message: str, sender: str, *, template_body: str | None = None,
-                    template_id: int | None = None, client: Client | None = None, to_column: str = "phone",
-                    **kw: Any) -> pd.DataFrame:
-    """Send an SMS with a landing page. ``send_landingsms(contacts, "See {LAND_URL}", "Shop", template_body="<p>Hi</p>")``
-
-        >>> send_landingsms(contacts, "Offer: {LAND_URL}", "Shop", template_body="<h1>Hi</h1>")  # doctest: +SKIP
-    """
-    return send_campaign(contacts, "landingsms", client=client, to_column=to_column, message=message, sender=sender,
-                         template_body=template_body, template_id=template_id, **kw)
-
-
-def send_whatsapp(contacts: pd.DataFrame, template_id: int, sender: str, *, header_fields: Sequence[str] = (),
-                  body_fields: Sequence[str] = (), cta_fields: Sequence[str] = (), client: Client | None = None,
-                  to_column: str = "phone", **kw: Any) -> pd.DataFrame:
-    """Send a WhatsApp template; each ``*_fields`` names the columns filling its positional variables in order.
-
-        >>> send_whatsapp(contacts, 1, "Shop", body_fields=("name", "order_id"))  # doctest: +SKIP
-    """
-    return send_campaign(contacts, "whatsapp", client=client, to_column=to_column, template_id=template_id,
-                         sender=sender, header_fields=tuple(header_fields), body_fields=tuple(body_fields),
-                         cta_fields=tuple(cta_fields), **kw)

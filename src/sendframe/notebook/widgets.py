@@ -228,7 +228,7 @@ class Composer:
 
     def send(self) -> pd.DataFrame | None:
         """Send the campaign (the confirm button calls this); the result frame is kept in ``results``."""
-        from sendframe.campaign.send import send_campaign
+        from sendframe.campaign.shortcuts import send_campaign
 
         self._hide_confirmation("Sending…")
         options = self._options()

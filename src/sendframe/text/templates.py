@@ -428,3 +428,24 @@ def _source(frame: pd.DataFrame, piece: Placeholder, specials: Mapping[str, obje
             column = column.iloc[:, 0]
         return coded_column(column)
     return CodedPiece(pa.array([], type=TEXT), np.full(n, -1, dtype=np.int64))
+
+
+_LOOKS_LIKE_VARIABLE = re.compile(r"\{(\s*[^\W\d][\w .\-]*?\s*(?:\|\s*[^{}|]*)?)\}")
+
+
+def malformed_placeholders(template: str) -> list[str]:
+    """Every ``{...}`` that looks like a variable but is not a placeholder, so it would be sent as written.
+
+    ``{First Name}`` (a space), ``{ name }``, ``{name|}``: a name holds letters, digits, ``_ . -``
+    only, and a filter follows one ``|``. CSS and JSON in an email body (``p { color: red }``) do
+    not look like variables and are left alone.
+
+        >>> malformed_placeholders("Hi {First Name}, {name} {city|upper} p { color: red }")
+        ['{First Name}']
+    """
+    found = []
+    for match in _LOOKS_LIKE_VARIABLE.finditer(template):
+        whole = match.group(0)
+        if _PLACEHOLDER.fullmatch(whole) is None and whole not in found:
+            found.append(whole)
+    return found

@@ -1,0 +1,472 @@
+"""A message, written once and applied to any contact table: preview, preflight, estimate, ready, send.
+
+One :class:`Message` holds a channel's settings (template or message fields, sender, parts,
+encoding including ``"auto"``, trans, OTP, links, recipient column, notification address), checked
+when it is made: an unknown option is an error naming the closest known one, and the fields are
+validated with the service's own models. Every method reads the same settings, so what
+``estimate`` prices is what ``send`` sends, and the library, the CLI and the Composer cannot disagree.
+
+    >>> import pandas as pd, sendframe
+    >>> contacts = pd.DataFrame({"phone": ["34600123456", "34600123456", "12"], "name": ["ana", "bo", "cy"]})
+    >>> msg = sendframe.sms("Hi {name|capitalize}", sender="Shop", parts=2, encoding="auto")
+    >>> msg.render(contacts).tolist()
+    ['Hi Ana', 'Hi Bo', 'Hi Cy']
+    >>> msg.plan(contacts)["action"].tolist()
+    ['send', 'skipped_duplicate', 'skipped_invalid']
+    >>> len(msg.ready(contacts))
+    1
+    >>> result = msg.send(contacts, client=client, ledger="spring.sqlite")  # doctest: +SKIP
+
+Rows that should not be sent are left out by one policy (:mod:`sendframe.campaign.policy`), said
+once in a warning, and kept in the result with their own outcome.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import urlsplit
+
+import pandas as pd
+
+from sendframe.api.models import parse_request
+from sendframe.campaign import estimate as estimating
+from sendframe.campaign import preflight as checking
+from sendframe.campaign import preview
+from sendframe.campaign.batching import wire_fields
+from sendframe.campaign.columns import recipient_column
+from sendframe.campaign.policy import OUTCOMES, keep_reasons, plan_rows, skipped_summary
+from sendframe.campaign.send import ANSWER_COLUMNS, send_rows
+from sendframe.campaign.tables import as_frame
+from sendframe.channels import ChannelInfo, channel
+from sendframe.errors import InputError, RowsSkippedWarning
+from sendframe.options import check_options, keyword_checked, request_field_names
+from sendframe.text.encodings import ENCODINGS
+
+__all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice", "voice_audio", "whatsapp"]
+
+# options of Message.send besides the contacts (the message's own settings are not repeated here)
+SEND_OPTIONS: tuple[str, ...] = (
+    "client", "ledger", "suppression", "keep", "batch_size", "concurrency", "requests_per_second",
+    "parts_per_second", "dry_run", "resend_unknown", "stop_after_unknown", "progress",
+)
+# the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
+RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
+# settings of a Message that are not request fields
+_MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "campaign")
+_PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
+# the text column of a send result: what the recipient reads (mailing: the subject)
+_TEXT_FIELD = {"sms": "message", "landingsms": "message", "voice": "message", "mailing": "subject"}
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Message:
+    """One channel's message settings, applied to any contact table (see the module docstring).
+
+    Make one with :func:`sms`, :func:`mailing`, :func:`voice`, :func:`voice_audio`,
+    :func:`landing_sms`, :func:`whatsapp` or :func:`message`; change one with :meth:`replace`.
+    """
+
+    channel: str
+    fields: Mapping[str, Any]
+    """The request fields by their wire name (``from``, ``campaignName``, ...), checked by the models."""
+    encoding: str | None = None
+    """``None`` (the service's default, gsm), ``"gsm"``, ``"gsm-pt"``, ``"utf-16"`` or ``"auto"``."""
+    to: str | None = None
+    """The recipient column; ``None`` finds ``phone``/``email`` (or a usual alias) in each table."""
+    notification_url: str | None = None
+    """Delivery notification address, or the name of a column holding one per row (sms)."""
+    link_base: str | None = None
+    """Base address that previews show in ``{UNSUB_URL}``/``{LAND_URL}``/shortened links."""
+    default_region: str = "ES"
+    """Country assumed for national numbers in a suppression list."""
+    whatsapp_columns: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    """WhatsApp: wire array name (``bodyFields``, ...) -> the columns filling it, in order."""
+
+    # ------------------------------------------------------------------ what it is
+
+    @property
+    def info(self) -> ChannelInfo:
+        """The channel's facts (:mod:`sendframe.channels`)."""
+        return channel(self.channel)
+
+    @property
+    def template(self) -> str | None:
+        """The text template the recipient reads (mailing: subject and body together), if the channel has one."""
+        texts = [self.fields[name] for name in self.info.template_fields if isinstance(self.fields.get(name), str)]
+        return "\n".join(texts) if texts else None
+
+    @property
+    def parts(self) -> int:
+        """The most SMS parts a message may take (the request's ``parts``; 1 when not set)."""
+        return int(self.fields.get("parts", 1))
+
+    def __repr__(self) -> str:
+        shown = {k: v for k, v in self.fields.items() if k != "notificationUrl"}
+        extras = {"encoding": self.encoding, "to": self.to, "link_base": self.link_base}
+        settings = [f"{k}={v!r}" for k, v in {**shown, **extras}.items() if v is not None]
+        if self.notification_url:
+            settings.append(f"notification_url={_without_query(self.notification_url)!r}")
+        settings += [f"{k}={list(v)!r}" for k, v in self.whatsapp_columns.items()]
+        return f"Message({self.channel!r}, {', '.join(settings)})"
+
+    def replace(self, **changes: Any) -> Message:
+        """A copy with some settings changed (any option the channel's constructor takes).
+
+            >>> sms("Hi", sender="Shop").replace(message="Hello", parts=2).fields["parts"]
+            2
+        """
+        options: dict[str, Any] = {"to": self.to, "notification_url": self.notification_url,
+                                   "link_base": self.link_base, "default_region": self.default_region}
+        if self.encoding is not None:
+            options["encoding"] = self.encoding
+        options.update(self.fields)
+        options.update({_WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()})
+        changed = dict(changes)
+        if "sender" in changed:
+            changed["from"] = changed.pop("sender")
+        return message(self.channel, **{**options, **_wire_spelling(self.channel, changed)})
+
+    # ------------------------------------------------------------------ applied to a contact table
+
+    def recipient_column(self, contacts: Any) -> str:
+        """The column of ``contacts`` this message sends to (``to``, else ``phone``/``email`` or an alias)."""
+        return recipient_column(as_frame(contacts), self.info.recipient, self.to, channel=self.channel)
+
+    @keyword_checked
+    def render(self, contacts: Any, *, field: str | None = None) -> pd.Series:
+        """The text each recipient would read, on the contacts' index (``field``: mailing's ``"body"``).
+
+            >>> import pandas as pd
+            >>> sms("Hi {name|upper}", sender="Shop").render(pd.DataFrame({"name": ["ana"]})).tolist()
+            ['Hi ANA']
+        """
+        frame = as_frame(contacts)
+        name = field or _TEXT_FIELD.get(self.channel)
+        template = self.fields.get(name) if name else None
+        if not isinstance(template, str):
+            raise InputError(f"A {self.channel} message has no text {field or ''} to render"
+                             f"{': it plays its audioUrl' if self.channel == 'voiceAudio' else ''}"
+                             f"{': it sends an approved template' if self.channel == 'whatsapp' else ''}.")
+        return preview.render(frame, template, channel=self.channel, otp_config=self.fields.get("otpConfig"),
+                              link_base=self.link_base, trans=int(self.fields.get("trans", 0)))
+
+    @keyword_checked
+    def preview(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
+        """Per row: ``recipient``, ``text`` and what a send would do with it (``action``, ``reason``).
+
+            >>> import pandas as pd
+            >>> sms("Hi {name}", sender="Shop").preview(pd.DataFrame({"phone": ["34600123456"], "name": ["Jo"]}))
+                 recipient   text action reason
+            0  34600123456  Hi Jo   send    NaN
+        """
+        frame = as_frame(contacts)
+        column = self.recipient_column(frame)
+        text = self.render(frame) if self.channel in _TEXT_FIELD else pd.Series(pd.NA, index=frame.index, dtype="str")
+        plan = self.plan(frame, suppression=suppression, keep=keep)
+        return pd.concat([frame[column].astype("str").rename("recipient"), text.rename("text"), plan], axis=1)
+
+    @keyword_checked
+    def preflight(self, contacts: Any, *, suppression: Any = None) -> pd.DataFrame:
+        """Every problem of sending this message to ``contacts``, one row each (see :func:`sendframe.preflight`).
+
+            >>> import pandas as pd
+            >>> sms("Hi {First Name}", sender="Shop").preflight(pd.DataFrame({"phone": ["34600123456"]}))["rule"].tolist()
+            ['malformed_placeholder']
+        """
+        frame = as_frame(contacts)
+        whatsapp = {_WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()}
+        return checking.preflight(
+            frame, self.channel, self.template, sender=self.fields.get("from"), parts=self.parts,
+            encoding=self._checked_encoding, trans=int(self.fields.get("trans", 0)), suppression=suppression,
+            whatsapp_template=self.fields.get("templateId") if self.channel == "whatsapp" else None,
+            to_column=self.recipient_column(frame), default_region=self.default_region,
+            otp_config=self.fields.get("otpConfig"), link_base=self.link_base, **whatsapp)
+
+    @keyword_checked
+    def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
+        """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason`` (:mod:`sendframe.campaign.policy`).
+
+        Raises ``InputError`` when a problem stops the whole campaign (a malformed template, an
+        unknown WhatsApp template): no row could be sent as meant.
+        """
+        frame = as_frame(contacts)
+        problems = self.preflight(frame, suppression=suppression)
+        fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
+        if len(fatal):
+            lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
+            raise InputError(f"This {self.channel} message cannot be sent as it is:\n{lines}")
+        column = self.recipient_column(frame)
+        values = frame[column]
+        key = values.str.lower() if self.info.recipient == "email" else values
+        return plan_rows(problems, frame.index, key.reset_index(drop=True), keep_reasons(keep))
+
+    @keyword_checked
+    def ready(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
+        """The rows a send would send (a new frame; the rest are skipped by :meth:`plan`).
+
+            >>> import pandas as pd
+            >>> sms("Hi", sender="Shop").ready(pd.DataFrame({"phone": ["34600123456", "x"]})).index.tolist()
+            [0]
+        """
+        frame = as_frame(contacts)
+        plan = self.plan(frame, suppression=suppression, keep=keep)
+        return frame.loc[(plan["action"] == "send").to_numpy()].copy()
+
+    @keyword_checked
+    def estimate(self, contacts: Any, *, prices: Any = None, suppression: Any = None,
+                 keep: str | Iterable[str] | None = None, attachments: int = 0) -> pd.DataFrame:
+        """Per row encoding, length, parts and cost of what a send would send, with ``action``; totals in ``.attrs``.
+
+        Rows a send would skip cost nothing (``billable`` False), so the total is what the send spends.
+
+            >>> import pandas as pd
+            >>> est = sms("Olá {name}", sender="Shop", encoding="auto").estimate(
+            ...     pd.DataFrame({"phone": ["34600123456", "34600123456"], "name": ["Ana", "Bo"]}))
+            >>> est[["encoding", "parts", "action"]].to_dict("records")
+            [{'encoding': 'gsm-pt', 'parts': 1, 'action': 'send'}, {'encoding': 'gsm-pt', 'parts': 1, 'action': 'skipped_duplicate'}]
+        """
+        frame = as_frame(contacts)
+        template = self.template
+        if template is None:
+            template = ""
+        result = estimating.estimate(
+            frame, template, channel=self.channel, encoding=self.encoding,
+            parts=self.parts if self.info.is_sms else None, certified=bool(self.fields.get("certified", False)),
+            attachments=attachments, prices=prices, trans=int(self.fields.get("trans", 0)),
+            otp_config=self.fields.get("otpConfig"), link_base=self.link_base, to_column=self.recipient_column(frame))
+        plan = self.plan(frame, suppression=suppression, keep=keep)
+        sent = (plan["action"] == "send").to_numpy()
+        priced = result.assign(billable=result["billable"].to_numpy() & sent,
+                               cost=result["cost"].where(sent, 0.0), action=plan["action"])
+        priced.attrs = {"currency": result.attrs.get("currency", "EUR")}
+        priced.attrs["totals"] = estimating.estimate_totals(priced)
+        return priced
+
+    @keyword_checked
+    def send(
+        self,
+        contacts: Any,
+        *,
+        client: Any = None,
+        ledger: Any = None,
+        suppression: Any = None,
+        keep: str | Iterable[str] | None = None,
+        batch_size: int = 500,
+        concurrency: int = 4,
+        requests_per_second: float | None = None,
+        parts_per_second: float | None = None,
+        dry_run: bool = False,
+        resend_unknown: bool = False,
+        stop_after_unknown: int | None = 3,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        """Send to every row the policy lets through; one result row per contact, on the contacts' index.
+
+        Columns: ``recipient``, ``text`` (what the recipient reads; mailing: the subject), ``outcome``
+        (accepted, rejected, unknown, not_sent, dry_run, or a ``skipped_*`` reason), ``reason``
+        (why a row was skipped) and the service's answer (``accepted``, ``id``, ``parts``,
+        ``scheduled_at``, ...). ``ledger`` (a file) makes the campaign resumable: see
+        :func:`sendframe.send_campaign` for unknown outcomes, ``resend_unknown`` and
+        ``stop_after_unknown``. Under ``encoding="auto"`` each row goes in the encoding
+        :meth:`estimate` chose for it (rows are grouped into requests by encoding).
+
+            >>> result = sms("Hi {name}", sender="Shop").send(contacts, ledger="spring.sqlite")  # doctest: +SKIP
+        """
+        frame = as_frame(contacts)
+        column = self.recipient_column(frame)
+        plan = self.plan(frame, suppression=suppression, keep=keep)
+        summary = skipped_summary(plan, "sent" if not dry_run else "to be sent")
+        if summary:
+            warnings.warn(summary, RowsSkippedWarning, stacklevel=3)
+        sending = (plan["action"] == "send").to_numpy()
+        to_send = frame.loc[sending]
+        if keep_reasons(keep) & {"invalid"}:  # sent as written: the service answers for them (102)
+            raw = f"{column}_raw"
+            fallback = to_send[raw] if raw in to_send else pd.Series("", index=to_send.index)
+            to_send = to_send.assign(**{column: to_send[column].fillna(fallback).fillna("")})
+        row_fields: dict[str, Sequence[Any]] = {}
+        if self.encoding == "auto" and self.info.is_sms and len(to_send):
+            chosen = self.estimate(to_send, keep=["invalid", "duplicate", "suppressed", "preflight"])["encoding"]
+            row_fields["encoding"] = chosen.fillna("gsm").tolist()
+        fields = dict(self.fields)
+        if self.encoding not in (None, "auto"):
+            fields["encoding"] = self.encoding
+        sent = send_rows(
+            to_send, self.channel, client=client, ledger=ledger, batch_size=batch_size, concurrency=concurrency,
+            requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run,
+            resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress,
+            notification_url=self.notification_url, to_column=column, row_fields=row_fields,
+            whatsapp_columns=self.whatsapp_columns, fields=fields)
+        return self._result(frame, column, plan, sent)
+
+    def _result(self, frame: pd.DataFrame, column: str, plan: pd.DataFrame, sent: pd.DataFrame) -> pd.DataFrame:
+        result = sent.reindex(frame.index)
+        outcome = result["outcome"].astype("str").where(plan["action"] == "send", plan["action"])
+        text = (self.render(frame) if self.channel in _TEXT_FIELD
+                else pd.Series(pd.NA, index=frame.index, dtype="str"))
+        skipped = (plan["action"] != "send").to_numpy()
+        result = result.assign(accepted=result["accepted"].mask(skipped, False),
+                               outcome=pd.Categorical(outcome, categories=list(OUTCOMES)), reason=plan["reason"])
+        front = pd.DataFrame({"recipient": frame[column].astype("str"), "text": text}, index=frame.index)
+        return pd.concat([front, result], axis=1)
+
+    @property
+    def _checked_encoding(self) -> str:
+        return "gsm" if self.encoding in (None, "auto") else self.encoding
+
+
+_WHATSAPP_WIRE_TO_OPTION = {"headerFields": "header_fields", "bodyFields": "body_fields",
+                            "callToActionFields": "cta_fields", "defaultAnswer": "default_answer"}
+
+
+def _without_query(url: str) -> str:
+    parts = urlsplit(url)
+    if not parts.scheme:
+        return url  # a column name
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}" + (
+        "?…" if parts.query else "")
+
+
+def _wire_spelling(channel_name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    names = request_field_names(channel_name)
+    return {names.get(k, k): v for k, v in options.items()}
+
+
+def message(channel_name: str, **options: Any) -> Message:
+    """A :class:`Message` for any channel: the spec's request fields (snake_case or camelCase) and
+    the settings ``encoding`` (incl. ``"auto"``), ``to``, ``notification_url``, ``link_base``,
+    ``default_region``, ``campaign`` (the ``campaignName``) and, for WhatsApp, ``header_fields``,
+    ``body_fields``, ``cta_fields`` (the columns filling each array).
+
+    An unknown option raises :class:`sendframe.errors.UnknownOptionError` naming the closest known
+    one; the fields are validated as the service would (``RequestValidationError`` naming the field).
+
+        >>> message("email", subject="Hi {name}", body="<p>Hi</p>", from_email="a@b.co", reply_to="a@b.co").channel
+        'mailing'
+    """
+    info = channel(channel_name)
+    names = request_field_names(info.name)
+    whatsapp_options = {option: wire for wire, option in _WHATSAPP_WIRE_TO_OPTION.items()} | {
+        "call_to_action_fields": "callToActionFields"}
+    known = [*names, *_MESSAGE_OPTIONS, "encoding"]
+    if info.name == "whatsapp":
+        known += list(whatsapp_options)
+    check_options(options, known, f"sendframe.message({info.name!r})",
+                  hint=f"A {info.name} message takes: {', '.join(sorted({*_public_names(names), *_MESSAGE_OPTIONS}))}.")
+    settings = {k: options.pop(k) for k in _MESSAGE_OPTIONS if k in options}
+    whatsapp_columns = {whatsapp_options[k]: _column_names(options.pop(k), k)
+                        for k in list(options) if k in whatsapp_options and options[k] is not None}
+    encoding = options.pop("encoding", None)
+    if encoding is not None and encoding != "auto" and encoding not in ENCODINGS:
+        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} or 'auto' "
+                         "(the cheapest that carries each row's text).")
+    if encoding is not None and not info.is_sms:
+        raise InputError(f"encoding applies to sms and landingsms, not {info.name}.")
+    fields: dict[str, Any] = {}
+    for name, value in options.items():
+        if value is not None:
+            fields[names[name]] = value
+    campaign = settings.pop("campaign", None)
+    if campaign is not None:
+        fields["campaignName"] = campaign
+    notification_url = settings.get("notification_url") or fields.pop("notificationUrl", None)
+    if notification_url is not None and not info.has_notifications:
+        raise InputError(f"notification_url applies to {' and '.join(c for c in ('sms', 'landingsms'))}, not {info.name}.")
+    _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
+    return Message(info.name, MappingProxyType(fields), encoding, settings.get("to"), notification_url,
+                   settings.get("link_base"), settings.get("default_region", "ES"),
+                   MappingProxyType(whatsapp_columns))
+
+
+def _public_names(names: Mapping[str, str]) -> set[str]:
+    return {name for name in names if "_" in name or name == name.lower()} - {"from_"}
+
+
+def _column_names(value: Any, option: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(c.strip() for c in value.split(",") if c.strip())
+    if isinstance(value, Iterable):
+        return tuple(str(c) for c in value)
+    raise InputError(f"{option} names the columns filling the template's variables in order, not {value!r}.")
+
+
+def _validate(info: ChannelInfo, fields: Mapping[str, Any], whatsapp_columns: Mapping[str, tuple[str, ...]]) -> None:
+    """Check the fields with the service's model, as a request to one placeholder recipient."""
+    recipient = _PLACEHOLDER_RECIPIENT[info.recipient]
+    if info.name == "whatsapp":
+        item: dict[str, Any] = {"to": recipient}
+        item.update({wire: ["x"] * len(columns) for wire, columns in whatsapp_columns.items() if columns})
+        body = {**fields, "messages": [item]}
+    else:
+        body = {**fields, "to": [recipient]}
+    parse_request(info.name, wire_fields(body))
+
+
+# ---------------------------------------------------------------------- one constructor per channel
+
+
+def sms(message_text: str, sender: str, **options: Any) -> Message:
+    """An SMS: ``sms("Hi {name|capitalize}", sender="Shop", parts=2, encoding="auto")``.
+
+    Options: the SMS request fields (``parts``, ``encoding``, ``trans``, ``otp_config``,
+    ``schedule_date``, ``certified``, ...) and the settings of :func:`message`.
+
+        >>> sms("Hi {name}", sender="Shop", parts=2).parts
+        2
+    """
+    return message("sms", message=message_text, sender=sender, **options)
+
+
+def landing_sms(message_text: str, sender: str, *, template_body: str | None = None, **options: Any) -> Message:
+    """An SMS with a landing page (``{LAND_URL}``): ``landing_sms("See {LAND_URL}", "Shop", template_body="<p>Hi</p>")``.
+
+        >>> landing_sms("See {LAND_URL}", "Shop", template_body="<p>Hi {name}</p>").channel
+        'landingsms'
+    """
+    if template_body is None and options.get("template_id") is None and options.get("templateId") is None:
+        page_text = re.sub(r"\s*\{\s*LAND_URL[^}]*\}", "", message_text).strip()
+        template_body = f"<p>{page_text}</p>"  # the default page shows the message, without the link to itself
+    return message("landingsms", message=message_text, sender=sender, template_body=template_body, **options)
+
+
+def mailing(subject: str, body: str | None = None, *, from_email: str, reply_to: str | None = None,
+            **options: Any) -> Message:
+    """An email: ``mailing("Hi {name}", "<p>...</p>", from_email="news@shop.example")`` (reply_to defaults to from_email).
+
+        >>> mailing("Hi", "<p>Hi</p>", from_email="a@b.co").fields["replyTo"]
+        'a@b.co'
+    """
+    return message("mailing", subject=subject, body=body, from_email=from_email,
+                   reply_to=reply_to or from_email, **options)
+
+
+def voice(message_text: str, *, language: str, gender: str, **options: Any) -> Message:
+    """A text-to-speech call: ``voice("Hello {name}", language="en_GB", gender="F")``.
+
+        >>> voice("Hello", language="en_GB", gender="F").channel
+        'voice'
+    """
+    return message("voice", message=message_text, language=language, gender=gender, **options)
+
+
+def voice_audio(audio_url: str, **options: Any) -> Message:
+    """A call playing an audio file: ``voice_audio("https://example.org/hi.mp3")``.
+
+        >>> voice_audio("https://example.org/hi.mp3").channel
+        'voiceAudio'
+    """
+    return message("voiceAudio", audio_url=audio_url, **options)
+
+
+def whatsapp(template_id: int, sender: str, **options: Any) -> Message:
+    """A WhatsApp template: ``whatsapp(1002, "34911111111", body_fields=["name"])``.
+
+        >>> whatsapp(1002, "34911111111", body_fields=["name"]).whatsapp_columns["bodyFields"]
+        ('name',)
+    """
+    return message("whatsapp", template_id=template_id, sender=sender, **options)

@@ -1,0 +1,129 @@
+"""Which rows a send leaves out, and why: one policy for the library, the CLI, the demo and the Composer.
+
+A row is skipped, with its own outcome, when (first reason wins):
+
+=====================  ==========================================================================
+outcome                why
+=====================  ==========================================================================
+skipped_invalid        the recipient is missing or not a valid phone number / email (preflight's
+                       ``invalid_recipient``): the service would reject it (102)
+skipped_suppressed     the recipient is on the suppression list given to the send (``opted_out``)
+skipped_preflight      another preflight error of the row (a missing variable, too many parts, a
+                       ``{x|shorten}`` value that is not a URL, a missing WhatsApp field)
+skipped_duplicate      the recipient already gets the message from an earlier row that is sent
+=====================  ==========================================================================
+
+``keep=`` names the reasons to send anyway (``"invalid"``, ``"suppressed"``, ``"preflight"``,
+``"duplicate"``): the service then answers for those rows as it would.
+
+    >>> import pandas as pd
+    >>> problems = pd.DataFrame({"row": [1], "column": ["phone"], "rule": ["invalid_recipient"],
+    ...                          "message": ["..."], "severity": ["error"]})
+    >>> plan_rows(problems, pd.Index([0, 1, 2]), pd.Series(["a", None, "a"]))["action"].tolist()
+    ['send', 'skipped_invalid', 'skipped_duplicate']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from sendframe.errors import InputError
+from sendframe.options import closest
+
+__all__ = ["KEEP_REASONS", "OUTCOMES", "SKIP_OUTCOMES", "keep_reasons", "plan_rows", "skipped_summary"]
+
+# reason -> outcome, in the order a row's first reason is taken
+SKIP_OUTCOMES: dict[str, str] = {
+    "invalid": "skipped_invalid",
+    "suppressed": "skipped_suppressed",
+    "preflight": "skipped_preflight",
+    "duplicate": "skipped_duplicate",
+}
+KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
+# every outcome a send result may hold (an ordered categorical with these categories)
+OUTCOMES: tuple[str, ...] = ("accepted", "rejected", "unknown", "not_sent", "dry_run", *SKIP_OUTCOMES.values())
+_RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}
+_WHAT = {
+    "invalid": "with a missing or invalid recipient",
+    "suppressed": "on the suppression list",
+    "preflight": "with a preflight error (see .preflight())",
+    "duplicate": "whose recipient repeats an earlier row",
+}
+
+
+def keep_reasons(keep: str | Iterable[str] | None) -> frozenset[str]:
+    """``keep=`` as a set of reasons, checked.
+
+        >>> sorted(keep_reasons("duplicate")), sorted(keep_reasons(["invalid", "preflight"]))
+        (['duplicate'], ['invalid', 'preflight'])
+    """
+    if keep is None:
+        return frozenset()
+    names = [keep] if isinstance(keep, str) else list(keep)
+    for name in names:
+        if name not in SKIP_OUTCOMES:
+            near = closest(str(name), [*KEEP_REASONS, *SKIP_OUTCOMES.values()])
+            near = near.removeprefix("skipped_") if near else None
+            hint = f" Did you mean {near!r}?" if near else ""
+            raise InputError(f"keep= takes {', '.join(map(repr, KEEP_REASONS))}, not {name!r}.{hint}")
+    return frozenset(names)
+
+
+def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
+              keep: frozenset[str] = frozenset()) -> pd.DataFrame:
+    """Per row of ``index``: ``action`` (``send`` or a skipped outcome) and ``reason`` (plain English, or <NA>).
+
+    ``problems`` is a preflight frame of those rows; ``recipients`` (positional, aligned with
+    ``index``) are compared as given to find repeats. A repeat counts only against a row that is
+    sent, so a recipient whose first row is skipped still gets the message from its next row.
+    """
+    n = len(index)
+    reasons = np.full(n, "", dtype=object)
+    messages = np.full(n, None, dtype=object)
+    errors = problems[(problems["severity"] == "error") & problems["row"].notna()]
+    if len(errors):
+        positions = index.get_indexer(pd.Index(errors["row"].tolist()))
+        for position, rule, message in zip(positions, errors["rule"], errors["message"], strict=True):
+            if position < 0:
+                continue
+            reason = _RULE_REASON.get(rule, "preflight")
+            if reason in keep:
+                continue
+            current = reasons[position]
+            if not current or KEEP_REASONS.index(reason) < KEEP_REASONS.index(current):
+                reasons[position], messages[position] = reason, message
+    skipped = reasons != ""
+    if "duplicate" not in keep:
+        key = pd.Series(np.asarray(recipients, dtype=object))
+        candidates = ~skipped & key.notna().to_numpy()
+        repeated = np.zeros(n, dtype=bool)
+        repeated[candidates] = key[candidates].duplicated(keep="first").to_numpy()
+        reasons[repeated] = "duplicate"
+        messages[repeated] = [f"{value} already gets the message from an earlier row." for value in key[repeated]]
+    action = np.where(reasons == "", "send", np.array([SKIP_OUTCOMES.get(r, "") for r in reasons], dtype=object))
+    return pd.DataFrame({"action": pd.array(action, dtype="str"), "reason": pd.array(messages, dtype="str")},
+                        index=index)
+
+
+def skipped_summary(plan: pd.DataFrame, verb: str = "sent") -> str | None:
+    """One plain-English sentence saying how many rows are left out and why (None when none are).
+
+        >>> plan = pd.DataFrame({"action": ["send", "skipped_duplicate", "skipped_invalid", "skipped_invalid"]})
+        >>> skipped_summary(plan)
+        "3 of 4 rows not sent: 2 with a missing or invalid recipient (skipped_invalid), 1 whose recipient repeats an earlier row (skipped_duplicate). Each row's outcome says why; keep=['invalid', 'duplicate'] sends them anyway."
+    """
+    counts = plan["action"].value_counts()
+    parts, reasons = [], []
+    for reason, outcome in SKIP_OUTCOMES.items():
+        count = int(counts.get(outcome, 0))
+        if count:
+            parts.append(f"{count} {_WHAT[reason]} ({outcome})")
+            reasons.append(reason)
+    if not parts:
+        return None
+    total = sum(int(counts.get(outcome, 0)) for outcome in SKIP_OUTCOMES.values())
+    return (f"{total} of {len(plan)} rows not {verb}: {', '.join(parts)}. "
+            f"Each row's outcome says why; keep={reasons!r} sends them anyway.")
