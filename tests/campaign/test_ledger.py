@@ -119,23 +119,14 @@ INSERT INTO rows VALUES (2, 0, '"x"', '447700900003', NULL, NULL, NULL, NULL, NU
 """
 
 
-def test_a_ledger_of_the_one_row_per_recipient_format_is_converted_when_opened(tmp_path):
-    path = tmp_path / "old.sqlite"
-    with sqlite3.connect(path) as old:
-        old.executescript(V1_SCHEMA)
-    with Ledger(path) as ledger:
-        rows = ledger.rows()
-        assert ledger.parameters() == {"channel": "sms"}
-        assert ledger.next_batch() == 3
-        assert ledger.unknown_rows()["row"].tolist() == ["x"]
-    assert rows["state"].tolist() == ["accepted", "rejected", "unknown"]
-    assert rows["id"].tolist()[0] == "a" * 20
-    assert rows["expires_at"].tolist()[0] == "2026-11-22T09:00:00+00:00"
-    assert rows["error_code"].tolist()[1] == 102
-    with sqlite3.connect(path) as reopened:
-        assert reopened.execute("PRAGMA user_version").fetchone()[0] == 2
-        assert reopened.execute("SELECT recipient, accepted FROM rows ORDER BY batch, position").fetchall() == [
-            ("447700900001", 1), ("447700900002", 0), ("447700900003", None)]
+def test_a_sqlite_file_that_is_not_a_ledger_is_refused_instead_of_written_into(tmp_path):
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE customers (id INTEGER)")
+    with pytest.raises(InputError, match="not a sendframe ledger.*customers"):
+        Ledger(path)
+    with sqlite3.connect(path) as db:
+        assert [name for (name,) in db.execute("SELECT name FROM sqlite_master")] == ["customers"]
 
 
 def test_a_ledger_written_by_a_newer_sendframe_is_refused_with_a_reason(tmp_path):

@@ -73,7 +73,7 @@ __all__ = ["Ledger", "LedgerInUseError", "LedgerMismatchError", "row_key", "row_
 
 # batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
 BATCH_STATES = ("intent", "done", "unknown", "not_sent")
-SCHEMA_VERSION = 2  # 1: one table row per recipient (sendframe before the batch-row ledger)
+SCHEMA_VERSION = 1
 
 # the fields of a result item kept per row: (key in a batch's stored answer, column of rows())
 ANSWER_FIELDS = (("accepted", "accepted"), ("id", "id"), ("parts", "parts"), ("scheduledAt", "scheduled_at"),
@@ -92,8 +92,6 @@ _SCHEMA = (
     + " FROM batches b, json_each(b.row_keys) k",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
-_V1_BATCH_COLUMNS = ("batch, fingerprint, size, state, http_status, error_code, error_description, campaign_id, "
-                     "sending_id, intent_at, result_at")
 
 ROW_COLUMNS = ("row_key", "recipient", "batch", "state", "accepted", "id", "parts", "scheduled_at", "expires_at",
                "error_code", "error_description", "campaign_id", "sending_id")
@@ -228,33 +226,11 @@ class Ledger:
         if version == SCHEMA_VERSION:
             return
         tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "batches" in tables:  # format 1: moved aside, converted and dropped in this same transaction
-            self._db.execute("ALTER TABLE batches RENAME TO batches_v1")
-            self._db.execute("ALTER TABLE rows RENAME TO rows_v1")
+        if tables:
+            raise InputError(f"{self.path} is a SQLite file but not a sendframe ledger (it holds the tables "
+                             f"{', '.join(sorted(tables))}); give the send a new file name.")
         for statement in _SCHEMA:
             self._db.execute(statement)
-        if "batches" in tables:
-            self._upgrade_from_v1()
-
-    def _upgrade_from_v1(self) -> None:
-        """Fold format 1's one-row-per-recipient table into the batch rows (same meaning, nothing lost)."""
-        per_batch: dict[int, list[tuple[Any, ...]]] = {}
-        for row in self._db.execute("SELECT batch, row_key, recipient, accepted, id, parts, scheduled_at, expires_at, "
-                                    "error_code, error_description FROM rows_v1 ORDER BY batch, position"):
-            per_batch.setdefault(row[0], []).append(row[1:])
-        converted = []
-        for batch_row in self._db.execute(f"SELECT {_V1_BATCH_COLUMNS} FROM batches_v1 ORDER BY batch").fetchall():
-            rows = per_batch.get(batch_row[0], [])
-            keys, recipients, accepted, *fields = [list(c) for c in zip(*rows)] if rows else [[] for _ in range(9)]
-            answer = None
-            if any(value is not None for value in accepted):
-                values = [[None if a is None else bool(a) for a in accepted], *fields]
-                answer = _json_text({key: column for (key, _), column in zip(ANSWER_FIELDS, values)})
-            converted.append((*batch_row, _json_text(keys), _json_text(recipients), answer))
-        self._db.executemany(f"INSERT INTO batches ({_V1_BATCH_COLUMNS}, row_keys, recipients, answer) "
-                             f"VALUES ({', '.join('?' * 14)})", converted)
-        self._db.execute("DROP TABLE rows_v1")
-        self._db.execute("DROP TABLE batches_v1")
 
     def __repr__(self) -> str:
         return f"Ledger({self.path!r})"
