@@ -43,8 +43,10 @@ def closest(name: str, known: Iterable[str]) -> str | None:
         >>> closest("Encoding", ["parts", "encoding"]), closest("zzz", ["parts"])
         ('encoding', None)
     """
-    known = list(known)
-    folded = {k.replace("_", "").lower(): k for k in known}
+    known = sorted(known, key=lambda k: k != k.lower())  # snake_case first: it is the Python spelling
+    folded: dict[str, str] = {}
+    for k in known:
+        folded.setdefault(k.replace("_", "").lower(), k)
     key = name.replace("_", "").lower()
     if key in folded:
         return folded[key]

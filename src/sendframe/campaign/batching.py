@@ -20,8 +20,13 @@ from typing import Any
 
 import pandas as pd
 
+from sendframe.api.models import parse_request
+from sendframe.api.wire import EncodedRequest, normalise_channel, wire_json
+from sendframe.campaign.ledger import row_keys
+from sendframe.campaign.preview import render
 from sendframe.errors import InputError
-from sendframe.api.wire import EncodedRequest, normalise_channel
+from sendframe.text.parts import sms_parts_series
+from sendframe.text.templates import column_to_arrow, parse
 
 __all__ = ["Batch", "CampaignSpec", "TokenBucket", "estimate_parts", "plan_batches", "wire_fields"]
 
@@ -72,7 +77,6 @@ def wire_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _text_values(series: pd.Series) -> list[str | None]:
-    from sendframe.text.templates import column_to_arrow  # the one rule for turning values into text
 
     return column_to_arrow(series).to_pylist()
 
@@ -86,7 +90,6 @@ def _column(contacts: pd.DataFrame, name: str, what: str) -> pd.Series:
 @dataclass(frozen=True)
 class CampaignSpec:
     """Everything a send needs, resolved once: wire fields, recipients, per-row variables."""
-
     channel: str
     fields: dict[str, Any]
     recipients: list[str]
@@ -103,8 +106,6 @@ class CampaignSpec:
               to_column: str | None = None, notification_url: str | None = None,
               row_fields: Mapping[str, Sequence[Any]] | None = None) -> CampaignSpec:
         """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem."""
-        from sendframe.campaign.ledger import row_keys
-        from sendframe.text.templates import parse
 
         channel = normalise_channel(channel)
         if not isinstance(contacts, pd.DataFrame):
@@ -212,7 +213,6 @@ class Batch:
 
     Only the bytes are kept: a campaign's batches hold no per-recipient Python objects while sending.
     """
-
     number: int
     positions: tuple[int, ...]
     encoded: EncodedRequest
@@ -238,8 +238,6 @@ def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: in
     """
     from pydantic_core import to_json
 
-    from sendframe.api.models import parse_request
-    from sendframe.api.wire import wire_json
 
     if not 1 <= batch_size <= MAX_BATCH:
         raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
@@ -275,8 +273,6 @@ def estimate_parts(contacts: pd.DataFrame, spec: CampaignSpec, base_url: str | N
     message = spec.fields.get("message")
     if spec.channel not in {"sms", "landingsms"} or not isinstance(message, str):
         return [1] * len(spec.recipients)
-    from sendframe.campaign.preview import render
-    from sendframe.text.parts import sms_parts_series
 
     text = render(contacts, message, otp_config=spec.fields.get("otpConfig"), link_base=base_url,
                   trans=int(spec.fields.get("trans", 0) or 0))
@@ -296,7 +292,6 @@ class TokenBucket:
         >>> bucket.reserve(10), bucket.reserve(5)
         (0.0, 0.5)
     """
-
     def __init__(self, rate: float, burst: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         if rate <= 0:
             raise InputError(f"A rate limit must be positive, got {rate}.")

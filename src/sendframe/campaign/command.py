@@ -32,7 +32,15 @@ import pandas as pd
 
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.contacts import read_contacts
-from sendframe.campaign.message import Message, landing_sms, mailing, sms, voice, voice_audio, whatsapp
+from sendframe.campaign.message import (
+    Message,
+    landing_sms,
+    mailing,
+    sms,
+    voice,
+    voice_audio,
+    whatsapp,
+)
 from sendframe.campaign.policy import KEEP_REASONS, skipped_summary
 from sendframe.channels import CHANNELS
 from sendframe.errors import InputError, RowsSkippedWarning

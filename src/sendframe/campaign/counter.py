@@ -24,7 +24,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from sendframe import pricing
+from sendframe.api.recipients import is_valid_email, is_valid_phone
+from sendframe.campaign.estimate import _load_table, recipient_column
+from sendframe.campaign.preview import placeholders
 from sendframe.errors import InputError
+from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
+from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
+from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, FOREIGN_PT, scan_text
+from sendframe.text.templates import parse, render_frame
 
 _SMS_CHANNELS = ("sms", "landingsms")
 _SMS_ENCODINGS = ("gsm", "gsm-pt", "utf-16")
@@ -55,9 +63,6 @@ class _Measure:
 
 
 def _measure(arr: pa.Array) -> _Measure:
-    from sendframe.text.encodings import CHARSETS, ENCODINGS
-    from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, FOREIGN_PT, scan_text
-
     stats = scan_text(arr)
     units = {e: stats.units[k] for k, e in enumerate(ENCODINGS)}
     foreign = {e: (stats.flags & FOREIGN_FLAG[k]) != 0 for k, e in enumerate(ENCODINGS)}
@@ -80,9 +85,6 @@ class MessageCounter:
 
     def __init__(self, contacts: pd.DataFrame, *, channel: str = "sms", link_base: str | None = None,
                  otp_config: Mapping[str, Any] | None = None, prices: Any = None, to_column: str | None = None) -> None:
-        from sendframe.api.recipients import is_valid_email, is_valid_phone
-        from sendframe.campaign.estimate import _load_table, recipient_column
-        from sendframe.campaign.preview import placeholders
 
         self.contacts, self.channel = contacts, channel
         self._link_base, self._otp_config = link_base, otp_config
@@ -100,7 +102,6 @@ class MessageCounter:
     def _piece(self, name: str, filter_name: str | None) -> _Measure:
         key = (name, filter_name)
         if key not in self._measures:
-            from sendframe.text.templates import render_frame
 
             source = "{" + name + ("|" + filter_name if filter_name else "") + "}"
             text = render_frame(self.contacts, source, specials=self._specials, shorten=self._shorten)
@@ -109,11 +110,6 @@ class MessageCounter:
 
     def count(self, template: str, encoding: str = "auto", parts: int | None = None) -> CounterTotals:
         """Totals for ``template``; ``parts`` is the most parts a request will allow (None: no limit)."""
-        from sendframe import pricing
-        from sendframe.text.encodings import check_encoding
-        from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
-        from sendframe.text.templates import parse, render_frame
-
         if encoding != "auto":
             check_encoding(encoding)
         parsed = parse(template)

@@ -21,11 +21,22 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe import pricing
+from sendframe.api.recipients import is_valid_email, is_valid_phone, region_of
 from sendframe.campaign.columns import recipient_column as find_column
+from sendframe.campaign.preview import placeholders, render
 from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
-from sendframe.campaign.preview import render
+from sendframe.pricing import DEFAULT_PREFIX
+from sendframe.text.encodings import (
+    CHARSETS,
+    ENCODINGS,
+    cheapest_encoding_series,
+    message_units_series,
+)
+from sendframe.text.measure import measure_frame
+from sendframe.text.parts import sms_parts_series
 
 __all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column"]
 
@@ -46,8 +57,6 @@ def recipient_column(channel: str, to_column: str | None = None) -> str:
 
 def _check_encoding(encoding: str | None) -> str:
     """The encoding asked for: ``"auto"`` or a name (``None`` is what a request without one gets: gsm)."""
-    from sendframe.text.encodings import ENCODINGS
-
     if encoding is None:
         return "gsm"
     if encoding != "auto" and encoding not in ENCODINGS:
@@ -56,8 +65,6 @@ def _check_encoding(encoding: str | None) -> str:
 
 
 def _choose_encoding(text: pd.Series, encoding: str | None) -> pd.Series:
-    from sendframe.text.encodings import cheapest_encoding_series
-
     encoding = _check_encoding(encoding)
     if encoding == "auto":
         chosen = cheapest_encoding_series(text)
@@ -67,7 +74,6 @@ def _choose_encoding(text: pd.Series, encoding: str | None) -> pd.Series:
 
 def _carried_class(encoding: str) -> str:
     # an RE2 class of every character the encoding carries (the sets are the text engine's)
-    from sendframe.text.encodings import CHARSETS
 
     return "[" + "".join(f"\\x{{{ord(c):X}}}" for c in sorted(CHARSETS[encoding])) + "]+"
 
@@ -141,9 +147,6 @@ def _unencodable_of_text(text: pd.Series) -> tuple[pd.Series, pd.Series]:
 def _measure_sms(contacts: pd.DataFrame, template: str, encoding: str, otp_config: Any, link_base: str | None) -> pd.DataFrame:
     """The text engine's one-pass render and measure (``measure_frame``): text, encoding, units,
     parts and unencodable characters, each worked out per distinct value of each variable."""
-    from sendframe.campaign.preview import placeholders
-    from sendframe.text.measure import measure_frame
-
     specials, shorten = placeholders(link_base, otp_config)
     return measure_frame(contacts, template, specials=specials, shorten=shorten,
                          encoding=None if encoding == "auto" else encoding, unencodable=True)
@@ -152,8 +155,6 @@ def _measure_sms(contacts: pd.DataFrame, template: str, encoding: str, otp_confi
 def _valid_recipients(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
     """Whether each recipient is valid: read_contacts' flag when the frame carries it (same rule,
     already computed), else the recipient rule once per distinct value."""
-    from sendframe.api.recipients import is_valid_email, is_valid_phone
-
     # read_contacts writes phone_valid beside <column>_raw, and email_valid for the email column
     flag = "email_valid" if channel == "mailing" else "phone_valid"
     from_read_contacts = channel == "mailing" or f"{column}_raw" in contacts.columns
@@ -165,8 +166,6 @@ def _valid_recipients(contacts: pd.DataFrame, column: str, channel: str) -> np.n
 
 
 def _load_table(prices: Any) -> Any:
-    from sendframe import pricing
-
     if prices is not None and hasattr(prices, "costs"):
         return prices
     return pricing.load_prices(prices)
@@ -175,8 +174,6 @@ def _load_table(prices: Any) -> Any:
 def _countries(numbers: pd.Series, price_rows: pd.DataFrame) -> pd.Series:
     # the price table's country for its prefix (vectorised); numbers priced by the default row
     # get the recipient rule's region, once per distinct number
-    from sendframe.api.recipients import region_of
-    from sendframe.pricing import DEFAULT_PREFIX
 
     country = price_rows["country"].astype("str").where(price_rows["prefix"] != DEFAULT_PREFIX)
     country = pd.Series(country.to_numpy(dtype=object, na_value=None), index=numbers.index, dtype="str")
@@ -229,8 +226,6 @@ def estimate(
         >>> est.loc[0, "encoding"], est.loc[0, "forced_by"]
         ('gsm-pt', 'á')
     """
-    from sendframe.text.encodings import message_units_series
-    from sendframe.text.parts import sms_parts_series
 
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")

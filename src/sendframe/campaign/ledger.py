@@ -63,11 +63,10 @@ import pandas as pd
 import pyarrow as pa
 from pydantic_core import to_json
 
-from sendframe.errors import InputError, LedgerMismatchError
 from sendframe.api.wire import send_answer
 from sendframe.campaign.lock import hold
-from sendframe.errors import LedgerInUseError
 from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
+from sendframe.errors import InputError, LedgerInUseError, LedgerMismatchError
 
 __all__ = ["Ledger", "LedgerInUseError", "LedgerMismatchError", "row_key", "row_keys", "same_recipient"]
 

@@ -356,7 +356,7 @@ def message(channel_name: str, **options: Any) -> Message:
     known = [*names, *_MESSAGE_OPTIONS, "encoding"]
     if info.name == "whatsapp":
         known += list(whatsapp_options)
-    check_options(options, known, f"sendframe.message({info.name!r})",
+    check_options(options, known, "sendframe.message",
                   hint=f"A {info.name} message takes: {', '.join(sorted({*_public_names(names), *_MESSAGE_OPTIONS}))}.")
     settings = {k: options.pop(k) for k in _MESSAGE_OPTIONS if k in options}
     whatsapp_columns = {whatsapp_options[k]: _column_names(options.pop(k), k)

@@ -44,11 +44,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sendframe.api.recipients import (
+    is_valid_email,
+    is_valid_phone,
+    normalise_phone_series,
+)
+from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
+from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column
+from sendframe.campaign.estimate import foreign_characters
+from sendframe.campaign.preview import render
 from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
-from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
+from sendframe.text import filters as text_filters
+from sendframe.text import templates
+from sendframe.text.parts import sms_parts_series
+from sendframe.text.templates import SPECIALS, Placeholder
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
@@ -109,8 +121,6 @@ def _labels(index: pd.Index, positions: np.ndarray) -> np.ndarray:
 
 
 def _recipient_problems(found: _Problems, contacts: pd.DataFrame, channel: str, column: str) -> pd.Series:
-    from sendframe.api.recipients import is_valid_email, is_valid_phone
-
     values = contacts[column]
     kind = "email address" if channel == "mailing" else "phone number"
     rule = is_valid_email if channel == "mailing" else is_valid_phone
@@ -138,8 +148,6 @@ def _recipient_problems(found: _Problems, contacts: pd.DataFrame, channel: str, 
 
 
 def _suppressed_values(suppression: Any, channel: str, default_region: str) -> set[str]:
-    from sendframe.api.recipients import normalise_phone_series
-
     if suppression is None:
         return set()
     if isinstance(suppression, (str, os.PathLike)):
@@ -163,8 +171,6 @@ def _suppressed_values(suppression: Any, channel: str, default_region: str) -> s
 
 
 def _variable_problems(found: _Problems, contacts: pd.DataFrame, parsed: Any, template: str) -> None:
-    from sendframe.text import filters as text_filters
-
     for name in parsed.variables:
         if name in contacts.columns:
             missing = contacts[name].isna().to_numpy(dtype=bool)
@@ -192,8 +198,6 @@ def _variable_problems(found: _Problems, contacts: pd.DataFrame, parsed: Any, te
 
 
 def _is_number(value: str) -> bool:
-    from sendframe.text import filters as text_filters
-
     rule = getattr(text_filters, "is_number", None)
     if rule is not None:
         return bool(rule(value))
@@ -202,8 +206,6 @@ def _is_number(value: str) -> bool:
 
 def _filter_uses(parsed: Any, template: str) -> list[tuple[str, str]]:
     """Distinct (variable, filter) pairs of the template, in order, specials left out."""
-    from sendframe.text.templates import SPECIALS, Placeholder
-
     pairs = (
         (piece.name, piece.filter)
         for piece in parsed.pieces
@@ -213,9 +215,6 @@ def _filter_uses(parsed: Any, template: str) -> list[tuple[str, str]]:
 
 
 def _text_problems(found: _Problems, contacts: pd.DataFrame, text: pd.Series, channel: str, encoding: str, parts: int) -> None:
-    from sendframe.campaign.estimate import foreign_characters
-    from sendframe.text.parts import sms_parts_series
-
     has_text = text.notna().to_numpy(dtype=bool)
     if channel not in _SMS_CHANNELS:
         return
@@ -282,9 +281,6 @@ def preflight(
         >>> preflight(pd.DataFrame({"phone": ["34600123456"]}), "sms", "Hi", sender="Shop").empty
         True
     """
-    from sendframe.api.validation import sender_label_problem
-    from sendframe.campaign.preview import render
-    from sendframe.text import templates
 
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")

@@ -26,6 +26,9 @@ import pandas as pd
 
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
+from sendframe.text import templates
+from sendframe.text.templates import DEFAULT_LINK_BASE, placeholder_links
+from sendframe.text.translate import translate_series
 
 __all__ = ["link_base_for", "placeholders", "render"]
 
@@ -36,8 +39,6 @@ def link_base_for(link_base: str | None = None) -> str:
         >>> link_base_for("https://sms.example.org/")
         'https://sms.example.org'
     """
-    from sendframe.text.templates import DEFAULT_LINK_BASE
-
     base = link_base or os.environ.get("SENDFRAME_BASE_URL") or DEFAULT_LINK_BASE
     return base.rstrip("/")
 
@@ -63,8 +64,6 @@ def placeholders(link_base: str | None = None, otp_config: Mapping[str, Any] | N
         >>> specials["OTP_CODE"], specials["UNSUB_URL"], shorten("https://example.com/long/path")
         ('000000', 'https://s.io/u/xxxxxxxxxxxx', 'https://s.io/s/xxxxxxxx')
     """
-    from sendframe.text.templates import placeholder_links
-
     length, alpha = _otp_shape(otp_config)
     return placeholder_links(link_base_for(link_base), otp_length=length, otp_alpha=alpha)
 
@@ -95,7 +94,6 @@ def render(
         >>> render(pd.DataFrame({"n": ["Jo", None]}), "Hi {n|upper} {UNSUB_URL}", link_base="https://a.b").tolist()
         ['Hi JO https://a.b/u/xxxxxxxxxxxx', nan]
     """
-    from sendframe.text import templates
 
     frame = _check_frame(contacts)
     if not isinstance(template, str):
@@ -106,7 +104,6 @@ def render(
     specials, shorten = placeholders(link_base, otp_config)
     text = templates.render_frame(frame, template, specials=specials, shorten=shorten)
     if trans == 1:
-        from sendframe.text.translate import translate_series
 
         text = translate_series(text)
     text = pd.Series(text, index=frame.index, name="text").astype("str")

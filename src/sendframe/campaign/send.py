@@ -45,9 +45,7 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.client import AsyncClient, Client
-from sendframe.errors import ApiError, AuthenticationError, InputError, UnknownOutcomeError
 from sendframe.api.wire import WireConfig, user_stacklevel
-from sendframe.errors import CampaignStoppedWarning, NotSentError, SendframeWarning
 from sendframe.campaign.batching import (
     WHATSAPP_FIELD_COLUMNS,
     Batch,
@@ -56,8 +54,17 @@ from sendframe.campaign.batching import (
     estimate_parts,
     plan_batches,
 )
-from sendframe.campaign.policy import OUTCOMES
 from sendframe.campaign.ledger import Ledger
+from sendframe.campaign.policy import OUTCOMES
+from sendframe.errors import (
+    ApiError,
+    AuthenticationError,
+    CampaignStoppedWarning,
+    InputError,
+    NotSentError,
+    SendframeWarning,
+    UnknownOutcomeError,
+)
 
 __all__ = ["ANSWER_COLUMNS", "send_rows"]
 

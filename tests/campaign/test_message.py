@@ -1,0 +1,169 @@
+"""One Message, written once, applied to a contact table: the same settings everywhere, checked options."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import sendframe
+from sendframe.errors import InputError, RequestValidationError, RowsSkippedWarning, UnknownOptionError
+
+ES, PT, UK = "34600123456", "351912345678", "447700900001"
+
+
+@pytest.fixture
+def contacts():
+    return pd.DataFrame({
+        "Mobile": [ES, ES, "12", PT, UK, "34600123457"],
+        "name": ["ana", "bo", "cy", "joão", "ed", None],
+    }, index=pd.Index([10, 11, 12, 13, 14, 15], name="contact_id"))
+
+
+def test_one_message_finds_a_mobile_column_and_applies_its_settings_to_every_method(contacts):
+    msg = sendframe.sms("Olá {name|capitalize}", sender="Shop", parts=2, encoding="auto")
+    assert msg.recipient_column(contacts) == "Mobile"
+    assert msg.render(contacts).tolist()[:2] == ["Olá Ana", "Olá Bo"]
+    plan = msg.plan(contacts)
+    assert plan["action"].tolist() == ["send", "skipped_duplicate", "skipped_invalid", "send", "send",
+                                       "skipped_preflight"]
+    assert msg.ready(contacts).index.tolist() == [10, 13, 14]
+    est = msg.estimate(contacts)
+    assert est["encoding"].tolist()[0] == "gsm-pt"  # á is in the Portuguese shift table, not in gsm
+    assert est.loc[est["action"] != "send", "cost"].eq(0).all()
+    assert est.attrs["totals"]["billable"] == 3
+    problems = msg.preflight(contacts)
+    assert {"invalid_recipient", "duplicate_recipient", "missing_variable"} <= set(problems["rule"])
+
+
+def test_the_input_frame_is_never_modified(contacts):
+    before = contacts.copy()
+    msg = sendframe.sms("Hi {name}", sender="Shop")
+    msg.preview(contacts), msg.estimate(contacts), msg.plan(contacts), msg.ready(contacts)
+    msg.send(contacts, dry_run=True, progress=False)
+    pd.testing.assert_frame_equal(contacts, before)
+
+
+@pytest.mark.parametrize(("make", "wrong", "meant"), [
+    (lambda **kw: sendframe.sms("Hi", sender="Shop", **kw), "encodng", "encoding"),
+    (lambda **kw: sendframe.sms("Hi", sender="Shop", **kw), "notification_ur", "notification_url"),
+    (lambda **kw: sendframe.mailing("Hi", "<p>x</p>", from_email="a@b.co", **kw), "replyto", "reply_to"),
+    (lambda **kw: sendframe.send_sms(pd.DataFrame({"phone": [ES]}), "Hi", "Shop", **kw), "batchsize", "batch_size"),
+    (lambda **kw: sendframe.preflight(pd.DataFrame({"phone": [ES]}), "sms", "Hi", **kw), "sendr", "sender"),
+    (lambda **kw: sendframe.estimate(pd.DataFrame({"phone": [ES]}), "Hi", **kw), "encodign", "encoding"),
+    (lambda **kw: sendframe.render(pd.DataFrame({"phone": [ES]}), "Hi", **kw), "link_bas", "link_base"),
+])
+def test_an_unknown_option_is_an_error_naming_the_closest_known_one(make, wrong, meant):
+    with pytest.raises(UnknownOptionError, match=f"'{wrong}'.*Did you mean '{meant}'"):
+        make(**{wrong: 1})
+
+
+def test_an_option_no_channel_field_has_is_refused_before_anything_is_sent(contacts):
+    with pytest.raises(UnknownOptionError, match="local_time"):
+        sendframe.send_sms(contacts, "Hi", "Shop", local_time="10:00", dry_run=True)
+    with pytest.raises(TypeError):  # an UnknownOptionError is a TypeError, as Python's own is
+        sendframe.sms("Hi", sender="Shop").send(contacts, max_parts=2)
+
+
+def test_request_fields_are_taken_in_snake_case_or_camel_case_and_validated_when_the_message_is_made():
+    a = sendframe.sms("Hi", sender="Shop", campaign_name="Spring", split_parts=True)
+    b = sendframe.sms("Hi", sender="Shop", campaignName="Spring", splitParts=True)
+    assert a.fields == b.fields == {"message": "Hi", "from": "Shop", "campaignName": "Spring", "splitParts": True}
+    with pytest.raises(RequestValidationError, match="from"):
+        sendframe.sms("Hi", sender="A sender label far too long")
+    with pytest.raises(RequestValidationError, match="parts"):
+        sendframe.sms("Hi", sender="Shop", parts=99)
+    with pytest.raises(InputError, match="encoding"):
+        sendframe.sms("Hi", sender="Shop", encoding="latin-1")
+
+
+def test_a_placeholder_with_a_space_is_a_preflight_error_and_never_sent_as_written():
+    frame = pd.DataFrame({"phone": [ES], "First Name": ["Ana"]})
+    msg = sendframe.sms("Hi {First Name}", sender="Shop")
+    problems = msg.preflight(frame)
+    assert problems["rule"].tolist() == ["malformed_placeholder"]
+    assert "{first_name}" in problems["message"].iloc[0]
+    with pytest.raises(InputError, match=r"\{First Name\}"):
+        msg.send(frame, dry_run=True, progress=False)
+
+
+def test_an_unknown_filter_is_a_preflight_error_not_an_exception():
+    problems = sendframe.sms("Hi {name|shout}", sender="Shop").preflight(pd.DataFrame({"phone": [ES], "name": ["a"]}))
+    assert problems["rule"].tolist() == ["invalid_template"]
+    assert "shout" in problems["message"].iloc[0]
+
+
+def test_skipped_rows_are_said_once_and_kept_with_their_outcome(contacts):
+    msg = sendframe.sms("Hi {name}", sender="Shop")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = msg.send(contacts, dry_run=True, progress=False, suppression=[PT])
+    said = [w for w in caught if issubclass(w.category, RowsSkippedWarning)]
+    assert len(said) == 1
+    assert "4 of 6 rows not to be sent" in str(said[0].message)
+    assert result["outcome"].astype(str).tolist() == ["dry_run", "skipped_duplicate", "skipped_invalid",
+                                                      "skipped_suppressed", "dry_run", "skipped_preflight"]
+    assert result.loc[13, "reason"].endswith("do not send to it.")
+    assert result["recipient"].tolist()[:2] == [ES, ES] and result.loc[10, "text"] == "Hi ana"
+    assert not result.loc[12, "accepted"]
+
+
+def test_keep_sends_what_the_policy_would_skip(contacts):
+    msg = sendframe.sms("Hi", sender="Shop")
+    result = msg.send(contacts, dry_run=True, progress=False, keep=["duplicate", "invalid"])
+    assert (result["outcome"] == "dry_run").all()
+    with pytest.raises(InputError, match="Did you mean 'duplicate'"):
+        msg.plan(contacts, keep="duplicates")
+
+
+def test_a_repeat_whose_first_row_is_skipped_still_gets_the_message_once():
+    frame = pd.DataFrame({"phone": [ES, ES, ES], "name": [None, "Bo", "Cy"]})
+    plan = sendframe.sms("Hi {name}", sender="Shop").plan(frame)
+    assert plan["action"].tolist() == ["skipped_preflight", "send", "skipped_duplicate"]
+
+
+def test_a_table_that_exports_arrow_is_taken_as_it_is():
+    table = pa.table({"phone": [ES, PT], "name": ["Ana", "Rui"]})
+    assert sendframe.sms("Hi {name}", sender="Shop").render(table).tolist() == ["Hi Ana", "Hi Rui"]
+    with pytest.raises(InputError, match="not list"):
+        sendframe.sms("Hi", sender="Shop").render([ES])
+
+
+def test_repr_shows_the_settings_but_not_a_notification_urls_token():
+    msg = sendframe.sms("Hi", sender="Shop", notification_url="http://127.0.0.1:9/cb?token=s3cret&id=%i")
+    assert "s3cret" not in repr(msg) and "Shop" in repr(msg) and "127.0.0.1:9/cb" in repr(msg)
+
+
+def test_replace_gives_a_new_message_and_leaves_the_old_one_alone():
+    base = sendframe.sms("Hi", sender="Shop", encoding="auto")
+    other = base.replace(message="Hello", parts=2)
+    assert (base.fields["message"], base.parts) == ("Hi", 1)
+    assert (other.fields["message"], other.parts, other.encoding) == ("Hello", 2, "auto")
+    with pytest.raises(AttributeError):
+        base.channel = "mailing"  # type: ignore[misc]
+
+
+def test_every_channel_has_a_constructor_and_the_generic_one_takes_any_spelling():
+    assert sendframe.message("email", subject="Hi", body="<p>x</p>", from_email="a@b.co", reply_to="a@b.co").channel == "mailing"
+    assert sendframe.voice("Hi", language="en_GB", gender="F").recipient_column(pd.DataFrame({"Teléfono": [ES]})) == "Teléfono"
+    assert sendframe.voice_audio("https://example.org/a.mp3").channel == "voiceAudio"
+    assert sendframe.landing_sms("See {LAND_URL}", "Shop").fields["templateBody"] == "<p>See</p>"
+    assert sendframe.whatsapp(1002, "34911111111", body_fields="name").whatsapp_columns["bodyFields"] == ("name",)
+    with pytest.raises(InputError, match="encoding applies to sms and landingsms"):
+        sendframe.voice("Hi", language="en_GB", gender="F", encoding="auto")
+
+
+def test_auto_encoding_sends_each_row_in_the_encoding_estimate_priced(sb, client):
+    frame = pd.DataFrame({"phone": ["447700900011", "447700900012", "447700900013"],
+                          "name": ["Ana", "João", "Zoë 😀"]})
+    msg = sendframe.sms("Hi {name}", sender="Shop", encoding="auto")
+    est = msg.estimate(frame)
+    assert est["encoding"].tolist() == ["gsm", "gsm-pt", "utf-16"]
+    result = msg.send(frame, client=client, progress=False)
+    assert result["outcome"].astype(str).tolist() == ["accepted"] * 3
+    stored = sb.messages().set_index("id").loc[result["id"]]
+    assert [extra["encoding"] for extra in stored["extra"]] == est["encoding"].tolist()
+    assert stored["message"].tolist() == result["text"].tolist()  # nothing arrived as '?'
+    assert result["batch"].nunique() == 3  # one request per encoding
