@@ -167,3 +167,24 @@ def test_auto_encoding_sends_each_row_in_the_encoding_estimate_priced(sb, client
     assert [extra["encoding"] for extra in stored["extra"]] == est["encoding"].tolist()
     assert stored["message"].tolist() == result["text"].tolist()  # nothing arrived as '?'
     assert result["batch"].nunique() == 3  # one request per encoding
+
+
+def test_the_budget_cap_is_never_exceeded_and_a_higher_cap_continues_from_the_ledger(sb, client, tmp_path):
+    frame = pd.DataFrame({"phone": [f"3460012{n:04d}" for n in range(10)], "name": ["Ana"] * 10})
+    msg = sendframe.sms("Hi {name}", sender="Shop")
+    unit = msg.estimate(frame)["cost"].iloc[0]
+    ledger = tmp_path / "budget.sqlite"
+    with pytest.warns(RowsSkippedWarning, match="max_cost"):
+        first = msg.send(frame, client=client, ledger=ledger, batch_size=2, concurrency=1, progress=False,
+                         max_cost=unit * 5)  # room for two batches of two, not a third
+    assert first["outcome"].astype(str).value_counts().to_dict() == {"accepted": 4, "not_sent": 6}
+    assert first.loc[first["outcome"] == "not_sent", "reason"].str.contains("max_cost=").all()
+    def stored():
+        messages = sb.messages()
+        return messages[messages["recipient"].isin(frame["phone"])]
+
+    assert len(stored()) == 4
+    second = msg.send(frame, client=client, ledger=ledger, batch_size=2, progress=False, max_cost=unit * 8)
+    assert second["outcome"].astype(str).value_counts().to_dict() == {"accepted": 8, "not_sent": 2}
+    assert len(stored()) == 8 and not stored()["recipient"].duplicated().any()
+    assert stored()["cost"].sum() <= unit * 8 + 1e-9

@@ -39,7 +39,8 @@ from sendframe.campaign import preflight as checking
 from sendframe.campaign import preview
 from sendframe.campaign.batching import wire_fields
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.policy import OUTCOMES, keep_reasons, plan_rows, skipped_summary
+from sendframe.campaign.budget import Budget
+from sendframe.campaign.policy import KEEP_REASONS, OUTCOMES, keep_reasons, plan_rows, skipped_summary
 from sendframe.campaign.send import ANSWER_COLUMNS, send_rows
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
@@ -52,7 +53,7 @@ __all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing"
 # options of Message.send besides the contacts (the message's own settings are not repeated here)
 SEND_OPTIONS: tuple[str, ...] = (
     "client", "ledger", "suppression", "keep", "batch_size", "concurrency", "requests_per_second",
-    "parts_per_second", "dry_run", "resend_unknown", "stop_after_unknown", "progress",
+    "parts_per_second", "dry_run", "resend_unknown", "stop_after_unknown", "progress", "max_cost", "prices",
 )
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
@@ -264,6 +265,8 @@ class Message:
         resend_unknown: bool = False,
         stop_after_unknown: int | None = 3,
         progress: bool = True,
+        max_cost: float | None = None,
+        prices: Any = None,
     ) -> pd.DataFrame:
         """Send to every row the policy lets through; one result row per contact, on the contacts' index.
 
@@ -274,6 +277,11 @@ class Message:
         :func:`sendframe.send_campaign` for unknown outcomes, ``resend_unknown`` and
         ``stop_after_unknown``. Under ``encoding="auto"`` each row goes in the encoding
         :meth:`estimate` chose for it (rows are grouped into requests by encoding).
+
+        ``max_cost``: a cap on the estimated spend (:meth:`estimate` with ``prices``) of the whole
+        campaign, counting what the ledger already sent: no batch starts that would go above it; its
+        rows are ``not_sent`` with the reason, and a run with a higher cap continues from the ledger
+        (:mod:`sendframe.campaign.budget`).
 
             >>> result = sms("Hi {name}", sender="Shop").send(contacts, ledger="spring.sqlite")  # doctest: +SKIP
         """
@@ -290,9 +298,14 @@ class Message:
             fallback = to_send[raw] if raw in to_send else pd.Series("", index=to_send.index)
             to_send = to_send.assign(**{column: to_send[column].fillna(fallback).fillna("")})
         row_fields: dict[str, Sequence[Any]] = {}
-        if self.encoding == "auto" and self.info.is_sms and len(to_send):
-            chosen = self.estimate(to_send, keep=["invalid", "duplicate", "suppressed", "preflight"])["encoding"]
-            row_fields["encoding"] = chosen.fillna("gsm").tolist()
+        priced = None
+        if (self.encoding == "auto" and self.info.is_sms or max_cost is not None) and len(to_send):
+            priced = self.estimate(to_send, keep=KEEP_REASONS, prices=prices)
+        if self.encoding == "auto" and self.info.is_sms and priced is not None:
+            row_fields["encoding"] = priced["encoding"].fillna("gsm").tolist()
+        budget = None
+        if max_cost is not None:
+            budget = Budget(max_cost, priced["cost"].tolist() if priced is not None else [])
         fields = dict(self.fields)
         if self.encoding not in (None, "auto"):
             fields["encoding"] = self.encoding
@@ -301,7 +314,12 @@ class Message:
             requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run,
             resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress,
             notification_url=self.notification_url, to_column=column, row_fields=row_fields,
-            whatsapp_columns=self.whatsapp_columns, fields=fields)
+            whatsapp_columns=self.whatsapp_columns, fields=fields, budget=budget)
+        if budget is not None and budget.left_out:
+            currency = priced.attrs.get("currency", "") if priced is not None else ""
+            sent.loc[sent.index[budget.left_out], "reason"] = budget.reason(currency)
+            warnings.warn(f"{len(budget.left_out)} row(s) not sent: {budget.reason(currency)}", RowsSkippedWarning,
+                          stacklevel=3)
         return self._result(frame, column, plan, sent)
 
     def _result(self, frame: pd.DataFrame, column: str, plan: pd.DataFrame, sent: pd.DataFrame) -> pd.DataFrame:
@@ -310,8 +328,10 @@ class Message:
         text = (self.render(frame) if self.channel in _TEXT_FIELD
                 else pd.Series(pd.NA, index=frame.index, dtype="str"))
         skipped = (plan["action"] != "send").to_numpy()
+        sent_reason = result["reason"] if "reason" in result else pd.Series(pd.NA, index=frame.index, dtype="str")
         result = result.assign(accepted=result["accepted"].mask(skipped, False),
-                               outcome=pd.Categorical(outcome, categories=list(OUTCOMES)), reason=plan["reason"])
+                               outcome=pd.Categorical(outcome, categories=list(OUTCOMES)),
+                               reason=plan["reason"].where(skipped, sent_reason))
         front = pd.DataFrame({"recipient": frame[column].astype("str"), "text": text}, index=frame.index)
         return pd.concat([front, result], axis=1)
 

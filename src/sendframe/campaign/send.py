@@ -54,6 +54,7 @@ from sendframe.campaign.batching import (
     estimate_parts,
     plan_batches,
 )
+from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.policy import OUTCOMES
 from sendframe.errors import (
@@ -117,7 +118,7 @@ def _run_in_private_loop(coro_factory: Any, stop: threading.Event) -> Any:
 async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequence[Batch], config: WireConfig,
                         ledger: Ledger, *, concurrency: int, requests_per_second: float | None,
                         parts_per_second: float | None, stop_after_unknown: int | None, progress: Any,
-                        stop: threading.Event) -> _Run:
+                        stop: threading.Event, budget: Budget | None) -> _Run:
     request_bucket = TokenBucket(requests_per_second) if requests_per_second else None
     parts_bucket = TokenBucket(parts_per_second) if parts_per_second else None
     semaphore = asyncio.Semaphore(concurrency)
@@ -143,6 +144,9 @@ async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequen
                     await parts_bucket.acquire(batch.parts)
             if stop.is_set():
                 run.not_attempted += len(batch.positions)  # no intent: the next run sends these rows
+                return
+            if budget is not None and not budget.take(batch.positions):
+                progress.update(len(batch.positions))
                 return
             sent = [recipients[i] for i in batch.positions]
             # the ledger's commits wait for the disk: in a thread, so other batches' answers keep flowing meanwhile
@@ -244,6 +248,8 @@ def send_rows(
     to_column: str | None = None,
     row_fields: Mapping[str, Sequence[Any]] | None = None,
     whatsapp_columns: Mapping[str, Sequence[str]] | None = None,
+    budget: Budget | None = None,
+    identity: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Send every row of ``contacts`` on ``channel`` (no row left out: :class:`sendframe.Message` decides that).
 
@@ -256,7 +262,10 @@ def send_rows(
 
     ``ledger`` (a file) makes the campaign resumable; the run holds it, and a second run on the same
     file meanwhile raises ``LedgerInUseError``. ``stop_after_unknown``: after that many batches in a
-    row end with an unknown outcome, no new batch starts (``None`` or 0: never stop).
+    row end with an unknown outcome, no new batch starts (``None`` or 0: never stop). ``budget``
+    (:class:`~sendframe.campaign.budget.Budget`, with a cost per row of ``contacts``): no batch starts
+    that would take the spend above its cap; its rows are ``not_sent`` and ``budget.left_out`` lists
+    them. ``identity``: what the ledger checks before resuming (default: the channel, template, sender).
 
         >>> result = send_rows(contacts, "sms", fields={"message": "Hi", "from": "Shop"}, ledger="c.sqlite")  # doctest: +SKIP
         >>> result["outcome"].value_counts()  # doctest: +SKIP
@@ -282,17 +291,20 @@ def send_rows(
     run = _Run()
     try:
         with journal.exclusive():
-            journal.bind(spec.identity())
+            journal.bind(identity if identity is not None else spec.identity())
             first_batch = journal.next_batch()
             keys: Sequence[str] = spec.keys
             pending: Sequence[int] = range(len(spec.keys))
             if first_batch > 1:
-                keys, pending = _pending(journal, spec, resend_unknown)
+                keys, pending, spent = _pending(journal, spec, resend_unknown)
+                if budget is not None:
+                    budget.count(spent)
             batches = plan_batches(spec, pending, batch_size=batch_size, first_batch=first_batch, parts=parts)
             if batches:
                 run = _send(spec, keys, batches, config, journal, concurrency=concurrency,
                             requests_per_second=requests_per_second, parts_per_second=parts_per_second,
-                            stop_after_unknown=stop_after_unknown, progress=progress, total=len(pending))
+                            stop_after_unknown=stop_after_unknown, progress=progress, total=len(pending),
+                            budget=budget)
                 if run.auth_failure is not None:
                     raise run.auth_failure
             result = _result_from_ledger(journal, keys, spec.recipients, contacts.index)
@@ -316,20 +328,21 @@ def send_rows(
     return result
 
 
-def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[list[str], list[int]]:
-    """(the key each row is recorded under, positions of the rows to send).
+def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[list[str], list[int], list[int]]:
+    """(the key each row is recorded under, positions of the rows to send, positions already spent on).
 
     Rows to send: those the ledger has no answer for (nor an unknown outcome, unless re-sending those).
     A row the ledger knows under another label (the table was exported again) keeps the ledger's key."""
     skip = ["accepted", "rejected"] + ([] if resend_unknown else ["unknown"])
     known = journal.lookup(spec.keys, spec.recipients)
     done = known["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
-    return known["row_key"].tolist(), (~done).nonzero()[0].tolist()
+    spent = known["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool, na_value=False)
+    return known["row_key"].tolist(), (~done).nonzero()[0].tolist(), spent.nonzero()[0].tolist()
 
 
 def _send(spec: CampaignSpec, keys: Sequence[str], batches: list[Batch], config: WireConfig, journal: Ledger, *,
           concurrency: int, requests_per_second: float | None, parts_per_second: float | None,
-          stop_after_unknown: int | None, progress: bool, total: int) -> _Run:
+          stop_after_unknown: int | None, progress: bool, total: int, budget: Budget | None) -> _Run:
     from tqdm.auto import tqdm
 
     stop = threading.Event()
@@ -337,7 +350,7 @@ def _send(spec: CampaignSpec, keys: Sequence[str], batches: list[Batch], config:
         return _run_in_private_loop(  # type: ignore[no-any-return]
             lambda: _send_batches(spec, keys, batches, config, journal, concurrency=concurrency,
                                   requests_per_second=requests_per_second, parts_per_second=parts_per_second,
-                                  stop_after_unknown=stop_after_unknown, progress=bar, stop=stop),
+                                  stop_after_unknown=stop_after_unknown, progress=bar, stop=stop, budget=budget),
             stop)
 
 
