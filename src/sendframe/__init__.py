@@ -18,6 +18,8 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "Message": "sendframe.campaign.message",
+    "Variants": "sendframe.campaign.experiment",
+    "variants": "sendframe.campaign.experiment",
     "message": "sendframe.campaign.message",
     "sms": "sendframe.campaign.message",
     "mailing": "sendframe.campaign.message",

@@ -34,6 +34,12 @@ class Budget:
         if isinstance(self.cap, bool) or not isinstance(self.cap, (int, float)) or self.cap < 0:
             raise InputError(f"max_cost must be a number of at least 0 (in the price table's currency), got {self.cap!r}.")
 
+    def start(self, row_costs: Sequence[float]) -> None:
+        """Begin a run over rows with these estimated costs (the spend so far is kept)."""
+        self.row_costs = list(row_costs)
+        self.left_out = []
+        self.reached = False
+
     def count(self, positions: Iterable[int]) -> None:
         """Add rows already spent on (by an earlier run)."""
         self.spent += sum(self.row_costs[i] for i in positions)

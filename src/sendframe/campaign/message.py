@@ -44,6 +44,7 @@ from sendframe.campaign.policy import KEEP_REASONS, OUTCOMES, keep_reasons, plan
 from sendframe.campaign.send import ANSWER_COLUMNS, send_rows
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
+from sendframe.api.wire import user_stacklevel
 from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import check_options, keyword_checked, request_field_names
 from sendframe.text.encodings import ENCODINGS
@@ -290,7 +291,26 @@ class Message:
         plan = self.plan(frame, suppression=suppression, keep=keep)
         summary = skipped_summary(plan, "sent" if not dry_run else "to be sent")
         if summary:
-            warnings.warn(summary, RowsSkippedWarning, stacklevel=3)
+            warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
+        budget = Budget(max_cost, []) if max_cost is not None else None
+        return self.send_planned(
+            frame, plan, client=client, ledger=ledger, keep=keep, batch_size=batch_size, concurrency=concurrency,
+            requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run,
+            resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, budget=budget,
+            prices=prices)
+
+    def send_planned(self, contacts: pd.DataFrame, plan: pd.DataFrame, *, budget: Budget | None = None,
+                     identity: Mapping[str, Any] | None = None, keep: str | Iterable[str] | None = None,
+                     prices: Any = None, **send_options: Any) -> pd.DataFrame:
+        """Send the rows ``plan`` (from :meth:`plan`) lets through; the building block of :meth:`send`.
+
+        For callers that plan several messages as one campaign (:class:`sendframe.Variants`): a
+        shared ``budget`` and the ledger ``identity`` of the whole campaign. ``send_options`` are
+        those of :meth:`send` that say how to send (client, ledger, batch_size, ...).
+        """
+        check_options(send_options, SEND_OPTIONS, "Message.send_planned")
+        frame = contacts
+        column = self.recipient_column(frame)
         sending = (plan["action"] == "send").to_numpy()
         to_send = frame.loc[sending]
         if keep_reasons(keep) & {"invalid"}:  # sent as written: the service answers for them (102)
@@ -299,27 +319,23 @@ class Message:
             to_send = to_send.assign(**{column: to_send[column].fillna(fallback).fillna("")})
         row_fields: dict[str, Sequence[Any]] = {}
         priced = None
-        if (self.encoding == "auto" and self.info.is_sms or max_cost is not None) and len(to_send):
+        if (self.encoding == "auto" and self.info.is_sms or budget is not None) and len(to_send):
             priced = self.estimate(to_send, keep=KEEP_REASONS, prices=prices)
         if self.encoding == "auto" and self.info.is_sms and priced is not None:
             row_fields["encoding"] = priced["encoding"].fillna("gsm").tolist()
-        budget = None
-        if max_cost is not None:
-            budget = Budget(max_cost, priced["cost"].tolist() if priced is not None else [])
+        if budget is not None:
+            budget.start(priced["cost"].tolist() if priced is not None else [])
         fields = dict(self.fields)
         if self.encoding not in (None, "auto"):
             fields["encoding"] = self.encoding
         sent = send_rows(
-            to_send, self.channel, client=client, ledger=ledger, batch_size=batch_size, concurrency=concurrency,
-            requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run,
-            resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress,
-            notification_url=self.notification_url, to_column=column, row_fields=row_fields,
-            whatsapp_columns=self.whatsapp_columns, fields=fields, budget=budget)
+            to_send, self.channel, notification_url=self.notification_url, to_column=column, row_fields=row_fields,
+            whatsapp_columns=self.whatsapp_columns, fields=fields, budget=budget, identity=identity, **send_options)
         if budget is not None and budget.left_out:
             currency = priced.attrs.get("currency", "") if priced is not None else ""
             sent.loc[sent.index[budget.left_out], "reason"] = budget.reason(currency)
             warnings.warn(f"{len(budget.left_out)} row(s) not sent: {budget.reason(currency)}", RowsSkippedWarning,
-                          stacklevel=3)
+                          stacklevel=user_stacklevel())
         return self._result(frame, column, plan, sent)
 
     def _result(self, frame: pd.DataFrame, column: str, plan: pd.DataFrame, sent: pd.DataFrame) -> pd.DataFrame:

@@ -44,7 +44,8 @@ SKIP_OUTCOMES: dict[str, str] = {
 }
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
 # every outcome a send result may hold (an ordered categorical with these categories)
-OUTCOMES: tuple[str, ...] = ("accepted", "rejected", "unknown", "not_sent", "dry_run", *SKIP_OUTCOMES.values())
+OUTCOMES: tuple[str, ...] = ("accepted", "rejected", "unknown", "not_sent", "dry_run", *SKIP_OUTCOMES.values(),
+                             "holdout")
 _RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}
 _WHAT = {
     "invalid": "with a missing or invalid recipient",

@@ -1,0 +1,197 @@
+"""One campaign, one ledger, a different message per variant, and a holdout group that is never sent.
+
+:class:`Variants` maps each value of the contacts' ``variant`` column (see
+:func:`sendframe.assign_variants`) to a :class:`~sendframe.Message`; rows of a holdout group get the
+outcome ``holdout``. It has the methods of a message (render, preflight, plan, estimate, send), so
+everything is checked and priced per variant before anything is sent.
+
+    >>> import pandas as pd, sendframe
+    >>> contacts = pd.DataFrame({"phone": ["34600000001", "34600000002", "34600000003"],
+    ...                          "name": ["Ana", "Bo", "Cy"], "variant": ["A", "B", "holdout"]})
+    >>> test = sendframe.variants({"A": sendframe.sms("Hi {name}", sender="Shop"),
+    ...                            "B": sendframe.sms("{name}, today only", sender="Shop")})
+    >>> test.plan(contacts)["action"].tolist()
+    ['send', 'send', 'holdout']
+    >>> test.render(contacts).tolist()
+    ['Hi Ana', 'Bo, today only', nan]
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sendframe.api.wire import user_stacklevel
+from sendframe.campaign.batching import IDENTITY_FIELDS
+from sendframe.campaign.budget import Budget
+from sendframe.campaign.estimate import estimate_totals
+from sendframe.campaign.message import SEND_OPTIONS, Message
+from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
+from sendframe.campaign.tables import as_frame
+from sendframe.errors import InputError, RowsSkippedWarning
+from sendframe.options import check_options, keyword_checked
+
+__all__ = ["Variants", "variants"]
+
+HOLDOUT = "holdout"
+
+
+@dataclass(frozen=True)
+class Variants:
+    """A message per variant of the contacts' ``column``; rows of ``holdout`` groups are never sent."""
+
+    messages: Mapping[str, Message]
+    column: str = "variant"
+    holdout: tuple[str, ...] = (HOLDOUT,)
+
+    def _groups(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        if self.column not in frame.columns:
+            raise InputError(f"The contacts have no {self.column!r} column: add one with sendframe.assign_variants "
+                             f"(or name yours with column=).")
+        values = frame[self.column].astype("str")
+        known = set(self.messages) | set(self.holdout)
+        unknown = sorted(set(values.dropna()) - known)
+        if unknown or values.isna().any():
+            what = ", ".join(map(repr, unknown)) or "a missing value"
+            raise InputError(f"Column {self.column!r} holds {what}, which has no message (variants: "
+                             f"{', '.join(self.messages)}; holdout: {', '.join(self.holdout)}).")
+        return {name: (values == name).to_numpy() for name in [*self.messages, *self.holdout]}
+
+    def _identity(self) -> dict[str, Any]:
+        return {f"variant {name}": json.dumps({"channel": msg.channel, **{k: msg.fields[k] for k in IDENTITY_FIELDS
+                                                                          if k in msg.fields}}, ensure_ascii=False)
+                for name, msg in self.messages.items()}
+
+    @keyword_checked
+    def render(self, contacts: Any) -> pd.Series:
+        """Each row's text under its variant's message (holdout rows: <NA>)."""
+        frame = as_frame(contacts)
+        text = pd.Series(pd.NA, index=frame.index, dtype="str", name="text")
+        for name, rows in self._groups(frame).items():
+            if name in self.messages and rows.any():
+                text[rows] = self.messages[name].render(frame.loc[rows])
+        return text
+
+    @keyword_checked
+    def preflight(self, contacts: Any, *, suppression: Any = None) -> pd.DataFrame:
+        """Every problem per variant, one row each, with a ``variant`` column (holdout rows are not checked)."""
+        frame = as_frame(contacts)
+        found = [self.messages[name].preflight(frame.loc[rows], suppression=suppression).assign(variant=name)
+                 for name, rows in self._groups(frame).items() if name in self.messages]
+        return pd.concat(found, ignore_index=True)
+
+    @keyword_checked
+    def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
+        """Per row: ``action`` (``send``, ``holdout`` or a skipped outcome), ``reason`` and ``variant``.
+
+        A recipient repeated across variants gets one message: its first row's.
+        """
+        frame = as_frame(contacts)
+        reasons = keep_reasons(keep)
+        plan = pd.DataFrame({"action": pd.Series("holdout", index=frame.index, dtype="str"),
+                             "reason": pd.Series(pd.NA, index=frame.index, dtype="str")})
+        keys = pd.Series(pd.NA, index=frame.index, dtype="str")
+        for name, rows in self._groups(frame).items():
+            if name not in self.messages or not rows.any():
+                continue
+            message = self.messages[name]
+            part = frame.loc[rows]
+            plan.loc[rows, ["action", "reason"]] = message.plan(part, suppression=suppression,
+                                                                keep=reasons | {"duplicate"}).to_numpy()
+            recipients = part[message.recipient_column(part)].astype("str")
+            keys[rows] = recipients.str.lower() if message.info.recipient == "email" else recipients
+        if "duplicate" not in reasons:
+            sending = (plan["action"] == "send").to_numpy()
+            repeated = np.zeros(len(frame), dtype=bool)
+            repeated[sending] = keys[sending].duplicated(keep="first").to_numpy()
+            plan.loc[repeated, "action"] = "skipped_duplicate"
+            plan.loc[repeated, "reason"] = [f"{v} already gets the message from an earlier row." for v in keys[repeated]]
+        return plan.assign(variant=frame[self.column].astype("str"))
+
+    @keyword_checked
+    def estimate(self, contacts: Any, *, prices: Any = None, suppression: Any = None,
+                 keep: str | Iterable[str] | None = None) -> pd.DataFrame:
+        """Per row estimate under its variant's message; totals overall in ``.attrs["totals"]`` and per
+        variant in ``.attrs["by_variant"]`` (a frame: rows, billable, messages, cost)."""
+        frame = as_frame(contacts)
+        plan = self.plan(frame, suppression=suppression, keep=keep)
+        pieces = []
+        for name, rows in self._groups(frame).items():
+            if name in self.messages and rows.any():
+                pieces.append(self.messages[name].estimate(frame.loc[rows], prices=prices, keep=KEEP_ALL))
+        priced = pd.concat(pieces).reindex(frame.index) if pieces else pd.DataFrame(index=frame.index)
+        sent = (plan["action"] == "send").to_numpy()
+        priced = priced.assign(billable=priced["billable"].fillna(False).astype(bool).to_numpy() & sent,
+                               cost=priced["cost"].where(sent, 0.0).fillna(0.0), action=plan["action"],
+                               variant=plan["variant"])
+        currency = next((piece.attrs.get("currency") for piece in pieces), "EUR")
+        priced.attrs = {"currency": currency}
+        priced.attrs["totals"] = estimate_totals(priced)
+        by_variant = {name: {k: v for k, v in estimate_totals(group).items() if k in ("rows", "billable", "messages", "cost")}
+                      for name, group in priced.groupby("variant", sort=False)}
+        priced.attrs["by_variant"] = pd.DataFrame.from_dict(by_variant, orient="index").rename_axis("variant")
+        return priced
+
+    @keyword_checked
+    def send(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
+             max_cost: float | None = None, prices: Any = None, **send_options: Any) -> pd.DataFrame:
+        """Send each variant's message to its rows through one ledger; holdout rows get outcome ``holdout``.
+
+        Takes the options of :meth:`Message.send <sendframe.Message.send>`; ``max_cost`` caps the
+        whole campaign (all variants together). The result has a ``variant`` column.
+
+            >>> result = test.send(contacts, client=client, ledger="ab.sqlite", max_cost=50)  # doctest: +SKIP
+        """
+        check_options(send_options, [o for o in SEND_OPTIONS if o not in ("max_cost", "prices")], "Variants.send")
+        frame = as_frame(contacts)
+        plan = self.plan(frame, suppression=suppression, keep=keep)
+        summary = skipped_summary(plan, "sent")
+        if summary:
+            warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
+        budget = Budget(max_cost, []) if max_cost is not None else None
+        results = []
+        for name, rows in self._groups(frame).items():
+            if name not in self.messages or not rows.any():
+                continue
+            part = frame.loc[rows]
+            results.append(self.messages[name].send_planned(
+                part, plan.loc[rows, ["action", "reason"]], budget=budget, identity=self._identity(), keep=keep,
+                prices=prices, **send_options))
+        result = pd.concat(results).reindex(frame.index) if results else pd.DataFrame(index=frame.index)
+        held = (plan["action"] == "holdout").to_numpy()
+        outcome = result["outcome"].astype("str").where(~held, "holdout")
+        result = result.assign(outcome=pd.Categorical(outcome, categories=list(OUTCOMES)),
+                               accepted=result["accepted"].mask(held, False), variant=plan["variant"])
+        first = next(iter(self.messages.values()))
+        return result.assign(recipient=result["recipient"].fillna(frame[first.recipient_column(frame)].astype("str")))
+
+
+KEEP_ALL = ("invalid", "suppressed", "preflight", "duplicate")
+
+
+def variants(messages: Mapping[str, Message], *, column: str = "variant",
+             holdout: str | Iterable[str] = HOLDOUT) -> Variants:
+    """A :class:`Variants` campaign: ``variants({"A": msg_a, "B": msg_b})`` for the contacts' ``variant`` column.
+
+        >>> import sendframe
+        >>> sendframe.variants({"A": sendframe.sms("Hi", sender="Shop")}).holdout
+        ('holdout',)
+    """
+    if not isinstance(messages, Mapping) or not messages:
+        raise InputError("variants takes a mapping of variant name to message, e.g. {'A': sendframe.sms(...), "
+                         "'B': sendframe.sms(...)}.")
+    for name, message in messages.items():
+        if not isinstance(message, Message):
+            raise InputError(f"Variant {name!r} is {type(message).__name__}, not a message (make one with sendframe.sms, "
+                             "sendframe.mailing, ...).")
+    held = (holdout,) if isinstance(holdout, str) else tuple(holdout)
+    overlap = set(messages) & set(held)
+    if overlap:
+        raise InputError(f"{', '.join(sorted(overlap))} is both a variant with a message and a holdout group.")
+    return Variants(dict(messages), column, held)
