@@ -1,10 +1,10 @@
 """The price table: one source for the sandbox's costs and the toolkit's estimates.
 
-``data/prices.csv`` has one row per (prefix, channel): ``prefix`` (calling-code digits, possibly
-longer, e.g. Canadian area codes ``1416``; ``*`` is the default row), ``country`` (ISO 3166 alpha-2,
-``ZZ`` for the default), ``channel``, ``unit_price``, ``certified_surcharge``,
-``attachment_surcharge`` and ``currency``. A number pays the row of the longest prefix it starts
-with, or the default row.
+``sendframe/data/prices.csv`` (package data: an installed wheel has it) has one row per (prefix,
+channel): ``prefix`` (calling-code digits, possibly longer, e.g. Canadian area codes ``1416``; ``*``
+is the default row), ``country`` (ISO 3166 alpha-2, ``ZZ`` for the default), ``channel``,
+``unit_price``, ``certified_surcharge``, ``attachment_surcharge`` and ``currency``. A number pays
+the row of the longest prefix it starts with, or the default row.
 
 What is charged (docs/api-notes.md, "Prices"): SMS and landing SMS ``unit_price`` per part; email
 per message plus ``attachment_surcharge`` per attachment; voice and voice audio per *answered*
@@ -21,6 +21,8 @@ per message.
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +34,8 @@ from sendframe.errors import ConfigurationError
 
 __all__ = ["CHANNELS", "COLUMNS", "DEFAULT_PREFIX", "DEFAULT_PRICES_PATH", "PriceTable", "load_prices", "message_cost"]
 
-DEFAULT_PRICES_PATH = Path(__file__).resolve().parents[2] / "data" / "prices.csv"
+# package data read through importlib.resources, so an installed wheel prices outside the checkout too
+DEFAULT_PRICES_PATH: Traversable = resources.files("sendframe").joinpath("data").joinpath("prices.csv")
 DEFAULT_PREFIX = "*"
 COLUMNS = ("prefix", "country", "channel", "unit_price", "certified_surcharge", "attachment_surcharge", "currency")
 CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
@@ -284,17 +287,18 @@ def _checked(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 @lru_cache(maxsize=8)
-def _load(path: Path) -> PriceTable:
+def _load(path: Traversable) -> PriceTable:
     try:
-        frame = pd.read_csv(path, dtype={"prefix": "str", "country": "str", "channel": "str", "currency": "str"},
-                            keep_default_na=False)  # "NA" is Namibia, not a missing value
+        with path.open("rb") as handle:
+            frame = pd.read_csv(handle, dtype={"prefix": "str", "country": "str", "channel": "str", "currency": "str"},
+                                keep_default_na=False)  # "NA" is Namibia, not a missing value
     except FileNotFoundError:
         raise ConfigurationError(f"No price table at {path}; pass the path of a prices.csv.") from None
     return PriceTable(frame)
 
 
 def load_prices(path: str | Path | None = None) -> PriceTable:
-    """Read a price table (default: the repository's ``data/prices.csv``); each file is read once.
+    """Read a price table (default: the one shipped in the package, ``sendframe/data/prices.csv``); each file is read once.
 
         >>> load_prices().unit_price("5215512345678", "sms")
         0.035
