@@ -27,13 +27,15 @@ def test_the_example_copies_in_data_are_identical_to_the_package_data(name):
 
 
 def test_the_price_table_is_read_from_the_package_not_the_checkout():
-    assert DEFAULT_PRICES_PATH == resources.files("sendframe").joinpath("data").joinpath("prices.csv")
+    shipped = resources.files("sendframe").joinpath("data").joinpath("prices.csv")
+    assert shipped == DEFAULT_PRICES_PATH
     assert not (ROOT / "data" / "prices.csv").exists()  # one price table, in the package
     assert load_prices().unit_price("34600123456", "sms") == 0.045
 
 
 def test_every_package_data_file_is_declared_for_the_wheel():
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]["sendframe"]
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = settings["tool"]["setuptools"]["package-data"]["sendframe"]
     package = ROOT / "src" / "sendframe"
     for path in package.rglob("*"):
         if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts:
