@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test install system-deps clean
+.PHONY: demo test lint install system-deps clean
 
 install: $(STAMP)
 
@@ -25,8 +25,13 @@ system-deps:
 demo: $(STAMP)
 	$(VENV)/bin/sendframe demo
 
-test: $(STAMP) system-deps
+# ruff and mypy first: they answer in seconds, the suite in minutes
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks conftest.py
+	$(VENV)/bin/mypy src
+
+test: $(STAMP) system-deps lint
 	$(PY) -m pytest -n 2 --dist loadfile
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import argparse
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from sandbox_process import start_sandbox
-
 from sendframe.api.client import Client
 from sendframe.delivery.records import fetch_records
 
@@ -65,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     scaled = f" (timed on {len(naive_ids):,} ids, extrapolated)" if len(naive_ids) < len(ids) else ""
     print(f"messages seeded: {len(ids):,} in {seeding:.1f} s")
-    print(f"fetch_records (<=100 ids per GET, 8 concurrent): {fast:8.2f} s  {len(ids) / fast:10,.0f} records/s; events: {len(records.events):,}")
+    print(f"fetch_records (<=100 ids per GET, 8 concurrent): {fast:8.2f} s  {len(ids) / fast:10,.0f} records/s; "
+          f"events: {len(records.events):,}")
     print(f"one GET per id:                            {slow:8.2f} s  {len(ids) / slow:10,.0f} records/s{scaled}")
     print(f"ratio: {slow / fast:.1f}x")
     return 0

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 import httpx
+
 from sandbox_process import start_sandbox
 
 AUTH = ("demo", "demo-password")
@@ -111,7 +111,6 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     args = parser.parse_args()
     big_requests, naive_requests, notify_messages = (3, 200, 300) if args.quick else (20, 1000, 5000)
-    import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         process, base_url = start_sandbox(["--db", ":memory:", "--clock", "manual"], env={"XDG_DATA_HOME": tmp})
@@ -146,12 +145,14 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(10)
-    print(f"sends, 1,000 recipients per request : {fast:12,.0f} recipients/s accepted and stored ({big_requests} requests)")
+    print(f"sends, 1,000 recipients per request : {fast:12,.0f} recipients/s accepted and stored "
+          f"({big_requests} requests)")
     print(f"sends, 1 recipient per request      : {naive:12,.0f} recipients/s ({naive_requests} requests)")
     print(f"ratio (batched / naive)             : {fast / naive:12.1f}x")
-    print(f"immediate sends, 1,000 per request  : {immediate:12,.0f} recipients/s incl. carrier planning of each message "
-          f"({planned:,} planned after the last answer)")
-    print(f"notifications sent by the sandbox   : {notify_rate:12,.0f} /s  ({sent:,} in {elapsed:.2f} s, incl. applying steps)")
+    print(f"immediate sends, 1,000 per request  : {immediate:12,.0f} recipients/s incl. carrier planning of each "
+          f"message ({planned:,} planned after the last answer)")
+    print(f"notifications sent by the sandbox   : {notify_rate:12,.0f} /s  "
+          f"({sent:,} in {elapsed:.2f} s, incl. applying steps)")
     print(f"notifications, naive sequential GETs: {naive_notify:12,.0f} /s")
     print(f"ratio (sandbox / naive notifications): {notify_rate / naive_notify:11.1f}x")
     print(f"sandbox peak memory (VmHWM)         : {memory:12.1f} MiB")

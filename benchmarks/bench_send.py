@@ -13,16 +13,17 @@ a few thousand recipients and extrapolated linearly to the full size (said so in
 from __future__ import annotations
 
 import argparse
-import os
 import signal
+import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pandas as pd
+
 from sandbox_process import server_cpu_seconds, start_sandbox
+from sendframe import Client, send_sms
 
 
 def contacts(n: int, offset: int = 0) -> pd.DataFrame:
@@ -33,8 +34,6 @@ def contacts(n: int, offset: int = 0) -> pd.DataFrame:
 def wait_for_carrier(db_path: Path, limit: float = 300.0) -> float:
     """Seconds until the sandbox's carrier has no step due any more (it defers them while requests arrive),
     so the naive run does not pay for the batched run's backlog."""
-    import sqlite3
-
     start = time.perf_counter()
     db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
     try:
@@ -65,8 +64,6 @@ def main(argv: list[str] | None = None) -> int:
     n = args.recipients or (5_000 if args.quick else 100_000)
     m = args.naive or (100 if args.quick else 3_000)
 
-    from sendframe import Client, send_sms
-
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         server, base_url = start_sandbox(["--db", str(folder / "sandbox.sqlite")])
@@ -81,8 +78,9 @@ def main(argv: list[str] | None = None) -> int:
                 naive_frame = contacts(m, offset=n)
 
                 def one_by_one() -> None:
-                    for phone, name in zip(naive_frame["phone"], naive_frame["name"]):
-                        client.send_sms({"message": "Hi {name}", "to": [phone], "from": "Shop", "sub": [{"name": name}]})
+                    for phone, name in zip(naive_frame["phone"], naive_frame["name"], strict=True):
+                        request = {"message": "Hi {name}", "to": [phone], "from": "Shop", "sub": [{"name": name}]}
+                        client.send_sms(request)
 
                 naive = measure(server.pid, one_by_one)
         finally:

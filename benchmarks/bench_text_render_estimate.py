@@ -37,7 +37,7 @@ LOOP_CAP = 50_000
 def make_contacts(rows: int, seed: int = 0) -> pd.DataFrame:
     """Synthetic contacts: names (some non-GSM, so utf-16 occurs), cities, amounts."""
     rng = np.random.default_rng(seed)
-    names = np.array([f"{f} {l}" for f in FIRST for l in LAST], dtype=object)
+    names = np.array([f"{first} {last}" for first in FIRST for last in LAST], dtype=object)
     return pd.DataFrame(
         {
             "name": pd.array(names[rng.integers(0, len(names), rows)], dtype="str"),
@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"render_frame + *_series: {series_seconds:.3f} s = {rows / series_seconds:,.0f} rows/s")
     note = "" if loop_rows == rows else f" (timed on {loop_rows:,} rows, scaled linearly to {rows:,})"
     print(f"per-row loop: {scaled:.3f} s = {loop_rows / loop_seconds:,.0f} rows/s{note}")
-    print(f"ratio: {scaled / fast_seconds:.1f}x  (target >= 10x); render_frame + *_series: {scaled / series_seconds:.1f}x")
+    print(f"ratio: {scaled / fast_seconds:.1f}x  (target >= 10x); "
+          f"render_frame + *_series: {scaled / series_seconds:.1f}x")
     print(f"answers identical on the timed rows (and both vectorised paths on all rows): {same}")
     print(f"peak memory (ru_maxrss): {peak_memory_mb():,.0f} MB  (target < 1,500 MB)")
     return 0 if same else 1

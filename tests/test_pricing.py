@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import doctest
+
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sendframe import pricing
 from sendframe.errors import ConfigurationError
 from sendframe.pricing import CHANNELS, DEFAULT_PRICES_PATH, load_prices, message_cost
 
@@ -45,7 +48,8 @@ def test_longest_prefix_match_and_default_row(prices, number, channel, prefix, p
 def test_message_cost_charges_parts_certified_attachments_and_answered_calls(prices):
     assert prices.message_cost("34600123456", "sms", parts=3) == pytest.approx(0.135)
     assert prices.message_cost("34600123456", "sms", parts=3, certified=True) == pytest.approx(0.165)
-    assert prices.message_cost("a@b.es", "mailing", attachments=2, certified=True) == pytest.approx(0.001 + 0.01 + 2 * 0.0005)
+    email = prices.message_cost("a@b.es", "mailing", attachments=2, certified=True)
+    assert email == pytest.approx(0.001 + 0.01 + 2 * 0.0005)
     assert prices.message_cost("34600123456", "voice") == pytest.approx(0.05)
     assert prices.message_cost("34600123456", "voiceAudio", answered=False) == 0.0
     assert prices.message_cost("34600123456", "whatsapp", parts=4) == pytest.approx(0.05)  # per message, not per part
@@ -53,7 +57,8 @@ def test_message_cost_charges_parts_certified_attachments_and_answered_calls(pri
 
 
 def test_vectorised_prices_agree_with_the_scalar_ones_and_keep_the_index(prices):
-    numbers = pd.Series(["34600123456", "14165550123", "16502530000", None, "junk", "99912345678"], index=list("abcdef"))
+    numbers = pd.Series(["34600123456", "14165550123", "16502530000", None, "junk", "99912345678"],
+                        index=list("abcdef"))
     for channel in CHANNELS:
         vector = prices.unit_prices(numbers, channel)
         assert vector.index.tolist() == list("abcdef")
@@ -102,21 +107,22 @@ def test_lookups_do_not_modify_the_numbers(prices):
 
 
 def test_the_examples_in_the_docstrings_hold():
-    import doctest
-
-    from sendframe import pricing
-
     assert doctest.testmod(pricing).failed == 0
 
 
 _SHIPPED_PREFIXES = sorted(set(load_prices().frame["prefix"]) - {"*"})
 _DIGITS = st.text("0123456789", max_size=12)
+_SHORT_DIGITS = st.text("0123456789", max_size=3)
+_PARTIAL_PREFIXES = ["1", "14", "141", "18", "186", "35", "3"]
+_NOT_NUMBERS = ["junk", "34 600 123 456", "34-600", "346001234ab", "34\u00b2", "\u0663\u0664\u0666", "+", " 34", "34.0",
+                "ana@example.com"]
 _NUMBERS = st.one_of(
-    st.builds(lambda prefix, tail: prefix + tail, st.sampled_from(_SHIPPED_PREFIXES), _DIGITS),  # incl. Canadian 1416, 1867...
-    st.builds(lambda prefix, tail: prefix + tail, st.sampled_from(["1", "14", "141", "18", "186", "35", "3"]), st.text("0123456789", max_size=3)),
+    st.builds(lambda prefix, tail: prefix + tail, st.sampled_from(_SHIPPED_PREFIXES), _DIGITS),  # incl. 1416, 1867...
+    st.builds(lambda prefix, tail: prefix + tail, st.sampled_from(_PARTIAL_PREFIXES), _SHORT_DIGITS),
     st.text("0123456789", max_size=4),  # short, empty, unknown (999...) and leading zeros
-    st.builds(lambda plus, number: plus + number, st.sampled_from(["+", "++"]), st.sampled_from(_SHIPPED_PREFIXES + ["", "999"])),
-    st.sampled_from(["junk", "34 600 123 456", "34-600", "346001234ab", "34\u00b2", "\u0663\u0664\u0666", "+", " 34", "34.0", "ana@example.com"]),
+    st.builds(lambda plus, number: plus + number, st.sampled_from(["+", "++"]),
+              st.sampled_from([*_SHIPPED_PREFIXES, "", "999"])),
+    st.sampled_from(_NOT_NUMBERS),
     st.text(max_size=6),
     st.none(),
 )
@@ -137,7 +143,8 @@ def _agree(table, numbers, channel):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_NUMBERS, max_size=40), st.sampled_from(CHANNELS), st.sampled_from(["str", object]), st.integers(0, 3))
 def test_the_vectorised_lookup_is_the_scalar_one_for_any_values(prices, numbers, channel, dtype, skip):
-    series = pd.Series(numbers, dtype=dtype, index=[f"r{i}" for i in range(len(numbers))]).iloc[skip:]  # a slice: an offset arrow array
+    # a slice: an offset arrow array
+    series = pd.Series(numbers, dtype=dtype, index=[f"r{i}" for i in range(len(numbers))]).iloc[skip:]
     _agree(prices, series, channel)
 
 
@@ -147,18 +154,22 @@ def test_the_vectorised_lookup_handles_prefixes_longer_than_its_dense_table(tmp_
                     "1,US,sms,0.01,0,0,EUR\n0044,GB,sms,0.02,0,0,EUR\n123456,XA,sms,0.03,0,0,EUR\n1234567,XB,sms,0.04,0,0,EUR\n"
                     "98765,XC,sms,0.05,0,0,EUR\n*,ZZ,sms,0.1,0,0,EUR\n")
     table = load_prices(path)
-    numbers = pd.Series(["1234567890", "123456", "12345", "1234568", "0044123", "044", "98765", "9876", "+1234567", None, "x"])
+    numbers = pd.Series(["1234567890", "123456", "12345", "1234568", "0044123", "044", "98765", "9876", "+1234567",
+                         None, "x"])
     _agree(table, numbers, "sms")
-    assert table.lookup(numbers, "sms")["country"].tolist() == ["XB", "XA", "US", "XA", "GB", "ZZ", "XC", "ZZ", "XB", "ZZ", "ZZ"]
+    countries = table.lookup(numbers, "sms")["country"].tolist()
+    assert countries == ["XB", "XA", "US", "XA", "GB", "ZZ", "XC", "ZZ", "XB", "ZZ", "ZZ"]
 
 
 def test_the_vectorised_lookup_keeps_its_columns_dtypes_and_index(prices):
     for numbers in (pd.Series(["34600123456", None], index=[7, 3], dtype="str"), pd.Series([], dtype="str"),
                     pd.Series([None, None], dtype=object), pd.Series(["", ""], dtype="str")):
         found = prices.lookup(numbers, "sms")
-        assert found.columns.tolist() == ["prefix", "country", "unit_price", "certified_surcharge", "attachment_surcharge", "currency"]
+        assert found.columns.tolist() == ["prefix", "country", "unit_price", "certified_surcharge",
+                                          "attachment_surcharge", "currency"]
         assert found.dtypes.astype(str).tolist() == ["str", "str", "float64", "float64", "float64", "str"]
         assert found.index.equals(numbers.index) and len(found) == len(numbers)
-        assert prices.costs(numbers, "sms").dtype == "float64" and prices.unit_prices(numbers, "sms").name == "unit_price"
+        assert prices.costs(numbers, "sms").dtype == "float64"
+        assert prices.unit_prices(numbers, "sms").name == "unit_price"
     mailing = prices.lookup(pd.Series(["34600123456", "a@b.es"]), "mailing")  # no prefixes at all: the default row
     assert mailing["prefix"].tolist() == ["*", "*"]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import sendframe
+from sendframe import errors
 
 
 def test_all_is_sorted_and_every_name_resolves():
@@ -15,13 +16,23 @@ def test_all_is_sorted_and_every_name_resolves():
         assert getattr(sendframe, name) is not None, name
 
 
+def test_every_class_of_the_errors_module_is_exported_at_the_top_level():
+    classes = [name for name, value in vars(errors).items()
+               if isinstance(value, type) and value.__module__ == errors.__name__ and not name.startswith("_")]
+    assert "SendframeError" in classes and "SendframeWarning" in classes
+    assert sorted(set(classes) - set(sendframe.__all__)) == []
+    for name in classes:
+        assert getattr(sendframe, name) is getattr(errors, name), name
+
+
 def test_every_export_is_defined_in_the_module_it_is_said_to_come_from():
     for name, module_name in sendframe._EXPORTS.items():
         assert hasattr(importlib.import_module(module_name), name), f"{module_name} lacks {name}"
 
 
 def test_importing_sendframe_loads_no_optional_stack():
-    code = "import sys, sendframe; print(sorted(m for m in ('plotly', 'ipywidgets', 'starlette', 'httpx') if m in sys.modules))"
+    optional = ("plotly", "ipywidgets", "starlette", "httpx")
+    code = f"import sys, sendframe; print(sorted(m for m in {optional!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
 

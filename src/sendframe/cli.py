@@ -16,7 +16,7 @@ import sys
 import warnings
 from typing import Any
 
-from sendframe.errors import SendframeError
+from sendframe.errors import SendframeError, SendframeWarning
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("sendframe.demo", "run the sample campaign end to end against the embedded sandbox"),
@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
     module = importlib.import_module(SUBCOMMANDS[args.command][0])
     with warnings.catch_warnings():
         warnings.showwarning = _plain_warnings(args.command, warnings.showwarning)
@@ -67,8 +68,6 @@ def main(argv: list[str] | None = None) -> int:
 def _plain_warnings(command: str, default: Any) -> Any:
     """Show sendframe's own warnings as ``sendframe COMMAND: message`` lines (no file and line number)."""
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        from sendframe.errors import SendframeWarning  # only when warning: it brings httpx and pydantic
-
         if issubclass(category, SendframeWarning):
             print(f"sendframe {command}: {message}", file=sys.stderr)
         else:

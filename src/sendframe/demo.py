@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+DATA = resources.files("sendframe") / "data"  # package data: the demo runs from an installed wheel too
 TEMPLATE = "Hi {name|capitalize}, your {city|upper} order of {amount|formatDotComma} EUR is on its way. Track it: {tracking|shorten}"
 SENDER = "SendFrame"
 # gsm-pt carries the accents of Spanish and Portuguese names in 7 bits (gsm would send them as ?)

@@ -1,10 +1,10 @@
 """The price table: one source for the sandbox's costs and the toolkit's estimates.
 
-``data/prices.csv`` has one row per (prefix, channel): ``prefix`` (calling-code digits, possibly
-longer, e.g. Canadian area codes ``1416``; ``*`` is the default row), ``country`` (ISO 3166 alpha-2,
-``ZZ`` for the default), ``channel``, ``unit_price``, ``certified_surcharge``,
-``attachment_surcharge`` and ``currency``. A number pays the row of the longest prefix it starts
-with, or the default row.
+``sendframe/data/prices.csv`` (package data: an installed wheel has it) has one row per (prefix,
+channel): ``prefix`` (calling-code digits, possibly longer, e.g. Canadian area codes ``1416``; ``*``
+is the default row), ``country`` (ISO 3166 alpha-2, ``ZZ`` for the default), ``channel``,
+``unit_price``, ``certified_surcharge``, ``attachment_surcharge`` and ``currency``. A number pays
+the row of the longest prefix it starts with, or the default row.
 
 What is charged (docs/api-notes.md, "Prices"): SMS and landing SMS ``unit_price`` per part; email
 per message plus ``attachment_surcharge`` per attachment; voice and voice audio per *answered*
@@ -21,6 +21,8 @@ per message.
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +34,8 @@ from sendframe.errors import ConfigurationError
 
 __all__ = ["CHANNELS", "COLUMNS", "DEFAULT_PREFIX", "DEFAULT_PRICES_PATH", "PriceTable", "load_prices", "message_cost"]
 
-DEFAULT_PRICES_PATH = Path(__file__).resolve().parents[2] / "data" / "prices.csv"
+# package data read through importlib.resources, so an installed wheel prices outside the checkout too
+DEFAULT_PRICES_PATH: Traversable = resources.files("sendframe").joinpath("data").joinpath("prices.csv")
 DEFAULT_PREFIX = "*"
 COLUMNS = ("prefix", "country", "channel", "unit_price", "certified_surcharge", "attachment_surcharge", "currency")
 CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
@@ -40,6 +43,7 @@ PER_PART_CHANNELS = frozenset({"sms", "landingsms"})
 PER_ANSWERED_CALL_CHANNELS = frozenset({"voice", "voiceAudio"})
 _MONEY = ("unit_price", "certified_surcharge", "attachment_surcharge")
 _LOOKUP_COLUMNS = ["prefix", "country", "unit_price", "certified_surcharge", "attachment_surcharge", "currency"]
+_Amount = float | np.ndarray  # one message's money, or every row's
 _DENSE_DIGITS = 5  # prefixes of up to this many digits are matched through one table of (width + 1) * 10**width rows
 
 
@@ -55,8 +59,10 @@ class PriceTable:
             rows = rows.set_index("prefix", drop=False)
             self._by_channel[str(channel)] = rows
             self._lengths[str(channel)] = sorted({len(p) for p in rows.index if p != DEFAULT_PREFIX}, reverse=True)
-            self._money[str(channel)] = {str(r.prefix): (float(r.unit_price), float(r.certified_surcharge), float(r.attachment_surcharge))
-                                         for r in rows.itertuples(index=False)}
+            money = zip(rows["prefix"].astype("str").tolist(), *(rows[c].to_numpy(dtype="float64") for c in _MONEY),
+                        strict=True)
+            self._money[str(channel)] = {prefix: (float(unit), float(certified), float(attachment))
+                                         for prefix, unit, certified, attachment in money}
         # vectorised lookups: a number's row is a position in ``self._by_channel[channel]``. Prefixes of up to
         # ``_DENSE_DIGITS`` digits are answered by one table: for a number whose first digits (at most
         # ``width``) are d1..dl, right-padded with zeros to ``width`` digits as the integer c, the row is
@@ -92,7 +98,8 @@ class PriceTable:
         try:
             return self._by_channel[channel]
         except KeyError:
-            raise ConfigurationError(f"The price table has no prices for channel {channel!r}; it prices {', '.join(self.channels)}.") from None
+            raise ConfigurationError(f"The price table has no prices for channel {channel!r}; "
+                                     f"it prices {', '.join(self.channels)}.") from None
 
     def prefix_of(self, number_or_prefix: object, channel: str) -> str:
         """The prefix of the row that prices ``number_or_prefix`` on ``channel`` (``*`` for the default).
@@ -110,7 +117,8 @@ class PriceTable:
         return DEFAULT_PREFIX
 
     def unit_price(self, number_or_prefix: object, channel: str) -> float:
-        """The unit price for a number (or prefix) on ``channel``: per part for SMS, per message or answered call otherwise.
+        """The unit price for a number (or prefix) on ``channel``: per part for SMS, per message or answered call
+        otherwise.
 
             >>> load_prices().unit_price("447700900123", "whatsapp")
             0.04
@@ -123,12 +131,14 @@ class PriceTable:
         attachment_surcharge, currency, on the numbers' index: the row :meth:`prefix_of` picks (leading ``+`` dropped);
         missing or non-digit values get the default row.
 
-            >>> load_prices().lookup(pd.Series(["351912345678", None]), "sms")[["country", "unit_price"]].values.tolist()
+            >>> found = load_prices().lookup(pd.Series(["351912345678", None]), "sms")
+            >>> found[["country", "unit_price"]].values.tolist()
             [['PT', 0.039], ['ZZ', 0.09]]
         """
         rows = self._rows(channel)
         index, positions = self._positions(numbers, channel)
-        return pd.DataFrame({column: rows[column].array.take(positions) for column in _LOOKUP_COLUMNS}, index=index, copy=False)
+        columns = {column: rows[column].array.take(positions) for column in _LOOKUP_COLUMNS}
+        return pd.DataFrame(columns, index=index, copy=False)
 
     def _positions(self, numbers: pd.Series, channel: str) -> tuple[pd.Index, np.ndarray]:
         # the numbers' index and, for every number, the position of its row in self._by_channel[channel]:
@@ -183,7 +193,8 @@ class PriceTable:
             0.0
         """
         unit, certified_surcharge, attachment_surcharge = self._money[channel][self.prefix_of(number, channel)]
-        return _cost(channel, unit, certified_surcharge, attachment_surcharge, parts, certified, attachments, answered)
+        return float(_cost(channel, unit, certified_surcharge, attachment_surcharge, parts, certified, attachments,
+                           answered))
 
     def costs(self, numbers: pd.Series, channel: str, *, parts: int | pd.Series = 1, certified: bool = False,
               attachments: int = 0, answered: bool | pd.Series = True) -> pd.Series:
@@ -196,22 +207,24 @@ class PriceTable:
         unit, certified_surcharge, attachment_surcharge = (values[positions] for values in self._money_arrays[channel])
         parts_values = parts.to_numpy(dtype="float64") if isinstance(parts, pd.Series) else parts
         answered_values = answered.to_numpy(dtype=bool) if isinstance(answered, pd.Series) else answered
-        cost = _cost(channel, unit, certified_surcharge, attachment_surcharge, parts_values, certified, attachments, answered_values)
+        cost = _cost(channel, unit, certified_surcharge, attachment_surcharge, parts_values, certified, attachments,
+                     answered_values)
         return pd.Series(cost, index=index, name="cost", dtype="float64")
 
 
-def _cost(channel, unit, certified_surcharge, attachment_surcharge, parts, certified, attachments, answered):  # type: ignore[no-untyped-def]
+def _cost(channel: str, unit: _Amount, certified_surcharge: _Amount, attachment_surcharge: _Amount,
+          parts: int | np.ndarray, certified: bool, attachments: int, answered: bool | np.ndarray) -> _Amount:
     # works on scalars and numpy arrays alike
-    if channel in PER_PART_CHANNELS:
-        cost = unit * parts
-    else:
-        cost = unit * 1.0
+    cost: _Amount = unit * parts if channel in PER_PART_CHANNELS else unit * 1.0
     if certified:
         cost = cost + certified_surcharge
     if attachments:
         cost = cost + attachment_surcharge * attachments
     if channel in PER_ANSWERED_CALL_CHANNELS:
-        cost = np.where(answered, cost, 0.0) if isinstance(cost, np.ndarray) or isinstance(answered, np.ndarray) else (cost if answered else 0.0)
+        if isinstance(cost, np.ndarray) or isinstance(answered, np.ndarray):
+            cost = np.where(answered, cost, 0.0)
+        elif not answered:
+            cost = 0.0
     return np.round(cost, 4) if isinstance(cost, np.ndarray) else round(float(cost), 4)
 
 
@@ -238,7 +251,7 @@ def _arrow_strings(text: pd.Series) -> pa.Array:
     try:
         strings = text.array.__arrow_array__()
     except (AttributeError, TypeError, NotImplementedError, pa.ArrowException):
-        strings = pa.array(text.to_numpy(dtype=object, na_value=None), type=pa.large_string(), from_pandas=True)
+        strings = pa.array(text, type=pa.large_string(), from_pandas=True)
     if isinstance(strings, pa.ChunkedArray):
         strings = strings.chunk(0) if strings.num_chunks == 1 else strings.combine_chunks()
     if not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
@@ -257,24 +270,28 @@ def _buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 def _checked(frame: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
-        raise ConfigurationError(f"The price table lacks the column(s) {', '.join(missing)}; it needs {', '.join(COLUMNS)}.")
+        raise ConfigurationError(f"The price table lacks the column(s) {', '.join(missing)}; "
+                                 f"it needs {', '.join(COLUMNS)}.")
     frame = frame.loc[:, list(COLUMNS)].copy()
     for column in ("prefix", "country", "channel", "currency"):
         frame[column] = frame[column].astype("str").str.strip()
     problems = []
-    for position, row in enumerate(frame.itertuples(index=False), start=2):  # line 1 is the header
-        if not (row.prefix == DEFAULT_PREFIX or (row.prefix.isascii() and row.prefix.isdigit())):
-            problems.append(f"line {position}: prefix must be digits or '*' (got {row.prefix!r})")
-        if row.channel not in CHANNELS:
-            problems.append(f"line {position}: channel must be one of {', '.join(CHANNELS)} (got {row.channel!r})")
+    rows = zip(frame["prefix"].tolist(), frame["channel"].tolist(), strict=True)
+    for line, (prefix, channel) in enumerate(rows, start=2):  # line 1 is the header
+        if not (prefix == DEFAULT_PREFIX or (prefix.isascii() and prefix.isdigit())):
+            problems.append(f"line {line}: prefix must be digits or '*' (got {prefix!r})")
+        if channel not in CHANNELS:
+            problems.append(f"line {line}: channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
     for column in _MONEY:
         values = pd.to_numeric(frame[column], errors="coerce")
         for position in np.flatnonzero((values.isna() | (values < 0)).to_numpy(dtype=bool)):
-            problems.append(f"line {position + 2}: {column} must be a number of at least 0 (got {frame[column].iloc[position]!r})")
+            problems.append(f"line {position + 2}: {column} must be a number of at least 0 "
+                            f"(got {frame[column].iloc[position]!r})")
         frame[column] = values.astype("float64")
     duplicated = frame.duplicated(["prefix", "channel"], keep="first")
     for position in np.flatnonzero(duplicated.to_numpy()):
-        problems.append(f"line {position + 2}: a second row for prefix {frame['prefix'].iloc[position]} and channel {frame['channel'].iloc[position]}")
+        prefix, channel = frame["prefix"].iloc[position], frame["channel"].iloc[position]
+        problems.append(f"line {position + 2}: a second row for prefix {prefix} and channel {channel}")
     for channel in frame["channel"].unique():
         if not ((frame["channel"] == channel) & (frame["prefix"] == DEFAULT_PREFIX)).any():
             problems.append(f"channel {channel}: no default row (prefix '*')")
@@ -284,22 +301,25 @@ def _checked(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 @lru_cache(maxsize=8)
-def _load(path: Path) -> PriceTable:
+def _load(path: Path | None) -> PriceTable:
+    source: Traversable = DEFAULT_PRICES_PATH if path is None else path
     try:
-        frame = pd.read_csv(path, dtype={"prefix": "str", "country": "str", "channel": "str", "currency": "str"},
-                            keep_default_na=False)  # "NA" is Namibia, not a missing value
+        with source.open("rb") as handle:
+            frame = pd.read_csv(handle, dtype={"prefix": "str", "country": "str", "channel": "str", "currency": "str"},
+                                keep_default_na=False)  # "NA" is Namibia, not a missing value
     except FileNotFoundError:
-        raise ConfigurationError(f"No price table at {path}; pass the path of a prices.csv.") from None
+        raise ConfigurationError(f"No price table at {source}; pass the path of a prices.csv.") from None
     return PriceTable(frame)
 
 
 def load_prices(path: str | Path | None = None) -> PriceTable:
-    """Read a price table (default: the repository's ``data/prices.csv``); each file is read once.
+    """Read a price table (default: the one shipped in the package, ``sendframe/data/prices.csv``); each file is
+    read once.
 
         >>> load_prices().unit_price("5215512345678", "sms")
         0.035
     """
-    return _load(Path(path).resolve() if path is not None else DEFAULT_PRICES_PATH)
+    return _load(Path(path).resolve() if path is not None else None)
 
 
 def message_cost(number: object, channel: str, *, parts: int = 1, certified: bool = False, attachments: int = 0,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import socket
 import threading
 import warnings
@@ -10,8 +12,7 @@ import pytest
 
 from sendframe import Client
 from sendframe.api.client import AsyncClient, RetryPolicy
-from sendframe.errors import NotSentError, SendframeWarning
-from sendframe.errors import ConfigurationError, InputError, UnknownOutcomeError
+from sendframe.errors import ConfigurationError, InputError, NotSentError, SendframeWarning, UnknownOutcomeError
 
 PASSWORD = "s3cr3t-Pa55word"
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01)
@@ -43,10 +44,8 @@ class HangUpServer:
                 return
             with conn:
                 conn.settimeout(2)
-                try:
+                with contextlib.suppress(OSError):
                     conn.recv(65536)
-                except OSError:
-                    pass
                 self.requests += 1
 
     def close(self) -> None:
@@ -102,9 +101,9 @@ def test_a_base_url_that_is_not_http_is_refused():
 
 
 def test_a_send_to_a_closed_port_is_retried_then_reported_as_not_sent():
-    with Client(f"http://127.0.0.1:{_closed_port()}", "demo", PASSWORD, retry=FAST) as client:
-        with pytest.raises(NotSentError) as caught:
-            client.send_sms(SMS)
+    with (Client(f"http://127.0.0.1:{_closed_port()}", "demo", PASSWORD, retry=FAST) as client,
+          pytest.raises(NotSentError) as caught):
+        client.send_sms(SMS)
     assert "never sent" in str(caught.value)
     assert "3 attempts" in str(caught.value)
     assert PASSWORD not in str(caught.value)
@@ -112,36 +111,30 @@ def test_a_send_to_a_closed_port_is_retried_then_reported_as_not_sent():
 
 
 def test_a_send_whose_connection_is_closed_after_writing_is_unknown_and_sent_once(hang_up):
-    with Client(hang_up.url, "demo", PASSWORD, retry=FAST) as client:
-        with pytest.raises(UnknownOutcomeError) as caught:
-            client.send_sms(SMS)
+    with Client(hang_up.url, "demo", PASSWORD, retry=FAST) as client, pytest.raises(UnknownOutcomeError) as caught:
+        client.send_sms(SMS)
     assert "closed or reset after the request was sent" in caught.value.description
     assert hang_up.requests == 1
     assert PASSWORD not in str(caught.value)
 
 
 def test_a_lookup_whose_connection_is_closed_is_retried(hang_up):
-    with Client(hang_up.url, "demo", PASSWORD, retry=FAST) as client:
-        with pytest.raises(NotSentError):
-            client.get_sms("ab" * 10)
+    with Client(hang_up.url, "demo", PASSWORD, retry=FAST) as client, pytest.raises(NotSentError):
+        client.get_sms("ab" * 10)
     assert hang_up.requests == 3
 
 
 def test_a_lookup_of_more_than_100_ids_is_refused_before_sending():
-    with Client("http://127.0.0.1:9", "demo", PASSWORD) as client:
-        with pytest.raises(InputError, match="at most 100 ids"):
-            client.get_sms([f"{i:020x}" for i in range(101)])
+    with Client("http://127.0.0.1:9", "demo", PASSWORD) as client, pytest.raises(InputError, match="at most 100 ids"):
+        client.get_sms([f"{i:020x}" for i in range(101)])
 
 
 def test_an_invalid_dict_request_is_refused_before_sending():
-    with Client("http://127.0.0.1:9", "demo", PASSWORD) as client:
-        with pytest.raises(InputError, match="from"):
-            client.send_sms({"message": "Hi", "to": ["447700900001"]})
+    with Client("http://127.0.0.1:9", "demo", PASSWORD) as client, pytest.raises(InputError, match="from"):
+        client.send_sms({"message": "Hi", "to": ["447700900001"]})
 
 
 def test_the_async_client_reports_an_unknown_outcome_the_same_way(hang_up):
-    import asyncio
-
     async def main():
         async with AsyncClient(hang_up.url, "demo", PASSWORD, retry=FAST) as client:
             await client.send("sms", SMS)

@@ -9,11 +9,10 @@ import time
 import pytest
 
 from sendframe.api.client import AsyncClient, Client, RetryPolicy
-from sendframe.errors import NotSentError
-from sendframe.errors import ApiError, AuthenticationError, NotFoundError, UnknownOutcomeError
-
-
+from sendframe.api.models import SmsRequest
+from sendframe.errors import ApiError, AuthenticationError, NotFoundError, NotSentError, UnknownOutcomeError
 from tests.conftest import FAST_RETRY as FAST
+
 GOOD, OTHER, BAD = "447911100001", "447911100002", "12"
 
 
@@ -50,8 +49,6 @@ def test_every_channel_is_accepted_with_one_id_per_recipient(client, channel):
 
 
 def test_the_named_methods_take_models_too(client):
-    from sendframe.api.models import SmsRequest
-
     answer = client.send_sms(SmsRequest(message="Hi", to=[GOOD], sender="Shop"))
     record = client.get_sms([answer.result[0].id])[0]
     assert record.to == GOOD and record.message == "Hi"
@@ -71,9 +68,9 @@ def test_a_request_with_no_valid_recipient_raises_the_services_error(client):
 
 
 def test_wrong_credentials_raise_an_authentication_error_without_the_password(sb):
-    with Client(sb.base_url, sb.username, "not-the-password", retry=FAST) as wrong:
-        with pytest.raises(AuthenticationError) as caught:
-            wrong.send_sms(CHANNEL_REQUESTS["sms"])
+    with (Client(sb.base_url, sb.username, "not-the-password", retry=FAST) as wrong,
+          pytest.raises(AuthenticationError) as caught):
+        wrong.send_sms(CHANNEL_REQUESTS["sms"])
     assert caught.value.code == 401
     assert "not-the-password" not in str(caught.value)
 

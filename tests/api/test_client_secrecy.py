@@ -17,9 +17,8 @@ import warnings
 import pytest
 
 from sendframe.api.client import AsyncClient, Client, RetryPolicy
-from sendframe.errors import AuthenticationError, ConfigurationError, SendframeError, UnknownOutcomeError
 from sendframe.api.wire import WireConfig, redact_url
-from sendframe.errors import NotSentError
+from sendframe.errors import AuthenticationError, ConfigurationError, NotSentError, SendframeError, UnknownOutcomeError
 from sendframe.sandbox import Sandbox
 
 PASSWORD = "Zq9SECRETpw7731"  # the account's real API password

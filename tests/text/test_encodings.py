@@ -122,7 +122,8 @@ def test_vectorised_units_encodings_and_unencodables_agree_with_scalar(values):
     assert cheapest_encoding_series(s).tolist() == [cheapest_encoding(v) for v in values]
     for encoding in ENCODINGS:
         assert message_units_series(s, encoding).tolist() == [message_units(v, encoding) for v in values]
-        assert unencodable_series(s, encoding).tolist() == ["".join(unencodable_characters(v, encoding)) for v in values]
+        unencodable = ["".join(unencodable_characters(v, encoding)) for v in values]
+        assert unencodable_series(s, encoding).tolist() == unencodable
         assert to_deliverable_series(s, encoding).tolist() == [to_deliverable(v, encoding) for v in values]
 
 

@@ -7,11 +7,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sendframe.text.filters import FILTER_NAMES, FILTERS, apply_filter_arrow, is_shortenable
+from sendframe.text.filters import (
+    FILTER_NAMES,
+    FILTERS,
+    apply_filter_arrow,
+    format_comma_dot,
+    is_number,
+    is_shortenable,
+)
 
 
 def test_there_are_seven_filters_and_shorten_needs_a_link_maker():
-    assert FILTER_NAMES == ("lower", "upper", "capitalize", "capitalizeAll", "formatDotComma", "formatCommaDot", "shorten")
+    assert FILTER_NAMES == ("lower", "upper", "capitalize", "capitalizeAll", "formatDotComma", "formatCommaDot",
+                            "shorten")
     assert set(FILTERS) == set(FILTER_NAMES) - {"shorten"}
 
 
@@ -97,8 +105,6 @@ def test_number_formats_only_insert_separators(number):
 
 
 def test_is_number_is_the_rule_the_format_filters_use():
-    from sendframe.text.filters import format_comma_dot, is_number
-
     numbers, others = ["12", "-1234.50", "0.5", "1234567"], ["1,5", "1e3", ".5", "-", "", " 12", "\u0661\u0662", "12."]
     assert all(is_number(v) for v in numbers) and not any(is_number(v) for v in others)
     assert all(format_comma_dot(v) == v for v in others)  # what is not a number passes through

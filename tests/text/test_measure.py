@@ -35,8 +35,10 @@ def test_forced_encoding_applies_to_every_row_and_is_checked():
         measure_frame(frame, "{n}", encoding="ascii")
 
 
-values = st.one_of(st.none(), st.text(alphabet=st.sampled_from("ab {€ÁçЖ😀") | st.characters(codec="utf-8"), max_size=90))
-templates = st.lists(st.sampled_from(["{x}", "{y|upper}", "{x|capitalizeAll}", "€", "ç", "😀", "Hola ", "{y}"]), max_size=6).map("".join)
+values = st.one_of(st.none(),
+                   st.text(alphabet=st.sampled_from("ab {€ÁçЖ😀") | st.characters(codec="utf-8"), max_size=90))
+templates = st.lists(st.sampled_from(["{x}", "{y|upper}", "{x|capitalizeAll}", "€", "ç", "😀", "Hola ", "{y}"]),
+                     max_size=6).map("".join)
 
 
 @settings(max_examples=60, deadline=None)

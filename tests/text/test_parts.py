@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import random
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -11,7 +13,15 @@ from hypothesis import strategies as st
 
 from sendframe.errors import InputError
 from sendframe.text.encodings import ENCODINGS, message_units
-from sendframe.text.parts import PART_LIMIT, SINGLE_LIMIT, sms_parts, sms_parts_series, split_parts
+from sendframe.text.parts import (
+    PART_LIMIT,
+    SINGLE_LIMIT,
+    exact_parts_needed,
+    parts_from_units,
+    sms_parts,
+    sms_parts_series,
+    split_parts,
+)
 
 INTERESTING = "ab €{ÁçΦ😀Ж"
 texts = st.text(alphabet=st.sampled_from(INTERESTING), max_size=500)
@@ -150,13 +160,6 @@ def test_vectorised_parts_with_per_row_encodings_agree_with_scalar(rows):
 
 
 def test_exact_parts_needed_flags_every_row_where_the_arithmetic_is_wrong():
-    import random
-
-    import numpy as np
-
-    from sendframe.text.encodings import message_units
-    from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
-
     random.seed(5)
     for encoding, double in (("gsm", "€"), ("gsm-pt", "ç"), ("utf-16", "😀")):
         for _ in range(400):

@@ -18,7 +18,7 @@ SPEC_PAIRS = [
 
 
 def test_table_is_exactly_the_spec_table():
-    assert TRANSLATION_TABLE == dict(SPEC_PAIRS)
+    assert dict(SPEC_PAIRS) == TRANSLATION_TABLE
 
 
 @pytest.mark.parametrize(("source", "target"), SPEC_PAIRS)

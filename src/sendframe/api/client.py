@@ -62,7 +62,8 @@ class _Base:
         return self.config.username
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={wire.redact_url(self.config.base_url)!r}, username={self.config.username!r})"
+        base_url = wire.redact_url(self.config.base_url)
+        return f"{type(self).__name__}(base_url={base_url!r}, username={self.config.username!r})"
 
     def _http_options(self) -> dict[str, Any]:
         return {
@@ -101,6 +102,8 @@ class Client(_Base):
         Client(base_url='http://127.0.0.1:8080', username='demo')
         >>> client.close()
     """
+
+    _http: httpx.Client
 
     def __init__(self, base_url: str | None = None, username: str | None = None,
                  api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
@@ -155,7 +158,8 @@ class Client(_Base):
     def send_columns(self, channel: str, request: Any) -> wire.SendAnswer:
         """Like :meth:`send`, but the answer comes as columns (a ``wire.SendAnswer``), no model per recipient.
 
-            >>> client.send_columns("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"}).accepted  # doctest: +SKIP
+            >>> request = {"message": "Hi", "to": ["447700900001"], "from": "Shop"}
+            >>> client.send_columns("sms", request).accepted  # doctest: +SKIP
             [True]
         """
         return self._run(wire.send_call(channel, request, columns=True))  # type: ignore[no-any-return]
@@ -169,7 +173,10 @@ class Client(_Base):
         return self.send("mailing", request)
 
     def send_voice(self, request: Any) -> Any:
-        """POST /api/rest/voice. ``client.send_voice({"message": ..., "to": [...], "language": "en_GB", "gender": "F"})``"""
+        """POST /api/rest/voice.
+
+        ``client.send_voice({"message": ..., "to": [...], "language": "en_GB", "gender": "F"})``
+        """
         return self.send("voice", request)
 
     def send_voice_audio(self, request: Any) -> Any:
@@ -177,7 +184,10 @@ class Client(_Base):
         return self.send("voiceAudio", request)
 
     def send_landingsms(self, request: Any) -> Any:
-        """POST /api/rest/landingsms. ``client.send_landingsms({"message": "{LAND_URL}", ..., "templateBody": "<p>Hi</p>"})``"""
+        """POST /api/rest/landingsms.
+
+        ``client.send_landingsms({"message": "{LAND_URL}", ..., "templateBody": "<p>Hi</p>"})``
+        """
         return self.send("landingsms", request)
 
     def send_whatsapp(self, request: Any) -> Any:
@@ -189,7 +199,8 @@ class Client(_Base):
 
             >>> client.get_sms(["3f2a..."])  # doctest: +SKIP
         """
-        return self._run(wire.lookup_call(ids))
+        records: list[Any] = self._run(wire.lookup_call(ids))
+        return records
 
     def check_otp(self, to: str, code: str, app_id: str = "") -> Any:
         """Check an OTP code; returns the ``OtpCheckResult``. ``client.check_otp("447700900001", "1234")``"""
@@ -204,12 +215,15 @@ class AsyncClient(_Base):
         ...         return await client.send_sms({"message": "Hi", "to": ["447700900001"], "from": "Shop"})
     """
 
+    _http: httpx.AsyncClient
+
     def __init__(self, base_url: str | None = None, username: str | None = None,
                  api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
                  retry: RetryPolicy | None = None, config: WireConfig | None = None,
                  limits: httpx.Limits | None = None) -> None:
         super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
-        self._transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), limits=limits or _POOL_LIMITS, trust_env=False)
+        self._transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), limits=limits or _POOL_LIMITS,
+                                                   trust_env=False)
         self._http = httpx.AsyncClient(transport=self._transport, **self._http_options())
 
     async def __aenter__(self) -> AsyncClient:
@@ -249,7 +263,10 @@ class AsyncClient(_Base):
         return response
 
     async def send(self, channel: str, request: Any) -> Any:
-        """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the ``SendResponse``."""
+        """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the answer.
+
+            >>> await client.send("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"})  # doctest: +SKIP
+        """
         return await self._run(wire.send_call(channel, request))
 
     async def send_columns(self, channel: str, request: Any) -> wire.SendAnswer:
@@ -282,7 +299,8 @@ class AsyncClient(_Base):
 
     async def get_sms(self, ids: str | Iterable[str]) -> list[Any]:
         """Look up SMS records (one GET, at most 100 ids)."""
-        return await self._run(wire.lookup_call(ids))
+        records: list[Any] = await self._run(wire.lookup_call(ids))
+        return records
 
     async def check_otp(self, to: str, code: str, app_id: str = "") -> Any:
         """Check an OTP code; returns the ``OtpCheckResult``."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Literal
 
@@ -62,7 +62,7 @@ class RetryPolicy:
             >>> RetryPolicy(base_delay=1.0, jitter=False).delay(1, retry_after="3")
             3.0
         """
-        backoff = min(self.max_delay, self.base_delay * (2 ** max(0, attempt - 1)))
+        backoff = min(self.max_delay, self.base_delay * 2.0 ** max(0, attempt - 1))
         if self.jitter:
             backoff = random.uniform(backoff / 2, backoff)
         hinted = parse_retry_after(retry_after)
@@ -93,7 +93,7 @@ def parse_retry_after(value: str | float | None, *, now: datetime | None = None)
 
         >>> parse_retry_after("2"), parse_retry_after("soon"), parse_retry_after("-3")
         (2.0, None, 0.0)
-        >>> parse_retry_after("Wed, 21 Oct 2026 07:28:30 GMT", now=datetime(2026, 10, 21, 7, 28, tzinfo=timezone.utc))
+        >>> parse_retry_after("Wed, 21 Oct 2026 07:28:30 GMT", now=datetime(2026, 10, 21, 7, 28, tzinfo=UTC))
         30.0
     """
     if value is None:
@@ -105,9 +105,10 @@ def parse_retry_after(value: str | float | None, *, now: datetime | None = None)
         try:
             seconds = float(text)
         except ValueError:
-            seconds = _seconds_until(text, now)
-            if seconds is None:
+            until = _seconds_until(text, now)
+            if until is None:
                 return None
+            seconds = until
     if math.isnan(seconds):
         return None
     return max(0.0, seconds)
@@ -118,11 +119,9 @@ def _seconds_until(http_date: str, now: datetime | None) -> float | None:
         moment = parsedate_to_datetime(http_date)
     except (TypeError, ValueError, IndexError):
         return None
-    if moment is None:  # Python before 3.10 answered None instead of raising
-        return None
     if moment.tzinfo is None:  # "-0000" (or no zone): HTTP-dates are always GMT
-        moment = moment.replace(tzinfo=timezone.utc)
-    return (moment - (now or datetime.now(timezone.utc))).total_seconds()
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - (now or datetime.now(UTC))).total_seconds()
 
 
 def is_idempotent(method: str) -> bool:
@@ -174,7 +173,8 @@ def decide_response(
         return Decision("done")
     retryable = status == 429 or (status >= 500 and is_idempotent(method))
     if status >= 500 and not is_idempotent(method):
-        return Decision("unknown", reason=f"the service answered HTTP {status}; the send may or may not have been processed")
+        return Decision("unknown",
+                        reason=f"the service answered HTTP {status}; the send may or may not have been processed")
     if retryable and attempt < policy.max_attempts:
         return Decision("retry", delay=policy.delay(attempt, retry_after), reason=f"HTTP {status}")
     return Decision("done")

@@ -20,20 +20,23 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import inspect
 import ipaddress
 import json
 import os
-import sys
 import warnings
 from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NotRequired
 from urllib.parse import quote, urlsplit
 
 import httpx
-from pydantic import AwareDatetime, SecretStr
-from typing_extensions import NotRequired, TypedDict  # pydantic needs these TypedDicts before Python 3.12
+from pydantic import AwareDatetime, SecretStr, TypeAdapter
+from pydantic_core import CoreConfig, SchemaValidator
+from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict before Python 3.12
 
+from sendframe.api import models
+from sendframe.api.retry import RetryPolicy, decide_exception, decide_response, is_idempotent
 from sendframe.errors import (
     ApiError,
     AuthenticationError,
@@ -44,14 +47,14 @@ from sendframe.errors import (
     SendframeWarning,
     UnknownOutcomeError,
 )
-from sendframe.api.retry import RetryPolicy, decide_exception, decide_response, is_idempotent
 
 ENV_BASE_URL = "SENDFRAME_BASE_URL"
 ENV_USERNAME = "SENDFRAME_USERNAME"
 ENV_API_PASSWORD = "SENDFRAME_API_PASSWORD"
 
 CHANNELS: tuple[str, ...] = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
-CHANNEL_ALIASES = {"email": "mailing", "voice_audio": "voiceAudio", "voiceaudio": "voiceAudio", "landing_sms": "landingsms"}
+CHANNEL_ALIASES = {"email": "mailing", "voice_audio": "voiceAudio", "voiceaudio": "voiceAudio",
+                   "landing_sms": "landingsms"}
 MAX_LOOKUP_IDS = 100
 
 
@@ -64,7 +67,8 @@ NO_ANSWER = 0  # error code of a failure where the service gave no answer at all
 
 def user_stacklevel() -> int:
     """The ``stacklevel`` that makes a warning point at the first caller outside sendframe."""
-    frame, level = sys._getframe(1), 1
+    here = inspect.currentframe()
+    frame, level = (here.f_back if here is not None else None), 1
     while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("sendframe."):
         frame, level = frame.f_back, level + 1
     return level
@@ -122,8 +126,9 @@ class WireConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.api_password, SecretStr):  # built by hand with a plain str: hide it all the same
-            object.__setattr__(self, "api_password", SecretStr(str(self.api_password)))
+        given: object = self.api_password
+        if not isinstance(given, SecretStr):  # built by hand with a plain str: hide it all the same
+            object.__setattr__(self, "api_password", SecretStr(str(given)))
 
     def __repr__(self) -> str:  # written out so a base URL built by hand never shows its user information
         return (f"{type(self).__name__}(base_url={redact_url(self.base_url)!r}, username={self.username!r}, "
@@ -160,8 +165,8 @@ class WireConfig:
             raise ConfigurationError(f"The base URL {shown!r} cannot be read as an address such as "
                                      "https://api.example.com.") from None
         if has_userinfo or "@" in str(base_url):
-            raise ConfigurationError(f"The base URL {shown!r} holds an @: credentials (user:password@) must not be in it; "
-                                     "pass username= and api_password= (or the environment variables) instead.")
+            raise ConfigurationError(f"The base URL {shown!r} holds an @: credentials (user:password@) must not be "
+                                     "in it; pass username= and api_password= (or the environment variables) instead.")
         if parts.scheme not in {"http", "https"} or not hostname:
             raise ConfigurationError(f"The base URL {shown!r} is not an http(s) address such as https://api.example.com.")
         if parts.scheme == "http" and not _is_loopback(hostname):
@@ -219,12 +224,6 @@ class Sleep:
     seconds: float
 
 
-def _models():
-    from sendframe.api import models  # imported on first use: keeps ``import sendframe`` light
-
-    return models
-
-
 def to_payload(channel: str, request: Any) -> dict[str, Any]:
     """The wire body for a send: a model's ``to_wire()``, or a dict validated through the models.
 
@@ -232,16 +231,17 @@ def to_payload(channel: str, request: Any) -> dict[str, Any]:
         'Shop'
     """
     if hasattr(request, "to_wire"):
-        return request.to_wire()
+        payload: dict[str, Any] = request.to_wire()
+        return payload
     if isinstance(request, Mapping):
-        return _models().parse_request(channel, dict(request)).to_wire()
+        return models.parse_request(channel, dict(request)).to_wire()
     raise InputError(f"A {channel} request must be a model or a dict, got {type(request).__name__}.")
 
 
 def wire_json(model: Any) -> bytes:
     """A model's wire body as JSON bytes: ``to_wire()`` serialised by pydantic in one pass.
 
-        >>> wire_json(_models().OtpConfig(length=6))
+        >>> wire_json(models.OtpConfig(length=6))
         b'{"length":6}'
     """
     return model.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")  # type: ignore[no-any-return]
@@ -268,7 +268,7 @@ class EncodedRequest:
         """Validate ``request`` (a model or a dict) for ``channel`` and serialise its wire body."""
         channel = normalise_channel(channel)
         if isinstance(request, Mapping):
-            request = _models().parse_request(channel, dict(request))
+            request = models.parse_request(channel, dict(request))
         elif not hasattr(request, "to_wire"):
             raise InputError(f"A {channel} request must be a model or a dict, got {type(request).__name__}.")
         return cls(channel, wire_json(request))
@@ -309,7 +309,7 @@ def error_from_response(response: httpx.Response, what: str) -> ApiError:
 
 
 def _parse_send(response: httpx.Response) -> Any:
-    return _models().SendResponse.model_validate_json(response.content)  # from the raw bytes: no json.loads pass
+    return models.SendResponse.model_validate_json(response.content)  # from the raw bytes: no json.loads pass
 
 
 # ---------------------------------------------------------------- send answers as columns
@@ -322,10 +322,12 @@ class _LeanError(TypedDict):
 
 # ResultItem's wire fields as plain dicts: pydantic checks this shape about three times faster than it builds
 # a ResultItem per recipient (tests/api/test_models_responses.py holds the two field for field)
-_LeanItem = TypedDict("_LeanItem", {
-    "accepted": bool, "to": str, "id": NotRequired[Optional[str]], "parts": NotRequired[Optional[int]],
-    "scheduledAt": NotRequired[Optional[AwareDatetime]], "expiresAt": NotRequired[Optional[AwareDatetime]],
-    "error": NotRequired[Optional[_LeanError]],
+# functional syntax on purpose: under ``from __future__ import annotations`` the class syntax leaves NotRequired
+# unread at class creation, and every key would count as required
+_LeanItem = TypedDict("_LeanItem", {  # noqa: UP013
+    "accepted": bool, "to": str, "id": NotRequired[str | None], "parts": NotRequired[int | None],
+    "scheduledAt": NotRequired[AwareDatetime | None], "expiresAt": NotRequired[AwareDatetime | None],
+    "error": NotRequired[_LeanError | None],
 })
 
 
@@ -337,9 +339,6 @@ class _LeanSendResponse(TypedDict):
 
 @functools.cache
 def _lean_send_response() -> Any:
-    from pydantic import TypeAdapter
-    from pydantic_core import CoreConfig, SchemaValidator
-
     # pydantic caches JSON strings by default; an answer's values (ids, numbers) are all different, so only
     # its keys are worth caching: a third faster
     return SchemaValidator(TypeAdapter(_LeanSendResponse).core_schema, CoreConfig(cache_strings="keys"))
@@ -380,7 +379,7 @@ def read_send_answer(body: bytes | str) -> SendAnswer:
     answer = _lean_send_response().validate_json(body)
     items = answer["result"]
     errors = [item.get("error") for item in items]
-    as_text = _models()._iso  # the one rule for writing a timestamp
+    as_text = models._iso  # the one rule for writing a timestamp
     return SendAnswer(
         answer["campaignId"], answer["sendingId"],
         accepted=[item["accepted"] for item in items],
@@ -397,7 +396,8 @@ def read_send_answer(body: bytes | str) -> SendAnswer:
 def send_answer(answer: Any) -> SendAnswer:
     """A :class:`SendAnswer` from a ``SendResponse``, a wire dict, or a ``SendAnswer`` (returned as is).
 
-        >>> send_answer({"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900001"}]}).accepted
+        >>> answer = {"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900001"}]}
+        >>> send_answer(answer).accepted
         [True]
     """
     if isinstance(answer, SendAnswer):
@@ -415,11 +415,11 @@ def _parse_send_columns(response: httpx.Response) -> SendAnswer:
 
 def _parse_lookup(response: httpx.Response) -> list[Any]:
     # validated straight from the raw bytes (pydantic's JSON parser): no json.loads and Python-dict pass first
-    return list(_models().LookupResponse.model_validate_json(response.content).data)
+    return list(models.LookupResponse.model_validate_json(response.content).data)
 
 
 def _parse_otp(response: httpx.Response) -> Any:
-    return _models().OtpCheckResponse.model_validate(response.json()).data
+    return models.OtpCheckResponse.model_validate(response.json()).data
 
 
 def send_call(channel: str, request: Any, *, columns: bool = False) -> Call:
@@ -427,7 +427,8 @@ def send_call(channel: str, request: Any, *, columns: bool = False) -> Call:
 
     Its answer is a ``SendResponse``, or with ``columns=True`` a :class:`SendAnswer`.
 
-        >>> send_call("sms", EncodedRequest.encode("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"})).path
+        >>> request = EncodedRequest.encode("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"})
+        >>> send_call("sms", request).path
         '/api/rest/sms'
     """
     channel = normalise_channel(channel)
@@ -491,7 +492,8 @@ def exchange(call: Call, policy: RetryPolicy) -> Generator[Send | Sleep, Any, An
                 yield Sleep(decision.delay)
                 continue
             if decision.action == "unknown":
-                raise UnknownOutcomeError(NO_ANSWER, f"{call.what}: {decision.reason}. Check before sending again.") from None
+                raise UnknownOutcomeError(NO_ANSWER,
+                                          f"{call.what}: {decision.reason}. Check before sending again.") from None
             raise NotSentError(NO_ANSWER, f"{call.what}: {decision.reason}.") from None
         response: httpx.Response = outcome
         decision = decide_response(call.method, response.status_code, attempt=attempt, policy=policy,

@@ -18,10 +18,8 @@ def series_to_arrow(series: pd.Series) -> pa.Array:
     Only strings are accepted as text; anything else in the series raises ``TypeError``.
     """
     values = series.array
-    if hasattr(values, "__arrow_array__"):
-        arr = pa.array(values)
-    else:
-        arr = pa.array(series.to_numpy(dtype=object, na_value=None), from_pandas=True)
+    # from_pandas: NaN, None and pd.NA become null
+    arr = pa.array(values) if hasattr(values, "__arrow_array__") else pa.array(series, from_pandas=True)
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if pa.types.is_null(arr.type):

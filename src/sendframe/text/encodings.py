@@ -82,7 +82,7 @@ def check_encoding(encoding: object) -> str:
     """
     if encoding not in ENCODINGS:
         raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)}.")
-    return encoding  # type: ignore[return-value]
+    return encoding
 
 
 def char_units(char: str, encoding: str) -> int:
@@ -166,7 +166,7 @@ def _encoding_groups(encoding: str | pd.Series, index: pd.Index) -> list[tuple[s
     if not encoding.index.equals(index):
         encoding = encoding.reindex(index)
     codes, uniques = pd.factorize(encoding, use_na_sentinel=True)  # rows without an encoding get <NA>
-    groups = []
+    groups: list[tuple[str, np.ndarray | None]] = []
     for k, name in enumerate(uniques):
         positions = np.flatnonzero(codes == k)
         if name not in ENCODINGS:
@@ -204,8 +204,9 @@ def int_series_by_encoding(series: pd.Series, encoding: str | pd.Series,
     """An ``Int64`` Series from ``compute(texts, encoding_name) -> (values, missing)``, run once per encoding
     on that encoding's rows (``encoding`` is one name or a Series of names aligned on ``series``).
 
-    >>> int_series_by_encoding(pd.Series(["ab", None]), "gsm",
-    ...                        lambda arr, name: (pc.utf8_length(arr).fill_null(0).to_numpy(), arr.is_null().to_numpy(zero_copy_only=False))).tolist()
+    >>> def lengths(arr, name):
+    ...     return pc.utf8_length(arr).fill_null(0).to_numpy(), arr.is_null().to_numpy(zero_copy_only=False)
+    >>> int_series_by_encoding(pd.Series(["ab", None]), "gsm", lengths).tolist()
     [2, <NA>]
     """
     arr = series_to_arrow(series)

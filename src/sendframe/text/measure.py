@@ -29,18 +29,20 @@ from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, TextStats, encoding_r
 from sendframe.text.templates import CodedPiece, Template, join_codes, merge_pieces, parse, piece_codes
 
 
-def _unencodable(pieces: list[CodedPiece], stats: list[TextStats | None], missing: np.ndarray, encoding: str) -> pd.Categorical:
+def _unencodable(pieces: list[CodedPiece], stats: list[TextStats | None], missing: np.ndarray,
+                 encoding: str) -> pd.Categorical:
     """Per row, the characters ``encoding`` cannot carry (unique, in order of appearance, joined)
     as a categorical: worked out once per distinct value of each piece, then once per distinct
     combination of the pieces' answers."""
     charset, flag = CHARSETS[encoding], FOREIGN_FLAG[ENCODINGS.index(encoding)]
     rows = np.zeros(len(missing), dtype=np.int64)
     table = [""]
-    for piece, measured in zip(pieces, stats):
-        flagged = np.flatnonzero(measured.flags & flag) if measured is not None else []
+    for piece, measured in zip(pieces, stats, strict=True):
+        flagged = np.flatnonzero(measured.flags & flag) if measured is not None else np.zeros(0, dtype=np.intp)
         if not len(flagged):
             continue
-        found = ["".join(dict.fromkeys(c for c in v if c not in charset)) for v in piece.values.take(flagged).to_pylist()]
+        found = ["".join(dict.fromkeys(c for c in v if c not in charset))
+                 for v in piece.values.take(flagged).to_pylist()]
         ids, distinct = pd.factorize(np.asarray(found, dtype=object))
         value_ids = np.zeros(len(piece.values), dtype=np.int64)  # 0: nothing unencodable
         value_ids[flagged] = ids + 1

@@ -106,7 +106,8 @@ def exact_parts_needed(units: np.ndarray, has_pair: np.ndarray, encoding: str) -
     units = np.asarray(units, dtype=np.int64)
     limit = PART_LIMIT[check_encoding(encoding)]
     at_risk = -(-units // (limit - 1)) != -(-units // limit)
-    return at_risk & np.asarray(has_pair, dtype=bool) & (units > SINGLE_LIMIT[encoding])
+    needed: np.ndarray = at_risk & np.asarray(has_pair, dtype=bool) & (units > SINGLE_LIMIT[encoding])
+    return needed
 
 
 def sms_parts_series(series: pd.Series, encoding: str | pd.Series = "gsm") -> pd.Series:

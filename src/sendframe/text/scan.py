@@ -15,6 +15,7 @@ encoding and per question (which characters are foreign, which cost two units).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 import pyarrow as pa
@@ -56,7 +57,7 @@ class TextStats:
 
 def _char_classes(body: np.ndarray) -> np.ndarray:
     """The class of every character, written at its first byte (0 on continuation bytes)."""
-    classes = _BYTE_TABLE[body]
+    classes: np.ndarray = _BYTE_TABLE[body]
     leads = np.flatnonzero(body >= 0xC0)
     if len(leads):
         b0 = body[leads].astype(np.int64)
@@ -98,6 +99,10 @@ def scan_text(arr: pa.Array) -> TextStats:
     return TextStats(chars + extra, flags, missing)
 
 
+@overload
+def encoding_rank(flags: int) -> int: ...
+@overload
+def encoding_rank(flags: np.ndarray) -> np.ndarray: ...
 def encoding_rank(flags: np.ndarray | int) -> np.ndarray | int:
     """Index in :data:`ENCODINGS` of the cheapest encoding for these flags (0 gsm, 1 gsm-pt, 2 utf-16).
 
