@@ -33,6 +33,7 @@ from sendframe.campaign.budget import Budget
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import SEND_OPTIONS, Message
 from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
+from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.campaign.tables import as_frame
 from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import check_options, keyword_checked
@@ -140,7 +141,8 @@ class Variants:
 
     @keyword_checked
     def send(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
-             max_cost: float | None = None, prices: Any = None, **send_options: Any) -> pd.DataFrame:
+             max_cost: float | None = None, prices: Any = None, callbacks: Any = None,
+             **send_options: Any) -> pd.DataFrame:
         """Send each variant's message to its rows through one ledger; holdout rows get outcome ``holdout``.
 
         Takes the options of :meth:`Message.send <sendframe.Message.send>`; ``max_cost`` caps the
@@ -148,7 +150,8 @@ class Variants:
 
             >>> result = test.send(contacts, client=client, ledger="ab.sqlite", max_cost=50)  # doctest: +SKIP
         """
-        check_options(send_options, [o for o in SEND_OPTIONS if o not in ("max_cost", "prices")], "Variants.send")
+        check_options(send_options, [o for o in SEND_OPTIONS if o not in ("max_cost", "prices", "callbacks")],
+                      "Variants.send")
         frame = as_frame(contacts)
         plan = self.plan(frame, suppression=suppression, keep=keep)
         summary = skipped_summary(plan, "sent")
@@ -160,9 +163,10 @@ class Variants:
             if name not in self.messages or not rows.any():
                 continue
             part = frame.loc[rows]
-            results.append(self.messages[name].send_planned(
+            message = self.messages[name]
+            results.append(message.send_planned(
                 part, plan.loc[rows, ["action", "reason"]], budget=budget, identity=self._identity(), keep=keep,
-                prices=prices, **send_options))
+                prices=prices, settle=tags_from_callbacks(callbacks, message.notification_url), **send_options))
         result = pd.concat(results).reindex(frame.index) if results else pd.DataFrame(index=frame.index)
         held = (plan["action"] == "holdout").to_numpy()
         outcome = result["outcome"].astype("str").where(~held, "holdout")

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import os
 import sqlite3
@@ -68,7 +69,7 @@ from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
 from sendframe.errors import InputError, LedgerInUseError, LedgerMismatchError
 
-__all__ = ["Ledger", "LedgerInUseError", "LedgerMismatchError", "row_key", "row_keys", "same_recipient"]
+__all__ = ["ROW_TAG_PARAM", "Ledger", "row_key", "row_keys", "row_tag", "same_recipient"]
 
 # batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
 BATCH_STATES = ("intent", "done", "unknown", "not_sent")
@@ -91,6 +92,9 @@ _SCHEMA = (
     + " FROM batches b, json_each(b.row_keys) k",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
+# rows of unknown batches whose delivery notification came back: accepted, with the notification's message id
+_SETTLED = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL, recipient TEXT NOT NULL,"
+            " id TEXT, settled_at TEXT NOT NULL, PRIMARY KEY (batch, row_key, recipient))")
 
 ROW_COLUMNS = ("row_key", "recipient", "batch", "state", "accepted", "id", "parts", "scheduled_at", "expires_at",
                "error_code", "error_description", "campaign_id", "sending_id")
@@ -122,6 +126,18 @@ def row_key(label: object) -> str:
         except (TypeError, ValueError):
             pass
     return _encode_json(label)
+
+
+ROW_TAG_PARAM = "sf_row"  # the notificationUrl parameter that carries a row's tag (docs/api-notes.md)
+
+
+def row_tag(key: str, recipient: str) -> str:
+    """A short tag of a ledger row, carried by its notificationUrl so its notification names the row.
+
+        >>> row_tag(row_key(7), "447700900001")
+        '44c4f5ed222ceb60'
+    """
+    return hashlib.blake2b(f"{key}\x1f{recipient}".encode(), digest_size=8).hexdigest()
 
 
 def row_keys(index: pd.Index) -> list[str]:
@@ -223,12 +239,13 @@ class Ledger:
             raise InputError(f"The ledger {self.path} was written by a newer sendframe (ledger format {version}, "
                              f"this one reads up to {SCHEMA_VERSION}); upgrade sendframe to resume it.")
         if version == SCHEMA_VERSION:
+            self._db.execute(_SETTLED)
             return
         tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if tables:
             raise InputError(f"{self.path} is a SQLite file but not a sendframe ledger (it holds the tables "
                              f"{', '.join(sorted(tables))}); give the send a new file name.")
-        for statement in _SCHEMA:
+        for statement in (*_SCHEMA, _SETTLED):
             self._db.execute(statement)
 
     def __repr__(self) -> str:
@@ -389,6 +406,15 @@ class Ledger:
                 columns[column] += values if fallback is None else [fallback if v is None else v for v in values]
             columns["campaign_id"] += [campaign_id] * n
             columns["sending_id"] += [sending_id] * n
+        settled = self._query("SELECT batch, row_key, recipient, id FROM settled")
+        if settled:
+            where = {(b, k, r): i for i, (b, k, r) in enumerate(zip(columns["batch"], columns["row_key"],
+                                                                   columns["recipient"], strict=True))}
+            for batch, key, recipient, message_id in settled:
+                at = where.get((batch, key, recipient))
+                if at is not None and columns["state"][at] == "unknown":
+                    columns["state"][at], columns["accepted"][at], columns["id"][at] = "accepted", True, message_id
+                    columns["error_code"][at] = columns["error_description"][at] = None
         return columns
 
     def rows(self) -> pd.DataFrame:
@@ -430,6 +456,27 @@ class Ledger:
         positions = match_rows(columns["row_key"], columns["recipient"], keys, recipients)
         matched_keys = [key if at is None else columns["row_key"][at] for key, at in zip(keys, positions)]
         return _typed_frame(columns, positions, row_key=matched_keys, recipient=recipients)
+
+    def settle(self, tags: Mapping[str, str]) -> int:
+        """Mark rows of unknown batches accepted when a delivery notification carried their tag.
+
+        ``tags`` maps a row's :func:`row_tag` (the ``sf_row`` parameter of its notificationUrl) to the
+        message id the notification gave (``%i``). Returns how many rows were settled.
+
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+            >>> ledger.settle({row_tag(row_key(0), "447700900001"): "a1b2"}), ledger.rows()["id"].tolist()
+            (1, ['a1b2'])
+        """
+        if not tags:
+            return 0
+        rows = self.rows()
+        unknown = rows[rows["state"] == "unknown"]
+        found = [(int(batch), key, recipient, tags[tag], _now())
+                 for batch, key, recipient in zip(unknown["batch"], unknown["row_key"], unknown["recipient"], strict=True)
+                 if (tag := row_tag(key, recipient)) in tags]
+        if found:
+            self._write(self._db.executemany, "INSERT OR REPLACE INTO settled VALUES (?, ?, ?, ?, ?)", found)
+        return len(found)
 
     def unknown_rows(self) -> pd.DataFrame:
         """Rows whose fate is unknown: sent or not, nobody knows. Check them before sending again.

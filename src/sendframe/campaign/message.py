@@ -42,6 +42,7 @@ from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.policy import KEEP_REASONS, OUTCOMES, keep_reasons, plan_rows, skipped_summary
 from sendframe.campaign.send import ANSWER_COLUMNS, send_rows
+from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
 from sendframe.api.wire import user_stacklevel
@@ -55,6 +56,7 @@ __all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing"
 SEND_OPTIONS: tuple[str, ...] = (
     "client", "ledger", "suppression", "keep", "batch_size", "concurrency", "requests_per_second",
     "parts_per_second", "dry_run", "resend_unknown", "stop_after_unknown", "progress", "max_cost", "prices",
+    "callbacks",
 )
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
@@ -268,6 +270,7 @@ class Message:
         progress: bool = True,
         max_cost: float | None = None,
         prices: Any = None,
+        callbacks: Any = None,
     ) -> pd.DataFrame:
         """Send to every row the policy lets through; one result row per contact, on the contacts' index.
 
@@ -284,6 +287,10 @@ class Message:
         rows are ``not_sent`` with the reason, and a run with a higher cap continues from the ledger
         (:mod:`sendframe.campaign.budget`).
 
+        ``callbacks`` (a ``Receiver``, a log path or a callbacks frame): rows of batches whose outcome
+        was unknown are marked accepted when a notification names them, before anything is sent
+        (:mod:`sendframe.campaign.settling`; sms with a ``notification_url``).
+
             >>> result = sms("Hi {name}", sender="Shop").send(contacts, ledger="spring.sqlite")  # doctest: +SKIP
         """
         frame = as_frame(contacts)
@@ -297,18 +304,20 @@ class Message:
             frame, plan, client=client, ledger=ledger, keep=keep, batch_size=batch_size, concurrency=concurrency,
             requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run,
             resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, budget=budget,
-            prices=prices)
+            prices=prices, settle=tags_from_callbacks(callbacks, self.notification_url))
 
     def send_planned(self, contacts: pd.DataFrame, plan: pd.DataFrame, *, budget: Budget | None = None,
                      identity: Mapping[str, Any] | None = None, keep: str | Iterable[str] | None = None,
-                     prices: Any = None, **send_options: Any) -> pd.DataFrame:
+                     prices: Any = None, settle: Mapping[str, str] | None = None,
+                     **send_options: Any) -> pd.DataFrame:
         """Send the rows ``plan`` (from :meth:`plan`) lets through; the building block of :meth:`send`.
 
         For callers that plan several messages as one campaign (:class:`sendframe.Variants`): a
         shared ``budget`` and the ledger ``identity`` of the whole campaign. ``send_options`` are
         those of :meth:`send` that say how to send (client, ledger, batch_size, ...).
         """
-        check_options(send_options, SEND_OPTIONS, "Message.send_planned")
+        check_options(send_options, [o for o in SEND_OPTIONS if o not in ("max_cost", "callbacks")],
+                      "Message.send_planned")
         frame = contacts
         column = self.recipient_column(frame)
         sending = (plan["action"] == "send").to_numpy()
@@ -330,7 +339,8 @@ class Message:
             fields["encoding"] = self.encoding
         sent = send_rows(
             to_send, self.channel, notification_url=self.notification_url, to_column=column, row_fields=row_fields,
-            whatsapp_columns=self.whatsapp_columns, fields=fields, budget=budget, identity=identity, **send_options)
+            whatsapp_columns=self.whatsapp_columns, fields=fields, budget=budget, identity=identity, settle=settle,
+            **send_options)
         if budget is not None and budget.left_out:
             currency = priced.attrs.get("currency", "") if priced is not None else ""
             sent.loc[sent.index[budget.left_out], "reason"] = budget.reason(currency)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import os
 import threading
 import warnings
@@ -55,7 +56,8 @@ from sendframe.campaign.batching import (
     plan_batches,
 )
 from sendframe.campaign.budget import Budget
-from sendframe.campaign.ledger import Ledger
+from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger, row_tag
+from sendframe.campaign.settling import GRACE
 from sendframe.campaign.policy import OUTCOMES
 from sendframe.errors import (
     ApiError,
@@ -250,6 +252,7 @@ def send_rows(
     whatsapp_columns: Mapping[str, Sequence[str]] | None = None,
     budget: Budget | None = None,
     identity: Mapping[str, Any] | None = None,
+    settle: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Send every row of ``contacts`` on ``channel`` (no row left out: :class:`sendframe.Message` decides that).
 
@@ -266,6 +269,11 @@ def send_rows(
     (:class:`~sendframe.campaign.budget.Budget`, with a cost per row of ``contacts``): no batch starts
     that would take the spend above its cap; its rows are ``not_sent`` and ``budget.left_out`` lists
     them. ``identity``: what the ledger checks before resuming (default: the channel, template, sender).
+
+    An sms ``notification_url`` address is sent as one URL per row carrying the row's tag
+    (:data:`~sendframe.campaign.ledger.ROW_TAG_PARAM`), so a notification names the row it is about;
+    ``settle`` (tag -> message id, from notifications) marks rows of unknown batches accepted before
+    anything is sent (:meth:`Ledger.settle`).
 
         >>> result = send_rows(contacts, "sms", fields={"message": "Hi", "from": "Shop"}, ledger="c.sqlite")  # doctest: +SKIP
         >>> result["outcome"].value_counts()  # doctest: +SKIP
@@ -296,10 +304,12 @@ def send_rows(
             keys: Sequence[str] = spec.keys
             pending: Sequence[int] = range(len(spec.keys))
             if first_batch > 1:
+                journal.settle(settle or {})
                 keys, pending, spent = _pending(journal, spec, resend_unknown)
                 if budget is not None:
                     budget.count(spent)
-            batches = plan_batches(spec, pending, batch_size=batch_size, first_batch=first_batch, parts=parts)
+            batches = plan_batches(_tagged(spec, keys), pending, batch_size=batch_size, first_batch=first_batch,
+                                   parts=parts)
             if batches:
                 run = _send(spec, keys, batches, config, journal, concurrency=concurrency,
                             requests_per_second=requests_per_second, parts_per_second=parts_per_second,
@@ -322,10 +332,30 @@ def send_rows(
     unknown = int((result["outcome"] == "unknown").sum())
     if unknown:
         where = f"Ledger({journal.path!r}).unknown_rows()" if in_file else "the result's outcome column"
-        warnings.warn(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent. See {where}; "
-                      "check them in the service before sending again with resend_unknown=True (that may send twice).",
-                      SendframeWarning, stacklevel=user_stacklevel())
+        overdue = ""
+        if settle is not None and in_file:  # notifications were given: a row none names after the grace is likely unsent
+            with Ledger(journal.path) as reader:
+                since = pd.Timestamp.now(tz="UTC") - reader.unknown_rows()["intent_at"]
+            late = int((since > GRACE).sum())
+            overdue = (f" The notifications given name none of them; {late} were sent over "
+                       f"{int(GRACE.total_seconds() // 60)} minutes ago (probably never reached the service), "
+                       f"{unknown - late} more recently (wait for their notifications and run again).")
+        warnings.warn(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent.{overdue} "
+                      f"See {where}; check them in the service before sending again with resend_unknown=True "
+                      "(that may send twice).", SendframeWarning, stacklevel=user_stacklevel())
     return result
+
+
+def _tagged(spec: CampaignSpec, keys: Sequence[str]) -> CampaignSpec:
+    """An sms spec with one notificationUrl per row, each carrying the row's tag (other specs as they are)."""
+    url = spec.fields.get("notificationUrl")
+    if spec.channel != "sms" or not isinstance(url, str):
+        return spec
+    separator = "&" if "?" in url else "?"
+    urls: list[str | None] = [f"{url}{separator}{ROW_TAG_PARAM}={row_tag(key, recipient)}"
+                              for key, recipient in zip(keys, spec.recipients, strict=True)]
+    fields = {k: v for k, v in spec.fields.items() if k != "notificationUrl"}
+    return dataclasses.replace(spec, fields=fields, notification_urls=urls)
 
 
 def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[list[str], list[int], list[int]]:
