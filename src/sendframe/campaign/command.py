@@ -101,6 +101,12 @@ _SEND_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any], str], ...] = (
     (("--stop-after-unknown",), {"type": int, "default": 3, "metavar": "N"},
      "start no new batch after N batches in a row end with an unknown outcome (default 3; 0 never stops); "
      "running the same command again continues"),
+    (("--max-cost",), {"type": float, "metavar": "AMOUNT"},
+     "cap on the estimated spend of the whole campaign (the price table's currency, counting what the ledger sent): "
+     "no batch starts that would go above it; the same command with a higher cap continues"),
+    (("--callbacks",), {"metavar": "LOG"},
+     "the callback log of this campaign's notifications: rows whose outcome was unknown and whose notification "
+     "came back are marked accepted before sending (never sent twice)"),
     (("--dry-run",), {"action": "store_true"}, "build and validate every request, send nothing"),
     (("--no-progress",), {"action": "store_true"}, "no progress bar"),
 )
@@ -319,7 +325,7 @@ def _send(args: argparse.Namespace) -> int:
         result = msg.send(contacts, ledger=str(ledger), batch_size=args.batch_size, progress=not args.no_progress,
                           dry_run=args.dry_run, resend_unknown=args.resend_unknown,
                           stop_after_unknown=args.stop_after_unknown or None, suppression=args.suppression,
-                          keep=_keep(args))
+                          keep=_keep(args), max_cost=args.max_cost, callbacks=args.callbacks)
     _say_skipped(result.rename(columns={"outcome": "action"}), "sent")
     _write(result, args.out)
     outcome = result["outcome"].astype("str")
