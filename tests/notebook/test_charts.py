@@ -63,7 +63,7 @@ def test_time_to_delivery_marks_5_and_60_seconds_with_shares():
 def test_failures_separates_api_errors_from_carrier_failures():
     fig = charts.failures(outcomes_frame())
     reasons = {trace.name: list(trace.y) for trace in fig.data}
-    assert reasons[charts.STATUS_LABELS["NOT_SENT"]] == ["error 102"]
+    assert reasons[charts.STATUS_LABELS["NOT_SENT"]] == ["error 102: not a valid phone number"]
     assert reasons[charts.STATUS_LABELS["UNDELIV"]] == ["undelivered"]
 
 
