@@ -95,7 +95,7 @@ def realistic_outcomes(n: int, *, seed: int = 7, extras: bool = False) -> pd.Dat
     clicked = pd.array(delivered & (rng.random(n) < 0.06), dtype="boolean")
 
     frame = pd.DataFrame({
-        "id": pd.array([f"{i:012x}{s:08x}" for i, s in zip(range(n), rng.integers(0, 2**32, n))], dtype="string"),
+        "id": pd.array([f"{i:012x}{s:08x}" for i, s in zip(range(n), rng.integers(0, 2**32, n), strict=True)], dtype="string"),
         "campaign_id": pd.array(np.full(n, 4711), dtype="Int64"),
         "sending_id": pd.array(90_000 + np.arange(n) // 1000, dtype="Int64"),
         "recipient": pd.array(calling[which] + pd.Series(np.arange(n) + 600_000_000).astype(str).to_numpy(dtype=object), dtype="string"),

@@ -17,11 +17,12 @@ drawn: ``pip install 'sendframe[notebook]'``.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import phonenumbers
 
 from sendframe.delivery.outcomes import FAILED_STATUSES, OUTCOME_STATUSES, operator_label
 from sendframe.errors import InputError
@@ -148,12 +149,12 @@ def funnel(outcomes: pd.DataFrame) -> go.Figure:
     clicked = int((outcomes["clicked"].astype("boolean").fillna(False) & sent_rows).sum())
     steps += [("sent", sent, len(outcomes), "#546e7a"), ("accepted", int((outcome == "accepted").sum()), sent, "#1565c0"),
               ("delivered", delivered, sent, STATUS_COLORS["DELIVRD"]), ("clicked", clicked, sent, "#f9a825")]
-    labels, values, bases, colours = (list(column) for column in zip(*steps))
+    labels, values, bases, colours = (list(column) for column in zip(*steps, strict=True))
     top = max(values) or 1
     fig = _figure("Delivery funnel")
     fig.add_trace(_go().Bar(
         y=labels, x=values, orientation="h", marker_color=colours, cliponaxis=False, textangle=0,
-        text=[f"{v:,} ({v / b:.1%})" if b else f"{v:,}" for v, b in zip(values, bases)],
+        text=[f"{v:,} ({v / b:.1%})" if b else f"{v:,}" for v, b in zip(values, bases, strict=True)],
         textposition=_text_positions(values, top), insidetextanchor="end",
         hovertemplate="%{y}: %{x:,}<extra></extra>",
     ))
@@ -161,11 +162,17 @@ def funnel(outcomes: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def _bars(span: pd.Timedelta, freq: str) -> float:
+    """How many bars of ``freq`` cover ``span``."""
+    try:
+        step = pd.tseries.frequencies.to_offset(freq).nanos
+    except ValueError as exc:  # "W", "MS": not a fixed duration
+        raise InputError(f"status_over_time: freq={freq!r} is not a fixed duration; use one like 'min', '15min', 'h' or 'D'.") from exc
+    return float(span.value) / float(step)
+
+
 def _bucket_for(span: pd.Timedelta) -> str:
-    for freq in _FREQ_LADDER:
-        if span / pd.Timedelta(pd.tseries.frequencies.to_offset(freq)) < MAX_TIME_BUCKETS:
-            return freq
-    return _FREQ_LADDER[-1]
+    return next((freq for freq in _FREQ_LADDER if _bars(span, freq) < MAX_TIME_BUCKETS), _FREQ_LADDER[-1])
 
 
 def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figure:
@@ -183,7 +190,7 @@ def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figu
     if sent_at.empty:
         return _empty(fig, "No send times yet: callbacks or records give them.")
     span = sent_at.max() - sent_at.min()
-    if freq is not None and span / pd.Timedelta(pd.tseries.frequencies.to_offset(freq)) > 10 * MAX_TIME_BUCKETS:
+    if freq is not None and _bars(span, freq) > 10 * MAX_TIME_BUCKETS:
         raise InputError(f"status_over_time: freq={freq!r} gives more than {10 * MAX_TIME_BUCKETS:,} bars over {span}; "
                          f"choose a coarser one, such as {_bucket_for(span)!r}.")
     freq = freq or _bucket_for(span)
@@ -270,7 +277,7 @@ def failures(outcomes: pd.DataFrame) -> go.Figure:
         part = counts[status][counts[status] > 0]
         if not part.empty:
             fig.add_trace(_go().Bar(y=part.index, x=part, orientation="h", name=_status_label(status),
-                                    marker_color=STATUS_COLORS.get(status, _GREY),
+                                    marker_color=STATUS_COLORS.get(str(status), _GREY),
                                     hovertemplate=f"%{{y}}: %{{x:,}} ({_status_label(status)})<extra></extra>"))
     # the labels name the status (or the API error of a message not sent): no legend needed
     fig.update_layout(barmode="stack", xaxis_title="recipients", yaxis=dict(autorange="reversed"), showlegend=False)
@@ -281,11 +288,12 @@ def _rates(outcomes: pd.DataFrame, by: pd.Series) -> pd.DataFrame:
     accepted = outcomes["outcome"].astype("string") == "accepted"
     delivered = (outcomes["status"].astype("string") == "DELIVRD") & accepted
     frame = pd.DataFrame({"group": by[accepted], "delivered": delivered[accepted].astype(int)})
-    rates = frame.groupby("group", observed=True)["delivered"].agg(accepted="size", delivered="sum")
+    groups = frame.groupby("group", observed=True)["delivered"]
+    rates = pd.DataFrame({"accepted": groups.size(), "delivered": groups.sum()})
     return rates.assign(delivery_rate=rates["delivered"] / rates["accepted"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _iso3(alpha_2: str) -> str | None:
     try:
         import pycountry
@@ -293,6 +301,13 @@ def _iso3(alpha_2: str) -> str | None:
         raise ImportError(f"The country map needs pycountry: {INSTALL_HINT}") from exc
     country = pycountry.countries.get(alpha_2=alpha_2)
     return country.alpha_3 if country else None
+
+
+def _one_region(countries: pd.Series) -> bool:
+    """Whether the countries lie in one part of the world (by the first digit of their calling codes: 1 and 5 the
+    Americas, 2 to 4 Europe and Africa, 6 to 9 Asia and Oceania), so the map can frame them without wrapping."""
+    zones = {str(phonenumbers.country_code_for_region(str(c)))[:1] for c in countries}
+    return any(zones <= set(region) for region in ("15", "234", "6789"))
 
 
 def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
@@ -309,13 +324,17 @@ def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
     if rates.empty:
         return _empty(fig, "No accepted messages with a known country.")
     rates["iso3"] = rates["group"].map(_iso3)
-    text = [f"{c}: {d:,}/{a:,} delivered" for c, d, a in zip(rates["group"], rates["delivered"], rates["accepted"])]
+    text = [f"{c}: {d:,}/{a:,} delivered" for c, d, a in zip(rates["group"], rates["delivered"], rates["accepted"], strict=True)]
     # the colour scale starts a little under the worst country, so 85% and 98% do not look alike
     zmin = max(0.0, np.floor(float(rates["delivery_rate"].min()) * 10) / 10 - 0.1)
     fig.add_trace(_go().Choropleth(locations=rates["iso3"], z=rates["delivery_rate"], locationmode="ISO-3", text=text,
                                    hoverinfo="text+z", zmin=zmin, zmax=1, colorscale="RdYlGn",
                                    colorbar=dict(title="rate", tickformat=".0%", thickness=12)))
-    fig.update_geos(showframe=False, projection_type="natural earth", showcountries=True, lataxis_range=[-58, 85])
+    fig.update_geos(showframe=False, projection_type="natural earth", showcountries=True)
+    if _one_region(rates["group"]):  # zoom to Europe for a European campaign; a worldwide one shows the world
+        fig.update_geos(fitbounds="locations")
+    else:
+        fig.update_geos(lataxis_range=[-58, 85])
     fig.update_layout(margin=dict(l=0, r=0, t=60, b=0))
     return fig
 
@@ -336,9 +355,11 @@ def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
         return _empty(fig, "No accepted messages yet.")
     rates = _keep_top(rates[["accepted", "delivered"]], "accepted", TOP_GROUPS, "operators")
     rates = rates.assign(delivery_rate=rates["delivered"] / rates["accepted"]).sort_values("delivery_rate", ascending=False)
-    labels = [f"{o} · {int(d):,}/{int(a):,}" for o, d, a in zip(rates.index, rates["delivered"], rates["accepted"])]
+    labels = [f"{o} · {int(d):,}/{int(a):,}" for o, d, a in zip(rates.index, rates["delivered"], rates["accepted"], strict=True)]
     fig.add_trace(_go().Bar(x=rates["delivery_rate"], y=labels, orientation="h", marker_color=STATUS_COLORS["DELIVRD"],
-                            text=[f"{r:.1%}" for r in rates["delivery_rate"]], textposition="inside", insidetextanchor="end",
+                            text=[f"{r:.1%}" for r in rates["delivery_rate"]],
+                            textposition=_text_positions(list(rates["delivery_rate"]), 1.0),
+                            insidetextanchor="end", cliponaxis=False,
                             customdata=list(rates.index), hovertemplate="%{customdata}: %{x:.1%}<extra></extra>"))
     fig.update_layout(xaxis=dict(tickformat=".0%", range=[0, 1], title="delivered / accepted"), showlegend=False)
     return fig
@@ -381,8 +402,8 @@ def clicks(outcomes: pd.DataFrame) -> go.Figure:
         return _empty(fig, "No delivered messages yet.")
     country = outcomes.loc[delivered, "country"].astype("string").fillna("?")
     clicked = outcomes.loc[delivered, "clicked"].astype("boolean").fillna(False).astype(int)
-    grouped = clicked.groupby(country).agg(clicked="sum", delivered="size")
-    grouped = _keep_top(grouped, "delivered", TOP_GROUPS, "countries")
+    groups = clicked.groupby(country)
+    grouped = _keep_top(pd.DataFrame({"clicked": groups.sum(), "delivered": groups.size()}), "delivered", TOP_GROUPS, "countries")
     rate = grouped["clicked"] / grouped["delivered"]
     fig.add_trace(_go().Bar(x=grouped.index, y=rate, marker_color="#f9a825", text=[f"{r:.1%}" for r in rate],
                             textposition="outside", cliponaxis=False,
@@ -419,7 +440,7 @@ def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> di
     '2 (sent 2)'
     """
     facts: dict[str, str] = {}
-    ids = outcomes["campaign_id"].dropna().unique() if "campaign_id" in outcomes else []
+    ids: list[object] = outcomes["campaign_id"].dropna().unique().tolist() if "campaign_id" in outcomes else []
     id_text = ", ".join(str(i) for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
     facts["campaign"] = " · ".join(part for part in (campaign, f"id {id_text}" if id_text else "") if part) or "not named"
     sent_at = outcomes["sent_at"].dropna() if "sent_at" in outcomes else pd.Series(dtype="datetime64[us, UTC]")

@@ -16,7 +16,7 @@ import html
 import math
 import numbers
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,15 +72,16 @@ def _format_value(column: str, value: object) -> str:
         return ""
     if isinstance(value, pd.Timestamp):
         return value.strftime("%Y-%m-%d %H:%M UTC") if value.tzinfo is not None else str(value)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or column == "id" or column.endswith("_id"):
         return str(value)
+    value = float(value)
     if "rate" in column:
         return f"{value:.1%}"
     if "seconds" in column:
         return f"{value:,.1f} s"
     if "cost" in column:
         return f"{value:,.2f}" if abs(value) >= 10 else f"{value:,.4f}"
-    if float(value).is_integer():
+    if value.is_integer():
         return f"{int(value):,}"
     return f"{value:,.4g}"
 
@@ -172,7 +173,7 @@ def dashboard_html(board: Dashboard) -> str:
     if board.summary is not None and not board.summary.empty:
         summary = "<h2>Summary</h2>" + summary_html(board.summary)
     notes = "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in board.notes)
-    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
