@@ -53,7 +53,7 @@ STATUS_LABELS: dict[str, str] = {
     "EXPIRED": "expired",
     "REJECTD": "rejected by operator",
     "DELETED": "deleted",
-    "NOT_SENT": "not sent",
+    "NOT_SENT": "not sent (rejected by the API, or not attempted yet)",
     "UNKNOWN_OUTCOME": "unknown outcome",
 }
 # outcomes of rows a request was made for; any other outcome (skipped_*, holdout, not_sent, dry_run, ...) was left out
@@ -253,7 +253,8 @@ def _reason(failed: pd.DataFrame) -> pd.Series:
     if described is not None:
         described = described.where(described.str.len() <= 32, described.str.slice(0, 31) + "…")
     api = "error " + code + (": " + described).fillna("") if described is not None else "error " + code
-    return api.fillna(failed["status"].map(_status_label).astype("string"))
+    # a row the API rejected has its error code; a NOT_SENT row without one was never attempted
+    return api.fillna(failed["status"].map(lambda s: "not sent yet" if s == "NOT_SENT" else _status_label(s)).astype("string"))
 
 
 def failures(outcomes: pd.DataFrame) -> go.Figure:
