@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import pytest
 
 from sendframe.delivery.outcomes import OUTCOME_COLUMNS, OUTCOME_STATUSES, message_outcomes
-from sendframe.errors import InputError
+from sendframe.errors import InputError, UnknownOptionError
 from sendframe.notebook import charts
 
 
@@ -233,3 +233,10 @@ def test_report_renders_without_importing_the_charts():
     code = "import sys\nimport sendframe.notebook.report\nprint('sendframe.notebook.charts' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_a_mistyped_option_is_refused_with_the_one_meant():
+    with pytest.raises(UnknownOptionError, match="unknown option 'titel'. Did you mean 'title'?"):
+        charts.dashboard(outcomes_frame(), titel="Q4")
+    with pytest.raises(UnknownOptionError, match="Did you mean 'freq'?"):
+        charts.status_over_time(outcomes_frame(), frequency="h")

@@ -27,6 +27,7 @@ import phonenumbers
 from sendframe.delivery.outcomes import FAILED_STATUSES, OUTCOME_STATUSES, operator_label
 from sendframe.errors import InputError
 from sendframe.notebook.report import Dashboard
+from sendframe.options import keyword_checked
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -125,6 +126,7 @@ def _text_positions(values: list[float], top: float) -> list[str]:
     return ["inside" if top and v >= 0.45 * top else "outside" for v in values]
 
 
+@keyword_checked
 def funnel(outcomes: pd.DataFrame) -> go.Figure:
     """Recipients → sent → accepted → delivered → clicked, each bar with its count and share; rows left out
     before sending (skipped, held out, not sent yet) are their own grey steps. Shares are of all recipients
@@ -175,6 +177,7 @@ def _bucket_for(span: pd.Timedelta) -> str:
     return next((freq for freq in _FREQ_LADDER if _bars(span, freq) < MAX_TIME_BUCKETS), _FREQ_LADDER[-1])
 
 
+@keyword_checked
 def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figure:
     """Stacked counts of final status by send time, bucketed by ``freq`` (``"min"``, ``"h"``, ``"D"``, ...;
     by default the finest that gives at most 200 bars).
@@ -212,6 +215,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
+@keyword_checked
 def time_to_delivery(outcomes: pd.DataFrame) -> go.Figure:
     """The share of delivered messages delivered within x seconds (an ECDF through at most 1,001 points),
     with 5 s and 60 s marks.
@@ -257,6 +261,7 @@ def _reason(failed: pd.DataFrame) -> pd.Series:
     return api.fillna(failed["status"].map(lambda s: "not sent yet" if s == "NOT_SENT" else _status_label(s)).astype("string"))
 
 
+@keyword_checked
 def failures(outcomes: pd.DataFrame) -> go.Figure:
     """Failed recipients by status, and by API error for those the API rejected (the 15 biggest reasons, then one
     bar for the rest).
@@ -311,6 +316,7 @@ def _one_region(countries: pd.Series) -> bool:
     return any(zones <= set(region) for region in ("15", "234", "6789"))
 
 
+@keyword_checked
 def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
     """A world map of delivery rate (delivered / accepted) by recipient country.
 
@@ -340,6 +346,7 @@ def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@keyword_checked
 def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     """Delivery rate by country and operator (MNC), with the denominator on each bar: the 15 operators with the most
     accepted messages, then one bar for the rest.
@@ -366,6 +373,7 @@ def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@keyword_checked
 def cost(outcomes: pd.DataFrame) -> go.Figure:
     """Estimated versus billed cost by country (the 15 costliest, then one bar for the rest).
 
@@ -388,6 +396,7 @@ def cost(outcomes: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@keyword_checked
 def clicks(outcomes: pd.DataFrame) -> go.Figure:
     """Click-through: clicked recipients among delivered ones, by country (the 15 with most deliveries, then the rest).
 
@@ -432,6 +441,7 @@ def _utc(moment: pd.Timestamp) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+@keyword_checked
 def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> dict[str, str]:
     """The report's header: campaign, first and last send (UTC), recipients, cost (estimated, and billed when known).
 
@@ -460,6 +470,7 @@ def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> di
     return facts
 
 
+@keyword_checked
 def dashboard(outcomes: pd.DataFrame, *, summary: pd.DataFrame | None = None, title: str = "Delivery report",
               campaign: str | None = None) -> Dashboard:
     """Build every chart of the delivery dashboard, and the report's header, from the tidy outcomes frame.
