@@ -1,8 +1,14 @@
 """Delivery dashboards as plotly figures.
 
-Every function takes the tidy per-recipient frame of
-:func:`sendframe.delivery.outcomes.message_outcomes` and returns a ``go.Figure``; none shows it.
-Statuses keep one order and one colour everywhere.
+Every function takes the tidy per-recipient frame of :func:`sendframe.message_outcomes` and
+returns a ``go.Figure``; none shows it. Each chart aggregates before it plots (counts, bins,
+quantiles, the biggest groups and one "other" bar), so a figure holds at most a few thousand
+points whether the campaign had ten recipients or ten million. Statuses keep one order and one
+colour everywhere. Extra columns and outcomes the charts do not know are tolerated: rows left out
+before sending (``skipped_*``, ``holdout``, ``not_sent``) are their own steps of the funnel.
+
+plotly (and pycountry, for the map) are the optional notebook stack, imported when a chart is
+drawn: ``pip install 'sendframe[notebook]'``.
 
     >>> from sendframe.notebook import charts
     >>> fig = charts.funnel(outcomes)          # doctest: +SKIP
@@ -11,18 +17,26 @@ Statuses keep one order and one colour everywhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
+import phonenumbers
 
 from sendframe.delivery.outcomes import FAILED_STATUSES, OUTCOME_STATUSES, operator_label
+from sendframe.errors import InputError
+from sendframe.notebook.report import Dashboard
+from sendframe.options import keyword_checked
 
-try:
+if TYPE_CHECKING:
     import plotly.graph_objects as go
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("The dashboards need plotly: pip install 'sendframe[notebook]'") from exc
 
+__all__ = ["CHARTS", "STATUS_COLORS", "STATUS_LABELS", "Dashboard", "campaign_facts", "clicks", "cost", "dashboard",
+           "delivery_rate_by_country", "delivery_rate_by_operator", "failures", "funnel", "status_over_time",
+           "time_to_delivery"]
+
+INSTALL_HINT = "pip install 'sendframe[notebook]'"
 STATUS_COLORS: dict[str, str] = {
     "DELIVRD": "#2e7d32",
     "PENDING": "#9e9e9e",
@@ -43,153 +57,40 @@ STATUS_LABELS: dict[str, str] = {
     "NOT_SENT": "not sent (rejected by the API, or not attempted yet)",
     "UNKNOWN_OUTCOME": "unknown outcome",
 }
-_LAYOUT = dict(template="plotly_white", margin=dict(l=40, r=20, t=60, b=40), font=dict(size=12))
+# outcomes of rows a request was made for; any other outcome (skipped_*, holdout, not_sent, dry_run, ...) was left out
+SENT_OUTCOMES = ("accepted", "rejected", "unknown")
+LEFT_OUT_LABELS: dict[str, str] = {
+    "skipped_invalid": "skipped: invalid recipient",
+    "skipped_duplicate": "skipped: repeated recipient",
+    "skipped_suppressed": "skipped: suppressed",
+    "holdout": "held out (control group)",
+    "not_sent": "not sent yet",
+    "dry_run": "dry run",
+}
+MAX_TIME_BUCKETS = 200  # bars of status_over_time when the bucket is chosen for you
+MAX_ECDF_POINTS = 1001  # above this many distinct delivery times the curve is drawn through quantiles
+TOP_GROUPS = 15  # countries/operators/reasons drawn one by one; the rest share one "other" bar
+_FREQ_LADDER = ("s", "10s", "30s", "min", "5min", "15min", "h", "6h", "D", "7D", "30D")
+_LAYOUT: dict[str, Any] = dict(template="plotly_white", margin=dict(l=10, r=20, t=70, b=40), font=dict(size=12),
+                               legend=dict(orientation="h", xref="container", yref="container", x=0.02, y=0.01, yanchor="bottom"))
+_GREY = "#9e9e9e"
+_FREQ_WORDS = {"s": "second", "10s": "10 seconds", "30s": "30 seconds", "min": "minute", "5min": "5 minutes",
+               "15min": "15 minutes", "h": "hour", "6h": "6 hours", "D": "day", "7D": "week", "30D": "30 days"}
 
 
-def _figure(title: str) -> go.Figure:
-    fig = go.Figure()
-    fig.update_layout(title=title, **_LAYOUT)
-    return fig
+def _go() -> Any:
+    try:
+        import plotly.graph_objects as go
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(f"The dashboards need plotly: {INSTALL_HINT}") from exc
+    return go
 
 
-def funnel(outcomes: pd.DataFrame) -> go.Figure:
-    """Sent → accepted → delivered → clicked, as counts of recipients (bars, each with its share of sent)."""
-    stages = {
-        "sent": len(outcomes),
-        "accepted": int((outcomes["outcome"] == "accepted").sum()),
-        "delivered": int((outcomes["status"] == "DELIVRD").sum()),
-        "clicked": int(outcomes["clicked"].fillna(False).sum()),
-    }
-    fig = _figure("Delivery funnel")
-    first = max(stages["sent"], 1)
-    fig.add_trace(go.Bar(y=list(stages), x=list(stages.values()), orientation="h",
-                         text=[f"{v:,} ({v / first:.0%})" for v in stages.values()], textposition="auto",
-                         marker=dict(color=["#546e7a", "#1565c0", STATUS_COLORS["DELIVRD"], "#f9a825"])))
-    fig.update_layout(yaxis=dict(autorange="reversed"), xaxis_title="recipients")
-    return fig
-
-
-def _bucket_for(span: pd.Timedelta) -> str:
-    if span <= pd.Timedelta(hours=2):
-        return "min"
-    return "h" if span <= pd.Timedelta(days=3) else "D"
-
-
-def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figure:
-    """Stacked counts of final status by send time, bucketed by ``freq`` (``"min"``, ``"h"``, ``"D"``;
-    by default the one that suits the campaign's span)."""
-    frame = outcomes.dropna(subset=["sent_at"])
-    fig = _figure("Status by send time")
-    if frame.empty:
-        return _empty(fig, "No send times yet: callbacks or records give them.")
-    freq = freq or _bucket_for(frame["sent_at"].max() - frame["sent_at"].min())
-    bucket = frame["sent_at"].dt.floor(freq)
-    counts = frame.groupby([bucket, "status"], observed=False).size().unstack("status", fill_value=0)
-    for status in OUTCOME_STATUSES:
-        if status in counts and counts[status].sum():
-            fig.add_trace(go.Bar(x=counts.index, y=counts[status], name=STATUS_LABELS[status], marker_color=STATUS_COLORS[status]))
-    fig.update_layout(barmode="stack", xaxis_title="sent", yaxis_title="messages")
-    return fig
-
-
-def time_to_delivery(outcomes: pd.DataFrame) -> go.Figure:
-    """ECDF of seconds from sending to delivery, with 5 s and 60 s marks."""
-    seconds = outcomes["seconds_to_delivery"].dropna().clip(lower=0).sort_values()
-    fig = _figure("Time to delivery")
-    if seconds.empty:
-        return _empty(fig, "No delivered messages with both dates yet.")
-    share = pd.Series(range(1, len(seconds) + 1), index=seconds.index) / len(seconds)
-    fig.add_trace(go.Scatter(x=seconds, y=share, mode="lines", line_shape="hv", name="delivered", line_color=STATUS_COLORS["DELIVRD"]))
-    for mark in (5, 60):
-        within = float((seconds <= mark).mean())
-        fig.add_vline(x=mark, line_dash="dash", line_color="#616161", annotation_text=f"{mark} s: {within:.0%}")
-    fig.update_layout(xaxis_title="seconds to delivery", yaxis_title="share delivered", yaxis_tickformat=".0%")
-    return fig
-
-
-def failures(outcomes: pd.DataFrame) -> go.Figure:
-    """Failed recipients by status, and by API error for those the API rejected."""
-    failed = outcomes[outcomes["status"].isin(FAILED_STATUSES | {"NOT_SENT", "UNKNOWN_OUTCOME"})]
-    fig = _figure("Failures by status and error")
-    if failed.empty:
-        return _empty(fig, "No failures.")
-    reason = failed["error_code"].astype("string").radd("error ").fillna(failed["status"].astype("string").map(STATUS_LABELS))
-    described = failed["error_description"].fillna("")
-    counts = pd.DataFrame({"status": failed["status"].astype("string"), "reason": reason, "description": described}).value_counts().reset_index(name="count")
-    for status in OUTCOME_STATUSES:
-        part = counts[counts["status"] == status]
-        if not part.empty:
-            fig.add_trace(go.Bar(y=part["reason"], x=part["count"], orientation="h", name=STATUS_LABELS[status],
-                                 marker_color=STATUS_COLORS[status], hovertext=part["description"]))
-    fig.update_layout(barmode="stack", xaxis_title="recipients", yaxis=dict(autorange="reversed"))
-    return fig
-
-
-def _rates(outcomes: pd.DataFrame, by: str) -> pd.DataFrame:
-    accepted = outcomes[outcomes["outcome"] == "accepted"]
-    flags = pd.DataFrame({by: accepted[by], "delivered": (accepted["status"] == "DELIVRD").astype(int)})
-    rates = flags.groupby(by, observed=True)["delivered"].agg(accepted="size", delivered="sum")
-    rates["delivery_rate"] = rates["delivered"] / rates["accepted"]
-    return rates.reset_index()
-
-
-@lru_cache(maxsize=None)
-def _iso3(alpha_2: str) -> str | None:
-    import pycountry
-
-    country = pycountry.countries.get(alpha_2=alpha_2)
-    return country.alpha_3 if country else None
-
-
-def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
-    """A world map of delivery rate (delivered / accepted) by recipient country."""
-    rates = _rates(outcomes.dropna(subset=["country"]), "country")
-    fig = _figure("Delivery rate by country (delivered / accepted)")
-    if rates.empty:
-        return _empty(fig, "No accepted messages with a known country.")
-    rates["iso3"] = rates["country"].map(_iso3)
-    text = [f"{c}: {d}/{a} delivered" for c, d, a in zip(rates["country"], rates["delivered"], rates["accepted"])]
-    fig.add_trace(go.Choropleth(locations=rates["iso3"], z=rates["delivery_rate"], locationmode="ISO-3", text=text,
-                                hoverinfo="text+z", zmin=0, zmax=1, colorscale="RdYlGn", colorbar=dict(title="rate", tickformat=".0%")))
-    fig.update_geos(showframe=False, projection_type="natural earth", showcountries=True)
-    return fig
-
-
-def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
-    """Delivery rate by country and operator (MNC), with the denominator on each bar."""
-    frame = outcomes.assign(operator=operator_label(outcomes["country"], outcomes["mnc"]))
-    rates = _rates(frame, "operator").sort_values("delivery_rate")
-    fig = _figure("Delivery rate by operator (country MNC)")
-    if rates.empty:
-        return _empty(fig, "No accepted messages yet.")
-    labels = [f"{o} · {d}/{a}" for o, d, a in zip(rates["operator"], rates["delivered"], rates["accepted"])]
-    fig.add_trace(go.Bar(x=rates["delivery_rate"], y=labels, orientation="h", marker_color=STATUS_COLORS["DELIVRD"],
-                         customdata=rates["operator"], hovertemplate="%{customdata}: %{x:.0%}<extra></extra>"))
-    fig.update_layout(xaxis=dict(tickformat=".0%", range=[0, 1]), xaxis_title="delivered / accepted")
-    return fig
-
-
-def cost(outcomes: pd.DataFrame) -> go.Figure:
-    """Estimated versus billed cost by country."""
-    frame = outcomes.assign(country=outcomes["country"].fillna("?"))
-    totals = frame.groupby("country")[["estimated_cost", "billed_cost"]].sum(min_count=1).fillna(0.0)
-    fig = _figure("Cost: estimated versus billed")
-    fig.add_trace(go.Bar(x=totals.index, y=totals["estimated_cost"], name="estimated", marker_color="#90caf9"))
-    fig.add_trace(go.Bar(x=totals.index, y=totals["billed_cost"], name="billed", marker_color="#1565c0"))
-    fig.update_layout(barmode="group", yaxis_title="cost")
-    return fig
-
-
-def clicks(outcomes: pd.DataFrame) -> go.Figure:
-    """Click-through: clicked recipients among delivered ones, by country."""
-    delivered = outcomes[outcomes["status"] == "DELIVRD"].assign(country=lambda f: f["country"].fillna("?"))
-    fig = _figure("Clicks among delivered recipients")
-    if delivered.empty:
-        return _empty(fig, "No delivered messages yet.")
-    grouped = delivered.groupby("country")["clicked"].agg(["sum", "size"])
-    fig.add_trace(go.Bar(x=grouped.index, y=grouped["sum"] / grouped["size"], marker_color="#f9a825",
-                         text=[f"{int(c)}/{n}" for c, n in zip(grouped["sum"], grouped["size"])], textposition="auto"))
-    fig.update_layout(yaxis=dict(tickformat=".0%"), yaxis_title="clicked / delivered")
+def _figure(title: str, subtitle: str = "") -> go.Figure:
+    fig = _go().Figure()
+    fig.update_layout(title=dict(text=title, subtitle=dict(text=subtitle)), **_LAYOUT)
+    fig.update_yaxes(automargin=True)
+    fig.update_xaxes(automargin=True)
     return fig
 
 
@@ -197,6 +98,329 @@ def _empty(fig: go.Figure, message: str) -> go.Figure:
     fig.add_annotation(text=message, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5, font=dict(size=14, color="#757575"))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
+    return fig
+
+
+def _require(outcomes: pd.DataFrame, columns: tuple[str, ...], chart: str) -> None:
+    missing = [c for c in columns if c not in outcomes]
+    if missing:
+        raise InputError(f"{chart} needs the columns of message_outcomes; missing: {', '.join(missing)}.")
+
+
+def _status_label(status: object) -> str:
+    return STATUS_LABELS.get(str(status), str(status))
+
+
+def _keep_top(counts: pd.DataFrame, by: str, n: int, noun: str) -> pd.DataFrame:
+    """The ``n`` rows with the largest ``by``, the rest summed into one row labelled ``other <noun> (k)``."""
+    if len(counts) <= n + 1:
+        return counts
+    ordered = counts.sort_values(by, ascending=False)
+    rest = ordered.iloc[n:]
+    other = rest.sum(numeric_only=True).to_frame(f"other {noun} ({len(rest)})").T
+    return pd.concat([ordered.iloc[:n], other])
+
+
+def _text_positions(values: list[float], top: float) -> list[str]:
+    """Counts inside long bars, just past the end of short ones: no label runs off the plot."""
+    return ["inside" if top and v >= 0.45 * top else "outside" for v in values]
+
+
+@keyword_checked
+def funnel(outcomes: pd.DataFrame) -> go.Figure:
+    """Recipients → sent → accepted → delivered → clicked, each bar with its count and share; rows left out
+    before sending (skipped, held out, not sent yet) are their own grey steps. Shares are of all recipients
+    down to "sent", then of the sent ones.
+
+    >>> from sendframe import message_outcomes
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1", None], "outcome": ["accepted", "rejected"]}))
+    >>> list(funnel(outcomes).data[0].x)
+    [2, 1, 0, 0]
+    """
+    _require(outcomes, ("outcome", "status", "clicked"), "funnel")
+    outcome = outcomes["outcome"].astype("string").fillna("no outcome")
+    sent_rows = outcome.isin(SENT_OUTCOMES)
+    left_out = outcome[~sent_rows].value_counts()
+    sent = int(sent_rows.sum())
+    steps: list[tuple[str, int, int, str]] = []  # label, count, share base, colour
+    if not left_out.empty:
+        steps.append(("recipients", len(outcomes), len(outcomes), "#546e7a"))
+        known = [o for o in LEFT_OUT_LABELS if o in left_out.index] + sorted(o for o in left_out.index if o not in LEFT_OUT_LABELS)
+        steps += [(LEFT_OUT_LABELS.get(o, o.replace("_", " ")), int(left_out[o]), len(outcomes), "#bdbdbd") for o in known]
+    delivered = int(((outcomes["status"].astype("string") == "DELIVRD") & sent_rows).sum())
+    clicked = int((outcomes["clicked"].astype("boolean").fillna(False) & sent_rows).sum())
+    steps += [("sent", sent, len(outcomes), "#546e7a"), ("accepted", int((outcome == "accepted").sum()), sent, "#1565c0"),
+              ("delivered", delivered, sent, STATUS_COLORS["DELIVRD"]), ("clicked", clicked, sent, "#f9a825")]
+    labels, values, bases, colours = (list(column) for column in zip(*steps, strict=True))
+    top = max(values) or 1
+    fig = _figure("Delivery funnel")
+    fig.add_trace(_go().Bar(
+        y=labels, x=values, orientation="h", marker_color=colours, cliponaxis=False, textangle=0,
+        text=[f"{v:,} ({v / b:.1%})" if b else f"{v:,}" for v, b in zip(values, bases, strict=True)],
+        textposition=_text_positions(values, top), insidetextanchor="end",
+        hovertemplate="%{y}: %{x:,}<extra></extra>",
+    ))
+    fig.update_layout(yaxis=dict(autorange="reversed"), xaxis=dict(range=[0, top * 1.02], title="recipients"), showlegend=False)
+    return fig
+
+
+def _bars(span: pd.Timedelta, freq: str) -> float:
+    """How many bars of ``freq`` cover ``span``."""
+    try:
+        step = pd.tseries.frequencies.to_offset(freq).nanos
+    except ValueError as exc:  # "W", "MS": not a fixed duration
+        raise InputError(f"status_over_time: freq={freq!r} is not a fixed duration; use one like 'min', '15min', 'h' or 'D'.") from exc
+    return float(span.value) / float(step)
+
+
+def _bucket_for(span: pd.Timedelta) -> str:
+    return next((freq for freq in _FREQ_LADDER if _bars(span, freq) < MAX_TIME_BUCKETS), _FREQ_LADDER[-1])
+
+
+@keyword_checked
+def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figure:
+    """Stacked counts of final status by send time, bucketed by ``freq`` (``"min"``, ``"h"``, ``"D"``, ...;
+    by default the finest that gives at most 200 bars).
+
+    >>> from sendframe import message_outcomes
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}))
+    >>> status_over_time(outcomes).layout.annotations[0].text
+    'No send times yet: callbacks or records give them.'
+    """
+    _require(outcomes, ("sent_at", "status"), "status_over_time")
+    sent_at = outcomes["sent_at"].dropna()
+    fig = _figure("Status by send time")
+    if sent_at.empty:
+        return _empty(fig, "No send times yet: callbacks or records give them.")
+    span = sent_at.max() - sent_at.min()
+    if freq is not None and _bars(span, freq) > 10 * MAX_TIME_BUCKETS:
+        raise InputError(f"status_over_time: freq={freq!r} gives more than {10 * MAX_TIME_BUCKETS:,} bars over {span}; "
+                         f"choose a coarser one, such as {_bucket_for(span)!r}.")
+    freq = freq or _bucket_for(span)
+    status = outcomes.loc[sent_at.index, "status"]
+    counts = pd.crosstab(sent_at.dt.floor(freq), status)
+    order = [s for s in OUTCOME_STATUSES if s in counts] + [s for s in counts if s not in OUTCOME_STATUSES]
+    for name in order:
+        if counts[name].sum():
+            fig.add_trace(_go().Bar(x=counts.index, y=counts[name], name=_status_label(name),
+                                    marker_color=STATUS_COLORS.get(str(name), _GREY)))
+    fig.update_layout(barmode="stack", bargap=0.05, yaxis_title="messages", legend_traceorder="normal",
+                      title_subtitle_text=f"messages per {_FREQ_WORDS.get(freq, freq)} of send time, by final status")
+    return fig
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+@keyword_checked
+def time_to_delivery(outcomes: pd.DataFrame) -> go.Figure:
+    """The share of delivered messages delivered within x seconds (an ECDF through at most 1,001 points),
+    with 5 s and 60 s marks.
+
+    >>> from sendframe import message_outcomes
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}))
+    >>> time_to_delivery(outcomes).layout.annotations[0].text
+    'No delivered messages with both dates yet.'
+    """
+    _require(outcomes, ("seconds_to_delivery",), "time_to_delivery")
+    seconds = outcomes["seconds_to_delivery"].dropna().clip(lower=0).to_numpy(dtype=float)
+    fig = _figure("Time to delivery")
+    if seconds.size == 0:
+        return _empty(fig, "No delivered messages with both dates yet.")
+    values, counts = np.unique(seconds, return_counts=True)
+    if values.size <= MAX_ECDF_POINTS:  # the exact curve: one step per distinct time
+        x, share = values, np.cumsum(counts) / seconds.size
+    else:  # the curve through 1,001 quantiles: steps of 0.1% of the messages
+        share = np.linspace(0, 1, MAX_ECDF_POINTS)
+        x = np.quantile(seconds, share, method="inverted_cdf")
+    fig.add_trace(_go().Scatter(x=x, y=share, mode="lines", line_shape="hv", name="delivered", line_color=STATUS_COLORS["DELIVRD"],
+                                hovertemplate="%{y:.1%} within %{x:,.0f} s<extra></extra>"))
+    for mark, place in ((5, "top right"), (60, "bottom right")):
+        within = float((seconds <= mark).mean())
+        fig.add_vline(x=mark, line_dash="dash", line_color="#616161", annotation_text=f"{mark} s: {within:.0%}",
+                      annotation_position=place)
+    p99 = float(np.quantile(seconds, 0.99))
+    fig.update_layout(
+        title_subtitle_text=f"{seconds.size:,} delivered · 99% within {_duration(p99)} · longest {_duration(seconds.max())}",
+        xaxis=dict(title="seconds to delivery", range=[0, max(66.0, p99 * 1.1)]),
+        yaxis=dict(title="share delivered", tickformat=".0%", range=[0, 1.02]), showlegend=False,
+    )
+    return fig
+
+
+def _reason(failed: pd.DataFrame) -> pd.Series:
+    code = failed["error_code"].astype("Int64").astype("string")
+    described = failed["error_description"].astype("string") if "error_description" in failed else None
+    if described is not None:
+        described = described.where(described.str.len() <= 32, described.str.slice(0, 31) + "…")
+    api = "error " + code + (": " + described).fillna("") if described is not None else "error " + code
+    # a row the API rejected has its error code; a NOT_SENT row without one was never attempted
+    return api.fillna(failed["status"].map(lambda s: "not sent yet" if s == "NOT_SENT" else _status_label(s)).astype("string"))
+
+
+@keyword_checked
+def failures(outcomes: pd.DataFrame) -> go.Figure:
+    """Failed recipients by status, and by API error for those the API rejected (the 15 biggest reasons, then one
+    bar for the rest).
+
+    >>> from sendframe import message_outcomes
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": [None], "outcome": ["rejected"], "error_code": [102]}))
+    >>> list(failures(outcomes).data[0].y)
+    ['error 102']
+    """
+    _require(outcomes, ("status", "error_code"), "failures")
+    failed = outcomes[outcomes["status"].astype("string").isin(FAILED_STATUSES | {"NOT_SENT", "UNKNOWN_OUTCOME"})]
+    fig = _figure("Failures by status and error")
+    if failed.empty:
+        return _empty(fig, "No failures.")
+    counts = pd.crosstab(_reason(failed), failed["status"].astype("string"))
+    counts = _keep_top(counts.assign(total=counts.sum(axis=1)), "total", TOP_GROUPS, "reasons")
+    counts = counts.sort_values("total", ascending=False)
+    for status in [s for s in OUTCOME_STATUSES if s in counts] + [s for s in counts if s not in OUTCOME_STATUSES and s != "total"]:
+        part = counts[status][counts[status] > 0]
+        if not part.empty:
+            fig.add_trace(_go().Bar(y=part.index, x=part, orientation="h", name=_status_label(status),
+                                    marker_color=STATUS_COLORS.get(str(status), _GREY),
+                                    hovertemplate=f"%{{y}}: %{{x:,}} ({_status_label(status)})<extra></extra>"))
+    # the labels name the status (or the API error of a message not sent): no legend needed
+    fig.update_layout(barmode="stack", xaxis_title="recipients", yaxis=dict(autorange="reversed"), showlegend=False)
+    return fig
+
+
+def _rates(outcomes: pd.DataFrame, by: pd.Series) -> pd.DataFrame:
+    accepted = outcomes["outcome"].astype("string") == "accepted"
+    delivered = (outcomes["status"].astype("string") == "DELIVRD") & accepted
+    frame = pd.DataFrame({"group": by[accepted], "delivered": delivered[accepted].astype(int)})
+    groups = frame.groupby("group", observed=True)["delivered"]
+    rates = pd.DataFrame({"accepted": groups.size(), "delivered": groups.sum()})
+    return rates.assign(delivery_rate=rates["delivered"] / rates["accepted"])
+
+
+@cache
+def _iso3(alpha_2: str) -> str | None:
+    try:
+        import pycountry
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(f"The country map needs pycountry: {INSTALL_HINT}") from exc
+    country = pycountry.countries.get(alpha_2=alpha_2)
+    return country.alpha_3 if country else None
+
+
+def _one_region(countries: pd.Series) -> bool:
+    """Whether the countries lie in one part of the world (by the first digit of their calling codes: 1 and 5 the
+    Americas, 2 to 4 Europe and Africa, 6 to 9 Asia and Oceania), so the map can frame them without wrapping."""
+    zones = {str(phonenumbers.country_code_for_region(str(c)))[:1] for c in countries}
+    return any(zones <= set(region) for region in ("15", "234", "6789"))
+
+
+@keyword_checked
+def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
+    """A world map of delivery rate (delivered / accepted) by recipient country.
+
+    >>> from sendframe import message_outcomes
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}), recipients=pd.Series(["34600123456"]))
+    >>> list(delivery_rate_by_country(outcomes).data[0].locations)
+    ['ESP']
+    """
+    _require(outcomes, ("country", "outcome", "status"), "delivery_rate_by_country")
+    rates = _rates(outcomes, outcomes["country"].astype("string")).reset_index()
+    fig = _figure("Delivery rate by country (delivered / accepted)")
+    if rates.empty:
+        return _empty(fig, "No accepted messages with a known country.")
+    rates["iso3"] = rates["group"].map(_iso3)
+    text = [f"{c}: {d:,}/{a:,} delivered" for c, d, a in zip(rates["group"], rates["delivered"], rates["accepted"], strict=True)]
+    # the colour scale starts a little under the worst country, so 85% and 98% do not look alike
+    zmin = max(0.0, np.floor(float(rates["delivery_rate"].min()) * 10) / 10 - 0.1)
+    fig.add_trace(_go().Choropleth(locations=rates["iso3"], z=rates["delivery_rate"], locationmode="ISO-3", text=text,
+                                   hoverinfo="text+z", zmin=zmin, zmax=1, colorscale="RdYlGn",
+                                   colorbar=dict(title="rate", tickformat=".0%", thickness=12)))
+    fig.update_geos(showframe=False, projection_type="natural earth", showcountries=True)
+    if _one_region(rates["group"]):  # zoom to Europe for a European campaign; a worldwide one shows the world
+        fig.update_geos(fitbounds="locations")
+    else:
+        fig.update_geos(lataxis_range=[-58, 85])
+    fig.update_layout(margin=dict(l=0, r=0, t=60, b=0))
+    return fig
+
+
+@keyword_checked
+def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
+    """Delivery rate by country and operator (MNC), with the denominator on each bar: the 15 operators with the most
+    accepted messages, then one bar for the rest.
+
+    >>> from sendframe import message_outcomes
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}), recipients=pd.Series(["34600123456"]))
+    >>> list(delivery_rate_by_operator(outcomes).data[0].y)
+    ['ES ? · 0/1']
+    """
+    _require(outcomes, ("country", "mnc", "outcome", "status"), "delivery_rate_by_operator")
+    rates = _rates(outcomes, operator_label(outcomes["country"], outcomes["mnc"]))
+    fig = _figure("Delivery rate by operator (country MNC)")
+    if rates.empty:
+        return _empty(fig, "No accepted messages yet.")
+    rates = _keep_top(rates[["accepted", "delivered"]], "accepted", TOP_GROUPS, "operators")
+    rates = rates.assign(delivery_rate=rates["delivered"] / rates["accepted"]).sort_values("delivery_rate", ascending=False)
+    labels = [f"{o} · {int(d):,}/{int(a):,}" for o, d, a in zip(rates.index, rates["delivered"], rates["accepted"], strict=True)]
+    fig.add_trace(_go().Bar(x=rates["delivery_rate"], y=labels, orientation="h", marker_color=STATUS_COLORS["DELIVRD"],
+                            text=[f"{r:.1%}" for r in rates["delivery_rate"]],
+                            textposition=_text_positions(list(rates["delivery_rate"]), 1.0),
+                            insidetextanchor="end", cliponaxis=False,
+                            customdata=list(rates.index), hovertemplate="%{customdata}: %{x:.1%}<extra></extra>"))
+    fig.update_layout(xaxis=dict(tickformat=".0%", range=[0, 1], title="delivered / accepted"), showlegend=False)
+    return fig
+
+
+@keyword_checked
+def cost(outcomes: pd.DataFrame) -> go.Figure:
+    """Estimated versus billed cost by country (the 15 costliest, then one bar for the rest).
+
+    >>> from sendframe import message_outcomes
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}), estimate=pd.DataFrame({"cost": [0.05]}))
+    >>> [float(v) for v in cost(outcomes).data[0].y]
+    [0.05]
+    """
+    _require(outcomes, ("country", "estimated_cost", "billed_cost"), "cost")
+    country = outcomes["country"].astype("string").fillna("?")
+    totals = outcomes[["estimated_cost", "billed_cost"]].astype(float).groupby(country).sum(min_count=1).fillna(0.0)
+    totals = _keep_top(totals.assign(top=totals.max(axis=1)), "top", TOP_GROUPS, "countries")
+    currency = outcomes.attrs.get("currency", "")
+    fig = _figure("Cost: estimated versus billed",
+                  f"estimated {totals['estimated_cost'].sum():,.2f}, billed {totals['billed_cost'].sum():,.2f} {currency}".rstrip())
+    go = _go()
+    fig.add_trace(go.Bar(x=totals.index, y=totals["estimated_cost"], name="estimated", marker_color="#90caf9"))
+    fig.add_trace(go.Bar(x=totals.index, y=totals["billed_cost"], name="billed", marker_color="#1565c0"))
+    fig.update_layout(barmode="group", yaxis_title=f"cost {currency}".strip())
+    return fig
+
+
+@keyword_checked
+def clicks(outcomes: pd.DataFrame) -> go.Figure:
+    """Click-through: clicked recipients among delivered ones, by country (the 15 with most deliveries, then the rest).
+
+    >>> from sendframe import message_outcomes
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}))
+    >>> clicks(outcomes).layout.annotations[0].text
+    'No delivered messages yet.'
+    """
+    _require(outcomes, ("status", "clicked", "country"), "clicks")
+    delivered = outcomes["status"].astype("string") == "DELIVRD"
+    fig = _figure("Clicks among delivered recipients")
+    if not delivered.any():
+        return _empty(fig, "No delivered messages yet.")
+    country = outcomes.loc[delivered, "country"].astype("string").fillna("?")
+    clicked = outcomes.loc[delivered, "clicked"].astype("boolean").fillna(False).astype(int)
+    groups = clicked.groupby(country)
+    grouped = _keep_top(pd.DataFrame({"clicked": groups.sum(), "delivered": groups.size()}), "delivered", TOP_GROUPS, "countries")
+    rate = grouped["clicked"] / grouped["delivered"]
+    fig.add_trace(_go().Bar(x=grouped.index, y=rate, marker_color="#f9a825", text=[f"{r:.1%}" for r in rate],
+                            textposition="outside", cliponaxis=False,
+                            customdata=np.column_stack([grouped["clicked"], grouped["delivered"]]),
+                            hovertemplate="%{x}: %{customdata[0]:,} of %{customdata[1]:,} clicked<extra></extra>"))
+    fig.update_layout(yaxis=dict(tickformat=".0%", range=[0, max(float(rate.max()), 0.01) * 1.25], title="clicked / delivered"),
+                      showlegend=False)
     return fig
 
 
@@ -212,35 +436,54 @@ CHARTS = {
 }
 
 
-@dataclass
-class Dashboard:
-    """All the delivery charts of one campaign, with a summary table; write it with ``write_html``."""
-
-    figures: dict[str, go.Figure]
-    summary: pd.DataFrame | None = None
-    title: str = "Delivery report"
-    notes: list[str] = field(default_factory=list)
-
-    def __getitem__(self, name: str) -> go.Figure:
-        return self.figures[name]
-
-    def to_html(self) -> str:
-        """One self-contained HTML page: plotly.js and the world map are inlined, so it opens offline."""
-        from sendframe.notebook.report import dashboard_html
-
-        return dashboard_html(self)
-
-    def write_html(self, path: str) -> str:
-        """Write :meth:`to_html` to ``path`` and return the path."""
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(self.to_html())
-        return str(path)
+def _utc(moment: pd.Timestamp) -> str:
+    moment = moment.tz_localize("UTC") if moment.tzinfo is None else moment.tz_convert("UTC")
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def dashboard(outcomes: pd.DataFrame, *, summary: pd.DataFrame | None = None, title: str = "Delivery report") -> Dashboard:
-    """Build every chart of the delivery dashboard from the tidy outcomes frame.
+@keyword_checked
+def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> dict[str, str]:
+    """The report's header: campaign, first and last send (UTC), recipients, cost (estimated, and billed when known).
 
-    >>> board = dashboard(outcomes)               # doctest: +SKIP
-    >>> board["funnel"]                           # doctest: +SKIP
+    >>> from sendframe import message_outcomes
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1", None], "outcome": ["accepted", "rejected"]}))
+    >>> campaign_facts(outcomes, campaign="Black Friday")["recipients"]
+    '2 (sent 2)'
     """
-    return Dashboard({name: chart(outcomes) for name, chart in CHARTS.items()}, summary=summary, title=title)
+    facts: dict[str, str] = {}
+    ids: list[object] = outcomes["campaign_id"].dropna().unique().tolist() if "campaign_id" in outcomes else []
+    id_text = ", ".join(str(i) for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    facts["campaign"] = " · ".join(part for part in (campaign, f"id {id_text}" if id_text else "") if part) or "not named"
+    sent_at = outcomes["sent_at"].dropna() if "sent_at" in outcomes else pd.Series(dtype="datetime64[us, UTC]")
+    facts["first send"] = _utc(sent_at.min()) if not sent_at.empty else "not known yet"
+    facts["last send"] = _utc(sent_at.max()) if not sent_at.empty else "not known yet"
+    sent = int(outcomes["outcome"].astype("string").isin(SENT_OUTCOMES).sum()) if "outcome" in outcomes else len(outcomes)
+    facts["recipients"] = f"{len(outcomes):,} (sent {sent:,})"
+    currency = f" {outcomes.attrs['currency']}" if outcomes.attrs.get("currency") else ""
+    for column, label in (("estimated_cost", "estimated cost"), ("billed_cost", "billed cost")):
+        values = outcomes[column].astype(float) if column in outcomes else pd.Series(dtype=float)
+        if values.notna().any():
+            facts[label] = f"{values.sum():,.2f}{currency}" + (f" ({int(values.notna().sum()):,} messages billed so far)"
+                                                              if column == "billed_cost" else "")
+    if "estimated_cost" not in facts and "billed cost" not in facts:
+        facts["cost"] = "not known (pass estimate= to message_outcomes, or fetch records)"
+    return facts
+
+
+@keyword_checked
+def dashboard(outcomes: pd.DataFrame, *, summary: pd.DataFrame | None = None, title: str = "Delivery report",
+              campaign: str | None = None) -> Dashboard:
+    """Build every chart of the delivery dashboard, and the report's header, from the tidy outcomes frame.
+
+    ``campaign`` names the campaign in the header (its ids come from the frame); ``summary`` is a table
+    shown under the header (``delivery_summary``).
+
+    >>> from sendframe import message_outcomes
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1", None], "outcome": ["accepted", "rejected"]}))
+    >>> board = dashboard(outcomes, campaign="Black Friday")
+    >>> board.header["campaign"], list(board.figures)[:2]
+    ('Black Friday', ['funnel', 'status_over_time'])
+    >>> board.write_html("report.html")           # doctest: +SKIP
+    """
+    figures = {name: chart(outcomes) for name, chart in CHARTS.items()}
+    return Dashboard(figures, summary=summary, title=title, header=campaign_facts(outcomes, campaign=campaign))

