@@ -1,0 +1,374 @@
+"""Send at each recipient's local time: which zone, which UTC instant, which rows go together.
+
+Pure functions, no I/O. The time zone of a row, in this order:
+
+1. the ``timezone`` column when the row has a value there (source ``"column"``);
+2. phonenumbers' time-zone metadata for the number. When it names one zone for the number
+   (``+1 212 ...``: America/New_York) that is the zone (source ``"number"``). When the number's
+   whole country has one zone, that one (source ``"country"``). When several zones remain (a
+   mobile in Spain: Madrid or the Canaries; US toll-free; an Australian mobile) or phonenumbers
+   does not know the number, :data:`PREFERRED_ZONES` decides: the first zone of the calling code's
+   list, most populous first, that is among the candidates, else the first candidate
+   phonenumbers lists (source ``"country default"``);
+3. ``default_timezone`` when given (source ``"default"``); otherwise the row has no zone and no
+   send time (source ``"unknown"``).
+
+The send time is the next ``local_time`` at or after ``now`` in the row's zone (or on ``date``),
+DST-aware (zoneinfo): a wall time skipped by a spring-forward change moves forward by the gap
+(02:30 becomes 03:30), a repeated one (autumn) is its first occurrence. ``quiet_hours=(start, end)``
+allows sends only from ``start`` to before ``end`` local time; a send outside that window moves to
+the next ``start``. Everything is computed once per distinct zone, not per row.
+
+    >>> import pandas as pd
+    >>> contacts = pd.DataFrame({"phone": ["34912345678", "12125550123"]})
+    >>> plan = local_send_times(contacts, "10:00", now=pd.Timestamp("2026-03-28 12:00", tz="UTC"))
+    >>> plan[["timezone", "local_send_at", "timezone_source"]].to_dict("list")  # doctest: +NORMALIZE_WHITESPACE
+    {'timezone': ['Europe/Madrid', 'America/New_York'],
+     'local_send_at': ['2026-03-29 10:00:00+02:00', '2026-03-28 10:00:00-04:00'],
+     'timezone_source': ['number', 'number']}
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from datetime import date as Date
+from datetime import datetime, time, timedelta, timezone
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+import pandas as pd
+import phonenumbers
+from phonenumbers import timezone as phone_zones
+
+from sendframe.api.recipients import calling_code, normalise_phone_series
+from sendframe.campaign.columns import find_recipient_column
+from sendframe.errors import InputError
+from sendframe.options import check_options
+
+__all__ = ["PREFERRED_ZONES", "SCHEDULE_COLUMNS", "group_by_send_time", "local_send_times", "zone_of_number"]
+
+SCHEDULE_COLUMNS: tuple[str, ...] = ("timezone", "local_send_at", "send_at_utc", "timezone_source")
+
+# calling code -> its zones, most populous first: how a number that phonenumbers cannot place in one
+# zone gets one (docs/api-notes.md, "Send at local time"). Codes phonenumbers maps to several zones.
+PREFERRED_ZONES: dict[str, tuple[str, ...]] = {
+    "1": ("America/New_York", "America/Chicago", "America/Los_Angeles", "America/Toronto", "America/Denver",
+          "America/Phoenix", "America/Vancouver", "America/Edmonton", "America/Winnipeg", "America/Halifax",
+          "America/Regina", "America/St_Johns", "America/Anchorage", "Pacific/Honolulu", "America/Puerto_Rico",
+          "America/Santo_Domingo", "America/Jamaica", "America/Port_of_Spain", "America/Boise", "America/Juneau",
+          "America/Adak"),
+    "7": ("Europe/Moscow", "Asia/Yekaterinburg", "Asia/Novosibirsk", "Europe/Samara", "Asia/Almaty",
+          "Asia/Krasnoyarsk", "Asia/Omsk", "Asia/Irkutsk", "Asia/Vladivostok", "Asia/Aqtobe", "Asia/Yakutsk",
+          "Asia/Sakhalin", "Asia/Magadan", "Asia/Kamchatka", "Asia/Anadyr"),
+    "34": ("Europe/Madrid", "Atlantic/Canary"),
+    "351": ("Europe/Lisbon", "Atlantic/Azores"),
+    "353": ("Europe/Dublin", "Europe/London"),
+    "358": ("Europe/Helsinki", "Europe/Mariehamn"),
+    "39": ("Europe/Rome", "Europe/Vatican"),
+    "44": ("Europe/London", "Europe/Jersey", "Europe/Guernsey", "Europe/Isle_of_Man"),
+    "47": ("Europe/Oslo", "Arctic/Longyearbyen"),
+    "52": ("America/Mexico_City", "America/Tijuana", "America/Mazatlan", "America/Cancun", "America/Ciudad_Juarez",
+           "America/Matamoros", "America/Ojinaga"),
+    "55": ("America/Sao_Paulo", "America/Manaus", "America/Rio_Branco", "America/Noronha"),
+    "61": ("Australia/Sydney", "Australia/Brisbane", "Australia/Perth", "Australia/Adelaide", "Australia/Eucla",
+           "Australia/Lord_Howe"),
+    "62": ("Asia/Jakarta", "Asia/Makassar", "Asia/Jayapura"),
+    "64": ("Pacific/Auckland", "Pacific/Chatham"),
+    "243": ("Africa/Kinshasa", "Africa/Lubumbashi"),
+    "262": ("Indian/Reunion", "Indian/Mayotte"),
+    "299": ("America/Godthab", "America/Thule", "America/Scoresbysund"),
+    "593": ("America/Guayaquil", "Pacific/Galapagos"),
+    "599": ("America/Curacao", "America/Kralendijk"),
+    "686": ("Pacific/Tarawa", "Pacific/Kiritimati", "Pacific/Enderbury"),
+    "689": ("Pacific/Tahiti", "Pacific/Marquesas", "Pacific/Gambier"),
+    "691": ("Pacific/Truk", "Pacific/Ponape", "Pacific/Kosrae"),
+    "976": ("Asia/Ulaanbaatar", "Asia/Hovd", "Asia/Choibalsan"),
+}
+
+_UNKNOWN_ZONE = "Etc/Unknown"  # phonenumbers' answer for a number it cannot place
+_TIME_OF_DAY = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
+_UNSET: Any = object()
+
+
+def _longest_prefix_zones(digits: str) -> tuple[str, ...]:
+    """The zones of the longest prefix of ``digits`` in phonenumbers' table (what it does for a geographic number)."""
+    for size in range(min(phone_zones.TIMEZONE_LONGEST_PREFIX, len(digits)), 0, -1):
+        zones = phone_zones.TIMEZONE_DATA.get(digits[:size])
+        if zones is not None:
+            return tuple(zones)
+    return (_UNKNOWN_ZONE,)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _number_zones(number: str) -> tuple[str, ...]:
+    return tuple(phone_zones.time_zones_for_number(phonenumbers.parse("+" + number)))
+
+
+def _pick(code: str, candidates: tuple[str, ...]) -> str:
+    wanted = set(candidates)
+    return next((zone for zone in PREFERRED_ZONES.get(code, ()) if zone in wanted), candidates[0])
+
+
+def zone_of_number(number: str) -> tuple[str, str] | None:
+    """(time zone, source) of a phone number in API form, by the rule of the module docstring; None if unknown.
+
+        >>> zone_of_number("12125550123"), zone_of_number("18005550123")
+        (('America/New_York', 'number'), ('America/New_York', 'country default'))
+        >>> zone_of_number("34600123456"), zone_of_number("4915123456789")
+        (('Europe/Madrid', 'country default'), ('Europe/Berlin', 'country'))
+    """
+    code = calling_code(number)
+    if not code:
+        return None
+    country = _longest_prefix_zones(code)
+    if country == (_UNKNOWN_ZONE,):
+        return None
+    # Where the number's longest prefix says no more than its country, phonenumbers' answer is the
+    # country's zones (or "unknown", which the rule resolves the same way): no need to parse the number.
+    own = _longest_prefix_zones(number)
+    if own != country:
+        own = _number_zones(number)
+    candidates = country if own in (country, (_UNKNOWN_ZONE,)) else own
+    if len(candidates) == 1:
+        return candidates[0], "country" if candidates == country else "number"
+    return _pick(code, candidates), "country default"
+
+
+@functools.lru_cache(maxsize=1024)
+def _zone(name: str) -> ZoneInfo:
+    return ZoneInfo(name)
+
+
+def _is_zone(name: object) -> bool:
+    try:
+        return isinstance(name, str) and bool(name.strip()) and _zone(name.strip()) is not None
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+
+
+def _checked_zone(name: object, where: str) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(f"{where}: {name!r} is not a time zone name; give an IANA name such as 'Europe/Madrid'.")
+    try:
+        _zone(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InputError(f"{where}: {name!r} is not a known time zone; give an IANA name such as 'Europe/Madrid' "
+                         "or 'America/New_York'.") from None
+    return name.strip()
+
+
+def _aware_now(now: object) -> datetime:
+    if now is None:
+        return datetime.now(timezone.utc)
+    if isinstance(now, str):
+        try:
+            now = pd.Timestamp(now)
+        except ValueError:
+            raise InputError(f"now={now!r} is not a date-time; give e.g. '2026-03-28T12:00:00+00:00'.") from None
+    if not isinstance(now, datetime):
+        raise InputError(f"now must be a date-time with a time zone, not {type(now).__name__}.")
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise InputError(f"now={now!s} has no time zone: give a zone, e.g. "
+                         "datetime(2026, 3, 28, 12, 0, tzinfo=timezone.utc) or pd.Timestamp('2026-03-28 12:00', tz='UTC').")
+    return now.astimezone(timezone.utc)
+
+
+def _time_of_day(value: object, name: str) -> time:
+    if isinstance(value, datetime):
+        raise InputError(f"{name} is a time of day on each recipient's clock, e.g. '10:00'; got the date-time {value!s}.")
+    if isinstance(value, time):
+        if value.tzinfo is not None:
+            raise InputError(f"{name} is read on each recipient's own clock, so it takes no time zone; got {value!s}.")
+        return value
+    match = _TIME_OF_DAY.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        raise InputError(f"{name} must be a time of day written HH:MM (e.g. '10:00'); got {value!r}.")
+    hour, minute, second = int(match[1]), int(match[2]), int(match[3] or 0)
+    if hour > 23 or minute > 59 or second > 59:
+        raise InputError(f"{name}={value!r} is not a time of day (00:00 to 23:59).")
+    return time(hour, minute, second)
+
+
+def _calendar_date(value: object) -> Date | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        raise InputError(f"date is a calendar day (e.g. '2026-03-29'); the hour comes from local_time. Got {value!s}.")
+    if isinstance(value, Date):
+        return value
+    try:
+        return Date.fromisoformat(str(value))
+    except ValueError:
+        raise InputError(f"date must be a day written YYYY-MM-DD; got {value!r}.") from None
+
+
+def _wall(day: Date, at: time, zone: ZoneInfo) -> datetime:
+    """``at`` on ``day`` in ``zone``; a skipped wall time moves forward by the gap, a repeated one is the first."""
+    return datetime.combine(day, at, tzinfo=zone).astimezone(timezone.utc).astimezone(zone)
+
+
+def _send_at(zone: ZoneInfo, at: time | None, day: Date | None, now: datetime,
+             quiet: tuple[time, time] | None) -> datetime:
+    local_now = now.astimezone(zone)
+    if at is None:
+        moment = local_now
+    elif day is not None:
+        moment = _wall(day, at, zone)
+    else:
+        moment = _wall(local_now.date(), at, zone)
+        if moment < now:
+            moment = _wall(local_now.date() + timedelta(days=1), at, zone)
+    if quiet is not None:
+        start, end = quiet
+        clock = moment.timetz().replace(tzinfo=None)
+        if clock < start:
+            moment = _wall(moment.date(), start, zone)
+        elif clock >= end:
+            moment = _wall(moment.date() + timedelta(days=1), start, zone)
+    return moment
+
+
+def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, default_region: str,
+           default_timezone: str | None) -> tuple[pd.Series, pd.Series]:
+    """(zone name, source) per row, as ``string`` Series on the contacts' index."""
+    index = contacts.index
+    zone = pd.Series(pd.NA, index=index, dtype="string")
+    source = pd.Series("unknown", index=index, dtype="string")
+    column = find_recipient_column(contacts, "phone", timezone_column) if timezone_column else None
+    if column is not None:  # found as named, else case-insensitively
+        given = contacts[column]
+        codes, uniques = pd.factorize(given, use_na_sentinel=True)
+        names = []
+        for i, value in enumerate(uniques):
+            row = given.index[np.argmax(codes == i)] if not _is_zone(value) else None  # only looked up to name it
+            names.append(_checked_zone(value, f"Row {row!r}, column {column!r}"))
+        found = codes >= 0
+        zone[found] = np.asarray(names, dtype=object)[codes[found]]
+        source[found] = "column"
+    missing = zone.isna().to_numpy()
+    phone = recipient if recipient is not None else find_recipient_column(contacts, "phone")
+    if missing.any() and phone is not None:
+        if phone not in contacts:
+            raise InputError(f"The contacts have no column {phone!r}; columns are: {', '.join(map(str, contacts.columns))}.")
+        numbers = normalise_phone_series(contacts.loc[missing, phone], default_region)
+        codes, uniques = pd.factorize(numbers, use_na_sentinel=True)
+        answers = [zone_of_number(number) for number in uniques] + [None]
+        zone[missing] = np.asarray([a[0] if a else None for a in answers], dtype=object)[codes]
+        source[missing] = np.asarray([a[1] if a else "unknown" for a in answers], dtype=object)[codes]
+    if default_timezone is not None:
+        unknown = zone.isna()
+        zone[unknown] = default_timezone
+        source[unknown] = "default"
+    return zone, source
+
+
+def local_send_times(
+    contacts: pd.DataFrame,
+    local_time: str | time | None = "10:00",
+    *,
+    date: str | Date | None = None,
+    quiet_hours: tuple[str | time, str | time] | None = None,
+    timezone_column: str = "timezone",
+    recipient: str | None = None,
+    now: datetime | str | None = None,
+    default_timezone: str | None = None,
+    default_region: str = "ES",
+    **options: Any,
+) -> pd.DataFrame:
+    """When each row is sent: its zone, the local and the UTC send time, and where the zone came from.
+
+    Returns a new frame on the contacts' index with the columns ``timezone``, ``local_send_at``
+    (text with the zone's UTC offset, e.g. ``2026-03-29 10:00:00+02:00``), ``send_at_utc``
+    (tz-aware UTC) and ``timezone_source`` (``column``, ``number``, ``country``, ``country default``,
+    ``default`` or ``unknown``: see the module docstring).
+
+    - ``local_time``: the wall-clock time on each recipient's clock (``"10:00"``); the next one at or
+      after ``now``, or the one on ``date``. ``None``: as soon as allowed (now, or the next
+      ``quiet_hours`` start).
+    - ``date``: the calendar day (``"2026-03-29"``); a send time already past on that day in some
+      zone is an error naming the zone.
+    - ``quiet_hours=("09:00", "21:00")``: nothing before 09:00 or from 21:00 local; such sends move
+      to the next 09:00.
+    - ``now``: a tz-aware date-time (default: the current time). A naive date-time is refused.
+    - ``default_timezone``: the zone of rows whose zone is otherwise unknown (no timezone value,
+      no usable phone: e.g. an email-only table).
+
+        >>> import pandas as pd
+        >>> contacts = pd.DataFrame({"phone": ["34600123456"], "timezone": ["Asia/Tokyo"]})
+        >>> plan = local_send_times(contacts, "10:00", now="2026-03-28T12:00:00+00:00")
+        >>> str(plan.loc[0, "send_at_utc"]), plan.loc[0, "timezone_source"]
+        ('2026-03-29 01:00:00+00:00', 'column')
+    """
+    check_options(options, ["date", "quiet_hours", "timezone_column", "recipient", "now", "default_timezone",
+                            "default_region"], "sendframe.local_send_times")
+    if not isinstance(contacts, pd.DataFrame):
+        raise InputError(f"local_send_times needs a pandas DataFrame of contacts, not {type(contacts).__name__}.")
+    moment = _aware_now(now)
+    at = None if local_time is None else _time_of_day(local_time, "local_time")
+    day = _calendar_date(date)
+    if day is not None and at is None:
+        raise InputError("date needs a local_time too (e.g. local_time='10:00'), or leave date out to send now.")
+    quiet = None
+    if quiet_hours is not None:
+        if isinstance(quiet_hours, str) or len(quiet_hours) != 2:
+            raise InputError(f"quiet_hours must be (earliest, latest) local times, e.g. ('09:00', '21:00'); got {quiet_hours!r}.")
+        quiet = (_time_of_day(quiet_hours[0], "quiet_hours[0]"), _time_of_day(quiet_hours[1], "quiet_hours[1]"))
+        if not quiet[0] < quiet[1]:
+            raise InputError(f"quiet_hours=({quiet_hours[0]!r}, {quiet_hours[1]!r}): the earliest time must come "
+                             "before the latest on the same day.")
+    if default_timezone is not None:
+        default_timezone = _checked_zone(default_timezone, "default_timezone")
+
+    zone, source = _zones(contacts, timezone_column, recipient, default_region, default_timezone)
+    codes, names = pd.factorize(zone, use_na_sentinel=True)
+    local_text: list[str | None] = []
+    utc: list[datetime | None] = []
+    past = []
+    for name in names:
+        sent = _send_at(_zone(name), at, day, moment, quiet)
+        if day is not None and sent < moment:
+            past.append(f"{name} ({sent.isoformat(sep=' ')})")
+        local_text.append(sent.isoformat(sep=" "))
+        utc.append(sent.astimezone(timezone.utc))
+    if past:
+        raise InputError(f"{at} on {day} has already passed in {len(past)} time zone(s): {', '.join(past[:5])}. "
+                         "Give a later date, or leave date out for the next occurrence.")
+    send_at = pd.Series(pd.to_datetime(pd.Series(utc + [None], dtype=object), utc=True).to_numpy()[codes],
+                        index=contacts.index, dtype="datetime64[us, UTC]")
+    local = pd.Series(np.asarray(local_text + [None], dtype=object)[codes], index=contacts.index, dtype="string")
+    out = pd.DataFrame({"timezone": zone, "local_send_at": local, "send_at_utc": send_at, "timezone_source": source},
+                       index=contacts.index)
+    out.attrs["now"] = pd.Timestamp(moment)
+    return out
+
+
+def group_by_send_time(schedule: pd.DataFrame, column: str = "send_at_utc") -> list[tuple[pd.Timestamp, np.ndarray]]:
+    """The rows of a schedule grouped by UTC send time: ``[(time, positions), ...]`` in time order.
+
+    ``positions`` are integer positions into the schedule (and so into the contacts it was made
+    from), in table order; one group is one set of requests with that ``scheduleDate``. A time at
+    or before the schedule's ``now`` means "send now" (the spec: a past scheduleDate is now). Rows
+    without a send time (no zone) are in no group.
+
+        >>> import pandas as pd
+        >>> schedule = pd.DataFrame({"send_at_utc": pd.to_datetime(
+        ...     ["2026-03-29 08:00", "2026-03-29 14:00", "2026-03-29 08:00", None], utc=True)})
+        >>> [(str(at), rows.tolist()) for at, rows in group_by_send_time(schedule)]
+        [('2026-03-29 08:00:00+00:00', [0, 2]), ('2026-03-29 14:00:00+00:00', [1])]
+    """
+    if column not in schedule:
+        raise InputError(f"group_by_send_time needs the {column!r} column of local_send_times.")
+    times = schedule[column]
+    if not isinstance(times.dtype, pd.DatetimeTZDtype):
+        raise InputError(f"The column {column!r} must hold tz-aware date-times (as local_send_times gives): give a zone.")
+    codes, uniques = pd.factorize(times, sort=True, use_na_sentinel=True)
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
+    start = int((codes < 0).sum())  # the missing times (-1) sort first
+    groups = []
+    for at, count in zip(uniques, counts):
+        groups.append((pd.Timestamp(at), order[start:start + count]))
+        start += count
+    return groups
