@@ -9,7 +9,11 @@ import pandas as pd
 import pytest
 
 import sendframe
-from sendframe.campaign.variants import assign_variants, recipient_uniforms, variant_weights
+from sendframe.campaign.variants import (
+    assign_variants,
+    recipient_uniforms,
+    variant_weights,
+)
 from sendframe.errors import InputError, UnknownOptionError
 
 WEIGHTS = {"A": 0.45, "B": 0.45, "holdout": 0.1}
@@ -97,7 +101,8 @@ def test_rows_without_a_usable_phone_get_no_variant():
 def test_holdout_default_explicit_and_none():
     contacts = _contacts(10)
     assert assign_variants(contacts, ["A", "B"]).attrs["sendframe.variants"]["holdout"] is None
-    assert assign_variants(contacts, {"A": 1, "control": 1}, holdout="control").attrs["sendframe.variants"]["holdout"] == "control"
+    named = assign_variants(contacts, {"A": 1, "control": 1}, holdout="control")
+    assert named.attrs["sendframe.variants"]["holdout"] == "control"
     assert assign_variants(contacts, WEIGHTS, holdout=None).attrs["sendframe.variants"]["holdout"] is None
     with pytest.raises(InputError, match="holdout='rest' is not one of the variants"):
         assign_variants(contacts, WEIGHTS, holdout="rest")

@@ -8,7 +8,12 @@ import pandas as pd
 import pytest
 
 import sendframe
-from sendframe.delivery.experiments import compare_variants, difference_interval, two_proportion_test, wilson_interval
+from sendframe.delivery.experiments import (
+    compare_variants,
+    difference_interval,
+    two_proportion_test,
+    wilson_interval,
+)
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import Records
 from sendframe.errors import InputError, UnknownOptionError
@@ -53,7 +58,8 @@ def test_the_difference_interval_is_newcombes_hybrid_of_the_two_wilson_intervals
     assert (round(low, 4), round(high, 4)) == (0.0159, 0.2768)
     assert difference_interval(45, 100, 30, 100) == pytest.approx((low, high), abs=1e-12)
     row = compare_variants(frame_of({"A": (45, 100), "B": (30, 100)}), "converted", control="B").iloc[0]
-    assert (row["difference"], row["difference_low"], row["difference_high"]) == pytest.approx((d, low, high), abs=1e-12)
+    interval = (row["difference"], row["difference_low"], row["difference_high"])
+    assert interval == pytest.approx((d, low, high), abs=1e-12)
 
 
 def test_the_z_test_p_value_equals_the_pooled_formula():

@@ -32,8 +32,10 @@ def test_error_bars_run_from_the_wilson_low_to_high_of_each_variant():
     assert list(bars.y) == pytest.approx([0.30, 0.45, 0.20])
     assert bars.error_y.symmetric is False
     # the bar top plus the upper error is rate_high; minus the lower error is rate_low
-    assert [y + e for y, e in zip(bars.y, bars.error_y.array)] == pytest.approx(comparison["rate_high"].tolist())
-    assert [y - e for y, e in zip(bars.y, bars.error_y.arrayminus)] == pytest.approx(comparison["rate_low"].tolist())
+    tops = [y + e for y, e in zip(bars.y, bars.error_y.array, strict=True)]
+    bottoms = [y - e for y, e in zip(bars.y, bars.error_y.arrayminus, strict=True)]
+    assert tops == pytest.approx(comparison["rate_high"].tolist())
+    assert bottoms == pytest.approx(comparison["rate_low"].tolist())
     assert "control: A" in fig.layout.title.text
     assert fig.layout.shapes[0].y0 == pytest.approx(0.30)  # the control's rate as a line
 

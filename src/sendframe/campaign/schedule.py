@@ -13,6 +13,11 @@ Pure functions, no I/O. The time zone of a row, in this order:
 3. ``default_timezone`` when given (source ``"default"``); otherwise the row has no zone and no
    send time (source ``"unknown"``).
 
+phonenumbers places a number by its prefix only when it is valid and of a geographic type (fixed
+line; mobiles too in the few countries whose mobiles are geographic). That type is looked up once
+per numbering block (calling code, first six national digits, length), not per number: numbering
+plans allocate types by such blocks, and it makes a million numbers a few seconds' work.
+
 The send time is the next ``local_time`` at or after ``now`` in the row's zone (or on ``date``),
 DST-aware (zoneinfo): a wall time skipped by a spring-forward change moves forward by the gap
 (02:30 becomes 03:30), a repeated one (autumn) is its first occurrence. ``quiet_hours=(start, end)``
@@ -32,14 +37,19 @@ from __future__ import annotations
 
 import functools
 import re
+from datetime import UTC, datetime, time, timedelta
 from datetime import date as Date
-from datetime import datetime, time, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pandas as pd
-import phonenumbers
+from phonenumbers import (
+    PhoneNumber,
+    PhoneNumberType,
+    is_number_type_geographical,
+    number_type,
+)
 from phonenumbers import timezone as phone_zones
 
 from sendframe.api.recipients import calling_code, normalise_phone_series
@@ -47,7 +57,8 @@ from sendframe.campaign.columns import find_recipient_column
 from sendframe.errors import InputError
 from sendframe.options import check_options
 
-__all__ = ["PREFERRED_ZONES", "SCHEDULE_COLUMNS", "group_by_send_time", "local_send_times", "zone_of_number"]
+__all__ = ["PREFERRED_ZONES", "SCHEDULE_COLUMNS", "group_by_send_time", "local_send_times", "zone_of_number",
+           "zones_of_numbers"]
 
 SCHEDULE_COLUMNS: tuple[str, ...] = ("timezone", "local_send_at", "send_at_utc", "timezone_source")
 
@@ -88,27 +99,107 @@ PREFERRED_ZONES: dict[str, tuple[str, ...]] = {
 }
 
 _UNKNOWN_ZONE = "Etc/Unknown"  # phonenumbers' answer for a number it cannot place
+# phonenumbers' prefix -> zones table (the one time_zones_for_number reads); its stubs do not declare it
+_ZONE_DATA: dict[str, tuple[str, ...]] = phone_zones.TIMEZONE_DATA  # type: ignore[attr-defined]
+_LONGEST_PREFIX: int = phone_zones.TIMEZONE_LONGEST_PREFIX  # type: ignore[attr-defined]
 _TIME_OF_DAY = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
 _UNSET: Any = object()
 
 
+@functools.lru_cache(maxsize=4096)
 def _longest_prefix_zones(digits: str) -> tuple[str, ...]:
     """The zones of the longest prefix of ``digits`` in phonenumbers' table (what it does for a geographic number)."""
-    for size in range(min(phone_zones.TIMEZONE_LONGEST_PREFIX, len(digits)), 0, -1):
-        zones = phone_zones.TIMEZONE_DATA.get(digits[:size])
+    for size in range(min(_LONGEST_PREFIX, len(digits)), 0, -1):
+        zones = _ZONE_DATA.get(digits[:size])
         if zones is not None:
             return tuple(zones)
     return (_UNKNOWN_ZONE,)
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _number_zones(number: str) -> tuple[str, ...]:
-    return tuple(phone_zones.time_zones_for_number(phonenumbers.parse("+" + number)))
+def _is_geographic(code: str, national: str) -> bool:
+    """Whether phonenumbers places the number by its prefix: valid, and of a geographic type (fixed line, ...).
+
+    The number is taken as written: calling code, then national digits (leading zeros kept, as
+    phonenumbers keeps an Italian one). Built directly rather than parsed: parsing costs twice as much.
+    """
+    zeros = len(national) - len(national.lstrip("0"))
+    numobj = PhoneNumber(country_code=int(code), national_number=int(national or "0"),
+                         italian_leading_zero=True if zeros else None,
+                         number_of_leading_zeros=zeros if zeros > 1 else None)
+    kind = number_type(numobj)
+    return kind != PhoneNumberType.UNKNOWN and is_number_type_geographical(kind, int(code))
 
 
 def _pick(code: str, candidates: tuple[str, ...]) -> str:
     wanted = set(candidates)
     return next((zone for zone in PREFERRED_ZONES.get(code, ()) if zone in wanted), candidates[0])
+
+
+def _zone_and_source(number: str, kinds: dict[tuple[str, str, int], bool]) -> tuple[str, str] | None:
+    """:func:`zone_of_number`, with ``kinds`` remembering :func:`_is_geographic` per numbering block."""
+    code = calling_code(number)
+    if not code:
+        return None
+    country = _longest_prefix_zones(code)
+    if country == (_UNKNOWN_ZONE,):
+        return None
+    own = _longest_prefix_zones(number[:_LONGEST_PREFIX])
+    if own != country:
+        # phonenumbers uses the prefix only for a valid number of a geographic type, else the country's
+        # zones. The type is decided per block: calling code, first six national digits, length.
+        block = (code, number[len(code):len(code) + 6], len(number))
+        geographic = kinds.get(block)
+        if geographic is None:
+            geographic = kinds[block] = _is_geographic(code, number[len(code):])
+        if not geographic:
+            own = country
+    candidates = country if own == (_UNKNOWN_ZONE,) else own
+    if len(candidates) == 1:
+        return candidates[0], "country" if candidates == country else "number"
+    return _pick(code, candidates), "country default"
+
+
+@functools.lru_cache(maxsize=512)
+def _block_length(code: str) -> int:
+    """How many leading digits decide the zone of a number with this calling code.
+
+    The six national digits of a numbering block (its type, see :func:`_zone_and_source`), or the
+    longest prefix phonenumbers' time-zone table has for the code, whichever is longer.
+    """
+    longest = max((len(prefix) for prefix in _ZONE_DATA if prefix.startswith(code)), default=0)
+    return max(len(code) + 6, longest)
+
+
+def zones_of_numbers(numbers: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(zone, source) arrays of :func:`zone_of_number` for a Series of numbers in API form (None: unknown).
+
+    Numbers that share their leading digits up to :func:`_block_length` and their length share
+    their answer, so the rule runs once per such block, not per number.
+
+        >>> zones_of_numbers(pd.Series(["12125550123", None, "12125550199"]))[0].tolist()
+        ['America/New_York', None, 'America/New_York']
+    """
+    text = numbers.astype("string")
+    heads = text.str[:3]
+    head_codes, head_values = pd.factorize(heads, use_na_sentinel=True)
+    code_of_head = np.asarray([calling_code(h) for h in head_values] + [""], dtype=object)
+    code = code_of_head[head_codes]
+    keys = pd.Series(pd.NA, index=numbers.index, dtype="string")
+    lengths = text.str.len().astype("string")
+    for value in pd.unique(code):
+        if not value:
+            continue
+        chosen = code == value
+        keys[chosen] = text[chosen].str[:_block_length(value)] + ":" + lengths[chosen]
+    key_codes, key_values = pd.factorize(keys, use_na_sentinel=True)
+    first = np.full(len(key_values), -1, dtype=np.int64)
+    present = np.flatnonzero(key_codes >= 0)
+    first[key_codes[present[::-1]]] = present[::-1]  # the first number of each block answers for it
+    kinds: dict[tuple[str, str, int], bool] = {}
+    answers = [_zone_and_source(str(text.iat[int(at)]), kinds) for at in first] + [None]
+    zone = np.asarray([a[0] if a else None for a in answers], dtype=object)[key_codes]
+    source = np.asarray([a[1] if a else "unknown" for a in answers], dtype=object)[key_codes]
+    return zone, source
 
 
 def zone_of_number(number: str) -> tuple[str, str] | None:
@@ -119,21 +210,7 @@ def zone_of_number(number: str) -> tuple[str, str] | None:
         >>> zone_of_number("34600123456"), zone_of_number("4915123456789")
         (('Europe/Madrid', 'country default'), ('Europe/Berlin', 'country'))
     """
-    code = calling_code(number)
-    if not code:
-        return None
-    country = _longest_prefix_zones(code)
-    if country == (_UNKNOWN_ZONE,):
-        return None
-    # Where the number's longest prefix says no more than its country, phonenumbers' answer is the
-    # country's zones (or "unknown", which the rule resolves the same way): no need to parse the number.
-    own = _longest_prefix_zones(number)
-    if own != country:
-        own = _number_zones(number)
-    candidates = country if own in (country, (_UNKNOWN_ZONE,)) else own
-    if len(candidates) == 1:
-        return candidates[0], "country" if candidates == country else "number"
-    return _pick(code, candidates), "country default"
+    return _zone_and_source(number, {})
 
 
 @functools.lru_cache(maxsize=1024)
@@ -161,7 +238,7 @@ def _checked_zone(name: object, where: str) -> str:
 
 def _aware_now(now: object) -> datetime:
     if now is None:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
     if isinstance(now, str):
         try:
             now = pd.Timestamp(now)
@@ -171,13 +248,15 @@ def _aware_now(now: object) -> datetime:
         raise InputError(f"now must be a date-time with a time zone, not {type(now).__name__}.")
     if now.tzinfo is None or now.utcoffset() is None:
         raise InputError(f"now={now!s} has no time zone: give a zone, e.g. "
-                         "datetime(2026, 3, 28, 12, 0, tzinfo=timezone.utc) or pd.Timestamp('2026-03-28 12:00', tz='UTC').")
-    return now.astimezone(timezone.utc)
+                         "datetime(2026, 3, 28, 12, 0, tzinfo=timezone.utc) or "
+                         "pd.Timestamp('2026-03-28 12:00', tz='UTC').")
+    return now.astimezone(UTC)
 
 
 def _time_of_day(value: object, name: str) -> time:
     if isinstance(value, datetime):
-        raise InputError(f"{name} is a time of day on each recipient's clock, e.g. '10:00'; got the date-time {value!s}.")
+        raise InputError(f"{name} is a time of day on each recipient's clock, e.g. '10:00'; "
+                         f"got the date-time {value!s}.")
     if isinstance(value, time):
         if value.tzinfo is not None:
             raise InputError(f"{name} is read on each recipient's own clock, so it takes no time zone; got {value!s}.")
@@ -206,7 +285,7 @@ def _calendar_date(value: object) -> Date | None:
 
 def _wall(day: Date, at: time, zone: ZoneInfo) -> datetime:
     """``at`` on ``day`` in ``zone``; a skipped wall time moves forward by the gap, a repeated one is the first."""
-    return datetime.combine(day, at, tzinfo=zone).astimezone(timezone.utc).astimezone(zone)
+    return datetime.combine(day, at, tzinfo=zone).astimezone(UTC).astimezone(zone)
 
 
 def _send_at(zone: ZoneInfo, at: time | None, day: Date | None, now: datetime,
@@ -242,7 +321,7 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
         codes, uniques = pd.factorize(given, use_na_sentinel=True)
         names = []
         for i, value in enumerate(uniques):
-            row = given.index[np.argmax(codes == i)] if not _is_zone(value) else None  # only looked up to name it
+            row = given.index[int(np.argmax(codes == i))] if not _is_zone(value) else None  # only looked up to name it
             names.append(_checked_zone(value, f"Row {row!r}, column {column!r}"))
         found = codes >= 0
         zone[found] = np.asarray(names, dtype=object)[codes[found]]
@@ -251,12 +330,12 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
     phone = recipient if recipient is not None else find_recipient_column(contacts, "phone")
     if missing.any() and phone is not None:
         if phone not in contacts:
-            raise InputError(f"The contacts have no column {phone!r}; columns are: {', '.join(map(str, contacts.columns))}.")
+            columns = ", ".join(map(str, contacts.columns))
+            raise InputError(f"The contacts have no column {phone!r}; columns are: {columns}.")
         numbers = normalise_phone_series(contacts.loc[missing, phone], default_region)
-        codes, uniques = pd.factorize(numbers, use_na_sentinel=True)
-        answers = [zone_of_number(number) for number in uniques] + [None]
-        zone[missing] = np.asarray([a[0] if a else None for a in answers], dtype=object)[codes]
-        source[missing] = np.asarray([a[1] if a else "unknown" for a in answers], dtype=object)[codes]
+        found_zone, found_source = zones_of_numbers(numbers)
+        zone[missing] = found_zone
+        source[missing] = found_source
     if default_timezone is not None:
         unknown = zone.isna()
         zone[unknown] = default_timezone
@@ -313,7 +392,8 @@ def local_send_times(
     quiet = None
     if quiet_hours is not None:
         if isinstance(quiet_hours, str) or len(quiet_hours) != 2:
-            raise InputError(f"quiet_hours must be (earliest, latest) local times, e.g. ('09:00', '21:00'); got {quiet_hours!r}.")
+            raise InputError("quiet_hours must be (earliest, latest) local times, e.g. ('09:00', '21:00'); "
+                             f"got {quiet_hours!r}.")
         quiet = (_time_of_day(quiet_hours[0], "quiet_hours[0]"), _time_of_day(quiet_hours[1], "quiet_hours[1]"))
         if not quiet[0] < quiet[1]:
             raise InputError(f"quiet_hours=({quiet_hours[0]!r}, {quiet_hours[1]!r}): the earliest time must come "
@@ -331,7 +411,7 @@ def local_send_times(
         if day is not None and sent < moment:
             past.append(f"{name} ({sent.isoformat(sep=' ')})")
         local_text.append(sent.isoformat(sep=" "))
-        utc.append(sent.astimezone(timezone.utc))
+        utc.append(sent.astimezone(UTC))
     if past:
         raise InputError(f"{at} on {day} has already passed in {len(past)} time zone(s): {', '.join(past[:5])}. "
                          "Give a later date, or leave date out for the next occurrence.")
@@ -362,13 +442,14 @@ def group_by_send_time(schedule: pd.DataFrame, column: str = "send_at_utc") -> l
         raise InputError(f"group_by_send_time needs the {column!r} column of local_send_times.")
     times = schedule[column]
     if not isinstance(times.dtype, pd.DatetimeTZDtype):
-        raise InputError(f"The column {column!r} must hold tz-aware date-times (as local_send_times gives): give a zone.")
+        raise InputError(f"The column {column!r} must hold tz-aware date-times (as local_send_times gives): "
+                         "give a zone.")
     codes, uniques = pd.factorize(times, sort=True, use_na_sentinel=True)
     order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
     start = int((codes < 0).sum())  # the missing times (-1) sort first
     groups = []
-    for at, count in zip(uniques, counts):
+    for at, count in zip(uniques, counts, strict=True):
         groups.append((pd.Timestamp(at), order[start:start + count]))
         start += count
     return groups

@@ -52,7 +52,8 @@ def variant_weights(weights: Mapping[str, float] | Sequence[str]) -> dict[str, f
         {'A': 0.5, 'B': 0.5}
     """
     if isinstance(weights, str) or not isinstance(weights, (Mapping, Sequence)):
-        raise InputError("weights must map each variant name to its weight, e.g. {'A': 0.45, 'B': 0.45, 'holdout': 0.1}, "
+        raise InputError("weights must map each variant name to its weight, "
+                         "e.g. {'A': 0.45, 'B': 0.45, 'holdout': 0.1}, "
                          f"or list the names for equal weights; got {weights!r}.")
     pairs = list(weights.items()) if isinstance(weights, Mapping) else [(name, 1.0) for name in weights]
     if not pairs:
@@ -72,7 +73,7 @@ def variant_weights(weights: Mapping[str, float] | Sequence[str]) -> dict[str, f
     total = math.fsum(values)
     if total <= 0:
         raise InputError("The weights add up to 0; give at least one variant a positive weight.")
-    return {name: value / total for name, value in zip(names, values)}
+    return {name: value / total for name, value in zip(names, values, strict=True)}
 
 
 def recipient_uniforms(recipients: pd.Series, seed: int | str = 0) -> np.ndarray:
@@ -157,7 +158,8 @@ def assign_variants(
     if holdout is _UNSET:
         holdout = HOLDOUT if HOLDOUT in shares else None
     elif holdout is not None and holdout not in shares:
-        raise InputError(f"holdout={holdout!r} is not one of the variants {names}; add it to weights or pass holdout=None.")
+        raise InputError(f"holdout={holdout!r} is not one of the variants {names}; "
+                         "add it to weights or pass holdout=None.")
     if not isinstance(column, str) or not column:
         raise InputError(f"column must be a column name; got {column!r}.")
 
@@ -174,11 +176,12 @@ def assign_variants(
     bounds[np.flatnonzero(share_values)[-1]:] = np.inf  # rounding never puts anyone in a trailing zero-weight group
     bucket = np.searchsorted(bounds, np.nan_to_num(uniform, nan=0.0), side="right")
     bucket = np.where(np.isnan(uniform), -1, bucket)  # -1: no recipient, no variant
-    variant = pd.Categorical.from_codes(bucket, categories=names, ordered=True)
+    variant = pd.Categorical.from_codes(bucket.astype(np.int64), categories=pd.Index(names), ordered=True)
 
     out = contacts.copy()
     out[column] = pd.Series(variant, index=contacts.index, name=column)
     out.attrs = dict(contacts.attrs)
-    out.attrs[VARIANTS_ATTR] = {"column": column, "weights": shares, "seed": seed if isinstance(seed, str) else int(seed),
+    out.attrs[VARIANTS_ATTR] = {"column": column, "weights": shares,
+                                "seed": seed if isinstance(seed, str) else int(seed),
                                 "holdout": holdout, "recipient": source}
     return out

@@ -35,7 +35,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.stats import fisher_exact
-from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint, proportions_ztest
+from statsmodels.stats.proportion import (
+    confint_proportions_2indep,
+    proportion_confint,
+    proportions_ztest,
+)
 
 from sendframe.errors import InputError
 from sendframe.options import check_options
@@ -134,9 +138,9 @@ def _metric(frame: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Series, str
         elif source == "delivered" and delivered is not None:
             success = delivered
         else:
-            raise InputError(f"compare_variants(metric={metric!r}) needs a column {metric!r}"
-                             + (" (or a 'status' column to derive it from, as message_outcomes gives)" if metric == "delivered" else "")
-                             + f"; the frame has: {', '.join(map(str, frame.columns))}.")
+            derive = " (or a 'status' column to derive it from)" if metric == "delivered" else ""
+            raise InputError(f"compare_variants(metric={metric!r}) needs a column {metric!r}{derive}; "
+                             f"the frame has: {', '.join(map(str, frame.columns))}.")
         if is_outcomes:
             population = frame["outcome"].astype("string").eq("accepted").fillna(False)
             denominator = SEND_METRICS[metric]

@@ -9,7 +9,6 @@ when the chart is drawn, so this module imports without the notebook stack.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -34,8 +33,8 @@ def _plotly() -> Any:
     return go
 
 
-def _percent(value: float) -> str:
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1%}"
+def _percent(value: Any) -> str:
+    return "n/a" if value is None or pd.isna(value) else f"{float(value):.1%}"
 
 
 def variant_chart(comparison: pd.DataFrame) -> go.Figure:
@@ -66,7 +65,8 @@ def variant_chart(comparison: pd.DataFrame) -> go.Figure:
     names = drawn["variant"].astype(str).tolist()
 
     hover = [
-        f"<b>{row.variant}</b><br>{metric}: {row.successes} of {row.recipients} {row.denominator} = {_percent(row.rate)}"
+        f"<b>{row.variant}</b><br>{metric}: {row.successes} of {row.recipients} {row.denominator}"
+        f" = {_percent(row.rate)}"
         f"<br>{confidence:.0%} interval: {_percent(row.rate_low)} to {_percent(row.rate_high)}"
         + ("<br>control" if row.test == "control" else
            f"<br>difference from {control}: {row.difference:+.1%} ({_percent(row.difference_low)} to "
@@ -93,7 +93,8 @@ def variant_chart(comparison: pd.DataFrame) -> go.Figure:
         fig.add_hline(y=float(drawn.loc[drawn["variant"].astype(str) == control, "rate"].iloc[0]),
                       line_dash="dash", line_color=CONTROL_COLOR, line_width=1)
     if len(left_out):
-        notes = "; ".join(f"{row.variant}: {row.note or 'no rate'}" for row in left_out.itertuples())
+        notes = "; ".join(f"{name}: {note or 'no rate'}" for name, note in
+                          zip(left_out["variant"].astype(str), left_out["note"].fillna(""), strict=True))
         fig.add_annotation(text=f"Not drawn: {notes}", xref="paper", yref="paper", x=0, y=-0.22,
                            showarrow=False, xanchor="left", font=dict(size=11))
     return fig
