@@ -29,7 +29,7 @@ from sendframe.campaign.columns import find_recipient_column, recipient_column
 from sendframe.errors import InputError
 from sendframe.options import check_options
 
-__all__ = ["HOLDOUT", "VARIANTS_ATTR", "assign_variants", "recipient_uniforms", "variant_weights"]
+__all__ = ["HOLDOUT", "VARIANTS_ATTR", "assign_variants", "recipient_keys", "recipient_uniforms", "variant_weights"]
 
 HOLDOUT = "holdout"
 """The name of the group that is never sent, unless ``holdout=`` names another."""
@@ -101,18 +101,26 @@ def recipient_uniforms(recipients: pd.Series, seed: int | str = 0) -> np.ndarray
     return uniform[codes]  # code -1 (missing) takes the NaN appended last
 
 
-def _is_email_column(frame: pd.DataFrame, column: str) -> bool:
-    if find_recipient_column(frame[[column]], "email") is not None:
-        return True
-    values = frame[column].dropna().astype("str")
-    return bool(len(values)) and float(values.str.contains("@", regex=False).mean()) > 0.5
+def _looks_like_emails(values: pd.Series) -> bool:
+    present = values.dropna().astype("str")
+    return bool(len(present)) and float(present.str.contains("@", regex=False).mean()) > 0.5
 
 
-def _normalised_recipients(frame: pd.DataFrame, column: str, default_region: str) -> pd.Series:
-    if _is_email_column(frame, column):
-        emails = frame[column].astype("str").str.strip().str.lower()
-        return emails.where(frame[column].notna() & emails.str.contains("@", regex=False))
-    return normalise_phone_series(frame[column], default_region)
+def recipient_keys(values: pd.Series, default_region: str = "ES", *, email: bool | None = None) -> pd.Series:
+    """Each recipient as one comparable text: phones as ``read_contacts`` normalises them, emails trimmed, lower case.
+
+    ``email``: whether the values are emails (by default: when most contain ``@``). Values that are
+    no usable recipient give a missing value. Same index; the input is not modified.
+
+        >>> recipient_keys(pd.Series(["+34 600 000 001", "600000001", None])).tolist()
+        ['34600000001', '34600000001', nan]
+        >>> recipient_keys(pd.Series([" Ana@Example.com", "nope"]), email=True).tolist()
+        ['ana@example.com', nan]
+    """
+    if email if email is not None else _looks_like_emails(values):
+        emails = values.astype("str").str.strip().str.lower()
+        return emails.where(values.notna() & emails.str.contains("@", regex=False))
+    return normalise_phone_series(values, default_region)
 
 
 def assign_variants(
@@ -168,7 +176,8 @@ def assign_variants(
         source = found if found is not None else recipient_column(contacts, "phone")  # raises, naming the columns
     else:
         source = recipient_column(contacts, "phone", recipient)
-    keys = _normalised_recipients(contacts, source, default_region)
+    is_email = find_recipient_column(contacts[[source]], "email") is not None or None  # else: by its values
+    keys = recipient_keys(contacts[source], default_region, email=is_email)
 
     uniform = recipient_uniforms(keys, seed)
     share_values = np.array(list(shares.values()), dtype=np.float64)
