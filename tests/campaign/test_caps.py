@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import sendframe
 from sendframe.campaign.caps import frequency_capped, history_from_ledgers, recent_sends
 from sendframe.campaign.ledger import Ledger, row_key
-from sendframe.campaign.send import send_sms
 from sendframe.errors import InputError
 
 NOW = pd.Timestamp("2026-03-06 12:00", tz="UTC")
@@ -110,8 +110,8 @@ def test_frequency_cap_across_two_campaigns_sent_to_the_sandbox(sb, client, tmp_
     """Real HTTP: campaign 1 to A and B, campaign 2 to A; a third campaign with (2 per 7 days) skips only A."""
     first = pd.DataFrame({"phone": ["447700900101", "447700900102"], "name": ["Ana", "Bo"]})
     second = pd.DataFrame({"phone": ["447700900101"], "name": ["Ana"]})
-    send_sms(first, "Hi {name}", "Shop", client=client, ledger=tmp_path / "one.sqlite", progress=False)
-    send_sms(second, "Again {name}", "Shop", client=client, ledger=tmp_path / "two.sqlite", progress=False)
+    sendframe.send_sms(first, "Hi {name}", "Shop", client=client, ledger=tmp_path / "one.sqlite", progress=False)
+    sendframe.send_sms(second, "Again {name}", "Shop", client=client, ledger=tmp_path / "two.sqlite", progress=False)
     history = history_from_ledgers(tmp_path)
     third = pd.DataFrame({"phone": ["447700900101", "447700900102", "447700900103"]})
     now = pd.Timestamp.now(tz="UTC")

@@ -6,6 +6,7 @@ import hashlib
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import sendframe
@@ -132,3 +133,9 @@ def test_a_table_without_a_recipient_column_names_its_columns():
 
 def test_assign_variants_is_exported_at_the_top_level():
     assert sendframe.assign_variants is assign_variants
+
+
+def test_an_arrow_table_is_split_as_its_pandas_frame_is():
+    contacts = _contacts(100)
+    from_arrow = assign_variants(pa.Table.from_pandas(contacts, preserve_index=False), WEIGHTS, seed=3)
+    assert from_arrow["variant"].tolist() == assign_variants(contacts, WEIGHTS, seed=3)["variant"].tolist()

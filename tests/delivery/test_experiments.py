@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import sendframe
+from sendframe.api.client import Client
 from sendframe.delivery.experiments import (
     compare_variants,
     difference_interval,
@@ -15,8 +16,9 @@ from sendframe.delivery.experiments import (
     wilson_interval,
 )
 from sendframe.delivery.outcomes import message_outcomes
-from sendframe.delivery.records import Records
+from sendframe.delivery.records import Records, fetch_records
 from sendframe.errors import InputError, UnknownOptionError
+from sendframe.sandbox import Sandbox
 
 Z95 = 1.959963984540054  # the 0.975 quantile of the standard normal
 
@@ -171,3 +173,26 @@ def test_bad_input_is_refused_in_plain_english():
 
 def test_compare_variants_is_exported_at_the_top_level():
     assert sendframe.compare_variants is compare_variants
+
+
+def test_an_a_b_holdout_campaign_sent_to_the_sandbox_is_compared_from_its_outcome_table(tmp_path):
+    """Real HTTP: assign_variants -> sendframe.variants(...).send -> records -> message_outcomes -> compare_variants."""
+    with Sandbox(clock="manual") as sb, Client(sb.base_url, sb.username, sb.api_password) as client:
+        contacts = pd.DataFrame({"phone": [f"447700900{i:03d}" for i in range(200)], "name": "Ana"})
+        contacts = sendframe.assign_variants(contacts, {"A": 0.45, "B": 0.45, "holdout": 0.1}, seed=5)
+        test = sendframe.variants({"A": sendframe.sms("Hi {name}", sender="Shop"),
+                                   "B": sendframe.sms("{name}, today only", sender="Shop")})
+        results = test.send(contacts, client=client, ledger=tmp_path / "ab.sqlite", progress=False)
+        sb.advance(3600)  # every carrier outcome is final an hour later
+        records = fetch_records(results["id"], client=client)
+        outcomes = message_outcomes(results, records=records).join(contacts["variant"])
+    table = compare_variants(outcomes, "delivered").set_index("variant")
+    sizes = contacts["variant"].value_counts()
+    assert (outcomes.loc[outcomes["variant"] == "holdout", "outcome"] == "holdout").all()
+    assert table.loc["holdout", "recipients"] == sizes["holdout"] and math.isnan(table.loc["holdout", "rate"])
+    for name in ("A", "B"):  # every accepted message of the variant is in its denominator
+        accepted = ((outcomes["variant"] == name) & (outcomes["outcome"] == "accepted")).sum()
+        delivered = ((outcomes["variant"] == name) & (outcomes["status"] == "DELIVRD")).sum()
+        assert (table.loc[name, "recipients"], table.loc[name, "successes"]) == (accepted, delivered)
+        assert table.loc[name, "rate_low"] <= table.loc[name, "rate"] <= table.loc[name, "rate_high"]
+    assert table.loc["B", "test"] in ("two-proportion z-test", "Fisher's exact test (an expected count < 5)")

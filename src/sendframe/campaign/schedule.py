@@ -54,6 +54,7 @@ from phonenumbers import timezone as phone_zones
 
 from sendframe.api.recipients import calling_code, normalise_phone_series
 from sendframe.campaign.columns import find_recipient_column
+from sendframe.campaign.tables import as_frame
 from sendframe.errors import InputError
 from sendframe.options import check_options
 
@@ -344,7 +345,7 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
 
 
 def local_send_times(
-    contacts: pd.DataFrame,
+    contacts: Any,
     local_time: str | time | None = "10:00",
     *,
     date: str | Date | None = None,
@@ -382,8 +383,7 @@ def local_send_times(
     """
     check_options(options, ["date", "quiet_hours", "timezone_column", "recipient", "now", "default_timezone",
                             "default_region"], "sendframe.local_send_times")
-    if not isinstance(contacts, pd.DataFrame):
-        raise InputError(f"local_send_times needs a pandas DataFrame of contacts, not {type(contacts).__name__}.")
+    frame: pd.DataFrame = as_frame(contacts)
     moment = _aware_now(now)
     at = None if local_time is None else _time_of_day(local_time, "local_time")
     day = _calendar_date(date)
@@ -401,7 +401,7 @@ def local_send_times(
     if default_timezone is not None:
         default_timezone = _checked_zone(default_timezone, "default_timezone")
 
-    zone, source = _zones(contacts, timezone_column, recipient, default_region, default_timezone)
+    zone, source = _zones(frame, timezone_column, recipient, default_region, default_timezone)
     codes, names = pd.factorize(zone, use_na_sentinel=True)
     local_text: list[str | None] = []
     utc: list[datetime | None] = []
@@ -416,10 +416,10 @@ def local_send_times(
         raise InputError(f"{at} on {day} has already passed in {len(past)} time zone(s): {', '.join(past[:5])}. "
                          "Give a later date, or leave date out for the next occurrence.")
     send_at = pd.Series(pd.to_datetime(pd.Series(utc + [None], dtype=object), utc=True).to_numpy()[codes],
-                        index=contacts.index, dtype="datetime64[us, UTC]")
-    local = pd.Series(np.asarray(local_text + [None], dtype=object)[codes], index=contacts.index, dtype="string")
+                        index=frame.index, dtype="datetime64[us, UTC]")
+    local = pd.Series(np.asarray(local_text + [None], dtype=object)[codes], index=frame.index, dtype="string")
     out = pd.DataFrame({"timezone": zone, "local_send_at": local, "send_at_utc": send_at, "timezone_source": source},
-                       index=contacts.index)
+                       index=frame.index)
     out.attrs["now"] = pd.Timestamp(moment)
     return out
 

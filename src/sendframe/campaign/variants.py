@@ -26,6 +26,7 @@ import pandas as pd
 
 from sendframe.api.recipients import normalise_phone_series
 from sendframe.campaign.columns import find_recipient_column, recipient_column
+from sendframe.campaign.tables import as_frame
 from sendframe.errors import InputError
 from sendframe.options import check_options
 
@@ -124,7 +125,7 @@ def recipient_keys(values: pd.Series, default_region: str = "ES", *, email: bool
 
 
 def assign_variants(
-    contacts: pd.DataFrame,
+    contacts: Any,
     weights: Mapping[str, float] | Sequence[str],
     *,
     seed: int | str = 0,
@@ -140,6 +141,7 @@ def assign_variants(
       "holdout": 0.1}``; a list of names means equal weights. ``variant`` is an ordered categorical
       of these names, in this order.
     - ``seed``: an int or text; another seed gives another, independent split.
+    - ``contacts``: a pandas frame, or any frame that exports Arrow (polars, DuckDB, pyarrow).
     - ``recipient``: the column to hash; by default the phone column (``phone``, ``Mobile``, ...),
       else the email column. Phones are normalised as :func:`read_contacts` does (``default_region``
       for national numbers), emails stripped and lower-cased, so a re-exported table keeps everyone's
@@ -157,8 +159,7 @@ def assign_variants(
         (['holdout', 'B', 'B', 'A'], 'holdout')
     """
     check_options(options, ["seed", "column", "recipient", "holdout", "default_region"], "sendframe.assign_variants")
-    if not isinstance(contacts, pd.DataFrame):
-        raise InputError(f"assign_variants needs a pandas DataFrame of contacts, not {type(contacts).__name__}.")
+    frame: pd.DataFrame = as_frame(contacts)
     if isinstance(seed, bool) or not isinstance(seed, (int, str, np.integer)):
         raise InputError(f"seed must be an int or text, e.g. seed=2026; got {seed!r}.")
     shares = variant_weights(weights)
@@ -172,12 +173,12 @@ def assign_variants(
         raise InputError(f"column must be a column name; got {column!r}.")
 
     if recipient is None:
-        found = find_recipient_column(contacts, "phone") or find_recipient_column(contacts, "email")
-        source = found if found is not None else recipient_column(contacts, "phone")  # raises, naming the columns
+        found = find_recipient_column(frame, "phone") or find_recipient_column(frame, "email")
+        source = found if found is not None else recipient_column(frame, "phone")  # raises, naming the columns
     else:
-        source = recipient_column(contacts, "phone", recipient)
-    is_email = find_recipient_column(contacts[[source]], "email") is not None or None  # else: by its values
-    keys = recipient_keys(contacts[source], default_region, email=is_email)
+        source = recipient_column(frame, "phone", recipient)
+    is_email = find_recipient_column(frame[[source]], "email") is not None or None  # else: by its values
+    keys = recipient_keys(frame[source], default_region, email=is_email)
 
     uniform = recipient_uniforms(keys, seed)
     share_values = np.array(list(shares.values()), dtype=np.float64)
@@ -187,9 +188,9 @@ def assign_variants(
     bucket = np.where(np.isnan(uniform), -1, bucket)  # -1: no recipient, no variant
     variant = pd.Categorical.from_codes(bucket.astype(np.int64), categories=pd.Index(names), ordered=True)
 
-    out = contacts.copy()
-    out[column] = pd.Series(variant, index=contacts.index, name=column)
-    out.attrs = dict(contacts.attrs)
+    out = frame.copy()
+    out[column] = pd.Series(variant, index=frame.index, name=column)
+    out.attrs = dict(frame.attrs)
     out.attrs[VARIANTS_ATTR] = {"column": column, "weights": shares,
                                 "seed": seed if isinstance(seed, str) else int(seed),
                                 "holdout": holdout, "recipient": source}

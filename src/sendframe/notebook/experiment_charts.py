@@ -27,7 +27,7 @@ VARIANT_COLOR = "#1565c0"
 
 def _plotly() -> Any:
     try:
-        import plotly.graph_objects as go
+        import plotly.graph_objects as go  # noqa: PLC0415  the optional notebook stack, imported when drawing
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("The variant chart needs plotly: pip install 'sendframe[notebook]'") from exc
     return go
