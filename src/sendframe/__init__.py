@@ -76,6 +76,11 @@ _EXPORTS: dict[str, str] = {
     "sms_parts": "sendframe.text.parts",
     "sms_parts_series": "sendframe.text.parts",
     "unencodable_characters": "sendframe.text.encodings",
+    # campaign design (issue 13): variants, their comparison, local-time schedules
+    "assign_variants": "sendframe.campaign.variants",
+    "compare_variants": "sendframe.delivery.experiments",
+    "local_send_times": "sendframe.campaign.schedule",
+    "variant_chart": "sendframe.notebook.experiment_charts",
 }
 
 __all__ = sorted(_EXPORTS)

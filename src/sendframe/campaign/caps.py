@@ -1,0 +1,214 @@
+"""Frequency caps: who was sent ``n`` messages in the last ``days`` days, by earlier campaigns.
+
+The history is a frame with a ``recipient`` and a tz-aware ``sent_at`` per message sent, passed by
+the analyst or read from earlier campaigns' ledgers with :func:`history_from_ledgers`. Pure
+functions: nothing is sent or written.
+
+A ledger has no time per row: a batch's rows share its ``intent_at`` (when the request was about to
+leave), and a row the service scheduled for later (``scheduled_at``) counts at that time. Rows that
+count are those the service accepted and those whose fate is unknown (they may have been sent;
+counting them is the side that never messages anyone too often). Rejected and not-sent rows do not.
+
+    >>> import pandas as pd
+    >>> history = pd.DataFrame({"recipient": ["34600000001"] * 2 + ["34600000002"],
+    ...                         "sent_at": pd.to_datetime(["2026-03-01", "2026-03-05", "2026-03-05"], utc=True)})
+    >>> now = pd.Timestamp("2026-03-06", tz="UTC")
+    >>> frequency_capped(pd.Series(["+34 600 000 001", "34600000002"]), history, 2, 7, now).tolist()
+    [True, False]
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+
+from sendframe.campaign.ledger import SCHEMA_VERSION
+from sendframe.campaign.variants import recipient_keys
+from sendframe.errors import InputError
+
+__all__ = ["HISTORY_COLUMNS", "frequency_capped", "history_from_ledgers", "recent_sends"]
+
+HISTORY_COLUMNS: tuple[str, ...] = ("recipient", "sent_at", "state", "ledger", "batch")
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+# one row per (ledger row, batch): what the rows() of campaign/ledger.py derive, read with SQL only
+_LEDGER_ROWS = """
+SELECT r.recipient, r.accepted, r.scheduled_at, b.state, b.intent_at, b.batch, b.answer IS NULL AS no_answer
+FROM rows r JOIN batches b ON b.batch = r.batch
+"""
+
+
+def _aware(moment: object, name: str) -> pd.Timestamp:
+    if isinstance(moment, str):
+        try:
+            moment = pd.Timestamp(moment)
+        except ValueError:
+            raise InputError(f"{name}={moment!r} is not a date-time; give e.g. '2026-03-06T12:00:00+00:00'.") from None
+    if not isinstance(moment, datetime):
+        raise InputError(f"{name} must be a date-time with a time zone, not {type(moment).__name__}.")
+    stamp = pd.Timestamp(moment)
+    if stamp.tzinfo is None:
+        raise InputError(f"{name}={stamp} has no time zone: give a zone, "
+                         "e.g. pd.Timestamp('2026-03-06 12:00', tz='UTC').")
+    return stamp.tz_convert("UTC")
+
+
+def _checked_history(history: pd.DataFrame) -> pd.DataFrame:
+    if not isinstance(history, pd.DataFrame):
+        raise InputError("The send history must be a DataFrame with 'recipient' and 'sent_at', "
+                         f"not {type(history).__name__}.")
+    missing = [c for c in ("recipient", "sent_at") if c not in history]
+    if missing:
+        raise InputError(f"The send history needs the columns 'recipient' and 'sent_at' (tz-aware); "
+                         f"it lacks {missing}.")
+    sent_at = history["sent_at"]
+    if not isinstance(sent_at.dtype, pd.DatetimeTZDtype):
+        if pd.api.types.is_datetime64_dtype(sent_at.dtype):
+            raise InputError("The history's sent_at has no time zone: give a zone, e.g. "
+                             "history['sent_at'].dt.tz_localize('UTC') when the times are UTC.")
+        raise InputError(f"The history's sent_at must hold tz-aware date-times, not {sent_at.dtype}.")
+    return history
+
+
+def _check_window(n: object, days: object) -> None:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InputError(f"n, the number of messages allowed, must be a whole number >= 1; got {n!r}.")
+    if isinstance(days, bool) or not isinstance(days, (int, float, np.integer, np.floating)) or not days > 0:
+        raise InputError(f"days must be a number of days > 0; got {days!r}.")
+
+
+def recent_sends(history: pd.DataFrame, days: float, now: datetime | str, *, default_region: str = "ES") -> pd.Series:
+    """How many messages each recipient was sent after ``now - days`` (later scheduled ones included).
+
+    Returns an ``Int64`` Series named ``sends``, indexed by the recipient (as :func:`recipient_keys`
+    writes it), only recipients with at least one send.
+
+        >>> history = pd.DataFrame({"recipient": ["34600000001", "34600000001"],
+        ...                         "sent_at": pd.to_datetime(["2026-02-01", "2026-03-05"], utc=True)})
+        >>> recent_sends(history, 7, "2026-03-06T00:00:00+00:00").to_dict()
+        {'34600000001': 1}
+    """
+    history = _checked_history(history)
+    _check_window(1, days)
+    start = _aware(now, "now") - pd.Timedelta(days=float(days))
+    recent = history[(history["sent_at"] > start).fillna(False).to_numpy(dtype=bool)]
+    keys = recipient_keys(recent["recipient"], default_region).dropna()
+    counts = keys.value_counts(sort=False).astype("Int64")
+    counts.index.name = "recipient"
+    return counts.rename("sends")
+
+
+def frequency_capped(recipients: pd.Series | Iterable[Any], history: pd.DataFrame, n: int, days: float,
+                     now: datetime | str, *, default_region: str = "ES") -> np.ndarray:
+    """True for each recipient already sent ``n`` or more messages after ``now - days``: skip them.
+
+    ``recipients`` is the column of the contacts that will be sent to (phones in any form
+    ``read_contacts`` repairs, or emails); the answer is in its order. Missing recipients are not
+    capped (they are not sent anyway).
+
+        >>> history = pd.DataFrame({"recipient": ["a@example.com"],
+        ...                         "sent_at": pd.to_datetime(["2026-03-05"], utc=True)})
+        >>> frequency_capped(["A@example.com", "b@example.com"], history, 1, 30, "2026-03-06T00:00:00+00:00").tolist()
+        [True, False]
+    """
+    _check_window(n, days)
+    series = recipients if isinstance(recipients, pd.Series) else pd.Series(list(recipients), dtype=object)
+    counts = recent_sends(history, days, now, default_region=default_region)
+    keys = recipient_keys(series, default_region)
+    sent = keys.map(counts).astype("Int64").fillna(0)
+    return (sent >= int(n)).to_numpy(dtype=bool)
+
+
+def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
+    if isinstance(folder_or_paths, (str, os.PathLike)):
+        place = Path(folder_or_paths)
+        if place.is_dir():
+            found = []
+            for path in sorted(place.iterdir()):
+                if path.is_file() and not path.name.endswith(("-wal", "-shm", "-journal", ".lock")):
+                    with path.open("rb") as handle:
+                        if handle.read(16) == _SQLITE_HEADER:
+                            found.append(path)
+            return found
+        paths = [place]
+    else:
+        paths = [Path(p) for p in folder_or_paths]
+    for path in paths:
+        if not path.is_file():
+            raise InputError(f"The ledger {str(path)!r} does not exist.")
+    return paths
+
+
+def _read_ledger(path: Path) -> pd.DataFrame | None:
+    """The counted rows of one ledger, or None when the file is an SQLite database but no ledger."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error as exc:
+        raise InputError(f"The ledger {str(path)!r} cannot be opened: {exc}.") from None
+    try:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        if not {"batches", "rows", "campaign"} <= tables:
+            return None
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            raise InputError(f"The ledger {str(path)!r} is in format {version}; this sendframe reads format "
+                             f"{SCHEMA_VERSION}. Resume it once with this sendframe to convert it.")
+        frame = pd.read_sql_query(_LEDGER_ROWS, db)
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"The file {str(path)!r} is not a readable ledger: {exc}.") from None
+    finally:
+        db.close()
+    accepted = frame["accepted"]
+    done = frame["state"] == "done"
+    state = np.select(
+        [done & (accepted == 1), done & ((accepted == 0) | frame["no_answer"].astype(bool)), done,
+         frame["state"] == "not_sent"],
+        ["accepted", "rejected", "unknown", "not_sent"], default="unknown")
+    counted = np.isin(state, ["accepted", "unknown"])
+    scheduled = pd.to_datetime(frame["scheduled_at"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
+    intent = pd.to_datetime(frame["intent_at"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
+    return pd.DataFrame({
+        "recipient": frame["recipient"].astype("string"),
+        "sent_at": scheduled.fillna(intent),
+        "state": pd.Series(state, dtype="string"),
+        "ledger": str(path),
+        "batch": frame["batch"].astype("Int64"),
+    })[counted].reset_index(drop=True)
+
+
+def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> pd.DataFrame:
+    """The messages earlier campaigns sent, read from their ledgers (read-only), as a send history.
+
+    ``folder_or_paths``: a folder (every SQLite file in it that is a ledger; other files are
+    ignored), one ledger file, or a list of them. Columns: ``recipient``, ``sent_at`` (tz-aware
+    UTC: the batch's intent time, or the time the service scheduled the message for), ``state``
+    (``accepted`` or ``unknown``: the rows that count, see the module docstring), ``ledger`` (its
+    path) and ``batch``. A row sent again in a later batch appears once per batch that counts.
+
+        >>> history = history_from_ledgers("campaigns/")  # doctest: +SKIP
+        >>> frequency_capped(contacts["phone"], history, n=2, days=7, now=now)  # doctest: +SKIP
+    """
+    frames = []
+    for path in _ledger_paths(folder_or_paths):
+        frame = _read_ledger(path)
+        if frame is None:
+            if not (isinstance(folder_or_paths, (str, os.PathLike)) and Path(folder_or_paths).is_dir()):
+                raise InputError(f"The file {str(path)!r} is not a sendframe ledger (it has no batches table).")
+            continue
+        frames.append(frame)
+    if not frames:
+        empty = {"recipient": "string", "sent_at": "datetime64[us, UTC]", "state": "string", "ledger": "string",
+                 "batch": "Int64"}
+        return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in empty.items()})
+    history = pd.concat(frames, ignore_index=True)
+    history["ledger"] = history["ledger"].astype("string")
+    return history[list(HISTORY_COLUMNS)]
