@@ -188,3 +188,35 @@ def test_the_budget_cap_is_never_exceeded_and_a_higher_cap_continues_from_the_le
     assert second["outcome"].astype(str).value_counts().to_dict() == {"accepted": 8, "not_sent": 2}
     assert len(stored()) == 8 and not stored()["recipient"].duplicated().any()
     assert stored()["cost"].sum() <= unit * 8 + 1e-9
+
+
+def test_local_time_schedules_each_row_at_ten_on_its_own_clock_and_the_result_says_when(sb, client):
+    frame = pd.DataFrame({"phone": ["447700900021", "447700900022", "34600123999"],
+                          "timezone": ["Asia/Tokyo", "America/New_York", None], "name": ["a", "b", "c"]})
+    now = pd.Timestamp("2027-03-27T12:00:00+00:00")  # New York is already on summer time, Madrid not yet
+    msg = sendframe.sms("Hi {name}", sender="Shop", local_time="10:00")
+    planned = msg.schedule(frame, now=now)
+    assert planned["timezone"].tolist() == ["Asia/Tokyo", "America/New_York", "Europe/Madrid"]
+    assert [str(t) for t in planned["send_at_utc"]] == [
+        "2027-03-28 01:00:00+00:00", "2027-03-27 14:00:00+00:00", "2027-03-28 08:00:00+00:00"]  # Madrid: DST that day
+    result = msg.send(frame, client=client, now=now, progress=False)
+    assert (result["scheduled_at"] == planned["send_at_utc"]).all()
+    assert result["batch"].nunique() == 3  # one request per send time, each with its scheduleDate
+    with pytest.raises(InputError, match="zone"):
+        msg.schedule(frame, now="2027-03-27 12:00")  # a naive time is refused
+
+
+def test_a_frequency_cap_skips_recipients_an_earlier_campaign_already_reached(sb, client, tmp_path):
+    frame = pd.DataFrame({"phone": ["34600123001", "34600123002", "34600123003"], "name": ["a", "b", "c"]})
+    folder = tmp_path / "ledgers"
+    folder.mkdir()
+    sendframe.sms("First {name}", sender="Shop").send(frame.iloc[:2], client=client, ledger=folder / "one.sqlite",
+                                                      progress=False)
+    capped = sendframe.sms("Second {name}", sender="Shop", frequency_cap=(1, 7), history=folder)
+    with pytest.warns(RowsSkippedWarning, match="frequency"):
+        result = capped.send(frame, client=client, ledger=folder / "two.sqlite", progress=False)
+    assert result["outcome"].astype(str).tolist() == ["skipped_frequency", "skipped_frequency", "accepted"]
+    again = capped.send(frame, client=client, ledger=folder / "two.sqlite", progress=False)  # its own ledger
+    assert again["outcome"].astype(str).tolist() == ["skipped_frequency", "skipped_frequency", "accepted"]
+    with pytest.raises(InputError, match="history"):
+        sendframe.sms("Hi", sender="Shop", frequency_cap=(1, 7))

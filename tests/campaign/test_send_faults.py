@@ -31,7 +31,7 @@ def sent_per_recipient(sb, recipients):
 
 def test_outcome_categories_say_not_sent_apart_from_rejected():
     assert OUTCOMES == ("accepted", "rejected", "unknown", "not_sent", "dry_run", "skipped_invalid",
-                        "skipped_suppressed", "skipped_preflight", "skipped_duplicate", "holdout")
+                        "skipped_suppressed", "skipped_frequency", "skipped_preflight", "skipped_duplicate", "holdout")
 
 
 def test_a_lasting_429_is_retried_after_retry_after_then_left_not_sent_for_the_next_run(sb, client, tmp_path):

@@ -185,7 +185,8 @@ def _read_ledger(path: Path) -> pd.DataFrame | None:
     })[counted].reset_index(drop=True)
 
 
-def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> pd.DataFrame:
+def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+                         exclude: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """The messages earlier campaigns sent, read from their ledgers (read-only), as a send history.
 
     ``folder_or_paths``: a folder (every SQLite file in it that is a ledger; other files are
@@ -193,12 +194,16 @@ def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str 
     UTC: the batch's intent time, or the time the service scheduled the message for), ``state``
     (``accepted`` or ``unknown``: the rows that count, see the module docstring), ``ledger`` (its
     path) and ``batch``. A row sent again in a later batch appears once per batch that counts.
+    ``exclude``: a ledger left out (the running campaign's own, so resuming it never caps its rows).
 
         >>> history = history_from_ledgers("campaigns/")  # doctest: +SKIP
         >>> frequency_capped(contacts["phone"], history, n=2, days=7, now=now)  # doctest: +SKIP
     """
     frames = []
+    left_out = Path(exclude).resolve() if isinstance(exclude, (str, os.PathLike)) else None
     for path in _ledger_paths(folder_or_paths):
+        if left_out is not None and path.resolve() == left_out:
+            continue
         frame = _read_ledger(path)
         if frame is None:
             if not (isinstance(folder_or_paths, (str, os.PathLike)) and Path(folder_or_paths).is_dir()):

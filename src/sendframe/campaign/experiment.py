@@ -35,12 +35,12 @@ from sendframe.campaign.message import SEND_OPTIONS, Message
 from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
 from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.campaign.tables import as_frame
+from sendframe.campaign.variants import HOLDOUT
 from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import check_options, keyword_checked
 
 __all__ = ["Variants", "variants"]
 
-HOLDOUT = "holdout"
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,9 @@ class Variants:
         values = frame[self.column].astype("str")
         known = set(self.messages) | set(self.holdout)
         unknown = sorted(set(values.dropna()) - known)
-        if unknown or values.isna().any():
-            what = ", ".join(map(repr, unknown)) or "a missing value"
-            raise InputError(f"Column {self.column!r} holds {what}, which has no message (variants: "
-                             f"{', '.join(self.messages)}; holdout: {', '.join(self.holdout)}).")
+        if unknown:
+            raise InputError(f"Column {self.column!r} holds {', '.join(map(repr, unknown))}, which has no message "
+                             f"(variants: {', '.join(self.messages)}; holdout: {', '.join(self.holdout)}).")
         return {name: (values == name).to_numpy() for name in [*self.messages, *self.holdout]}
 
     def _identity(self) -> dict[str, Any]:
@@ -107,6 +106,9 @@ class Variants:
                                                                 keep=reasons | {"duplicate"}).to_numpy()
             recipients = part[message.recipient_column(part)].astype("str")
             keys[rows] = recipients.str.lower() if message.info.recipient == "email" else recipients
+        unassigned = frame[self.column].isna().to_numpy()  # assign_variants found no usable recipient
+        plan.loc[unassigned, "action"] = "skipped_invalid"
+        plan.loc[unassigned, "reason"] = "no variant: the recipient is missing or not valid."
         if "duplicate" not in reasons:
             sending = (plan["action"] == "send").to_numpy()
             repeated = np.zeros(len(frame), dtype=bool)

@@ -39,7 +39,10 @@ from sendframe.campaign import preflight as checking
 from sendframe.campaign import preview
 from sendframe.campaign.batching import wire_fields
 from sendframe.campaign.columns import recipient_column
+from sendframe.api.validation import format_wire_datetime
 from sendframe.campaign.budget import Budget
+from sendframe.campaign.caps import frequency_capped, history_from_ledgers
+from sendframe.campaign.schedule import local_send_times
 from sendframe.campaign.policy import KEEP_REASONS, OUTCOMES, keep_reasons, plan_rows, skipped_summary
 from sendframe.campaign.send import ANSWER_COLUMNS, send_rows
 from sendframe.campaign.settling import tags_from_callbacks
@@ -61,7 +64,10 @@ SEND_OPTIONS: tuple[str, ...] = (
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
 # settings of a Message that are not request fields
-_MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "campaign")
+_MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "campaign", "suppression", "frequency_cap",
+                    "history", "local_time", "quiet_hours")
+# settings a send may also take for one run (they override the message's)
+_RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
 _PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
 # the text column of a send result: what the recipient reads (mailing: the subject)
 _TEXT_FIELD = {"sms": "message", "landingsms": "message", "voice": "message", "mailing": "subject"}
@@ -90,6 +96,16 @@ class Message:
     """Country assumed for national numbers in a suppression list."""
     whatsapp_columns: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     """WhatsApp: wire array name (``bodyFields``, ...) -> the columns filling it, in order."""
+    suppression: Any = None
+    """Recipients never sent to (a CSV path, a frame or a list): their rows are ``skipped_suppressed``."""
+    frequency_cap: tuple[int, float] | None = None
+    """``(n, days)``: a recipient sent ``n`` messages in the last ``days`` days (per ``history``) is skipped."""
+    history: Any = None
+    """Earlier sends for the frequency cap: a folder of ledgers, ledger paths, or a frame (recipient, sent_at)."""
+    local_time: str | None = None
+    """Send at this time on each recipient's clock (``"10:00"``), its zone from the number or a ``timezone`` column."""
+    quiet_hours: tuple[str, str] | None = None
+    """``("09:00", "21:00")``: nothing is delivered before the first or from the second local time."""
 
     # ------------------------------------------------------------------ what it is
 
@@ -125,7 +141,8 @@ class Message:
             2
         """
         options: dict[str, Any] = {"to": self.to, "notification_url": self.notification_url,
-                                   "link_base": self.link_base, "default_region": self.default_region}
+                                   "link_base": self.link_base, "default_region": self.default_region,
+                                   **{name: getattr(self, name) for name in _RUN_SETTINGS}}
         if self.encoding is not None:
             options["encoding"] = self.encoding
         options.update(self.fields)
@@ -192,14 +209,17 @@ class Message:
             otp_config=self.fields.get("otpConfig"), link_base=self.link_base, **whatsapp)
 
     @keyword_checked
-    def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
+             now: Any = None, ledger: Any = None) -> pd.DataFrame:
         """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason`` (:mod:`sendframe.campaign.policy`).
 
         Raises ``InputError`` when a problem stops the whole campaign (a malformed template, an
-        unknown WhatsApp template): no row could be sent as meant.
+        unknown WhatsApp template): no row could be sent as meant. ``suppression`` replaces the
+        message's list for this call; ``now`` (tz-aware) is when the frequency cap counts back from;
+        ``ledger`` is the send's own ledger, left out of a history read from a folder of ledgers.
         """
         frame = as_frame(contacts)
-        problems = self.preflight(frame, suppression=suppression)
+        problems = self.preflight(frame, suppression=self.suppression if suppression is None else suppression)
         fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
         if len(fatal):
             lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
@@ -207,7 +227,36 @@ class Message:
         column = self.recipient_column(frame)
         values = frame[column]
         key = values.str.lower() if self.info.recipient == "email" else values
-        return plan_rows(problems, frame.index, key.reset_index(drop=True), keep_reasons(keep))
+        capped, why = self._capped(values, now, ledger)
+        return plan_rows(problems, frame.index, key.reset_index(drop=True), keep_reasons(keep), capped, why)
+
+    def _capped(self, recipients: pd.Series, now: Any, ledger: Any) -> tuple[Any, str]:
+        if self.frequency_cap is None:
+            return None, ""
+        n, days = self.frequency_cap
+        history = self.history
+        if not isinstance(history, pd.DataFrame):
+            history = history_from_ledgers(history, exclude=ledger)
+        moment = pd.Timestamp.now(tz="UTC") if now is None else now
+        capped = frequency_capped(recipients, history, n, days, moment, default_region=self.default_region)
+        return capped, f"already sent {n} message(s) in the last {days:g} days (frequency_cap=({n}, {days:g}))."
+
+    @keyword_checked
+    def schedule(self, contacts: Any, *, now: Any = None) -> pd.DataFrame:
+        """When each row would be sent under ``local_time`` / ``quiet_hours``: its zone, local and UTC send time.
+
+        See :func:`sendframe.local_send_times`; nothing is sent.
+
+            >>> import pandas as pd
+            >>> msg = sms("Hi", sender="Shop", local_time="10:00")
+            >>> str(msg.schedule(pd.DataFrame({"phone": ["34600123456"]}), now="2026-11-24T12:00:00+00:00")
+            ...     .loc[0, "send_at_utc"])
+            '2026-11-25 09:00:00+00:00'
+        """
+        frame = as_frame(contacts)
+        return local_send_times(frame, self.local_time, quiet_hours=self.quiet_hours, now=now,
+                                recipient=self.recipient_column(frame) if self.info.recipient == "phone" else None,
+                                default_region=self.default_region)
 
     @keyword_checked
     def ready(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
@@ -271,6 +320,8 @@ class Message:
         max_cost: float | None = None,
         prices: Any = None,
         callbacks: Any = None,
+        now: Any = None,
+        **settings: Any,
     ) -> pd.DataFrame:
         """Send to every row the policy lets through; one result row per contact, on the contacts' index.
 
@@ -291,11 +342,20 @@ class Message:
         was unknown are marked accepted when a notification names them, before anything is sent
         (:mod:`sendframe.campaign.settling`; sms with a ``notification_url``).
 
+        ``local_time``, ``quiet_hours``, ``frequency_cap`` and ``history`` (settings of the message)
+        may also be given here for this run; ``now`` (tz-aware) is when the run counts from.
+
             >>> result = sms("Hi {name}", sender="Shop").send(contacts, ledger="spring.sqlite")  # doctest: +SKIP
         """
+        check_options(settings, [s for s in _RUN_SETTINGS if s != "suppression"], "Message.send")
+        if settings:
+            return self.replace(**settings).send(
+                contacts, client=client, ledger=ledger, suppression=suppression, keep=keep, batch_size=batch_size,
+                concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second,
+                dry_run=dry_run, resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown,
+                progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now)
         frame = as_frame(contacts)
-        column = self.recipient_column(frame)
-        plan = self.plan(frame, suppression=suppression, keep=keep)
+        plan = self.plan(frame, suppression=suppression, keep=keep, now=now, ledger=ledger)
         summary = skipped_summary(plan, "sent" if not dry_run else "to be sent")
         if summary:
             warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
@@ -304,11 +364,11 @@ class Message:
             frame, plan, client=client, ledger=ledger, keep=keep, batch_size=batch_size, concurrency=concurrency,
             requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run,
             resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, budget=budget,
-            prices=prices, settle=tags_from_callbacks(callbacks, self.notification_url))
+            prices=prices, settle=tags_from_callbacks(callbacks, self.notification_url), now=now)
 
     def send_planned(self, contacts: pd.DataFrame, plan: pd.DataFrame, *, budget: Budget | None = None,
                      identity: Mapping[str, Any] | None = None, keep: str | Iterable[str] | None = None,
-                     prices: Any = None, settle: Mapping[str, str] | None = None,
+                     prices: Any = None, settle: Mapping[str, str] | None = None, now: Any = None,
                      **send_options: Any) -> pd.DataFrame:
         """Send the rows ``plan`` (from :meth:`plan`) lets through; the building block of :meth:`send`.
 
@@ -334,6 +394,11 @@ class Message:
             row_fields["encoding"] = priced["encoding"].fillna("gsm").tolist()
         if budget is not None:
             budget.start(priced["cost"].tolist() if priced is not None else [])
+        if (self.local_time is not None or self.quiet_hours is not None) and len(to_send):
+            moment = pd.Timestamp.now(tz="UTC") if now is None else pd.Timestamp(now)
+            when = self.schedule(to_send, now=moment)["send_at_utc"]
+            row_fields["scheduleDate"] = [format_wire_datetime(t.to_pydatetime()) if t > moment else None
+                                          for t in when]
         fields = dict(self.fields)
         if self.encoding not in (None, "auto"):
             fields["encoding"] = self.encoding
@@ -421,12 +486,25 @@ def message(channel_name: str, **options: Any) -> Message:
     if campaign is not None:
         fields["campaignName"] = campaign
     notification_url = settings.get("notification_url") or fields.pop("notificationUrl", None)
+    cap = settings.get("frequency_cap")
+    if cap is not None:
+        if (not isinstance(cap, (tuple, list)) or len(cap) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in cap)):
+            raise InputError(f"frequency_cap is (messages, days), e.g. (2, 7): at most 2 messages in 7 days; got {cap!r}.")
+        if settings.get("history") is None:
+            raise InputError("frequency_cap needs history=: a folder of earlier campaigns' ledgers, their paths, or a "
+                             "frame with recipient and sent_at columns.")
+        settings["frequency_cap"] = (int(cap[0]), float(cap[1]))
+    if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
+        raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
     if notification_url is not None and not info.has_notifications:
         raise InputError(f"notification_url applies to {' and '.join(c for c in ('sms', 'landingsms'))}, not {info.name}.")
     _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
     return Message(info.name, MappingProxyType(fields), encoding, settings.get("to"), notification_url,
                    settings.get("link_base"), settings.get("default_region", "ES"),
-                   MappingProxyType(whatsapp_columns))
+                   MappingProxyType(whatsapp_columns), settings.get("suppression"), settings.get("frequency_cap"),
+                   settings.get("history"), settings.get("local_time"),
+                   tuple(settings["quiet_hours"]) if settings.get("quiet_hours") else None)
 
 
 def _public_names(names: Mapping[str, str]) -> set[str]:

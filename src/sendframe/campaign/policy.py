@@ -8,13 +8,15 @@ outcome                why
 skipped_invalid        the recipient is missing or not a valid phone number / email (preflight's
                        ``invalid_recipient``): the service would reject it (102)
 skipped_suppressed     the recipient is on the suppression list given to the send (``opted_out``)
+skipped_frequency      the recipient was already sent ``n`` messages in the last ``days`` days
+                       (``frequency_cap=(n, days)``, from earlier campaigns' ledgers or a history)
 skipped_preflight      another preflight error of the row (a missing variable, too many parts, a
                        ``{x|shorten}`` value that is not a URL, a missing WhatsApp field)
 skipped_duplicate      the recipient already gets the message from an earlier row that is sent
 =====================  ==========================================================================
 
-``keep=`` names the reasons to send anyway (``"invalid"``, ``"suppressed"``, ``"preflight"``,
-``"duplicate"``): the service then answers for those rows as it would.
+``keep=`` names the reasons to send anyway (``"invalid"``, ``"suppressed"``, ``"frequency"``,
+``"preflight"``, ``"duplicate"``): the service then answers for those rows as it would.
 
     >>> import pandas as pd
     >>> problems = pd.DataFrame({"row": [1], "column": ["phone"], "rule": ["invalid_recipient"],
@@ -39,6 +41,7 @@ __all__ = ["KEEP_REASONS", "OUTCOMES", "SKIP_OUTCOMES", "keep_reasons", "plan_ro
 SKIP_OUTCOMES: dict[str, str] = {
     "invalid": "skipped_invalid",
     "suppressed": "skipped_suppressed",
+    "frequency": "skipped_frequency",
     "preflight": "skipped_preflight",
     "duplicate": "skipped_duplicate",
 }
@@ -50,6 +53,7 @@ _RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}
 _WHAT = {
     "invalid": "with a missing or invalid recipient",
     "suppressed": "on the suppression list",
+    "frequency": "over the frequency cap",
     "preflight": "with a preflight error (see .preflight())",
     "duplicate": "whose recipient repeats an earlier row",
 }
@@ -74,12 +78,14 @@ def keep_reasons(keep: str | Iterable[str] | None) -> frozenset[str]:
 
 
 def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
-              keep: frozenset[str] = frozenset()) -> pd.DataFrame:
+              keep: frozenset[str] = frozenset(), capped: np.ndarray | None = None,
+              capped_reason: str = "") -> pd.DataFrame:
     """Per row of ``index``: ``action`` (``send`` or a skipped outcome) and ``reason`` (plain English, or <NA>).
 
     ``problems`` is a preflight frame of those rows; ``recipients`` (positional, aligned with
     ``index``) are compared as given to find repeats. A repeat counts only against a row that is
     sent, so a recipient whose first row is skipped still gets the message from its next row.
+    ``capped`` marks rows over the frequency cap (``capped_reason`` says why).
     """
     n = len(index)
     reasons = np.full(n, "", dtype=object)
@@ -96,6 +102,10 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
             current = reasons[position]
             if not current or KEEP_REASONS.index(reason) < KEEP_REASONS.index(current):
                 reasons[position], messages[position] = reason, message
+    if capped is not None and "frequency" not in keep:
+        over = capped & ((reasons == "") | np.isin(reasons, ["preflight", "duplicate"]))
+        reasons[over] = "frequency"
+        messages[over] = capped_reason
     skipped = reasons != ""
     if "duplicate" not in keep:
         key = pd.Series(np.asarray(recipients, dtype=object))
