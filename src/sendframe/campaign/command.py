@@ -89,6 +89,12 @@ _MESSAGE_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any], str], ...] = (
     (("--body-fields",), {"metavar": "COLS"}, _FIELDS_HELP.format("body")),
     (("--cta-fields",), {"metavar": "COLS"}, _FIELDS_HELP.format("button (call to action)")),
     (("--suppression",), {"metavar": "FILE"}, "suppression list (CSV of phones or emails): those rows are skipped"),
+    (("--local-time",), {"metavar": "HH:MM"},
+     "send at this time on each recipient's clock (zone from a timezone column, else from the number)"),
+    (("--quiet-hours",), {"nargs": 2, "metavar": ("FROM", "TO")}, "deliver only between these local times"),
+    (("--frequency-cap",), {"nargs": 2, "type": float, "metavar": ("N", "DAYS")},
+     "skip recipients already sent N messages in the last DAYS days (per --history)"),
+    (("--history",), {"metavar": "FOLDER"}, "folder of earlier campaigns' ledgers, for --frequency-cap"),
     (("--keep",), {"action": "append", "choices": KEEP_REASONS}, _KEEP_HELP),
     (("--keep-duplicates",), {"action": "store_true"}, "the same as --keep duplicate"),
 )
@@ -213,7 +219,11 @@ def message_from_args(args: argparse.Namespace) -> Message:
     channel = args.channel
     common: dict[str, Any] = {"to": args.email_column if channel == "mailing" else args.phone_column,
                               "campaign": getattr(args, "campaign", None),
-                              "link_base": getattr(args, "link_base", None)}
+                              "link_base": getattr(args, "link_base", None), "suppression": args.suppression,
+                              "local_time": args.local_time, "quiet_hours": args.quiet_hours,
+                              "history": args.history,
+                              "frequency_cap": (int(args.frequency_cap[0]), args.frequency_cap[1])
+                              if args.frequency_cap else None}
     if channel in ("sms", "landingsms"):
         common.update(encoding=args.encoding, parts=args.parts, trans=args.trans or None,
                       certified=getattr(args, "certified", False) or None)
@@ -281,7 +291,7 @@ def _say_skipped(plan: pd.DataFrame, verb: str) -> None:
 def _preview(args: argparse.Namespace) -> int:
     msg = _preview_message(args, "preview")
     contacts = _contacts(args)
-    table = msg.preview(contacts, suppression=args.suppression, keep=_keep(args))
+    table = msg.preview(contacts, keep=_keep(args))
     print(_show(table, args.rows))
     _write(table, args.out)
     _say_skipped(table, "sent")
@@ -291,7 +301,7 @@ def _preview(args: argparse.Namespace) -> int:
 def _estimate(args: argparse.Namespace) -> int:
     msg = _preview_message(args, "estimate")
     contacts = _contacts(args)
-    est = msg.estimate(contacts, prices=args.prices, suppression=args.suppression, keep=_keep(args))
+    est = msg.estimate(contacts, prices=args.prices, keep=_keep(args))
     column = msg.recipient_column(contacts)
     table = pd.concat([contacts[[column]], est], axis=1)
     table.loc[table["action"] != "send", "cost"] = float("nan")
@@ -324,7 +334,7 @@ def _send(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", RowsSkippedWarning)  # said below, in the command's own words
         result = msg.send(contacts, ledger=str(ledger), batch_size=args.batch_size, progress=not args.no_progress,
                           dry_run=args.dry_run, resend_unknown=args.resend_unknown,
-                          stop_after_unknown=args.stop_after_unknown or None, suppression=args.suppression,
+                          stop_after_unknown=args.stop_after_unknown or None,
                           keep=_keep(args), max_cost=args.max_cost, callbacks=args.callbacks)
     _say_skipped(result.rename(columns={"outcome": "action"}), "sent")
     _write(result, args.out)
