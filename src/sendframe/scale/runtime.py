@@ -11,11 +11,10 @@ when it is missing, says the exact command that installs it.
 
 from __future__ import annotations
 
-import os
 from types import ModuleType
 from typing import Any
 
-__all__ = ["INSTALL_HINT", "dask_dataframe", "is_dask_frame", "partition_lengths"]
+__all__ = ["INSTALL_HINT", "compute", "dask_dataframe", "is_dask_frame", "lengths_of", "persist", "settled"]
 
 INSTALL_HINT = "pip install 'sendframe[dask]'"
 
@@ -55,23 +54,31 @@ def compute(*collections: Any) -> tuple[Any, ...]:
     return dask.compute(*collections)  # type: ignore[no-any-return]
 
 
-def partition_lengths(frame: Any) -> list[int]:
-    """The number of rows of each partition of a Dask frame (reads the data once, keeping only counts).
+def persist(collection: Any) -> Any:
+    """``dask.persist``: the work starts now (in the background on a distributed cluster) and its
+    result stays on the workers for the collections built on it.
 
-        >>> import pandas as pd, dask.dataframe as dd  # doctest: +SKIP
-        >>> partition_lengths(dd.from_pandas(pd.DataFrame({"a": range(5)}), npartitions=2))  # doctest: +SKIP
-        [3, 2]
+        >>> persist(frame)  # doctest: +SKIP
     """
-    columns = list(frame.columns[:1]) if hasattr(frame, "columns") and len(frame.columns) else None
-    counted = frame[columns] if columns else frame
-    (lengths,) = compute(counted.map_partitions(len, meta=(None, "int64")))
-    return [int(n) for n in lengths]
+    dask_dataframe()
+    import dask
+
+    (persisted,) = dask.persist(collection)
+    return persisted
 
 
-def cpu_workers() -> int:
-    """Worker processes a LocalCluster should start here (at least 1, at most the cores).
+def settled(frame: Any) -> Any:
+    """``frame`` with its partitions fixed: Dask may fuse the partitions of a Parquet read when
+    only some columns are used, so the work that must pair partitions runs on the optimised frame.
 
-        >>> cpu_workers() >= 1
-        True
+        >>> settled(frame).npartitions  # doctest: +SKIP
     """
-    return max(1, min(2, os.cpu_count() or 1))
+    return frame.optimize() if hasattr(frame, "optimize") else frame
+
+
+def lengths_of(frame: Any) -> Any:
+    """A lazy Series of each partition's row count (on the frame's own partitions, never a projection).
+
+        >>> compute(lengths_of(frame))  # doctest: +SKIP
+    """
+    return frame.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)

@@ -36,7 +36,7 @@ from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
 from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning
 from sendframe.scale.messages import duplicate_reasons, repeats_of_plan, with_duplicates, with_key
 from sendframe.scale.repeats import ORDER_BITS, local_positions
-from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame
+from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, lengths_of, settled
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -82,7 +82,7 @@ def _candidates_and_lengths(msg: Message, frame: Any, suppression: Any, keep: An
 
     meta_frame = make_meta(frame)
     column = msg.recipient_column(meta_frame)
-    lengths = frame[list(frame.columns[:1])].map_partitions(len, meta=(None, "int64"))
+    lengths = lengths_of(frame)
     if "duplicate" in keep_reasons(keep):
         (counted,) = compute(lengths)
         return pd.DataFrame({"key": [], "first_order": []}, index=pd.Index([], dtype="int64")), [int(n) for n in counted]
@@ -144,6 +144,7 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
     if send_options.get("dry_run"):
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
+    frame = settled(frame)
     repeats, lengths = _candidates_and_lengths(msg, frame, suppression, keep)
     offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
     target = Path(out)
