@@ -100,7 +100,7 @@ def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
     """One partition's result as ``part.<n>.parquet``, in place at once (a reader never sees half a file)."""
     target = out / f"part.{number:05d}.parquet"
     temporary = out / f".part.{number:05d}.parquet.tmp"
-    result.to_parquet(temporary)
+    result.to_parquet(temporary, index=True)  # the row positions as a column in every file, RangeIndex or not
     os.replace(temporary, target)
 
 
@@ -167,6 +167,7 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
             if elsewhere.any():
                 skipped = _skipped_rows(msg, part[elsewhere], mine["key"].to_numpy(dtype=object), sent)
                 sent = pd.concat([sent, skipped]).loc[part.index]
+            sent.index.name = "row"
             _write_part(sent, target, number)
             for outcome, n in sent["outcome"].value_counts().items():
                 counts[str(outcome)] = counts.get(str(outcome), 0) + int(n)
@@ -186,4 +187,4 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
     summary = skipped_summary(pd.DataFrame({"action": pd.Categorical.from_codes(codes, categories=categories)}), "sent")
     if summary:
         warnings.warn(summary, RowsSkippedWarning, stacklevel=3)
-    return dd.read_parquet(target)
+    return dd.read_parquet(target, index="row")
