@@ -37,7 +37,7 @@ def test_preflight_finds_repeats_across_partitions_exactly_as_pandas(dask_client
     first_rows = repeats["message"].str.extract(r"in row (\d+)")[0].astype(int)
     assert ((repeats["row"].astype(int) - first_rows) > len(frame) // 5).any()
     pd.testing.assert_frame_equal(found.reset_index(drop=True), expected)
-    counts = sendframe.scale.frames.problem_counts(found)
+    counts = sendframe.problem_counts(found)
     assert counts.set_index("rule")["problems"]["duplicate_recipient"] == len(repeats)
 
 

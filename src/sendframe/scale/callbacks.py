@@ -314,7 +314,7 @@ def _combined(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
                                                "median_seconds_to_delivery", "p95_seconds_to_delivery")]
     counted = every[every["_times"] == 0]
     grouped = counted.groupby(groups, dropna=False, observed=True, sort=True)
-    out = grouped[list(_ADDITIVE)].sum()
+    out = grouped[list(_ADDITIVE)].sum().astype("int64")
     for cost in _COSTS:
         out[cost] = grouped[cost].sum(min_count=1)
     out["delivery_rate"] = (out["delivered"] / out["accepted"].where(out["accepted"] > 0)).astype("Float64")

@@ -154,6 +154,7 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
     repeats = repeated_rows(raw, lambda part: _candidates(part[recipients], read_contacts, pick_options, phone, email))
     repeats = persist(repeats)
     (counted,) = compute(lengths_of(raw))
+    counted = np.atleast_1d(np.asarray(counted, dtype=np.int64)).tolist()  # one partition: a bare number
     offsets = np.r_[0, np.cumsum(np.asarray(counted, dtype=np.int64))].tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)

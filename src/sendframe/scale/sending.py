@@ -85,7 +85,7 @@ def _candidates_and_lengths(msg: Message, frame: Any, suppression: Any, keep: An
     lengths = lengths_of(frame)
     if "duplicate" in keep_reasons(keep):
         (counted,) = compute(lengths)
-        return pd.DataFrame({"key": [], "first_order": []}, index=pd.Index([], dtype="int64")), [int(n) for n in counted]
+        return pd.DataFrame({"key": [], "first_order": []}, index=pd.Index([], dtype="int64")), _numbers(counted)
     options = {"suppression": suppression, "keep": with_duplicates(keep)}
     meta = with_key(meta_frame, msg.plan, options, column, msg.info.recipient).iloc[:0]
     local = frame.map_partitions(with_key, msg.plan, options, column, msg.info.recipient, meta=meta,
@@ -93,7 +93,11 @@ def _candidates_and_lengths(msg: Message, frame: Any, suppression: Any, keep: An
     repeats, counted = compute(repeats_of_plan(local), lengths)
     # a repeat of a row in its own partition is the partition's own send's to skip
     elsewhere = (repeats["first_order"].to_numpy() >> ORDER_BITS) != (repeats.index.to_numpy() >> ORDER_BITS)
-    return repeats[elsewhere], [int(n) for n in counted]
+    return repeats[elsewhere], _numbers(counted)
+
+
+def _numbers(counted: Any) -> list[int]:
+    return [int(n) for n in np.atleast_1d(np.asarray(counted, dtype=np.int64))]  # one partition: a bare number
 
 
 def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
