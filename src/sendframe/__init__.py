@@ -64,6 +64,7 @@ _EXPORTS: dict[str, str] = {
     "send_campaign": "sendframe.campaign.shortcuts",
     "fetch_records": "sendframe.delivery.records",
     "preflight": "sendframe.campaign.preflight",
+    "problem_counts": "sendframe.scale.frames",
     "read_callbacks": "sendframe.delivery.callbacks",
     "read_contacts": "sendframe.campaign.contacts",
     "render": "sendframe.campaign.preview",

@@ -20,6 +20,7 @@ import pandas as pd
 
 from sendframe.errors import InputError
 from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone_series
+from sendframe.scale.contacts import read_partitioned, wants_dask
 
 __all__ = ["FLAG_COLUMNS", "duplicate_recipients", "read_contacts"]
 
@@ -59,6 +60,7 @@ def read_contacts(
     phone_column: str | None = "phone",
     email_column: str | None = "email",
     default_region: str = "ES",
+    dask: bool | None = None,
     **read_options: Any,
 ) -> pd.DataFrame:
     """Read a contact table (CSV path or DataFrame) into a new frame ready for a campaign.
@@ -76,11 +78,16 @@ def read_contacts(
     - every other column is kept unchanged as a substitution variable. CSV files are read with
       ``dtype=str`` so leading zeros survive; ``read_options`` go to ``pandas.read_csv``.
 
+    ``dask=True`` (or, by default, several files: a folder, a glob, a list; or one file over 512 MB)
+    returns a lazy Dask frame, each partition normalised the same way (:mod:`sendframe.scale.contacts`).
+
     A column named in ``phone_column`` / ``email_column`` that is absent is skipped; at least one
     of them must be present. The input frame is never modified.
 
         >>> read_contacts("data/contacts.csv")[["phone", "phone_valid"]].head(2)  # doctest: +SKIP
     """
+    if wants_dask(path_or_frame, dask):  # a Dask frame, normalised partition by partition (sendframe.scale.contacts)
+        return read_partitioned(read_contacts, path_or_frame, phone_column=phone_column, email_column=email_column, default_region=default_region, **read_options)
     frame = _read_table(path_or_frame, read_options)
     has_phone = phone_column is not None and phone_column in frame.columns
     has_email = email_column is not None and email_column in frame.columns

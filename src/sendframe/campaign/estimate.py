@@ -37,6 +37,8 @@ from sendframe.text.encodings import (
 )
 from sendframe.text.measure import measure_frame
 from sendframe.text.parts import sms_parts_series
+from sendframe.scale import frames as scale_frames
+from sendframe.scale.runtime import is_dask_frame
 
 __all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column"]
 
@@ -227,6 +229,8 @@ def estimate(
         ('gsm-pt', 'á')
     """
 
+    if is_dask_frame(contacts):  # lazily, partition by partition (sendframe.scale)
+        return scale_frames.on_partitions(estimate, contacts, template, channel=channel, encoding=encoding, parts=parts, certified=certified, attachments=attachments, prices=prices, trans=trans, otp_config=otp_config, link_base=link_base, to_column=to_column)
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
     column = find_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
@@ -328,6 +332,8 @@ def estimate_totals(frame: pd.DataFrame) -> dict[str, Any]:
         >>> t = estimate_totals(est); t["rows"], t["messages"]
         (2, 2)
     """
+    if is_dask_frame(frame):  # a tree reduction over the partitions (sendframe.scale)
+        return scale_frames.estimate_totals(frame)
     billable = frame["billable"].to_numpy(dtype=bool)
     parts = frame["parts"].fillna(0).to_numpy(dtype=np.int64)
     lost = frame["lost_characters"].fillna("").str.len().gt(0)

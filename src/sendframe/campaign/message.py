@@ -24,6 +24,7 @@ once in a warning, and kept in the result with their own outcome.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -51,6 +52,9 @@ from sendframe.channels import ChannelInfo, channel
 from sendframe.api.wire import user_stacklevel
 from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import check_options, keyword_checked, request_field_names
+from sendframe.scale import messages as on_dask
+from sendframe.scale.runtime import is_dask_frame
+from sendframe.scale.sending import send_partitions
 from sendframe.text.encodings import ENCODINGS
 
 __all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice", "voice_audio", "whatsapp"]
@@ -166,6 +170,8 @@ class Message:
             >>> sms("Hi {name|upper}", sender="Shop").render(pd.DataFrame({"name": ["ana"]})).tolist()
             ['Hi ANA']
         """
+        if is_dask_frame(contacts):  # lazily, partition by partition (sendframe.scale)
+            return on_dask.render(self, contacts, field=field)
         frame = as_frame(contacts)
         name = field or _TEXT_FIELD.get(self.channel)
         template = self.fields.get(name) if name else None
@@ -185,6 +191,8 @@ class Message:
                  recipient   text action reason
             0  34600123456  Hi Jo   send    NaN
         """
+        if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
+            return on_dask.preview(self, contacts, suppression=suppression, keep=keep)
         frame = as_frame(contacts)
         column = self.recipient_column(frame)
         text = self.render(frame) if self.channel in _TEXT_FIELD else pd.Series(pd.NA, index=frame.index, dtype="str")
@@ -199,6 +207,8 @@ class Message:
             >>> sms("Hi {First Name}", sender="Shop").preflight(pd.DataFrame({"phone": ["34600123456"]}))["rule"].tolist()
             ['malformed_placeholder']
         """
+        if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
+            return on_dask.preflight(self, contacts, suppression=suppression)
         frame = as_frame(contacts)
         whatsapp = {_WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()}
         return checking.preflight(
@@ -218,6 +228,8 @@ class Message:
         message's list for this call; ``now`` (tz-aware) is when the frequency cap counts back from;
         ``ledger`` is the send's own ledger, left out of a history read from a folder of ledgers.
         """
+        if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
+            return on_dask.plan(self, contacts, suppression=suppression, keep=keep, now=now, ledger=ledger)
         frame = as_frame(contacts)
         problems = self.preflight(frame, suppression=self.suppression if suppression is None else suppression)
         fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
@@ -266,6 +278,8 @@ class Message:
             >>> sms("Hi", sender="Shop").ready(pd.DataFrame({"phone": ["34600123456", "x"]})).index.tolist()
             [0]
         """
+        if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
+            return on_dask.ready(self, contacts, suppression=suppression, keep=keep)
         frame = as_frame(contacts)
         plan = self.plan(frame, suppression=suppression, keep=keep)
         return frame.loc[(plan["action"] == "send").to_numpy()].copy()
@@ -283,6 +297,8 @@ class Message:
             >>> est[["encoding", "parts", "action"]].to_dict("records")
             [{'encoding': 'gsm-pt', 'parts': 1, 'action': 'send'}, {'encoding': 'gsm-pt', 'parts': 1, 'action': 'skipped_duplicate'}]
         """
+        if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
+            return on_dask.estimate(self, contacts, prices=prices, suppression=suppression, keep=keep, attachments=attachments)
         frame = as_frame(contacts)
         template = self.template
         if template is None:
@@ -321,6 +337,7 @@ class Message:
         prices: Any = None,
         callbacks: Any = None,
         now: Any = None,
+        out: str | os.PathLike[str] | None = None,
         **settings: Any,
     ) -> pd.DataFrame:
         """Send to every row the policy lets through; one result row per contact, on the contacts' index.
@@ -331,7 +348,9 @@ class Message:
         ``scheduled_at``, ...). ``ledger`` (a file) makes the campaign resumable: see
         :func:`sendframe.send_campaign` for unknown outcomes, ``resend_unknown`` and
         ``stop_after_unknown``. Under ``encoding="auto"`` each row goes in the encoding
-        :meth:`estimate` chose for it (rows are grouped into requests by encoding).
+        :meth:`estimate` chose for it (rows are grouped into requests by encoding). A Dask frame (or
+        ``out=<folder>``) is sent one partition at a time through the ledger, its result written to the
+        Parquet dataset ``out`` as it goes (:func:`sendframe.scale.sending.send_partitions`).
 
         ``max_cost``: a cap on the estimated spend (:meth:`estimate` with ``prices``) of the whole
         campaign, counting what the ledger already sent: no batch starts that would go above it; its
@@ -353,7 +372,9 @@ class Message:
                 contacts, client=client, ledger=ledger, suppression=suppression, keep=keep, batch_size=batch_size,
                 concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second,
                 dry_run=dry_run, resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown,
-                progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now)
+                progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now, out=out)
+        if is_dask_frame(contacts) or out is not None:  # partition by partition, the result to Parquet (sendframe.scale)
+            return send_partitions(self, contacts, out=out, ledger=ledger, suppression=suppression, keep=keep, client=client, batch_size=batch_size, concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run, resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now)
         frame = as_frame(contacts)
         plan = self.plan(frame, suppression=suppression, keep=keep, now=now, ledger=ledger)
         summary = skipped_summary(plan, "sent" if not dry_run else "to be sent")

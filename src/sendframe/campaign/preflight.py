@@ -61,6 +61,8 @@ from sendframe.text import filters as text_filters
 from sendframe.text import templates
 from sendframe.text.parts import sms_parts_series
 from sendframe.text.templates import SPECIALS, Placeholder
+from sendframe.scale.frames import preflight_partitions
+from sendframe.scale.runtime import is_dask_frame
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
@@ -282,6 +284,8 @@ def preflight(
         True
     """
 
+    if is_dask_frame(contacts):  # lazily, partition by partition; repeats found across partitions (sendframe.scale)
+        return preflight_partitions(preflight, contacts, channel, template, sender=sender, parts=parts, encoding=encoding, trans=trans, suppression=suppression, whatsapp_template=whatsapp_template, header_fields=header_fields, body_fields=body_fields, cta_fields=cta_fields, to_column=to_column, default_region=default_region, otp_config=otp_config, link_base=link_base)
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
     if channel not in _CHANNELS:

@@ -29,6 +29,8 @@ from sendframe.options import keyword_checked
 from sendframe.text import templates
 from sendframe.text.templates import DEFAULT_LINK_BASE, placeholder_links
 from sendframe.text.translate import translate_series
+from sendframe.scale.frames import on_partitions
+from sendframe.scale.runtime import is_dask_frame
 
 __all__ = ["link_base_for", "placeholders", "render"]
 
@@ -95,6 +97,8 @@ def render(
         ['Hi JO https://a.b/u/xxxxxxxxxxxx', nan]
     """
 
+    if is_dask_frame(contacts):  # lazily, partition by partition (sendframe.scale)
+        return on_partitions(render, contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
     frame = _check_frame(contacts)
     if not isinstance(template, str):
         raise InputError(f"The template must be text, not {type(template).__name__}.")

@@ -34,6 +34,8 @@ from sendframe.delivery.logformat import (
     Requests, byte_at, encoded, items_by_name, locate_requests, read_lines, regular_items, repeated, short_keys,
     span_texts,
 )
+from sendframe.scale.callbacks import is_many_logs, latest_status_partitions, read_logs
+from sendframe.scale.runtime import is_dask_frame
 
 # the columns every callback frame has, in this order; the analyst's own parameters follow, then received_at
 CALLBACK_COLUMNS: tuple[str, ...] = (
@@ -79,7 +81,7 @@ def _redacted(url: str) -> str:
     return parts._replace(netloc=parts.hostname or "", path=parts.path[:40]).geturl()
 
 
-def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = None) -> pd.DataFrame:
+def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = None, *, dask: bool | None = None) -> pd.DataFrame:
     """Read a callback log into one typed frame, one row per distinct notification.
 
     ``notification_url`` is the address the analyst gave the service (e.g.
@@ -98,7 +100,12 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
 
     >>> frame = read_callbacks("access.log", "https://shop.example/dlr?mid=%i&st=%s&ref=crm")  # doctest: +SKIP
     >>> frame[["id", "status", "ref"]]  # doctest: +SKIP
+
+    ``path`` may also name several logs (a folder, a glob, a list; receiver and access logs mixed),
+    and ``dask=True`` reads them as a Dask frame: see :mod:`sendframe.scale.callbacks`.
     """
+    if dask or is_many_logs(path):  # several logs, or a Dask frame (sendframe.scale.callbacks)
+        return read_logs(read_callbacks, path, notification_url, dask=dask)
     lines = read_lines(path)
     if notification_url is not None:
         mapping, own = mapping_from_url(notification_url)
@@ -385,6 +392,8 @@ def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
     >>> latest = latest_status(read_callbacks("callbacks.log"))  # doctest: +SKIP
     >>> latest["status"].value_counts()  # doctest: +SKIP
     """
+    if is_dask_frame(callbacks):  # lazily, grouped by id (sendframe.scale.callbacks)
+        return latest_status_partitions(latest_status, callbacks)
     if callbacks.empty:
         return callbacks.copy()
     frame = callbacks.loc[callbacks["id"].notna()].copy()

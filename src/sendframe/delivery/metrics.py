@@ -15,6 +15,8 @@ import pandas as pd
 
 from sendframe.errors import InputError
 from sendframe.delivery.outcomes import FAILED_STATUSES, message_outcomes, operator_label
+from sendframe.scale.callbacks import summary_partitions
+from sendframe.scale.runtime import is_dask_frame
 
 DIMENSIONS: tuple[str, ...] = ("campaign_id", "sending_id", "country", "operator", "mnc", "send_hour")
 SUMMARY_COLUMNS: tuple[str, ...] = (
@@ -64,6 +66,8 @@ def delivery_summary(
 
     >>> delivery_summary(results, callbacks, by="country")[["accepted", "delivered", "delivery_rate"]]  # doctest: +SKIP
     """
+    if is_dask_frame(results) or is_dask_frame(callbacks):  # a tree reduction; a small pandas answer (sendframe.scale)
+        return summary_partitions(delivery_summary, message_outcomes, results, callbacks, by=by, records=records, estimate=estimate)
     keys = [by] if isinstance(by, str) else list(by)
     unknown = [key for key in keys if key not in DIMENSIONS]
     if unknown:

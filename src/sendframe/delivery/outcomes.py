@@ -14,6 +14,8 @@ from __future__ import annotations
 import pandas as pd
 
 from sendframe.api.notifications import is_final_notification, notification_status
+from sendframe.scale.callbacks import outcomes_partitions
+from sendframe.scale.runtime import is_dask_frame
 
 # display order of a message's status, best first; the dashboards keep this order and its colours
 OUTCOME_STATUSES: tuple[str, ...] = (
@@ -88,6 +90,8 @@ def message_outcomes(
     numbers sent to, on the results' index (taken from callbacks or records when absent).
     Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
     """
+    if is_dask_frame(results) or is_dask_frame(callbacks):  # lazily, partitioned by id (sendframe.scale.callbacks)
+        return outcomes_partitions(message_outcomes, results, callbacks, records=records, estimate=estimate, recipients=recipients)
     out = pd.DataFrame(index=results.index)
     out["id"] = results["id"].astype("string") if "id" in results else pd.Series(pd.NA, index=results.index, dtype="string")
     for column in ("campaign_id", "sending_id", "error_code", "parts"):

@@ -1,0 +1,164 @@
+"""Contact tables past one machine's memory: a large CSV, a glob of CSVs or a Parquet dataset as a Dask frame.
+
+``read_contacts(source, dask=True)`` dispatches here; so does ``dask=None`` (the default) when the
+source is more than one file (a folder, a glob, a list) or one file larger than
+:data:`LARGE_FILE_BYTES`. Each partition is normalised by the pandas ``read_contacts`` itself;
+the ``duplicate`` flag, which spans rows, is settled across partitions by a shuffle on the
+recipient (:mod:`sendframe.scale.repeats`); and rows are labelled by their position in the whole
+table (0, 1, ...; the divisions are known), as the pandas reader labels them. Counting the rows
+of each partition reads one column once before the frame is returned; everything else is lazy.
+
+    >>> contacts = sendframe.read_contacts("contacts/*.csv", dask=True)  # doctest: +SKIP
+    >>> contacts.npartitions, len(contacts)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sendframe.errors import InputError
+from sendframe.scale.repeats import local_positions, repeated_rows
+from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, lengths_of, persist, settled
+
+__all__ = ["LARGE_FILE_BYTES", "PARTITION_BYTES", "read_partitioned", "wants_dask"]
+
+LARGE_FILE_BYTES = 512 * 1024 * 1024
+"""A single contacts file larger than this is read as a Dask frame unless ``dask=False``."""
+PARTITION_BYTES = 64 * 1024 * 1024
+"""CSV bytes per partition (Parquet files are split by their row groups, as Dask does)."""
+_PARQUET = (".parquet", ".parq", ".pq")
+
+
+def _paths(source: Any) -> list[str]:
+    """The files a source names: a file, a folder (its Parquet or CSV files), a glob, or a list of those."""
+    if isinstance(source, (list, tuple)):
+        return [p for item in source for p in _paths(item)]
+    text = os.fspath(source)
+    if any(c in text for c in "*?["):
+        found = sorted(glob.glob(text))
+        if not found:
+            raise InputError(f"No contacts file matches {text!r}.")
+        return found
+    path = Path(text)
+    if path.is_dir():
+        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (*_PARQUET, ".csv")
+                       and not p.name.startswith((".", "_")))
+        if not found:
+            raise InputError(f"The folder {text!r} holds no .csv or .parquet contacts files.")
+        return found
+    if not path.is_file():
+        raise InputError(f"The contacts file {text!r} does not exist.")
+    return [text]
+
+
+def wants_dask(source: Any, dask: bool | None) -> bool:
+    """Whether ``read_contacts`` reads ``source`` as a Dask frame: ``dask`` when given; by default when the
+    source is a Dask frame, several files (a folder, a glob, a list) or a file above :data:`LARGE_FILE_BYTES`.
+
+        >>> wants_dask("data/contacts.csv", None), wants_dask("data/contacts.csv", True)
+        (False, True)
+    """
+    if is_dask_frame(source):
+        return True
+    if dask is not None or isinstance(source, pd.DataFrame) or not isinstance(source, (str, os.PathLike, list, tuple)):
+        return bool(dask)
+    text = os.fspath(source) if not isinstance(source, (list, tuple)) else ""
+    if isinstance(source, (list, tuple)) or any(c in text for c in "*?[") or Path(text).is_dir():
+        return True
+    return Path(text).is_file() and Path(text).stat().st_size > LARGE_FILE_BYTES
+
+
+def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
+    dd = dask_dataframe()
+    if is_dask_frame(source):
+        if read_options:
+            raise InputError(f"read options ({', '.join(read_options)}) apply to files, not to a Dask frame.")
+        return source
+    paths = _paths(source)
+    kinds = {Path(p).suffix.lower() in _PARQUET for p in paths}
+    if len(kinds) > 1:
+        raise InputError("The contacts source mixes Parquet and CSV files; read each kind on its own.")
+    if kinds == {True}:
+        return dd.read_parquet(paths, **read_options)
+    if any(Path(p).suffix.lower() in (".xlsx", ".xls", ".ods") for p in paths):
+        raise InputError("Spreadsheets are read whole: read_contacts(..., dask=False), or save them as CSV or Parquet.")
+    # as the pandas reader: text as written (leading zeros kept), only empty cells missing
+    options = {"dtype": str, "encoding": "utf-8-sig", "keep_default_na": False, "na_values": [""],
+               "blocksize": PARTITION_BYTES, **read_options}
+    return dd.read_csv(paths, **options)
+
+
+def _recipient_keys(part: pd.DataFrame, phone: str | None, email: str | None) -> pd.DataFrame:
+    """Candidates of the ``duplicate`` flag: valid phones as written, valid emails folded (as read_contacts compares)."""
+    keys = []
+    if phone is not None:
+        valid = part["phone_valid"].to_numpy(dtype=bool)
+        keys.append(pd.DataFrame({"key": ("p:" + part[phone].astype("str"))[valid].to_numpy(dtype=object),
+                                  "label": part.index[valid]}, index=np.flatnonzero(valid)))
+    if email is not None:
+        valid = part["email_valid"].to_numpy(dtype=bool)
+        folded = "e:" + part[email].astype("str").str.strip().str.lower()
+        keys.append(pd.DataFrame({"key": folded[valid].to_numpy(dtype=object), "label": part.index[valid]},
+                                 index=np.flatnonzero(valid)))
+    return pd.concat(keys) if keys else pd.DataFrame({"key": [], "label": []})
+
+
+def _normalised(part: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any]) -> pd.DataFrame:
+    return read(part, **options)
+
+
+def _candidates(part: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any],
+                phone: str | None, email: str | None) -> pd.DataFrame:
+    return _recipient_keys(read(part, **options), phone, email)
+
+
+def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any],
+              offsets: Sequence[int], partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+    number = (partition_info or {}).get("number", 0)
+    out = read(part, **options)
+    out.index = pd.RangeIndex(offsets[number], offsets[number] + len(out))
+    duplicate = np.zeros(len(out), dtype=bool)
+    duplicate[local_positions(repeats.index.to_numpy())] = True
+    out["duplicate"] = duplicate
+    return out
+
+
+def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *, phone_column: str | None = "phone",
+                     email_column: str | None = "email", default_region: str = "ES", **read_options: Any) -> Any:
+    """``read_contacts`` of a large source as a Dask frame (see the module docstring).
+
+    ``read_options`` go to ``dask.dataframe.read_csv`` (``blocksize``, ``sep``, ...) or ``read_parquet``.
+
+        >>> contacts = read_partitioned(sendframe.read_contacts, "contacts.parquet")  # doctest: +SKIP
+    """
+    dd = dask_dataframe()
+    raw = settled(_raw_frame(source, read_options))
+    columns = list(raw.columns)
+    phone = phone_column if phone_column in columns else None
+    email = email_column if email_column in columns else None
+    options = {"phone_column": phone_column, "email_column": email_column, "default_region": default_region}
+    from dask.dataframe.utils import make_meta
+
+    meta = read_contacts(make_meta(raw), **options)  # a table without a recipient column fails here, at once
+    meta.index = pd.RangeIndex(0)
+    pick_options = {**options, "phone_column": phone, "email_column": email}
+    recipients = [c for c in (phone, email) if c is not None]
+    # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
+    repeats = repeated_rows(raw, lambda part: _candidates(part[recipients], read_contacts, pick_options, phone, email))
+    repeats = persist(repeats)
+    (counted,) = compute(lengths_of(raw))
+    counted = np.atleast_1d(np.asarray(counted, dtype=np.int64)).tolist()  # one partition: a bare number
+    offsets = np.r_[0, np.cumsum(np.asarray(counted, dtype=np.int64))].tolist()
+    done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
+                              enforce_metadata=False)
+    if offsets[-1] == 0 or any(n == 0 for n in counted):  # empty partitions: divisions would not increase
+        return done
+    divisions = (*offsets[:-1], offsets[-1] - 1)
+    return dd.from_delayed(done.to_delayed(), meta=meta, divisions=divisions, verify_meta=False)

@@ -1,0 +1,253 @@
+"""Per-row work on Dask partitions: the same pandas function on every partition, totals by reduction.
+
+``render``, ``estimate`` and ``preflight`` given a Dask frame dispatch here (one line at the top of
+each) and hand over *themselves*, so the very pandas code runs on every partition and this module
+needs none of theirs. Results are lazy Dask collections whose ``meta`` is what the function
+answers for an empty frame; nothing is read until ``.compute()``, ``.to_parquet()`` or a total.
+
+    >>> import pandas as pd, dask.dataframe as dd, sendframe  # doctest: +SKIP
+    >>> contacts = dd.read_parquet("contacts.parquet")  # doctest: +SKIP
+    >>> est = sendframe.estimate(contacts, "Hi {name}", encoding="auto")  # doctest: +SKIP
+    >>> sendframe.estimate_totals(est)["cost"]  # doctest: +SKIP
+
+Preflight's ``duplicate_recipient`` spans rows: a row repeating a recipient first seen in another
+partition is found through :func:`sendframe.scale.repeats.repeated_rows` (a shuffle on the
+recipient), and its message is written by preflight itself, so the answer is pandas' own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sendframe.campaign.columns import recipient_column
+from sendframe.channels import channel as channel_info
+from sendframe.scale.repeats import local_positions, repeated_rows
+from sendframe.scale.runtime import compute, dask_dataframe, persist, settled
+from sendframe.text.encodings import ENCODINGS
+
+__all__ = ["estimate_totals", "on_partitions", "preflight_partitions", "problem_counts"]
+
+_DUPLICATE = "duplicate_recipient"
+
+
+def _meta_of(frame: Any) -> pd.DataFrame:
+    dask_dataframe()
+    from dask.dataframe.utils import make_meta
+
+    return make_meta(frame)
+
+
+def _empty(value: Any) -> Any:
+    return value.iloc[:0]
+
+
+def _typed_like(result: Any, meta: Any) -> Any:
+    """``result`` with the dtypes of ``meta`` where they differ (an odd partition must not change a column's type)."""
+    if isinstance(meta, pd.Series):
+        return result if result.dtype == meta.dtype or meta.dtype == object else result.astype(meta.dtype)
+    changed = {c: meta[c].dtype for c in meta.columns if c in result and result[c].dtype != meta[c].dtype
+               and meta[c].dtype != object}
+    if not changed:
+        return result
+    attrs = dict(result.attrs)
+    result = result.astype(changed)
+    result.attrs = attrs
+    return result
+
+
+def _apply(part: Any, function: Callable[..., Any], args: tuple[Any, ...], options: dict[str, Any], meta: Any) -> Any:
+    return _typed_like(function(part, *args, **options), meta)
+
+
+def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **options: Any) -> Any:
+    """``function(partition, *args, **options)`` on every partition of a Dask ``frame``, lazily.
+
+    The function runs once on the frame's empty ``meta`` first: wrong arguments fail at once, and its
+    answer is the result's ``meta``. Row-wise functions only (render, estimate): the result keeps
+    the partitions and index of ``frame``.
+
+        >>> import pandas as pd, dask.dataframe as dd, sendframe  # doctest: +SKIP
+        >>> on_partitions(sendframe.render, dd.from_pandas(pd.DataFrame({"n": ["a"]}), npartitions=1), "Hi {n}").compute().tolist()  # doctest: +SKIP
+        ['Hi a']
+    """
+    meta = _empty(function(_meta_of(frame), *args, **options))
+    return frame.map_partitions(_apply, function, args, options, meta, meta=meta, enforce_metadata=False)
+
+
+# ---------------------------------------------------------------------- preflight
+
+
+def _recipient_key(values: pd.Series, kind: str) -> pd.Series:
+    return values.str.lower() if kind == "email" else values
+
+
+def _valid_rows(part: pd.DataFrame, column: str, kind: str, recipients_only: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+    """Candidates of the duplicate rule: rows with a valid recipient (preflight's own rule decides)."""
+    positional = part.reset_index(drop=True)
+    problems = recipients_only(positional)
+    invalid = problems.loc[problems["rule"] == "invalid_recipient", "row"].to_numpy(dtype=np.int64)
+    valid = np.ones(len(part), dtype=bool)
+    valid[invalid] = False
+    key = _recipient_key(positional[column], kind)
+    valid &= key.notna().to_numpy()
+    return pd.DataFrame({"key": key[valid].to_numpy(dtype=object), "label": part.index[valid]},
+                        index=np.flatnonzero(valid))
+
+
+def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
+                        recipients_only: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+    """Preflight's own duplicate_recipient rows for the repeats of ``part``, with their positions.
+
+    Each recipient's first occurrence (maybe in another partition) is put before its repeats in a
+    small frame of the recipient column alone, and preflight runs on it: its messages name the
+    first occurrence's label as pandas would."""
+    if repeats.empty:
+        return pd.DataFrame({"position": np.zeros(0, np.int64)})
+    positions = local_positions(repeats.index.to_numpy())
+    order = np.lexsort((positions, repeats["first_order"].to_numpy()))  # by first occurrence, then position
+    positions, firsts = positions[order], repeats["first_order"].to_numpy()[order]
+    first_labels = repeats["first_label"].to_numpy(dtype=object)[order]
+    values = part[column].to_numpy(dtype=object)[positions]
+    starts = np.r_[True, firsts[1:] != firsts[:-1]]
+    labels: list[Any] = []
+    cells: list[Any] = []
+    dup_at: list[int] = []
+    own_labels = part.index.to_numpy(dtype=object)  # Python scalars: preflight writes repr(label)
+    for start, label, position, value in zip(starts, first_labels, positions, values, strict=True):
+        if start:
+            labels.append(label)
+            cells.append(value)
+        dup_at.append(len(cells))
+        labels.append(own_labels[position])
+        cells.append(value)
+    probe = pd.DataFrame({column: pd.array(cells, dtype=part[column].dtype)}, index=pd.Index(labels, dtype=object))
+    found = recipients_only(probe)
+    duplicates = found[found["rule"] == _DUPLICATE].reset_index(drop=True)
+    if len(duplicates) != len(dup_at):  # pragma: no cover - preflight flags exactly the later rows of a recipient
+        raise RuntimeError(f"preflight found {len(duplicates)} repeats where {len(dup_at)} were expected")
+    return duplicates.assign(position=positions)
+
+
+def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, full: Callable[[pd.DataFrame], pd.DataFrame],
+                    recipients_only: Callable[[pd.DataFrame], pd.DataFrame], column: str, meta: pd.DataFrame,
+                    partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+    first_partition = (partition_info or {}).get("number", 0) == 0
+    problems = full(part.reset_index(drop=True))  # rows are positions here; labels come back below
+    problems = problems[problems["rule"] != _DUPLICATE]
+    campaign = problems["row"].isna().to_numpy()
+    if not first_partition:  # campaign-wide problems are said once, by the first partition
+        problems, campaign = problems[~campaign], campaign[~campaign]
+    problems = problems.assign(position=np.where(campaign, -1, problems["row"].fillna(-1).to_numpy(dtype=np.int64)),
+                               _first=1)
+    duplicates = _duplicate_problems(part, repeats, column, recipients_only).assign(_first=0)
+    # a row's duplicate_recipient comes before its other problems (only invalid_recipient ranks higher,
+    # and an invalid recipient is never a duplicate)
+    merged = pd.concat([problems, duplicates], ignore_index=True) if len(duplicates) else problems
+    merged = merged.sort_values(["position", "_first"], kind="stable")
+    at = merged["position"].to_numpy(dtype=np.int64)
+    rows = np.empty(len(merged), dtype=object)
+    rows[at >= 0] = part.index[at[at >= 0]].to_numpy(dtype=object)
+    rows[at < 0] = None
+    out = merged.assign(row=rows)[list(meta.columns)].reset_index(drop=True)
+    return _typed_like(out, meta)
+
+
+def preflight_partitions(preflight: Callable[..., pd.DataFrame], frame: Any, channel: str,
+                         template: str | None = None, **options: Any) -> Any:
+    """``preflight`` of a Dask frame: every problem, lazily, in the order and words of pandas.
+
+    Row rules run per partition; campaign-wide problems are said once; ``duplicate_recipient``
+    is found across partitions (see the module docstring). The ``row`` column holds the frame's
+    index labels (give the frame a unique index, as :func:`sendframe.read_contacts` does, for
+    labels that name one row).
+
+        >>> problems = sendframe.preflight(contacts_ddf, "sms", "Hi {name}", sender="Shop")  # doctest: +SKIP
+        >>> problem_counts(problems)  # doctest: +SKIP
+    """
+    meta = _empty(preflight(_meta_of(frame), channel, template, **options))  # arguments checked here, at once
+    column = recipient_column(_meta_of(frame), channel_info(channel).recipient, options.get("to_column"), channel=channel)
+
+    def full(part: pd.DataFrame) -> pd.DataFrame:
+        return preflight(part, channel, template, **options)
+
+    def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
+        return preflight(part, channel, None, to_column=column)
+
+    return checked_preflight(frame, full, recipients_only, channel, column, meta)
+
+
+def checked_preflight(frame: Any, full: Callable[[pd.DataFrame], pd.DataFrame],
+                      recipients_only: Callable[[pd.DataFrame], pd.DataFrame], channel: str, column: str,
+                      meta: pd.DataFrame) -> Any:
+    """The Dask preflight of :func:`preflight_partitions`, given its two runs on a pandas frame:
+    ``full`` (every rule) and ``recipients_only`` (the recipient rules, on the recipient column)."""
+    kind = channel_info(channel).recipient
+    frame = settled(frame)
+    # the repeats are worked out now (in the background on a cluster) and kept: the problems, read
+    # later, do not hold every partition in memory while the shuffle runs
+    repeats = persist(repeated_rows(frame, lambda part: _valid_rows(part[[column]], column, kind, recipients_only)))
+    return frame.map_partitions(_merge_problems, repeats, full, recipients_only, column, meta, meta=meta,
+                                align_dataframes=False, enforce_metadata=False)
+
+
+# ---------------------------------------------------------------------- totals
+
+
+_TOTAL_COLUMNS = ("rows", "billable", "messages", "cost", "rows_losing_characters", "too_many_parts", "missing_text")
+
+
+def _partition_totals(frame: pd.DataFrame) -> pd.DataFrame:
+    billable = frame["billable"].to_numpy(dtype=bool)
+    parts = frame["parts"].fillna(0).to_numpy(dtype=np.int64)
+    counts = frame["encoding"].value_counts(dropna=True)
+    row = {
+        "rows": len(frame), "billable": int(billable.sum()), "messages": int(parts[billable].sum()),
+        "cost": float(frame["cost"].sum()),
+        "rows_losing_characters": int(frame["lost_characters"].fillna("").str.len().gt(0).sum()),
+        "too_many_parts": int(frame["too_many_parts"].sum()), "missing_text": int(frame["text"].isna().sum()),
+        **{f"encoding:{name}": int(counts.get(name, 0)) for name in ENCODINGS},
+    }
+    return pd.DataFrame({k: [v] for k, v in row.items()})
+
+
+def _currency_of(frame: pd.DataFrame) -> pd.Series:
+    return pd.Series([frame.attrs.get("currency", "")], dtype="str")
+
+
+def estimate_totals(estimate: Any) -> dict[str, Any]:
+    """The totals of a lazy Dask estimate, by a tree reduction (the keys of the pandas ``estimate_totals``).
+
+        >>> estimate_totals(sendframe.estimate(contacts_ddf, "Hi {name}"))["cost"]  # doctest: +SKIP
+    """
+    meta = _partition_totals(_empty(_meta_of(estimate)))
+    partial = estimate.map_partitions(_partition_totals, meta=meta, enforce_metadata=False)
+    currencies = estimate.map_partitions(_currency_of, meta=pd.Series([], dtype="str"), enforce_metadata=False)
+    sums, seen = compute(partial.sum(), currencies.drop_duplicates())
+    found = [c for c in dict.fromkeys(seen.tolist()) if c]
+    currency = found[0] if len(found) == 1 else "/".join(found) if found else "EUR"
+    encodings = {name: int(sums[f"encoding:{name}"]) for name in ENCODINGS if int(sums[f"encoding:{name}"])}
+    return {
+        "rows": int(sums["rows"]), "billable": int(sums["billable"]), "messages": int(sums["messages"]),
+        "cost": round(float(sums["cost"]), 4), "currency": currency,
+        "encodings": dict(sorted(encodings.items(), key=lambda item: -item[1])),
+        "rows_losing_characters": int(sums["rows_losing_characters"]),
+        "too_many_parts": int(sums["too_many_parts"]), "missing_text": int(sums["missing_text"]),
+    }
+
+
+def problem_counts(problems: Any) -> pd.DataFrame:
+    """How many problems of each rule and severity (a small pandas frame), from pandas or Dask problems.
+
+        >>> problems = pd.DataFrame({"rule": ["missing_variable", "missing_variable"], "severity": ["error", "error"]})
+        >>> problem_counts(problems).to_dict("records")
+        [{'rule': 'missing_variable', 'severity': 'error', 'problems': 2}]
+    """
+    counts = problems.groupby(["rule", "severity"], observed=True).size()
+    if hasattr(counts, "compute"):
+        (counts,) = compute(counts)
+    return (counts.rename("problems").reset_index().sort_values(["problems", "rule"], ascending=[False, True])
+            .reset_index(drop=True).astype({"problems": "int64"}))

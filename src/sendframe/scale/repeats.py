@@ -1,0 +1,103 @@
+"""Rules that span rows, kept right across partitions: which rows repeat an earlier row's recipient.
+
+A row's place in the whole frame is its *order*: ``partition number << 40 | position in the
+partition`` (a partition holds fewer than 2**40 rows), so "earlier" means exactly what it means
+in pandas, whatever the index holds. The candidates of every partition (recipient key, order,
+label) are shuffled on the key, so all rows of one recipient meet in one partition; there the
+rows after the first are the repeats, each with the label and order of its first occurrence.
+The repeats are then sent back to the partition they came from (a shuffle on the order with one
+division per partition), ready to be merged partition by partition with ``map_partitions``.
+
+    >>> import pandas as pd, dask.dataframe as dd  # doctest: +SKIP
+    >>> frame = dd.from_pandas(pd.DataFrame({"phone": ["1", "2", "1"]}), npartitions=2)  # doctest: +SKIP
+    >>> found = repeated_rows(frame, lambda p: pd.DataFrame({"key": p["phone"], "label": p.index}))  # doctest: +SKIP
+    >>> found.compute()["first_label"].tolist()  # doctest: +SKIP
+    [0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sendframe.scale.runtime import dask_dataframe
+
+__all__ = ["ORDER_BITS", "local_positions", "order_bounds", "repeated_rows"]
+
+ORDER_BITS = 40
+_LOCAL = (1 << ORDER_BITS) - 1
+
+
+def order_bounds(npartitions: int) -> list[int]:
+    """Divisions putting each order back in its partition: partition i holds ``[i << 40, (i + 1) << 40)``.
+
+        >>> order_bounds(2) == [0, 1 << 40, (2 << 40) - 1]
+        True
+    """
+    return [i << ORDER_BITS for i in range(npartitions)] + [(npartitions << ORDER_BITS) - 1]
+
+
+def local_positions(orders: Any) -> np.ndarray:
+    """The position within its partition of each order.
+
+        >>> local_positions(np.array([5, (1 << 40) + 3])).tolist()
+        [5, 3]
+    """
+    return np.asarray(orders, dtype=np.int64) & _LOCAL
+
+
+def _label_type(index: pd.Index) -> Any:
+    return index.dtype if index.dtype.kind in "iub" else object
+
+
+def _candidates(part: pd.DataFrame, pick: Callable[[pd.DataFrame], pd.DataFrame], label_type: Any,
+                partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+    number = (partition_info or {}).get("number", 0)
+    found = pick(part)  # key and label of the candidate rows, on their positions in the partition
+    positions = np.asarray(found.index, dtype=np.int64) if len(found) else np.zeros(0, np.int64)
+    return pd.DataFrame({
+        "key": pd.array(found["key"].to_numpy(dtype=object), dtype="str"),
+        "order": (np.int64(number) << ORDER_BITS) + positions,
+        "label": pd.array(found["label"].to_numpy(), dtype=label_type) if label_type is not object
+        else found["label"].to_numpy(dtype=object),
+    })
+
+
+def _repeats_of(part: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a shuffled partition that are not their key's first occurrence."""
+    part = part.sort_values("order", kind="stable")
+    keys = part["key"]
+    later = keys.duplicated(keep="first").to_numpy()
+    firsts = part.groupby("key", sort=False).transform("first")
+    return pd.DataFrame({"order": part["order"].to_numpy()[later], "key": keys.to_numpy()[later],
+                         "first_label": firsts["label"].to_numpy()[later],
+                         "first_order": firsts["order"].to_numpy()[later]})
+
+
+def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> Any:
+    """The rows of a Dask ``frame`` whose key repeats an earlier row's, back in their partitions.
+
+    ``pick(partition)`` returns the partition's candidates: a frame with ``key`` (text compared as
+    given: fold case before for emails) and ``label`` (the row's index label), on the candidates'
+    positions in the partition (0, 1, ...). Rows not returned never count. The answer has the
+    partitions of ``frame`` (merge it with ``map_partitions(..., align_dataframes=False)``); its
+    index is the repeat's order (:func:`local_positions` gives its position) and its columns are
+    ``key``, ``first_label`` and ``first_order`` (the first occurrence's label and order).
+    """
+    dask_dataframe()
+    from dask.dataframe.utils import make_meta
+
+    label_type = _label_type(make_meta(frame).index)
+    empty = pd.DataFrame({"key": pd.array([], dtype="str"), "order": np.zeros(0, np.int64),
+                          "label": pd.array([], dtype=label_type) if label_type is not object else np.zeros(0, object)})
+    candidates = frame.map_partitions(_candidates, pick, label_type, meta=empty, enforce_metadata=False)
+    repeats_meta = pd.DataFrame({"order": empty["order"], "key": empty["key"], "first_label": empty["label"],
+                                 "first_order": empty["order"]})
+    repeats = candidates.shuffle("key").map_partitions(_repeats_of, meta=repeats_meta, enforce_metadata=False)
+    aligned = repeats.set_index("order", divisions=order_bounds(frame.npartitions), sorted=False)
+    if aligned.npartitions != frame.npartitions:  # pragma: no cover - set_index keeps the divisions given
+        raise RuntimeError("repeats could not be aligned with the frame's partitions")
+    return aligned

@@ -1,0 +1,194 @@
+"""Sending from a Dask frame: partition by partition through one ledger, the result to Parquet as it goes.
+
+:func:`send_partitions` (``Message.send(frame, ..., out=...)`` dispatches here) first settles, in
+one pass over the frame on the cluster, which rows repeat a recipient another partition sends to
+(a shuffle on the recipient; only those repeats come back) and how long each partition is. Then
+it takes one partition at a time into this process and sends it with the message's own pandas
+``send``, through one ledger held for the whole run (one writer), and writes that partition's
+result as one file of the Parquet dataset ``out`` before taking the next. Memory is one partition
+(and the list of repeats), whatever the size of the frame.
+
+Rows are keyed in the ledger by their position in the whole frame (0, 1, ...), so a run killed at
+any moment and run again on the same frame with the same ledger resumes exactly like a pandas send:
+rows already answered are not sent again, rows caught in flight are *unknown* (see
+:class:`sendframe.Ledger`), and every file of ``out`` is written again from the ledger.
+
+    >>> result = msg.send(contacts_ddf, ledger="spring.sqlite", out="spring-results.parquet")  # doctest: +SKIP
+    >>> result["outcome"].value_counts().compute()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from sendframe.campaign.ledger import Ledger
+from sendframe.campaign.lock import hold
+from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
+from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning
+from sendframe.scale.messages import duplicate_reasons, repeats_of_plan, with_duplicates, with_key
+from sendframe.scale.repeats import ORDER_BITS, local_positions
+from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, lengths_of, settled
+
+if TYPE_CHECKING:
+    from sendframe.campaign.message import Message
+
+__all__ = ["PartitionLedger", "send_partitions"]
+
+
+class PartitionLedger(Ledger):
+    """A ledger a partitioned send holds for its whole run, answering lookups for one partition at a time.
+
+    Its rows are keyed by position in the whole frame, so a row recorded for another partition is
+    never the match of this partition's row (the ledger's match by recipient and rank is kept
+    within the partition). The run holds the ledger's lock from start to end; the per-partition
+    sends inside it take nothing more.
+
+        >>> ledger = PartitionLedger(":memory:")
+        >>> ledger.scope = range(10, 20)
+        >>> ledger.lookup(["10"], ["447700900001"])["state"].tolist()
+        [<NA>]
+    """
+
+    scope: range = range(0)
+
+    def exclusive(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing: :func:`send_partitions` holds the ledger's lock for the whole run."""
+        return contextlib.nullcontext()
+
+    def lookup(self, keys: Sequence[str], recipients: Sequence[str]) -> pd.DataFrame:
+        """:meth:`Ledger.lookup`, with matches to rows of other partitions undone (those rows are not these)."""
+        found = super().lookup(keys, recipients)
+        matched = pd.to_numeric(found["row_key"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        elsewhere = ~((matched >= self.scope.start) & (matched < self.scope.stop))
+        if elsewhere.any():
+            others = [c for c in found.columns if c not in ("row_key", "recipient")]
+            found.loc[elsewhere, others] = pd.NA
+            found.loc[elsewhere, "row_key"] = np.asarray(list(keys), dtype=object)[elsewhere]
+        return found
+
+
+def _candidates_and_lengths(msg: Message, frame: Any, suppression: Any, keep: Any) -> tuple[pd.DataFrame, list[int]]:
+    """One pass over the frame: the rows whose recipient another partition sends to first, and each partition's length."""
+    from dask.dataframe.utils import make_meta
+
+    meta_frame = make_meta(frame)
+    column = msg.recipient_column(meta_frame)
+    lengths = lengths_of(frame)
+    if "duplicate" in keep_reasons(keep):
+        (counted,) = compute(lengths)
+        return pd.DataFrame({"key": [], "first_order": []}, index=pd.Index([], dtype="int64")), _numbers(counted)
+    options = {"suppression": suppression, "keep": with_duplicates(keep)}
+    meta = with_key(meta_frame, msg.plan, options, column, msg.info.recipient).iloc[:0]
+    local = frame.map_partitions(with_key, msg.plan, options, column, msg.info.recipient, meta=meta,
+                                 enforce_metadata=False)
+    repeats, counted = compute(repeats_of_plan(local), lengths)
+    # a repeat of a row in its own partition is the partition's own send's to skip
+    elsewhere = (repeats["first_order"].to_numpy() >> ORDER_BITS) != (repeats.index.to_numpy() >> ORDER_BITS)
+    return repeats[elsewhere], _numbers(counted)
+
+
+def _numbers(counted: Any) -> list[int]:
+    return [int(n) for n in np.atleast_1d(np.asarray(counted, dtype=np.int64))]  # one partition: a bare number
+
+
+def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
+    """One partition's result as ``part.<n>.parquet``, in place at once (a reader never sees half a file)."""
+    target = out / f"part.{number:05d}.parquet"
+    temporary = out / f".part.{number:05d}.parquet.tmp"
+    result.to_parquet(temporary, index=True)  # the row positions as a column in every file, RangeIndex or not
+    os.replace(temporary, target)
+
+
+def _skipped_rows(msg: Message, rows: pd.DataFrame, keys: np.ndarray, like: pd.DataFrame) -> pd.DataFrame:
+    """Result rows for repeats of a recipient another partition sends to: skipped_duplicate, with the policy's reason."""
+    shown = msg.preview(rows, keep=["invalid", "suppressed", "preflight", "duplicate"])
+    result = like.iloc[:0].reindex(rows.index)
+    outcome = pd.Categorical(["skipped_duplicate"] * len(rows), categories=list(OUTCOMES))
+    return result.assign(recipient=shown["recipient"].astype(like["recipient"].dtype),
+                         text=shown["text"].astype(like["text"].dtype), accepted=False, outcome=outcome,
+                         reason=pd.array(duplicate_reasons(keys), dtype=like["reason"].dtype))
+
+
+def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] | None, ledger: Any,
+                    suppression: Any = None, keep: str | Iterable[str] | None = None, **send_options: Any) -> Any:
+    """Send ``msg`` to every row of a Dask (or pandas) frame, one partition at a time; the result goes to ``out``.
+
+    ``out`` is a Parquet dataset (a folder, written again whole by every run), one file per
+    partition, each written as soon as its partition is answered; the answer is that dataset, read
+    lazily. ``ledger`` (a file) is required: it is what makes the run resumable. The other options
+    are those of :meth:`sendframe.Message.send` (``client``, ``batch_size``, ``concurrency``, ...).
+    The result's index is the row's position in the whole frame (``row``); its columns are those of
+    a pandas send.
+
+        >>> result = send_partitions(msg, contacts_ddf, out="results.parquet", ledger="c.sqlite")  # doctest: +SKIP
+    """
+    dd = dask_dataframe()
+    if out is None:
+        raise InputError("A send from a Dask frame writes its result to a Parquet dataset as it goes: pass "
+                         "out=<folder>, e.g. msg.send(frame, ledger='spring.sqlite', out='spring-results.parquet').")
+    if ledger is None or str(ledger) == ":memory:":
+        raise InputError("A send from a Dask frame needs ledger=<file>: it is what lets the run be resumed "
+                         "partition by partition.")
+    if is_dask_frame(contacts):
+        frame = contacts
+    elif isinstance(contacts, pd.DataFrame):
+        frame = dd.from_pandas(contacts, npartitions=1, sort=False)
+    else:
+        raise InputError(f"send_partitions takes a Dask or pandas DataFrame, not {type(contacts).__name__}.")
+    keep = sorted(keep_reasons(keep))
+    if send_options.get("dry_run"):
+        raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
+                         "would be sent.")
+    frame = settled(frame)
+    repeats, lengths = _candidates_and_lengths(msg, frame, suppression, keep)
+    offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    target = Path(out)
+    if target.exists():
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    target.mkdir(parents=True)
+    counts: dict[str, int] = {}
+    ledger_path = os.fspath(ledger)
+    with hold(ledger_path), PartitionLedger(ledger_path) as journal:
+        for number in range(frame.npartitions):
+            part = frame.get_partition(number).compute()
+            part.index = pd.RangeIndex(offsets[number], offsets[number + 1], name="row")
+            journal.scope = range(int(offsets[number]), int(offsets[number + 1]))
+            mine = repeats[(repeats.index.to_numpy() >> ORDER_BITS) == number]
+            elsewhere = np.zeros(len(part), dtype=bool)
+            elsewhere[local_positions(mine.index.to_numpy())] = True
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                sent = msg.send(part[~elsewhere], ledger=journal, suppression=suppression, keep=keep, **send_options)
+            if elsewhere.any():
+                skipped = _skipped_rows(msg, part[elsewhere], mine["key"].to_numpy(dtype=object), sent)
+                sent = pd.concat([sent, skipped]).loc[part.index]
+            sent.index.name = "row"
+            _write_part(sent, target, number)
+            for outcome, n in sent["outcome"].value_counts().items():
+                counts[str(outcome)] = counts.get(str(outcome), 0) + int(n)
+            for warning in said:  # skipped rows are said once for the whole frame, below
+                if not issubclass(warning.category, RowsSkippedWarning):
+                    warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+            if any(issubclass(w.category, CampaignStoppedWarning) for w in said):
+                left = frame.npartitions - number - 1
+                warnings.warn(f"The send stopped after partition {number + 1} of {frame.npartitions}; {left} partition(s) "
+                              "were not started and have no result file. Run again with the same ledger to continue.",
+                              CampaignStoppedWarning, stacklevel=3)
+                break
+    actions = [o if o.startswith("skipped") else "send" for o in counts]
+    categories = list(dict.fromkeys(actions))
+    codes = np.repeat(np.asarray([categories.index(a) for a in actions], dtype=np.int32),
+                      np.asarray(list(counts.values()), dtype=np.int64))
+    summary = skipped_summary(pd.DataFrame({"action": pd.Categorical.from_codes(codes, categories=categories)}), "sent")
+    if summary:
+        warnings.warn(summary, RowsSkippedWarning, stacklevel=3)
+    return dd.read_parquet(target, index="row")

@@ -1,0 +1,61 @@
+"""Callback logs across files (receiver and access logs mixed, compressed), pandas and Dask alike."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import sendframe
+from tests.scale.data import write_logs
+
+dd = pytest.importorskip("dask.dataframe")
+
+
+def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values(["id", "received_at"], kind="stable").reset_index(drop=True)
+
+
+def test_a_folder_of_mixed_logs_is_read_once_per_notification(tmp_path):
+    paths, url = write_logs(tmp_path / "logs")
+    together = sendframe.read_callbacks(tmp_path / "logs", url)
+    one_by_one = [sendframe.read_callbacks(p) if "receiver" in p.name else sendframe.read_callbacks(p, url) for p in paths]
+    assert len(together) == 300 and together["id"].is_unique  # 39 retries seen again in receiver-b are dropped
+    assert together.attrs["duplicates_dropped"] == 39 and together.attrs["files"] == 3
+    assert sum(len(f) for f in one_by_one) == 339
+    assert set(together.columns) >= {"id", "status", "ref", "received_at"}
+    # the same notification in two logs is kept at its earliest arrival
+    again = together.set_index("id").loc["m00001", "received_at"]
+    assert again == pd.Timestamp("2026-11-21 10:01:01", tz="UTC")
+    listed = sendframe.read_callbacks([str(p) for p in paths], url)  # in the order given
+    pd.testing.assert_frame_equal(_ordered(listed), _ordered(together))
+
+
+def test_dask_callbacks_latest_status_and_summary_equal_pandas(dask_client, tmp_path):
+    paths, url = write_logs(tmp_path / "logs")
+    expected = sendframe.read_callbacks(str(tmp_path / "logs" / "*"), url)
+    lazy = sendframe.read_callbacks(str(tmp_path / "logs" / "*"), url, dask=True)
+    pd.testing.assert_frame_equal(_ordered(lazy.compute()), _ordered(expected), check_dtype=False)
+    latest = sendframe.latest_status(lazy).compute().sort_values(["id", "part"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(latest, sendframe.latest_status(expected), check_dtype=False)
+    for by in ("campaign_id", ("country", "mnc"), "send_hour"):
+        want = sendframe.delivery_summary(callbacks=expected, by=by)
+        got = sendframe.delivery_summary(callbacks=lazy, by=by)
+        pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    assert want["median_seconds_to_delivery"].notna().any()
+
+
+def test_summary_of_dask_results_with_callbacks_equals_pandas(dask_client, tmp_path):
+    paths, url = write_logs(tmp_path / "logs")
+    callbacks = sendframe.read_callbacks(tmp_path / "logs", url)
+    ids = [f"m{i:05d}" for i in range(0, 320)]  # some were never reported, some rejected
+    results = pd.DataFrame({"id": pd.array(ids, dtype="string"),
+                            "accepted": [i % 17 != 0 for i in range(320)],
+                            "outcome": ["rejected" if i % 17 == 0 else "accepted" for i in range(320)],
+                            "campaign_id": pd.array([1 + i % 2 for i in range(320)], dtype="Int64")})
+    want = sendframe.delivery_summary(results, callbacks, by="campaign_id")
+    got = sendframe.delivery_summary(dd.from_pandas(results, npartitions=3), dd.from_pandas(callbacks, npartitions=2),
+                                     by="campaign_id")
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    outcomes = sendframe.message_outcomes(dd.from_pandas(results, npartitions=3), dd.from_pandas(callbacks, npartitions=2))
+    pd.testing.assert_frame_equal(outcomes.compute().sort_index(), sendframe.message_outcomes(results, callbacks),
+                                  check_dtype=False)

@@ -1,0 +1,77 @@
+"""estimate, preflight and a Message on a Dask frame answer exactly what pandas answers on the same rows."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pytest
+
+import sendframe
+from tests.scale.data import contacts
+
+dd = pytest.importorskip("dask.dataframe")
+
+
+@pytest.fixture(scope="module")
+def table():
+    frame = sendframe.read_contacts(contacts())
+    return frame, dd.from_pandas(frame, npartitions=5, sort=False)
+
+
+def test_estimate_of_a_dask_frame_is_lazy_and_equals_pandas_with_the_same_totals(dask_client, table):
+    frame, ddf = table
+    lazy = sendframe.estimate(ddf, "Hi {name}, {amount|formatDotComma}", encoding="auto", parts=1)
+    assert lazy.npartitions == 5 and list(lazy.columns) == list(sendframe.estimate(frame.iloc[:0], "Hi {name}").columns)
+    expected = sendframe.estimate(frame, "Hi {name}, {amount|formatDotComma}", encoding="auto", parts=1)
+    pd.testing.assert_frame_equal(lazy.compute(), expected)
+    assert sendframe.estimate_totals(lazy) == expected.attrs["totals"]
+
+
+def test_preflight_finds_repeats_across_partitions_exactly_as_pandas(dask_client, table):
+    frame, ddf = table
+    expected = sendframe.preflight(frame, "sms", "Hi {name} {amount|formatDotComma}", sender="Shop")
+    found = sendframe.preflight(ddf, "sms", "Hi {name} {amount|formatDotComma}", sender="Shop").compute()
+    repeats = expected[expected["rule"] == "duplicate_recipient"]
+    # the repeats span partitions: a later row names a first occurrence several partitions back
+    first_rows = repeats["message"].str.extract(r"in row (\d+)")[0].astype(int)
+    assert ((repeats["row"].astype(int) - first_rows) > len(frame) // 5).any()
+    pd.testing.assert_frame_equal(found.reset_index(drop=True), expected)
+    counts = sendframe.problem_counts(found)
+    assert counts.set_index("rule")["problems"]["duplicate_recipient"] == len(repeats)
+
+
+def test_a_message_plans_estimates_and_previews_a_dask_frame_as_pandas(dask_client, table):
+    frame, ddf = table
+    msg = sendframe.sms("Hi {name}", sender="Shop", encoding="auto", parts=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for method in ("plan", "preview", "estimate"):
+            pd.testing.assert_frame_equal(getattr(msg, method)(ddf).compute(), getattr(msg, method)(frame))
+        pd.testing.assert_frame_equal(msg.preflight(ddf).compute().reset_index(drop=True), msg.preflight(frame))
+        pd.testing.assert_frame_equal(msg.ready(ddf).compute(), msg.ready(frame), check_dtype=False)
+        assert msg.render(ddf).compute().equals(msg.render(frame))
+        assert sendframe.estimate_totals(msg.estimate(ddf)) == msg.estimate(frame).attrs["totals"]
+        kept = msg.plan(ddf, keep="duplicate").compute()
+    assert "skipped_duplicate" not in set(kept["action"])
+    assert (msg.plan(frame)["action"] == "skipped_duplicate").sum() > 20
+
+
+def test_read_contacts_reads_a_csv_glob_and_a_parquet_dataset_as_the_pandas_reader(dask_client, tmp_path):
+    raw = contacts()
+    for i in range(4):
+        raw.iloc[i * 100:(i + 1) * 100].to_csv(tmp_path / f"c{i}.csv", index=False)
+        (tmp_path / "pq").mkdir(exist_ok=True)
+        raw.iloc[i * 100:(i + 1) * 100].to_parquet(tmp_path / "pq" / f"part{i}.parquet", index=False)
+    expected = sendframe.read_contacts(raw)
+    for source in (str(tmp_path / "c*.csv"), tmp_path / "pq"):
+        lazy = sendframe.read_contacts(source)
+        assert lazy.npartitions == 4 and lazy.divisions == (0, 100, 200, 300, 399)
+        pd.testing.assert_frame_equal(lazy.compute(), expected, check_dtype=False)
+    assert expected["duplicate"].sum() > 100  # repeats across files are flagged, not only within one
+
+
+def test_a_missing_recipient_column_is_said_at_once_not_at_compute(dask_client, table):
+    _, ddf = table
+    with pytest.raises(sendframe.InputError, match="no phone column"):
+        sendframe.estimate(ddf.drop(columns=["phone", "phone_raw"]), "Hi")

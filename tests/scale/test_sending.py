@@ -1,0 +1,90 @@
+"""A send from a Dask frame, killed with SIGKILL and run again: nobody gets the message twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pandas as pd
+import pytest
+
+from sendframe import sandbox
+from sendframe.campaign.ledger import Ledger
+
+pytest.importorskip("dask.dataframe")
+
+N = 240
+SCRIPT = textwrap.dedent("""
+    import sys, warnings
+    import dask.dataframe as dd
+    import sendframe
+    contacts, ledger, out = sys.argv[1:4]
+    frame = dd.read_parquet(contacts)
+    msg = sendframe.sms("Hi {name}", sender="Shop")
+    print("ready", flush=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = msg.send(frame, ledger=ledger, out=out, batch_size=10, concurrency=2, requests_per_second=6,
+                          progress=False)
+    print(result["outcome"].value_counts().compute().to_dict(), flush=True)
+""")
+
+
+def _recorded(ledger) -> int:
+    """Rows with an intent in the ledger (read-only: the send is writing)."""
+    try:
+        with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True, timeout=1) as db:
+            return db.execute("SELECT COALESCE(SUM(size), 0) FROM batches").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def _contacts(folder) -> list[str]:
+    phones = [f"44791140{i:04d}" for i in range(N)]
+    phones[150] = phones[10]  # a repeat in another partition: skipped, never sent twice
+    frame = pd.DataFrame({"phone": phones, "name": [f"N{i}" for i in range(N)]})
+    folder.mkdir()
+    for part in range(4):
+        frame.iloc[part * 60:(part + 1) * 60].to_parquet(folder / f"part{part}.parquet", index=False)
+    return phones
+
+
+@pytest.mark.slow
+def test_a_send_from_a_dask_frame_killed_and_resumed_sends_each_recipient_once(tmp_path):
+    phones = _contacts(tmp_path / "contacts")
+    script = tmp_path / "send.py"
+    script.write_text(SCRIPT)
+    ledger, out = tmp_path / "c.sqlite", tmp_path / "results.parquet"
+    args = [sys.executable, str(script), str(tmp_path / "contacts"), str(ledger), str(out)]
+    with sandbox.Sandbox() as sb:
+        env = {**os.environ, "SENDFRAME_BASE_URL": sb.base_url, "SENDFRAME_USERNAME": sb.username,
+               "SENDFRAME_API_PASSWORD": sb.api_password}
+        sb.faults(delay_s=0.1)
+        first = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert first.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and _recorded(ledger) < 70:
+            time.sleep(0.05)  # killed once the second partition is under way
+        first.send_signal(signal.SIGKILL)
+        first.communicate(timeout=30)
+        recorded = len(Ledger(ledger).rows())
+        sb.clear_faults()
+        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        messages = sb.messages()
+
+    assert 0 < recorded < N - 1, f"the kill left {recorded} rows recorded"
+    sent = messages[messages["recipient"].isin(phones)]["recipient"].value_counts()
+    assert sent.max() == 1, f"sent twice: {sent[sent > 1].index.tolist()}"
+    unknown = set(Ledger(ledger).unknown_rows()["recipient"])
+    assert set(sent.index) | unknown == set(phones), "a recipient was neither sent nor listed as unknown"
+    result = pd.read_parquet(out).sort_index()
+    assert len(result) == N and result.index.tolist() == list(range(N))
+    assert result.loc[150, "outcome"] == "skipped_duplicate"
+    assert set(result["outcome"].astype(str)) <= {"accepted", "unknown", "skipped_duplicate"}
+    assert len(os.listdir(out)) == 4  # one file per partition
