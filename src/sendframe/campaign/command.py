@@ -45,7 +45,7 @@ from sendframe.campaign.policy import KEEP_REASONS, skipped_summary
 from sendframe.channels import CHANNELS
 from sendframe.errors import InputError, RowsSkippedWarning
 
-__all__ = ["add_arguments", "default_ledger_path", "message_from_args", "run"]
+__all__ = ["add_arguments", "default_ledger_path", "message_from_args", "message_ledger_path", "run"]
 
 _NO_MESSAGE = {"voiceAudio": "it plays --audio-url", "whatsapp": "it sends the approved template --template-id"}
 
@@ -319,8 +319,16 @@ def _estimate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _identity(msg: Message) -> str:
-    return "\x1f".join(str(v) for k, v in sorted(msg.fields.items()) if k not in ("campaignName", "from"))
+def message_ledger_path(contacts: str | Path, msg: Message, folder: str | Path = ".") -> Path:
+    """The default ledger of sending ``msg`` to the table ``contacts`` (a file or a table's name): the same
+    file for ``sendframe send`` and the Composer, so neither sends twice what the other sent.
+
+        >>> message_ledger_path("data/contacts.csv", sms("Hi", "Shop")).name
+        'contacts-42653ac0.ledger.sqlite'
+    """
+    identity = "\x1f".join(str(v) for k, v in sorted(msg.fields.items()) if k not in ("campaignName", "from"))
+    sender = msg.fields.get("from") or msg.fields.get("fromEmail")
+    return default_ledger_path(contacts, msg.channel, identity, sender, msg.fields.get("campaignName"), folder)
 
 
 def _send(args: argparse.Namespace) -> int:
@@ -328,8 +336,7 @@ def _send(args: argparse.Namespace) -> int:
         raise InputError(f"--batch-size must be between 1 and 1000 (got {args.batch_size}).")
     msg = message_from_args(args)
     contacts = _contacts(args)
-    sender = msg.fields.get("from") or msg.fields.get("fromEmail")
-    ledger = args.ledger or default_ledger_path(args.contacts, msg.channel, _identity(msg), sender, args.campaign)
+    ledger = args.ledger or message_ledger_path(args.contacts, msg)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RowsSkippedWarning)  # said below, in the command's own words
         result = msg.send(contacts, ledger=str(ledger), batch_size=args.batch_size, progress=not args.no_progress,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
@@ -64,6 +65,7 @@ SEND_OPTIONS: tuple[str, ...] = (
     "client", "ledger", "suppression", "keep", "batch_size", "concurrency", "requests_per_second",
     "parts_per_second", "dry_run", "resend_unknown", "stop_after_unknown", "progress", "max_cost", "prices",
     "callbacks",
+    "cancel",
 )
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
@@ -332,12 +334,13 @@ class Message:
         dry_run: bool = False,
         resend_unknown: bool = False,
         stop_after_unknown: int | None = 3,
-        progress: bool = True,
+        progress: Any = True,
         max_cost: float | None = None,
         prices: Any = None,
         callbacks: Any = None,
         now: Any = None,
         out: str | os.PathLike[str] | None = None,
+        cancel: threading.Event | None = None,
         **settings: Any,
     ) -> pd.DataFrame:
         """Send to every row the policy lets through; one result row per contact, on the contacts' index.
@@ -350,7 +353,9 @@ class Message:
         ``stop_after_unknown``. Under ``encoding="auto"`` each row goes in the encoding
         :meth:`estimate` chose for it (rows are grouped into requests by encoding). A Dask frame (or
         ``out=<folder>``) is sent one partition at a time through the ledger, its result written to the
-        Parquet dataset ``out`` as it goes (:func:`sendframe.scale.sending.send_partitions`).
+        Parquet dataset ``out`` as it goes (:func:`sendframe.scale.sending.send_partitions`). ``progress``:
+        True/False for a tqdm bar, or a tqdm-compatible object (``reset(total=)``, ``update(n)``); ``cancel``:
+        a ``threading.Event`` that, once set, starts no new batch (rows not attempted are ``not_sent``).
 
         ``max_cost``: a cap on the estimated spend (:meth:`estimate` with ``prices``) of the whole
         campaign, counting what the ledger already sent: no batch starts that would go above it; its
@@ -372,7 +377,8 @@ class Message:
                 contacts, client=client, ledger=ledger, suppression=suppression, keep=keep, batch_size=batch_size,
                 concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second,
                 dry_run=dry_run, resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown,
-                progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now, out=out)
+                progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now, out=out,
+                cancel=cancel)
         if is_dask_frame(contacts) or out is not None:  # partition by partition, the result to Parquet (sendframe.scale)
             return send_partitions(self, contacts, out=out, ledger=ledger, suppression=suppression, keep=keep, client=client, batch_size=batch_size, concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run, resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now)
         frame = as_frame(contacts)
@@ -385,7 +391,8 @@ class Message:
             frame, plan, client=client, ledger=ledger, keep=keep, batch_size=batch_size, concurrency=concurrency,
             requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run,
             resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, budget=budget,
-            prices=prices, settle=tags_from_callbacks(callbacks, self.notification_url), now=now)
+            prices=prices, settle=tags_from_callbacks(callbacks, self.notification_url), now=now,
+            cancel=cancel)
 
     def send_planned(self, contacts: pd.DataFrame, plan: pd.DataFrame, *, budget: Budget | None = None,
                      identity: Mapping[str, Any] | None = None, keep: str | Iterable[str] | None = None,

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import os
 import threading
@@ -245,7 +246,8 @@ def send_rows(
     dry_run: bool = False,
     resend_unknown: bool = False,
     stop_after_unknown: int | None = 3,
-    progress: bool = True,
+    progress: Any = True,
+    cancel: threading.Event | None = None,
     notification_url: str | None = None,
     to_column: str | None = None,
     row_fields: Mapping[str, Sequence[Any]] | None = None,
@@ -260,6 +262,8 @@ def send_rows(
     recipient from the columns of the same name (``sub``). ``notification_url`` is an address, or
     the name of a column holding one per row (sms). ``row_fields``: request-wide fields that differ
     by row (rows are grouped into requests by them); ``whatsapp_columns``: wire array name -> columns.
+    ``progress``: True/False for a tqdm bar, or a tqdm-compatible object (``reset(total=)``,
+    ``update(n)``); ``cancel``: an event that, once set, starts no new batch.
     The result is on the contacts' index with the columns of :data:`ANSWER_COLUMNS`; ``outcome`` is
     accepted / rejected / unknown / not_sent (or dry_run), as the module docstring explains.
 
@@ -314,7 +318,7 @@ def send_rows(
                 run = _send(spec, keys, batches, config, journal, concurrency=concurrency,
                             requests_per_second=requests_per_second, parts_per_second=parts_per_second,
                             stop_after_unknown=stop_after_unknown, progress=progress, total=len(pending),
-                            budget=budget)
+                            budget=budget, cancel=cancel)
                 if run.auth_failure is not None:
                     raise run.auth_failure
             result = _result_from_ledger(journal, keys, spec.recipients, contacts.index)
@@ -372,11 +376,15 @@ def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple
 
 def _send(spec: CampaignSpec, keys: Sequence[str], batches: list[Batch], config: WireConfig, journal: Ledger, *,
           concurrency: int, requests_per_second: float | None, parts_per_second: float | None,
-          stop_after_unknown: int | None, progress: bool, total: int, budget: Budget | None) -> _Run:
+          stop_after_unknown: int | None, progress: Any, total: int, budget: Budget | None,
+          cancel: threading.Event | None) -> _Run:
     from tqdm.auto import tqdm
 
-    stop = threading.Event()
-    with tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress) as bar:
+    stop = cancel if cancel is not None else threading.Event()
+    if not isinstance(progress, bool):  # the caller's tqdm-compatible object (the Composer's bar)
+        progress.reset(total=total)
+    with (tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress)
+          if isinstance(progress, bool) else contextlib.nullcontext(progress)) as bar:
         return _run_in_private_loop(  # type: ignore[no-any-return]
             lambda: _send_batches(spec, keys, batches, config, journal, concurrency=concurrency,
                                   requests_per_second=requests_per_second, parts_per_second=parts_per_second,
