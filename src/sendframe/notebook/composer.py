@@ -1,0 +1,438 @@
+"""The Composer: write one message, see it as recipients will, check it, price it, send it in the background.
+
+Its inputs make ONE :class:`~sendframe.Message` (:func:`~sendframe.notebook.form.message_from_form`,
+also ``composer.message``), and every button uses that message's own methods: ``render`` for the
+preview, ``preflight``/``plan`` for Check, ``estimate`` for the confirmation, ``send`` for Send. So
+the widget, the library and the CLI cannot disagree. Send runs in a thread (the kernel stays free),
+with a progress bar, a Cancel that starts no new batch, and a ledger by default, so pressing Send
+twice or running the notebook again never sends anyone twice.
+
+    >>> composer = Composer({"spring": contacts}, client=client, sender="Shop")   # doctest: +SKIP
+    >>> composer                                                                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+try:
+    import ipywidgets as w
+    from IPython.display import display
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
+
+from sendframe.api.wire import ENV_API_PASSWORD
+from sendframe.campaign.contacts import read_contacts
+from sendframe.campaign.counter import MessageCounter
+from sendframe.campaign.message import Message
+from sendframe.campaign.policy import skipped_summary
+from sendframe.campaign.tables import as_frame
+from sendframe.channels import CHANNEL_INFO, CHANNELS
+from sendframe.errors import InputError, RowsSkippedWarning, SendframeError
+from sendframe.notebook.form import (
+    CHANNEL_INPUTS,
+    ENCODING_CHOICES,
+    GENDERS,
+    INPUT_LABELS,
+    LANGUAGES,
+    ComposerForm,
+    checked_form,
+    form_fields,
+    ledger_for,
+    message_from_form,
+    preview_message,
+    template_label,
+)
+from sendframe.notebook.sending import BackgroundSend
+from sendframe.notebook.widget_html import (
+    confirmation_html,
+    counter_figures,
+    counter_html,
+    error_html,
+    ledger_html,
+    preview_html,
+    problems_html,
+    progress_html,
+    result_html,
+    without_credentials,
+)
+from sendframe.text.encodings import unencodable_characters
+
+__all__ = ["Composer"]
+
+CHANNEL_LABELS = {"sms": "SMS", "landingsms": "SMS with landing page", "mailing": "Email", "voice": "Voice (text to speech)",
+                  "voiceAudio": "Voice (audio file)", "whatsapp": "WhatsApp"}
+_HIDDEN, _SHOWN = "none", None
+_TAGS = re.compile(r"<[^>]*>")
+
+
+class Composer:
+    """Write a message with a live preview and counter, check it, and send it in the background.
+
+    ``tables`` maps a name to a contact table (a DataFrame, any frame exporting Arrow, or a file read
+    with :func:`sendframe.read_contacts`); a single frame is named ``contacts``. The form's starting
+    values are keywords named as :class:`~sendframe.notebook.form.ComposerForm`'s (``channel``,
+    ``template``, ``sender``, ``subject``, ``language``, ...). ``ledger`` defaults to a file in the
+    current folder named from the table, the campaign and the message (the one ``sendframe send``
+    would use); ``suppression``, ``keep``, ``to``, ``notification_url``, ``link_base``,
+    ``batch_size`` and ``concurrency`` are as for :meth:`sendframe.Message.send`.
+    """
+
+    def __init__(self, tables: Mapping[str, Any] | Any, *, client: Any = None, ledger: Any = None,
+                 suppression: Any = None, keep: str | Iterable[str] | None = None, to: str | None = None,
+                 notification_url: str | None = None, link_base: str | None = None, default_region: str = "ES",
+                 sample_size: int = 5, batch_size: int = 500, concurrency: int = 4, **form: Any) -> None:
+        self._tables = dict(tables) if isinstance(tables, Mapping) else {"contacts": tables}
+        if not self._tables:
+            raise InputError("Composer needs at least one contact table.")
+        initial = checked_form(form)
+        self._frames: dict[str, pd.DataFrame] = {}
+        self._settings = {"to": to, "notification_url": notification_url, "link_base": link_base,
+                          "default_region": default_region}
+        self.client, self.suppression, self.keep = client, suppression, keep
+        self.sample_size, self.batch_size, self.concurrency = sample_size, batch_size, concurrency
+        self._ledger = ledger
+        self.results: pd.DataFrame | None = None
+        self.error: BaseException | None = None
+        self.last_update_seconds = 0.0
+        self._message: Message | None = None
+        self._message_error: SendframeError | None = None
+        self._job: BackgroundSend | None = None
+        self._counter_key: tuple[Any, ...] | None = None
+        self._counter_value: MessageCounter | None = None
+
+        self.table = w.Dropdown(options=list(self._tables), description="Contacts")
+        self.channel = w.Dropdown(options=[(CHANNEL_LABELS[c], c) for c in CHANNELS], value=initial.channel,
+                                  description="Channel")
+        self.campaign = w.Text(value=initial.campaign, description="Campaign", placeholder="optional")
+        self.inputs: dict[str, w.Widget] = self._make_inputs(initial)
+        self.counter, self.preview, self.readiness, self.ledger_line = w.HTML(), w.HTML(), w.HTML(), w.HTML()
+        self.check_button = w.Button(description="Check (preflight)", icon="check")
+        self.problems = w.HTML()
+        self.send_button = w.Button(description="Send…", button_style="primary", icon="paper-plane")
+        self.confirmation = w.HTML()
+        self.confirm_button = w.Button(description="Yes, send", button_style="danger", layout=w.Layout(display=_HIDDEN))
+        self.back_button = w.Button(description="No, go back", layout=w.Layout(display=_HIDDEN))
+        self.progress = w.IntProgress(value=0, min=0, max=1, description="Sending", layout=w.Layout(display=_HIDDEN))
+        self.progress_label = w.HTML()
+        self.cancel_button = w.Button(description="Cancel", icon="stop", button_style="warning",
+                                      tooltip="Start no new batch; batches in flight finish",
+                                      layout=w.Layout(display=_HIDDEN))
+        self.status = w.HTML()
+
+        for control in (self.table, self.channel, self.campaign, *self.inputs.values()):
+            control.observe(self._on_change, names="value")
+        self.check_button.on_click(lambda _: self.check())
+        self.send_button.on_click(lambda _: self.ask_to_send())
+        self.confirm_button.on_click(lambda _: self.send())
+        self.back_button.on_click(lambda _: self._hide_confirmation("Not sent."))
+        self.cancel_button.on_click(lambda _: self.cancel())
+        i = self.inputs
+        self.widget = w.VBox([
+            w.HBox([self.table, self.channel, self.campaign]),
+            w.HBox([i["sender"], i["encoding"], i["parts"], i["trans"]]),
+            w.HBox([i["subject"], i["from_email"], i["reply_to"]]),
+            w.HBox([i["language"], i["gender"], i["audio_url"], i["template_id"]]),
+            i["header_fields"], i["body_fields"], i["cta_fields"],
+            i["template"], i["landing_body"],
+            self.counter, w.HTML("<b>Preview</b>"), self.preview, self.readiness, self.ledger_line,
+            w.HBox([self.check_button, self.send_button]), self.problems,
+            w.HBox([self.confirmation, self.confirm_button, self.back_button]),
+            w.HBox([self.progress, self.progress_label, self.cancel_button]), self.status,
+        ])
+        self._show_channel_inputs()
+        self.update()
+
+    def _make_inputs(self, form: ComposerForm) -> dict[str, w.Widget]:
+        """One widget per input of the form, also reachable as an attribute (``composer.template``, ...)."""
+        columns = list(self.contacts.columns)
+        self.sender = w.Text(value=form.sender)
+        self.encoding = w.Dropdown(options=ENCODING_CHOICES, value=form.encoding)
+        self.parts = w.BoundedIntText(value=form.parts, min=1, max=15)
+        self.trans = w.Checkbox(value=form.trans, indent=False)
+        self.template = w.Textarea(value=form.template, placeholder="Hi {name|capitalize}, ...", continuous_update=True,
+                                   layout=w.Layout(width="100%", height="90px"))
+        self.landing_body = w.Textarea(value=form.landing_body, layout=w.Layout(width="100%", height="70px"),
+                                       placeholder="<p>Hi {name}</p> (empty: a page showing the message)")
+        self.subject = w.Text(value=form.subject, placeholder="Hi {name}")
+        self.from_email = w.Text(value=form.from_email, placeholder="news@shop.example")
+        self.reply_to = w.Text(value=form.reply_to, placeholder="(the from email)")
+        self.language = w.Dropdown(options=LANGUAGES, value=form.language)
+        self.gender = w.Dropdown(options=GENDERS, value=form.gender)
+        self.audio_url = w.Text(value=form.audio_url, placeholder="https://…/message.mp3", layout=w.Layout(width="60%"))
+        self.template_id = w.BoundedIntText(value=form.template_id, min=0, max=2**31 - 1)
+        self.header_fields, self.body_fields, self.cta_fields = (
+            w.TagsInput(value=list(getattr(form, name)), allowed_tags=columns, allow_duplicates=True,
+                        layout=w.Layout(width="100%"))
+            for name in ("header_fields", "body_fields", "cta_fields"))
+        inputs: dict[str, w.Widget] = {name: getattr(self, name) for name in form_fields()
+                                       if name not in ("channel", "campaign")}
+        for name, control in inputs.items():
+            control.description = INPUT_LABELS[name]
+        return inputs
+
+    # ------------------------------------------------------------------ what the inputs say
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
+        display(self.widget)
+
+    @property
+    def contacts(self) -> pd.DataFrame:
+        """The chosen contact table (a file is read once, with :func:`sendframe.read_contacts`)."""
+        name = self.table.value
+        if name not in self._frames:
+            table = self._tables[name]
+            self._frames[name] = read_contacts(table) if isinstance(table, (str, os.PathLike)) else as_frame(table)
+        return self._frames[name]
+
+    @property
+    def form(self) -> ComposerForm:
+        """The inputs' current values."""
+        values = {name: control.value for name, control in self.inputs.items()}
+        for name in ("header_fields", "body_fields", "cta_fields"):
+            values[name] = tuple(values[name])
+        return ComposerForm(channel=self.channel.value, campaign=self.campaign.value, **values)
+
+    def set(self, **values: Any) -> None:
+        """Set several inputs at once (names of :class:`~sendframe.notebook.form.ComposerForm`, ``table``).
+
+            >>> composer.set(channel="voice", template="Hola {name}", language="es_ES")  # doctest: +SKIP
+        """
+        table = values.pop("table", None)
+        form = checked_form(values, "Composer.set()")
+        if table is not None:
+            self.table.value = table
+        for name in form_fields():
+            if name not in values:
+                continue
+            value = getattr(form, name)
+            control = {"channel": self.channel, "campaign": self.campaign}.get(name) or self.inputs[name]
+            control.value = list(value) if isinstance(value, tuple) else value
+
+    @property
+    def message(self) -> Message:
+        """The one :class:`~sendframe.Message` the inputs make; ``InputError`` says which input is missing or wrong."""
+        if self._message is None:
+            raise self._message_error or InputError("The Composer has no message yet.")
+        return self._message
+
+    @property
+    def ledger_path(self) -> Any:
+        """The ledger a send uses: the one given, else the default file for this table and message (None: incomplete)."""
+        if self._ledger is not None:
+            return self._ledger
+        if self._message is None:
+            return None
+        table = self._tables[self.table.value]
+        return ledger_for(table if isinstance(table, (str, os.PathLike)) else self.table.value, self._message)
+
+    def _secrets(self) -> list[str]:
+        config = getattr(self.client, "config", None)
+        password = getattr(config, "api_password", None)
+        found = [os.environ.get(ENV_API_PASSWORD, "")]
+        if password is not None:
+            found.append(password.get_secret_value())
+        return [s for s in found if s]
+
+    def _on_change(self, change: Any) -> None:
+        if change["owner"] in (self.channel, self.table):
+            self._show_channel_inputs()
+        self.update()
+
+    def _show_channel_inputs(self) -> None:
+        name = self.channel.value
+        used = CHANNEL_INPUTS[name]
+        for input_name, control in self.inputs.items():
+            control.layout.display = _SHOWN if input_name in used else _HIDDEN
+        self.inputs["template"].description = template_label(name)
+        self.inputs["sender"].placeholder = "34911111111" if name == "whatsapp" else "Shop"
+        self.inputs["parts"].max = CHANNEL_INFO[name].max_parts
+        columns = list(self.contacts.columns)
+        for field in ("header_fields", "body_fields", "cta_fields"):
+            self.inputs[field].allowed_tags = columns
+
+    def _counter(self, msg: Message) -> MessageCounter:
+        column = msg.recipient_column(self.contacts)
+        key = (self.table.value, msg.channel, column, msg.link_base)
+        if self._counter_key != key or self._counter_value is None:
+            self._counter_value = MessageCounter(self.contacts, channel=msg.channel, link_base=msg.link_base,
+                                                 to_column=column)
+            self._counter_key = key
+        return self._counter_value
+
+    # ------------------------------------------------------------------ live preview and counter
+
+    def update(self) -> None:
+        """Rebuild the message from the inputs; recompute the counter, the preview and the ledger line."""
+        started = time.perf_counter()
+        self._hide_confirmation("")
+        form = self.form
+        try:
+            self._message, self._message_error = message_from_form(form, **self._settings), None
+        except SendframeError as exc:
+            self._message, self._message_error = None, exc
+        self.readiness.value = "" if self._message_error is None else error_html("Not ready to send",
+                                                                                 self._message_error)
+        path = self.ledger_path
+        self.ledger_line.value = ledger_html(path if path is None else getattr(path, "path", path))
+        info = CHANNEL_INFO[form.channel]
+        if info.template_fields and not form.template.strip():
+            self.counter.value, self.preview.value = f"<i>Write the {template_label(form.channel).lower()} to see "\
+                "the counter and the preview.</i>", ""
+            return
+        try:
+            msg = self._message or preview_message(form, **self._settings)
+            totals = self._counter(msg).count(msg.template or "", form.encoding if info.is_sms else "auto",
+                                              parts=msg.parts if info.is_sms else None)
+            self.preview.value = self._preview(msg)
+        except SendframeError as exc:
+            self.counter.value, self.preview.value = error_html("Cannot preview", exc), ""
+            return
+        self.counter.value = counter_html(counter_figures(totals), sms=info.is_sms)
+        self.last_update_seconds = time.perf_counter() - started
+
+    def _preview(self, msg: Message) -> str:
+        sample = self.contacts.head(self.sample_size)
+        if msg.channel == "voiceAudio":
+            return preview_html(((label, msg.fields["audioUrl"]) for label in sample.index), heading="plays")
+        if msg.channel == "whatsapp":
+            return preview_html(((label, _whatsapp_text(msg, row)) for label, row in sample.iterrows()),
+                                heading=f"template {msg.fields['templateId']}")
+        texts = msg.render(sample)
+        if msg.channel == "mailing":
+            bodies = msg.render(sample, field="body")
+            texts = pd.Series([s if not isinstance(s, str) or not isinstance(b, str)
+                               else f"{s} — {_TAGS.sub(' ', b).strip()[:200]}" for s, b in zip(texts, bodies)],
+                              index=sample.index, dtype=object)
+        mark = (lambda text: unencodable_characters(text, "gsm")) if msg.info.is_sms else None
+        return preview_html(texts.items(), mark=mark)
+
+    # ------------------------------------------------------------------ check, confirm, send
+
+    def check(self) -> pd.DataFrame | None:
+        """Run the message's preflight over the table and show its problems and what a send would skip."""
+        try:
+            msg = self.message
+            problems = msg.preflight(self.contacts, suppression=self.suppression)
+            skipped = skipped_summary(msg.plan(self.contacts, suppression=self.suppression, keep=self.keep))
+        except SendframeError as exc:
+            self.problems.value = error_html("Cannot check", exc, self._secrets())
+            return None
+        self.problems.value = problems_html(problems, skipped=skipped)
+        return problems
+
+    def ask_to_send(self) -> None:
+        """Show what the send would do (recipients, skipped rows, cost, ledger) and ask to confirm."""
+        if self.running:
+            self.status.value = "A send is already running: wait for it to end, or Cancel it."
+            return
+        try:
+            estimate = self.message.estimate(self.contacts, suppression=self.suppression, keep=self.keep)
+        except SendframeError as exc:
+            self.status.value = error_html("Not sent", exc, self._secrets())
+            return
+        path = self.ledger_path
+        self.confirmation.value = confirmation_html(self.channel.value, estimate, getattr(path, "path", path))
+        self.confirm_button.layout.display = self.back_button.layout.display = _SHOWN
+
+    def _hide_confirmation(self, message: str) -> None:
+        self.confirmation.value = ""
+        self.confirm_button.layout.display = self.back_button.layout.display = _HIDDEN
+        if message:
+            self.status.value = message
+
+    def send(self) -> None:
+        """Start sending in the background and return at once (the confirm button calls this).
+
+        The result lands in ``results`` when the send ends (:meth:`wait` waits for it); errors are
+        shown in the widget and kept in ``error``.
+        """
+        if self.running:
+            self.status.value = "A send is already running: wait for it to end, or Cancel it."
+            return
+        self._hide_confirmation("")
+        try:
+            msg = self.message
+        except SendframeError as exc:
+            self.status.value = error_html("Not sent", exc, self._secrets())
+            return
+        contacts, ledger = self.contacts.copy(), self.ledger_path
+        options = {"client": self.client, "ledger": ledger, "suppression": self.suppression, "keep": self.keep,
+                   "batch_size": self.batch_size, "concurrency": self.concurrency}
+        self.results, self.error = None, None
+        self.send_button.disabled = self.check_button.disabled = True
+        self.progress.value, self.progress.max, self.progress.bar_style = 0, 1, ""
+        self.progress.layout.display = self.cancel_button.layout.display = _SHOWN
+        self.cancel_button.disabled = False
+        self.progress_label.value = progress_html(0, None)
+        self.status.value = "Sending in the background: the notebook stays free."
+        self._job = BackgroundSend(lambda progress, cancel: msg.send(contacts, progress=progress, cancel=cancel, **options),
+                                   on_progress=self._show_progress, on_done=self._finished,
+                                   name="sendframe-composer-send").start()
+
+    @property
+    def running(self) -> bool:
+        """True while a send runs in the background."""
+        return self._job is not None and self._job.running
+
+    def cancel(self) -> None:
+        """Start no new batch (batches in flight finish and are recorded); the rows left are ``not_sent``."""
+        if not self.running or self._job is None:
+            return
+        self._job.cancel()
+        self.cancel_button.disabled = True
+        self.status.value = "Cancelling: no new batch starts; the batches in flight finish."
+
+    def wait(self, timeout: float | None = None) -> pd.DataFrame | None:
+        """Wait for the background send to end; returns ``results`` (None if it failed: see ``error``).
+
+        Raises ``TimeoutError`` if it is still running after ``timeout`` seconds.
+        """
+        if self._job is not None and not self._job.wait(timeout):
+            raise TimeoutError(f"The send is still running after {timeout} s (composer.cancel() stops it).")
+        return self.results
+
+    def _show_progress(self, done: int, total: int | None) -> None:
+        self.progress.max = max(total or 1, 1)
+        self.progress.value = min(done, self.progress.max)
+        self.progress_label.value = progress_html(done, total)
+
+    def _finished(self, job: BackgroundSend) -> None:
+        """Called from the send's thread when it ends."""
+        path = self.ledger_path
+        ledger = getattr(path, "path", path)
+        if job.error is not None:
+            self.error = job.error
+            self.progress.bar_style = "danger"
+            self.status.value = error_html("Not sent" if job.progress.n == 0 else "Sending stopped", job.error,
+                                           self._secrets()) + (
+                "<br>The ledger keeps what was sent: press Send again to continue." if job.progress.n else "")
+        else:
+            self.results = job.result
+            if job.progress.total is None:  # nothing was pending: the bar is full
+                self._show_progress(0, 0)
+            self.progress.bar_style = "warning" if job.cancelled else "success"
+            notes = [without_credentials(str(m.message), self._secrets())
+                     for m in job.warnings if not issubclass(m.category, RowsSkippedWarning)]
+            self.status.value = result_html(job.result, job.progress.n, ledger, cancelled=job.cancelled) + "".join(
+                f"<br><span style='color:#757575'>{html.escape(note)}</span>" for note in notes)
+        self.cancel_button.layout.display = _HIDDEN
+        self.send_button.disabled = self.check_button.disabled = False
+
+
+def _whatsapp_text(msg: Message, row: pd.Series) -> str:
+    parts = []
+    for wire, label in (("headerFields", "header"), ("bodyFields", "body"), ("callToActionFields", "button")):
+        columns = msg.whatsapp_columns.get(wire, ())
+        if columns:
+            values = [str(row[c]) if c in row.index and pd.notna(row[c]) else f"<no {c}>" for c in columns]
+            parts.append(f"{label}: {', '.join(values)}")
+    return " · ".join(parts) or "(no variables)"

@@ -1,0 +1,134 @@
+"""The Monitor: delivery figures of a sent campaign, refreshed from callbacks and records while it delivers.
+
+Rows a send skipped (``skipped_invalid``, ``skipped_duplicate``, ...) were never sent: they are
+counted under their own outcome, read from the send result, and left out of the delivery charts.
+
+    >>> monitor = Monitor(composer.results, receiver=receiver, client=client)   # doctest: +SKIP
+    >>> monitor.start(interval=5)                                               # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from typing import Any
+
+import pandas as pd
+
+try:
+    import ipywidgets as w
+    from IPython.display import display
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
+
+from sendframe.campaign.policy import SKIP_OUTCOMES
+from sendframe.delivery.outcomes import message_outcomes
+from sendframe.delivery.records import fetch_records
+from sendframe.notebook.charts import CHARTS, STATUS_LABELS
+
+__all__ = ["Monitor", "monitor_summary_html", "skipped_counts"]
+
+_SKIPPED_LABELS = {"skipped_invalid": "invalid recipient", "skipped_suppressed": "suppressed",
+                   "skipped_preflight": "preflight error", "skipped_duplicate": "repeated recipient"}
+
+
+def skipped_counts(results: pd.DataFrame) -> dict[str, int]:
+    """Rows per ``skipped_*`` outcome of a send result, read from its ``outcome`` column (zeros left out).
+
+        >>> skipped_counts(pd.DataFrame({"outcome": ["accepted", "skipped_duplicate", "skipped_duplicate"]}))
+        {'skipped_duplicate': 2}
+    """
+    if "outcome" not in results:
+        return {}
+    counts = results["outcome"].astype("str").value_counts()
+    return {name: int(counts[name]) for name in SKIP_OUTCOMES.values() if counts.get(name, 0)}
+
+
+def monitor_summary_html(statuses: pd.Series, skipped: dict[str, int]) -> str:
+    """The Monitor's line: messages per delivery status (of the rows sent), then the skipped rows per reason.
+
+        >>> monitor_summary_html(pd.Series(["DELIVRD", "PENDING", "DELIVRD"]), {"skipped_invalid": 1})
+        'delivered: <b>2</b> · pending: <b>1</b> · skipped (invalid recipient): <b>1</b>'
+    """
+    counts = statuses.value_counts(sort=False)
+    order = [s for s in STATUS_LABELS if counts.get(s, 0)]
+    parts = [f"{html.escape(STATUS_LABELS[s])}: <b>{int(counts[s]):,}</b>" for s in order]
+    parts += [f"skipped ({_SKIPPED_LABELS.get(name, name)}): <b>{count:,}</b>" for name, count in skipped.items()]
+    return " · ".join(parts)
+
+
+class Monitor:
+    """Refreshes delivery figures from the receiver's log and the record lookups while a campaign delivers.
+
+    ``results`` is a send result (``Message.send``, ``send_sms``, ``composer.results``); its
+    ``recipient`` column is used when ``recipients`` is not given.
+    """
+
+    def __init__(self, results: pd.DataFrame, *, receiver: Any = None, client: Any = None,
+                 recipients: pd.Series | None = None,
+                 charts: tuple[str, ...] = ("funnel", "status_over_time", "time_to_delivery")) -> None:
+        self.results, self.receiver, self.client = results, receiver, client
+        if recipients is None and "recipient" in results:
+            recipients = results["recipient"]
+        self.recipients = recipients
+        self.chart_names = charts
+        self.summary = w.HTML()
+        self.charts = w.Output()
+        self.refresh_button = w.Button(description="Refresh", icon="refresh")
+        self.refresh_button.on_click(lambda _: self.refresh())
+        self.auto = w.ToggleButton(value=False, description="Auto refresh", icon="clock-o")
+        self.auto.observe(lambda change: self.start() if change["new"] else self.stop(), names="value")
+        self.outcomes: pd.DataFrame | None = None
+        self.refreshes = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.widget = w.VBox([w.HBox([self.refresh_button, self.auto]), self.summary, self.charts])
+
+    def start(self, interval: float = 5.0) -> None:
+        """Refresh every ``interval`` seconds in the background until every message is final or :meth:`stop`."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, args=(interval,), name="sendframe-monitor", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop refreshing in the background."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=30)
+        self._thread = None
+        if self.auto.value:
+            self.auto.value = False
+
+    def _loop(self, interval: float) -> None:
+        while not self._stop.is_set():
+            outcomes = self.refresh()
+            accepted = outcomes["outcome"] == "accepted"
+            if not (outcomes.loc[accepted, "status"] == "PENDING").any():
+                self.summary.value += " <b>· all messages have a final status</b>"
+                break
+            self._stop.wait(interval)
+        self._stop.set()
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
+        display(self.widget)
+
+    def refresh(self) -> pd.DataFrame:
+        """Fetch callbacks and records now and redraw; returns the outcomes frame (every row of the results)."""
+        callbacks = self.receiver.callbacks() if self.receiver is not None else None
+        sent = self.results["id"].notna() if "id" in self.results else pd.Series(True, index=self.results.index)
+        records = fetch_records(self.results.loc[sent, "id"], client=self.client) if self.client is not None else None
+        self.outcomes = message_outcomes(self.results, callbacks, records, recipients=self.recipients)
+        skipped = skipped_counts(self.results)
+        was_sent = ~self.results["outcome"].astype("str").isin(list(skipped)) if skipped else slice(None)
+        delivering = self.outcomes.loc[was_sent]
+        self.summary.value = monitor_summary_html(delivering["status"], skipped) + \
+            f" <span style='color:#757575'>(updated {time.strftime('%H:%M:%S')})</span>"
+        self.refreshes += 1
+        self.charts.clear_output(wait=True)
+        with self.charts:
+            for name in self.chart_names:
+                display(CHARTS[name](delivering))
+        return self.outcomes

@@ -1,0 +1,151 @@
+"""A send in a background thread: the caller gets control back at once, sees progress, may cancel.
+
+No widgets here. :class:`BackgroundSend` runs a function ``send(progress, cancel)`` (in the Composer:
+:meth:`sendframe.Message.send` with ``progress=`` and ``cancel=``) in a thread; :class:`ProgressFeed`
+is the tqdm-compatible object handed to the send, calling back on every batch; the result, or the
+error, is kept for the caller. Warnings the send raises in that thread are kept on the job instead
+of being printed into whichever notebook cell happens to be running.
+
+    >>> import threading
+    >>> job = BackgroundSend(lambda progress, cancel: (progress.reset(total=2), progress.update(2))[-1])
+    >>> job.start().wait(5), job.progress.n, job.error
+    (True, 2, None)
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["BackgroundSend", "ProgressFeed"]
+
+logger = logging.getLogger(__name__)
+
+# thread id -> the warnings caught in that send thread
+_SINKS: dict[int, list[warnings.WarningMessage]] = {}
+_SINKS_LOCK = threading.Lock()
+
+
+class ProgressFeed:
+    """A tqdm-compatible progress object: ``reset(total=)`` then ``update(n)``; each calls ``on_change(n, total)``.
+
+        >>> seen = []
+        >>> feed = ProgressFeed(lambda n, total: seen.append((n, total)))
+        >>> feed.reset(total=10); feed.update(4); seen
+        [(0, 10), (4, 10)]
+    """
+
+    def __init__(self, on_change: Callable[[int, int | None], None] | None = None) -> None:
+        self.n = 0
+        self.total: int | None = None
+        self._on_change = on_change
+        self._lock = threading.Lock()
+
+    def reset(self, total: int | None = None) -> None:
+        """Start over towards ``total`` items."""
+        with self._lock:
+            self.n, self.total = 0, total
+        self._changed()
+
+    def update(self, n: int = 1) -> None:
+        """``n`` more items done."""
+        with self._lock:
+            self.n += n
+        self._changed()
+
+    def close(self) -> None:
+        """Nothing to release (tqdm's interface)."""
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self.n, self.total)
+
+
+def _route_warnings() -> None:
+    """Keep the warnings of send threads on their job; every other thread's go where they went before."""
+    shown = warnings.showwarning
+    if getattr(shown, "sendframe_router", False):
+        return
+
+    def router(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
+               line: str | None = None) -> None:
+        sink = _SINKS.get(threading.get_ident())
+        if sink is None:
+            shown(message, category, filename, lineno, file, line)
+        else:
+            sink.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+
+    router.sendframe_router = True  # type: ignore[attr-defined]
+    warnings.showwarning = router
+
+
+class BackgroundSend:
+    """Run ``send(progress, cancel)`` in a daemon thread; ``on_progress(n, total)`` and ``on_done(job)`` are called from it.
+
+    ``result`` holds what ``send`` returned, ``error`` what it raised (never re-raised: the caller
+    shows it), ``warnings`` the warnings it raised. :meth:`cancel` sets the event handed to ``send``.
+    """
+
+    def __init__(self, send: Callable[[ProgressFeed, threading.Event], Any], *,
+                 on_progress: Callable[[int, int | None], None] | None = None,
+                 on_done: Callable[[BackgroundSend], None] | None = None, name: str = "sendframe-background-send") -> None:
+        self._send, self._on_done = send, on_done
+        self.progress = ProgressFeed(on_progress)
+        self.cancel_event = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.warnings: list[warnings.WarningMessage] = []
+        self.started_at: float | None = None
+        self.seconds: float | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> BackgroundSend:
+        """Start the thread; returns at once."""
+        _route_warnings()
+        self.started_at = time.monotonic()
+        self._thread.start()
+        return self
+
+    @property
+    def running(self) -> bool:
+        """True from :meth:`start` until ``send`` has returned or raised and ``on_done`` has run."""
+        return self.started_at is not None and not self._done.is_set()
+
+    @property
+    def cancelled(self) -> bool:
+        """True once :meth:`cancel` was called."""
+        return self.cancel_event.is_set()
+
+    def cancel(self) -> None:
+        """Ask the send to start no new batch (batches in flight finish and are recorded)."""
+        self.cancel_event.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the send has ended (``on_done`` included); False if ``timeout`` seconds passed first."""
+        return self._done.wait(timeout)
+
+    def _run(self) -> None:
+        ident = threading.get_ident()
+        with _SINKS_LOCK:
+            _SINKS[ident] = self.warnings
+        try:
+            self.result = self._send(self.progress, self.cancel_event)
+        except Exception as exc:  # shown by on_done in plain English; the traceback only in the debug log
+            self.error = exc
+            logger.debug("background send failed", exc_info=True)
+        finally:
+            with _SINKS_LOCK:
+                _SINKS.pop(ident, None)
+            self.seconds = time.monotonic() - (self.started_at or time.monotonic())
+            try:
+                if self._on_done is not None:
+                    self._on_done(self)
+            except Exception:  # a display failure must not print a traceback from the thread
+                logger.debug("showing the end of a background send failed", exc_info=True)
+            finally:
+                self._done.set()
