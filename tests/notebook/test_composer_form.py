@@ -33,9 +33,9 @@ CASES = {
             ["--message", "Hi {name}", "--from", "Shop", "--parts", "2", "--encoding", "gsm-pt", "--trans", "1",
              "--campaign", "spring"]),
     "landingsms": (ComposerForm(channel="landingsms", template="{name}: {LAND_URL}", sender="Shop", landing_body="<p>Hi</p>"),
-                   lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", template_body="<p>Hi</p>", parts=1,
+                   lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", template_body="<p>Hi</p>",
                                                  encoding="auto"),
-                   ["--message", "{name}: {LAND_URL}", "--from", "Shop", "--template-body", "<p>Hi</p>", "--parts", "1",
+                   ["--message", "{name}: {LAND_URL}", "--from", "Shop", "--template-body", "<p>Hi</p>",
                     "--encoding", "auto"]),
     "mailing": (ComposerForm(channel="mailing", subject="Hi {name}", template="<p>From {city}</p>",
                              from_email="news@example.org"),
@@ -56,12 +56,18 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("channel", list(CASES))
-def test_the_form_makes_the_message_the_library_and_the_cli_make(channel):
-    form, library, flags = CASES[channel]
+CASES["whatsapp, body only"] = (
+    ComposerForm(channel="whatsapp", template_id=1002, sender="34911111111", body_fields=("name",)),
+    lambda: sendframe.whatsapp(1002, "34911111111", body_fields=["name"]),
+    ["--template-id", "1002", "--from", "34911111111", "--body-fields", "name"])
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_form_makes_the_message_the_library_and_the_cli_make(case):
+    form, library, flags = CASES[case]
     parser = argparse.ArgumentParser()
     add_arguments("send", parser)
-    cli = message_from_args(parser.parse_args(["contacts.csv", "--channel", channel, *flags]))
+    cli = message_from_args(parser.parse_args(["contacts.csv", "--channel", form.channel, *flags]))
     assert message_from_form(form) == library() == cli
 
 

@@ -1,10 +1,15 @@
-"""The Composer and Monitor, driven as an analyst would: set values, click buttons."""
+"""The Composer and Monitor, driven as an analyst would: set values, click buttons (no front end)."""
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
+import pytest
 
 import sendframe
+from sendframe.errors import InputError
+from sendframe.notebook.form import CHANNEL_INPUTS
 from sendframe.notebook.widgets import Composer, Monitor, counter_html, highlight, problems_html
 from sendframe.sandbox import Sandbox
 
@@ -30,6 +35,15 @@ def test_typing_updates_counter_and_preview():
     assert "Hi ana" in composer.preview.value
 
 
+def test_the_composer_holds_the_one_message_the_library_would_build():
+    composer = Composer(CONTACTS, sender="Shop", template="Hi {name}", parts=2, encoding="gsm-pt")
+    assert composer.message == sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="gsm-pt")
+    composer.parts.value = 1  # the service's default: left out, as the library and the CLI leave it
+    assert composer.message == sendframe.sms("Hi {name}", sender="Shop", encoding="gsm-pt")
+    # the preview is the message's own rendering
+    assert composer.message.render(CONTACTS)[0] in composer.preview.value
+
+
 def test_missing_variable_and_bad_filter_are_shown_not_raised():
     composer = Composer(CONTACTS)
     composer.template.value = "Hi {nickname}"
@@ -39,6 +53,18 @@ def test_missing_variable_and_bad_filter_are_shown_not_raised():
     assert "Unknown filter" in composer.counter.value
 
 
+def test_an_incomplete_message_still_previews_and_says_what_is_missing():
+    composer = Composer(CONTACTS, template="Hi {name}")  # no sender yet
+    assert "Hi ana" in composer.preview.value
+    assert "fill in From" in composer.readiness.value
+    with pytest.raises(InputError, match="fill in From"):
+        _ = composer.message
+    composer.send_button.click()
+    assert "fill in From" in composer.status.value and composer.confirmation.value == ""
+    composer.sender.value = "Shop"
+    assert composer.readiness.value == "" and composer.message.fields["from"] == "Shop"
+
+
 def test_parts_limit_shows_rows_that_need_more():
     composer = Composer(CONTACTS)
     composer.parts.value = 1
@@ -46,12 +72,42 @@ def test_parts_limit_shows_rows_that_need_more():
     assert "rows need more parts than allowed" in composer.counter.value
 
 
-def test_check_button_shows_the_preflight_table():
+@pytest.mark.parametrize("channel", list(CHANNEL_INPUTS))
+def test_only_the_inputs_the_channel_uses_are_shown(channel):
+    composer = Composer(CONTACTS, channel=channel)
+    shown = {name for name, control in composer.inputs.items() if control.layout.display != "none"}
+    assert shown == set(CHANNEL_INPUTS[channel])
+
+
+def test_switching_channel_relabels_the_text_and_bounds_the_parts():
+    contacts = CONTACTS.assign(email=["ana@example.com", "joao@example.com", "zoe@example.com", "nobody"])
+    composer = Composer(contacts, template="<p>Hi {name}</p>", channel="landingsms")
+    assert composer.parts.max == 8
+    composer.channel.value = "mailing"
+    assert composer.template.description == "Body (HTML)"
+    composer.set(subject="News for {name}", from_email="news@example.org")
+    assert "News for ana — Hi ana" in composer.preview.value
+    assert composer.message.fields["replyTo"] == "news@example.org"
+    composer.set(channel="voice", language="pt_BR", gender="M")
+    assert composer.template.description == "Spoken text"
+    assert composer.message.fields == {"message": "<p>Hi {name}</p>", "language": "pt_BR", "gender": "M"}
+
+
+def test_whatsapp_field_columns_are_picked_from_the_tables_columns():
+    composer = Composer(CONTACTS, channel="whatsapp", sender="34911111111", template_id=1002)
+    assert set(composer.body_fields.allowed_tags) == {"phone", "name"}
+    composer.body_fields.value = ["name"]
+    assert composer.message.whatsapp_columns == {"bodyFields": ("name",)}
+    assert "body: joão" in composer.preview.value
+
+
+def test_check_button_shows_the_preflight_table_and_what_a_send_skips():
     composer = Composer(CONTACTS, sender="Shop")
     composer.template.value = "Hi {name}"
     composer.check_button.click()
     assert "problem(s)" in composer.problems.value
     assert "12" in composer.problems.value  # the invalid number is named
+    assert "1 of 4 rows not sent" in composer.problems.value
 
 
 def test_send_asks_first_then_sends_through_the_sandbox(tmp_path):
@@ -60,23 +116,28 @@ def test_send_asks_first_then_sends_through_the_sandbox(tmp_path):
         composer = Composer({"sample": CONTACTS}, client=client, sender="Shop", ledger=tmp_path / "ledger.sqlite")
         composer.template.value = "Hi {name}"
         composer.send_button.click()
-        assert "Send this sms campaign to <b>4</b> recipients" in composer.confirmation.value
+        assert "Send this sms campaign to <b>3</b> recipients" in composer.confirmation.value
+        assert "1 of 4 rows not sent" in composer.confirmation.value
         assert composer.confirm_button.layout.display is None
         assert sb.messages().empty  # nothing is sent before the confirmation
-        composer.cancel_button.click()
+        composer.back_button.click()
         assert sb.messages().empty and composer.confirmation.value == ""
         composer.send_button.click()
         composer.confirm_button.click()
-        results = composer.results
+        results = composer.wait(30)
         assert list(results["outcome"]) == ["accepted", "accepted", "accepted", "skipped_invalid"]
         stored = sb.messages()
         assert sorted(stored["recipient"]) == ["34600123456", "351912345678", "447700900001"]
         assert "accepted: <b>3</b>" in composer.status.value
+        assert "skipped: invalid recipient: <b>1</b>" in composer.status.value
+        assert (composer.progress.value, composer.progress.max) == (3, 3)
 
         monitor = Monitor(results, client=client)
         monitor.refresh_button.click()
         assert monitor.outcomes is not None and len(monitor.outcomes) == 4
-        assert "not sent (rejected by the API, or not attempted yet): <b>1</b>" in monitor.summary.value
+        # the skipped row has its own count, apart from the delivery statuses of the rows sent
+        assert "skipped (invalid recipient): <b>1</b>" in monitor.summary.value
+        assert "not sent" not in monitor.summary.value
         client.close()
 
 
@@ -88,8 +149,6 @@ def test_pure_helpers_render_plain_html():
 
 
 def test_monitor_refreshes_in_the_background_until_every_message_is_final(tmp_path):
-    import time
-
     with Sandbox(clock="manual") as sb, sendframe.Receiver(tmp_path / "callbacks.log") as receiver:
         client = sendframe.Client(sb.base_url, sb.username, sb.api_password)
         results = sendframe.send_sms(CONTACTS.iloc[:2], "Hi {name}", "Shop", client=client,
@@ -108,3 +167,28 @@ def test_monitor_refreshes_in_the_background_until_every_message_is_final(tmp_pa
         assert "delivered: <b>2</b>" in monitor.summary.value and "final status" in monitor.summary.value
         monitor.stop()
         client.close()
+
+
+def test_a_message_written_once_elsewhere_starts_the_composer_unchanged():
+    msg = sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="auto", campaign="spring",
+                        schedule_date="20300101100000", to="phone")
+    composer = Composer(CONTACTS, message=msg)
+    assert composer.message == msg  # the inputs show it; the fields no input shows are kept
+    assert (composer.template.value, composer.sender.value, composer.campaign.value) == ("Hi {name}", "Shop", "spring")
+    composer.set(parts=3)
+    assert composer.message == msg.replace(parts=3)
+    composer.set(channel="voice")  # another channel: the SMS-only extras stay behind
+    assert "scheduleDate" not in composer.message.fields
+
+
+@pytest.mark.parametrize("channel", ["mailing", "voiceAudio", "whatsapp", "landingsms"])
+def test_every_channels_message_round_trips_through_the_composer(channel):
+    contacts = CONTACTS.assign(email="a@example.com", city="Lugo")
+    msg = {
+        "mailing": lambda: sendframe.mailing("Hi {name}", "<p>x</p>", from_email="news@example.org", reply_to="r@example.org"),
+        "voiceAudio": lambda: sendframe.voice_audio("https://example.org/a.mp3", campaign="c"),
+        "whatsapp": lambda: sendframe.whatsapp(1003, "34911111111", header_fields=["city"], body_fields=["name", "city"],
+                                               cta_fields=["name"]),
+        "landingsms": lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", encoding="gsm-pt", trans=1),
+    }[channel]()
+    assert Composer(contacts, message=msg).message == msg

@@ -500,6 +500,7 @@ def message(channel_name: str, **options: Any) -> Message:
     settings = {k: options.pop(k) for k in _MESSAGE_OPTIONS if k in options}
     whatsapp_columns = {whatsapp_options[k]: _column_names(options.pop(k), k)
                         for k in list(options) if k in whatsapp_options and options[k] is not None}
+    whatsapp_columns = {k: v for k, v in whatsapp_columns.items() if v}  # no column is the same as none given
     encoding = options.pop("encoding", None)
     if encoding is not None and encoding != "auto" and encoding not in ENCODINGS:
         raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} or 'auto' "

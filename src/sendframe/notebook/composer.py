@@ -46,6 +46,7 @@ from sendframe.notebook.form import (
     ComposerForm,
     checked_form,
     form_fields,
+    form_from_message,
     ledger_for,
     message_from_form,
     preview_message,
@@ -80,23 +81,31 @@ class Composer:
     ``tables`` maps a name to a contact table (a DataFrame, any frame exporting Arrow, or a file read
     with :func:`sendframe.read_contacts`); a single frame is named ``contacts``. The form's starting
     values are keywords named as :class:`~sendframe.notebook.form.ComposerForm`'s (``channel``,
-    ``template``, ``sender``, ``subject``, ``language``, ...). ``ledger`` defaults to a file in the
+    ``template``, ``sender``, ``subject``, ``language``, ...); ``message`` starts the form from a
+    :class:`~sendframe.Message` written elsewhere (its fields no input shows are sent as they are,
+    as long as the channel stays the same). ``ledger`` defaults to a file in the
     current folder named from the table, the campaign and the message (the one ``sendframe send``
     would use); ``suppression``, ``keep``, ``to``, ``notification_url``, ``link_base``,
     ``batch_size`` and ``concurrency`` are as for :meth:`sendframe.Message.send`.
     """
 
-    def __init__(self, tables: Mapping[str, Any] | Any, *, client: Any = None, ledger: Any = None,
-                 suppression: Any = None, keep: str | Iterable[str] | None = None, to: str | None = None,
-                 notification_url: str | None = None, link_base: str | None = None, default_region: str = "ES",
-                 sample_size: int = 5, batch_size: int = 500, concurrency: int = 4, **form: Any) -> None:
+    def __init__(self, tables: Mapping[str, Any] | Any, *, message: Message | None = None, client: Any = None,
+                 ledger: Any = None, suppression: Any = None, keep: str | Iterable[str] | None = None,
+                 to: str | None = None, notification_url: str | None = None, link_base: str | None = None,
+                 default_region: str | None = None, sample_size: int = 5, batch_size: int = 500, concurrency: int = 4,
+                 **form: Any) -> None:
         self._tables = dict(tables) if isinstance(tables, Mapping) else {"contacts": tables}
         if not self._tables:
             raise InputError("Composer needs at least one contact table.")
-        initial = checked_form(form)
+        initial = checked_form(form, base=form_from_message(message) if message is not None else None)
+        self._extra = (initial.channel, initial.extra_fields)
         self._frames: dict[str, pd.DataFrame] = {}
-        self._settings = {"to": to, "notification_url": notification_url, "link_base": link_base,
-                          "default_region": default_region}
+        self._settings: dict[str, Any] = {
+            "to": to if to is not None or message is None else message.to,
+            "notification_url": notification_url if notification_url is not None or message is None
+            else message.notification_url,
+            "link_base": link_base if link_base is not None or message is None else message.link_base,
+            "default_region": default_region or (message.default_region if message is not None else "ES")}
         self.client, self.suppression, self.keep = client, suppression, keep
         self.sample_size, self.batch_size, self.concurrency = sample_size, batch_size, concurrency
         self._ledger = ledger
@@ -174,7 +183,7 @@ class Composer:
                         layout=w.Layout(width="100%"))
             for name in ("header_fields", "body_fields", "cta_fields"))
         inputs: dict[str, w.Widget] = {name: getattr(self, name) for name in form_fields()
-                                       if name not in ("channel", "campaign")}
+                                       if name not in ("channel", "campaign", "extra_fields")}
         for name, control in inputs.items():
             control.description = INPUT_LABELS[name]
         return inputs
@@ -199,7 +208,8 @@ class Composer:
         values = {name: control.value for name, control in self.inputs.items()}
         for name in ("header_fields", "body_fields", "cta_fields"):
             values[name] = tuple(values[name])
-        return ComposerForm(channel=self.channel.value, campaign=self.campaign.value, **values)
+        extra = self._extra[1] if self.channel.value == self._extra[0] else {}
+        return ComposerForm(channel=self.channel.value, campaign=self.campaign.value, extra_fields=extra, **values)
 
     def set(self, **values: Any) -> None:
         """Set several inputs at once (names of :class:`~sendframe.notebook.form.ComposerForm`, ``table``).
@@ -207,15 +217,18 @@ class Composer:
             >>> composer.set(channel="voice", template="Hola {name}", language="es_ES")  # doctest: +SKIP
         """
         table = values.pop("table", None)
-        form = checked_form(values, "Composer.set()")
+        form = checked_form(values, "Composer.set()", base=self.form)
         if table is not None:
             self.table.value = table
         for name in form_fields():
-            if name not in values:
+            if name not in values or name == "extra_fields":
                 continue
             value = getattr(form, name)
             control = {"channel": self.channel, "campaign": self.campaign}.get(name) or self.inputs[name]
             control.value = list(value) if isinstance(value, tuple) else value
+        if "extra_fields" in values:
+            self._extra = (form.channel, form.extra_fields)
+            self.update()
 
     @property
     def message(self) -> Message:
@@ -412,9 +425,10 @@ class Composer:
         if job.error is not None:
             self.error = job.error
             self.progress.bar_style = "danger"
-            self.status.value = error_html("Not sent" if job.progress.n == 0 else "Sending stopped", job.error,
-                                           self._secrets()) + (
-                "<br>The ledger keeps what was sent: press Send again to continue." if job.progress.n else "")
+            started = job.progress.total is not None  # batches had begun: some rows may have been sent
+            self.status.value = error_html("Sending stopped" if started else "Not sent", job.error, self._secrets()) + (
+                "<br>The ledger keeps every answer: press Send again to continue (no one is sent twice)."
+                if started else "")
         else:
             self.results = job.result
             if job.progress.total is None:  # nothing was pending: the bar is full

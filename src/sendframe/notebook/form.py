@@ -26,7 +26,8 @@ from sendframe.errors import InputError
 from sendframe.options import check_options
 
 __all__ = ["CHANNEL_INPUTS", "ENCODING_CHOICES", "GENDERS", "INPUT_LABELS", "LANGUAGES", "ComposerForm",
-           "checked_form", "form_fields", "ledger_for", "message_from_form", "preview_message", "template_label"]
+           "checked_form", "form_fields", "form_from_message", "ledger_for", "message_from_form", "preview_message",
+           "template_label"]
 
 ENCODING_CHOICES: tuple[str, ...] = ("auto", "gsm", "gsm-pt", "utf-16")
 
@@ -58,6 +59,17 @@ _REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
     "whatsapp": (("template_id", "the approved template's id"), ("sender", "the registered WhatsApp sender number")),
 }
 # what a preview puts in an empty input it needs, so the text can be shown before the form is complete
+# the wire field each input fills, per channel (the rest of a message's fields are extra_fields)
+_WIRE_INPUTS: dict[str, dict[str, str]] = {
+    "sms": {"message": "template", "from": "sender", "parts": "parts", "trans": "trans", "campaignName": "campaign"},
+    "mailing": {"subject": "subject", "body": "template", "fromEmail": "from_email", "replyTo": "reply_to",
+                "campaignName": "campaign"},
+    "voice": {"message": "template", "language": "language", "gender": "gender", "campaignName": "campaign"},
+    "voiceAudio": {"audioUrl": "audio_url", "campaignName": "campaign"},
+    "whatsapp": {"templateId": "template_id", "from": "sender", "campaignName": "campaign"},
+}
+_WIRE_INPUTS["landingsms"] = {**_WIRE_INPUTS["sms"], "templateBody": "landing_body"}
+_COLUMN_INPUTS = {"headerFields": "header_fields", "bodyFields": "body_fields", "callToActionFields": "cta_fields"}
 _PLACEHOLDERS = {"sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com",
                  "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
 
@@ -89,6 +101,8 @@ class ComposerForm:
     header_fields: tuple[str, ...] = ()
     body_fields: tuple[str, ...] = ()
     cta_fields: tuple[str, ...] = ()
+    extra_fields: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Request fields no input shows (``otpConfig``, ``scheduleDate``, ``certified``, ...), by wire name: sent as given."""
 
 
 def form_fields() -> tuple[str, ...]:
@@ -100,14 +114,14 @@ def form_fields() -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(ComposerForm))
 
 
-def checked_form(values: Mapping[str, Any], where: str = "Composer()") -> ComposerForm:
-    """A :class:`ComposerForm` from keyword values; an unknown name is an error with a "did you mean".
+def checked_form(values: Mapping[str, Any], where: str = "Composer()", base: ComposerForm | None = None) -> ComposerForm:
+    """``base`` (default: an empty form) with ``values`` set; an unknown name is an error with a "did you mean".
 
         >>> checked_form({"channel": "email", "subject": "Hi"}).channel
         'mailing'
     """
     check_options(values, list(form_fields()), where)
-    form = ComposerForm(**values)
+    form = dataclasses.replace(base or ComposerForm(), **values)
     return dataclasses.replace(form, channel=channel(form.channel).name)
 
 
@@ -161,7 +175,10 @@ def message_from_form(form: ComposerForm, *, to: str | None = None, notification
     if info.has_notifications and notification_url:
         common["notification_url"] = notification_url
     if info.is_sms:
-        common.update(encoding=form.encoding, parts=int(form.parts), trans=1 if form.trans else None)
+        # parts 1 is the service's default: left out, as `sendframe send` without --parts does (same ledger)
+        common.update(encoding=form.encoding, parts=int(form.parts) if int(form.parts) != 1 else None,
+                      trans=1 if form.trans else None)
+    common.update(form.extra_fields)
     if name == "sms":
         return sms(form.template, form.sender.strip(), **common)
     if name == "landingsms":
@@ -175,6 +192,25 @@ def message_from_form(form: ComposerForm, *, to: str | None = None, notification
         return voice_audio(form.audio_url.strip(), **common)
     return whatsapp(int(form.template_id), form.sender.strip(), header_fields=tuple(form.header_fields),
                     body_fields=tuple(form.body_fields), cta_fields=tuple(form.cta_fields), **common)
+
+
+def form_from_message(message: Message) -> ComposerForm:
+    """The form showing ``message`` (what ``Composer(tables, message=msg)`` starts from); fields no input
+    shows are kept in ``extra_fields``, so :func:`message_from_form` gives the same message back.
+
+        >>> form = form_from_message(sms("Hi {name}", "Shop", parts=2, schedule_date="20300101100000"))
+        >>> form.template, form.sender, form.parts, form.extra_fields
+        ('Hi {name}', 'Shop', 2, {'scheduleDate': '20300101100000'})
+    """
+    inputs = _WIRE_INPUTS[message.channel]
+    values: dict[str, Any] = {inputs[k]: v for k, v in message.fields.items() if k in inputs}
+    values.update({_COLUMN_INPUTS[k]: tuple(v) for k, v in message.whatsapp_columns.items()})
+    if "trans" in values:
+        values["trans"] = bool(values["trans"])
+    if message.info.is_sms:
+        values["encoding"] = message.encoding or "gsm"  # the service's default
+    extra = {k: v for k, v in message.fields.items() if k not in inputs}
+    return ComposerForm(channel=message.channel, extra_fields=extra, **values)
 
 
 def preview_message(form: ComposerForm, **settings: Any) -> Message:
