@@ -64,7 +64,8 @@ def main() -> None:
     def ms(values: list[float]) -> str:
         values = sorted(values)
         p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
-        return f"median {statistics.median(values) * 1000:7.1f} ms  p95 {p95 * 1000:7.1f} ms  max {values[-1] * 1000:7.1f} ms  (n={len(values)})"
+        median = statistics.median(values) * 1000
+        return f"median {median:7.1f} ms  p95 {p95 * 1000:7.1f} ms  max {values[-1] * 1000:7.1f} ms  (n={len(values)})"
 
     print(f"rows: {rows:,}")
     print(f"composer, steady keystrokes      : {ms(steady)}")

@@ -28,11 +28,13 @@ from sendframe.notebook.widget_html import confirmation_html, error_html, outcom
 
 # each channel: the form an analyst fills in, the library's own constructor call, the CLI's flags
 CASES = {
-    "sms": (ComposerForm(template="Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=True, campaign="spring"),
+    "sms": (ComposerForm(template="Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=True,
+                         campaign="spring"),
             lambda: sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=1, campaign="spring"),
             ["--message", "Hi {name}", "--from", "Shop", "--parts", "2", "--encoding", "gsm-pt", "--trans", "1",
              "--campaign", "spring"]),
-    "landingsms": (ComposerForm(channel="landingsms", template="{name}: {LAND_URL}", sender="Shop", landing_body="<p>Hi</p>"),
+    "landingsms": (ComposerForm(channel="landingsms", template="{name}: {LAND_URL}", sender="Shop",
+                                landing_body="<p>Hi</p>"),
                    lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", template_body="<p>Hi</p>",
                                                  encoding="auto"),
                    ["--message", "{name}: {LAND_URL}", "--from", "Shop", "--template-body", "<p>Hi</p>",
@@ -96,7 +98,8 @@ def test_a_wrong_value_is_refused_with_the_services_rule():
 
 
 def test_the_composers_own_settings_reach_the_message_only_where_the_channel_takes_them():
-    sms = message_from_form(ComposerForm(template="Hi", sender="Shop"), notification_url="http://127.0.0.1:9/n", to="Mobile")
+    sms = message_from_form(ComposerForm(template="Hi", sender="Shop"), notification_url="http://127.0.0.1:9/n",
+                            to="Mobile")
     assert sms.notification_url == "http://127.0.0.1:9/n" and sms.to == "Mobile"
     voice = message_from_form(ComposerForm(channel="voice", template="Hi"), notification_url="http://127.0.0.1:9/n")
     assert voice.notification_url is None  # voice takes no notification address: not an error in the widget

@@ -167,7 +167,8 @@ def test_the_composer_resumes_what_sendframe_send_sent_from_the_same_file(sb, cl
     monkeypatch.setenv("SENDFRAME_API_PASSWORD", sb.api_password)
     parser = argparse.ArgumentParser()
     add_arguments("send", parser)
-    assert run("send", parser.parse_args(["spring.csv", "--message", "Hi {name}", "--from", "Shop", "--no-progress"])) == 0
+    args = parser.parse_args(["spring.csv", "--message", "Hi {name}", "--from", "Shop", "--no-progress"])
+    assert run("send", args) == 0
     capsys.readouterr()
     [cli_ledger] = in_tmp.glob("*.ledger.sqlite")
     composer = Composer({"spring list": "spring.csv"}, client=client, **FORMS["sms"])

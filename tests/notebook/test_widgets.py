@@ -185,10 +185,11 @@ def test_a_message_written_once_elsewhere_starts_the_composer_unchanged():
 def test_every_channels_message_round_trips_through_the_composer(channel):
     contacts = CONTACTS.assign(email="a@example.com", city="Lugo")
     msg = {
-        "mailing": lambda: sendframe.mailing("Hi {name}", "<p>x</p>", from_email="news@example.org", reply_to="r@example.org"),
+        "mailing": lambda: sendframe.mailing("Hi {name}", "<p>x</p>", from_email="news@example.org",
+                                             reply_to="r@example.org"),
         "voiceAudio": lambda: sendframe.voice_audio("https://example.org/a.mp3", campaign="c"),
-        "whatsapp": lambda: sendframe.whatsapp(1003, "34911111111", header_fields=["city"], body_fields=["name", "city"],
-                                               cta_fields=["name"]),
+        "whatsapp": lambda: sendframe.whatsapp(1003, "34911111111", header_fields=["city"],
+                                               body_fields=["name", "city"], cta_fields=["name"]),
         "landingsms": lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", encoding="gsm-pt", trans=1),
     }[channel]()
     assert Composer(contacts, message=msg).message == msg

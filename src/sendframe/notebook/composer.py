@@ -18,7 +18,6 @@ import os
 import re
 import time
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -69,8 +68,8 @@ from sendframe.text.encodings import unencodable_characters
 
 __all__ = ["Composer"]
 
-CHANNEL_LABELS = {"sms": "SMS", "landingsms": "SMS with landing page", "mailing": "Email", "voice": "Voice (text to speech)",
-                  "voiceAudio": "Voice (audio file)", "whatsapp": "WhatsApp"}
+CHANNEL_LABELS = {"sms": "SMS", "landingsms": "SMS with landing page", "mailing": "Email",
+                  "voice": "Voice (text to speech)", "voiceAudio": "Voice (audio file)", "whatsapp": "WhatsApp"}
 _HIDDEN, _SHOWN = "none", None
 _TAGS = re.compile(r"<[^>]*>")
 
@@ -191,7 +190,7 @@ class Composer:
     # ------------------------------------------------------------------ what the inputs say
 
     def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
-        display(self.widget)
+        display(self.widget)  # type: ignore[no-untyped-call]  # IPython has no type hints
 
     @property
     def contacts(self) -> pd.DataFrame:
@@ -239,13 +238,16 @@ class Composer:
 
     @property
     def ledger_path(self) -> Any:
-        """The ledger a send uses: the one given, else the default file for this table and message (None: incomplete)."""
+        """The ledger a send uses: the one given, else the default file for this table and message.
+
+        None while the message is incomplete (no default file can be named yet).
+        """
         if self._ledger is not None:
             return self._ledger
         if self._message is None:
             return None
         table = self._tables[self.table.value]
-        return ledger_for(table if isinstance(table, (str, os.PathLike)) else self.table.value, self._message)
+        return ledger_for(str(table) if isinstance(table, (str, os.PathLike)) else self.table.value, self._message)
 
     def _secrets(self) -> list[str]:
         config = getattr(self.client, "config", None)
@@ -323,8 +325,8 @@ class Composer:
         if msg.channel == "mailing":
             bodies = msg.render(sample, field="body")
             texts = pd.Series([s if not isinstance(s, str) or not isinstance(b, str)
-                               else f"{s} — {_TAGS.sub(' ', b).strip()[:200]}" for s, b in zip(texts, bodies)],
-                              index=sample.index, dtype=object)
+                               else f"{s} — {_TAGS.sub(' ', b).strip()[:200]}"
+                               for s, b in zip(texts, bodies, strict=True)], index=sample.index, dtype=object)
         mark = (lambda text: unencodable_characters(text, "gsm")) if msg.info.is_sms else None
         return preview_html(texts.items(), mark=mark)
 
@@ -387,8 +389,10 @@ class Composer:
         self.cancel_button.disabled = False
         self.progress_label.value = progress_html(0, None)
         self.status.value = "Sending in the background: the notebook stays free."
-        self._job = BackgroundSend(lambda progress, cancel: msg.send(contacts, progress=progress, cancel=cancel, **options),
-                                   on_progress=self._show_progress, on_done=self._finished,
+        def run(progress: Any, cancel: Any) -> pd.DataFrame:
+            return msg.send(contacts, progress=progress, cancel=cancel, **options)
+
+        self._job = BackgroundSend(run, on_progress=self._show_progress, on_done=self._finished,
                                    name="sendframe-composer-send").start()
 
     @property

@@ -50,10 +50,12 @@ INPUT_LABELS: dict[str, str] = {
 }
 _TEMPLATE_LABELS = {"mailing": "Body (HTML)", "voice": "Spoken text"}
 # inputs a message cannot go without, and what to put in them
+_SMS_SENDER = ("sender", "the sender label (up to 11 letters and digits, or 15 digits)")
 _REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
-    "sms": (("template", "the message"), ("sender", "the sender label (up to 11 letters and digits, or 15 digits)")),
-    "landingsms": (("template", "the message"), ("sender", "the sender label (up to 11 letters and digits, or 15 digits)")),
-    "mailing": (("subject", "the subject"), ("template", "the HTML body"), ("from_email", "a validated sender address")),
+    "sms": (("template", "the message"), _SMS_SENDER),
+    "landingsms": (("template", "the message"), _SMS_SENDER),
+    "mailing": (("subject", "the subject"), ("template", "the HTML body"),
+                ("from_email", "a validated sender address")),
     "voice": (("template", "the text to speak"),),
     "voiceAudio": (("audio_url", "the address of the audio file to play"),),
     "whatsapp": (("template_id", "the approved template's id"), ("sender", "the registered WhatsApp sender number")),
@@ -102,7 +104,7 @@ class ComposerForm:
     body_fields: tuple[str, ...] = ()
     cta_fields: tuple[str, ...] = ()
     extra_fields: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    """Request fields no input shows (``otpConfig``, ``scheduleDate``, ``certified``, ...), by wire name: sent as given."""
+    """Request fields no input shows (``otpConfig``, ``scheduleDate``, ...), by wire name: sent as given."""
 
 
 def form_fields() -> tuple[str, ...]:
@@ -114,7 +116,8 @@ def form_fields() -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(ComposerForm))
 
 
-def checked_form(values: Mapping[str, Any], where: str = "Composer()", base: ComposerForm | None = None) -> ComposerForm:
+def checked_form(values: Mapping[str, Any], where: str = "Composer()",
+                 base: ComposerForm | None = None) -> ComposerForm:
     """``base`` (default: an empty form) with ``values`` set; an unknown name is an error with a "did you mean".
 
         >>> checked_form({"channel": "email", "subject": "Hi"}).channel
@@ -160,10 +163,10 @@ def message_from_form(form: ComposerForm, *, to: str | None = None, notification
 
         >>> message_from_form(ComposerForm(template="Hi {name}", sender="Shop", parts=2)).fields["parts"]
         2
-        >>> message_from_form(ComposerForm(channel="mailing", subject="Hi"))
+        >>> message_from_form(ComposerForm(channel="voiceAudio"))
         Traceback (most recent call last):
         ...
-        sendframe.errors.InputError: To send by mailing, fill in Body (HTML) (the HTML body) and From email (a validated sender address).
+        sendframe.errors.InputError: To send by voiceAudio, fill in Audio URL (the address of the audio file to play).
     """
     missing = _missing(form)
     if missing:
@@ -221,8 +224,8 @@ def preview_message(form: ComposerForm, **settings: Any) -> Message:
         >>> preview_message(ComposerForm(template="Hi {name}")).fields["from"]
         'Preview'
     """
-    filled = {name: value for name, value in _PLACEHOLDERS.items()
-              if name in CHANNEL_INPUTS[form.channel] and not _given(getattr(form, name))}
+    filled: dict[str, Any] = {name: value for name, value in _PLACEHOLDERS.items()
+                              if name in CHANNEL_INPUTS[form.channel] and not _given(getattr(form, name))}
     return message_from_form(dataclasses.replace(form, **filled), **settings)
 
 

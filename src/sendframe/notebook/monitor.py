@@ -113,7 +113,7 @@ class Monitor:
         self._stop.set()
 
     def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
-        display(self.widget)
+        display(self.widget)  # type: ignore[no-untyped-call]  # IPython has no type hints
 
     def refresh(self) -> pd.DataFrame:
         """Fetch callbacks and records now and redraw; returns the outcomes frame (every row of the results)."""
@@ -130,5 +130,5 @@ class Monitor:
         self.charts.clear_output(wait=True)
         with self.charts:
             for name in self.chart_names:
-                display(CHARTS[name](delivering))
+                display(CHARTS[name](delivering))  # type: ignore[no-untyped-call]
         return self.outcomes

@@ -84,7 +84,7 @@ def _route_warnings() -> None:
 
 
 class BackgroundSend:
-    """Run ``send(progress, cancel)`` in a daemon thread; ``on_progress(n, total)`` and ``on_done(job)`` are called from it.
+    """Run ``send(progress, cancel)`` in a daemon thread; calls ``on_progress(n, total)`` and ``on_done(job)`` from it.
 
     ``result`` holds what ``send`` returned, ``error`` what it raised (never re-raised: the caller
     shows it), ``warnings`` the warnings it raised. :meth:`cancel` sets the event handed to ``send``.
@@ -92,7 +92,8 @@ class BackgroundSend:
 
     def __init__(self, send: Callable[[ProgressFeed, threading.Event], Any], *,
                  on_progress: Callable[[int, int | None], None] | None = None,
-                 on_done: Callable[[BackgroundSend], None] | None = None, name: str = "sendframe-background-send") -> None:
+                 on_done: Callable[[BackgroundSend], None] | None = None,
+                 name: str = "sendframe-background-send") -> None:
         self._send, self._on_done = send, on_done
         self.progress = ProgressFeed(on_progress)
         self.cancel_event = threading.Event()
