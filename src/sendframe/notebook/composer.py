@@ -114,6 +114,7 @@ class Composer:
         self._message: Message | None = None
         self._message_error: SendframeError | None = None
         self._job: BackgroundSend | None = None
+        self._sent_ledger: Any = None
         self._counter_key: tuple[Any, ...] | None = None
         self._counter_value: MessageCounter | None = None
 
@@ -380,6 +381,7 @@ class Composer:
             self.status.value = error_html("Not sent", exc, self._secrets())
             return
         contacts, ledger = self.contacts.copy(), self.ledger_path
+        self._sent_ledger = getattr(ledger, "path", ledger)  # named at the end, whatever is typed meanwhile
         options = {"client": self.client, "ledger": ledger, "suppression": self.suppression, "keep": self.keep,
                    "batch_size": self.batch_size, "concurrency": self.concurrency}
         self.results, self.error = None, None
@@ -424,8 +426,7 @@ class Composer:
 
     def _finished(self, job: BackgroundSend) -> None:
         """Called from the send's thread when it ends."""
-        path = self.ledger_path
-        ledger = getattr(path, "path", path)
+        ledger = self._sent_ledger
         if job.error is not None:
             self.error = job.error
             self.progress.bar_style = "danger"
