@@ -193,3 +193,14 @@ def test_every_channels_message_round_trips_through_the_composer(channel):
         "landingsms": lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", encoding="gsm-pt", trans=1),
     }[channel]()
     assert Composer(contacts, message=msg).message == msg
+
+
+def test_the_messages_settings_no_input_shows_travel_with_it(tmp_path):
+    msg = sendframe.sms("Hi {name}", sender="Shop", encoding="auto", local_time="10:00", frequency_cap=(1, 7),
+                        history=tmp_path, suppression=["351912345678"])
+    composer = Composer(CONTACTS, message=msg)
+    assert composer.message == msg
+    composer.check_button.click()  # the message's own suppression list and frequency cap
+    assert "skipped_suppressed" in composer.problems.value
+    given = Composer(CONTACTS, template="Hi", sender="Shop", suppression=["34600123456"])
+    assert list(given.message.suppression) == ["34600123456"]

@@ -42,6 +42,7 @@ from sendframe.notebook.form import (
     GENDERS,
     INPUT_LABELS,
     LANGUAGES,
+    MESSAGE_SETTINGS,
     ComposerForm,
     checked_form,
     form_fields,
@@ -82,10 +83,11 @@ class Composer:
     values are keywords named as :class:`~sendframe.notebook.form.ComposerForm`'s (``channel``,
     ``template``, ``sender``, ``subject``, ``language``, ...); ``message`` starts the form from a
     :class:`~sendframe.Message` written elsewhere (its fields no input shows are sent as they are,
-    as long as the channel stays the same). ``ledger`` defaults to a file in the
-    current folder named from the table, the campaign and the message (the one ``sendframe send``
-    would use); ``suppression``, ``keep``, ``to``, ``notification_url``, ``link_base``,
-    ``batch_size`` and ``concurrency`` are as for :meth:`sendframe.Message.send`.
+    as long as the channel stays the same; its settings, such as ``suppression``, ``local_time`` or
+    ``frequency_cap``, always). ``to``, ``notification_url``, ``link_base``, ``default_region`` and
+    ``suppression`` set those settings of the message; ``keep``, ``batch_size`` and ``concurrency``
+    are as for :meth:`sendframe.Message.send`. ``ledger`` defaults to a file in the current folder
+    named from the table, the campaign and the message (the one ``sendframe send`` would use).
     """
 
     def __init__(self, tables: Mapping[str, Any] | Any, *, message: Message | None = None, client: Any = None,
@@ -99,13 +101,12 @@ class Composer:
         initial = checked_form(form, base=form_from_message(message) if message is not None else None)
         self._extra = (initial.channel, initial.extra_fields)
         self._frames: dict[str, pd.DataFrame] = {}
-        self._settings: dict[str, Any] = {
-            "to": to if to is not None or message is None else message.to,
-            "notification_url": notification_url if notification_url is not None or message is None
-            else message.notification_url,
-            "link_base": link_base if link_base is not None or message is None else message.link_base,
-            "default_region": default_region or (message.default_region if message is not None else "ES")}
-        self.client, self.suppression, self.keep = client, suppression, keep
+        # the message's settings no input shows: the given message's, then those given here
+        self._settings: dict[str, Any] = {name: getattr(message, name) for name in MESSAGE_SETTINGS} if message else {}
+        given = {"to": to, "notification_url": notification_url, "link_base": link_base,
+                 "default_region": default_region, "suppression": suppression}
+        self._settings.update({name: value for name, value in given.items() if value is not None})
+        self.client, self.keep = client, keep
         self.sample_size, self.batch_size, self.concurrency = sample_size, batch_size, concurrency
         self._ledger = ledger
         self.results: pd.DataFrame | None = None
@@ -337,8 +338,8 @@ class Composer:
         """Run the message's preflight over the table and show its problems and what a send would skip."""
         try:
             msg = self.message
-            problems = msg.preflight(self.contacts, suppression=self.suppression)
-            skipped = skipped_summary(msg.plan(self.contacts, suppression=self.suppression, keep=self.keep))
+            problems = msg.preflight(self.contacts, suppression=msg.suppression)
+            skipped = skipped_summary(msg.plan(self.contacts, keep=self.keep))
         except SendframeError as exc:
             self.problems.value = error_html("Cannot check", exc, self._secrets())
             return None
@@ -351,7 +352,7 @@ class Composer:
             self.status.value = "A send is already running: wait for it to end, or Cancel it."
             return
         try:
-            estimate = self.message.estimate(self.contacts, suppression=self.suppression, keep=self.keep)
+            estimate = self.message.estimate(self.contacts, keep=self.keep)
         except SendframeError as exc:
             self.status.value = error_html("Not sent", exc, self._secrets())
             return
@@ -382,7 +383,7 @@ class Composer:
             return
         contacts, ledger = self.contacts.copy(), self.ledger_path
         self._sent_ledger = getattr(ledger, "path", ledger)  # named at the end, whatever is typed meanwhile
-        options = {"client": self.client, "ledger": ledger, "suppression": self.suppression, "keep": self.keep,
+        options = {"client": self.client, "ledger": ledger, "keep": self.keep,
                    "batch_size": self.batch_size, "concurrency": self.concurrency}
         self.results, self.error = None, None
         self.send_button.disabled = self.check_button.disabled = True

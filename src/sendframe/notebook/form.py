@@ -25,9 +25,9 @@ from sendframe.channels import channel
 from sendframe.errors import InputError
 from sendframe.options import check_options
 
-__all__ = ["CHANNEL_INPUTS", "ENCODING_CHOICES", "GENDERS", "INPUT_LABELS", "LANGUAGES", "ComposerForm",
-           "checked_form", "form_fields", "form_from_message", "ledger_for", "message_from_form", "preview_message",
-           "template_label"]
+__all__ = ["CHANNEL_INPUTS", "ENCODING_CHOICES", "GENDERS", "INPUT_LABELS", "LANGUAGES", "MESSAGE_SETTINGS",
+           "ComposerForm", "checked_form", "form_fields", "form_from_message", "ledger_for", "message_from_form",
+           "preview_message", "template_label"]
 
 ENCODING_CHOICES: tuple[str, ...] = ("auto", "gsm", "gsm-pt", "utf-16")
 
@@ -72,6 +72,9 @@ _WIRE_INPUTS: dict[str, dict[str, str]] = {
 }
 _WIRE_INPUTS["landingsms"] = {**_WIRE_INPUTS["sms"], "templateBody": "landing_body"}
 _COLUMN_INPUTS = {"headerFields": "header_fields", "bodyFields": "body_fields", "callToActionFields": "cta_fields"}
+# a Message's settings that are not request fields (what the Composer carries besides its inputs)
+MESSAGE_SETTINGS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(Message) if f.name not in ("channel", "fields", "encoding", "whatsapp_columns"))
 _PLACEHOLDERS = {"sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com",
                  "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
 
@@ -154,12 +157,13 @@ def _text(value: str) -> str | None:
     return value.strip() or None
 
 
-def message_from_form(form: ComposerForm, *, to: str | None = None, notification_url: str | None = None,
-                      link_base: str | None = None, default_region: str = "ES") -> Message:
+def message_from_form(form: ComposerForm, **settings: Any) -> Message:
     """The :class:`~sendframe.Message` the form describes; ``InputError`` names each empty input it needs.
 
-    ``to``, ``notification_url`` (sms and landingsms only), ``link_base`` and ``default_region`` are
-    the Composer's own settings, as for :func:`sendframe.message`.
+    ``settings`` are the message's settings no input shows (:data:`MESSAGE_SETTINGS`: ``to``,
+    ``notification_url``, ``link_base``, ``suppression``, ``local_time``, ...), as for
+    :func:`sendframe.message`; ``None`` means not set, and ``notification_url`` is left out for
+    the channels that send no notifications.
 
         >>> message_from_form(ComposerForm(template="Hi {name}", sender="Shop", parts=2)).fields["parts"]
         2
@@ -173,10 +177,11 @@ def message_from_form(form: ComposerForm, *, to: str | None = None, notification
         raise InputError(f"To send by {form.channel}, fill in {' and '.join(missing)}.")
     name = form.channel
     info = channel(name)
-    common: dict[str, Any] = {"to": to, "link_base": link_base, "default_region": default_region,
-                              "campaign": _text(form.campaign)}
-    if info.has_notifications and notification_url:
-        common["notification_url"] = notification_url
+    check_options(settings, list(MESSAGE_SETTINGS), "message_from_form")
+    common: dict[str, Any] = {k: v for k, v in settings.items() if v is not None}
+    if not info.has_notifications:
+        common.pop("notification_url", None)
+    common["campaign"] = _text(form.campaign)
     if info.is_sms:
         # parts 1 is the service's default: left out, as `sendframe send` without --parts does (same ledger)
         common.update(encoding=form.encoding, parts=int(form.parts) if int(form.parts) != 1 else None,
