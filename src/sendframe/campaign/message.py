@@ -215,7 +215,8 @@ class Message:
         whatsapp = {_WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()}
         return checking.preflight(
             frame, self.channel, self.template, sender=self.fields.get("from"), parts=self.parts,
-            encoding=self._checked_encoding, trans=int(self.fields.get("trans", 0)), suppression=suppression,
+            encoding=self._checked_encoding, trans=int(self.fields.get("trans", 0)),
+            suppression=self.suppression if suppression is None else suppression,
             whatsapp_template=self.fields.get("templateId") if self.channel == "whatsapp" else None,
             to_column=self.recipient_column(frame), default_region=self.default_region,
             otp_config=self.fields.get("otpConfig"), link_base=self.link_base, **whatsapp)
@@ -233,7 +234,7 @@ class Message:
         if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
             return on_dask.plan(self, contacts, suppression=suppression, keep=keep, now=now, ledger=ledger)
         frame = as_frame(contacts)
-        problems = self.preflight(frame, suppression=self.suppression if suppression is None else suppression)
+        problems = self.preflight(frame, suppression=suppression)
         fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
         if len(fatal):
             lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
@@ -511,6 +512,8 @@ def message(channel_name: str, **options: Any) -> Message:
     for name, value in options.items():
         if value is not None:
             fields[names[name]] = value
+    if fields.get("parts") == 1:  # the service's default: the same message whether it is said or not
+        del fields["parts"]
     campaign = settings.pop("campaign", None)
     if campaign is not None:
         fields["campaignName"] = campaign
