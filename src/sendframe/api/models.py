@@ -36,6 +36,7 @@ from sendframe.api.validation import (
     one_of,
     plural,
     invalid_request,
+    json_problems,
     parse_wire_datetime,
     problems_from_pydantic,
     shown,
@@ -100,6 +101,17 @@ class RequestModel(WireModel):
     def _null_is_absent(cls, data: Any) -> Any:
         if isinstance(data, dict) and None in data.values():
             return {key: value for key, value in data.items() if value is not None}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _body_rule(cls, data: Any) -> Any:
+        # the rule every body follows (validation.json_problems): the sandbox decodes bodies with it, and a
+        # request built in Python meets it too, so text that is not Unicode never reaches the wire
+        if isinstance(data, dict):
+            problems = json_problems(data)
+            if problems:
+                raise invalid_request(problems)
         return data
 
 
