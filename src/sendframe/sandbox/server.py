@@ -70,7 +70,7 @@ def messages_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     """
     columns = ["id", "account", "channel", "campaign_id", "sending_id", "sender", "recipient", "message", "parts",
                "status", "is_delivered", "is_clicked", "is_opened", "custom_fields", "notification_url", "cost", "mnc",
-               "scheduled_at", "expires_at", "created_at", "extra", "events"]
+               "scheduled_at", "expires_at", "created_at", "extra", "events", "notifications"]
     frame = pd.DataFrame(records, columns=columns)
     for name in _TIME_COLUMNS:
         frame[name] = pd.to_datetime(frame[name], utc=True, format="ISO8601")

@@ -190,13 +190,28 @@ _MESSAGE_COLUMNS = ("id", "account", "channel", "campaign_id", "sending_id", "se
 
 
 def message_rows(db: sqlite3.Connection, where: str = "", params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-    """Messages (all columns) with their events as a list under ``events``, oldest message first."""
+    """Messages (all columns) with their events as a list under ``events`` and their delivery notifications
+    under ``notifications`` (url, state, attempts, last_status, last_error), oldest message first."""
     cursor = db.execute(f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view {where} ORDER BY row_number", tuple(params))
     rows = [dict(zip(_MESSAGE_COLUMNS, r, strict=True)) for r in cursor.fetchall()]
-    events = _events_of(db, [r["id"] for r in rows])
+    ids = [r["id"] for r in rows]
+    events, notifications = _events_of(db, ids), _notifications_of(db, ids)
     for row in rows:
         row["events"] = events.get(row["id"], [])
+        row["notifications"] = notifications.get(row["id"], [])
     return rows
+
+
+def _notifications_of(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    # one scan in seq order (no index by message: it would slow every notification insert for this view's sake)
+    wanted = set(ids)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for message_id, url, state, attempts, status, error in db.execute(
+            "SELECT message_id, url, state, attempts, last_status, last_error FROM notifications ORDER BY seq"):
+        if message_id in wanted:
+            out.setdefault(message_id, []).append({"url": url, "state": state, "attempts": attempts,
+                                                   "last_status": status, "last_error": error})
+    return out
 
 
 def _events_of(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:

@@ -423,14 +423,14 @@ class Worker:
         for (seq, _, _, tries, due), attempt in zip(chosen, attempts, strict=True):
             attempted = moment if since is None else max(due, since)
             if isinstance(attempt, BaseException):
-                ok, status, error = False, None, f"{type(attempt).__name__}: {attempt}"
+                ok, status, error, refused = False, None, f"{type(attempt).__name__}: {attempt}", False
             else:
-                ok, status, error = bool(attempt.ok), attempt.status, attempt.error
+                ok, status, error, refused = bool(attempt.ok), attempt.status, attempt.error, attempt.refused
             tries += 1
             if ok:
                 updates.append(("sent", tries, moment, status, None, seq))
                 done["notifications_sent"] += 1
-            elif tries > len(RETRY_DELAYS):
+            elif refused or tries > len(RETRY_DELAYS):  # the policy refuses the destination: retrying cannot help
                 updates.append(("failed", tries, moment, status, error, seq))
                 done["notifications_failed"] += 1
             else:
