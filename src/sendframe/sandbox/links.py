@@ -27,7 +27,7 @@ import html
 import secrets
 import sqlite3
 import string
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -51,6 +51,7 @@ __all__ = [
     "recipient_key",
     "routes",
     "short_link",
+    "short_links",
     "unsubscribe_link",
 ]
 
@@ -146,6 +147,15 @@ def _link(state: Any, kind: str, token: str) -> str:
     return f"{_public_url(state)}/{_PREFIX[kind]}/{token}{suffix}"
 
 
+def _http_url(url: str) -> str:
+    """``url`` trimmed, or ``InputError`` when it is not an ``http``/``https`` address."""
+    url = str(url).strip()
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise InputError(f"The shorten filter needs an http or https URL, not {url!r}.")
+    return url
+
+
 def short_link(state: Any, *, message_id: str, url: str) -> str:
     """The short link (``{public_url}/s/`` + 8 characters) that redirects to ``url`` for one message.
 
@@ -155,16 +165,41 @@ def short_link(state: Any, *, message_id: str, url: str) -> str:
     >>> short_link(state, message_id="m1", url="https://shop.example/sale")  # doctest: +SKIP
     'http://127.0.0.1:8080/s/Xb7Qp2Lm'
     """
-    url = str(url).strip()
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise InputError(f"The shorten filter needs an http or https URL, not {url!r}.")
+    url = _http_url(url)
     token = _existing(
         state, "SELECT token FROM links WHERE kind = 'short' AND message_id = ? AND url = ?", (message_id, url)
     )
     if token is None:
         token = _store(state, "short", SHORT_CODE_LENGTH, message_id=message_id, url=url)
     return _link(state, "short", token)
+
+
+def short_links(state: Any, *, message_id: str, urls: Iterable[str]) -> dict[str, str]:
+    """The short links of many URLs of one message at once (click tracking of an email): ``{url: link}`` for
+    every ``http``/``https`` URL (others are left out), the same as :func:`short_link` gives one by one, in
+    one transaction.
+
+    >>> short_links(state, message_id="m1", urls=["https://a.example/", "mailto:x@y.example"])  # doctest: +SKIP
+    {'https://a.example/': 'http://127.0.0.1:8080/s/Xb7Qp2Lm'}
+    """
+    wanted: dict[str, str] = {}
+    for url in urls:
+        try:
+            wanted.setdefault(url, _http_url(url))
+        except InputError:
+            continue
+    known = dict(state.db.execute("SELECT url, token FROM links WHERE kind = 'short' AND message_id = ?", (message_id,)))
+    new = sorted({clean for clean in wanted.values() if clean not in known})
+    rows = [("".join(secrets.choice(TOKEN_ALPHABET) for _ in range(SHORT_CODE_LENGTH)), message_id, url) for url in new]
+    try:
+        with state.db:
+            state.db.executemany("INSERT INTO links(token, kind, message_id, url, created_at) VALUES (?, 'short', ?, ?, ?)",
+                                 [(*row, _now_text(state)) for row in rows])
+        known.update((url, token) for token, _, url in rows)
+    except sqlite3.IntegrityError:  # a token already taken (astronomically rare): one by one, each retried
+        for url in new:
+            known[url] = _store(state, "short", SHORT_CODE_LENGTH, message_id=message_id, url=url)
+    return {url: _link(state, "short", known[clean]) for url, clean in wanted.items()}
 
 
 def unsubscribe_link(state: Any, *, account: str, message_id: str, recipient: str) -> str:

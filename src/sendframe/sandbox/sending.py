@@ -449,18 +449,18 @@ def _track_clicks(c: _Common, message_id: str, html: str) -> str:
     """
     state = c.state
     own = state.public_url.rstrip("/") + "/"
-
-    def tracked(match: re.Match[str]) -> str:
-        url = html_text.unescape(match.group(3))
-        if url.startswith(own):
-            return match.group(0)
-        try:
-            link = c.db(links.short_link, state, message_id=message_id, url=url)
-        except InputError:
-            return match.group(0)
-        return f"{match.group(1)}{match.group(2)}{link}{match.group(2)}"
-
-    return _LINK_HREF.sub(tracked, html)
+    found = [(match, html_text.unescape(match.group(3))) for match in _LINK_HREF.finditer(html)]
+    urls = [url for _, url in found if not url.startswith(own)]
+    if not urls:
+        return html
+    short = c.db(links.short_links, state, message_id=message_id, urls=urls)  # one database step per message
+    out, end = [], 0
+    for match, url in found:
+        link = short.get(url) if not url.startswith(own) else None
+        if link is not None:
+            out += [html[end:match.start()], match.group(1), match.group(2), link, match.group(2)]
+            end = match.end()
+    return "".join([*out, html[end:]])
 
 
 # ---------------------------------------------------------------- voice
