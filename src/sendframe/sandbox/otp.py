@@ -1,8 +1,10 @@
 """One-time passwords: codes issued for ``{OTP_CODE}`` and the ``POST /api/rest/otp/check`` route.
 
 The store knows nothing of HTTP; the route at the bottom translates a request into :func:`check_code`.
-Codes come from :mod:`secrets`, are kept only as salted SHA-256 digests, and expire on the
-sandbox's clock (``state.clock``), so a manual clock expires them when advanced.
+Codes come from :mod:`secrets`, the ``otp_codes`` table keeps only salted SHA-256 digests of them, and
+they expire on the sandbox's clock (``state.clock``), so a manual clock expires them when advanced. The
+code itself is in the message text as delivered (the simulated phone's inbox, where a test reads it),
+so the state file is created 0600 (docs/sandbox.md, threat model).
 
 Rules (``otpConfig`` of the spec, docs/api-notes.md "Other endpoints" and "OTP codes"):
 

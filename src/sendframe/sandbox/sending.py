@@ -420,7 +420,7 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
         if uses_unsub:
             specials["UNSUB_URL"] = c.db(links.unsubscribe_link, state, account=account.username, message_id=message_id,
                                          recipient=to)
-        # the subject and the body are HTML (a subject is shown in HTML by webmail and by the sandbox's views):
+        # the subject and the body are HTML (webmail shows a subject in HTML):
         # every value put into them is escaped, so a value is always shown as text (docs/api-notes.md)
         subject = templates.render(subject_t, variables, specials=specials, escape_html=True)
         html = templates.render(body_t, variables, specials=specials, escape_html=True)
