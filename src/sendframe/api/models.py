@@ -22,7 +22,6 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerialize
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
-from sendframe.errors import Problem, RequestValidationError  # noqa: F401  (re-exported for callers)
 from sendframe.api.validation import (
     Base64Text,
     ClockTime,
@@ -33,15 +32,16 @@ from sendframe.api.validation import (
     TextOrTexts,
     WireDateTime,
     between,
-    one_of,
-    plural,
     invalid_request,
     json_problems,
+    one_of,
     parse_wire_datetime,
+    plural,
     problems_from_pydantic,
     shown,
     sub_problems,
 )
+from sendframe.errors import Problem, RequestValidationError  # noqa: F401  (re-exported for callers)
 
 __all__ = [
     "CHANNELS", "ENCODINGS", "GENDERS", "LANGUAGES", "MAX_LOOKUP_IDS", "MAX_RECIPIENTS", "REQUEST_MODELS",

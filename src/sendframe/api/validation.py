@@ -24,11 +24,23 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
-import orjson
 from pydantic import AfterValidator, BeforeValidator, PlainValidator, Strict
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import PydanticCustomError
 
+from sendframe.api.body import (
+    MAX_JSON_DEPTH,
+    MAX_JSON_NUMBER,
+    decode_json,
+    invalid_request,
+    join_path,
+    json_path_at,
+    json_problems,
+    number_size,
+    printable,
+    unicode_problem,
+    wire_path,
+)
 from sendframe.errors import ErrorCode, Problem, RequestValidationError
 
 __all__ = [
@@ -84,7 +96,7 @@ def shown(value: object, limit: int = 40) -> str:
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, int) and not isinstance(value, bool) and not -MAX_JSON_NUMBER <= value <= MAX_JSON_NUMBER:
-        return _number_size(value)
+        return number_size(value)
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -96,209 +108,6 @@ def shown(value: object, limit: int = 40) -> str:
 def _fail(rule: str, message: str) -> PydanticCustomError:
     # our own error type: the translation keeps the rule name and the message as they are
     return PydanticCustomError(rule, message)
-
-
-# ---------------------------------------------------------------- the body rule: what JSON a request may hold
-
-MAX_JSON_DEPTH = 32
-MAX_JSON_NUMBER = 2**53 - 1  # the integers JSON carries exactly everywhere (I-JSON, RFC 7493)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_MAX_PROBLEMS = 20
-
-
-def printable(text: str) -> str:
-    """``text`` with every lone surrogate written as its escape (``\\ud800``), so it can be encoded as UTF-8.
-
-        >>> printable("a\\ud800b")
-        'a\\\\ud800b'
-    """
-    if text.isascii():
-        return text
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def unicode_problem(text: str) -> str | None:
-    """Why ``text`` is not Unicode text (it holds a lone surrogate, which no UTF-8 text can carry), or ``None``.
-
-        >>> unicode_problem("Ana"), unicode_problem("A\\ud800")
-        (None, 'is not Unicode text: it holds a lone surrogate (\\\\ud800 at character 1); send UTF-8 text')
-    """
-    if text.isascii():
-        return None
-    found = _SURROGATE.search(text)
-    if found is None:
-        return None
-    return f"is not Unicode text: it holds a lone surrogate (\\u{ord(found.group()):04x} at character {found.start()}); send UTF-8 text"
-
-
-def _number_size(value: int) -> str:
-    digits = len(str(value)) if value.bit_length() < 10_000 else int(value.bit_length() * math.log10(2)) + 1
-    return f"a number of {digits} digits" if digits < 10_000 else f"a number of about {digits} digits"
-
-
-def _number_problem(value: float) -> str | None:
-    if -MAX_JSON_NUMBER <= value <= MAX_JSON_NUMBER:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return "must be a number (got NaN)"
-    got = _number_size(value) if isinstance(value, int) else shown(value)
-    return f"must be a number between -{MAX_JSON_NUMBER} and {MAX_JSON_NUMBER} (got {got})"
-
-
-def _where(path: str) -> str:
-    if not path:
-        return "The request body"
-    return path if len(path) <= 120 else path[:100] + "..." + path[-15:]
-
-
-def json_problems(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> list[Problem]:
-    """The problems of a decoded request body under the one rule every body follows: arrays and objects at most
-    ``max_depth`` levels deep, numbers finite and within ±(2**53 - 1), text (values and field names) Unicode.
-
-    Values of other Python types (dates, models, numpy numbers) are left to the field rules.
-
-        >>> [p.message for p in json_problems({"sub": [{"n": 10 ** 30, "name": "\\udc00"}]})]  # doctest: +NORMALIZE_WHITESPACE
-        ['sub[0].n must be a number between -9007199254740991 and 9007199254740991 (got a number of 31 digits)',
-         'sub[0].name is not Unicode text: it holds a lone surrogate (\\\\udc00 at character 0); send UTF-8 text']
-    """
-    problems: list[Problem] = []
-
-    def add(loc: tuple[Any, ...], rule: str, text: str) -> None:
-        path = wire_path(loc)
-        problems.append(Problem(_where(path) if path else "", rule, f"{_where(path)} {text}"))
-
-    def scalar(item: object, loc: tuple[Any, ...]) -> None:
-        kind = type(item)
-        if kind is str:
-            problem = unicode_problem(item)  # type: ignore[arg-type]
-            if problem:
-                add(loc, "unicode", problem)
-        elif kind is int or kind is float:
-            problem = _number_problem(item)  # type: ignore[arg-type]
-            if problem:
-                add(loc, "number_range", problem)
-
-    stack: list[tuple[object, tuple[Any, ...], int]] = [(value, (), 1)]
-    while stack and len(problems) < _MAX_PROBLEMS:
-        node, loc, depth = stack.pop()
-        kind = type(node)
-        if kind is not dict and kind is not list and kind is not tuple:
-            scalar(node, loc)  # the body itself is a scalar
-            continue
-        if depth > max_depth:
-            add(loc, "json_depth", f"nests arrays and objects deeper than {max_depth} levels")
-            continue
-        items = node.items() if kind is dict else enumerate(node)  # type: ignore[attr-defined,arg-type]
-        children = []
-        for key, item in items:
-            if kind is dict and type(key) is str and not key.isascii() and (problem := unicode_problem(key)):
-                add(loc, "unicode", f"has a field name that {problem} (field {printable(key)[:40]!r})")
-            item_kind = type(item)
-            if item_kind is dict or item_kind is list or item_kind is tuple:
-                children.append((item, (*loc, key), depth + 1))
-            elif item_kind is not str or not item.isascii():  # type: ignore[attr-defined]
-                scalar(item, (*loc, key))
-        stack.extend(reversed(children))  # depth first, in document order
-    return problems[:_MAX_PROBLEMS]
-
-
-# a JSON token: a string (perhaps cut at the end) or one of the structural characters
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]+|\\.)*"?|[{}\[\],:]', re.DOTALL)
-
-
-def _key_text(token: str) -> str:
-    try:
-        return printable(json.loads(token if len(token) > 1 and token.endswith('"') else token + '"'))
-    except ValueError:
-        return printable(token.strip('"'))
-
-
-def _position_state(text: str, position: int) -> tuple[str, bool]:
-    """The wire path of the value at character ``position`` of JSON ``text``, and whether the position is in a
-    field name (the object's path is given then)."""
-    stack: list[list[Any]] = []  # [opening character, key or index, expecting a key]
-    for match in _JSON_TOKEN.finditer(text, 0, position):
-        token = match.group()
-        first = token[0]
-        if first == '"':
-            if stack and stack[-1][0] == "{" and stack[-1][2]:
-                stack[-1][1] = _key_text(token) if match.end() < position else None
-        elif first == "{":
-            stack.append(["{", None, True])
-        elif first == "[":
-            stack.append(["[", 0, False])
-        elif first in "}]":
-            if stack:
-                stack.pop()
-        elif first == ",":
-            if stack and stack[-1][0] == "[":
-                stack[-1][1] += 1
-            elif stack:
-                stack[-1][2] = True
-        elif stack:  # ":"
-            stack[-1][2] = False
-    in_key = bool(stack) and stack[-1][0] == "{" and stack[-1][2]
-    return wire_path(frame[1] for frame in stack[: len(stack) - in_key] if frame[1] is not None), in_key
-
-
-def json_path_at(text: str, position: int) -> str:
-    """The wire path of the value at character ``position`` of the JSON ``text`` (where a decoder stopped).
-
-        >>> json_path_at('{"sub": [{"a": 1}, {"name": "x', 30)
-        'sub[1].name'
-    """
-    return _position_state(text, position)[0]
-
-
-def _decode_problem(raw: bytes | str, exc: orjson.JSONDecodeError) -> Problem:
-    message = exc.msg
-    if "UTF-8" in message and isinstance(raw, bytes):
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as bad:
-            before = raw[: bad.start].decode("utf-8")
-            path = json_path_at(before, len(before))
-            return Problem(_where(path) if path else "", "unicode", f"{_where(path)} is not UTF-8 text "
-                           f"(byte 0x{raw[bad.start]:02X} at byte {bad.start}); send UTF-8 text")
-    text = exc.doc if isinstance(exc.doc, str) else ""
-    path, in_key = _position_state(text, exc.pos) if text else ("", False)
-    where = _where(path)
-    if "surrogate" in message:
-        what = "has a field name that is not Unicode text" if in_key else "is not Unicode text"
-        return Problem(where if path else "", "unicode", f"{where} {what}: it holds a lone surrogate "
-                       f"(a \\u escape without its pair, line {exc.lineno}, column {exc.colno}); send UTF-8 text")
-    if "depth" in message or "recursion" in message:
-        return Problem(where if path else "", "json_depth", f"{where} nests arrays and objects deeper than {MAX_JSON_DEPTH} levels")
-    if "infinity" in message or "range" in message:
-        number = re.match(r"-?[0-9.eE+-]*", text[exc.pos : exc.pos + 1_000_000])
-        size = f"a number of {len(number.group())} characters" if number else "a number out of range"
-        return Problem(where if path else "", "number_range",
-                       f"{where} must be a number between -{MAX_JSON_NUMBER} and {MAX_JSON_NUMBER} (got {size})")
-    return Problem("", "json_syntax", f"The request body is not valid JSON: {message} (line {exc.lineno}, column {exc.colno})")
-
-
-def decode_json(raw: bytes | str) -> Any:
-    """Decode a request body under the one rule of :func:`json_problems`; raise :class:`RequestValidationError`
-    naming the field (or the line and column of malformed JSON). The sandbox decodes every body with it.
-
-        >>> decode_json(b'{"to": ["34600123456"]}')
-        {'to': ['34600123456']}
-        >>> try:
-        ...     decode_json(b'{"sub": [{"name": "\\\\ud800"}]}')
-        ... except RequestValidationError as exc:
-        ...     print(exc.problems[0].path, exc.problems[0].rule)
-        sub[0].name unicode
-    """
-    if not raw or raw.isspace():
-        raise invalid_request([Problem("", "json_syntax", "The request body is empty; send a JSON object")], "request body")
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise invalid_request([_decode_problem(raw, exc)], "request body") from None
-    problems = json_problems(value)
-    if problems:
-        raise invalid_request(problems, "request body")
-    return value
 
 
 # ---------------------------------------------------------------- field rules (annotated types)
@@ -484,28 +293,12 @@ _TYPE_NAMES = {
 }
 
 
-def _join(prefix: str, path: str) -> str:
-    if not prefix:
-        return path
-    if not path:
-        return prefix
-    return prefix + path if path.startswith("[") else f"{prefix}.{path}"
-
-
-def wire_path(loc: Iterable[int | str]) -> str:
-    """A pydantic location as a wire path: ``("messages", 2, "to")`` -> ``messages[2].to``."""
-    path = ""
-    for part in loc:
-        path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
-    return path
-
-
 def _translate(error: dict[str, Any], lists: frozenset[str]) -> list[Problem]:
     kind, ctx, got = error["type"], error.get("ctx") or {}, error.get("input")
     path = wire_path(error["loc"])
     inner = ctx.get("error")
     if kind == "value_error" and isinstance(inner, RequestValidationError):
-        return [Problem(_join(path, p.path), p.rule, _join(path, p.message) if path else p.message) for p in inner.problems]
+        return [Problem(join_path(path, p.path), p.rule, join_path(path, p.message) if path else p.message) for p in inner.problems]
     where = path or "The request body"
     if kind == "missing":
         return [Problem(path, "required", f"{where} is required")]
@@ -549,13 +342,6 @@ def problems_from_pydantic(exc: PydanticValidationError, recipient_lists: Iterab
             if problem not in problems:
                 problems.append(problem)
     return problems
-
-
-def invalid_request(problems: list[Problem], what: str = "request") -> RequestValidationError:
-    """The exception for ``problems``; its text lists each message once (they already name the path)."""
-    exc = RequestValidationError(problems, what)
-    exc.args = ("\n".join([f"The {what} is not valid:"] + [f"  - {p.message}" for p in problems]),)
-    return exc
 
 
 def error_code(problems: Iterable[Problem]) -> int:

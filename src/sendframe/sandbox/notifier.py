@@ -30,7 +30,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Union
-
 from urllib.parse import SplitResult, urlsplit
 
 import aiohttp

@@ -429,7 +429,7 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
             html = _track_clicks(c, message_id, html)
         if request.track_opens:
             pixel = f'<img src="{c.db(links.open_pixel, state, message_id=message_id)}" width="1" height="1" alt="" />'
-            html, found = _BODY_END.subn(lambda m: pixel + m.group(0), html, count=1)
+            html, found = _BODY_END.subn(lambda m, img=pixel: img + m.group(0), html, count=1)
             html = html if found else html + pixel
         cost = state.prices.message_cost(to, "mailing", certified=bool(request.certified), attachments=len(request.attachments or []))
         _plan(batch, message_id, c, to=to)
