@@ -109,45 +109,60 @@ def json_problems(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> list[Pro
         ['sub[0].n must be a number between -9007199254740991 and 9007199254740991 (got a number of 31 digits)',
          'sub[0].name is not Unicode text: it holds a lone surrogate (\\\\udc00 at character 0); send UTF-8 text']
     """
-    problems: list[Problem] = []
-
-    def add(loc: tuple[Any, ...], rule: str, text: str) -> None:
-        path = wire_path(loc)
+    kind = type(value)
+    if kind is dict or kind is list or kind is tuple:
+        found = _scan(value, 1, max_depth) or []
+    else:  # the body itself is a scalar
+        found = _scalar_problem(value, [])
+    problems = []
+    for loc, rule, text in found[:_MAX_PROBLEMS]:
+        path = wire_path(reversed(loc))
         problems.append(Problem(_where(path) if path else "", rule, f"{_where(path)} {text}"))
+    return problems
 
-    def scalar(item: object, loc: tuple[Any, ...]) -> None:
+
+def _scalar_problem(item: object, loc: list[Any]) -> list[tuple[list[Any], str, str]]:
+    kind = type(item)
+    problem = None
+    if kind is str:
+        problem, rule = unicode_problem(item), "unicode"  # type: ignore[arg-type]
+    elif kind is int or kind is float:
+        problem, rule = _number_problem(item), "number_range"  # type: ignore[arg-type]
+    return [(loc, rule, problem)] if problem else []
+
+
+def _scan(node: Any, depth: int, max_depth: int) -> list[tuple[list[Any], str, str]] | None:
+    """The problems under the array or object ``node`` at ``depth``, each with its location innermost first
+    (built only when there is a problem: the walk over a valid body creates nothing). Recursion stops at
+    ``max_depth``, so it is never deeper than that."""
+    found: list[tuple[list[Any], str, str]] | None = None
+    is_dict = type(node) is dict
+    for key, item in (node.items() if is_dict else enumerate(node)):
+        if is_dict and type(key) is str and not key.isascii() and (problem := unicode_problem(key)):
+            found = found or []
+            found.append(([], "unicode", f"has a field name that {problem} (field {printable(key)[:40]!r})"))
         kind = type(item)
         if kind is str:
-            problem = unicode_problem(item)  # type: ignore[arg-type]
-            if problem:
-                add(loc, "unicode", problem)
+            if item.isascii():
+                continue
+            more = _scalar_problem(item, [key])
+        elif kind is dict or kind is list or kind is tuple:
+            if depth >= max_depth:
+                more = [([key], "json_depth", f"nests arrays and objects deeper than {max_depth} levels")]
+            else:
+                more = _scan(item, depth + 1, max_depth) or []
+                for loc, _, _ in more:
+                    loc.append(key)
         elif kind is int or kind is float:
-            problem = _number_problem(item)  # type: ignore[arg-type]
-            if problem:
-                add(loc, "number_range", problem)
-
-    stack: list[tuple[object, tuple[Any, ...], int]] = [(value, (), 1)]
-    while stack and len(problems) < _MAX_PROBLEMS:
-        node, loc, depth = stack.pop()
-        kind = type(node)
-        if kind is not dict and kind is not list and kind is not tuple:
-            scalar(node, loc)  # the body itself is a scalar
+            more = _scalar_problem(item, [key])
+        else:
             continue
-        if depth > max_depth:
-            add(loc, "json_depth", f"nests arrays and objects deeper than {max_depth} levels")
-            continue
-        items = node.items() if kind is dict else enumerate(node)  # type: ignore[attr-defined,arg-type]
-        children = []
-        for key, item in items:
-            if kind is dict and type(key) is str and not key.isascii() and (problem := unicode_problem(key)):
-                add(loc, "unicode", f"has a field name that {problem} (field {printable(key)[:40]!r})")
-            item_kind = type(item)
-            if item_kind is dict or item_kind is list or item_kind is tuple:
-                children.append((item, (*loc, key), depth + 1))
-            elif item_kind is not str or not item.isascii():  # type: ignore[attr-defined]
-                scalar(item, (*loc, key))
-        stack.extend(reversed(children))  # depth first, in document order
-    return problems[:_MAX_PROBLEMS]
+        if more:
+            found = found or []
+            found.extend(more)
+            if len(found) >= _MAX_PROBLEMS:
+                break
+    return found
 
 
 # a JSON token: a string (perhaps cut at the end) or one of the structural characters
@@ -225,9 +240,13 @@ def _decode_problem(raw: bytes | str, exc: orjson.JSONDecodeError) -> Problem:
     return Problem("", "json_syntax", f"The request body is not valid JSON: {message} (line {exc.lineno}, column {exc.colno})")
 
 
-def decode_json(raw: bytes | str) -> Any:
+def decode_json(raw: bytes | str, *, checked_by_model: bool = False) -> Any:
     """Decode a request body under the one rule of :func:`json_problems`; raise :class:`RequestValidationError`
     naming the field (or the line and column of malformed JSON). The sandbox decodes every body with it.
+
+    The decoder itself refuses text that is not UTF-8 or holds a lone surrogate escape, numbers beyond a
+    double and nesting beyond 1,024 levels; ``checked_by_model=True`` leaves the rest of the rule (32
+    levels, ±(2**53 - 1)) to the request model the body goes to next, which applies it (one walk, not two).
 
         >>> decode_json(b'{"to": ["34600123456"]}')
         {'to': ['34600123456']}
@@ -243,7 +262,7 @@ def decode_json(raw: bytes | str) -> Any:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise invalid_request([_decode_problem(raw, exc)], "request body") from None
-    problems = json_problems(value)
+    problems = [] if checked_by_model else json_problems(value)
     if problems:
         raise invalid_request(problems, "request body")
     return value

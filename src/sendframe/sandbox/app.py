@@ -37,7 +37,8 @@ __all__ = ["build_app", "routes"]
 
 def _accept_off_loop(state: Any, account: Account, channel: str, raw: bytes) -> tuple[int, dict[str, Any]]:
     """Decode, validate and accept a large body in a worker thread; its database steps run on the event loop."""
-    return sending.accept(state, account, channel, decode_json(raw), on_loop=anyio.from_thread.run_sync)
+    payload = decode_json(raw, checked_by_model=True)  # the request model applies the body rule
+    return sending.accept(state, account, channel, payload, on_loop=anyio.from_thread.run_sync)
 
 
 def _send_route(channel: str) -> Callable[[Request], Awaitable[Response]]:
@@ -47,7 +48,7 @@ def _send_route(channel: str) -> Callable[[Request], Awaitable[Response]]:
         account = await account_of(request, channel)
         raw = await read_body(request)
         if len(raw) <= OFF_LOOP_BYTES:
-            status, body = sending.accept(state, account, channel, decode_json(raw))
+            status, body = sending.accept(state, account, channel, decode_json(raw, checked_by_model=True))
         else:  # a large body: decoding, validating and rendering must not keep other clients waiting
             status, body = await off_loop(len(raw), _accept_off_loop, state, account, channel, raw)
         # orjson: the answer carries one item per recipient, and the standard encoder costs more than storing them

@@ -227,7 +227,8 @@ def check_code(state: Any, *, account: str, to: str, code: str, app_id: str = ""
 
 
 def _parse_check(raw: bytes) -> OtpCheckRequest:
-    return parse_body(OtpCheckRequest, decode_json(raw), "OTP check request")  # type: ignore[no-any-return]
+    body = decode_json(raw, checked_by_model=True)  # the request model applies the body rule
+    return parse_body(OtpCheckRequest, body, "OTP check request")  # type: ignore[no-any-return]
 
 
 @guarded
