@@ -5,6 +5,7 @@ Every request goes over real HTTP to a real sandbox, with the headers a browser 
 
 from __future__ import annotations
 
+import argparse
 import re
 from urllib.parse import urlsplit
 
@@ -67,7 +68,8 @@ def test_a_cross_site_fetch_is_refused_by_its_fetch_metadata(sb):
     assert "another site" in _refused(answer, 403)
 
 
-@pytest.mark.parametrize("headers", [FORM, {"Content-Type": "text/plain"}, {"Content-Type": "multipart/form-data; boundary=x"}, {}])
+@pytest.mark.parametrize("headers", [FORM, {"Content-Type": "text/plain"},
+                                     {"Content-Type": "multipart/form-data; boundary=x"}, {}])
 def test_a_post_without_a_json_body_type_changes_nothing(sb, headers):
     # what a form or a "simple" cross-origin request can send; the Origin: null + text/plain faults switch
     answer = httpx.post(f"{sb.base_url}/_sandbox/faults", content='{"status": 503}', headers=headers)
@@ -94,7 +96,8 @@ def test_the_analysts_own_requests_are_answered_by_loopback_name_and_own_origin(
 def test_reset_and_clear_take_only_a_json_object(sb):
     answer = httpx.post(f"{sb.base_url}/_sandbox/reset", json=[1])
     assert "JSON object" in _refused(answer, 400)
-    answer = httpx.post(f"{sb.base_url}/_sandbox/faults/clear", content=b"", headers={"Content-Type": "application/json"})
+    answer = httpx.post(f"{sb.base_url}/_sandbox/faults/clear", content=b"",
+                        headers={"Content-Type": "application/json"})
     assert "empty" in _refused(answer, 400)
     assert len(sb.messages()) == 1
 
@@ -157,8 +160,6 @@ def test_forwarded_for_is_ignored_unless_the_sandbox_trusts_a_proxy(sb):
 
 
 def test_the_command_trusts_a_proxy_only_when_told():
-    import argparse
-
     parser = argparse.ArgumentParser()
     add_arguments("sandbox", parser)
     assert parser.parse_args([]).trust_proxy is False

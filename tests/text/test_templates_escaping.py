@@ -13,7 +13,8 @@ from sendframe.text.templates import render, render_frame
 TEMPLATE = '<p class="{cls}">{name|upper} {name} {link|shorten} {UNSUB_URL}</p>'
 
 
-@given(st.lists(st.fixed_dictionaries({"name": st.text(max_size=12), "cls": st.text(max_size=6)}), min_size=1, max_size=6))
+@given(st.lists(st.fixed_dictionaries({"name": st.text(max_size=12), "cls": st.text(max_size=6)}),
+                min_size=1, max_size=6))
 def test_render_and_render_frame_escape_alike(rows):
     frame = pd.DataFrame([{**row, "link": "https://x.example/?a=1&b=<2>"} for row in rows])
     specials = {"UNSUB_URL": "http://127.0.0.1:8080/u/abc&def"}

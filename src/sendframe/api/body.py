@@ -71,7 +71,8 @@ def unicode_problem(text: str) -> str | None:
     found = _SURROGATE.search(text)
     if found is None:
         return None
-    return f"is not Unicode text: it holds a lone surrogate (\\u{ord(found.group()):04x} at character {found.start()}); send UTF-8 text"
+    escape = f"\\u{ord(found.group()):04x}"
+    return f"is not Unicode text: it holds a lone surrogate ({escape} at character {found.start()}); send UTF-8 text"
 
 
 def number_size(value: int) -> str:
@@ -105,7 +106,8 @@ def json_problems(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> list[Pro
 
     Values of other Python types (dates, models, numpy numbers) are left to the field rules.
 
-        >>> [p.message for p in json_problems({"sub": [{"n": 10 ** 30, "name": "\\udc00"}]})]  # doctest: +NORMALIZE_WHITESPACE
+        >>> body = {"sub": [{"n": 10 ** 30, "name": "\\udc00"}]}
+        >>> [p.message for p in json_problems(body)]  # doctest: +NORMALIZE_WHITESPACE
         ['sub[0].n must be a number between -9007199254740991 and 9007199254740991 (got a number of 31 digits)',
          'sub[0].name is not Unicode text: it holds a lone surrogate (\\\\udc00 at character 0); send UTF-8 text']
     """
@@ -231,13 +233,15 @@ def _decode_problem(raw: bytes | str, exc: orjson.JSONDecodeError) -> Problem:
         return Problem(where if path else "", "unicode", f"{where} {what}: it holds a lone surrogate "
                        f"(a \\u escape without its pair, line {exc.lineno}, column {exc.colno}); send UTF-8 text")
     if "depth" in message or "recursion" in message:
-        return Problem(where if path else "", "json_depth", f"{where} nests arrays and objects deeper than {MAX_JSON_DEPTH} levels")
+        return Problem(where if path else "", "json_depth",
+                       f"{where} nests arrays and objects deeper than {MAX_JSON_DEPTH} levels")
     if "infinity" in message or "range" in message:
         number = re.match(r"-?[0-9.eE+-]*", text[exc.pos : exc.pos + 1_000_000])
         size = f"a number of {len(number.group())} characters" if number else "a number out of range"
         return Problem(where if path else "", "number_range",
                        f"{where} must be a number between -{MAX_JSON_NUMBER} and {MAX_JSON_NUMBER} (got {size})")
-    return Problem("", "json_syntax", f"The request body is not valid JSON: {message} (line {exc.lineno}, column {exc.colno})")
+    return Problem("", "json_syntax",
+                   f"The request body is not valid JSON: {message} (line {exc.lineno}, column {exc.colno})")
 
 
 def decode_json(raw: bytes | str, *, checked_by_model: bool = False) -> Any:
@@ -257,7 +261,8 @@ def decode_json(raw: bytes | str, *, checked_by_model: bool = False) -> Any:
         sub[0].name unicode
     """
     if not raw or raw.isspace():
-        raise invalid_request([Problem("", "json_syntax", "The request body is empty; send a JSON object")], "request body")
+        empty = Problem("", "json_syntax", "The request body is empty; send a JSON object")
+        raise invalid_request([empty], "request body")
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

@@ -72,7 +72,8 @@ async def lookup(request: Request) -> Response:
     records = store.lookup_records(state.db, account.username, ids, state.public_url.rstrip("/"))
     if not records:
         shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
-        raise ApiError(ErrorCode.NOT_FOUND, f"Resource not found: no SMS message with id {shown} for this account.", 404)
+        raise ApiError(ErrorCode.NOT_FOUND, f"Resource not found: no SMS message with id {shown} for this account.",
+                       404)
     # the records come as JSON text from the store: joined, not parsed and dumped again
     return Response("".join(('{"data":[', ",".join(records), "]}")), media_type="application/json")
 
@@ -90,7 +91,8 @@ def routes() -> list[BaseRoute]:
         18
     """
     ours: list[BaseRoute] = [Route(f"/api/rest/{c}", _send_route(c), methods=["POST"]) for c in CHANNELS]
-    ours += [Route("/api/rest/sms/{ids}", lookup, methods=["GET"]), Route("/openapi.json", openapi_json, methods=["GET"])]
+    ours += [Route("/api/rest/sms/{ids}", lookup, methods=["GET"]),
+             Route("/openapi.json", openapi_json, methods=["GET"])]
     return [*ours, *otp.routes(), *links.routes(), *control.routes()]
 
 

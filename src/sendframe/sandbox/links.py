@@ -1,10 +1,11 @@
 """Tracked links of the sandbox: short links, unsubscribe pages, landing pages and the email open pixel.
 
 The makers (``short_link`` ...) are plain functions on the sandbox state, used by
-:mod:`~sendframe.sandbox.sending` while it renders a message; :func:`routes` gives the browser pages that serve them. Lengths and paths are those
-of docs/api-notes.md ("Generated links"): ``/s/`` + 8 characters, ``/u/``, ``/l/`` and ``/o/`` + 12
-(``.gif`` after the pixel's token). Tokens are alphanumeric (``A-Z a-z 0-9``, URL-safe and never
-trimmed by phone autolinkers that drop a trailing ``-`` or ``_``) and come from :mod:`secrets`.
+:mod:`~sendframe.sandbox.sending` while it renders a message; :func:`routes` gives the browser pages
+that serve them. Lengths and paths are those of docs/api-notes.md ("Generated links"): ``/s/`` + 8
+characters, ``/u/``, ``/l/`` and ``/o/`` + 12 (``.gif`` after the pixel's token). Tokens are
+alphanumeric (``A-Z a-z 0-9``, URL-safe and never trimmed by phone autolinkers that drop a trailing
+``-`` or ``_``) and come from :mod:`secrets`.
 
 Visits are recorded in the shared ``events`` table: a short link or landing page visit is a
 ``clicked`` event (browser, OS and mobile flag from the User-Agent) and sets ``messages.is_clicked``;
@@ -188,13 +189,14 @@ def short_links(state: Any, *, message_id: str, urls: Iterable[str]) -> dict[str
             wanted.setdefault(url, _http_url(url))
         except InputError:
             continue
-    known = dict(state.db.execute("SELECT url, token FROM links WHERE kind = 'short' AND message_id = ?", (message_id,)))
+    known = dict(state.db.execute("SELECT url, token FROM links WHERE kind = 'short' AND message_id = ?",
+                                  (message_id,)))
     new = sorted({clean for clean in wanted.values() if clean not in known})
     rows = [("".join(secrets.choice(TOKEN_ALPHABET) for _ in range(SHORT_CODE_LENGTH)), message_id, url) for url in new]
     try:
         with state.db:
-            state.db.executemany("INSERT INTO links(token, kind, message_id, url, created_at) VALUES (?, 'short', ?, ?, ?)",
-                                 [(*row, _now_text(state)) for row in rows])
+            state.db.executemany("INSERT INTO links(token, kind, message_id, url, created_at) "
+                                 "VALUES (?, 'short', ?, ?, ?)", [(*row, _now_text(state)) for row in rows])
         known.update((url, token) for token, _, url in rows)
     except sqlite3.IntegrityError:  # a token already taken (astronomically rare): one by one, each retried
         for url in new:

@@ -291,7 +291,7 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
                 specials["LAND_URL"] = c.db(links.landing_link, state, message_id=message_id, html=page)
 
             def shorten(url: str, _mid: str = message_id) -> str:
-                return c.db(links.short_link, state, message_id=_mid, url=url)  # type: ignore[no-any-return]
+                return c.db(links.short_link, state, message_id=_mid, url=url)
 
             text, problem = _render(template, variables, index, specials=specials, shorten=shorten)
             if problem is not None:
@@ -429,8 +429,8 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
             html = _track_clicks(c, message_id, html)
         if request.track_opens:
             pixel = f'<img src="{c.db(links.open_pixel, state, message_id=message_id)}" width="1" height="1" alt="" />'
-            html, found = _BODY_END.subn(lambda m, img=pixel: img + m.group(0), html, count=1)
-            html = html if found else html + pixel
+            end = _BODY_END.search(html)
+            html = html[:end.start()] + pixel + html[end.start():] if end else html + pixel
         cost = state.prices.message_cost(to, "mailing", certified=bool(request.certified), attachments=len(request.attachments or []))
         _plan(batch, message_id, c, to=to)
         row_extra = extra.replace('"subject": null', f'"subject": {json.dumps(subject, ensure_ascii=False)}', 1)

@@ -79,7 +79,8 @@ def _unauthorized(description: str) -> ApiError:
 
 
 async def account_of(request: Request, channel: str | None = None) -> Account:
-    """The authenticated account of ``request`` (Basic auth, registered IP, enabled channel); raises :class:`ApiError`."""
+    """The authenticated account of ``request`` (Basic auth, registered IP, enabled channel); raises
+    :class:`ApiError`."""
     state = request.app.state.sandbox
     scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "basic" or not encoded.strip():
@@ -87,7 +88,8 @@ async def account_of(request: Request, channel: str | None = None) -> Account:
     try:
         decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
     except (binascii.Error, ValueError):
-        raise _unauthorized("Malformed Authorization header: the credentials must be base64 of username:apiPassword.") from None
+        raise _unauthorized("Malformed Authorization header: the credentials must be base64 of "
+                            "username:apiPassword.") from None
     username, _, password = decoded.partition(":")
     account = check_credentials(state.accounts, username, password)
     if account is None:
@@ -115,12 +117,14 @@ async def read_body(request: Request) -> bytes:
     """The raw body (at most 10 MiB); raises :class:`ApiError` 413 beyond that."""
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
-        raise ApiError(ErrorCode.TOO_LARGE, f"The request body is {int(length)} bytes; the limit is {MAX_BODY_BYTES} (10 MiB).", 413)
+        raise ApiError(ErrorCode.TOO_LARGE, f"The request body is {int(length)} bytes; the limit is {MAX_BODY_BYTES} "
+                       "(10 MiB).", 413)
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise ApiError(ErrorCode.TOO_LARGE, f"The request body is larger than {MAX_BODY_BYTES} bytes (10 MiB).", 413)
+            raise ApiError(ErrorCode.TOO_LARGE, f"The request body is larger than {MAX_BODY_BYTES} bytes (10 MiB).",
+                           413)
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -243,7 +247,8 @@ def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Requ
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     status = getattr(exc, "status_code", 500)
-    detail = {404: f"Resource not found: {request.url.path}", 405: f"Method {request.method} is not allowed on {request.url.path}"}
+    detail = {404: f"Resource not found: {request.url.path}",
+              405: f"Method {request.method} is not allowed on {request.url.path}"}
     return error_response(status, status, detail.get(status, str(getattr(exc, "detail", "")) or "HTTP error"),
                           getattr(exc, "headers", None))
 

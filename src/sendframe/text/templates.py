@@ -310,8 +310,8 @@ def render_frame(
     ['<p>&lt;b&gt;Ana&lt;/b&gt;</p>']
     """
     parsed = template if isinstance(template, Template) else parse(template)
-    pieces = piece_codes(frame, parsed, specials=specials, shorten=shorten, escape_html=escape_html)
-    pieces = merge_pieces(pieces, len(frame))
+    coded = piece_codes(frame, parsed, specials=specials, shorten=shorten, escape_html=escape_html)
+    pieces = merge_pieces(coded, len(frame))
     return text_series(join_codes(pieces), frame.index)
 
 
