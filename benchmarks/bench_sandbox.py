@@ -120,12 +120,12 @@ def main() -> None:
                 later = "20991121093000"  # scheduled: accepted and stored now, carrier planning when due
                 fast = send_rate(client, requests=big_requests, per_request=1000, schedule=later)
                 naive = send_rate(client, requests=naive_requests, per_request=1, schedule=later)
-                client.post("/_sandbox/reset")
+                client.post("/_sandbox/reset", json={})
                 started = time.perf_counter()
                 send_rate(client, requests=big_requests, per_request=1000)
                 planned = client.post("/_sandbox/advance", json={"seconds": 0}).json()["done"].get("planned", 0)
                 immediate = big_requests * 1000 / (time.perf_counter() - started)
-                client.post("/_sandbox/reset")
+                client.post("/_sandbox/reset", json={})
                 receiver = RawReceiver()
                 url = f"http://127.0.0.1:{receiver.port}/dlr?id=%i&s=%s"
                 per_request = 1000 if notify_messages >= 1000 else notify_messages

@@ -107,7 +107,7 @@ def test_delay_slows_answers(sb):
 
 def test_faults_are_cleared_by_post_clear_and_bad_faults_refused(sb):
     sb.faults(status=500)
-    httpx.post(f"{sb.base_url}/_sandbox/faults/clear")
+    httpx.post(f"{sb.base_url}/_sandbox/faults/clear", json={})
     assert send(sb).status_code == 202
     r = httpx.post(f"{sb.base_url}/_sandbox/faults", json={"status": 418})
     assert r.status_code == 400 and "status" in r.json()["error"]["description"]

@@ -192,6 +192,35 @@ def test_loopback_is_refused_unless_allowed_or_listed(receiver):
     assert deliver(f"{receiver.base}/ok?case=listed", allow_loopback=False, allow_networks=["127.0.0.0/8"]).ok
 
 
+@pytest.mark.parametrize(("url", "carried"), [
+    ("http://[2002:a9fe:a9fe::]/", "169.254.169.254"),        # 6to4 of the metadata address
+    ("http://[2002:a00:1::1]/", "10.0.0.1"),                   # 6to4 of a private address
+    ("http://[64:ff9b::a9fe:a9fe]/", "169.254.169.254"),      # NAT64
+    ("http://[64:ff9b::a00:1]/", "10.0.0.1"),
+    ("http://[::ffff:a9fe:a9fe]/", "169.254.169.254"),        # IPv4-mapped
+    ("http://[::169.254.169.254]/", "169.254.169.254"),       # IPv4-compatible
+    ("http://[::10.0.0.1]/", "10.0.0.1"),
+])
+def test_ipv6_forms_that_carry_an_ipv4_address_are_judged_by_it(url, carried):
+    reason = Notifier(allow_loopback=True).check_destination(url)
+    assert reason is not None and f"which carries {carried}" in reason
+    attempt = deliver(url)
+    assert not attempt.ok and attempt.refused and attempt.error.startswith("refused")
+
+
+def test_an_ipv6_form_carrying_loopback_follows_the_loopback_rule(receiver):
+    assert Notifier(allow_loopback=True).check_destination("http://[64:ff9b::7f00:1]/") is None
+    assert "loopback" in Notifier(allow_loopback=False).check_destination("http://[2002:7f00:1::]/")
+    assert Notifier(allow_loopback=False).check_destination("http://[2002:5db8:d70e::]/") is None  # 93.184.215.14
+
+
+def test_a_refused_destination_is_marked_final_and_a_failing_one_is_not(receiver):
+    assert deliver("http://169.254.169.254/").refused is True
+    assert deliver("ftp://example.com/").refused is True
+    assert deliver(f"{receiver.base}/fail").refused is False
+    assert deliver("http://no-such-host.invalid/").refused is False  # a DNS failure may pass: retried
+
+
 def test_allow_loopback_does_not_open_private_ranges():
     assert Notifier(allow_loopback=True).check_destination("http://10.0.0.1/") is not None
 

@@ -1,11 +1,14 @@
 """The sandbox's SQLite layout: shared request values in sendings, read back through message_view."""
 
+import os
 import sqlite3
+import stat
 
+import httpx
 import pytest
 
 from sendframe.errors import ConfigurationError
-from sendframe.sandbox import sending, store
+from sendframe.sandbox import Sandbox, sending, store
 from sendframe.sandbox.state import SandboxState
 
 
@@ -41,3 +44,18 @@ def test_values_a_message_does_not_share_with_its_request_are_kept_on_the_messag
     assert rows["34600123456"]["sender"] == "34911000000"
     assert rows["447700900003"]["sender"] == sending.DEFAULT_VOICE_CALLER
     assert {r["status"] for r in rows.values()} == {"QUEUED"} and {r["account"] for r in rows.values()} == {"demo"}
+
+
+def test_the_state_file_and_its_journal_are_readable_by_their_owner_only(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "sandbox.sqlite"
+        with Sandbox(db=str(path), clock="manual") as sb:
+            answer = httpx.post(f"{sb.base_url}/api/rest/sms", auth=(sb.username, sb.api_password),
+                                json={"message": "Code {OTP_CODE}", "to": ["447700900001"], "from": "Shop"})
+            assert answer.status_code == 202
+            files = [p for p in tmp_path.iterdir() if p.name.startswith("sandbox.sqlite")]
+            assert {p.name for p in files} >= {"sandbox.sqlite", "sandbox.sqlite-wal"}
+            assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == {p.name: 0o600 for p in files}
+    finally:
+        os.umask(old)

@@ -146,6 +146,17 @@ def test_one_long_advance_keeps_the_retry_spacing_of_a_failing_notification(sb):
     assert len(receiver.hits) == 7 and done["notifications_failed"] == 1
 
 
+@pytest.mark.parametrize("url", ["http://[2002:a9fe:a9fe::]/dlr?s=%s", "http://169.254.169.254/latest?s=%s",
+                                 "http://10.1.2.3/dlr?s=%s"])
+def test_a_destination_the_policy_refuses_is_tried_once_and_shown_failed_with_its_reason(sb, url):
+    post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900001"], "from": "Shop", "notificationUrl": url})
+    done = sb.advance(120)["done"]
+    assert done["notifications_failed"] == 2 and "notifications_retried" not in done  # ACCEPTD and DELIVRD
+    notes = sb.messages().iloc[0]["notifications"]
+    assert [(n["state"], n["attempts"]) for n in notes] == [("failed", 1), ("failed", 1)]
+    assert all(n["last_error"].startswith("refused: ") and "address" in n["last_error"] for n in notes)
+
+
 def _accept_one(state, to="447700900001"):
     from sendframe.sandbox import sending
 

@@ -22,7 +22,6 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerialize
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
-from sendframe.errors import Problem, RequestValidationError  # noqa: F401  (re-exported for callers)
 from sendframe.api.validation import (
     Base64Text,
     ClockTime,
@@ -33,14 +32,16 @@ from sendframe.api.validation import (
     TextOrTexts,
     WireDateTime,
     between,
-    one_of,
-    plural,
     invalid_request,
+    json_problems,
+    one_of,
     parse_wire_datetime,
+    plural,
     problems_from_pydantic,
     shown,
     sub_problems,
 )
+from sendframe.errors import Problem, RequestValidationError  # noqa: F401  (re-exported for callers)
 
 __all__ = [
     "CHANNELS", "ENCODINGS", "GENDERS", "LANGUAGES", "MAX_LOOKUP_IDS", "MAX_RECIPIENTS", "REQUEST_MODELS",
@@ -100,6 +101,17 @@ class RequestModel(WireModel):
     def _null_is_absent(cls, data: Any) -> Any:
         if isinstance(data, dict) and None in data.values():
             return {key: value for key, value in data.items() if value is not None}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _body_rule(cls, data: Any) -> Any:
+        # the rule every body follows (validation.json_problems): the sandbox decodes bodies with it, and a
+        # request built in Python meets it too, so text that is not Unicode never reaches the wire
+        if isinstance(data, dict):
+            problems = json_problems(data)
+            if problems:
+                raise invalid_request(problems)
         return data
 
 

@@ -28,10 +28,25 @@ from pydantic import AfterValidator, BeforeValidator, PlainValidator, Strict
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import PydanticCustomError
 
+from sendframe.api.body import (
+    MAX_JSON_DEPTH,
+    MAX_JSON_NUMBER,
+    decode_json,
+    invalid_request,
+    join_path,
+    json_path_at,
+    json_problems,
+    number_size,
+    printable,
+    unicode_problem,
+    wire_path,
+)
 from sendframe.errors import ErrorCode, Problem, RequestValidationError
 
 __all__ = [
     "DATETIME_FORMAT",
+    "MAX_JSON_DEPTH",
+    "MAX_JSON_NUMBER",
     "Base64Text",
     "ClockTime",
     "NonEmptyText",
@@ -40,16 +55,21 @@ __all__ = [
     "TextOrTexts",
     "WireDateTime",
     "between",
+    "decode_json",
     "describe_problems",
     "error_code",
     "format_wire_datetime",
     "invalid_request",
+    "json_path_at",
+    "json_problems",
     "one_of",
     "parse_wire_datetime",
     "plural",
+    "printable",
     "problems_from_pydantic",
     "sender_label_problem",
     "sub_value_text",
+    "unicode_problem",
 ]
 
 DATETIME_FORMAT = "%Y%m%d%H%M%S"
@@ -64,15 +84,24 @@ TOO_MANY_RULES = frozenset({"max_recipients", "max_lookup_ids"})
 
 
 def shown(value: object, limit: int = 40) -> str:
-    """A value as it looks in JSON, shortened, for messages: ``"5"``, ``12``, ``true``, ``an array``."""
+    """A value as it looks in JSON, shortened, for messages: ``"5"``, ``12``, ``true``, ``an array``.
+
+    Safe for any value: a lone surrogate is shown as its escape, an integer too long to write as its size.
+
+        >>> shown("Ana"), shown(10 ** 5000), shown("\\ud800")
+        ('"Ana"', 'a number of 5001 digits', '"\\\\ud800"')
+    """
     if isinstance(value, (list, tuple)):
         return "an array"
     if isinstance(value, dict):
         return "an object"
+    if isinstance(value, int) and not isinstance(value, bool) and not -MAX_JSON_NUMBER <= value <= MAX_JSON_NUMBER:
+        return number_size(value)
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
+    text = printable(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -264,28 +293,12 @@ _TYPE_NAMES = {
 }
 
 
-def _join(prefix: str, path: str) -> str:
-    if not prefix:
-        return path
-    if not path:
-        return prefix
-    return prefix + path if path.startswith("[") else f"{prefix}.{path}"
-
-
-def wire_path(loc: Iterable[int | str]) -> str:
-    """A pydantic location as a wire path: ``("messages", 2, "to")`` -> ``messages[2].to``."""
-    path = ""
-    for part in loc:
-        path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
-    return path
-
-
 def _translate(error: dict[str, Any], lists: frozenset[str]) -> list[Problem]:
     kind, ctx, got = error["type"], error.get("ctx") or {}, error.get("input")
     path = wire_path(error["loc"])
     inner = ctx.get("error")
     if kind == "value_error" and isinstance(inner, RequestValidationError):
-        return [Problem(_join(path, p.path), p.rule, _join(path, p.message) if path else p.message) for p in inner.problems]
+        return [Problem(join_path(path, p.path), p.rule, join_path(path, p.message) if path else p.message) for p in inner.problems]
     where = path or "The request body"
     if kind == "missing":
         return [Problem(path, "required", f"{where} is required")]
@@ -316,7 +329,8 @@ def _translate(error: dict[str, Any], lists: frozenset[str]) -> list[Problem]:
 
 
 _OUR_RULES = frozenset({"range", "sender_label", "datetime_format", "datetime_calendar", "datetime_timezone",
-                        "time_format", "not_empty", "base64", "one_per_recipient", "type", "enum"})
+                        "time_format", "not_empty", "base64", "one_per_recipient", "type", "enum",
+                        "unicode", "number_range", "json_depth"})
 
 
 def problems_from_pydantic(exc: PydanticValidationError, recipient_lists: Iterable[str] = ("to", "messages")) -> list[Problem]:
@@ -328,13 +342,6 @@ def problems_from_pydantic(exc: PydanticValidationError, recipient_lists: Iterab
             if problem not in problems:
                 problems.append(problem)
     return problems
-
-
-def invalid_request(problems: list[Problem], what: str = "request") -> RequestValidationError:
-    """The exception for ``problems``; its text lists each message once (they already name the path)."""
-    exc = RequestValidationError(problems, what)
-    exc.args = ("\n".join([f"The {what} is not valid:"] + [f"  - {p.message}" for p in problems]),)
-    return exc
 
 
 def error_code(problems: Iterable[Problem]) -> int:

@@ -1,7 +1,7 @@
 """``sendframe sandbox``: serve the reference implementation of the messaging API on 127.0.0.1.
 
     sendframe sandbox --port 8080 --db sandbox.sqlite [--clock manual] [--seed N] [--account USER:PASSWORD[:CHANNEL,...]]
-                      [--carrier-config PATH] [--allow-callback-network CIDR ...]
+                      [--carrier-config PATH] [--allow-callback-network CIDR ...] [--trust-proxy]
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import argparse
 import os
 import sys
 from pathlib import Path
+
+from sendframe.sandbox.server import serve
 
 __all__ = ["add_arguments", "default_db_path", "run"]
 
@@ -42,12 +44,13 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-callback-network", action="append", default=[], metavar="CIDR",
                         help="let delivery notifications reach this private network, e.g. 10.0.0.0/8 (loopback "
                              "always may; link-local and metadata addresses never); repeatable")
+    parser.add_argument("--trust-proxy", action="store_true",
+                        help="behind a reverse proxy on this machine: take the client's address from its "
+                             "X-Forwarded-For (off by default: the header is ignored)")
 
 
 def run(name: str, args: argparse.Namespace) -> int:
     """Serve until interrupted; print the base URL once listening."""
-    from sendframe.sandbox.server import serve
-
     db = args.db or str(default_db_path())
     if db != ":memory:":
         Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -58,6 +61,6 @@ def run(name: str, args: argparse.Namespace) -> int:
         print(f"sendframe sandbox: state in {db}; account demo / demo-password; Ctrl+C to stop", file=sys.stderr, flush=True)
 
     serve(port=args.port, db=db, clock=args.clock, seed=args.seed, accounts=args.account, ips=args.ip,
-          carrier_config=args.carrier_config, allow_networks=args.allow_callback_network,
+          carrier_config=args.carrier_config, allow_networks=args.allow_callback_network, trust_proxy=args.trust_proxy,
           announce=announce, log_level="info" if getattr(args, "verbose", False) else "warning")
     return 0

@@ -1,18 +1,21 @@
 """The control surface under ``/_sandbox/`` and fault injection on ``/api/rest``.
 
-Answers only clients on a loopback address. ``GET /_sandbox/messages`` shows every message of
-every channel with status and events; ``POST /_sandbox/reset`` empties the sandbox;
-``POST /_sandbox/advance {"seconds": N}`` moves a manual clock and runs all that falls due before
-answering; ``POST /_sandbox/faults {"status", "rate", "delay_s", "drop"}`` injects faults
-(``GET`` shows them, ``DELETE`` or ``POST /_sandbox/faults/clear`` clears them).
+``GET /_sandbox/messages`` shows every message of every channel with status, events and delivery
+notifications; ``POST /_sandbox/reset {}`` empties the sandbox; ``POST /_sandbox/advance {"seconds": N}``
+moves a manual clock and runs all that falls due before answering; ``POST /_sandbox/faults {"status",
+"rate", "delay_s", "drop"}`` injects faults (``GET`` shows them, ``DELETE`` or ``POST /_sandbox/faults/clear
+{}`` clears them).
 
-    curl -X POST http://127.0.0.1:8080/_sandbox/advance -d '{"seconds": 60}'
+Only the analyst's own machine may use it, and no web page (:func:`sendframe.sandbox.web.control_access`):
+the peer and the ``Host`` are loopback, no foreign ``Origin``, and a ``POST`` carries
+``Content-Type: application/json`` (docs/sandbox.md, threat model).
+
+    curl -X POST http://127.0.0.1:8080/_sandbox/advance -H 'Content-Type: application/json' -d '{"seconds": 60}'
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 import random
@@ -22,27 +25,29 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from sendframe.errors import ErrorCode
+from sendframe.api.validation import shown
+from sendframe.errors import ApiError, ErrorCode
 from sendframe.sandbox import store
-from sendframe.sandbox.app import error_response, guarded, read_json
-from sendframe.sandbox.sending import Rejection
 from sendframe.sandbox.state import Faults
+from sendframe.sandbox.web import control_access, error_response, guarded, read_json
 
 __all__ = ["FaultInjector", "parse_faults", "routes"]
 
 log = logging.getLogger("sendframe.sandbox.control")
 
 FAULT_STATUSES = (429, 500, 503)
+MAX_ADVANCE_SECONDS = 10 * 365 * 86400
 
 
-def _require_loopback(request: Request) -> None:
-    host = request.client.host if request.client else ""
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
-        raise Rejection(404, ErrorCode.NOT_FOUND, f"Resource not found: {request.url.path}")
+def _invalid(description: str) -> ApiError:
+    return ApiError(ErrorCode.INVALID_REQUEST, description, 400)
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise _invalid(f"The body must be a JSON object (got {shown(body)}); send {{}} when there is nothing to say.")
+    return body
 
 
 def _message_wire(row: dict[str, Any]) -> dict[str, Any]:
@@ -56,20 +61,20 @@ def _message_wire(row: dict[str, Any]) -> dict[str, Any]:
 
 @guarded
 async def messages(request: Request) -> Response:
-    """``GET /_sandbox/messages``: every message (all channels, all accounts) with its events."""
-    _require_loopback(request)
+    """``GET /_sandbox/messages``: every message (all channels, all accounts) with its events and notifications."""
+    control_access(request, mutation=False)
     state = request.app.state.sandbox
     return JSONResponse({"data": [_message_wire(r) for r in store.message_rows(state.db)]})
 
 
 @guarded
 async def reset(request: Request) -> Response:
-    """``POST /_sandbox/reset``: delete every message, event, pending step, notification, campaign, code and link."""
-    _require_loopback(request)
+    """``POST /_sandbox/reset {}``: delete every message, event, pending step, notification, campaign, code and link."""
+    control_access(request, mutation=True)
+    await _json_object(request)
     state = request.app.state.sandbox
-    worker = state.worker
-    if worker is not None:
-        async with worker._lock:  # noqa: SLF001 - never reset in the middle of a worker round
+    if state.worker is not None:
+        async with state.worker.exclusive():  # never reset in the middle of a worker round
             store.reset(state.db, state.extra)
     else:
         store.reset(state.db, state.extra)
@@ -80,38 +85,39 @@ async def reset(request: Request) -> Response:
 @guarded
 async def advance(request: Request) -> Response:
     """``POST /_sandbox/advance {"seconds": N}``: move the manual clock and finish all that falls due."""
-    _require_loopback(request)
+    control_access(request, mutation=True)
     state = request.app.state.sandbox
-    body = await read_json(request)
-    seconds = body.get("seconds") if isinstance(body, dict) else None
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= 10 * 365 * 86400:
-        raise Rejection(400, ErrorCode.INVALID_REQUEST, f"seconds must be a number from 0 to 315360000 (got {json.dumps(seconds)}).")
+    body = await _json_object(request)
+    seconds = body.get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= MAX_ADVANCE_SECONDS:
+        raise _invalid(f"seconds must be a number from 0 to {MAX_ADVANCE_SECONDS} (got {shown(seconds)}).")
     if state.clock.mode != "manual":
-        raise Rejection(409, ErrorCode.INVALID_REQUEST, "The sandbox runs on the real clock; start it with --clock manual to advance time.")
+        raise ApiError(ErrorCode.INVALID_REQUEST, "The sandbox runs on the real clock; start it with --clock manual "
+                       "to advance time.", 409)
     return JSONResponse(await state.worker.advance(seconds))
 
 
 def parse_faults(body: object) -> Faults | None:
-    """Read a faults body; ``{}`` (or all rates zero) clears. Raises :class:`Rejection` naming the field.
+    """Read a faults body; ``{}`` (or all rates zero) clears. Raises :class:`ApiError` naming the field.
 
         >>> parse_faults({"status": 503, "rate": 0.5})
         Faults(status=503, rate=0.5, delay_s=0.0, drop=0.0, retry_after=1)
     """
     if not isinstance(body, dict):
-        raise Rejection(400, ErrorCode.INVALID_REQUEST, "The faults body must be a JSON object.")
+        raise _invalid("The faults body must be a JSON object.")
     status = body.get("status")
     if status is not None and (isinstance(status, bool) or status not in FAULT_STATUSES):
-        raise Rejection(400, ErrorCode.INVALID_REQUEST, f"status must be one of 429, 500, 503 (got {json.dumps(status)}).")
+        raise _invalid(f"status must be one of 429, 500, 503 (got {shown(status)}).")
     values: dict[str, float] = {}
     for name, high in (("rate", 1.0), ("delay_s", 60.0), ("drop", 1.0), ("retry_after", 3600.0)):
         value = body.get(name, 1 if name == "retry_after" else 0)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
-            raise Rejection(400, ErrorCode.INVALID_REQUEST, f"{name} must be a number from 0 to {high:g} (got {json.dumps(value)}).")
+            raise _invalid(f"{name} must be a number from 0 to {high:g} (got {shown(value)}).")
         values[name] = float(value)
     if status is not None and "rate" not in body:
         values["rate"] = 1.0
     if status is None and values["rate"] > 0:
-        raise Rejection(400, ErrorCode.INVALID_REQUEST, "rate needs a status (429, 500 or 503) to answer.")
+        raise _invalid("rate needs a status (429, 500 or 503) to answer.")
     faults = Faults(status=status, rate=values["rate"], delay_s=values["delay_s"], drop=values["drop"],
                     retry_after=int(values["retry_after"]))
     return faults if (faults.rate or faults.delay_s or faults.drop) else None
@@ -120,10 +126,10 @@ def parse_faults(body: object) -> Faults | None:
 @guarded
 async def faults(request: Request) -> Response:
     """``GET`` shows the faults; ``POST`` sets them (``{}`` clears); ``DELETE`` clears them."""
-    _require_loopback(request)
+    control_access(request, mutation=request.method == "POST")
     state = request.app.state.sandbox
     if request.method == "POST":
-        state.faults = parse_faults(await read_json(request))
+        state.faults = parse_faults(await _json_object(request))
     elif request.method == "DELETE":
         state.faults = None
     return JSONResponse({"faults": state.faults.to_dict() if state.faults else None})
@@ -131,14 +137,19 @@ async def faults(request: Request) -> Response:
 
 @guarded
 async def clear_faults(request: Request) -> Response:
-    """``POST /_sandbox/faults/clear``: no more faults."""
-    _require_loopback(request)
+    """``POST /_sandbox/faults/clear {}``: no more faults."""
+    control_access(request, mutation=True)
+    await _json_object(request)
     request.app.state.sandbox.faults = None
     return JSONResponse({"faults": None})
 
 
 def routes() -> list[Route]:
-    """The control routes core's app mounts."""
+    """The control routes the app mounts.
+
+        >>> [r.path for r in routes()][:2]
+        ['/_sandbox/messages', '/_sandbox/reset']
+    """
     return [
         Route("/_sandbox/messages", messages, methods=["GET"]),
         Route("/_sandbox/reset", reset, methods=["POST"]),

@@ -1,10 +1,11 @@
 """Tracked links of the sandbox: short links, unsubscribe pages, landing pages and the email open pixel.
 
-The makers (``short_link`` ...) are plain functions on the sandbox state, used by core's app while it
-renders a message; :func:`routes` gives the browser pages that serve them. Lengths and paths are those
-of docs/api-notes.md ("Generated links"): ``/s/`` + 8 characters, ``/u/``, ``/l/`` and ``/o/`` + 12
-(``.gif`` after the pixel's token). Tokens are alphanumeric (``A-Z a-z 0-9``, URL-safe and never
-trimmed by phone autolinkers that drop a trailing ``-`` or ``_``) and come from :mod:`secrets`.
+The makers (``short_link`` ...) are plain functions on the sandbox state, used by
+:mod:`~sendframe.sandbox.sending` while it renders a message; :func:`routes` gives the browser pages
+that serve them. Lengths and paths are those of docs/api-notes.md ("Generated links"): ``/s/`` + 8
+characters, ``/u/``, ``/l/`` and ``/o/`` + 12 (``.gif`` after the pixel's token). Tokens are
+alphanumeric (``A-Z a-z 0-9``, URL-safe and never trimmed by phone autolinkers that drop a trailing
+``-`` or ``_``) and come from :mod:`secrets`.
 
 Visits are recorded in the shared ``events`` table: a short link or landing page visit is a
 ``clicked`` event (browser, OS and mobile flag from the User-Agent) and sets ``messages.is_clicked``;
@@ -27,7 +28,7 @@ import html
 import secrets
 import sqlite3
 import string
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,9 +37,12 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from sendframe.errors import InputError
+from sendframe.sandbox.useragent import parse_user_agent
 
 __all__ = [
+    "LANDING_CSP",
     "LONG_TOKEN_LENGTH",
+    "PAGE_CSP",
     "SCHEMA",
     "SHORT_CODE_LENGTH",
     "TOKEN_ALPHABET",
@@ -48,6 +52,7 @@ __all__ = [
     "recipient_key",
     "routes",
     "short_link",
+    "short_links",
     "unsubscribe_link",
 ]
 
@@ -84,6 +89,19 @@ _PREFIX = {"short": "s", "unsubscribe": "u", "landing": "l", "pixel": "o"}
 # the smallest transparent GIF: 1x1, one colour
 PIXEL_GIF = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
 _NO_STORE = {"Cache-Control": "no-store"}
+# Every page shares its origin with the API and the control surface, so none may run a script or send a
+# form with the visitor's rights (docs/sandbox.md, threat model). Our own pages (unsubscribe, not found)
+# load nothing and post only to themselves; no page may be framed, and no page tells others its token.
+_SAFE = {**_NO_STORE, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+PAGE_CSP = "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+# The landing page is the customer's own HTML: it is served sandboxed (an opaque origin: it cannot read or
+# call the sandbox as its visitor), without scripts or forms; images, styles, fonts and media may load,
+# and links open in new windows outside the sandbox.
+LANDING_CSP = ("sandbox allow-popups allow-popups-to-escape-sandbox; default-src 'none'; "
+               "img-src http: https: data:; style-src http: https: 'unsafe-inline'; font-src http: https: data:; "
+               "media-src http: https: data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
+_PAGE_HEADERS = {**_SAFE, "Content-Security-Policy": PAGE_CSP}
+_LANDING_HEADERS = {**_SAFE, "Content-Security-Policy": LANDING_CSP}
 
 
 def recipient_key(to: str) -> str:
@@ -130,6 +148,15 @@ def _link(state: Any, kind: str, token: str) -> str:
     return f"{_public_url(state)}/{_PREFIX[kind]}/{token}{suffix}"
 
 
+def _http_url(url: str) -> str:
+    """``url`` trimmed, or ``InputError`` when it is not an ``http``/``https`` address."""
+    url = str(url).strip()
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise InputError(f"The shorten filter needs an http or https URL, not {url!r}.")
+    return url
+
+
 def short_link(state: Any, *, message_id: str, url: str) -> str:
     """The short link (``{public_url}/s/`` + 8 characters) that redirects to ``url`` for one message.
 
@@ -139,16 +166,42 @@ def short_link(state: Any, *, message_id: str, url: str) -> str:
     >>> short_link(state, message_id="m1", url="https://shop.example/sale")  # doctest: +SKIP
     'http://127.0.0.1:8080/s/Xb7Qp2Lm'
     """
-    url = str(url).strip()
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise InputError(f"The shorten filter needs an http or https URL, not {url!r}.")
+    url = _http_url(url)
     token = _existing(
         state, "SELECT token FROM links WHERE kind = 'short' AND message_id = ? AND url = ?", (message_id, url)
     )
     if token is None:
         token = _store(state, "short", SHORT_CODE_LENGTH, message_id=message_id, url=url)
     return _link(state, "short", token)
+
+
+def short_links(state: Any, *, message_id: str, urls: Iterable[str]) -> dict[str, str]:
+    """The short links of many URLs of one message at once (click tracking of an email): ``{url: link}`` for
+    every ``http``/``https`` URL (others are left out), the same as :func:`short_link` gives one by one, in
+    one transaction.
+
+    >>> short_links(state, message_id="m1", urls=["https://a.example/", "mailto:x@y.example"])  # doctest: +SKIP
+    {'https://a.example/': 'http://127.0.0.1:8080/s/Xb7Qp2Lm'}
+    """
+    wanted: dict[str, str] = {}
+    for url in urls:
+        try:
+            wanted.setdefault(url, _http_url(url))
+        except InputError:
+            continue
+    known = dict(state.db.execute("SELECT url, token FROM links WHERE kind = 'short' AND message_id = ?",
+                                  (message_id,)))
+    new = sorted({clean for clean in wanted.values() if clean not in known})
+    rows = [("".join(secrets.choice(TOKEN_ALPHABET) for _ in range(SHORT_CODE_LENGTH)), message_id, url) for url in new]
+    try:
+        with state.db:
+            state.db.executemany("INSERT INTO links(token, kind, message_id, url, created_at) "
+                                 "VALUES (?, 'short', ?, ?, ?)", [(*row, _now_text(state)) for row in rows])
+        known.update((url, token) for token, _, url in rows)
+    except sqlite3.IntegrityError:  # a token already taken (astronomically rare): one by one, each retried
+        for url in new:
+            known[url] = _store(state, "short", SHORT_CODE_LENGTH, message_id=message_id, url=url)
+    return {url: _link(state, "short", known[clean]) for url, clean in wanted.items()}
 
 
 def unsubscribe_link(state: Any, *, account: str, message_id: str, recipient: str) -> str:
@@ -214,7 +267,7 @@ def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         f"<title>{html.escape(title)}</title></head>\n<body>{body}</body></html>\n"
     )
-    return HTMLResponse(document, status_code=status, headers=_NO_STORE)
+    return HTMLResponse(document, status_code=status, headers=_PAGE_HEADERS)
 
 
 def _not_found() -> HTMLResponse:
@@ -232,8 +285,6 @@ def _lookup(state: Any, kind: str, token: str, length: int) -> tuple[Any, ...] |
 
 def _event(state: Any, request: Request, message_id: str | None, event: str) -> tuple[Any, ...]:
     """The ``events`` row of a visit now: the User-Agent's mobile flag, browser and OS."""
-    from sendframe.sandbox.useragent import parse_user_agent
-
     is_mobile, browser, os_name = parse_user_agent(request.headers.get("user-agent", ""))
     return (message_id, event, _now_text(state), int(bool(is_mobile)), browser or "", os_name or "")
 
@@ -263,20 +314,17 @@ def _tracked_page(kind: str, param: str, length: int, event: str, flag: str,
 
 short_link_page = _tracked_page(
     "short", "code", SHORT_CODE_LENGTH, "clicked", "is_clicked",
-    lambda row: RedirectResponse(row[4], status_code=302, headers=_NO_STORE),
+    lambda row: RedirectResponse(row[4], status_code=302, headers=_SAFE),
     "``GET /s/<code>``: 302 to the original URL, recording a ``clicked`` event.")
 
-# The landing page is the customer's own HTML; it is served under a ``sandbox`` Content-Security-Policy
-# (scripts run in an opaque origin), since it shares its origin with the sandbox's API.
-_LANDING_HEADERS = {**_NO_STORE, "Content-Security-Policy": "sandbox allow-scripts allow-forms allow-popups"}
 landing_page = _tracked_page(
     "landing", "token", LONG_TOKEN_LENGTH, "clicked", "is_clicked",
     lambda row: HTMLResponse(row[5] or "", headers=_LANDING_HEADERS),
-    "``GET /l/<token>``: the stored landing page (under a sandboxing CSP), recording a ``clicked`` event.")
+    "``GET /l/<token>``: the stored landing page (sandboxed: no scripts, no forms), recording a ``clicked`` event.")
 
 open_pixel_image = _tracked_page(
     "pixel", "token", LONG_TOKEN_LENGTH, "opened", "is_opened",
-    lambda row: Response(PIXEL_GIF, media_type="image/gif", headers=_NO_STORE),
+    lambda row: Response(PIXEL_GIF, media_type="image/gif", headers=_SAFE),
     "``GET /o/<token>.gif``: a 1x1 transparent GIF, recording an ``opened`` event.")
 
 
@@ -319,7 +367,7 @@ async def unsubscribe_page(request: Request) -> Response:
 
 
 def routes() -> list[Route]:
-    """The browser pages that core's app mounts.
+    """The browser pages the app mounts.
 
     >>> sorted(r.path for r in routes())
     ['/l/{token}', '/o/{token}.gif', '/s/{code}', '/u/{token}']

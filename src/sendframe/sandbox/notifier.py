@@ -30,7 +30,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Union
-
 from urllib.parse import SplitResult, urlsplit
 
 import aiohttp
@@ -57,16 +56,22 @@ _METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
 _LINK_LOCAL = tuple(ipaddress.ip_network(n) for n in ("169.254.0.0/16", "fe80::/10"))
 _LOOPBACK = tuple(ipaddress.ip_network(n) for n in ("127.0.0.0/8", "::1/128"))
 _PRIVATE = tuple(ipaddress.ip_network(n) for n in (
-    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7"))
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7", "64:ff9b:1::/48"))
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """The result of one notification attempt: ``ok`` is a 2xx answer; ``error`` says why not."""
+    """The result of one notification attempt: ``ok`` is a 2xx answer; ``error`` says why not; ``refused``
+    means the outbound policy refuses the destination, so retrying cannot help (the worker gives up at once)."""
 
     ok: bool
     status: int | None
     error: str | None
+    refused: bool = False
+
+
+class _Unresolved(str):
+    """Why a host has no address (a DNS failure): not the policy's refusal, so worth retrying."""
 
 
 def _parse_networks(networks: Iterable[str]) -> tuple[IPNetwork, ...]:
@@ -79,10 +84,26 @@ def _parse_networks(networks: Iterable[str]) -> tuple[IPNetwork, ...]:
     return tuple(parsed)
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
 def _plain(address: IPAddress) -> IPAddress:
-    """An IPv4-mapped IPv6 address (``::ffff:10.0.0.1``) judged as the IPv4 address it carries."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+    """An IPv6 address that carries an IPv4 address, judged as that IPv4 address: IPv4-mapped
+    (``::ffff:10.0.0.1``), IPv4-compatible (``::10.0.0.1``), 6to4 (``2002:a9fe:a9fe::``, 2002::/16) and
+    NAT64 (``64:ff9b::a9fe:a9fe``, 64:ff9b::/96). Anything else is judged as it is.
+
+        >>> str(_plain(ipaddress.ip_address("2002:a9fe:a9fe::"))), str(_plain(ipaddress.ip_address("64:ff9b::7f00:1")))
+        ('169.254.169.254', '127.0.0.1')
+    """
+    if not isinstance(address, ipaddress.IPv6Address):
+        return address
+    if address.ipv4_mapped is not None:
         return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    number = int(address)
+    if address in _NAT64 or (number >> 32 == 0 and number > 1):  # NAT64, or IPv4-compatible (not :: or ::1)
+        return ipaddress.IPv4Address(number & 0xFFFFFFFF)
     return address
 
 
@@ -115,20 +136,21 @@ class Notifier:
                 f" timeout={self.timeout}, max_in_flight={self.max_in_flight}, max_body={self.max_body})")
 
     # ------------------------------------------------------------------------ destinations
-    def _address_refused(self, address: IPAddress) -> str | None:
-        address = _plain(address)
+    def _address_refused(self, given: IPAddress) -> str | None:
+        address = _plain(given)
+        shown = str(address) if address is given else f"{given} (which carries {address})"
         if address in _METADATA_ADDRESSES:
-            return f"{address} is a cloud metadata address"
+            return f"{shown} is a cloud metadata address"
         if any(address in net for net in _LINK_LOCAL):
-            return f"{address} is a link-local address"
+            return f"{shown} is a link-local address"
         if address.is_unspecified or address.is_multicast:
-            return f"{address} is not a unicast address"
+            return f"{shown} is not a unicast address"
         if any(address in net for net in self.allow_networks):
             return None
         if any(address in net for net in _LOOPBACK):
-            return None if self.allow_loopback else f"{address} is a loopback address"
+            return None if self.allow_loopback else f"{shown} is a loopback address"
         if any(address in net for net in _PRIVATE) or address.is_private or address.is_reserved:
-            return f"{address} is a private address (allow it with --allow-callback-network)"
+            return f"{shown} is a private address (allow it with --allow-callback-network)"
         return None
 
     def _url_refused(self, url: str) -> tuple[str | None, SplitResult | None]:
@@ -164,10 +186,10 @@ class Notifier:
 
     def _remember(self, host: str, port: int, infos: list | str) -> tuple[IPAddress, ...] | str:
         if isinstance(infos, str):
-            result: tuple[IPAddress, ...] | str = infos
+            result: tuple[IPAddress, ...] | str = _Unresolved(infos)
         else:
             result = tuple(dict.fromkeys(ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos))
-            result = result or f"the host {host} has no address"
+            result = result or _Unresolved(f"the host {host} has no address")
         if len(self._dns) > 4096:
             self._dns.clear()
         self._dns[(host, port)] = (time.monotonic() + DNS_CACHE_SECONDS, result)
@@ -231,12 +253,14 @@ class Notifier:
         """
         reason, parsed = self._url_refused(url)
         if reason or parsed is None:
-            return Attempt(False, None, f"refused: {reason}")
+            return Attempt(False, None, f"refused: {reason}", refused=True)
         session, semaphore = self._session_for_loop()
         async with semaphore:
             checked = await self.resolve_checked(parsed.hostname or "", _port(parsed))
+            if isinstance(checked, _Unresolved):
+                return Attempt(False, None, str(checked))
             if isinstance(checked, str):
-                return Attempt(False, None, f"refused: {checked}")
+                return Attempt(False, None, f"refused: {checked}", refused=True)
             try:
                 async with asyncio.timeout(self.timeout):
                     async with session.get(url, allow_redirects=False) as response:
@@ -252,7 +276,7 @@ class Notifier:
             except TimeoutError:
                 return Attempt(False, None, f"timed out after {self.timeout:g} s")
             except _Refused as refused:
-                return Attempt(False, None, f"refused: {refused}")
+                return Attempt(False, None, f"refused: {refused}", refused=True)
             except (aiohttp.ClientError, OSError) as error:
                 return Attempt(False, None, f"connection failed: {type(error).__name__}")
         if 200 <= status < 300:
@@ -280,6 +304,8 @@ class _CheckedResolver(AbstractResolver):
 
     async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
         checked = await self._notifier.resolve_checked(host, port)
+        if isinstance(checked, _Unresolved):
+            raise OSError(str(checked))
         if isinstance(checked, str):
             raise _Refused(checked)
         return [ResolveResult(hostname=host, host=str(a), port=port,

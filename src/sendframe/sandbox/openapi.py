@@ -21,6 +21,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from sendframe.api import models
+
 __all__ = ["OPENAPI_VERSION", "document"]
 
 OPENAPI_VERSION = "3.1.0"
@@ -112,15 +114,11 @@ def _enrich(defs: dict[str, Any], models: dict[str, type[BaseModel]]) -> None:
 
 
 def _all_models() -> dict[str, type[BaseModel]]:
-    from sendframe.api import models
-
     return {name: getattr(models, name) for name in models.__all__ if isinstance(getattr(models, name), type)}
 
 
 @lru_cache(maxsize=1)
 def _components() -> dict[str, Any]:
-    from sendframe.api import models
-
     requests = [(model, "validation") for model in models.REQUEST_MODELS.values()] + [(models.OtpCheckRequest, "validation")]
     answers = [(model, "serialization") for model in (models.SendResponse, models.ErrorResponse, models.LookupResponse, models.OtpCheckResponse)]
     _, top = models_json_schema(requests + answers, ref_template=_REF)
@@ -207,11 +205,9 @@ def document(public_url: str) -> dict[str, Any]:
     >>> document("http://127.0.0.1:8080")["servers"]
     [{'url': 'http://127.0.0.1:8080'}]
     """
-    from sendframe.api.models import REQUEST_MODELS
-
     paths: dict[str, Any] = {}
     for channel, (path, summary) in _SEND_PATHS.items():
-        paths[path] = {"post": _send_operation(channel, REQUEST_MODELS[channel].__name__, summary)}
+        paths[path] = {"post": _send_operation(channel, models.REQUEST_MODELS[channel].__name__, summary)}
     paths["/api/rest/sms/{id}"] = {"get": _lookup_operation()}
     paths["/api/rest/otp/check"] = {"post": _otp_operation()}
     return {

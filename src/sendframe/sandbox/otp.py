@@ -1,8 +1,10 @@
 """One-time passwords: codes issued for ``{OTP_CODE}`` and the ``POST /api/rest/otp/check`` route.
 
 The store knows nothing of HTTP; the route at the bottom translates a request into :func:`check_code`.
-Codes come from :mod:`secrets`, are kept only as salted SHA-256 digests, and expire on the
-sandbox's clock (``state.clock``), so a manual clock expires them when advanced.
+Codes come from :mod:`secrets`, the ``otp_codes`` table keeps only salted SHA-256 digests of them, and
+they expire on the sandbox's clock (``state.clock``), so a manual clock expires them when advanced. The
+code itself is in the message text as delivered (the simulated phone's inbox, where a test reads it),
+so the state file is created 0600 (docs/sandbox.md, threat model).
 
 Rules (``otpConfig`` of the spec, docs/api-notes.md "Other endpoints" and "OTP codes"):
 
@@ -33,8 +35,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from sendframe.api.models import OtpCheckRequest, parse_body
+from sendframe.api.validation import decode_json
 from sendframe.errors import InputError
 from sendframe.sandbox.links import recipient_key
+from sendframe.sandbox.web import authenticate, guarded, off_loop, read_body
 
 __all__ = ["DEFAULTS", "LIMITS", "SCHEMA", "check_code", "issue_code", "otp_config", "routes"]
 
@@ -221,30 +226,27 @@ def check_code(state: Any, *, account: str, to: str, code: str, app_id: str = ""
 # ---- HTTP ---------------------------------------------------------------------------------------
 
 
-async def _check(request: Request) -> JSONResponse:
-    # core's app imports this module for routes(); its helpers are imported when a request arrives
-    from sendframe.api.models import OtpCheckRequest, parse_body
-    from sendframe.sandbox.app import authenticate, read_json
+def _parse_check(raw: bytes) -> OtpCheckRequest:
+    body = decode_json(raw, checked_by_model=True)  # the request model applies the body rule
+    return parse_body(OtpCheckRequest, body, "OTP check request")  # type: ignore[no-any-return]
 
+
+@guarded
+async def check_route(request: Request) -> Response:
+    """``POST /api/rest/otp/check``: ``{"to", "code", "appId"}`` -> 200 ``{"data": OtpCheckResult}``.
+
+    Authentication, body limits and failures are answered by the shared plumbing (error objects: 401, 403,
+    413, 400 code 100 naming the field); a large body is decoded and validated off the event loop.
+    """
     account = await authenticate(request)
-    check = parse_body(OtpCheckRequest, await read_json(request), "OTP check request")
+    raw = await read_body(request)
+    check = await off_loop(len(raw), _parse_check, raw)
     state = request.app.state.sandbox
     return JSONResponse({"data": check_code(state, account=account, to=check.to, code=check.code, app_id=check.app_id)})
 
 
-async def check_route(request: Request) -> Response:
-    """``POST /api/rest/otp/check``: ``{"to", "code", "appId"}`` -> 200 ``{"data": OtpCheckResult}``.
-
-    Authentication, body limits and failures are answered by core's helpers (error objects: 401, 403,
-    413, 400 code 100 naming the field).
-    """
-    from sendframe.sandbox.app import guarded
-
-    return await guarded(_check)(request)
-
-
 def routes() -> list[Route]:
-    """The OTP routes that core's app mounts.
+    """The OTP routes the app mounts.
 
     >>> [r.path for r in routes()]
     ['/api/rest/otp/check']

@@ -3,7 +3,12 @@
 No HTTP here (the routes in :mod:`sendframe.sandbox.app` call :func:`accept`). A request becomes
 result items in recipient order plus, for the accepted ones, ``messages`` rows and one ``plans`` row
 in ``work`` (the worker asks the carrier for their futures when they are ready), written in one
-transaction with ``executemany``.
+transaction with ``executemany``. A request refused as a whole raises :class:`~sendframe.errors.ApiError`
+(code, description, HTTP status).
+
+Every database step goes through ``on_loop``: a large request is accepted in a worker thread (its
+rendering and sizing must not keep other clients waiting), and its database steps (links, OTP codes,
+the final insert) then run on the event loop, which owns the connection.
 
     status, body = accept(state, DEMO_ACCOUNT, "sms", {"message": "Hi", "to": ["34600123456"], "from": "Shop"})
     # status == 202, body == {"campaignId": 1, "sendingId": 1, "result": [...]}
@@ -11,6 +16,7 @@ transaction with ``executemany``.
 
 from __future__ import annotations
 
+import functools
 import html as html_text
 import json
 import re
@@ -21,15 +27,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from json.encoder import encode_basestring as _json_text
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from sendframe.errors import ErrorCode, InputError, MissingVariableError, TemplateError
 from sendframe.api.models import parse_request, result_item
 from sendframe.api.recipients import calling_code, is_valid_email, is_valid_phone
 from sendframe.api.templates import WHATSAPP_TEMPLATES, whatsapp_field_counts
 from sendframe.api.validation import shown, sub_value_text
+from sendframe.errors import ApiError, ErrorCode, InputError, MissingVariableError, TemplateError
 from sendframe.sandbox import links, otp, store
 from sendframe.sandbox.accounts import EMAIL_TEMPLATES, LANDING_TEMPLATES, Account
 from sendframe.text import templates
@@ -37,7 +43,7 @@ from sendframe.text.encodings import to_deliverable
 from sendframe.text.parts import sms_parts, split_parts
 from sendframe.text.translate import translate
 
-__all__ = ["Rejection", "accept", "new_message_id"]
+__all__ = ["OnLoop", "accept", "new_message_id"]
 
 DEFAULT_VOICE_CALLER = "sandbox"
 _UNSUB_MARK = "[unsubscribe_link]"
@@ -46,19 +52,17 @@ _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 _LINK_HREF = re.compile(r"""(<a(?:rea)?\s[^>]*?\bhref\s*=\s*)(["'])\s*(https?://[^"'<>\s]+)\s*\2""", re.IGNORECASE)
 
 
-class Rejection(Exception):
-    """A whole request refused: HTTP ``status`` with the error object ``{code, description}``."""
+T = TypeVar("T")
+OnLoop = Callable[[Callable[[], T]], T]
+"""Runs a database step where the connection lives: at once (on the event loop), or from a worker thread."""
 
-    def __init__(self, status: int, code: int, description: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(description)
-        self.status = status
-        self.code = int(code)
-        self.description = description
-        self.headers = headers or {}
 
-    def body(self) -> dict[str, Any]:
-        """The wire error object."""
-        return {"error": {"code": self.code, "description": self.description}}
+def _at_once(step: Callable[[], T]) -> T:
+    return step()
+
+
+def _refused(code: int, description: str) -> ApiError:
+    return ApiError(code, description, 400)
 
 
 def new_message_id() -> str:
@@ -100,6 +104,11 @@ class _Common:
     tags: list[str] | None
     plan_common: dict[str, Any] | None = None  # the planning arguments every message of the request shares
     shared: dict[str, Any] | None = None  # sender, notification_url and extra of the sending (see _row)
+    on_loop: OnLoop[Any] = _at_once
+
+    def db(self, step: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``step(*args, **kwargs)``, a database step, run where the connection lives (``on_loop``)."""
+        return self.on_loop(functools.partial(step, *args, **kwargs))  # type: ignore[no-any-return]
 
     @property
     def ready_at(self) -> datetime:
@@ -211,7 +220,7 @@ def _parse(text: str, field_name: str) -> templates.Template:
     try:
         return templates.parse(text)
     except TemplateError as exc:
-        raise Rejection(400, ErrorCode.INVALID_REQUEST, f"{field_name}: {exc}") from None
+        raise _refused(ErrorCode.INVALID_REQUEST, f"{field_name}: {exc}") from None
 
 
 def _placeholders(state: Any, otp_config: Any) -> tuple[dict[str, str], Callable[[str], str]]:
@@ -247,7 +256,7 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
     sizing: dict[str, tuple[str, int]] = {}
     extra = json.dumps({"encoding": encoding, "splitParts": request.split_parts, "flash": bool(request.flash),
                         "certified": bool(request.certified), "tags": c.tags})
-    unsubscribed = _unsubscribed(state, account.username, request.to)
+    unsubscribed = c.db(_unsubscribed, state, account.username, request.to)
     ids = _ids(len(request.to))
     for index, to in enumerate(request.to):
         if not is_valid_phone(to):
@@ -268,27 +277,29 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
         if needs_links:
             specials: dict[str, str] = {}
             if "OTP_CODE" in template.specials:
-                code = otp.issue_code(state, account=account.username, to=to, config=otp_wire)
+                code = c.db(otp.issue_code, state, account=account.username, to=to, config=otp_wire)
                 if code is None:
                     batch.reject(to, ErrorCode.OTP_PENDING, f"to[{index}]: a code is still pending for {to} "
                                  f"(appId {otp_wire.get('appId', '')!r}) and rejectIfPendingCode is true")
                     continue
                 specials["OTP_CODE"] = code
             if "UNSUB_URL" in template.specials or page_unsubscribes:
-                specials["UNSUB_URL"] = links.unsubscribe_link(state, account=account.username, message_id=message_id, recipient=to)
+                specials["UNSUB_URL"] = c.db(links.unsubscribe_link, state, account=account.username,
+                                             message_id=message_id, recipient=to)
             if "LAND_URL" in template.specials and landing_template is not None:
-                page = templates.render(landing_template, variables, specials=specials)
-                specials["LAND_URL"] = links.landing_link(state, message_id=message_id, html=page)
+                page = templates.render(landing_template, variables, specials=specials, escape_html=True)
+                specials["LAND_URL"] = c.db(links.landing_link, state, message_id=message_id, html=page)
 
             def shorten(url: str, _mid: str = message_id) -> str:
-                return links.short_link(state, message_id=_mid, url=url)
+                return c.db(links.short_link, state, message_id=_mid, url=url)
 
             text, problem = _render(template, variables, index, specials=specials, shorten=shorten)
             if problem is not None:
                 batch.reject(to, *problem)
                 continue
         elif landing_template is not None:
-            links.landing_link(state, message_id=message_id, html=templates.render(landing_template, variables))
+            page = templates.render(landing_template, variables, escape_html=True)
+            c.db(links.landing_link, state, message_id=message_id, html=page)
         key = "" if constant else text
         sized = sizing.get(key)
         if sized is None:
@@ -352,7 +363,7 @@ def _landingsms(c: _Common, request: Any, batch: _Batch) -> None:
         html = LANDING_TEMPLATES.get((generation, number))
         if html is None:
             known = ", ".join(str(n) for g, n in LANDING_TEMPLATES if g == generation)
-            raise Rejection(400, ErrorCode.INVALID_REQUEST, f"{generation}: no landing template {number} (known: {known})")
+            raise _refused(ErrorCode.INVALID_REQUEST, f"{generation}: no landing template {number} (known: {known})")
     else:
         html = request.template_body
     _sms_like(c, request, batch, landing_html=html)
@@ -365,7 +376,7 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
     state, account = c.state, c.account
     for name, address in (("fromEmail", request.from_email), ("replyTo", request.reply_to)):
         if address.strip().lower() not in account.emails:
-            raise Rejection(400, ErrorCode.SENDER_NOT_VALIDATED, f"{name}: {shown(address)} is not a validated sender "
+            raise _refused(ErrorCode.SENDER_NOT_VALIDATED, f"{name}: {shown(address)} is not a validated sender "
                             f"address of account {account.username} (validated: {', '.join(sorted(account.emails)) or 'none'})")
     if request.template_v2_id is not None or request.template_id is not None:
         generation = "templateV2Id" if request.template_v2_id is not None else "templateId"
@@ -373,7 +384,7 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
         body = EMAIL_TEMPLATES.get((generation, number))
         if body is None:
             known = ", ".join(str(n) for g, n in EMAIL_TEMPLATES if g == generation)
-            raise Rejection(400, ErrorCode.INVALID_REQUEST, f"{generation}: no email template {number} (known: {known})")
+            raise _refused(ErrorCode.INVALID_REQUEST, f"{generation}: no email template {number} (known: {known})")
     else:
         body = request.body
     subject_t, body_t = _parse(request.subject, "subject"), _parse(body, "body")
@@ -384,7 +395,7 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
     extra = json.dumps({"subject": None, "fromEmail": request.from_email, "fromName": request.from_name,
                         "replyTo": request.reply_to, "cc": request.cc, "bcc": request.bcc, "tags": c.tags,
                         "attachments": [a.name for a in request.attachments or []], "certified": bool(request.certified)})
-    unsubscribed = _unsubscribed(state, account.username, request.to)
+    unsubscribed = c.db(_unsubscribed, state, account.username, request.to)
     for index, to in enumerate(request.to):
         if not is_valid_email(to):
             batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"to[{index}]: {shown(to)} is not a valid email address")
@@ -401,21 +412,25 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
         message_id = new_message_id()
         specials: dict[str, str] = {}
         if uses_otp:
-            code = otp.issue_code(state, account=account.username, to=to, config=otp_wire)
+            code = c.db(otp.issue_code, state, account=account.username, to=to, config=otp_wire)
             if code is None:
                 batch.reject(to, ErrorCode.OTP_PENDING, f"to[{index}]: a code is still pending for {to} and rejectIfPendingCode is true")
                 continue
             specials["OTP_CODE"] = code
         if uses_unsub:
-            specials["UNSUB_URL"] = links.unsubscribe_link(state, account=account.username, message_id=message_id, recipient=to)
-        subject = templates.render(subject_t, variables, specials=specials)
-        html = templates.render(body_t, variables, specials=specials).replace(_UNSUB_MARK, specials.get("UNSUB_URL", ""))
+            specials["UNSUB_URL"] = c.db(links.unsubscribe_link, state, account=account.username, message_id=message_id,
+                                         recipient=to)
+        # the subject and the body are HTML (webmail shows a subject in HTML):
+        # every value put into them is escaped, so a value is always shown as text (docs/api-notes.md)
+        subject = templates.render(subject_t, variables, specials=specials, escape_html=True)
+        html = templates.render(body_t, variables, specials=specials, escape_html=True)
+        html = html.replace(_UNSUB_MARK, specials.get("UNSUB_URL", ""))
         if request.track_clicks:
-            html = _track_clicks(state, message_id, html)
+            html = _track_clicks(c, message_id, html)
         if request.track_opens:
-            pixel = f'<img src="{links.open_pixel(state, message_id=message_id)}" width="1" height="1" alt="" />'
-            html, found = _BODY_END.subn(lambda m: pixel + m.group(0), html, count=1)
-            html = html if found else html + pixel
+            pixel = f'<img src="{c.db(links.open_pixel, state, message_id=message_id)}" width="1" height="1" alt="" />'
+            end = _BODY_END.search(html)
+            html = html[:end.start()] + pixel + html[end.start():] if end else html + pixel
         cost = state.prices.message_cost(to, "mailing", certified=bool(request.certified), attachments=len(request.attachments or []))
         _plan(batch, message_id, c, to=to)
         row_extra = extra.replace('"subject": null', f'"subject": {json.dumps(subject, ensure_ascii=False)}', 1)
@@ -423,7 +438,7 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
         batch.items.append(result_item("mailing", accepted=True, to=to, id=message_id, scheduled_at=c.scheduled))
 
 
-def _track_clicks(state: Any, message_id: str, html: str) -> str:
+def _track_clicks(c: _Common, message_id: str, html: str) -> str:
     """``html`` with the http(s) link targets (``href`` of ``<a>`` and ``<area>``) replaced by tracked short
     links of this message, so a click records a ``clicked`` event. The sandbox's own links (unsubscribe,
     landing, already shortened) stay as they are; so do images and anything that is not a valid URL.
@@ -432,19 +447,20 @@ def _track_clicks(state: Any, message_id: str, html: str) -> str:
         ...                                          '<img src="https://x.example/i.png">')]
         ['https://shop.example/?a=1&amp;b=2']
     """
+    state = c.state
     own = state.public_url.rstrip("/") + "/"
-
-    def tracked(match: re.Match[str]) -> str:
-        url = html_text.unescape(match.group(3))
-        if url.startswith(own):
-            return match.group(0)
-        try:
-            link = links.short_link(state, message_id=message_id, url=url)
-        except InputError:
-            return match.group(0)
-        return f"{match.group(1)}{match.group(2)}{link}{match.group(2)}"
-
-    return _LINK_HREF.sub(tracked, html)
+    found = [(match, html_text.unescape(match.group(3))) for match in _LINK_HREF.finditer(html)]
+    urls = [url for _, url in found if not url.startswith(own)]
+    if not urls:
+        return html
+    short = c.db(links.short_links, state, message_id=message_id, urls=urls)  # one database step per message
+    out, end = [], 0
+    for match, url in found:
+        link = short.get(url) if not url.startswith(own) else None
+        if link is not None:
+            out += [html[end:match.start()], match.group(1), match.group(2), link, match.group(2)]
+            end = match.end()
+    return "".join([*out, html[end:]])
 
 
 # ---------------------------------------------------------------- voice
@@ -482,10 +498,10 @@ def _voice(c: _Common, request: Any, batch: _Batch) -> None:
 def _whatsapp(c: _Common, request: Any, batch: _Batch) -> None:
     state, account = c.state, c.account
     if request.template_id not in WHATSAPP_TEMPLATES:
-        raise Rejection(400, ErrorCode.INVALID_TEMPLATE, f"templateId: {request.template_id} is not an approved WhatsApp "
+        raise _refused(ErrorCode.INVALID_TEMPLATE, f"templateId: {request.template_id} is not an approved WhatsApp "
                         f"template of this account (approved: {', '.join(map(str, WHATSAPP_TEMPLATES))})")
     if request.sender not in account.whatsapp_senders:
-        raise Rejection(400, ErrorCode.SENDER_NOT_VALIDATED, f"from: {shown(request.sender)} is not a WhatsApp sender "
+        raise _refused(ErrorCode.SENDER_NOT_VALIDATED, f"from: {shown(request.sender)} is not a WhatsApp sender "
                         f"registered for account {account.username} (registered: {', '.join(sorted(account.whatsapp_senders)) or 'none'})")
     needed = whatsapp_field_counts(request.template_id)
     for index, message in enumerate(request.messages):
@@ -518,21 +534,8 @@ _INSERT = ("INSERT INTO messages (id, recipient, message, parts, custom_fields, 
            "sending_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
-def accept(state: Any, account: Account, channel: str, payload: object) -> tuple[int, dict[str, Any]]:
-    """Validate and store one send request; return (HTTP status, wire body).
-
-    Raises :class:`Rejection` (or ``RequestValidationError``) when the request is refused as a whole.
-    """
-    request = parse_request(channel, payload)
-    common = _common(state, account, request)
-    batch = _Batch(channel, common.scheduled, common.expires)
-    _HANDLERS[channel](common, request, batch)
-    if not batch.messages:
-        codes = {item["error"]["code"] for item in batch.items}
-        code = codes.pop() if len(codes) == 1 else int(ErrorCode.INVALID_RECIPIENT)
-        first = "; ".join(item["error"]["description"] for item in batch.items[:3])
-        more = f" (and {len(batch.items) - 3} more)" if len(batch.items) > 3 else ""
-        raise Rejection(400, code, f"No recipient was accepted: {first}{more}")
+def _store(state: Any, account: Account, channel: str, common: _Common, batch: _Batch) -> tuple[int, int]:
+    """Write the accepted messages and their plans row in one transaction; wake the worker. (campaign, sending)."""
     db = state.db
     with db:
         shared = common.shared or {}
@@ -543,5 +546,28 @@ def accept(state: Any, account: Account, channel: str, payload: object) -> tuple
         db.executemany(_INSERT, [(*row, sending_id) for row in batch.messages])
         db.execute("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", _plans_row(batch, common))
     state.poke()
+    return campaign_id, sending_id
+
+
+def accept(state: Any, account: Account, channel: str, payload: object, *,
+           on_loop: OnLoop[Any] = _at_once) -> tuple[int, dict[str, Any]]:
+    """Validate and store one send request; return (HTTP status, wire body).
+
+    Raises :class:`~sendframe.errors.ApiError` (or ``RequestValidationError``) when the request is refused as a
+    whole. ``on_loop`` runs each database step: at once by default; from a worker thread, the server passes
+    ``anyio.from_thread.run_sync`` so the steps run on the event loop that owns the connection.
+    """
+    request = parse_request(channel, payload)
+    common = _common(state, account, request)
+    common.on_loop = on_loop
+    batch = _Batch(channel, common.scheduled, common.expires)
+    _HANDLERS[channel](common, request, batch)
+    if not batch.messages:
+        codes = {item["error"]["code"] for item in batch.items}
+        code = codes.pop() if len(codes) == 1 else int(ErrorCode.INVALID_RECIPIENT)
+        first = "; ".join(item["error"]["description"] for item in batch.items[:3])
+        more = f" (and {len(batch.items) - 3} more)" if len(batch.items) > 3 else ""
+        raise _refused(code, f"No recipient was accepted: {first}{more}")
+    campaign_id, sending_id = common.db(_store, state, account, channel, common, batch)
     status = 202 if len(batch.messages) == len(batch.items) else 207
     return status, {"campaignId": campaign_id, "sendingId": sending_id, "result": batch.items}

@@ -53,9 +53,13 @@ def bind_socket(port: int = 0, host: str = HOST) -> socket.socket:
     return sock
 
 
-def _config(app: Any, log_level: str) -> uvicorn.Config:
+def _config(app: Any, log_level: str, trust_proxy: bool = False) -> uvicorn.Config:
+    # X-Forwarded-For / -Proto only from a local proxy, and only when told (--trust-proxy): uvicorn trusts them
+    # from 127.0.0.1 by default, and behind a local proxy every client would then count as the proxy's loopback
+    # (registered IP, control surface) or as whatever address it claims
     return uvicorn.Config(app, log_level=log_level, lifespan="on", access_log=False, timeout_graceful_shutdown=2,
-                          backlog=2048, limit_concurrency=None)
+                          backlog=2048, limit_concurrency=None, proxy_headers=trust_proxy,
+                          forwarded_allow_ips="127.0.0.1,::1" if trust_proxy else "")
 
 
 def messages_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -66,7 +70,7 @@ def messages_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     """
     columns = ["id", "account", "channel", "campaign_id", "sending_id", "sender", "recipient", "message", "parts",
                "status", "is_delivered", "is_clicked", "is_opened", "custom_fields", "notification_url", "cost", "mnc",
-               "scheduled_at", "expires_at", "created_at", "extra", "events"]
+               "scheduled_at", "expires_at", "created_at", "extra", "events", "notifications"]
     frame = pd.DataFrame(records, columns=columns)
     for name in _TIME_COLUMNS:
         frame[name] = pd.to_datetime(frame[name], utc=True, format="ISO8601")
@@ -85,7 +89,8 @@ class Sandbox:
     same file resumes pending work). ``clock="manual"`` only moves with :meth:`advance`.
     ``carrier_config`` is a ``CarrierConfig`` or the path of a carrier config file (``seed``, when
     given, wins over its seed); ``allow_networks`` are CIDR networks delivery notifications may reach
-    besides loopback (like ``--carrier-config`` and ``--allow-callback-network``).
+    besides loopback (like ``--carrier-config`` and ``--allow-callback-network``); ``trust_proxy`` reads the
+    client's address from ``X-Forwarded-For`` of a proxy on loopback (``--trust-proxy``; off by default).
 
         >>> with Sandbox(clock="manual") as sb:                # doctest: +SKIP
         ...     sb.base_url
@@ -95,8 +100,9 @@ class Sandbox:
     def __init__(self, db: str = ":memory:", clock: str = "real", seed: int | None = None,
                  accounts: Iterable[Account | str] = (), *, ips: Iterable[str] = (), log_level: str = "warning",
                  carrier_config: CarrierConfig | str | os.PathLike[str] | None = None,
-                 allow_networks: Iterable[str] = ()) -> None:
+                 allow_networks: Iterable[str] = (), trust_proxy: bool = False) -> None:
         self.db, self.clock, self.seed = str(db), clock, seed
+        self._trust_proxy = bool(trust_proxy)
         self._accounts, self._ips, self._log_level = list(accounts), list(ips), log_level
         self._carrier_config, self._allow_networks = carrier_config, list(allow_networks)
         self.username = DEMO_ACCOUNT.username
@@ -118,7 +124,7 @@ class Sandbox:
         port = sock.getsockname()[1]
         self.base_url = state.public_url = f"http://{HOST}:{port}"
         self.state = state
-        self._server = uvicorn.Server(_config(build_app(self.state), self._log_level))
+        self._server = uvicorn.Server(_config(build_app(self.state), self._log_level, self._trust_proxy))
         self._thread = threading.Thread(target=lambda: asyncio.run(self._server.serve(sockets=[sock])),
                                         name=f"sendframe-sandbox-{port}", daemon=True)
         self._thread.start()
@@ -166,7 +172,7 @@ class Sandbox:
 
     def reset(self) -> None:
         """Forget every message, campaign, code, link and fault."""
-        self._control("POST", "reset")
+        self._control("POST", "reset", {})  # a POST of the control surface takes a JSON body, {} here
 
     def faults(self, *, status: int | None = None, rate: float | None = None, delay_s: float = 0.0, drop: float = 0.0,
                retry_after: int = 1) -> dict[str, Any]:
@@ -184,11 +190,12 @@ class Sandbox:
 
 def serve(*, port: int, db: str, clock: str = "real", seed: int | None = None, accounts: Iterable[Account | str] = (),
           ips: Iterable[str] = (), announce: Any = None, log_level: str = "info",
-          carrier_config: CarrierConfig | str | os.PathLike[str] | None = None, allow_networks: Iterable[str] = ()) -> None:
+          carrier_config: CarrierConfig | str | os.PathLike[str] | None = None, allow_networks: Iterable[str] = (),
+          trust_proxy: bool = False) -> None:
     """Serve the sandbox on ``127.0.0.1:port`` in the foreground until interrupted; ``announce(base_url)`` once listening.
 
-    ``carrier_config`` and ``allow_networks`` as for :class:`Sandbox`; a bad config file or network
-    raises ``ConfigurationError`` before anything listens."""
+    ``carrier_config``, ``allow_networks`` and ``trust_proxy`` as for :class:`Sandbox`; a bad config file or
+    network raises ``ConfigurationError`` before anything listens."""
     state = SandboxState.create(db=db, clock=clock, seed=seed, accounts=accounts, ips=ips,
                                 carrier_config=carrier_config, allow_networks=allow_networks)
     try:
@@ -197,7 +204,7 @@ def serve(*, port: int, db: str, clock: str = "real", seed: int | None = None, a
         state.db.close()
         raise
     base_url = state.public_url = f"http://{HOST}:{sock.getsockname()[1]}"
-    server = uvicorn.Server(_config(build_app(state), log_level))
+    server = uvicorn.Server(_config(build_app(state), log_level, trust_proxy))
 
     async def run() -> None:
         task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -14,8 +14,11 @@ from os import PathLike
 from typing import Any
 
 from sendframe.errors import ConfigurationError
-from sendframe.sandbox import store
+from sendframe.pricing import load_prices
+from sendframe.sandbox import links, otp, store
 from sendframe.sandbox.accounts import Account, build_accounts
+from sendframe.sandbox.carrier import CarrierConfig, Clock
+from sendframe.sandbox.notifier import Notifier
 
 __all__ = ["Faults", "SandboxState", "carrier_config_of", "extra_schemas"]
 
@@ -43,8 +46,6 @@ def carrier_config_of(config: Any, seed: int | None = None) -> Any:
         >>> carrier_config_of(None, 3).seed
         3
     """
-    from sendframe.sandbox.carrier import CarrierConfig
-
     if config is None:
         return CarrierConfig.default(seed or 0)
     if isinstance(config, CarrierConfig):
@@ -56,8 +57,6 @@ def carrier_config_of(config: Any, seed: int | None = None) -> Any:
 
 def extra_schemas() -> list[Any]:
     """The ``SCHEMA`` statements of the page modules (OTP codes, links), created at start-up."""
-    from sendframe.sandbox import links, otp
-
     return [otp.SCHEMA, links.SCHEMA]
 
 
@@ -66,9 +65,9 @@ class SandboxState:
     """The shared state: database, clock, carrier configuration, notifier, prices, accounts and faults."""
 
     db: sqlite3.Connection
-    clock: Any  # carrier.Clock
-    carrier: Any  # carrier.CarrierConfig
-    notifier: Any  # notifier.Notifier
+    clock: Clock
+    carrier: CarrierConfig
+    notifier: Notifier
     prices: Any  # pricing.PriceTable
     accounts: Mapping[str, Account]
     public_url: str = "http://127.0.0.1"
@@ -93,10 +92,6 @@ class SandboxState:
             >>> sorted(state.accounts)
             ['demo']
         """
-        from sendframe.pricing import load_prices
-        from sendframe.sandbox.carrier import Clock
-        from sendframe.sandbox.notifier import Notifier
-
         config = carrier_config_of(carrier_config, seed)
         try:
             notifier = Notifier(allow_loopback=True, allow_networks=tuple(allow_networks))

@@ -12,11 +12,14 @@ transaction per call (``with db:``), many rows at a time (``executemany``).
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
+
+from sendframe.errors import ConfigurationError
 
 __all__ = [
     "SCHEMA",
@@ -86,9 +89,15 @@ def iso(moment: datetime | None) -> str | None:
 def connect(path: str) -> sqlite3.Connection:
     """Open the sandbox database: ``":memory:"`` (one private connection) or a file in WAL mode.
 
+    A new file is created readable and writable by its owner only (0600), whatever the umask: it holds
+    message texts (OTP codes included), notification URLs with their receivers' tokens, and unsubscribe
+    tokens. SQLite gives its ``-wal`` and ``-shm`` files the same mode.
+
         >>> connect(":memory:").execute("select 1").fetchone()
         (1,)
     """
+    if path != ":memory:" and not path.startswith("file:"):
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))  # created 0600, or left as the owner set it
     db = sqlite3.connect(path, check_same_thread=False, isolation_level="DEFERRED")
     if path != ":memory:":
         db.execute("PRAGMA journal_mode=WAL")
@@ -108,8 +117,6 @@ def create_schema(db: sqlite3.Connection, extra: Iterable[str | Sequence[str]] =
     A database written by an older sandbox (another layout) is refused with a clear error."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version != SCHEMA_VERSION and db.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages'").fetchone():
-        from sendframe.errors import ConfigurationError
-
         where = db.execute("PRAGMA database_list").fetchone()[2] or "this database"
         raise ConfigurationError(f"The sandbox database {where} was written by another version of sendframe (layout "
                                  f"{version}, this one reads layout {SCHEMA_VERSION}); delete it or start the sandbox "
@@ -183,13 +190,28 @@ _MESSAGE_COLUMNS = ("id", "account", "channel", "campaign_id", "sending_id", "se
 
 
 def message_rows(db: sqlite3.Connection, where: str = "", params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-    """Messages (all columns) with their events as a list under ``events``, oldest message first."""
+    """Messages (all columns) with their events as a list under ``events`` and their delivery notifications
+    under ``notifications`` (url, state, attempts, last_status, last_error), oldest message first."""
     cursor = db.execute(f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view {where} ORDER BY row_number", tuple(params))
     rows = [dict(zip(_MESSAGE_COLUMNS, r, strict=True)) for r in cursor.fetchall()]
-    events = _events_of(db, [r["id"] for r in rows])
+    ids = [r["id"] for r in rows]
+    events, notifications = _events_of(db, ids), _notifications_of(db, ids)
     for row in rows:
         row["events"] = events.get(row["id"], [])
+        row["notifications"] = notifications.get(row["id"], [])
     return rows
+
+
+def _notifications_of(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    # one scan in seq order (no index by message: it would slow every notification insert for this view's sake)
+    wanted = set(ids)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for message_id, url, state, attempts, status, error in db.execute(
+            "SELECT message_id, url, state, attempts, last_status, last_error FROM notifications ORDER BY seq"):
+        if message_id in wanted:
+            out.setdefault(message_id, []).append({"url": url, "state": state, "attempts": attempts,
+                                                   "last_status": status, "last_error": error})
+    return out
 
 
 def _events_of(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:

@@ -18,12 +18,14 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from sendframe.api.notifications import NOTIFICATION_DATE_FORMAT, substitute
 from sendframe.sandbox import carrier, store
+from sendframe.sandbox.notifier import RETRY_DELAYS
 
 __all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message"]
 
@@ -234,6 +236,12 @@ class Worker:
         self.state.worker = self
         self._task = asyncio.create_task(self._loop(), name="sendframe-sandbox-worker")
 
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """Hold off the worker's rounds while the caller changes the database (``/_sandbox/reset``)."""
+        async with self._lock:
+            yield
+
     async def stop(self) -> None:
         """Stop the background loop; pending work stays in the database."""
         if self._task is not None:
@@ -400,8 +408,6 @@ class Worker:
         """Send the reports due at ``cutoff`` (default ``moment``); a failed one is retried a delay after the
         attempt, which is ``moment`` or, with ``since`` (a manual clock's advance from ``since``), the
         report's own due time."""
-        from sendframe.sandbox.notifier import RETRY_DELAYS
-
         db = self.state.db
         rows = db.execute("SELECT seq, message_id, url, attempts, next_at FROM notifications "
                           "WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, seq LIMIT ?",
@@ -417,14 +423,14 @@ class Worker:
         for (seq, _, _, tries, due), attempt in zip(chosen, attempts, strict=True):
             attempted = moment if since is None else max(due, since)
             if isinstance(attempt, BaseException):
-                ok, status, error = False, None, f"{type(attempt).__name__}: {attempt}"
+                ok, status, error, refused = False, None, f"{type(attempt).__name__}: {attempt}", False
             else:
-                ok, status, error = bool(attempt.ok), attempt.status, attempt.error
+                ok, status, error, refused = bool(attempt.ok), attempt.status, attempt.error, attempt.refused
             tries += 1
             if ok:
                 updates.append(("sent", tries, moment, status, None, seq))
                 done["notifications_sent"] += 1
-            elif tries > len(RETRY_DELAYS):
+            elif refused or tries > len(RETRY_DELAYS):  # the policy refuses the destination: retrying cannot help
                 updates.append(("failed", tries, moment, status, error, seq))
                 done["notifications_failed"] += 1
             else:

@@ -12,6 +12,11 @@ float does not grow decimals); other floats give their shortest round-trip digit
 exponent (``0.1`` -> ``"0.1"``, ``1e-05`` -> ``"0.00001"``); booleans give ``"true"``/``"false"``
 as in JSON; anything else gives ``str(value)``.
 
+Text that goes into HTML (a landing page, an email's subject and body) is rendered with
+``escape_html=True``: every substituted value (after its filter; specials and short links too) is
+HTML-escaped, so ``<``, ``>``, ``&``, ``"`` and ``'`` in a value show as text and never become markup.
+There is no opt-out: markup belongs in the template, values are data (docs/api-notes.md).
+
     >>> render("Hi {name|capitalize}, you owe {amount|formatDotComma} EUR", {"name": "ana", "amount": 1234.5})
     'Hi Ana, you owe 1.234,5 EUR'
     >>> sorted(parse("{OTP_CODE} is your code, {name}").specials)
@@ -20,6 +25,7 @@ as in JSON; anything else gives ``str(value)``.
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -180,22 +186,38 @@ def _apply(value: str, filter_name: str | None, shorten: Callable[[str], str]) -
     return FILTERS[filter_name](value)
 
 
+# html.escape's replacements (quote=True), & first, as pyarrow compute steps
+_HTML_REPLACEMENTS = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&#x27;"))
+
+
+def _escape_arrow(values: pa.Array) -> pa.Array:
+    for plain, escaped in _HTML_REPLACEMENTS:
+        values = pc.replace_substring(values, plain, escaped)
+    return values
+
+
 def render(
     template: str | Template,
     variables: Mapping[str, object],
     *,
     specials: Mapping[str, str] = _EMPTY,
     shorten: Callable[[str], str] | None = None,
+    escape_html: bool = False,
 ) -> str:
     """Fill ``template`` with ``variables`` (and ``specials`` for OTP_CODE/UNSUB_URL/LAND_URL).
 
     Raises ``MissingVariableError(name)`` when a needed value is absent, None, NaN or <NA>.
     Without ``shorten``, ``{x|shorten}`` gives a placeholder link of the real length on
     :data:`DEFAULT_LINK_BASE` (pass ``placeholder_links(base)[1]`` to use your own base).
+    With ``escape_html`` (text that is HTML: a landing page, an email's subject and body) every value is
+    HTML-escaped after its filter; the template's own markup is kept.
 
     >>> render("{greeting|upper} {name}", {"greeting": "hola", "name": "Eva"})
     'HOLA Eva'
+    >>> render("<h1>Hi {name}</h1>", {"name": "<script>x()</script>"}, escape_html=True)
+    '<h1>Hi &lt;script&gt;x()&lt;/script&gt;</h1>'
     """
+    escape = html.escape if escape_html else None
     parsed = template if isinstance(template, Template) else parse(template)
     shorten = shorten or _DEFAULT_SHORTEN
     out: list[str] = []
@@ -207,7 +229,8 @@ def render(
         text = value_to_text(raw)
         if text is None:
             raise MissingVariableError(piece.name)
-        out.append(_apply(text, piece.filter, shorten))
+        value = _apply(text, piece.filter, shorten)
+        out.append(escape(value) if escape is not None else value)
     return "".join(out)
 
 
@@ -272,19 +295,23 @@ def render_frame(
     *,
     specials: Mapping[str, str | pd.Series] | None = None,
     shorten: Callable[[str], str] | None = None,
+    escape_html: bool = False,
 ) -> pd.Series:
     """Vectorised :func:`render`: one ``string`` Series of texts on ``frame.index``.
 
     Columns are the variables; a row missing a needed value gives <NA> (where :func:`render` would
     raise). A special is one text for every row or a Series aligned on the frame. ``shorten`` is
-    called once per distinct value. The frame is not modified.
+    called once per distinct value. ``escape_html`` as for :func:`render`. The frame is not modified.
 
     >>> df = pd.DataFrame({"name": ["ana", None], "city": ["lugo", "vigo"]})
     >>> render_frame(df, "Hi {name|capitalize} from {city|upper}").tolist()
     ['Hi Ana from LUGO', <NA>]
+    >>> render_frame(pd.DataFrame({"name": ["<b>Ana</b>"]}), "<p>{name}</p>", escape_html=True).tolist()
+    ['<p>&lt;b&gt;Ana&lt;/b&gt;</p>']
     """
     parsed = template if isinstance(template, Template) else parse(template)
-    pieces = merge_pieces(piece_codes(frame, parsed, specials=specials, shorten=shorten), len(frame))
+    coded = piece_codes(frame, parsed, specials=specials, shorten=shorten, escape_html=escape_html)
+    pieces = merge_pieces(coded, len(frame))
     return text_series(join_codes(pieces), frame.index)
 
 
@@ -324,9 +351,11 @@ def piece_codes(
     *,
     specials: Mapping[str, str | pd.Series] | None = None,
     shorten: Callable[[str], str] | None = None,
+    escape_html: bool = False,
 ) -> list[str | CodedPiece]:
     """The pieces of ``parsed`` over ``frame``: the text of a literal, a :class:`CodedPiece` of
-    filtered values per placeholder (filters run once per distinct value)."""
+    filtered values per placeholder (filters run once per distinct value; with ``escape_html`` the
+    filtered values are HTML-escaped, as :func:`render` does)."""
     shorten = shorten or _DEFAULT_SHORTEN
     specials = specials or {}
     columns: dict[str, CodedPiece] = {}
@@ -343,6 +372,8 @@ def piece_codes(
             values = map_unique(values, shorten)
         elif piece.filter is not None:
             values = apply_filter_arrow(piece.filter, values)
+        if escape_html:
+            values = _escape_arrow(values)
         pieces.append(CodedPiece(values, source.codes))
     return pieces
 
