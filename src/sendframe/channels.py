@@ -43,6 +43,8 @@ class ChannelInfo:
     """Voice channels: a call is billed only when answered."""
     aliases: tuple[str, ...] = ()
     """Other spellings analysts use for the channel."""
+    html_fields: tuple[str, ...] = ()
+    """Template fields that are HTML: values substituted into them are HTML-escaped (docs/api-notes.md)."""
 
     @property
     def is_sms(self) -> bool:
@@ -55,13 +57,13 @@ CHANNEL_INFO: dict[str, ChannelInfo] = {
     for info in (
         ChannelInfo("sms", "phone", ("message",), billed_per_part=True, has_notifications=True, max_parts=15),
         ChannelInfo("mailing", "email", ("subject", "body"), billed_per_part=False, has_notifications=False,
-                    max_parts=1, aliases=("email", "mail")),
+                    max_parts=1, aliases=("email", "mail"), html_fields=("subject", "body")),
         ChannelInfo("voice", "phone", ("message",), billed_per_part=False, has_notifications=False, max_parts=1,
                     billed_per_answered_call=True),
         ChannelInfo("voiceAudio", "phone", (), billed_per_part=False, has_notifications=False, max_parts=1,
                     billed_per_answered_call=True, aliases=("voice_audio", "voiceaudio", "audio")),
         ChannelInfo("landingsms", "phone", ("message",), billed_per_part=True, has_notifications=True, max_parts=8,
-                    aliases=("landing_sms", "landing")),
+                    aliases=("landing_sms", "landing"), html_fields=("templateBody",)),
         ChannelInfo("whatsapp", "phone", (), billed_per_part=False, has_notifications=False, max_parts=1,
                     aliases=("wa",)),
     )

@@ -220,3 +220,13 @@ def test_a_frequency_cap_skips_recipients_an_earlier_campaign_already_reached(sb
     assert again["outcome"].astype(str).tolist() == ["skipped_frequency", "skipped_frequency", "accepted"]
     with pytest.raises(InputError, match="history"):
         sendframe.sms("Hi", sender="Shop", frequency_cap=(1, 7))
+
+
+def test_values_put_into_html_are_escaped_in_the_preview_as_the_service_escapes_them():
+    frame = pd.DataFrame({"email": ["a@example.com"], "phone": [ES], "name": ["<script>x()</script>"]})
+    mail = sendframe.mailing("Hi {name}", "<p>Hi {name}</p>", from_email="news@example.org")
+    assert mail.render(frame).tolist() == ["Hi &lt;script&gt;x()&lt;/script&gt;"]
+    assert mail.render(frame, field="body").tolist() == ["<p>Hi &lt;script&gt;x()&lt;/script&gt;</p>"]
+    page = sendframe.landing_sms("See {LAND_URL}", "Shop", template_body="<h1>{name}</h1>")
+    assert page.render(frame, field="template_body").tolist() == ["<h1>&lt;script&gt;x()&lt;/script&gt;</h1>"]
+    assert sendframe.sms("Hi {name}", sender="Shop").render(frame).tolist() == ["Hi <script>x()</script>"]  # not HTML

@@ -175,14 +175,15 @@ class Message:
         if is_dask_frame(contacts):  # lazily, partition by partition (sendframe.scale)
             return on_dask.render(self, contacts, field=field)
         frame = as_frame(contacts)
-        name = field or _TEXT_FIELD.get(self.channel)
+        name = request_field_names(self.channel).get(field, field) if field else _TEXT_FIELD.get(self.channel)
         template = self.fields.get(name) if name else None
         if not isinstance(template, str):
             raise InputError(f"A {self.channel} message has no text {field or ''} to render"
                              f"{': it plays its audioUrl' if self.channel == 'voiceAudio' else ''}"
                              f"{': it sends an approved template' if self.channel == 'whatsapp' else ''}.")
         return preview.render(frame, template, channel=self.channel, otp_config=self.fields.get("otpConfig"),
-                              link_base=self.link_base, trans=int(self.fields.get("trans", 0)))
+                              link_base=self.link_base, trans=int(self.fields.get("trans", 0)),
+                              escape_html=name in self.info.html_fields)
 
     @keyword_checked
     def preview(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:

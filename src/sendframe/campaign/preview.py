@@ -85,11 +85,14 @@ def render(
     otp_config: Mapping[str, Any] | None = None,
     link_base: str | None = None,
     trans: int = 0,
+    escape_html: bool = False,
 ) -> pd.Series:
     """The text each recipient would receive, as a ``str`` Series named ``text`` on the contacts' index.
 
     A row missing a variable the template needs has no text (NaN; preflight names the variable).
     ``channel`` is accepted for symmetry with ``estimate``; every channel renders the same way.
+    ``escape_html``: the template is HTML (a landing page, an email's subject or body), so every value
+    is HTML-escaped as the service does (:attr:`sendframe.channels.ChannelInfo.html_fields`).
     The contacts frame is not modified.
 
         >>> import pandas as pd
@@ -106,7 +109,7 @@ def render(
         raise InputError(f"trans must be 0 or 1 (got {trans!r}).")
     templates.parse(template)  # an unknown filter raises TemplateError before any work
     specials, shorten = placeholders(link_base, otp_config)
-    text = templates.render_frame(frame, template, specials=specials, shorten=shorten)
+    text = templates.render_frame(frame, template, specials=specials, shorten=shorten, escape_html=escape_html)
     if trans == 1:
 
         text = translate_series(text)
