@@ -40,7 +40,7 @@ _USUAL_ACCESS_LINE = (
     r'^[^\s&?\[]+ [^\s&?\[]+ [^\s&?\[]+ \[\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "(?:GET|HEAD|POST) '
     r'[^?"& ]*\?[^" ]* HTTP/[0-9.]+"'
 )
-_COMPRESSED_ENDINGS = (".bz2", ".gz", ".lz4", ".zst")  # pyarrow's input_stream decompresses these
+COMPRESSED_ENDINGS = (".bz2", ".gz", ".lz4", ".zst")  # pyarrow's input_stream decompresses these
 _CLF_TIME_WIDTH = 26  # 10/Oct/2026:13:55:36 +0000
 _NO_VALUE = 0xFFFFFFFFFFFFFFFF  # the key of a missing value among keys (length << 56 | bytes) of short ones
 
@@ -150,7 +150,11 @@ def read_lines(path: str | os.PathLike[str]) -> pa.Array:
         >>> read_lines(log).to_pylist()
         ['one\\r\\n', 'two']
     """
-    data = _file_bytes(os.fspath(path))
+    return lines_of_bytes(_file_bytes(os.fspath(path)))
+
+
+def lines_of_bytes(data: pa.Buffer) -> pa.Array:
+    """The lines of ``data`` (as ``read_lines``), over ``data`` itself when it is UTF-8."""
     lines = _lines_of(data)
     try:
         lines.validate(full=True)  # UTF-8
@@ -162,7 +166,7 @@ def read_lines(path: str | os.PathLike[str]) -> pa.Array:
 def _file_bytes(name: str) -> pa.Buffer:
     """The file's bytes: a plain file is mapped (its pages are the page cache's: nothing is copied,
     no memory is taken), a compressed one is read and decompressed."""
-    if not name.endswith(_COMPRESSED_ENDINGS) and os.path.isfile(name) and os.path.getsize(name):
+    if not name.endswith(COMPRESSED_ENDINGS) and os.path.isfile(name) and os.path.getsize(name):
         with pa.memory_map(name) as mapped:
             return mapped.read_buffer()
     with pa.input_stream(name) as stream:
