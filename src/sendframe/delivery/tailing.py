@@ -204,7 +204,7 @@ def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.nd
     if len(frame) and len(old):
         seen = np.flatnonzero(old["id"].isin(frame["id"].unique()).to_numpy(dtype=bool))
         if len(seen):
-            pairs = pd.DataFrame({"id": old["id"].to_numpy()[seen], "old": seen}).merge(
+            pairs = pd.DataFrame({"id": old["id"].iloc[seen].to_numpy(), "old": seen}).merge(
                 pd.DataFrame({"id": frame["id"].to_numpy(), "new": np.arange(len(frame))}), on="id")
             raw = np.frombuffer(lines.buffers()[2], np.uint8)
             retry = _same_queries(known, frame, pairs, raw, begin, end, mapped, fd)
