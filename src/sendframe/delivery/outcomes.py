@@ -12,7 +12,6 @@ hand; ``outcomes`` adds the contacts' own columns, on the contacts' index.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from sendframe.api.notifications import is_final_notification, notification_status

@@ -132,11 +132,11 @@ def parse_lines(
     return parse_with_queries(lines, LogParams(mapping, own, wanted_path, list(order or [])))[0]
 
 
-def parse_with_queries(lines: pa.Array, params: LogParams) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+def parse_with_queries(lines: pa.Array, how: LogParams) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """``parse_lines``, and where each row's raw query lies: (start, end) byte offsets into the lines'
     data buffer (``lines.buffers()[2]``), so that a later read can tell a retry of a row from another
     notification."""
-    mapping, own, wanted_path, order = params.mapping, params.own, params.wanted_path, params.order
+    mapping, own, wanted_path, order = how.mapping, how.own, how.wanted_path, how.order
     wanted = {param: column for param, column in mapping.items()} | {name: name for name in own}
     keys = list(wanted)
     key_order = [k for k in (order or []) if k in wanted] + [k for k in keys if k not in (order or [])]
@@ -170,13 +170,13 @@ def parse_with_queries(lines: pa.Array, params: LogParams) -> tuple[pd.DataFrame
         param = param_of(index)
         if param is None and by_column.get(column) is not None and not own_column:  # ids are (nearly) all distinct: not encoded
             return _as_text(_decoded(ids.filter(pa.array(keep_mask)) if duplicates else ids))
-        texts, codes = encoded(found.data, *cut[param], key=keys[param]) if param else nothing
+        texts, codes = encoded(found.data, *cut[param], key=short[param]) if param else nothing
         return _as_text(pc.take(_decoded(texts), pa.array(codes, mask=codes < 0))) if own_column else _column(column, texts, codes)
 
     whole = len(kept) == len(found.lines)  # then ``kept`` is every position
     cut = {param: values[param] if whole else tuple(v[kept] for v in values[param]) for param in params}
     # a key is the row's own value: the kept rows' keys are theirs among all (when all are short, so are these)
-    keys = {param: key if whole or key is None else key[kept] for param, key in zip(params, every_key)}
+    short = {param: key if whole or key is None else key[kept] for param, key in zip(params, every_key)}
     with ThreadPoolExecutor(2) as pool:  # cutting and encoding release the GIL
         # the arrival times (the longest job) first, so that no thread is left with it at the end
         built = list(pool.map(build, [len(names) - 1, *range(len(names) - 1)]))

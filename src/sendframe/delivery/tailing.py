@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes, read_lines
 from sendframe.delivery.parsing import (
-    JUNK_EXAMPLES, PARAMS_LINE_PREFIX, LogParams, log_params, parse_with_queries, receiver_templates,
+    JUNK_EXAMPLES, LogParams, log_params, parse_with_queries, receiver_templates,
 )
 
 CACHED_LOGS = 4           # logs whose last read is kept (each holds its frame)
