@@ -204,20 +204,20 @@ class Listener:
 
     def _committed(self, waiters: list[Connection], future: Future[None] | asyncio.Future[None]) -> None:
         self._committing = False
+        if self._lines:  # what arrived meanwhile is written while these are answered
+            self._commit()
+        else:
+            self._idle.set()
         error = future.exception()
         if error is not None:  # disk full, ...: answer nothing rather than a false 200; the log is cut back
             logger.error("receiver: could not write the log: %s", error)
             for connection in waiters:
                 connection.failed()
-        else:
-            self.counters.commits += 1
-            self.counters.notifications += len(waiters)
-            for connection in waiters:
-                connection.committed()
-        if self._lines:
-            self._commit()
-        else:
-            self._idle.set()
+            return
+        self.counters.commits += 1
+        self.counters.notifications += len(waiters)
+        for connection in waiters:
+            connection.committed()
 
     async def _sweep(self) -> None:
         """Close connections past their deadline, a few times per shortest timeout."""

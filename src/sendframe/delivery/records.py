@@ -32,6 +32,7 @@ import pyarrow.json as pajson
 from sendframe.api import wire
 from sendframe.errors import ApiError, InputError, NotFoundError
 from sendframe.api.models import MAX_LOOKUP_IDS
+from sendframe.delivery.options import checked_options
 
 MESSAGE_COLUMNS: tuple[str, ...] = (
     "id", "sender", "recipient", "message", "campaign_id", "sending_id", "is_delivered", "is_clicked",
@@ -96,6 +97,7 @@ def _chunks(ids: list[str], chunk_size: int) -> list[list[str]]:
     return chunks
 
 
+@checked_options
 def fetch_records(
     ids: str | Iterable[object], *, client: Any = None, chunk_size: int = 100, concurrency: int = 8
 ) -> Records:
