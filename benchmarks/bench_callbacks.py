@@ -41,7 +41,8 @@ def write_log(path: Path, lines: int, seed: int = 0) -> None:
         for i in range(lines):
             name, value = STATUSES[status[i]]
             hh, mm = divmod(int(minute[i]), 60)
-            query = (f"mid={i:020x}&st={name}&d={value}&t=2026-11-21+{hh:02d}%3A{mm:02d}&y=2026-11-21+{hh:02d}%3A{mm:02d}"
+            when = f"2026-11-21+{hh:02d}%3A{mm:02d}"
+            query = (f"mid={i:020x}&st={name}&d={value}&t={when}&y={when}"
                      f"&c=0.0450&m=0{i % 4}&n=1&cid={i % 7 + 1}&ref=crm%20{i % 3}")
             handle.write(f'10.0.0.{i % 250} - - [21/Nov/2026:{hh:02d}:{mm:02d}:{i % 60:02d} +0000] '
                          f'"GET /dlr?{query} HTTP/1.1" 200 2 "-" "sendframe-notifier"\n')
@@ -62,8 +63,10 @@ def naive(path: Path, limit: int) -> pd.DataFrame:
             if not params.get("mid"):
                 continue
             rows.append({
-                "id": params["mid"], "status": params.get("st"), "delivery": int(params["d"]) if params.get("d") else None,
-                "sent_at": params.get("t"), "reported_at": params.get("y"), "cost": float(params["c"]) if params.get("c") else None,
+                "id": params["mid"], "status": params.get("st"),
+                "delivery": int(params["d"]) if params.get("d") else None,
+                "sent_at": params.get("t"), "reported_at": params.get("y"),
+                "cost": float(params["c"]) if params.get("c") else None,
                 "mnc": params.get("m"), "part": int(params["n"]) if params.get("n") else None,
                 "campaign_id": int(params["cid"]) if params.get("cid") else None, "ref": params.get("ref"),
             })

@@ -131,15 +131,18 @@ def run_once(log: Path, total: int, connections: int, max_batch: int) -> dict[st
 def runs(directory: Path, name: str, total: int, connections: int, max_batch: int, repeats: int) -> dict[str, float]:
     results = [run_once(directory / f"{name}-{n}.log", total, connections, max_batch) for n in range(repeats)]
     return {"best": max(r["rate"] for r in results), "median": statistics.median(r["rate"] for r in results),
-            "cpu": statistics.median(r["cpu"] for r in results), "generator": statistics.median(r["generator"] for r in results),
-            "all_acknowledged": all(r["acknowledged"] == total for r in results), "durable": all(r["durable"] for r in results)}
+            "cpu": statistics.median(r["cpu"] for r in results),
+            "generator": statistics.median(r["generator"] for r in results),
+            "all_acknowledged": all(r["acknowledged"] == total for r in results),
+            "durable": all(r["durable"] for r in results)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="5,000 notifications, one run each (smoke run)")
     parser.add_argument("--notifications", type=int, default=None)
-    parser.add_argument("--connections", type=int, default=32, help="keep-alive connections (the notifier keeps 32 in flight)")
+    parser.add_argument("--connections", type=int, default=32,
+                        help="keep-alive connections (the notifier keeps 32 in flight)")
     parser.add_argument("--repeats", type=int, default=None, help="runs of each (default 3; 1 with --quick)")
     args = parser.parse_args(argv)
     total = args.notifications or (5_000 if args.quick else 50_000)
@@ -148,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         grouped = runs(Path(tmp), "grouped", total, args.connections, 4096, repeats)
         naive = runs(Path(tmp), "naive", naive_total, args.connections, 1, repeats)
-    print(f"notifications: {total:,} (naive: {naive_total:,}) from {args.connections} concurrent keep-alive connections, "
+    print(f"notifications: {total:,} (naive: {naive_total:,}) from {args.connections} concurrent keep-alive "
+          "connections, "
           f"one request in flight each; each 200 only after its line is fsync'd; {repeats} run(s) each")
     for name, result in (("group commit (fsync per batch)", grouped), ("naive (fsync per request)     ", naive)):
         per = result["cpu"]

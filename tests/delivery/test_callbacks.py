@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sendframe.errors import InputError
 from sendframe.api.notifications import STATUSES
 from sendframe.delivery.callbacks import CALLBACK_COLUMNS, latest_status, mapping_from_url, read_callbacks
+from sendframe.errors import InputError
 
 HEADER = "#params\tid=%i&delivery=%d&sender=%p&recipient=%P&sent_at=%t&cost=%c&status=%s&mnc=%m&reported_at=%y&part=%n&campaign_id=%C&sending_id=%S&ref=crm\n"
 

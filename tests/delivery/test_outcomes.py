@@ -7,7 +7,7 @@ import pytest
 
 import sendframe
 from sendframe.api.client import Client
-from sendframe.campaign.send import send_sms
+from sendframe.campaign.shortcuts import send_sms
 from sendframe.delivery.metrics import delivery_summary
 from sendframe.delivery.outcomes import message_outcomes, outcomes
 from sendframe.delivery.receiver import Receiver

@@ -10,9 +10,9 @@ import httpx
 import pandas as pd
 import pytest
 
-from sendframe.errors import ConfigurationError
 from sendframe.api.notifications import ESCAPE_CODES
 from sendframe.delivery.receiver import Receiver
+from sendframe.errors import ConfigurationError
 
 
 def base(receiver: Receiver) -> str:

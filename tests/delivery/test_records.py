@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from sendframe.api.client import AsyncClient, Client
-from sendframe.errors import ApiError, InputError
 from sendframe.delivery.records import EVENT_COLUMNS, MESSAGE_COLUMNS, fetch_records, read_lookup_answers
+from sendframe.errors import ApiError, InputError
 from tests.conftest import FAST_RETRY
 
 MESSAGE_DTYPES = {"id": "string", "sender": "string", "recipient": "string", "message": "string", "campaign_id": "Int64",

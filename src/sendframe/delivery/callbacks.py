@@ -20,11 +20,16 @@ import os
 import pandas as pd
 
 from sendframe.api.notifications import is_final_notification
-from sendframe.delivery.options import checked_options
 from sendframe.delivery.parsing import (  # noqa: F401  (re-exported: the names callers know)
-    CALLBACK_COLUMNS, JUNK_EXAMPLES, PARAMS_LINE_PREFIX, RECEIVER_MAPPING, mapping_from_url, parse_lines,
+    CALLBACK_COLUMNS,
+    JUNK_EXAMPLES,
+    PARAMS_LINE_PREFIX,
+    RECEIVER_MAPPING,
+    mapping_from_url,
+    parse_lines,
 )
 from sendframe.delivery.tailing import LogReads
+from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import is_many_logs, latest_status_partitions, read_logs
 from sendframe.scale.runtime import is_dask_frame
 
@@ -32,7 +37,7 @@ from sendframe.scale.runtime import is_dask_frame
 LOG_READS = LogReads()
 
 
-@checked_options
+@keyword_checked
 def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = None, *,
                    dask: bool | None = None) -> pd.DataFrame:
     """Read a callback log into one typed frame, one row per distinct notification.
@@ -68,7 +73,7 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     return LOG_READS.read(path, notification_url).frame
 
 
-@checked_options
+@keyword_checked
 def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
     """One row per message and part: the final status when one arrived, else the latest intermediate.
 
@@ -86,7 +91,7 @@ def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
     if callbacks.empty:
         return callbacks.copy()
     frame = callbacks.loc[callbacks["id"].notna()].copy()
-    frame["_final"] = is_final_notification(frame["status"], frame["delivery"] if "delivery" in frame else None)
+    frame["_final"] = is_final_notification(frame["status"], frame.get("delivery"))
     order = ["_final", "reported_at"] + (["received_at"] if "received_at" in frame else [])
     frame = frame.sort_values(order, kind="stable", na_position="first")
     last = frame.groupby(["id", "part"], dropna=False, sort=False).tail(1)

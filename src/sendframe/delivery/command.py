@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 
+from sendframe.delivery.receiver import Receiver
 from sendframe.errors import ConfigurationError
 
 
@@ -38,8 +39,6 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
 
 def run(name: str, args: argparse.Namespace) -> int:
     """Serve until interrupted; prints the notificationUrl first."""
-    from sendframe.delivery.receiver import Receiver
-
     params: dict[str, str] = {}
     for item in args.param:
         key, sep, value = item.partition("=")
@@ -52,7 +51,8 @@ def run(name: str, args: argparse.Namespace) -> int:
 
     def announce() -> None:
         print(receiver.notification_url, flush=True)
-        print(f"receiving on {args.host}:{receiver.port}, writing {args.log}; Ctrl-C to stop", file=sys.stderr, flush=True)
+        print(f"receiving on {args.host}:{receiver.port}, writing {args.log}; Ctrl-C to stop", file=sys.stderr,
+              flush=True)
 
     receiver.serve_forever(on_ready=announce)
     return 0

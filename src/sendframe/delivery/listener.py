@@ -340,7 +340,8 @@ class Connection(asyncio.Protocol):
         if self.transport is None or self.closing:
             return
         self.transport.write(_ANSWERS[status, keep])
-        self.deadline = self.listener.loop.time() + (self.listener.write_timeout if self.stalled else self.listener.idle_timeout)
+        timeout = self.listener.write_timeout if self.stalled else self.listener.idle_timeout
+        self.deadline = self.listener.loop.time() + timeout
         if not keep:
             self.close()
 

@@ -15,16 +15,17 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.delivery.options import checked_options
 from sendframe.delivery.outcomes import FAILED_STATUSES, SKIPPED_OUTCOMES, message_outcomes, operator_label, outcomes
 from sendframe.errors import InputError
+from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import summary_partitions
 from sendframe.scale.runtime import is_dask_frame
 
 # the columns derived here for grouping, besides those of the outcome table and the contacts
 DIMENSIONS: tuple[str, ...] = ("campaign_id", "sending_id", "country", "operator", "mnc", "send_hour")
 SUMMARY_COLUMNS: tuple[str, ...] = (
-    "sent", "skipped", "accepted", "rejected", "not_sent", "unknown_outcome", "delivered", "failed", "expired", "pending",
+    "sent", "skipped", "accepted", "rejected", "not_sent", "unknown_outcome", "delivered", "failed", "expired",
+    "pending",
     "delivery_rate", "delivery_rate_denominator", "median_seconds_to_delivery", "p95_seconds_to_delivery",
     "clicks", "estimated_cost", "billed_cost",
 )
@@ -46,7 +47,7 @@ def _results_from(callbacks: pd.DataFrame | None, records: Any) -> pd.DataFrame:
     return seen.assign(accepted=True, outcome="accepted")
 
 
-@checked_options
+@keyword_checked
 def delivery_summary(
     results: pd.DataFrame | None = None,
     callbacks: pd.DataFrame | None = None,
@@ -80,7 +81,8 @@ def delivery_summary(
         if contacts is not None:
             raise InputError("delivery_summary of Dask frames takes no contacts=: join the contact columns to the "
                              "results first (results.join(contacts[[...]])) and group by them.")
-        return summary_partitions(delivery_summary, message_outcomes, results, callbacks, by=by, records=records, estimate=estimate)
+        return summary_partitions(delivery_summary, message_outcomes, results, callbacks, by=by, records=records,
+                                  estimate=estimate)
     keys = [by] if isinstance(by, str) else list(by)
     if results is None:
         if contacts is not None:
@@ -125,7 +127,8 @@ def delivery_summary(
     counted = pd.concat([groups, flags, table[["seconds_to_delivery", "estimated_cost", "billed_cost"]]], axis=1)
     grouped = counted.groupby(names, dropna=False, observed=True, sort=True)
     summary = grouped[list(flags.columns)].sum()
-    summary["delivery_rate"] = (summary["delivered"] / summary["accepted"].where(summary["accepted"] > 0)).astype("Float64")
+    rate = summary["delivered"] / summary["accepted"].where(summary["accepted"] > 0)
+    summary["delivery_rate"] = rate.astype("Float64")
     summary["delivery_rate_denominator"] = "accepted"
     seconds = grouped["seconds_to_delivery"]
     summary["median_seconds_to_delivery"] = seconds.median()

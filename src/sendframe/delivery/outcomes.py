@@ -16,8 +16,8 @@ import pandas as pd
 
 from sendframe.api.notifications import is_final_notification, notification_status
 from sendframe.api.recipients import region_of
-from sendframe.delivery.options import checked_options
 from sendframe.errors import InputError
+from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import outcomes_partitions
 from sendframe.scale.runtime import is_dask_frame
 
@@ -70,8 +70,10 @@ def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     ['DELIVRD']
     """
     if callbacks is None or callbacks.empty:
-        return pd.DataFrame(columns=["id", "status", "is_final", "sent_at", "reported_at", "billed_cost", "mnc", "recipient"])
-    frame = callbacks.loc[callbacks["id"].notna(), ["id", "status", "sent_at", "reported_at", "cost", "mnc", "recipient", "part"]].copy()
+        return pd.DataFrame(columns=["id", "status", "is_final", "sent_at", "reported_at", "billed_cost", "mnc",
+                                     "recipient"])
+    wanted = ["id", "status", "sent_at", "reported_at", "cost", "mnc", "recipient", "part"]
+    frame = callbacks.loc[callbacks["id"].notna(), wanted].copy()
     delivery = callbacks.loc[frame.index, "delivery"] if "delivery" in callbacks else None
     frame["is_final"] = is_final_notification(frame["status"], delivery)
     frame["status"] = notification_status(frame["status"], delivery)
@@ -83,7 +85,7 @@ def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-@checked_options
+@keyword_checked
 def message_outcomes(
     results: pd.DataFrame,
     callbacks: pd.DataFrame | None = None,
@@ -100,21 +102,33 @@ def message_outcomes(
     ``recipients`` when given (the numbers sent to, on the results' index), else the results'
     ``recipient`` column, else what callbacks or records say. Rows the service never got
     (``rejected``, ``not_sent``, ``dry_run`` and the ``skipped_*`` outcomes) have the status
-    ``NOT_SENT``; their ``outcome`` says why.
+    ``NOT_SENT``; their ``outcome`` says why. When the results are one campaign's, rows without a
+    ``campaign_id`` (left out of the send) get that campaign's.
     Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
     """
     if is_dask_frame(results) or is_dask_frame(callbacks):  # lazily, partitioned by id (sendframe.scale.callbacks)
-        return outcomes_partitions(message_outcomes, results, callbacks, records=records, estimate=estimate, recipients=recipients)
+        return outcomes_partitions(message_outcomes, results, callbacks, records=records, estimate=estimate,
+                                   recipients=recipients)
     if recipients is None and "recipient" in results:
         recipients = results["recipient"]
     out = pd.DataFrame(index=results.index)
-    out["id"] = results["id"].astype("string") if "id" in results else pd.Series(pd.NA, index=results.index, dtype="string")
+
+    def text(column: str) -> pd.Series:
+        return results[column].astype("string") if column in results else pd.Series(pd.NA, results.index, "string")
+
+    out["id"] = text("id")
     for column in ("campaign_id", "sending_id", "error_code", "parts"):
-        out[column] = results[column].astype("Int64") if column in results else pd.array([pd.NA] * len(results), dtype="Int64")
-    outcome = results["outcome"].astype("string") if "outcome" in results else results["accepted"].map({True: "accepted", False: "rejected"}).astype("string")
+        out[column] = results[column].astype("Int64") if column in results else pd.Series(pd.NA, results.index, "Int64")
+    campaigns = out["campaign_id"].dropna().unique()
+    if len(campaigns) == 1:  # rows left out of a one-campaign send (skipped, not sent) still belong to its campaign
+        out["campaign_id"] = out["campaign_id"].fillna(campaigns[0])
+    if "outcome" in results:
+        outcome = results["outcome"].astype("string")
+    else:
+        outcome = results["accepted"].map({True: "accepted", False: "rejected"}).astype("string")
     out["outcome"] = outcome
-    out["error_description"] = results["error_description"].astype("string") if "error_description" in results else pd.Series(pd.NA, index=results.index, dtype="string")
-    out["recipient"] = recipients.astype("string") if recipients is not None else pd.Series(pd.NA, index=results.index, dtype="string")
+    out["error_description"] = text("error_description")
+    out["recipient"] = recipients.astype("string") if recipients is not None else text("recipient")
 
     status = pd.Series("PENDING", index=results.index, dtype="string")
     status[outcome.isin(list(NOT_SENT_OUTCOMES)).fillna(False)] = "NOT_SENT"  # refused, not attempted yet, or skipped
@@ -172,12 +186,14 @@ def message_outcomes(
     out["delivered_at"] = delivered_at
     out["seconds_to_delivery"] = (delivered_at - sent_at).dt.total_seconds()
     out["clicked"] = clicked
-    out["estimated_cost"] = estimate["cost"].reindex(results.index).astype(float) if estimate is not None and "cost" in estimate else float("nan")
+    out["estimated_cost"] = float("nan")
+    if estimate is not None and "cost" in estimate:
+        out["estimated_cost"] = estimate["cost"].reindex(results.index).astype(float)
     out["billed_cost"] = billed
     return out[list(OUTCOME_COLUMNS)]
 
 
-@checked_options
+@keyword_checked
 def outcomes(
     results: pd.DataFrame,
     callbacks: pd.DataFrame | None = None,

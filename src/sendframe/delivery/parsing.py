@@ -24,7 +24,15 @@ import pyarrow.compute as pc
 
 from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, STATUSES
 from sendframe.delivery.logformat import (
-    Requests, byte_at, encoded, items_by_name, locate_requests, regular_items, repeated, short_keys, span_texts,
+    Requests,
+    byte_at,
+    encoded,
+    items_by_name,
+    locate_requests,
+    regular_items,
+    repeated,
+    short_keys,
+    span_texts,
 )
 from sendframe.errors import InputError
 
@@ -103,7 +111,8 @@ def log_params(lines: pa.Array, notification_url: str | None = None) -> LogParam
         order = [name for name, _ in parse_qsl(urlsplit(notification_url).query, keep_blank_values=True)]
         return LogParams(mapping, own, urlsplit(notification_url).path or "/", order)
     templates = receiver_templates(lines)
-    order = [name for name, _ in parse_qsl(templates[-1][len(PARAMS_LINE_PREFIX):], keep_blank_values=True)] if templates else []
+    last = templates[-1][len(PARAMS_LINE_PREFIX):] if templates else ""
+    order = [name for name, _ in parse_qsl(last, keep_blank_values=True)]
     return LogParams(dict(RECEIVER_MAPPING), _own_params_of_receiver_log(templates), None, order)
 
 
@@ -168,22 +177,25 @@ def parse_with_queries(lines: pa.Array, how: LogParams) -> tuple[pd.DataFrame, n
             return pd.Series(_arrival_times(found, kept).to_pandas(), dtype="datetime64[us, UTC]")
         own_column = index >= len(CALLBACK_COLUMNS) - 1
         param = param_of(index)
-        if param is None and by_column.get(column) is not None and not own_column:  # ids are (nearly) all distinct: not encoded
+        if param is None and by_column.get(column) is not None and not own_column:  # ids: nearly all distinct
             return _as_text(_decoded(ids.filter(pa.array(keep_mask)) if duplicates else ids))
         texts, codes = encoded(found.data, *cut[param], key=short[param]) if param else nothing
-        return _as_text(pc.take(_decoded(texts), pa.array(codes, mask=codes < 0))) if own_column else _column(column, texts, codes)
+        if own_column:
+            return _as_text(pc.take(_decoded(texts), pa.array(codes, mask=codes < 0)))
+        return _column(column, texts, codes)
 
     whole = len(kept) == len(found.lines)  # then ``kept`` is every position
     cut = {param: values[param] if whole else tuple(v[kept] for v in values[param]) for param in params}
     # a key is the row's own value: the kept rows' keys are theirs among all (when all are short, so are these)
-    short = {param: key if whole or key is None else key[kept] for param, key in zip(params, every_key)}
+    short = {param: key if whole or key is None else key[kept] for param, key in zip(params, every_key, strict=True)}
     with ThreadPoolExecutor(2) as pool:  # cutting and encoding release the GIL
         # the arrival times (the longest job) first, so that no thread is left with it at the end
         built = list(pool.map(build, [len(names) - 1, *range(len(names) - 1)]))
         built = built[1:] + built[:1]
-    frame = pd.DataFrame(dict(zip(names[:len(CALLBACK_COLUMNS) - 1], built)), copy=False)  # built here: no copy needed
+    # built here: no copy needed
+    frame = pd.DataFrame(dict(zip(names[:len(CALLBACK_COLUMNS) - 1], built, strict=False)), copy=False)
     frame.insert(2, "delivery_meaning", frame["delivery"].map(DELIVERY_MEANINGS).astype("string"))
-    for name, series in zip(names[len(CALLBACK_COLUMNS) - 1:], built[len(CALLBACK_COLUMNS) - 1:]):
+    for name, series in zip(names[len(CALLBACK_COLUMNS) - 1:], built[len(CALLBACK_COLUMNS) - 1:], strict=True):
         frame[name] = series
     frame.attrs["junk_lines"] = len(found.junk)
     examples = lines.take(found.junk[:JUNK_EXAMPLES]).to_pylist() if len(found.junk) else []
@@ -203,7 +215,7 @@ class _Notifications:
 
     data: pa.Buffer
     lines: np.ndarray  # line number of each notification
-    values: dict[str, tuple[np.ndarray, np.ndarray]]  # parameter -> (start, end) of its still-encoded value, -1 if absent
+    values: dict[str, tuple[np.ndarray, np.ndarray]]  # parameter -> (start, end) of its encoded value, -1 if absent
     query_start: np.ndarray
     query_end: np.ndarray
     receiver: np.ndarray  # written by the receiver (arrival time line_start..stamp_end) or an access log (when_*)
@@ -241,14 +253,15 @@ def _locate_notifications(lines: pa.Array, keys: list[str], order: list[str], wa
 
     with ThreadPoolExecutor(2) as pool:
         parts = list(pool.map(locate, blocks))
-    columns = [np.concatenate(column) for column in zip(*(located for _, located, _, _ in parts))]
+    columns = [np.concatenate(column) for column in zip(*(located for _, located, _, _ in parts), strict=True)]
     line, spans, rest = columns[0], columns[1:1 + 2 * len(keys)], columns[1 + 2 * len(keys):]
     values = {name: (spans[2 * i], spans[2 * i + 1]) for i, name in enumerate(keys)}
     return _Notifications(parts[0][0], line, values, *rest, np.concatenate([junk for _, _, junk, _ in parts]),
                           sum(other for *_, other in parts))
 
 
-def _param_spans(found: Requests, rows: np.ndarray, keys: list[str], order: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _param_spans(found: Requests, rows: np.ndarray, keys: list[str],
+                 order: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per parameter, the (start, end) offsets of its still percent-encoded value in each of ``rows``.
 
     Queries holding exactly the notificationUrl's parameters in its order (as the service fills
@@ -338,7 +351,7 @@ def _unquote(value: str) -> str:
 
 def _decoded(texts: pa.Array) -> pa.Array:
     """Percent-decode distinct values, only when some value needs it."""
-    if len(texts) == 0 or not (pc.any(pc.match_substring(texts, "%")).as_py() or pc.any(pc.match_substring(texts, "+")).as_py()):
+    if len(texts) == 0 or not any(pc.any(pc.match_substring(texts, sign)).as_py() for sign in ("%", "+")):
         return texts
     return pa.array([None if v is None else _unquote(v) for v in texts.to_pylist()], type=pa.string())
 
@@ -364,7 +377,9 @@ def _typed(column: str, texts: pa.Array, indices: pa.Array) -> pd.Series:
             return pc.cast(blank, target)
         except pa.ArrowInvalid:  # a value that is not a number becomes <NA>
             number = pa.array(pd.to_numeric(blank.to_pandas(), errors="coerce"), type=pa.float64())
-            return number if column == "cost" else pc.cast(pc.if_else(pc.equal(pc.floor(number), number), number, None), pa.int64())
+            if column == "cost":
+                return number
+            return pc.cast(pc.if_else(pc.equal(pc.floor(number), number), number, None), pa.int64())
 
     number = pc.take(numbers(texts), indices)
     series = number.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)

@@ -18,6 +18,7 @@ readable and writable by its owner only (0600): notifications name recipients.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -25,6 +26,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import cast
 from urllib.parse import quote, urlencode, urlsplit
 
 import pandas as pd
@@ -32,9 +34,9 @@ import pandas as pd
 from sendframe.api.notifications import ESCAPE_CODES
 from sendframe.delivery.callbacks import LOG_READS, read_callbacks
 from sendframe.delivery.listener import Counters, Listener, LogWriter
-from sendframe.delivery.options import checked_options
 from sendframe.delivery.waiting import wait_for_final
 from sendframe.errors import ConfigurationError
+from sendframe.options import keyword_checked
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +74,7 @@ class Receiver:
     >>> receiver.stop()  # doctest: +SKIP
     """
 
-    @checked_options
+    @keyword_checked
     def __init__(
         self,
         log: str | os.PathLike[str],
@@ -87,9 +89,11 @@ class Receiver:
         idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
         if token is not None and len(token) < 16:
-            raise ConfigurationError("The receiver token must have at least 16 characters (use secrets.token_urlsafe(16)).")
+            raise ConfigurationError("The receiver token must have at least 16 characters "
+                                     "(use secrets.token_urlsafe(16)).")
         if token is not None and not _TOKEN_CHARACTERS.issuperset(token):
-            raise ConfigurationError("The receiver token may only hold letters, digits, '-' and '_' (it is part of a URL path).")
+            raise ConfigurationError("The receiver token may only hold letters, digits, '-' and '_' "
+                                     "(it is part of a URL path).")
         if max_batch < 1:
             raise ConfigurationError(f"max_batch must be at least 1, not {max_batch}.")
         for name, value in (("write_timeout", write_timeout), ("idle_timeout", idle_timeout)):
@@ -150,7 +154,7 @@ class Receiver:
         that arrived since the last)."""
         return read_callbacks(self.log)
 
-    @checked_options
+    @keyword_checked
     def wait_for(
         self,
         ids: pd.DataFrame | pd.Series | Iterable[object] | str,
@@ -185,9 +189,10 @@ class Receiver:
         self._thread = threading.Thread(target=self._serve_thread, name="sendframe-receiver", daemon=True)
         self._thread.start()
         self._ready.wait()
-        if self._error is not None:
+        error = cast("BaseException | None", self._error)  # set by the serving thread meanwhile
+        if error is not None:
             self._thread.join()
-            raise ConfigurationError(f"The receiver could not start on {self.host}:{self.port}: {self._error}")
+            raise ConfigurationError(f"The receiver could not start on {self.host}:{self.port}: {error}")
         return self
 
     def stop(self) -> None:
@@ -210,10 +215,8 @@ class Receiver:
         def ready() -> None:
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):
-                try:
+                with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread / platform
                     loop.add_signal_handler(signum, self._stopping.set)  # type: ignore[union-attr]
-                except (NotImplementedError, RuntimeError):  # not the main thread / platform
-                    pass
             if on_ready is not None:
                 on_ready()
 

@@ -28,7 +28,11 @@ import pyarrow as pa
 
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes, read_lines
 from sendframe.delivery.parsing import (
-    JUNK_EXAMPLES, LogParams, log_params, parse_with_queries, receiver_templates,
+    JUNK_EXAMPLES,
+    LogParams,
+    log_params,
+    parse_with_queries,
+    receiver_templates,
 )
 
 CACHED_LOGS = 4           # logs whose last read is kept (each holds its frame)
@@ -126,7 +130,8 @@ class LogReads:
 
 def _continues(fd: int, known: _Read, identity: tuple[int, int], size: int) -> bool:
     """Whether the file is the one read before, grown or as it was (not replaced, cut or rewritten)."""
-    return identity == known.identity and size >= known.consumed and _fingerprint(fd, known.consumed) == known.fingerprint
+    same = identity == known.identity and size >= known.consumed
+    return same and _fingerprint(fd, known.consumed) == known.fingerprint
 
 
 def _fingerprint(fd: int, length: int) -> bytes:
@@ -225,7 +230,7 @@ def _same_queries(known: _Read, frame: pd.DataFrame, pairs: pd.DataFrame, raw: n
     old_length = known.query_end[old_rows] - known_at
     check = (old_length == end[new_rows] - begin[new_rows]) | (known_at < 0) | (not mapped)
     values = [c for c in frame.columns if c != "received_at"]
-    for old_row, new_row in zip(old_rows[check].tolist(), new_rows[check].tolist()):
+    for old_row, new_row in zip(old_rows[check].tolist(), new_rows[check].tolist(), strict=True):
         if retry[new_row]:
             continue
         at = int(known.query_start[old_row])

@@ -4,7 +4,9 @@
 see ``tailing``) and counts the messages whose notifications include a final one, by the one
 rule of ``sendframe.api.notifications.is_final_notification``.
 
-    >>> message_ids(pd.DataFrame({"id": ["a1", None, "a1", "b2"], "outcome": ["accepted", "rejected", "accepted", "unknown"]}))
+    >>> sent = pd.DataFrame({"id": ["a1", None, "a1", "b2"],
+    ...                      "outcome": ["accepted", "rejected", "accepted", "unknown"]})
+    >>> message_ids(sent)
     ['a1']
 """
 
@@ -34,8 +36,9 @@ def message_ids(ids: pd.DataFrame | pd.Series | Iterable[object] | str) -> list[
         if "id" not in ids:
             raise InputError(f"The frame has no 'id' column (columns: {', '.join(map(str, ids.columns))}); pass the "
                              "frame send_sms (or another send_*) returned, or its 'id' column.")
-        rows = ids["outcome"].astype("string").eq("accepted").fillna(False).to_numpy(bool) if "outcome" in ids else slice(None)
-        values = ids.loc[rows, "id"]
+        values = ids["id"]
+        if "outcome" in ids:
+            values = values[ids["outcome"].astype("string").eq("accepted").fillna(False).to_numpy(bool)]
     elif isinstance(ids, str):
         values = pd.Series([ids])
     else:
@@ -69,7 +72,7 @@ def wait_for_final(
                 generation, checked = snapshot.generation, 0
             new = snapshot.frame.iloc[checked:]
             if len(new) and pending:
-                final = is_final_notification(new["status"], new["delivery"] if "delivery" in new else None)
+                final = is_final_notification(new["status"], new.get("delivery"))
                 done = pending.intersection(new.loc[final.to_numpy(bool), "id"].dropna().unique().tolist())
                 pending -= done
                 bar.update(len(done))
