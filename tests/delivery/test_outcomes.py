@@ -55,7 +55,8 @@ def test_the_results_recipient_column_is_used_without_recipients():
 
 def test_skipped_rows_keep_their_outcome_and_are_not_sent():
     table = message_outcomes(results(), callbacks())
-    assert table["outcome"].tolist() == ["accepted", "accepted", "skipped_duplicate", "skipped_invalid", "accepted", "rejected"]
+    assert table["outcome"].tolist() == ["accepted", "accepted", "skipped_duplicate", "skipped_invalid", "accepted",
+                                         "rejected"]
     assert table["status"].astype(str).tolist() == ["DELIVRD", "UNDELIV", "NOT_SENT", "NOT_SENT", "PENDING", "NOT_SENT"]
 
 
@@ -84,7 +85,8 @@ def test_contacts_not_in_the_results_get_an_empty_outcome_and_strangers_are_refu
 def test_a_summary_by_a_contact_column_counts_each_segment():
     summary = delivery_summary(results(), callbacks(), contacts=contacts(), by="segment").set_index("segment")
     gold, silver = summary.loc["gold"], summary.loc["silver"]
-    assert (gold["sent"], gold["skipped"], gold["accepted"], gold["delivered"], gold["failed"], gold["pending"]) == (3, 0, 3, 1, 1, 1)
+    counts = (gold["sent"], gold["skipped"], gold["accepted"], gold["delivered"], gold["failed"], gold["pending"])
+    assert counts == (3, 0, 3, 1, 1, 1)
     assert (silver["sent"], silver["skipped"], silver["rejected"], silver["accepted"]) == (1, 2, 1, 0)
     assert gold["delivery_rate"] == pytest.approx(1 / 3)
 
@@ -119,7 +121,8 @@ def test_a_campaign_through_the_sandbox_summarised_by_segment(tmp_path):
                            "segment": ["new", "new", "old", "old"]}, index=[5, 6, 7, 8])
     with Sandbox() as sandbox, Receiver(tmp_path / "cb.log") as receiver:
         client = Client(sandbox.base_url, sandbox.username, sandbox.api_password)
-        sent = send_sms(people, "Hello", "Shop", client=client, notification_url=receiver.notification_url, progress=False)
+        sent = send_sms(people, "Hello", "Shop", client=client, notification_url=receiver.notification_url,
+                        progress=False)
         if "recipient" not in sent:  # until the send result carries it
             sent = sent.assign(recipient=people["phone"])
         arrived = receiver.wait_for(sent, timeout=30, progress=False)

@@ -21,7 +21,8 @@ STATUSES = [("ACCEPTD", 4), ("DELIVRD", 1), ("UNDELIV", 2)]
 def line(n: int, status: int = 0, second: int = 0) -> bytes:
     name, value = STATUSES[status]
     return (f"2026-11-21T09:{(n // 60) % 60:02d}:{second:02d}.{n % 1_000_000:06d}+00:00\t"
-            f"id={n:012x}&delivery={value}&status={name}&reported_at=2026-11-21+09%3A{n % 60:02d}&part=1&ref=crm\n").encode()
+            f"id={n:012x}&delivery={value}&status={name}&reported_at=2026-11-21+09%3A{n % 60:02d}&part=1"
+            "&ref=crm\n").encode()
 
 
 def write_log(path, count: int) -> None:
@@ -134,7 +135,8 @@ def test_an_access_log_is_read_incrementally_with_its_notification_url(tmp_path)
     log.write_bytes(b"".join(access(n, "ACCEPTD") for n in range(100)))
     assert len(read_callbacks(log, url)) == 100
     with open(log, "ab") as handle:
-        handle.write(access(3, "DELIVRD") + access(3, "ACCEPTD") + b'10.0.0.1 - - [21/Nov/2026:09:30:00 +0000] "GET /other?a=1 HTTP/1.1" 200 2\n')
+        other = b'10.0.0.1 - - [21/Nov/2026:09:30:00 +0000] "GET /other?a=1 HTTP/1.1" 200 2\n'
+        handle.write(access(3, "DELIVRD") + access(3, "ACCEPTD") + other)
     frame = read_callbacks(log, url)
     assert frame.attrs["bytes_read"] < 400 and len(frame) == 101 and frame.attrs["other_requests"] == 1
     pd.testing.assert_frame_equal(frame, LogReads().read(log, url).frame)
@@ -146,7 +148,8 @@ def test_a_receiver_restarted_with_a_new_own_parameter_gets_its_column(tmp_path)
         assert httpx.get(receiver.notification_url.split("?")[0] + "?id=a1&status=DELIVRD").status_code == 200
         assert receiver.callbacks().columns[-1] == "received_at"
     with Receiver(log, token=token, params={"ref": "spring"}) as receiver:
-        assert httpx.get(receiver.notification_url.split("?")[0] + "?id=a2&status=DELIVRD&ref=spring").status_code == 200
+        url = receiver.notification_url.split("?")[0] + "?id=a2&status=DELIVRD&ref=spring"
+        assert httpx.get(url).status_code == 200
         frame = receiver.callbacks()
     assert frame["ref"].isna().tolist() == [True, False] and frame["ref"].iloc[1] == "spring"
     assert_same_as_a_fresh_read(frame, log)
