@@ -60,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "estimate_totals": "sendframe.campaign.estimate",
     "latest_status": "sendframe.delivery.callbacks",
     "message_outcomes": "sendframe.delivery.outcomes",
+    "outcomes": "sendframe.delivery.outcomes",
     "MessageCounter": "sendframe.campaign.counter",
     "send_campaign": "sendframe.campaign.shortcuts",
     "fetch_records": "sendframe.delivery.records",

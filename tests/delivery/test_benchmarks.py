@@ -13,6 +13,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 @pytest.mark.parametrize("script", ["bench_callbacks.py", "bench_receiver.py", "bench_records.py"])
 def test_benchmark_quick_run_exits_cleanly_and_prints_a_ratio(script):
-    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--quick"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--quick"], capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr
     assert "ratio:" in done.stdout

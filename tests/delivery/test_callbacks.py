@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import gzip
+
 import pandas as pd
 import pytest
 
-from sendframe.errors import InputError
 from sendframe.api.notifications import STATUSES
 from sendframe.delivery.callbacks import CALLBACK_COLUMNS, latest_status, mapping_from_url, read_callbacks
+from sendframe.errors import InputError
 
-HEADER = "#params\tid=%i&delivery=%d&sender=%p&recipient=%P&sent_at=%t&cost=%c&status=%s&mnc=%m&reported_at=%y&part=%n&campaign_id=%C&sending_id=%S&ref=crm\n"
+HEADER = ("#params\tid=%i&delivery=%d&sender=%p&recipient=%P&sent_at=%t&cost=%c&status=%s&mnc=%m&reported_at=%y&part=%n"
+          "&campaign_id=%C&sending_id=%S&ref=crm\n")
 
 
 def receiver_line(second: int, **values: str) -> str:
@@ -92,7 +95,8 @@ def test_junk_lines_are_counted_and_shown_never_fatal(tmp_path):
 def test_exact_duplicates_are_dropped_and_counted(tmp_path):
     log = tmp_path / "callbacks.log"
     line = dict(id="aa", status="DELIVRD", delivery="1")
-    log.write_text(HEADER + receiver_line(1, **line) + receiver_line(9, **line) + receiver_line(5, id="aa", status="ACCEPTD", delivery="4"))
+    log.write_text(HEADER + receiver_line(1, **line) + receiver_line(9, **line)
+                   + receiver_line(5, id="aa", status="ACCEPTD", delivery="4"))
     frame = read_callbacks(log)
     assert len(frame) == 2
     assert frame.attrs["duplicates_dropped"] == 1
@@ -226,8 +230,6 @@ def test_retried_lines_keep_their_short_values_in_the_kept_rows(tmp_path):
 
 
 def test_a_compressed_access_log_reads_like_the_plain_one(tmp_path):
-    import gzip
-
     url = "https://x/dlr?mid=%i&st=%s&ref=crm"
     text = access_line("mid=m1&st=DELIVRD&ref=a") + access_line("mid=m2&st=ACCEPTD&ref=b") + "junk\n"
     plain, packed = tmp_path / "access.log", tmp_path / "access.log.1.gz"
@@ -249,7 +251,8 @@ def test_bytes_that_are_not_utf8_spoil_only_their_own_line(tmp_path):
 
 def test_empty_lines_are_not_junk_and_junk_is_shown_without_its_line_break(tmp_path):
     log = tmp_path / "access.log"
-    log.write_bytes(b"\r\n" + access_line("mid=m1&st=DELIVRD").replace("\n", "\r\n").encode() + b"\n\nnot a request\r\n")
+    crlf = access_line("mid=m1&st=DELIVRD").replace("\n", "\r\n").encode()
+    log.write_bytes(b"\r\n" + crlf + b"\n\nnot a request\r\n")
     frame = read_callbacks(log, "https://x/dlr?mid=%i&st=%s")
     assert frame["id"].tolist() == ["m1"]
     assert frame.attrs["junk_lines"] == 1 and frame.attrs["junk_examples"] == ["not a request"]

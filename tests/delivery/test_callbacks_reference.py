@@ -1,7 +1,8 @@
 """read_callbacks agrees with a plain per-line reference parser on generated access logs.
 
 The fast path reads the usual line shape, times and notification dates by position and arithmetic;
-lines, times and dates of any other shape go the slow way. Both must give what urllib and pyarrow's strptime give one line at a time.
+lines, times and dates of any other shape go the slow way. Both must give what urllib and pyarrow's strptime give one
+line at a time.
 """
 
 from __future__ import annotations
@@ -111,15 +112,18 @@ def test_generated_access_logs_parse_as_the_per_line_reference(tmp_path, specs, 
         return
     assert frame["status"].astype("string").fillna("").tolist() == [
         s if s in {"DELIVRD", "ACCEPTD", "UNDELIV", "EXPIRED"} else "" for s in expected["status"].fillna("")]
-    assert frame["delivery"].astype("Float64").tolist() == pd.to_numeric(expected["delivery"].replace("", None)).astype("Float64").tolist()
+    delivery = pd.to_numeric(expected["delivery"].replace("", None)).astype("Float64")
+    assert frame["delivery"].astype("Float64").tolist() == delivery.tolist()
     assert frame["cost"].fillna(-1).tolist() == pd.to_numeric(expected["cost"].replace("", None)).fillna(-1).tolist()
     assert frame["ref"].tolist() == expected["ref"].tolist()
     for column in ("sent_at", "reported_at", "received_at"):
-        got = [None if missing else micros for micros, missing in zip(frame[column].array.asi8, frame[column].isna())]
+        got = [None if missing else micros for micros, missing in zip(frame[column].array.asi8, frame[column].isna(),
+                                                                          strict=True)]
         assert got == [None if pd.isna(v) else int(v) for v in expected[column]], column
 
 
-@given(specs=st.lists(line_spec, min_size=1, max_size=20), ending=st.sampled_from(["\n", "\r\n", "\n\n"]), last=st.booleans())
+@given(specs=st.lists(line_spec, min_size=1, max_size=20), ending=st.sampled_from(["\n", "\r\n", "\n\n"]),
+       last=st.booleans())
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_line_endings_and_a_missing_last_newline_read_as_the_reference(tmp_path, specs, ending, last):
     lines = [render(spec) for spec in specs]

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from sendframe.delivery.metrics import delivery_summary
+from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import Records
 
 T0 = pd.Timestamp("2026-11-21 10:00:00", tz="UTC")
@@ -40,7 +41,7 @@ def campaign() -> tuple[pd.DataFrame, pd.DataFrame, Records, pd.DataFrame]:
     callbacks = pd.DataFrame(rows, columns=["id", "part", "status", "delivery", "mnc", "cost", "reported_at"])
     callbacks["reported_at"] = pd.to_datetime("2026-11-21 " + callbacks["reported_at"], utc=True)
     callbacks["sent_at"] = T0
-    callbacks["recipient"] = callbacks["id"].map(dict(zip(results["id"], results["recipient"])))
+    callbacks["recipient"] = callbacks["id"].map(dict(zip(results["id"], results["recipient"], strict=True)))
     callbacks["campaign_id"] = 7
     callbacks["sending_id"] = 1
     # record events carry seconds: they give the time to delivery
@@ -70,7 +71,8 @@ def test_time_to_delivery_is_the_median_and_95th_percentile_of_delivered_message
 def test_counts_clicks_and_costs_add_up_by_hand():
     results, callbacks, records, estimate = campaign()
     row = delivery_summary(results, callbacks, records, estimate=estimate).iloc[0]
-    assert (row["sent"], row["accepted"], row["rejected"], row["delivered"], row["failed"], row["pending"]) == (6, 5, 1, 4, 1, 0)
+    counts = (row["sent"], row["accepted"], row["rejected"], row["delivered"], row["failed"], row["pending"])
+    assert counts == (6, 5, 1, 4, 1, 0)
     assert row["delivery_rate"] == pytest.approx(4 / 5)
     assert row["clicks"] == 2  # m1 and m2
     # estimated for every row sent: 0.05 + 0.04 + 0.10 + 0.05 + 0.05 + 0.05
@@ -92,7 +94,8 @@ def test_grouping_by_mnc_also_groups_by_country():
     results, callbacks, records, _ = campaign()
     summary = delivery_summary(results, callbacks, records, by="mnc")
     assert list(summary.columns[:2]) == ["country", "mnc"]
-    accepted = {(c, m): a for c, m, a in zip(summary["country"], summary["mnc"].fillna("?"), summary["accepted"])}
+    accepted = {(c, m): a for c, m, a in zip(summary["country"], summary["mnc"].fillna("?"), summary["accepted"],
+                                                 strict=True)}
     assert accepted == {("ES", "01"): 2, ("ES", "03"): 2, ("ES", "?"): 0, ("GB", "01"): 1}
 
 
@@ -107,8 +110,6 @@ def test_time_to_delivery_from_notifications_alone_counts_whole_minutes():
 
 
 def test_rows_never_attempted_are_not_sent_not_pending():
-    from sendframe.delivery.outcomes import message_outcomes
-
     results = pd.DataFrame({"id": ["m1", None, None], "accepted": [True, False, False],
                             "outcome": ["accepted", "rejected", "not_sent"], "campaign_id": [7, 7, 7]})
     outcomes = message_outcomes(results)

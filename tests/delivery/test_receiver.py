@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
@@ -10,9 +12,9 @@ import httpx
 import pandas as pd
 import pytest
 
-from sendframe.errors import ConfigurationError
 from sendframe.api.notifications import ESCAPE_CODES
 from sendframe.delivery.receiver import Receiver
+from sendframe.errors import ConfigurationError
 
 
 def base(receiver: Receiver) -> str:
@@ -129,9 +131,6 @@ def test_the_notification_url_uses_the_public_address_the_service_reaches(tmp_pa
 
 
 def test_sendframe_receive_prints_the_public_notification_url(tmp_path):
-    import subprocess
-    import sys
-
     command = [sys.executable, "-m", "sendframe.cli", "receive", "--log", str(tmp_path / "cb.log"),
                "--public-url", "https://dlr.example.com"]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
@@ -141,5 +140,6 @@ def test_sendframe_receive_prints_the_public_notification_url(tmp_path):
             process.terminate()
             process.wait(timeout=10)
     assert first.startswith("https://dlr.example.com/dlr/") and first.endswith("&campaign_id=%C&sending_id=%S")
-    refused = subprocess.run([*command[:-2], "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60)  # refused before binding
+    # refused before binding
+    refused = subprocess.run([*command[:-2], "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0 and "--public-url" in refused.stderr and "Traceback" not in refused.stderr

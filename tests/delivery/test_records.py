@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 
 from sendframe.api.client import AsyncClient, Client
-from sendframe.errors import ApiError, InputError
 from sendframe.delivery.records import EVENT_COLUMNS, MESSAGE_COLUMNS, fetch_records, read_lookup_answers
+from sendframe.errors import ApiError, InputError
 from tests.conftest import FAST_RETRY
 
-MESSAGE_DTYPES = {"id": "string", "sender": "string", "recipient": "string", "message": "string", "campaign_id": "Int64",
+MESSAGE_DTYPES = {"id": "string", "sender": "string", "recipient": "string", "message": "string",
+                  "campaign_id": "Int64",
                   "sending_id": "Int64", "is_delivered": "boolean", "is_clicked": "boolean"}
 EVENT_DTYPES = {"id": "string", "type": "string", "date": "datetime64[us, UTC]", "is_mobile": "boolean",
                 "browser": "string", "os": "string"}
@@ -22,7 +23,8 @@ def record(message_id: str, *, events: list[dict] | None = None, custom: dict | 
     """One record in its wire form."""
     wire = {"id": message_id, "from": "Shop", "to": "447700900001", "message": "Hi", "campaignId": 7, "sendingId": 9,
             "isDelivered": False, "isClicked": False,
-            "events": [{"type": "sent", "date": "2026-11-21T09:30:04+00:00", "isMobile": False, "browser": "", "os": ""}]
+            "events": [{"type": "sent", "date": "2026-11-21T09:30:04+00:00", "isMobile": False, "browser": "",
+                        "os": ""}]
             if events is None else events,
             "customFields": custom or {}, "links": {"self": f"http://127.0.0.1:1/api/rest/sms/{message_id}"}}
     return wire | fields
@@ -42,7 +44,8 @@ def test_answers_become_typed_frames_in_request_order_with_unknown_ids_listed():
     first = answer(record("a1", isDelivered=True, campaignId=1), record("c3"))
     second = answer(record("d4", events=[
         {"type": "sent", "date": "2026-11-21T09:30:04+00:00", "isMobile": False, "browser": "", "os": ""},
-        {"type": "clicked", "date": "2026-11-21T11:30:04+02:00", "isMobile": True, "browser": "Firefox", "os": "Android"},
+        {"type": "clicked", "date": "2026-11-21T11:30:04+02:00", "isMobile": True, "browser": "Firefox",
+         "os": "Android"},
     ]))
     records = read_lookup_answers([(["a1", "b2", "c3"], first), (["x9"], None), (["d4"], second)])
     assert_typed(records)
@@ -59,7 +62,8 @@ def test_answers_become_typed_frames_in_request_order_with_unknown_ids_listed():
 
 
 def test_records_out_of_order_repeated_or_not_asked_for_are_put_in_request_order():
-    body = answer(record("c3", message="third"), record("zz"), record("a1", message="first"), record("c3", message="again"))
+    body = answer(record("c3", message="third"), record("zz"), record("a1", message="first"),
+                  record("c3", message="again"))
     records = read_lookup_answers([(["a1", "b2", "c3"], body)])
     assert records.messages["id"].tolist() == ["a1", "c3"]
     assert records.messages["message"].tolist() == ["first", "third"]  # the first record of a repeated id is kept
@@ -96,7 +100,8 @@ def test_custom_fields_that_look_like_dates_or_are_null_stay_text_or_missing():
     body = answer(record("a1", custom={"when": "2026-01-01", "n": "1"}), record("b2", custom={"when": "soon"}),
                   record("c3", customFields=None), record("d4", custom={"when": "2026-01-02T10:00:00Z", "n": None}))
     messages = read_lookup_answers([(["a1", "b2", "c3", "d4"], body)]).messages
-    assert messages["when"].tolist()[:2] == ["2026-01-01", "soon"] and messages["when"].iloc[3] == "2026-01-02T10:00:00Z"
+    assert messages["when"].tolist()[:2] == ["2026-01-01", "soon"]
+    assert messages["when"].iloc[3] == "2026-01-02T10:00:00Z"
     assert messages["when"].isna().tolist() == [False, False, True, False]
     assert messages["n"].isna().tolist() == [False, True, True, True]
 

@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 
 from sendframe.api.client import Client
-from sendframe.errors import InputError
 from sendframe.campaign.shortcuts import send_sms
 from sendframe.delivery.callbacks import latest_status
 from sendframe.delivery.metrics import delivery_summary
 from sendframe.delivery.receiver import Receiver
 from sendframe.delivery.records import fetch_records
+from sendframe.errors import InputError
 from sendframe.sandbox import Sandbox
 
 

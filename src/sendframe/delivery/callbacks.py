@@ -2,11 +2,9 @@
 
 ``read_callbacks`` reads the receiver's own log (``sendframe receive`` / ``Receiver``) and the
 access logs of a web server the analyst already runs (nginx / Apache *combined* or *common*
-format). The work is vectorised with numpy and pyarrow: the file is mapped (compressed ones are
-read), ``logformat`` finds every line's query and each parameter's value as byte offsets, a block
-of lines at a time, each column is cut and dictionary-encoded once, and percent-decoding, number
-and date parsing run once per distinct value, never once per line. Memory is what the parse costs
-most (new pages are slow to come by), so no copy of the log's text is made.
+format). The work is vectorised (see ``parsing``): the file is mapped (compressed ones are
+read), and a log read before is only read from where the last read stopped (see ``tailing``),
+so polling a growing log costs what its new lines cost.
 
     >>> frame = read_callbacks("callbacks.log")  # doctest: +SKIP
     >>> latest_status(frame)[["id", "part", "status"]]  # doctest: +SKIP
@@ -18,70 +16,30 @@ plus ``#params\\t<query>`` lines naming the analyst's own parameters of the noti
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from functools import lru_cache
-from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
-from sendframe.errors import InputError
-from sendframe.api.notifications import DELIVERY_MEANINGS, ESCAPE_CODES, STATUSES, is_final_notification
-from sendframe.delivery.logformat import (
-    Requests, byte_at, encoded, items_by_name, locate_requests, read_lines, regular_items, repeated, short_keys,
-    span_texts,
+from sendframe.api.notifications import is_final_notification
+from sendframe.delivery.parsing import (  # noqa: F401  (re-exported: the names callers know)
+    CALLBACK_COLUMNS,
+    JUNK_EXAMPLES,
+    PARAMS_LINE_PREFIX,
+    RECEIVER_MAPPING,
+    mapping_from_url,
+    parse_lines,
 )
+from sendframe.delivery.tailing import LogReads
+from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import is_many_logs, latest_status_partitions, read_logs
 from sendframe.scale.runtime import is_dask_frame
 
-# the columns every callback frame has, in this order; the analyst's own parameters follow, then received_at
-CALLBACK_COLUMNS: tuple[str, ...] = (
-    "id", "delivery", "delivery_meaning", "status", "sender", "recipient", "sent_at", "reported_at",
-    "cost", "mnc", "part", "campaign_id", "sending_id",
-)
-# the receiver's notificationUrl names each parameter after its column (id=%i&delivery=%d&...)
-RECEIVER_MAPPING: dict[str, str] = {column: column for column in ESCAPE_CODES.values()}
-PARAMS_LINE_PREFIX = "#params\t"
-JUNK_EXAMPLES = 5
-
-_STATUS_TYPE = pd.CategoricalDtype(list(STATUSES), ordered=True)
-_INTEGER_COLUMNS = ("delivery", "part", "campaign_id", "sending_id")
-_DATE_COLUMNS = ("sent_at", "reported_at")
-_NOTIFICATION_DATE = "%Y-%m-%d %H:%M"
+# the last read of the few logs read lately: the next read of each parses only what was appended
+LOG_READS = LogReads()
 
 
-def mapping_from_url(notification_url: str) -> tuple[dict[str, str], list[str]]:
-    """Learn which query parameter carries which column from a notificationUrl.
-
-    Returns ``({parameter: column}, [own parameter names])``.
-
-    >>> mapping_from_url("https://x/dlr?mid=%i&st=%s&ref=crm")
-    ({'mid': 'id', 'st': 'status'}, ['ref'])
-    """
-    mapping: dict[str, str] = {}
-    own: list[str] = []
-    for name, value in parse_qsl(urlsplit(notification_url).query, keep_blank_values=True):
-        if len(value) == 2 and value[0] == "%" and value[1] in ESCAPE_CODES:
-            mapping[name] = ESCAPE_CODES[value[1]]
-        elif name not in own:
-            own.append(name)
-    if "id" not in mapping.values():
-        raise InputError(
-            f"The notificationUrl {_redacted(notification_url)!r} has no %i parameter, so notifications "
-            "cannot be matched to messages; add e.g. 'id=%i' to it."
-        )
-    return mapping, own
-
-
-def _redacted(url: str) -> str:
-    parts = urlsplit(url)
-    return parts._replace(netloc=parts.hostname or "", path=parts.path[:40]).geturl()
-
-
-def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = None, *, dask: bool | None = None) -> pd.DataFrame:
+@keyword_checked
+def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = None, *,
+                   dask: bool | None = None) -> pd.DataFrame:
     """Read a callback log into one typed frame, one row per distinct notification.
 
     ``notification_url`` is the address the analyst gave the service (e.g.
@@ -90,13 +48,19 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     mapping is used (parameters named after the columns) with the own parameters its log records.
     Only requests to the notificationUrl's path are read from an access log.
 
+    A log read before (one of the last few) is read only from where that read stopped: the lines
+    appended since are parsed and added, so polling a growing log every few seconds costs little.
+    A log that was rotated (another file under the name), truncated or rewritten is read again
+    from the start. ``frame.attrs["bytes_read"]`` says how many bytes this call parsed.
+
     Junk lines are counted in ``frame.attrs["junk_lines"]`` with the first few in
-    ``attrs["junk_examples"]``; requests to other paths in ``attrs["other_requests"]``.
+    ``attrs["junk_examples"]``; requests to other paths in ``attrs["other_requests"]``; retries
+    (the same raw query again; the first arrival is kept) in ``attrs["duplicates_dropped"]``.
 
     A plain file is memory-mapped while it is read (a log being appended to is fine). Truncating
     it during the read (logrotate's ``copytruncate`` at that instant) would stop the process with
     SIGBUS, as with any memory-mapped reader: read a rotated copy instead. ``.gz``, ``.bz2``,
-    ``.lz4`` and ``.zst`` files are decompressed into memory.
+    ``.lz4`` and ``.zst`` files are decompressed into memory (and read whole each time).
 
     >>> frame = read_callbacks("access.log", "https://shop.example/dlr?mid=%i&st=%s&ref=crm")  # doctest: +SKIP
     >>> frame[["id", "status", "ref"]]  # doctest: +SKIP
@@ -106,280 +70,10 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     """
     if dask or is_many_logs(path):  # several logs, or a Dask frame (sendframe.scale.callbacks)
         return read_logs(read_callbacks, path, notification_url, dask=dask)
-    lines = read_lines(path)
-    if notification_url is not None:
-        mapping, own = mapping_from_url(notification_url)
-        wanted_path: str | None = urlsplit(notification_url).path or "/"
-        order = [name for name, _ in parse_qsl(urlsplit(notification_url).query, keep_blank_values=True)]
-    else:
-        templates = [line.rstrip("\r\n") for line in pc.filter(lines, pc.starts_with(lines, PARAMS_LINE_PREFIX)).to_pylist()]
-        mapping, own, order = dict(RECEIVER_MAPPING), _own_params_of_receiver_log(templates), []
-        if templates:
-            order = [name for name, _ in parse_qsl(templates[-1][len(PARAMS_LINE_PREFIX):], keep_blank_values=True)]
-        wanted_path = None
-    return parse_lines(lines, mapping, own, wanted_path, order=order)
+    return LOG_READS.read(path, notification_url).frame
 
 
-def _own_params_of_receiver_log(templates: list[str]) -> list[str]:
-    own: list[str] = []
-    for line in templates:
-        for name, _ in parse_qsl(line[len(PARAMS_LINE_PREFIX):], keep_blank_values=True):
-            if name not in own and name not in RECEIVER_MAPPING:
-                own.append(name)
-    return own
-
-
-def parse_lines(
-    lines: pa.Array,
-    mapping: dict[str, str],
-    own: list[str],
-    wanted_path: str | None = None,
-    *,
-    order: list[str] | None = None,
-) -> pd.DataFrame:
-    """Parse log lines (a pyarrow string array) with a ``{parameter: column}`` mapping.
-
-    The vectorised core of ``read_callbacks``; ``order`` is the parameter order of the
-    notificationUrl (queries in that order take a fast path, any other order still parses).
-
-    >>> lines = pa.array(["2026-01-01T00:00:00.000000+00:00\\tid=a1&status=DELIVRD"])
-    >>> parse_lines(lines, {"id": "id", "status": "status"}, [])["status"].tolist()
-    ['DELIVRD']
-    """
-    wanted = {param: column for param, column in mapping.items()} | {name: name for name in own}
-    keys = list(wanted)
-    key_order = [k for k in (order or []) if k in wanted] + [k for k in keys if k not in (order or [])]
-    id_param = next((p for p, c in mapping.items() if c == "id"), None)
-    found = _locate_notifications(lines, key_order, order or key_order, wanted_path, id_param)
-    values = found.values
-    names = [c for c in CALLBACK_COLUMNS if c != "delivery_meaning"] + own + ["received_at"]
-    by_column = {column: param for param, column in mapping.items()}
-
-    def param_of(index: int) -> str | None:
-        """The parameter a column's values are encoded from (None: no such parameter, or the id)."""
-        own_column = index >= len(CALLBACK_COLUMNS) - 1
-        param = names[index] if own_column else by_column.get(names[index])
-        return None if param is not None and param == id_param and not own_column else param
-
-    params = [param for param in dict.fromkeys(param_of(index) for index in range(len(names) - 1)) if param is not None]
-    with ThreadPoolExecutor(1) as side:  # the values' keys while retries are found
-        keys_job = side.submit(short_keys, found.data, [values[param] for param in params])
-        ids = span_texts(found.data, *values[id_param]) if id_param else pa.array([], pa.string())
-        keep_mask = _first_arrivals(found, ids)
-        every_key = keys_job.result()
-    duplicates = int(len(found.lines) - keep_mask.sum())
-    kept = np.flatnonzero(keep_mask)  # positions in ``found``
-    nothing = (pa.array([], pa.string()), np.full(len(kept), -1, np.int64))
-
-    def build(index: int) -> pd.Series:
-        column = names[index]
-        if index == len(names) - 1:
-            return pd.Series(_arrival_times(found, kept).to_pandas(), dtype="datetime64[us, UTC]")
-        own_column = index >= len(CALLBACK_COLUMNS) - 1
-        param = param_of(index)
-        if param is None and by_column.get(column) is not None and not own_column:  # ids are (nearly) all distinct: not encoded
-            return _as_text(_decoded(ids.filter(pa.array(keep_mask)) if duplicates else ids))
-        texts, codes = encoded(found.data, *cut[param], key=keys[param]) if param else nothing
-        return _as_text(pc.take(_decoded(texts), pa.array(codes, mask=codes < 0))) if own_column else _column(column, texts, codes)
-
-    whole = len(kept) == len(found.lines)  # then ``kept`` is every position
-    cut = {param: values[param] if whole else tuple(v[kept] for v in values[param]) for param in params}
-    # a key is the row's own value: the kept rows' keys are theirs among all (when all are short, so are these)
-    keys = {param: key if whole or key is None else key[kept] for param, key in zip(params, every_key)}
-    with ThreadPoolExecutor(2) as pool:  # cutting and encoding release the GIL
-        # the arrival times (the longest job) first, so that no thread is left with it at the end
-        built = list(pool.map(build, [len(names) - 1, *range(len(names) - 1)]))
-        built = built[1:] + built[:1]
-    frame = pd.DataFrame(dict(zip(names[:len(CALLBACK_COLUMNS) - 1], built)), copy=False)  # built here: no copy needed
-    frame.insert(2, "delivery_meaning", frame["delivery"].map(DELIVERY_MEANINGS).astype("string"))
-    for name, series in zip(names[len(CALLBACK_COLUMNS) - 1:], built[len(CALLBACK_COLUMNS) - 1:]):
-        frame[name] = series
-    frame.attrs["junk_lines"] = len(found.junk)
-    examples = lines.take(found.junk[:JUNK_EXAMPLES]).to_pylist() if len(found.junk) else []
-    frame.attrs["junk_examples"] = [line.rstrip("\r\n") for line in examples]
-    frame.attrs["duplicates_dropped"] = duplicates
-    frame.attrs["other_requests"] = found.other_requests
-    return frame
-
-
-BLOCK_LINES = 1 << 16  # lines located at a time: their temporaries stay small, warm in memory and in cache
-
-
-@dataclass
-class _Notifications:
-    """The requests that carry an id, in log order: their line, where each parameter's value lies,
-    and where their query and arrival time are (byte offsets into ``data``); and the rest counted."""
-
-    data: pa.Buffer
-    lines: np.ndarray  # line number of each notification
-    values: dict[str, tuple[np.ndarray, np.ndarray]]  # parameter -> (start, end) of its still-encoded value, -1 if absent
-    query_start: np.ndarray
-    query_end: np.ndarray
-    receiver: np.ndarray  # written by the receiver (arrival time line_start..stamp_end) or an access log (when_*)
-    line_start: np.ndarray
-    stamp_end: np.ndarray
-    when_start: np.ndarray
-    when_end: np.ndarray
-    junk: np.ndarray  # line numbers of junk lines (not comments, not requests to another path)
-    other_requests: int
-
-
-def _locate_notifications(lines: pa.Array, keys: list[str], order: list[str], wanted_path: str | None,
-                          id_param: str | None) -> _Notifications:
-    """Locate every notification of ``lines``, a block of lines at a time on two threads."""
-    n = len(lines)
-    blocks = [(at, min(at + BLOCK_LINES, n)) for at in range(0, n, BLOCK_LINES)] or [(0, 0)]
-
-    def locate(bounds: tuple[int, int]) -> tuple:
-        first, stop = bounds
-        found = locate_requests(lines.slice(first, stop - first), order, wanted_path)
-        raw = np.frombuffer(found.data, dtype=np.uint8)
-        counted = found.line_end > found.line_start  # empty lines and nulls are nothing, not junk
-        is_comment = counted & (byte_at(raw, found.line_start) == ord("#"))
-        has_query = found.query_start >= 0
-        candidate = np.flatnonzero(~is_comment & ~found.other & has_query & counted)
-        values = _param_spans(found, candidate, keys, order)
-        has_id = values[id_param][1] > values[id_param][0] if id_param else np.zeros(len(candidate), bool)
-        junk = ~is_comment & ~found.other & ~has_query & counted
-        junk[candidate[~has_id]] = True
-        rows = candidate[has_id]
-        located = [first + rows, *(part[has_id] for name in keys for part in values[name])]
-        located += [field[rows] for field in (found.query_start, found.query_end, found.receiver, found.line_start,
-                                               found.stamp_end, found.when_start, found.when_end)]
-        return found.data, located, first + np.flatnonzero(junk), int(found.other.sum())
-
-    with ThreadPoolExecutor(2) as pool:
-        parts = list(pool.map(locate, blocks))
-    columns = [np.concatenate(column) for column in zip(*(located for _, located, _, _ in parts))]
-    line, spans, rest = columns[0], columns[1:1 + 2 * len(keys)], columns[1 + 2 * len(keys):]
-    values = {name: (spans[2 * i], spans[2 * i + 1]) for i, name in enumerate(keys)}
-    return _Notifications(parts[0][0], line, values, *rest, np.concatenate([junk for _, _, junk, _ in parts]),
-                          sum(other for *_, other in parts))
-
-
-def _param_spans(found: Requests, rows: np.ndarray, keys: list[str], order: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per parameter, the (start, end) offsets of its still percent-encoded value in each of ``rows``.
-
-    Queries holding exactly the notificationUrl's parameters in its order (as the service fills
-    them) are cut by position; any other query is searched by name. ``-1`` where absent.
-    """
-    regular, item = regular_items(found, rows, order)
-    every = bool(regular.all())  # then nothing below writes into the spans: ``end`` may be a view
-    spans = {}
-    for name in keys:
-        if name in order:
-            start, end = item(order.index(name))
-            start = start + len((name + "=").encode())
-            spans[name] = (start, end) if every else (np.where(regular, start, -1), np.where(regular, end, -1))
-        else:
-            spans[name] = (np.full(len(rows), -1, np.int64), np.full(len(rows), -1, np.int64))
-    irregular = np.flatnonzero(~regular)
-    if len(irregular):
-        for name, (start, end) in items_by_name(found, rows[irregular], keys, order).items():
-            spans[name][0][irregular] = start
-            spans[name][1][irregular] = end
-    return spans
-
-
-def _first_arrivals(found: _Notifications, ids: pa.Array) -> np.ndarray:
-    """Mask of the notifications whose query is seen there for the first time (exact duplicates are retries).
-
-    Equal queries carry equal ids, so only lines whose id may repeat need their whole query compared.
-    """
-    first = np.ones(len(ids), dtype=bool)
-    if len(ids) < 2:
-        return first
-    shared = np.flatnonzero(repeated(ids))
-    if len(shared):
-        _, codes = encoded(found.data, found.query_start[shared], found.query_end[shared])
-        first[shared] = False
-        first[shared[np.unique(codes, return_index=True)[1]]] = True
-    return first
-
-
-def _arrival_times(found: _Notifications, rows: np.ndarray) -> pa.Array:
-    """The arrival time of each of ``rows``: the receiver's ISO stamp or the access log's %t."""
-    utc = pa.timestamp("us", tz="UTC")
-    micros = np.zeros(len(rows), np.int64)
-    valid = np.zeros(len(rows), bool)
-    receiver = found.receiver[rows]
-    if receiver.any():
-        stamps = span_texts(found.data, found.line_start[rows[receiver]], found.stamp_end[rows[receiver]])
-        try:
-            parsed = pc.cast(stamps, utc)
-        except pa.ArrowInvalid:
-            parsed = pa.array(pd.to_datetime(stamps.to_pandas(), errors="coerce", utc=True, format="ISO8601"), type=utc)
-        micros[receiver], valid[receiver] = _micros(parsed)
-    access = ~receiver
-    if access.any():
-        texts, codes = encoded(found.data, found.when_start[rows[access]], found.when_end[rows[access]])
-        parsed = _strptime(texts, "%d/%b/%Y:%H:%M:%S %z")
-        micros[access], valid[access] = _micros(pc.take(parsed, pa.array(codes, mask=codes < 0)))
-    return pa.Array.from_buffers(utc, len(rows), [pa.array(valid).buffers()[1] if not valid.all() else None,
-                                                   pa.py_buffer(micros)])
-
-
-def _micros(stamps: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    valid = stamps.is_valid().to_numpy(zero_copy_only=False)
-    return pc.fill_null(stamps.cast(pa.int64()), 0).to_numpy(zero_copy_only=False), valid
-
-
-def _column(column: str, texts: pa.Array, codes: np.ndarray) -> pd.Series:
-    """One output column from the distinct raw texts and each row's code (-1: absent)."""
-    indices = pa.array(codes, mask=codes < 0)
-    if column in _DATE_COLUMNS:
-        stamps = _strptime(_decoded(texts), _NOTIFICATION_DATE)
-        return pd.Series(pc.take(stamps, indices).to_pandas(), dtype="datetime64[us, UTC]")
-    if column in _INTEGER_COLUMNS or column == "cost":
-        return _typed(column, texts, indices)
-    texts = _decoded(texts)
-    if column == "status":
-        known = {status: code for code, status in enumerate(STATUSES)}
-        categories = np.array([known.get(text, -1) for text in texts.to_pylist()] + [-1], dtype=np.int8)
-        return pd.Series(pd.Categorical.from_codes(categories[codes], dtype=_STATUS_TYPE))
-    return _as_text(pc.take(texts, indices))
-
-
-@lru_cache(maxsize=1 << 16)
-def _unquote(value: str) -> str:
-    return unquote_plus(value)
-
-
-def _decoded(texts: pa.Array) -> pa.Array:
-    """Percent-decode distinct values, only when some value needs it."""
-    if len(texts) == 0 or not (pc.any(pc.match_substring(texts, "%")).as_py() or pc.any(pc.match_substring(texts, "+")).as_py()):
-        return texts
-    return pa.array([None if v is None else _unquote(v) for v in texts.to_pylist()], type=pa.string())
-
-
-def _strptime(texts: pa.Array, form: str) -> pa.Array:
-    """Parse date-times (distinct values: notification dates repeat a lot); UTC, null if invalid."""
-    stamps = pc.strptime(texts, format=form, unit="us", error_is_null=True)
-    return stamps.cast(pa.timestamp("us", tz="UTC"))
-
-
-def _as_text(raw: pa.Array) -> pd.Series:
-    return raw.to_pandas(types_mapper=pd.ArrowDtype).astype("string")
-
-
-def _typed(column: str, texts: pa.Array, indices: pa.Array) -> pd.Series:
-    """A numeric column: its distinct ``texts`` are cast (whether one fails decides for them all),
-    then taken per row by ``indices``."""
-    target = pa.float64() if column == "cost" else pa.int64()
-
-    def numbers(texts: pa.Array) -> pa.Array:
-        blank = pc.if_else(pc.equal(texts, ""), None, texts)
-        try:
-            return pc.cast(blank, target)
-        except pa.ArrowInvalid:  # a value that is not a number becomes <NA>
-            number = pa.array(pd.to_numeric(blank.to_pandas(), errors="coerce"), type=pa.float64())
-            return number if column == "cost" else pc.cast(pc.if_else(pc.equal(pc.floor(number), number), number, None), pa.int64())
-
-    number = pc.take(numbers(texts), indices)
-    series = number.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
-    return series.astype("float64") if column == "cost" else series.astype("Int64")
-
-
+@keyword_checked
 def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
     """One row per message and part: the final status when one arrived, else the latest intermediate.
 
@@ -397,7 +91,7 @@ def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
     if callbacks.empty:
         return callbacks.copy()
     frame = callbacks.loc[callbacks["id"].notna()].copy()
-    frame["_final"] = is_final_notification(frame["status"], frame["delivery"] if "delivery" in frame else None)
+    frame["_final"] = is_final_notification(frame["status"], frame.get("delivery"))
     order = ["_final", "reported_at"] + (["received_at"] if "received_at" in frame else [])
     frame = frame.sort_values(order, kind="stable", na_position="first")
     last = frame.groupby(["id", "part"], dropna=False, sort=False).tail(1)

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 
+from sendframe.delivery.receiver import Receiver
 from sendframe.errors import ConfigurationError
 
 
@@ -27,6 +28,10 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
         help="your own parameter added to the notificationUrl and passed back (repeatable)",
     )
     parser.add_argument("--max-batch", type=int, default=4096, help="most notifications per group commit")
+    parser.add_argument("--write-timeout", type=float, default=10.0,
+                        help="seconds a client may leave its answers unread before it is dropped (default 10)")
+    parser.add_argument("--idle-timeout", type=float, default=30.0,
+                        help="seconds a client may take to send a request, or stay idle between them (default 30)")
     parser.add_argument("--public-url", default=None,
                         help="address the service reaches this receiver at, e.g. https://dlr.example.com behind a "
                              "proxy or tunnel (default http://HOST:PORT; required with --host 0.0.0.0)")
@@ -34,8 +39,6 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
 
 def run(name: str, args: argparse.Namespace) -> int:
     """Serve until interrupted; prints the notificationUrl first."""
-    from sendframe.delivery.receiver import Receiver
-
     params: dict[str, str] = {}
     for item in args.param:
         key, sep, value = item.partition("=")
@@ -44,11 +47,12 @@ def run(name: str, args: argparse.Namespace) -> int:
         params[key] = value
     token = args.token or os.environ.get("SENDFRAME_RECEIVER_TOKEN") or None
     receiver = Receiver(args.log, host=args.host, port=args.port, token=token, params=params, max_batch=args.max_batch,
-                        public_url=args.public_url)
+                        public_url=args.public_url, write_timeout=args.write_timeout, idle_timeout=args.idle_timeout)
 
     def announce() -> None:
         print(receiver.notification_url, flush=True)
-        print(f"receiving on {args.host}:{receiver.port}, writing {args.log}; Ctrl-C to stop", file=sys.stderr, flush=True)
+        print(f"receiving on {args.host}:{receiver.port}, writing {args.log}; Ctrl-C to stop", file=sys.stderr,
+              flush=True)
 
     receiver.serve_forever(on_ready=announce)
     return 0

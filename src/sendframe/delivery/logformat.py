@@ -16,9 +16,9 @@ another shape go through the full combined-log regex and are searched by paramet
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -40,7 +40,7 @@ _USUAL_ACCESS_LINE = (
     r'^[^\s&?\[]+ [^\s&?\[]+ [^\s&?\[]+ \[\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "(?:GET|HEAD|POST) '
     r'[^?"& ]*\?[^" ]* HTTP/[0-9.]+"'
 )
-_COMPRESSED_ENDINGS = (".bz2", ".gz", ".lz4", ".zst")  # pyarrow's input_stream decompresses these
+COMPRESSED_ENDINGS = (".bz2", ".gz", ".lz4", ".zst")  # pyarrow's input_stream decompresses these
 _CLF_TIME_WIDTH = 26  # 10/Oct/2026:13:55:36 +0000
 _NO_VALUE = 0xFFFFFFFFFFFFFFFF  # the key of a missing value among keys (length << 56 | bytes) of short ones
 
@@ -103,7 +103,8 @@ def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path
     offsets = np.frombuffer(lines.buffers()[1], dtype=width)[lines.offset:lines.offset + n + 1].astype(position)
     start, end = offsets[:-1], _without_line_break(raw, offsets[:-1], offsets[1:])
     none = np.full(n, -1, dtype=position)
-    found = Requests(data, start, end, np.zeros(n, bool), none.copy(), none.copy(), none.copy(), none.copy(), none.copy(),
+    found = Requests(data, start, end, np.zeros(n, bool), none.copy(), none.copy(), none.copy(), none.copy(),
+                     none.copy(),
                      none.copy(), none.copy(), np.zeros(n, bool), np.zeros(0, np.int64), none.copy(), np.zeros(n, bool))
     if n == 0:
         return found
@@ -115,7 +116,8 @@ def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path
         found.separators = _separators(raw[first_byte:last_byte], first_byte)
     else:
         with ThreadPoolExecutor(2) as pool:  # the regex and the byte scan both release the GIL
-            usual_job = pool.submit(_parallel, lambda part: pc.match_substring_regex(part, pattern), lines) if order else None
+            usual_job = (pool.submit(_parallel, lambda part: pc.match_substring_regex(part, pattern), lines)
+                         if order else None)
             found.separators = _separators(raw[first_byte:last_byte], first_byte)
             usual = _to_numpy(usual_job.result()) if usual_job else np.zeros(n, bool)
     found.in_order = usual
@@ -130,7 +132,8 @@ def locate_requests(lines: pa.Array, order: list[str] | None = None, wanted_path
         _cut_by_regex(found, lines, rest)
         if wanted_path:
             has_path = rest[found.path_start[rest] >= 0]
-            found.other[has_path] = ~spans_equal(raw, found.path_start[has_path], found.path_end[has_path], wanted_path.encode())
+            found.other[has_path] = ~spans_equal(raw, found.path_start[has_path], found.path_end[has_path],
+                                                 wanted_path.encode())
     receiver = np.flatnonzero(found.receiver)
     if len(receiver):
         found.stamp_end[receiver] = start[receiver] + _stamp_bytes(lines, receiver, non_ascii[receiver])
@@ -150,7 +153,11 @@ def read_lines(path: str | os.PathLike[str]) -> pa.Array:
         >>> read_lines(log).to_pylist()
         ['one\\r\\n', 'two']
     """
-    data = _file_bytes(os.fspath(path))
+    return lines_of_bytes(_file_bytes(os.fspath(path)))
+
+
+def lines_of_bytes(data: pa.Buffer) -> pa.Array:
+    """The lines of ``data`` (as ``read_lines``), over ``data`` itself when it is UTF-8."""
     lines = _lines_of(data)
     try:
         lines.validate(full=True)  # UTF-8
@@ -162,7 +169,7 @@ def read_lines(path: str | os.PathLike[str]) -> pa.Array:
 def _file_bytes(name: str) -> pa.Buffer:
     """The file's bytes: a plain file is mapped (its pages are the page cache's: nothing is copied,
     no memory is taken), a compressed one is read and decompressed."""
-    if not name.endswith(_COMPRESSED_ENDINGS) and os.path.isfile(name) and os.path.getsize(name):
+    if not name.endswith(COMPRESSED_ENDINGS) and os.path.isfile(name) and os.path.getsize(name):
         with pa.memory_map(name) as mapped:
             return mapped.read_buffer()
     with pa.input_stream(name) as stream:
@@ -249,7 +256,8 @@ def _to_numpy(mask: pa.Array) -> np.ndarray:
     return pc.fill_null(mask, False).to_numpy(zero_copy_only=False).copy()
 
 
-def _receiver_lines(lines: pa.Array, raw: np.ndarray, rows: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _receiver_lines(lines: pa.Array, raw: np.ndarray, rows: np.ndarray, start: np.ndarray,
+                    end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Lines whose 33rd character is a tab and whose first is '2' (bytes, unless non-ASCII comes
     first); and which lines have non-ASCII bytes there."""
     long_enough = end - start > RECEIVER_STAMP
@@ -341,7 +349,8 @@ def _cut_by_regex(found: Requests, lines: pa.Array, rows: np.ndarray) -> None:
     found.query_end[rows] = found.query_start[rows] + size["aquery"]
 
 
-def regular_items(found: Requests, rows: np.ndarray, order: list[str]) -> tuple[np.ndarray, Callable[[int], tuple[np.ndarray, np.ndarray]]]:
+def regular_items(found: Requests, rows: np.ndarray,
+                  order: list[str]) -> tuple[np.ndarray, Callable[[int], tuple[np.ndarray, np.ndarray]]]:
     """Of ``rows`` (lines with a query), those whose query is exactly ``order``'s parameters in its
     order; and a function giving the (start, end) of the k-th item of each (meaningless for the others)."""
     raw = np.frombuffer(found.data, dtype=np.uint8)
@@ -497,13 +506,15 @@ def _short(start: np.ndarray, end: np.ndarray) -> bool:
     return bool(len(start)) and int(np.max(end - start, where=start >= 0, initial=0)) < 8
 
 
-def short_keys(data: pa.Buffer, spans: list[tuple[np.ndarray, np.ndarray]], step: int = 8192) -> list[np.ndarray | None]:
+def short_keys(data: pa.Buffer, spans: list[tuple[np.ndarray, np.ndarray]],
+               step: int = 8192) -> list[np.ndarray | None]:
     """For each (start, end) pair of equally long arrays, the keys ``encoded`` hashes when its
     values are short (None otherwise), fetched for all of them a few thousand rows at a time: the
     values of one line share its cache lines, so they come from memory once, not once per column."""
     raw = np.frombuffer(data, dtype=np.uint8)
-    keys: list[np.ndarray | None] = [np.empty(len(start), np.uint64) if _short(start, end) else None for start, end in spans]
-    parts = [(start, end, key) for (start, end), key in zip(spans, keys) if key is not None]
+    keys: list[np.ndarray | None] = [np.empty(len(start), np.uint64) if _short(start, end) else None
+                                     for start, end in spans]
+    parts = [(start, end, key) for (start, end), key in zip(spans, keys, strict=True) if key is not None]
     if parts:
         n = len(parts[0][0])
 
@@ -514,7 +525,8 @@ def short_keys(data: pa.Buffer, spans: list[tuple[np.ndarray, np.ndarray]], step
                     begin = start[at:stop]
                     length = end[at:stop] - begin
                     valid = begin >= 0
-                    part = (words(raw, np.where(valid, begin, 0)) & _low_bytes(length)) | (length.astype(np.uint64) << np.uint64(56))
+                    part = ((words(raw, np.where(valid, begin, 0)) & _low_bytes(length))
+                            | (length.astype(np.uint64) << np.uint64(56)))
                     part[~valid] = np.uint64(_NO_VALUE)
                     key[at:stop] = part
 
@@ -524,7 +536,8 @@ def short_keys(data: pa.Buffer, spans: list[tuple[np.ndarray, np.ndarray]], step
     return keys
 
 
-def encoded(data: pa.Buffer, start: np.ndarray, end: np.ndarray, key: np.ndarray | None = None) -> tuple[pa.Array, np.ndarray]:
+def encoded(data: pa.Buffer, start: np.ndarray, end: np.ndarray,
+            key: np.ndarray | None = None) -> tuple[pa.Array, np.ndarray]:
     """Distinct texts of the spans (a string array) and each row's code into them (-1 or a null text
     for a missing value). ``key``: the spans' ``short_keys`` when already computed."""
     if key is not None or _short(start, end):  # short values: hash 8 bytes with numpy
@@ -532,10 +545,12 @@ def encoded(data: pa.Buffer, start: np.ndarray, end: np.ndarray, key: np.ndarray
             length = end - start
             valid = start >= 0
             raw = np.frombuffer(data, dtype=np.uint8)
-            key = (words(raw, np.where(valid, start, 0)) & _low_bytes(length)) | (length.astype(np.uint64) << np.uint64(56))
+            key = ((words(raw, np.where(valid, start, 0)) & _low_bytes(length))
+                   | (length.astype(np.uint64) << np.uint64(56)))
             key[~valid] = np.uint64(_NO_VALUE)
         codes, distinct = pd.factorize(key)
-        dictionary = pa.array([None if k == _NO_VALUE else (k & 0xFFFFFFFFFFFFFF).to_bytes(8, "little")[:k >> 56].decode()
+        dictionary = pa.array([None if k == _NO_VALUE
+                               else (k & 0xFFFFFFFFFFFFFF).to_bytes(8, "little")[:k >> 56].decode()
                                for k in distinct.tolist()], pa.string())
         return dictionary, codes.astype(np.int64)
     spans = _interleaved(data, start, end)
@@ -574,7 +589,8 @@ def repeated(texts: pa.Array) -> np.ndarray:
     return np.bincount(codes)[codes] > 1
 
 
-def items_by_name(found: Requests, rows: np.ndarray, keys: list[str], order: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def items_by_name(found: Requests, rows: np.ndarray, keys: list[str],
+                  order: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Value spans of queries in another order: each parameter at its ``order`` position when it is
     there, else its first occurrence; ``-1`` where a query lacks it."""
     raw = np.frombuffer(found.data, dtype=np.uint8)

@@ -1,7 +1,8 @@
 """One row per recipient: what was sent, what came back, what it cost.
 
 The tidy table the dashboards draw from. It joins the send result frame with the delivery
-notifications (``read_callbacks``) and the message records (``fetch_records``), whichever are at hand.
+notifications (``read_callbacks``) and the message records (``fetch_records``), whichever are at
+hand; ``outcomes`` adds the contacts' own columns, on the contacts' index.
 
     >>> import pandas as pd
     >>> results = pd.DataFrame({"id": ["a1", None], "accepted": [True, False], "outcome": ["accepted", "rejected"]})
@@ -14,6 +15,9 @@ from __future__ import annotations
 import pandas as pd
 
 from sendframe.api.notifications import is_final_notification, notification_status
+from sendframe.api.recipients import region_of
+from sendframe.errors import InputError
+from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import outcomes_partitions
 from sendframe.scale.runtime import is_dask_frame
 
@@ -29,6 +33,11 @@ OUTCOME_STATUSES: tuple[str, ...] = (
     "UNKNOWN_OUTCOME",
 )
 FAILED_STATUSES = frozenset({"UNDELIV", "EXPIRED", "REJECTD", "DELETED"})
+
+# the send result's outcomes that never reached the service: rows left out before sending
+SKIPPED_OUTCOMES: tuple[str, ...] = ("skipped_invalid", "skipped_duplicate", "skipped_suppressed", "skipped_preflight")
+NOT_SENT_OUTCOMES = frozenset({"rejected", "not_sent", "dry_run", *SKIPPED_OUTCOMES})
+CONTACT_PREFIX = "contact_"  # a contact column named like an outcome column gets it
 
 OUTCOME_COLUMNS: tuple[str, ...] = (
     "id", "campaign_id", "sending_id", "recipient", "country", "mnc", "outcome", "error_code",
@@ -61,8 +70,10 @@ def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     ['DELIVRD']
     """
     if callbacks is None or callbacks.empty:
-        return pd.DataFrame(columns=["id", "status", "is_final", "sent_at", "reported_at", "billed_cost", "mnc", "recipient"])
-    frame = callbacks.loc[callbacks["id"].notna(), ["id", "status", "sent_at", "reported_at", "cost", "mnc", "recipient", "part"]].copy()
+        return pd.DataFrame(columns=["id", "status", "is_final", "sent_at", "reported_at", "billed_cost", "mnc",
+                                     "recipient"])
+    wanted = ["id", "status", "sent_at", "reported_at", "cost", "mnc", "recipient", "part"]
+    frame = callbacks.loc[callbacks["id"].notna(), wanted].copy()
     delivery = callbacks.loc[frame.index, "delivery"] if "delivery" in callbacks else None
     frame["is_final"] = is_final_notification(frame["status"], delivery)
     frame["status"] = notification_status(frame["status"], delivery)
@@ -74,6 +85,7 @@ def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+@keyword_checked
 def message_outcomes(
     results: pd.DataFrame,
     callbacks: pd.DataFrame | None = None,
@@ -86,24 +98,41 @@ def message_outcomes(
 
     ``results`` is the frame returned by ``send_sms`` and friends; ``callbacks`` the frame of
     ``read_callbacks``; ``records`` the value of ``fetch_records`` (its ``messages`` and ``events``);
-    ``estimate`` the frame of ``sendframe.estimate`` (for ``estimated_cost``); ``recipients`` the
-    numbers sent to, on the results' index (taken from callbacks or records when absent).
+    ``estimate`` the frame of ``sendframe.estimate`` (for ``estimated_cost``). The recipient is
+    ``recipients`` when given (the numbers sent to, on the results' index), else the results'
+    ``recipient`` column, else what callbacks or records say. Rows the service never got
+    (``rejected``, ``not_sent``, ``dry_run`` and the ``skipped_*`` outcomes) have the status
+    ``NOT_SENT``; their ``outcome`` says why. When the results are one campaign's, rows without a
+    ``campaign_id`` (left out of the send) get that campaign's.
     Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
     """
     if is_dask_frame(results) or is_dask_frame(callbacks):  # lazily, partitioned by id (sendframe.scale.callbacks)
-        return outcomes_partitions(message_outcomes, results, callbacks, records=records, estimate=estimate, recipients=recipients)
+        return outcomes_partitions(message_outcomes, results, callbacks, records=records, estimate=estimate,
+                                   recipients=recipients)
+    if recipients is None and "recipient" in results:
+        recipients = results["recipient"]
     out = pd.DataFrame(index=results.index)
-    out["id"] = results["id"].astype("string") if "id" in results else pd.Series(pd.NA, index=results.index, dtype="string")
+
+    def text(column: str) -> pd.Series:
+        return results[column].astype("string") if column in results else pd.Series(pd.NA, results.index, "string")
+
+    out["id"] = text("id")
     for column in ("campaign_id", "sending_id", "error_code", "parts"):
-        out[column] = results[column].astype("Int64") if column in results else pd.array([pd.NA] * len(results), dtype="Int64")
-    outcome = results["outcome"].astype("string") if "outcome" in results else results["accepted"].map({True: "accepted", False: "rejected"}).astype("string")
+        out[column] = results[column].astype("Int64") if column in results else pd.Series(pd.NA, results.index, "Int64")
+    campaigns = out["campaign_id"].dropna().unique()
+    if len(campaigns) == 1:  # rows left out of a one-campaign send (skipped, not sent) still belong to its campaign
+        out["campaign_id"] = out["campaign_id"].fillna(campaigns[0])
+    if "outcome" in results:
+        outcome = results["outcome"].astype("string")
+    else:
+        outcome = results["accepted"].map({True: "accepted", False: "rejected"}).astype("string")
     out["outcome"] = outcome
-    out["error_description"] = results["error_description"].astype("string") if "error_description" in results else pd.Series(pd.NA, index=results.index, dtype="string")
-    out["recipient"] = recipients.astype("string") if recipients is not None else pd.Series(pd.NA, index=results.index, dtype="string")
+    out["error_description"] = text("error_description")
+    out["recipient"] = recipients.astype("string") if recipients is not None else text("recipient")
 
     status = pd.Series("PENDING", index=results.index, dtype="string")
-    status[outcome.isin(["rejected", "not_sent"])] = "NOT_SENT"  # rejected by the API, or not attempted yet
-    status[outcome == "unknown"] = "UNKNOWN_OUTCOME"
+    status[outcome.isin(list(NOT_SENT_OUTCOMES)).fillna(False)] = "NOT_SENT"  # refused, not attempted yet, or skipped
+    status[outcome.eq("unknown").fillna(False)] = "UNKNOWN_OUTCOME"
     sent_at = pd.Series(pd.NaT, index=results.index, dtype="datetime64[us, UTC]")
     delivered_at = sent_at.copy()
     mnc = pd.Series(pd.NA, index=results.index, dtype="string")
@@ -113,7 +142,7 @@ def message_outcomes(
     by_id = out["id"]
     if callbacks is not None and not callbacks.empty:
         finals = final_status_per_message(callbacks).set_index("id")
-        hit = by_id.isin(finals.index) & (outcome == "accepted")
+        hit = by_id.isin(finals.index) & outcome.eq("accepted").fillna(False)
         ids = by_id[hit]
         reported_status = finals.loc[ids, "status"]
         # an intermediate notification (ACCEPTD, ...) leaves the message pending
@@ -121,7 +150,7 @@ def message_outcomes(
         sent_at[hit] = pd.to_datetime(finals.loc[ids, "sent_at"], utc=True).to_numpy()
         delivered = reported_status.eq("DELIVRD").fillna(False).to_numpy(dtype=bool)
         reported = pd.to_datetime(finals.loc[ids, "reported_at"], utc=True).to_numpy()
-        delivered_at[hit] = [r if d else pd.NaT for r, d in zip(reported, delivered)]
+        delivered_at[hit] = pd.Series(reported).where(delivered).to_numpy()
         mnc[hit] = finals.loc[ids, "mnc"].astype("string").to_numpy()
         billed[hit] = finals.loc[ids, "billed_cost"].astype(float).to_numpy()
         if recipients is None:
@@ -147,8 +176,6 @@ def message_outcomes(
             # a delivered event is as good as a DELIVRD notification
             status[delivered_at.notna() & (status == "PENDING")] = "DELIVRD"
 
-    from sendframe.api.recipients import region_of
-
     numbers = out["recipient"]
     uniques = numbers.dropna().unique()
     regions = {n: region_of(str(n)) for n in uniques}
@@ -159,6 +186,51 @@ def message_outcomes(
     out["delivered_at"] = delivered_at
     out["seconds_to_delivery"] = (delivered_at - sent_at).dt.total_seconds()
     out["clicked"] = clicked
-    out["estimated_cost"] = estimate["cost"].reindex(results.index).astype(float) if estimate is not None and "cost" in estimate else float("nan")
+    out["estimated_cost"] = float("nan")
+    if estimate is not None and "cost" in estimate:
+        out["estimated_cost"] = estimate["cost"].reindex(results.index).astype(float)
     out["billed_cost"] = billed
     return out[list(OUTCOME_COLUMNS)]
+
+
+@keyword_checked
+def outcomes(
+    results: pd.DataFrame,
+    callbacks: pd.DataFrame | None = None,
+    records: object | None = None,
+    contacts: pd.DataFrame | None = None,
+    *,
+    estimate: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """The per-recipient outcome table: one row per contact, on the contacts' index.
+
+    ``results`` is the frame a send returned (on the contacts' index, with ``recipient`` and
+    ``text``); ``callbacks`` the frame of ``read_callbacks`` (or ``Receiver.wait_for``);
+    ``records`` the value of ``fetch_records``; ``estimate`` the frame of ``sendframe.estimate``.
+    The columns are those of ``message_outcomes`` (``outcome`` says what the send did: accepted,
+    rejected, unknown, not_sent, dry_run or a ``skipped_*`` reason; ``status`` what became of the
+    message), then ``text`` when the results carry it, then every column of ``contacts``, so any of
+    them can group ``delivery_summary(..., by=...)``. A contact column named like an outcome
+    column is kept as ``contact_<name>``. Contacts the results do not cover get an empty outcome.
+
+    >>> table = sendframe.outcomes(results, callbacks, records, contacts)  # doctest: +SKIP
+    >>> table.groupby("segment")["status"].value_counts()  # doctest: +SKIP
+    """
+    table = message_outcomes(results, callbacks, records, estimate=estimate)
+    if "text" in results:
+        table["text"] = results["text"].astype("string")
+    if contacts is None:
+        return table
+    if not isinstance(contacts, pd.DataFrame):
+        raise InputError(f"contacts must be a DataFrame (the contact table the results were sent from), "
+                         f"not {type(contacts).__name__}.")
+    if not contacts.index.is_unique:
+        repeated = contacts.index[contacts.index.duplicated()].unique()[:5].tolist()
+        raise InputError(f"The contacts' index repeats labels ({repeated}), so results cannot be matched to "
+                         "contacts; use contacts.reset_index(drop=True) before sending.")
+    strangers = results.index.difference(contacts.index)
+    if len(strangers):
+        raise InputError(f"{len(strangers)} row(s) of the results are not rows of the contacts (index "
+                         f"{strangers[:5].tolist()}); pass the contact table the results were sent from.")
+    own = contacts.rename(columns={c: CONTACT_PREFIX + str(c) for c in contacts.columns if c in table.columns})
+    return table.reindex(contacts.index).join(own)

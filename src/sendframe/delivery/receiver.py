@@ -1,8 +1,8 @@
 """A durable receiver of delivery notifications, for a notebook or ``sendframe receive``.
 
-A small asyncio HTTP/1.1 server (GET only) that answers 200 only after the notification is on
-disk. Requests arriving together share one write and one ``fsync`` (group commit): a writer task
-takes everything queued, appends it to the log, syncs, then releases all their answers.
+A small asyncio HTTP/1.1 server (GET only, see ``listener``) that answers 200 only after the
+notification is on disk. Requests arriving together share one write and one ``fsync`` (group
+commit). A client that does not read its answers within ``write_timeout`` seconds is dropped.
 
     >>> with Receiver("callbacks.log") as receiver:  # doctest: +SKIP
     ...     url = receiver.notification_url          # give this to send_sms(notificationUrl=url)
@@ -11,42 +11,40 @@ takes everything queued, appends it to the log, syncs, then releases all their a
 The log is append-only text: ``#params\\t<the notificationUrl's query, token left out>`` at each
 start, then one ``<arrival time, 32 characters>\\t<raw query>`` line per notification. A write
 that fails part-way (disk full) is cut off the log at once and its notifications get no 200; a
-restart drops a torn last line (never acknowledged) and appends after it.
+restart drops a torn last line (never acknowledged) and appends after it. The log is created
+readable and writable by its owner only (0600): notifications name recipients.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
+import contextlib
 import logging
 import os
-import re
 import secrets
 import signal
 import threading
-from collections.abc import Mapping
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from typing import cast
+from urllib.parse import quote, urlencode, urlsplit
 
 import pandas as pd
 
-from sendframe.errors import ConfigurationError
 from sendframe.api.notifications import ESCAPE_CODES
+from sendframe.delivery.callbacks import LOG_READS, read_callbacks
+from sendframe.delivery.listener import Counters, Listener, LogWriter
+from sendframe.delivery.waiting import wait_for_final
+from sendframe.errors import ConfigurationError
+from sendframe.options import keyword_checked
 
 logger = logging.getLogger(__name__)
 
-MAX_TARGET = 4096          # longest request target (path + query) accepted, bytes
-MAX_HEAD = 16 * 1024       # request line + headers
-IDLE_TIMEOUT = 30.0        # seconds a keep-alive connection may stay silent
 CALLBACK_PATH = "/dlr/"
+IDLE_TIMEOUT = 30.0        # seconds a client may take to send a whole request (and stay idle between them)
+WRITE_TIMEOUT = 10.0       # seconds a client may leave its answers unread before it is dropped
 _EVERY_INTERFACE = frozenset({"0.0.0.0", "::", ""})
-_QUERY_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$'()*+,;=:@/?&"
-_QUERY_CHARS = frozenset(_QUERY_BYTES)
-_BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-            411: "Length Required", 413: "Content Too Large", 414: "URI Too Long", 431: "Request Header Fields Too Large"}
+_TOKEN_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
 def receiver_query(params: Mapping[str, str] | None = None) -> str:
@@ -76,6 +74,7 @@ class Receiver:
     >>> receiver.stop()  # doctest: +SKIP
     """
 
+    @keyword_checked
     def __init__(
         self,
         log: str | os.PathLike[str],
@@ -86,13 +85,20 @@ class Receiver:
         params: Mapping[str, str] | None = None,
         max_batch: int = 4096,
         public_url: str | None = None,
+        write_timeout: float = WRITE_TIMEOUT,
+        idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
         if token is not None and len(token) < 16:
-            raise ConfigurationError("The receiver token must have at least 16 characters (use secrets.token_urlsafe(16)).")
-        if token is not None and any(ch not in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" for ch in token):
-            raise ConfigurationError("The receiver token may only hold letters, digits, '-' and '_' (it is part of a URL path).")
+            raise ConfigurationError("The receiver token must have at least 16 characters "
+                                     "(use secrets.token_urlsafe(16)).")
+        if token is not None and not _TOKEN_CHARACTERS.issuperset(token):
+            raise ConfigurationError("The receiver token may only hold letters, digits, '-' and '_' "
+                                     "(it is part of a URL path).")
         if max_batch < 1:
             raise ConfigurationError(f"max_batch must be at least 1, not {max_batch}.")
+        for name, value in (("write_timeout", write_timeout), ("idle_timeout", idle_timeout)):
+            if not value > 0:
+                raise ConfigurationError(f"{name} must be a positive number of seconds, not {value!r}.")
         if public_url is None and host in _EVERY_INTERFACE:
             raise ConfigurationError(f"A receiver bound to {host!r} cannot tell the address the service reaches it at: "
                                      "pass public_url= (--public-url), e.g. 'https://dlr.example.com'.")
@@ -107,6 +113,8 @@ class Receiver:
         self.port = port
         self.params = dict(params or {})
         self.max_batch = max_batch
+        self.write_timeout = write_timeout
+        self.idle_timeout = idle_timeout
         self._token = token or secrets.token_urlsafe(16)
         self._path = (CALLBACK_PATH + self._token).encode()
         self._thread: threading.Thread | None = None
@@ -114,13 +122,21 @@ class Receiver:
         self._stopping: asyncio.Event | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
-        self._connections: set[asyncio.StreamWriter] = set()
-        self.commits = 0          # group commits done (one fsync each)
-        self.notifications = 0    # notifications written and acknowledged
+        self._counters = Counters()
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
         return f"Receiver(log={str(self.log)!r}, host={self.host!r}, port={self.port}, {state})"
+
+    @property
+    def commits(self) -> int:
+        """Group commits done (one write and fsync each)."""
+        return self._counters.commits
+
+    @property
+    def notifications(self) -> int:
+        """Notifications written to the log and acknowledged."""
+        return self._counters.notifications
 
     @property
     def running(self) -> bool:
@@ -134,10 +150,34 @@ class Receiver:
         return f"{address}{CALLBACK_PATH}{self._token}?{receiver_query(params=self.params)}"
 
     def callbacks(self) -> pd.DataFrame:
-        """Everything received so far, parsed by ``read_callbacks``."""
-        from sendframe.delivery.callbacks import read_callbacks
-
+        """Everything received so far, parsed by ``read_callbacks`` (each call parses only the lines
+        that arrived since the last)."""
         return read_callbacks(self.log)
+
+    @keyword_checked
+    def wait_for(
+        self,
+        ids: pd.DataFrame | pd.Series | Iterable[object] | str,
+        *,
+        timeout: float = 300.0,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        """Wait until every message of ``ids`` has a final notification; returns ``callbacks()``.
+
+        ``ids``: the frame ``send_sms`` (or another ``send_*``) returned (its accepted rows are
+        waited for), its ``id`` column, or any list of ids. Final is the one rule of
+        ``is_final_notification`` (DELIVRD, UNDELIV, EXPIRED, REJECTD, DELETED, or a final delivery
+        value without status). A progress bar (``tqdm.auto``: a widget in notebooks) counts the
+        messages done. After ``timeout`` seconds it returns what has arrived with a
+        ``SendframeWarning`` saying how many are still pending; so it does at once when the
+        receiver is not running.
+
+        >>> with Receiver("callbacks.log") as receiver:  # doctest: +SKIP
+        ...     results = send_sms(contacts, "Hi {name}", notification_url=receiver.notification_url)
+        ...     callbacks = receiver.wait_for(results, timeout=120)
+        """
+        return wait_for_final(lambda: LOG_READS.read(self.log), ids, timeout=timeout, progress=progress,
+                              running=lambda: self.running)
 
     # lifecycle ---------------------------------------------------------------------------
     def start(self) -> Receiver:
@@ -149,9 +189,10 @@ class Receiver:
         self._thread = threading.Thread(target=self._serve_thread, name="sendframe-receiver", daemon=True)
         self._thread.start()
         self._ready.wait()
-        if self._error is not None:
+        error = cast("BaseException | None", self._error)  # set by the serving thread meanwhile
+        if error is not None:
             self._thread.join()
-            raise ConfigurationError(f"The receiver could not start on {self.host}:{self.port}: {self._error}")
+            raise ConfigurationError(f"The receiver could not start on {self.host}:{self.port}: {error}")
         return self
 
     def stop(self) -> None:
@@ -168,16 +209,14 @@ class Receiver:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def serve_forever(self, on_ready: Any = None) -> None:
+    def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         """Serve in the calling thread until SIGINT / SIGTERM (used by ``sendframe receive``)."""
 
         def ready() -> None:
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):
-                try:
+                with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread / platform
                     loop.add_signal_handler(signum, self._stopping.set)  # type: ignore[union-attr]
-                except (NotImplementedError, RuntimeError):  # not the main thread / platform
-                    pass
             if on_ready is not None:
                 on_ready()
 
@@ -191,238 +230,27 @@ class Receiver:
         finally:
             self._ready.set()
 
-    async def _main(self, on_ready: Any) -> None:
+    async def _main(self, on_ready: Callable[[], None]) -> None:
         self._loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
-        writer = _LogWriter(self.log, self.max_batch)
-        writer.open(self._params_line())
-        server = await asyncio.start_server(self._handle_factory(writer), self.host, self.port, limit=MAX_HEAD)
-        self.port = server.sockets[0].getsockname()[1]
-        writer_task = asyncio.create_task(writer.run(self))
-        logger.info("receiver listening on %s:%s, log %s", self.host, self.port, self.log)
-        on_ready()
+        log = LogWriter(self.log)
+        log.open(self._params_line().encode())
         try:
-            await self._stopping.wait()
+            listener = Listener(log, self._path, self._counters, max_batch=self.max_batch,
+                                idle_timeout=self.idle_timeout, write_timeout=self.write_timeout)
+            try:
+                server = await self._loop.create_server(listener.connection, self.host, self.port)
+                self.port = server.sockets[0].getsockname()[1]
+                logger.info("receiver listening on %s:%s, log %s", self.host, self.port, self.log)
+                on_ready()
+                try:
+                    await self._stopping.wait()
+                finally:
+                    server.close()
+            finally:
+                await listener.close()  # everything queued is committed and answered first
         finally:
-            server.close()
-            writer.closing = True
-            await writer.queue.put(None)
-            await writer_task
-            writer.close()
-            for stream in list(self._connections):  # idle keep-alive connections
-                stream.close()
-            await asyncio.sleep(0)
+            log.close()
 
     def _params_line(self) -> str:
         return "#params\t" + receiver_query(params=self.params) + "\n"
-
-    # HTTP ---------------------------------------------------------------------------------
-    def _handle_factory(self, writer: _LogWriter) -> Any:
-        async def handle(reader: asyncio.StreamReader, stream: asyncio.StreamWriter) -> None:
-            self._connections.add(stream)
-            try:
-                while True:
-                    keep = await self._one_request(reader, stream, writer)
-                    if not keep:
-                        break
-            except (ConnectionError, asyncio.IncompleteReadError, TimeoutError, asyncio.CancelledError):
-                pass  # the client went away, stayed idle, or the receiver is stopping
-            except Exception:  # never let one connection take the server down
-                logger.exception("receiver: unexpected error on a connection")
-            finally:
-                self._connections.discard(stream)
-                stream.close()
-
-        return handle
-
-    async def _one_request(self, reader: asyncio.StreamReader, stream: asyncio.StreamWriter, writer: _LogWriter) -> bool:
-        try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_TIMEOUT)
-        except asyncio.LimitOverrunError:
-            await _answer(stream, 431, keep=False)
-            return False
-        except asyncio.IncompleteReadError:
-            return False
-        lines = head.split(b"\r\n")
-        method, _, rest = lines[0].partition(b" ")
-        target, _, version = rest.rpartition(b" ")  # a target may hold raw spaces: a service that does not escape %t
-        if not target or not version.startswith(b"HTTP/1."):
-            await _answer(stream, 400, keep=False)
-            return False
-        headers = _headers(lines[1:])
-        connection = headers.get(b"connection", b"").lower()
-        keep = connection == b"keep-alive" or (version == b"HTTP/1.1" and connection != b"close")
-        if b"transfer-encoding" in headers or headers.get(b"content-length", b"0").strip() not in (b"0", b""):
-            await _answer(stream, 413, keep=False)  # notifications carry no body; we never read one
-            return False
-        if method != b"GET":
-            await _answer(stream, 405, keep=keep)
-            return keep
-        if len(target) > MAX_TARGET:
-            await _answer(stream, 414, keep=False)
-            return False
-        path, _, query = target.partition(b"?")
-        if not hmac.compare_digest(path, self._path):
-            await _answer(stream, 404, keep=keep)
-            return keep
-        query = _escaped(query)
-        if not _valid_query(query):
-            await _answer(stream, 400, keep=keep)
-            return keep
-        arrival = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
-        done = asyncio.get_running_loop().create_future()
-        await writer.queue.put((arrival.encode() + b"\t" + query + b"\n", done))
-        await done  # on disk
-        await _answer(stream, 200, keep=keep)
-        return keep
-
-
-def _headers(lines: list[bytes]) -> dict[bytes, bytes]:
-    headers: dict[bytes, bytes] = {}
-    for line in lines:
-        name, sep, value = line.partition(b":")
-        if sep:
-            headers[name.strip().lower()] = value.strip()
-    return headers
-
-
-def _escaped(query: bytes) -> bytes:
-    """The query with raw bytes a URL may not hold (spaces, non-ASCII) percent-encoded, as a service
-    that substitutes values unescaped sends them; control characters are left for ``_valid_query`` to refuse.
-
-        >>> _escaped(b"id=a1&t=2026-11-21 09:30&ref=caf\\xc3\\xa9")
-        b'id=a1&t=2026-11-21%2009:30&ref=caf%C3%A9'
-    """
-    if not query.translate(None, _QUERY_BYTES):  # every byte allowed (one C pass: this runs per request)
-        return query
-    return b"".join(b"%%%02X" % byte if byte > 0x20 and byte not in _QUERY_CHARS or byte == 0x20 else bytes([byte])
-                    for byte in query)
-
-
-def _valid_query(query: bytes) -> bool:
-    """A notification: URL-safe characters only, well-formed escapes, and a non-empty ``id``."""
-    if not query or query.translate(None, _QUERY_BYTES):  # a byte outside the URL set is left
-        return False
-    try:
-        pairs = parse_qsl(query.decode("ascii"), keep_blank_values=True, strict_parsing=True, errors="strict")
-    except (ValueError, UnicodeDecodeError):
-        return False
-    if _BAD_ESCAPE.search(query):
-        return False
-    return any(name == "id" and value for name, value in pairs)
-
-
-async def _answer(stream: asyncio.StreamWriter, status: int, *, keep: bool) -> None:
-    body = _REASONS[status].encode() + b"\n"
-    head = (
-        f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
-        f"Connection: {'keep-alive' if keep else 'close'}\r\n\r\n"
-    ).encode()
-    stream.write(head + body)
-    await stream.drain()
-
-
-class _LogWriter:
-    """Appends queued lines in batches, one write + fsync per batch, then releases their answers."""
-
-    def __init__(self, path: Path, max_batch: int) -> None:
-        self.path = path
-        self.max_batch = max_batch
-        self.queue: asyncio.Queue[tuple[bytes, asyncio.Future[None]] | None] = asyncio.Queue()
-        self.closing = False
-        self._fd = -1
-        self._end = 0  # length of the log up to its last committed line
-
-    def open(self, header: str) -> None:
-        new = not self.path.exists()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
-        _drop_torn_tail(self._fd)
-        self._end = os.lseek(self._fd, 0, os.SEEK_END)
-        self._append(header.encode())
-        if new:  # make the new file's name itself durable
-            directory = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-    def _commit(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-        os.fsync(self._fd)
-
-    def _append(self, data: bytes) -> None:
-        """Commit ``data`` whole or not at all: a failed commit (disk full, ...) is cut off the log again.
-
-        Otherwise the torn part of the failed batch would stay and the next batch would be
-        appended to it, spoiling a line that is then acknowledged.
-        """
-        if os.lseek(self._fd, 0, os.SEEK_END) != self._end:  # an earlier cut failed: cut before writing
-            self._cut_back()
-        try:
-            self._commit(data)
-        except OSError:
-            try:
-                self._cut_back()
-            except OSError as exc:  # tried again before the next batch
-                logger.error("receiver: could not cut a failed write off the log: %s", exc)
-            raise
-        self._end = os.lseek(self._fd, 0, os.SEEK_END)
-
-    def _cut_back(self) -> None:
-        os.ftruncate(self._fd, self._end)
-        os.fsync(self._fd)
-
-    async def run(self, receiver: Receiver) -> None:
-        while True:
-            item = await self.queue.get()
-            batch = [item]
-            while len(batch) < self.max_batch and not self.queue.empty():
-                batch.append(self.queue.get_nowait())
-            items = [entry for entry in batch if entry is not None]
-            if items:
-                try:
-                    await asyncio.to_thread(self._append, b"".join(line for line, _ in items))
-                except OSError as exc:  # disk full, ...: answer nothing rather than a false 200, log cut back
-                    logger.error("receiver: could not write the log: %s", exc)
-                    for _, done in items:
-                        if not done.done():
-                            done.set_exception(ConnectionError("log write failed"))
-                    continue
-                receiver.commits += 1
-                receiver.notifications += len(items)
-                for _, done in items:
-                    if not done.done():
-                        done.set_result(None)
-            if any(entry is None for entry in batch) and self.queue.empty():
-                return
-
-
-def _drop_torn_tail(fd: int) -> None:
-    """Cut a last line without its newline: it was never acknowledged (acks follow the fsync)."""
-    size = os.lseek(fd, 0, os.SEEK_END)
-    if size == 0:
-        return
-    step = 4096
-    end = size
-    while end > 0:
-        start = max(0, end - step)
-        chunk = os.pread(fd, end - start, start)
-        if end == size and chunk.endswith(b"\n"):
-            return
-        cut = chunk.rfind(b"\n")
-        if cut >= 0:
-            os.ftruncate(fd, start + cut + 1)
-            os.fsync(fd)
-            return
-        end = start
-    os.ftruncate(fd, 0)
-    os.fsync(fd)

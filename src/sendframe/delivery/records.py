@@ -30,8 +30,10 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from sendframe.api import wire
-from sendframe.errors import ApiError, InputError, NotFoundError
+from sendframe.api.client import Client
 from sendframe.api.models import MAX_LOOKUP_IDS
+from sendframe.errors import ApiError, InputError, NotFoundError
+from sendframe.options import keyword_checked
 
 MESSAGE_COLUMNS: tuple[str, ...] = (
     "id", "sender", "recipient", "message", "campaign_id", "sending_id", "is_delivered", "is_clicked",
@@ -96,6 +98,7 @@ def _chunks(ids: list[str], chunk_size: int) -> list[list[str]]:
     return chunks
 
 
+@keyword_checked
 def fetch_records(
     ids: str | Iterable[object], *, client: Any = None, chunk_size: int = 100, concurrency: int = 8
 ) -> Records:
@@ -112,14 +115,15 @@ def fetch_records(
     ['id', 'sender', 'recipient', 'message']
     """
     if not 1 <= chunk_size <= MAX_LOOKUP_IDS:
-        raise InputError(f"chunk_size must be between 1 and {MAX_LOOKUP_IDS} (ids per lookup request), not {chunk_size}.")
+        raise InputError(f"chunk_size must be between 1 and {MAX_LOOKUP_IDS} (ids per lookup request), "
+                         f"not {chunk_size}.")
     if concurrency < 1:
         raise InputError(f"concurrency must be at least 1, not {concurrency}.")
     wanted = _clean_ids(ids)
     if not wanted:
         return read_lookup_answers([])
     chunks = _chunks(wanted, chunk_size)
-    return read_lookup_answers(list(zip(chunks, _fetch_all(chunks, client, concurrency))))
+    return read_lookup_answers(list(zip(chunks, _fetch_all(chunks, client, concurrency), strict=True)))
 
 
 def _body(response: httpx.Response) -> bytes:
@@ -134,8 +138,6 @@ def _fetch_all(chunks: list[list[str]], client: Any, concurrency: int) -> list[b
     ``AsyncClient`` (no anyio layer), and threads work the same inside a notebook's running event loop.
     The caller's own client is not used, so it may be an ``AsyncClient`` or already closed.
     """
-    from sendframe.api.client import Client
-
     lookup = Client(config=getattr(client, "config", None) or wire.WireConfig.resolve())
     bodies: list[bytes | None] = [None] * len(chunks)
     pending: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -153,7 +155,7 @@ def _fetch_all(chunks: list[list[str]], client: Any, concurrency: int) -> list[b
             # kept as bytes: read_lookup_answers reads them all at once
             call = dataclasses.replace(wire.lookup_call(chunks[index]), parse=_body)
             try:
-                bodies[index] = lookup._run(call)
+                bodies[index] = lookup._run(call)  # noqa: SLF001  get_sms's own call, its answer kept as bytes
             except NotFoundError:  # none of this chunk is known
                 pass
             except BaseException:
@@ -305,7 +307,7 @@ def _messages_frame(records: pa.StructArray, custom: pa.StructArray | None) -> p
     if custom is None or not custom.type.num_fields:
         return frame
     columns: dict[str, pa.Array] = {}
-    for field, values in zip(custom.type, custom.flatten()):  # flatten: a null customFields gives nulls
+    for field, values in zip(custom.type, custom.flatten(), strict=True):  # flatten: a null customFields gives nulls
         columns[f"custom_{field.name}" if field.name in MESSAGE_COLUMNS else field.name] = values
     extra = pa.table(list(columns.values()), names=list(columns)).to_pandas(types_mapper=_PANDAS_TYPES.get)
     return pd.concat([frame, extra.set_axis(frame.index)], axis=1)

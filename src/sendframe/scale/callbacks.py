@@ -254,7 +254,7 @@ def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: 
                                   enforce_metadata=False)
 
 
-_ADDITIVE = ("sent", "accepted", "rejected", "not_sent", "unknown_outcome", "delivered", "failed", "expired",
+_ADDITIVE = ("sent", "skipped", "accepted", "rejected", "not_sent", "unknown_outcome", "delivered", "failed", "expired",
              "pending", "clicks")
 _COSTS = ("estimated_cost", "billed_cost")
 _SECONDS = "seconds_to_delivery"

@@ -1,0 +1,255 @@
+"""Reading a growing callback log: each read parses only what was appended since the last one.
+
+Per log (and notificationUrl) the last read is kept: the file's identity (``st_dev``, ``st_ino``),
+how many bytes of whole lines were parsed, samples of the bytes read (all of them in a small log), the frame, and
+where each row's raw query lies in the file. The next read parses the bytes appended since,
+drops retries of rows already read (the same raw query again, as a full read does) and appends
+the rest, so polling a log of millions of lines costs what the new lines cost. A file that was
+replaced (rotated: another inode), truncated or rewritten (the bytes before the point changed)
+is read again from the start; so is a receiver log whose restart names new own parameters.
+A last line without its line break (being written) is parsed every time until it is whole.
+
+    >>> reads = LogReads()
+    >>> snapshot = reads.read("callbacks.log")  # doctest: +SKIP
+    >>> snapshot.frame, snapshot.bytes_read  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes, read_lines
+from sendframe.delivery.parsing import (
+    JUNK_EXAMPLES,
+    LogParams,
+    log_params,
+    parse_with_queries,
+    receiver_templates,
+)
+
+CACHED_LOGS = 4           # logs whose last read is kept (each holds its frame)
+READ_BELOW = 64 << 20     # appended ranges up to this size are read into memory; larger ones are mapped
+_CHECKED_ENDS = 4096      # bytes at the start and just before the read point compared to notice a rewritten file
+_CHECKED_SAMPLES = 16     # and this many samples of 64 bytes between them
+
+
+@dataclass
+class Snapshot:
+    """A read: the frame; ``generation`` changes whenever the log was read again from the start;
+    ``stable_rows`` leading rows stay as they are in later reads of the same generation;
+    ``bytes_read`` is what this read parsed."""
+
+    frame: pd.DataFrame
+    generation: int
+    stable_rows: int
+    bytes_read: int
+
+
+@dataclass
+class _Read:
+    identity: tuple[int, int]
+    consumed: int             # bytes of whole lines parsed
+    fingerprint: bytes        # sampled bytes of the part read (see ``_fingerprint``)
+    params: LogParams
+    frame: pd.DataFrame
+    query_start: np.ndarray   # each row's raw query in the file; -1 when unknown (a block that was not UTF-8)
+    query_end: np.ndarray
+    generation: int
+
+
+class LogReads:
+    """The last read of a few logs, so that the next read of each parses only what was appended."""
+
+    def __init__(self, size: int = CACHED_LOGS) -> None:
+        self.size = size
+        self._reads: OrderedDict[tuple[str, str | None], _Read] = OrderedDict()
+        self._lock = threading.Lock()
+        self._generations = itertools.count(1)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._reads.clear()
+
+    def read(self, path: str | os.PathLike[str], notification_url: str | None = None) -> Snapshot:
+        """The log's notifications, parsing only the bytes appended since the last read of it."""
+        name = os.fspath(path)
+        status = os.stat(name)
+        if name.endswith(COMPRESSED_ENDINGS) or not os.path.isfile(name):
+            lines = read_lines(name)
+            frame = parse_with_queries(lines, log_params(lines, notification_url))[0]
+            frame.attrs["bytes_read"] = status.st_size
+            return Snapshot(frame, next(self._generations), 0, status.st_size)
+        key = (os.path.realpath(name), notification_url)
+        with self._lock:
+            known = self._reads.pop(key, None)
+            read, partial, parsed = self._update(name, status, known, notification_url)
+            self._reads[key] = read
+            while len(self._reads) > self.size:
+                self._reads.popitem(last=False)
+        whole = read.frame if partial is None else _appended(read, partial)
+        frame = whole.copy(deep=False)  # copy-on-write: the caller's changes never reach the kept frame
+        frame.attrs = {**whole.attrs, "junk_examples": list(whole.attrs["junk_examples"]), "bytes_read": parsed}
+        return Snapshot(frame, read.generation, len(read.frame), parsed)
+
+    def _update(self, name: str, status: os.stat_result, known: _Read | None,
+                notification_url: str | None) -> tuple[_Read, pd.DataFrame | None, int]:
+        """The log's read brought up to date, the rows of an unfinished last line, the bytes parsed."""
+        identity = (status.st_dev, status.st_ino)
+        with open(name, "rb") as handle:
+            fd = handle.fileno()
+            if known is not None and not _continues(fd, known, identity, status.st_size):
+                known = None
+            start = known.consumed if known is not None else 0
+            data = _bytes_from(fd, name, start, status.st_size)
+            whole = _whole_lines_length(data)
+            lines, mapped = _lines(data.slice(0, whole))
+            if known is not None and _new_own_params(lines, known):  # a restart named new own parameters
+                return self._update(name, status, None, notification_url)
+            if known is None:
+                params = log_params(lines, notification_url)
+                frame, begin, end = parse_with_queries(lines, params)
+                read = _Read(identity, whole, _fingerprint(fd, whole), params, frame, *_in_file(begin, end, 0, mapped),
+                             next(self._generations))
+            else:
+                read = _extended(known, fd, lines, mapped, start, whole)
+            partial = None
+            if whole < data.size:  # a line being written: read now, and again next time until it is whole
+                rest, rest_mapped = _lines(data.slice(whole))
+                parsed = parse_with_queries(rest, read.params)
+                partial = _without_retries(read, parsed, rest, rest_mapped, fd)
+        return read, partial, data.size
+
+
+def _continues(fd: int, known: _Read, identity: tuple[int, int], size: int) -> bool:
+    """Whether the file is the one read before, grown or as it was (not replaced, cut or rewritten)."""
+    same = identity == known.identity and size >= known.consumed
+    return same and _fingerprint(fd, known.consumed) == known.fingerprint
+
+
+def _fingerprint(fd: int, length: int) -> bytes:
+    """The first and last few KiB of the file's first ``length`` bytes and samples between them:
+    a log rewritten in place (same name, same inode) differs there, one that grew does not."""
+    if length <= 2 * _CHECKED_ENDS:
+        return os.pread(fd, length, 0)
+    samples = [os.pread(fd, _CHECKED_ENDS, 0), os.pread(fd, _CHECKED_ENDS, length - _CHECKED_ENDS)]
+    step = (length - 2 * _CHECKED_ENDS) // (_CHECKED_SAMPLES + 1)
+    samples += [os.pread(fd, 64, _CHECKED_ENDS + step * k) for k in range(1, _CHECKED_SAMPLES + 1)]
+    return b"".join(samples)
+
+
+def _bytes_from(fd: int, name: str, start: int, size: int) -> pa.Buffer:
+    """The file's bytes from ``start``: a large range (or a first read) is mapped, nothing copied;
+    a small one is read."""
+    if size - start > READ_BELOW or (start == 0 and size):
+        with pa.memory_map(name) as mapped:
+            return mapped.read_buffer().slice(start, size - start)
+    return pa.py_buffer(os.pread(fd, size - start, start))
+
+
+def _whole_lines_length(data: pa.Buffer) -> int:
+    """Bytes of ``data`` up to and with its last line break."""
+    raw = np.frombuffer(data, np.uint8)
+    step = 1 << 16
+    for stop in range(len(raw), 0, -step):
+        breaks = np.flatnonzero(raw[max(0, stop - step):stop] == ord("\n"))
+        if len(breaks):
+            return max(0, stop - step) + int(breaks[-1]) + 1
+    return 0
+
+
+def _lines(data: pa.Buffer) -> tuple[pa.Array, bool]:
+    """The lines of ``data`` and whether they lie over it as it is (not re-encoded to valid UTF-8)."""
+    lines = lines_of_bytes(data)
+    buffer = lines.buffers()[2] if len(lines) else None
+    return lines, buffer is None or buffer.address == data.address
+
+
+def _in_file(begin: np.ndarray, end: np.ndarray, base: int, mapped: bool) -> tuple[np.ndarray, np.ndarray]:
+    if not mapped:
+        return np.full(len(begin), -1, np.int64), np.full(len(end), -1, np.int64)
+    return begin + base, end + base
+
+
+def _new_own_params(lines: pa.Array, known: _Read) -> bool:
+    """A receiver log restarted with own parameters the kept frame has no column for."""
+    if known.params.wanted_path is not None or not len(lines):
+        return False
+    templates = receiver_templates(lines)
+    return bool(templates) and any(name not in known.params.own for name in log_params(pa.array(templates)).own)
+
+
+def _extended(known: _Read, fd: int, lines: pa.Array, mapped: bool, start: int, whole: int) -> _Read:
+    """``known`` with the whole lines appended since it was read."""
+    if not len(lines):
+        return known
+    parsed = parse_with_queries(lines, known.params)
+    fresh = _without_retries(known, parsed, lines, mapped, fd)
+    begin, end = _in_file(parsed[1], parsed[2], start, mapped)
+    keep = fresh.attrs.pop("_kept_positions")
+    return _Read(known.identity, start + whole, _fingerprint(fd, start + whole), known.params, _appended(known, fresh),
+                 np.concatenate([known.query_start, begin[keep]]), np.concatenate([known.query_end, end[keep]]),
+                 known.generation)
+
+
+def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.ndarray], lines: pa.Array,
+                     mapped: bool, fd: int) -> pd.DataFrame:
+    """The new rows that are not a retry of a row already read (the same raw query), with the
+    counts of what they add in ``attrs`` and their positions in ``attrs["_kept_positions"]``."""
+    frame, begin, end = parsed
+    retry = np.zeros(len(frame), bool)
+    old = known.frame
+    if len(frame) and len(old):
+        seen = np.flatnonzero(old["id"].isin(frame["id"].unique()).to_numpy(dtype=bool))
+        if len(seen):
+            pairs = pd.DataFrame({"id": old["id"].iloc[seen].to_numpy(), "old": seen}).merge(
+                pd.DataFrame({"id": frame["id"].to_numpy(), "new": np.arange(len(frame))}), on="id")
+            raw = np.frombuffer(lines.buffers()[2], np.uint8)
+            retry = _same_queries(known, frame, pairs, raw, begin, end, mapped, fd)
+    kept = np.flatnonzero(~retry)
+    fresh = frame.iloc[kept].reset_index(drop=True) if retry.any() else frame
+    fresh.attrs = {**frame.attrs, "duplicates_dropped": frame.attrs["duplicates_dropped"] + int(retry.sum()),
+                   "_kept_positions": kept}
+    return fresh
+
+
+def _same_queries(known: _Read, frame: pd.DataFrame, pairs: pd.DataFrame, raw: np.ndarray, begin: np.ndarray,
+                  end: np.ndarray, mapped: bool, fd: int) -> np.ndarray:
+    """Mask of new rows whose raw query equals that of an old row with the same id (read back from
+    the file, only for pairs of equal length)."""
+    retry = np.zeros(len(frame), bool)
+    old_rows, new_rows = pairs["old"].to_numpy(), pairs["new"].to_numpy()
+    known_at = known.query_start[old_rows]
+    old_length = known.query_end[old_rows] - known_at
+    check = (old_length == end[new_rows] - begin[new_rows]) | (known_at < 0) | (not mapped)
+    values = [c for c in frame.columns if c != "received_at"]
+    for old_row, new_row in zip(old_rows[check].tolist(), new_rows[check].tolist(), strict=True):
+        if retry[new_row]:
+            continue
+        at = int(known.query_start[old_row])
+        if at >= 0 and mapped:
+            query = raw[begin[new_row]:end[new_row]].tobytes()
+            retry[new_row] = os.pread(fd, len(query), at) == query
+        else:  # a row of a block that was not UTF-8: its parsed values decide
+            retry[new_row] = known.frame.iloc[old_row][values].equals(frame.iloc[new_row][values])
+    return retry
+
+
+def _appended(known: _Read, fresh: pd.DataFrame) -> pd.DataFrame:
+    """The kept frame with ``fresh`` rows after it and the counts of both in ``attrs``."""
+    attrs = known.frame.attrs
+    frame = pd.concat([known.frame, fresh], ignore_index=True) if len(fresh) else known.frame.copy(deep=False)
+    frame.attrs = {
+        "junk_lines": attrs["junk_lines"] + fresh.attrs["junk_lines"],
+        "junk_examples": (attrs["junk_examples"] + fresh.attrs["junk_examples"])[:JUNK_EXAMPLES],
+        "duplicates_dropped": attrs["duplicates_dropped"] + fresh.attrs["duplicates_dropped"],
+        "other_requests": attrs["other_requests"] + fresh.attrs["other_requests"],
+    }
+    return frame
