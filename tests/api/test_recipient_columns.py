@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from phonenumbers import PhoneMetadata, PhoneNumberFormat, PhoneNumberType
 from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE, SUPPORTED_REGIONS, _test_number_length
 
+from sendframe.api import numbering
 from sendframe.api import recipient_columns as columns
 from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone
 
@@ -127,7 +128,7 @@ def test_the_result_keeps_the_index_and_name_and_the_input_is_untouched():
 
 
 def test_tables_come_from_phonenumbers_metadata():
-    tables = columns._tables()
+    tables = numbering.tables()
     for code in COUNTRY_CODE_TO_REGION_CODE:
         for size in range(5, 15):
             number = str(code) + "9" * size
@@ -135,7 +136,7 @@ def test_tables_come_from_phonenumbers_metadata():
                 assert tables.possible[code, size] == is_valid_phone(number), number
     for region in REGIONS:
         metadata = PhoneMetadata.metadata_for_region(region)
-        answers = columns._length_answers(metadata)
+        answers = numbering._length_answers(metadata)
         for size in range(0, 40):
             assert answers[size] == _test_number_length("9" * size, metadata), (region, size)
 
@@ -143,7 +144,7 @@ def test_tables_come_from_phonenumbers_metadata():
 def test_only_e_and_capital_e_lower_to_an_e_and_strip_knows_pythons_whitespace():
     every = map(chr, range(sys.maxunicode + 1))
     assert {c for c in every if "e" in c.lower()} == {"e", "E"}
-    whitespace = columns._tables().whitespace
+    whitespace = numbering.tables().whitespace
     assert set(whitespace) == {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
 
 

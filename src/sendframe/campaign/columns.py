@@ -14,18 +14,25 @@ from collections.abc import Iterable
 
 from sendframe.errors import InputError
 
-__all__ = ["RECIPIENT_ALIASES", "find_recipient_column", "recipient_column"]
+__all__ = ["RECIPIENT_ALIASES", "find_recipient_column", "folded", "recipient_column"]
 
 # Compared after folding case, accents, spaces, dashes and underscores ("E-mail" == "email", "Móvil" == "movil").
 RECIPIENT_ALIASES: dict[str, tuple[str, ...]] = {
     "phone": ("phone", "phonenumber", "phoneno", "mobile", "mobilephone", "mobilenumber", "cell", "cellphone",
               "msisdn", "movil", "telefono", "telefonomovil", "celular", "telemovel", "telefone", "telephone", "tel",
-              "handy", "telefon", "portable"),
-    "email": ("email", "emailaddress", "mail", "correo", "correoelectronico", "courriel"),
+              "handy", "telefon", "portable", "cellular", "mobiel", "cellulare", "numerotelefono", "numerodetelefono",
+              "contactnumber", "whatsapp"),
+    "email": ("email", "emailaddress", "mail", "correo", "correoelectronico", "courriel", "emailadresse", "mailaddress",
+              "adresseemail", "enderecoemail"),
 }
 
 
-def _fold(name: object) -> str:
+def folded(name: object) -> str:
+    """A column name as it is compared: without case, accents, spaces, dashes or underscores.
+
+        >>> folded("E-Mail Address"), folded("Teléfono_Móvil")
+        ('emailaddress', 'telefonomovil')
+    """
     text = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode("ascii")
     return "".join(ch for ch in text.lower() if ch.isalnum())
 
@@ -33,23 +40,27 @@ def _fold(name: object) -> str:
 def find_recipient_column(frame: object, kind: str, given: str | None = None) -> str | None:
     """The column of ``frame`` that holds recipients of ``kind`` (``"phone"`` or ``"email"``), or None.
 
-    ``given`` is a column the analyst named: it must exist (exactly, else case-insensitively).
-    Otherwise the first alias of :data:`RECIPIENT_ALIASES` found wins, in the order of that list.
+    ``given`` is a column the analyst named: it must exist (exactly, else compared as :func:`folded`).
+    Otherwise, or when ``given`` is the kind itself (``"phone"``, ``"email"``: the defaults of
+    ``read_contacts``), the first alias of :data:`RECIPIENT_ALIASES` found wins, in the order of that list.
 
         >>> import pandas as pd
         >>> find_recipient_column(pd.DataFrame({"PHONE": ["1"]}), "phone")
         'PHONE'
+        >>> find_recipient_column(pd.DataFrame({"Mobile": ["1"]}), "phone", given="phone")
+        'Mobile'
     """
     columns: Iterable[object] = getattr(frame, "columns", ())
     names = [c for c in columns if isinstance(c, str)]
     if given is not None:
         if given in names:
             return given
-        folded = [c for c in names if _fold(c) == _fold(given)]
-        return folded[0] if folded else None
+        same = [c for c in names if folded(c) == folded(given)]
+        if same or folded(given) != kind:
+            return same[0] if same else None
     by_fold: dict[str, str] = {}
     for name in names:
-        by_fold.setdefault(_fold(name), name)
+        by_fold.setdefault(folded(name), name)
     for alias in RECIPIENT_ALIASES[kind]:
         if alias in by_fold:
             return by_fold[alias]
