@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sendframe.errors import InputError
+from sendframe.errors import InputError, UnknownOptionError
 from sendframe.campaign.contacts import read_contacts
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -124,3 +124,101 @@ def test_duplicate_recipients_checks_one_column_for_one_channel():
     assert duplicate_recipients(out["email"], "email").tolist() == [False, True, False]
     with pytest.raises(InputError, match="kind"):
         duplicate_recipients(out["phone"], "fax")
+
+
+# ---- recipient columns as analysts name them ------------------------------------------------------------
+
+def test_recipient_columns_are_found_by_their_usual_names_and_named_phone_and_email():
+    frame = pd.DataFrame({"Móvil": ["+34 600 123 456"], "Nombre": ["Ana"], "E-Mail": [" Ana@Example.com "]})
+    out = read_contacts(frame)
+    assert list(out.columns) == ["phone", "phone_raw", "Nombre", "email", "email_raw", "phone_valid", "email_valid",
+                                 "duplicate"]
+    assert out.loc[0, "phone"] == "34600123456" and out.loc[0, "phone_raw"] == "+34 600 123 456"
+    assert out.loc[0, "email"] == "Ana@Example.com" and out.loc[0, "email_raw"] == " Ana@Example.com "
+    assert out.attrs["recipient_columns"] == {"phone": "Móvil", "email": "E-Mail"}
+
+
+def test_a_named_recipient_column_is_used_even_with_another_name():
+    frame = pd.DataFrame({"Mobile": ["600123456"], "Work phone": ["+44 (0)7700 900123"]})
+    out = read_contacts(frame, phone_column="work phone")  # compared without case and spaces
+    assert out["phone"].tolist() == ["447700900123"] and out["Mobile"].tolist() == ["600123456"]
+    assert out.attrs["recipient_columns"] == {"phone": "Work phone"}
+
+
+def test_a_named_column_that_is_absent_is_a_plain_error():
+    with pytest.raises(InputError, match="no column 'Movil2' for phone recipients.*columns are: phone"):
+        read_contacts(pd.DataFrame({"phone": ["600123456"]}), phone_column="Movil2")
+
+
+def test_a_phone_column_besides_the_named_one_is_refused_rather_than_overwritten():
+    with pytest.raises(InputError, match="column 'phone' besides 'Mobile'"):
+        read_contacts(pd.DataFrame({"Mobile": ["600123456"], "phone": ["611222333"]}), phone_column="Mobile")
+
+
+def test_none_leaves_a_recipient_column_out():
+    out = read_contacts(pd.DataFrame({"phone": ["600123456"], "email": ["a@b.es"]}), phone_column=None)
+    assert "phone_valid" not in out.columns and out["phone"].tolist() == ["600123456"]
+    assert out.attrs["recipient_columns"] == {"email": "email"}
+
+
+def test_unknown_keywords_are_refused_with_a_did_you_mean():
+    with pytest.raises(UnknownOptionError, match="'phone_col'; did you mean 'phone_column'"):
+        read_contacts(pd.DataFrame({"phone": ["600123456"]}), phone_col="phone")
+    with pytest.raises(UnknownOptionError, match="did you mean 'default_region'"):
+        read_contacts(pd.DataFrame({"phone": ["600123456"]}), region="GB")
+
+
+def test_read_options_apply_to_files_only_and_reach_the_reader(tmp_path):
+    with pytest.raises(InputError, match="sep apply when reading a file"):
+        read_contacts(pd.DataFrame({"phone": ["600123456"]}), sep=";")
+    path = tmp_path / "c.txt"
+    path.write_bytes("Teléfono|Importe\n600123456|12,5\n".encode("cp1252"))
+    out = read_contacts(path, sep="|", encoding="cp1252")
+    assert out["phone"].tolist() == ["34600123456"] and out["Importe"].tolist() == ["12,5"]
+
+
+def test_an_unknown_default_region_is_refused():
+    with pytest.raises(InputError, match="default_region 'SPAIN'"):
+        read_contacts(pd.DataFrame({"phone": ["600123456"]}), default_region="SPAIN")
+    out = read_contacts(pd.DataFrame({"phone": ["600123456", "34600123456"]}), default_region=None)
+    assert out["phone_valid"].tolist() == [False, True]  # national numbers stay unrepaired
+
+
+def test_the_source_of_the_recipient_columns_survives_the_usual_frame_operations():
+    out = read_contacts(pd.DataFrame({"Mobile": ["600123456", "611222333"], "n": ["1", "2"]}))
+    for derived in (out.copy(), out.head(1), out[out["phone_valid"]], out.assign(x=1), out.sort_values("n"),
+                    out.loc[:, ["phone", "n"]]):
+        assert derived.attrs["recipient_columns"] == {"phone": "Mobile"}
+
+
+def test_reading_its_own_output_again_gives_the_same_recipients(tmp_path):
+    first = read_contacts(pd.DataFrame({"Mobile": ["+34 600 123 456", "nope"], "email": ["a@b.es", "x"]}))
+    path = tmp_path / "again.csv"
+    first.to_csv(path, index=False)
+    second = read_contacts(path)
+    assert list(second.columns) == list(first.columns)
+    assert second["phone"].tolist() == first["phone"].tolist()
+    assert second["phone_valid"].tolist() == first["phone_valid"].tolist()
+
+
+def test_a_frame_with_a_repeated_index_keeps_it():
+    frame = pd.DataFrame({"phone": ["600123456", "600123456", "611222333"]}, index=["a", "a", "b"])
+    out = read_contacts(frame)
+    assert list(out.index) == ["a", "a", "b"] and out["duplicate"].tolist() == [False, True, False]
+
+
+def test_an_excel_sheet_with_numbers_in_the_phone_column_is_read(tmp_path):
+    path = tmp_path / "contacts.xlsx"
+    pd.DataFrame({"Mobile": [34600123456, 447700900123], "Name": ["Ana", "Bo"]}).to_excel(path, index=False)
+    out = read_contacts(path)
+    assert out["phone"].tolist() == ["34600123456", "447700900123"] and out["phone_valid"].all()
+
+
+def test_the_sample_contacts_give_the_scalar_rules_answers():
+    from sendframe.api.recipients import is_valid_email, normalise_phone
+
+    raw = pd.read_csv(DATA / "contacts.csv", dtype=str, keep_default_na=False, na_values=[""])
+    out = read_contacts(DATA / "contacts.csv")
+    expected = [normalise_phone(v) for v in raw["phone"]]
+    assert [None if pd.isna(v) else v for v in out["phone"]] == expected
+    assert out["email_valid"].tolist() == [is_valid_email(None if pd.isna(v) else v.strip()) for v in raw["email"]]
