@@ -136,7 +136,7 @@ def test_tables_come_from_phonenumbers_metadata():
                 assert tables.possible[code, size] == is_valid_phone(number), number
     for region in REGIONS:
         metadata = PhoneMetadata.metadata_for_region(region)
-        answers = numbering._length_answers(metadata)
+        answers = numbering.length_answers(metadata)
         for size in range(0, 40):
             assert answers[size] == _test_number_length("9" * size, metadata), (region, size)
 

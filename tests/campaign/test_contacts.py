@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sendframe.errors import InputError, UnknownOptionError
 from sendframe.campaign.contacts import read_contacts
+from sendframe.errors import InputError, UnknownOptionError
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -222,3 +224,20 @@ def test_the_sample_contacts_give_the_scalar_rules_answers():
     expected = [normalise_phone(v) for v in raw["phone"]]
     assert [None if pd.isna(v) else v for v in out["phone"]] == expected
     assert out["email_valid"].tolist() == [is_valid_email(None if pd.isna(v) else v.strip()) for v in raw["email"]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["34600123456", "34600123457", "600123456", "+34600123456", None, "",
+                                 "Ana@example.com", " ana@EXAMPLE.com", "bo@example.com", "x@y"]), max_size=25),
+       st.sampled_from(["phone", "email"]))
+def test_duplicate_recipients_agrees_with_a_loop_over_the_rows(values, kind):
+    from sendframe.api.recipients import is_valid_email, is_valid_phone
+    from sendframe.campaign.contacts import duplicate_recipients
+
+    seen, expected = set(), []
+    for value in values:
+        key = value.strip().lower() if kind == "email" and value is not None else value
+        valid = (is_valid_email if kind == "email" else is_valid_phone)(key)
+        expected.append(bool(valid and key in seen))
+        seen.add(key)
+    assert duplicate_recipients(pd.Series(values, dtype="str"), kind).tolist() == expected

@@ -22,7 +22,6 @@ settle (trunk prefixes that rewrite digits, uncompiled patterns) for the scalar 
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from functools import cache
 
@@ -35,8 +34,9 @@ from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE
 
 from sendframe.api.recipients import MAX_PHONE_DIGITS, MIN_PHONE_DIGITS
 
-__all__ = ["MAX_INT_DIGITS", "Answers", "Plan", "Tables", "filled", "lengths", "match", "parse_international",
-           "parse_national", "region_plan", "tables", "as_numbers", "valid_digit_strings", "valid_numbers", "where"]
+__all__ = ["MAX_INT_DIGITS", "Answers", "Plan", "Tables", "as_numbers", "filled", "length_answers", "lengths", "match",
+           "parse_international", "parse_national", "region_plan", "tables", "valid_digit_strings", "valid_numbers",
+           "where"]
 
 _MAX_INPUT = 250  # phonenumbers refuses longer input
 _MAX_NSN = 17  # ... and national numbers longer than this
@@ -76,10 +76,11 @@ def _re2_class(characters: str) -> str:
     return "".join(f"\\x{{{ord(c):x}}}" for c in characters)
 
 
-def _length_answers(metadata: PhoneMetadata) -> np.ndarray:
-    # phonenumbers' _test_number_length for the general description, for every length
-    possible = list(metadata.general_desc.possible_length)
-    local = set(metadata.general_desc.possible_length_local_only)
+def length_answers(metadata: PhoneMetadata) -> np.ndarray:
+    """phonenumbers' ``_test_number_length`` answer (a ``ValidationResult``) for every length 0..255."""
+    general = metadata.general_desc
+    possible = list(general.possible_length) if general is not None else [-1]
+    local = set(general.possible_length_local_only) if general is not None else set()
     answers = np.empty(_LENGTHS, dtype=np.int8)
     for size in range(_LENGTHS):
         if size in local:
@@ -111,14 +112,17 @@ def _plan(metadata: PhoneMetadata) -> Plan:
 
     idd = anchored(metadata.international_prefix)
     trunk = anchored(metadata.national_prefix_for_parsing)
-    national = anchored(metadata.general_desc.national_number_pattern, "$")
+    national = anchored(metadata.general_desc.national_number_pattern if metadata.general_desc else None, "$")
     return Plan(code=str(metadata.country_code), idd=idd, trunk=trunk, rewrites=bool(metadata.national_prefix_transform_rule),
-                 national=national, lengths=_length_answers(metadata), compiles=_compiles(idd, trunk, national))
+                 national=national, lengths=length_answers(metadata), compiles=_compiles(idd, trunk, national))
 
 
 def _metadata_of_code(code: int) -> PhoneMetadata:
     region = phonenumbers.region_code_for_country_code(code)
-    return PhoneMetadata.metadata_for_region_or_calling_code(code, region)
+    metadata = PhoneMetadata.metadata_for_region_or_calling_code(code, region)
+    if metadata is None:  # every code of COUNTRY_CODE_TO_REGION_CODE has metadata
+        raise LookupError(f"phonenumbers has no metadata for calling code {code}")
+    return metadata
 
 
 @cache
@@ -191,7 +195,8 @@ def valid_numbers(numbers: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     first3 = np.where(in_range & ~leading_zero, numbers // shift, 0).clip(0, 999)
     code_size = table.code_length[first3].astype(np.int64)
     national_size = np.clip(sizes - code_size, 0, MAX_PHONE_DIGITS)
-    return in_range & (code_size > 0) & table.possible[table.code_value[first3], national_size]
+    valid: np.ndarray = in_range & (code_size > 0) & table.possible[table.code_value[first3], national_size]
+    return valid
 
 
 def as_numbers(digits: pa.Array, usable: np.ndarray) -> np.ndarray:
@@ -204,7 +209,8 @@ def valid_digit_strings(strings: pa.Array) -> np.ndarray:
     """is_valid_phone over an Arrow text array (missing and non-digit values are not valid)."""
     sizes = lengths(strings)
     usable = (sizes >= MIN_PHONE_DIGITS) & (sizes <= MAX_PHONE_DIGITS) & match(strings, "^[0-9]+$")
-    return usable & valid_numbers(as_numbers(strings, usable), sizes)
+    valid: np.ndarray = usable & valid_numbers(as_numbers(strings, usable), sizes)
+    return valid
 
 
 def _first3(digits: pa.Array) -> np.ndarray:
@@ -265,7 +271,7 @@ def _national_significant(national: pa.Array, plan: Plan) -> tuple[pa.Array, np.
     return result, unsettled
 
 
-def _put_candidates(code: str, national: pa.Array, plan: Plan, answers: Answers, positions: np.ndarray,
+def _put_candidates(code: str, national: pa.Array, plan: Plan, *, answers: Answers, positions: np.ndarray,
                     unsettled: np.ndarray) -> None:
     # code + national significant number, where that is a valid recipient
     if not plan.compiles:
@@ -279,7 +285,7 @@ def _put_candidates(code: str, national: pa.Array, plan: Plan, answers: Answers,
     answers.put(positions[good], candidates.filter(pa.array(good)))
 
 
-def parse_international(rest: pa.Array, answers: Answers, positions: np.ndarray, unsettled: np.ndarray) -> None:
+def parse_international(rest: pa.Array, *, answers: Answers, positions: np.ndarray, unsettled: np.ndarray) -> None:
     """parse("+" + rest): the calling code from the tables, the rest by the code's main region."""
     table = tables()
     first3 = _first3(rest)
@@ -290,11 +296,11 @@ def parse_international(rest: pa.Array, answers: Answers, positions: np.ndarray,
         rows = np.flatnonzero(usable & (codes == code))
         plan = table.main_plan[int(code)]
         national = pc.utf8_slice_codeunits(rest.take(pa.array(rows)), int(code_size[rows[0]]))
-        _put_candidates(plan.code, national, plan, answers, positions[rows], unsettled)
+        _put_candidates(plan.code, national, plan, answers=answers, positions=positions[rows], unsettled=unsettled)
 
 
-def parse_national(digits: pa.Array, plan: Plan, region: str, answers: Answers, positions: np.ndarray,
-              unsettled: np.ndarray) -> None:
+def parse_national(digits: pa.Array, plan: Plan, region: str, *, answers: Answers, positions: np.ndarray,
+                   unsettled: np.ndarray) -> None:
     """parse(digits, region) for digit runs written without + or 00; valid answers go to ``answers``."""
     if not plan.compiles:
         unsettled[positions] = True
@@ -304,7 +310,7 @@ def parse_national(digits: pa.Array, plan: Plan, region: str, answers: Answers, 
         rest = _strip(digits, plan.idd)
         idd = viable & match(digits, plan.idd) & ~filled(pc.starts_with(rest, "0"))
         if idd.any():
-            parse_international(rest.filter(pa.array(idd)), answers, positions[idd], unsettled)
+            parse_international(rest.filter(pa.array(idd)), answers=answers, positions=positions[idd], unsettled=unsettled)
         viable &= ~idd
     rows = np.flatnonzero(viable)
     group = digits.take(pa.array(rows))
@@ -321,7 +327,7 @@ def parse_national(digits: pa.Array, plan: Plan, region: str, answers: Answers, 
     switched = dropped if main != region else np.zeros(len(rows), dtype=bool)
     for subset, chosen in ((~switched, plan), (switched, tables().main_plan[int(plan.code)])):
         if subset.any():
-            _put_candidates(plan.code, national.filter(pa.array(subset)), chosen, answers, positions[rows[subset]],
-                            unsettled)
+            _put_candidates(plan.code, national.filter(pa.array(subset)), chosen, answers=answers,
+                            positions=positions[rows[subset]], unsettled=unsettled)
 
 

@@ -217,10 +217,11 @@ def _normalise(texts: pa.Array, region: str) -> pa.Array:
     answers.put(np.flatnonzero(first), digits.filter(pa.array(first)))
     rest = ok & international & ~valid
     if rest.any():
-        parse_international(digits.filter(pa.array(rest)), answers, np.flatnonzero(rest), unsettled)
+        parse_international(digits.filter(pa.array(rest)), answers=answers, positions=np.flatnonzero(rest), unsettled=unsettled)
     rest = ok & ~international & ~first
     if plan is not None and rest.any():
-        parse_national(digits.filter(pa.array(rest)), plan, region, answers, np.flatnonzero(rest), unsettled)
+        parse_national(digits.filter(pa.array(rest)), plan, region, answers=answers, positions=np.flatnonzero(rest),
+                       unsettled=unsettled)
     as_written = valid & ~answers.done & ~unsettled  # a national number parse made nothing valid of
     answers.put(np.flatnonzero(as_written), digits.filter(pa.array(as_written)))
     hard = np.flatnonzero(unsettled & ~answers.done)
@@ -258,9 +259,10 @@ def phone_numbers(series: pd.Series, valid: np.ndarray) -> np.ndarray:
     """
     strings = _arrow_strings(series)
     if strings is None:
-        strings = pa.array([v if type(v) is str and v.isdigit() and v.isascii() else None for v in series], pa.large_string())
-    numbers = as_numbers(strings, np.asarray(valid, dtype=bool))
-    return np.where(valid, numbers, -1)
+        strings = pa.array([v if type(v) is str and v.isascii() else None for v in series], pa.large_string())
+    usable = np.asarray(valid, dtype=bool) & match(strings, f"^[0-9]{{1,{MAX_INT_DIGITS}}}$")
+    numbers: np.ndarray = np.where(usable, as_numbers(strings, usable), -1)
+    return numbers
 
 
 def _text_array(series: pd.Series, rule: Callable[[object], bool]) -> tuple[pa.Array, np.ndarray | None]:
@@ -297,7 +299,7 @@ def valid_emails(series: pd.Series) -> np.ndarray:
     strings, fixes = _text_array(series, is_valid_email)
     ws = tables().whitespace_class
     pattern = f"^[^@{ws}]+@[^@{ws}.][^@{ws}]*\\.[^@{ws}]*[^@{ws}.]$"
-    answer = filled(pc.less_equal(pc.utf8_length(strings), MAX_EMAIL_LENGTH)) & match(strings, pattern)
+    answer: np.ndarray = filled(pc.less_equal(pc.utf8_length(strings), MAX_EMAIL_LENGTH)) & match(strings, pattern)
     return answer | fixes if fixes is not None else answer
 
 

@@ -25,7 +25,14 @@ import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sendframe.api.recipient_columns import clean_emails, email_keys, normalise_phones, valid_emails, valid_phones
+from sendframe.api.recipient_columns import (
+    clean_emails,
+    email_keys,
+    normalise_phones,
+    phone_numbers,
+    valid_emails,
+    valid_phones,
+)
 from sendframe.campaign.columns import RECIPIENT_ALIASES, find_recipient_column, folded
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table, refuse_unknown_options
 from sendframe.errors import InputError
@@ -141,10 +148,10 @@ def read_contacts(
     recipients, valid = _flags(frame, sources, region)
     out: dict[Any, pd.Series] = {}
     for column in frame.columns:
-        kind = next((k for k, c in sources.items() if c == column), None)
-        if kind is not None:
-            out[kind] = recipients[kind]
-            out[f"{kind}_raw"] = frame[column].rename(f"{kind}_raw")
+        source_of = next((k for k, c in sources.items() if c == column), None)
+        if source_of is not None:
+            out[source_of] = recipients[source_of]
+            out[f"{source_of}_raw"] = frame[column].rename(f"{source_of}_raw")
         elif column not in ADDED_COLUMNS:
             out[column] = frame[column]
     for kind in sources:
@@ -158,12 +165,15 @@ def read_contacts(
     return result
 
 
-def _repeats(key: pd.Series) -> np.ndarray:
-    # True for each non-missing value already seen in an earlier row (a dictionary encoding, then first positions)
-    array = pa.array(key, type=pa.large_string(), from_pandas=True)
-    codes = np.asarray(pc.fill_null(pc.dictionary_encode(array).indices, -1).to_numpy(zero_copy_only=False))
-    repeated = pd.Series(codes).duplicated(keep="first").to_numpy()
-    return repeated & (codes >= 0)
+def _repeats(codes: np.ndarray) -> np.ndarray:
+    # True for each code (>= 0) already seen in an earlier row
+    repeated: np.ndarray = pd.Series(codes).duplicated(keep="first").to_numpy() & (codes >= 0)
+    return repeated
+
+
+def _email_codes(keys: pd.Series) -> np.ndarray:
+    array = pa.array(keys, type=pa.large_string(), from_pandas=True)
+    return np.asarray(pc.fill_null(pc.dictionary_encode(array).indices, -1).to_numpy(zero_copy_only=False))
 
 
 def duplicate_recipients(values: pd.Series, kind: str = "phone", *, valid: np.ndarray | None = None) -> pd.Series:
@@ -181,9 +191,10 @@ def duplicate_recipients(values: pd.Series, kind: str = "phone", *, valid: np.nd
     if kind not in ("phone", "email"):
         raise InputError(f"kind must be 'phone' or 'email', not {kind!r}.")
     if kind == "email":
-        key = email_keys(values)
-        valid = valid_emails(key) if valid is None else valid
-    else:
-        key = values if isinstance(values.dtype, pd.StringDtype) else values.astype("str")
-        valid = valid_phones(values) if valid is None else valid
-    return pd.Series(_repeats(key) & np.asarray(valid, dtype=bool), index=values.index)
+        keys = email_keys(values)
+        valid = valid_emails(keys) if valid is None else np.asarray(valid, dtype=bool)
+        codes = np.where(valid, _email_codes(keys), -1)
+    else:  # valid numbers in API form are at most 15 digits without a leading zero: compared as integers
+        valid = valid_phones(values) if valid is None else np.asarray(valid, dtype=bool)
+        codes = phone_numbers(values, valid)
+    return pd.Series(_repeats(codes), index=values.index)

@@ -41,6 +41,7 @@ import codecs
 import csv
 import difflib
 import io
+import itertools
 import json
 import os
 import re
@@ -176,8 +177,10 @@ def _decode_sample(head: bytes, encoding: str, file: Path, *, complete: bool) ->
 # ---- CSV -----------------------------------------------------------------------------------------
 
 def _records(sample: str, delimiter: str, complete: bool) -> list[list[str]]:
-    rows = list(csv.reader(io.StringIO(sample), delimiter=delimiter))[:200 if complete else 201]
-    if not complete and len(rows) > 1:
+    # the first rows of the sample (at most 200, from its first 64 KB) split by delimiter
+    complete = complete and len(sample) <= 65536
+    rows = list(itertools.islice(csv.reader(io.StringIO(sample[:65536]), delimiter=delimiter), 201))
+    if (not complete or len(rows) > 200) and len(rows) > 1:
         rows = rows[:-1]  # the last one may be cut in the middle
     return [row for row in rows if row]
 
@@ -199,9 +202,9 @@ def _unique_names(names: list[str]) -> list[str]:
     # as pandas names them: "Unnamed: 3" for an empty header, "name.1" for a repeated one
     out: list[str] = []
     seen: dict[str, int] = {}
-    for position, name in enumerate(names):
-        name = name or f"Unnamed: {position}"
-        base, count = name, seen.get(name, 0)
+    for position, given in enumerate(names):
+        base = given or f"Unnamed: {position}"
+        name, count = base, seen.get(base, 0)
         while name in seen:
             count += 1
             name = f"{base}.{count}"
@@ -232,8 +235,9 @@ def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_en
     except UnicodeDecodeError as error:
         raise InputError(f"{file.name} cannot be read as {encoding} (byte {error.start} of a block is not valid there). "
                          "Try encoding='cp1252' or 'latin-1', or save the file as UTF-8.") from None
-    if table is not None and table.num_columns == len(header) and all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in table.schema.types):
-        frame = table.rename_columns(_unique_names(header)).to_pandas()
+    text_only = table is not None and all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in table.schema.types)
+    if table is not None and text_only and table.num_columns == len(header):
+        frame: pd.DataFrame = table.rename_columns(_unique_names(header)).to_pandas()
         return frame.astype("str") if any(dtype != "str" for dtype in frame.dtypes) else frame
     return _pandas_csv(file, encoding, delimiter, tried)
 
@@ -319,7 +323,8 @@ def _spreadsheet(file: Path, sheet: Any) -> pd.DataFrame:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{file.name} cannot be read as a spreadsheet (Excel .xlsx/.xls or OpenDocument .ods, sheet "
                          f"{sheet!r}): {message}.") from None
-    return frame.astype("str")
+    text: pd.DataFrame = frame.astype("str")
+    return text
 
 
 def _arrow_file(file: Path, what: str, reader: Any) -> pa.Table:
@@ -418,4 +423,5 @@ def as_frame(obj: object) -> pd.DataFrame:
     views = [i for i, t in enumerate(table.schema.types) if pa.types.is_string_view(t) or pa.types.is_string(t)]
     for i in views:  # as pandas' own str columns
         table = table.set_column(i, table.schema.field(i).name, pc.cast(table.column(i), pa.large_string()))
-    return table.to_pandas()
+    frame: pd.DataFrame = table.to_pandas()
+    return frame
