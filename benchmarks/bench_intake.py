@@ -227,8 +227,13 @@ def main(argv: list[str] | None = None) -> int:
         rows = sum(1 for _ in path.open("rb")) - 1 if args.csv else rows
         size_mb = path.stat().st_size / 1e6
         print(f"file: {path.name}, {rows:,} rows, {size_mb:,.1f} MB; template {TEMPLATE!r}")
+        print("measures: pandas.read_csv(dtype=str) of the file (the floor); sendframe.read_contacts(path) (read, "
+              "normalise and validate phones and emails, flag duplicates); sendframe.preflight + sendframe.estimate "
+              "of an SMS (parts=2, encoding auto); the analyst's per-row loop with phonenumbers (read_csv included)")
         warm = sendframe.read_contacts(pd.DataFrame({"phone": ["600123456"], "name": ["a"], "amount": ["1"]}))
         encoding = _preflight_encoding(warm)
+        if encoding != "auto":
+            print("note: today's preflight refuses encoding='auto'; it is timed with encoding='gsm'")
         sendframe.estimate(warm, TEMPLATE, encoding="auto", parts=2)  # price table, parsed template
         times: dict[str, float] = {}
         repeat = max(args.repeat, 1)
