@@ -250,12 +250,12 @@ def main(argv: list[str] | None = None) -> int:
     read = times["sendframe.read_contacts"]
     intake = read + sum(v for k, v in times.items() if k.startswith(("sendframe.preflight", "sendframe.estimate")))
     loop = times[f"analyst's loop ({loop_rows:,} rows)"] * rows / loop_rows
-    print(f"contacts: {int(contacts['phone_valid'].sum()):,} valid phones, {int(contacts['email_valid'].sum()):,} valid "
-          f"emails, {int(contacts['duplicate'].sum()):,} duplicates; preflight: {len(problems):,} problems; "
-          f"estimate: {est.attrs['totals']['messages']:,} messages")
+    phones, emails = int(contacts["phone_valid"].sum()), int(contacts["email_valid"].sum())
+    print(f"contacts: {phones:,} valid phones, {emails:,} valid emails, {int(contacts['duplicate'].sum()):,} "
+          f"duplicates; preflight: {len(problems):,} problems; estimate: {est.attrs['totals']['messages']:,} messages")
     print(f"read_contacts / read_csv:  {read / floor:5.2f}x (target <= 2x)")
-    print(f"intake / read_csv:         {intake / floor:5.2f}x (target <= 4x)  intake = read_contacts + preflight + estimate "
-          f"= {intake:.2f} s")
+    print(f"intake / read_csv:         {intake / floor:5.2f}x (target <= 4x)  "
+          f"intake = read_contacts + preflight + estimate = {intake:.2f} s")
     scaled = "" if loop_rows == rows else f", extrapolated from {loop_rows:,} rows"
     print(f"analyst's loop / intake:   {loop / intake:5.1f}x (target >= 10x)  loop = {loop:.1f} s{scaled}")
     print(f"peak memory of the process: {peak_mb():,.0f} MB")

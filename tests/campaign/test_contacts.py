@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sendframe.campaign.contacts import read_contacts
+from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone
+from sendframe.campaign.contacts import duplicate_recipients, read_contacts
 from sendframe.errors import InputError, UnknownOptionError
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -60,13 +61,15 @@ def test_second_and_later_rows_with_the_same_number_are_duplicates():
 
 
 def test_without_a_phone_column_duplicates_compare_emails_ignoring_case():
-    out = read_contacts(pd.DataFrame({"email": ["Ana@Example.com", " ana@example.com", "bo@example.com"]}), phone_column=None)
+    emails = ["Ana@Example.com", " ana@example.com", "bo@example.com"]
+    out = read_contacts(pd.DataFrame({"email": emails}), phone_column=None)
     assert out["duplicate"].tolist() == [False, True, False]
     assert out["email"].tolist()[1] == "ana@example.com"
 
 
 def test_emails_are_validated():
-    out = read_contacts(pd.DataFrame({"phone": ["34600123456"] * 4, "email": ["ana@example.com", "ana@localhost", "a b@x.es", None]}))
+    emails = ["ana@example.com", "ana@localhost", "a b@x.es", None]
+    out = read_contacts(pd.DataFrame({"phone": ["34600123456"] * 4, "email": emails}))
     assert out["email_valid"].tolist() == [True, False, False, False]
 
 
@@ -118,8 +121,6 @@ def test_a_repeated_email_is_a_duplicate_even_when_the_phones_differ():
 
 
 def test_duplicate_recipients_checks_one_column_for_one_channel():
-    from sendframe.campaign.contacts import duplicate_recipients
-
     out = read_contacts(pd.DataFrame({"phone": ["600123456", "600123457", "600123456"],
                                       "email": ["ana@example.com", "Ana@Example.com", "bo@example.com"]}))
     assert duplicate_recipients(out["phone"], "phone").tolist() == [False, False, True]
@@ -217,8 +218,6 @@ def test_an_excel_sheet_with_numbers_in_the_phone_column_is_read(tmp_path):
 
 
 def test_the_sample_contacts_give_the_scalar_rules_answers():
-    from sendframe.api.recipients import is_valid_email, normalise_phone
-
     raw = pd.read_csv(DATA / "contacts.csv", dtype=str, keep_default_na=False, na_values=[""])
     out = read_contacts(DATA / "contacts.csv")
     expected = [normalise_phone(v) for v in raw["phone"]]
@@ -231,9 +230,6 @@ def test_the_sample_contacts_give_the_scalar_rules_answers():
                                  "Ana@example.com", " ana@EXAMPLE.com", "bo@example.com", "x@y"]), max_size=25),
        st.sampled_from(["phone", "email"]))
 def test_duplicate_recipients_agrees_with_a_loop_over_the_rows(values, kind):
-    from sendframe.api.recipients import is_valid_email, is_valid_phone
-    from sendframe.campaign.contacts import duplicate_recipients
-
     seen, expected = set(), []
     for value in values:
         key = value.strip().lower() if kind == "email" and value is not None else value

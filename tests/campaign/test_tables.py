@@ -106,8 +106,8 @@ def test_a_binary_file_is_a_plain_error(tmp_path):
 def test_an_xlsx_sheet_is_read_as_text(tmp_path):
     path = tmp_path / "contacts.xlsx"
     with pd.ExcelWriter(path, engine="openpyxl") as writer:
-        pd.DataFrame({"Mobile": [34600123456, 447700900123], "zip": ["08001", "00100"], "amount": [12.5, 3.0]}).to_excel(
-            writer, sheet_name="Clientes", index=False)
+        sheet = pd.DataFrame({"Mobile": [34600123456, 447700900123], "zip": ["08001", "00100"], "amount": [12.5, 3.0]})
+        sheet.to_excel(writer, sheet_name="Clientes", index=False)
         pd.DataFrame({"other": ["x"]}).to_excel(writer, sheet_name="Notas", index=False)
     frame = read_table(path)
     assert frame.to_dict("list") == {"Mobile": ["34600123456", "447700900123"], "zip": ["08001", "00100"],
@@ -145,8 +145,9 @@ def test_parquet_columns_of_any_type_are_read_as_text_even_under_a_csv_name(tmp_
 
 def test_json_lines_are_read_with_numbers_as_written_and_missing_fields_missing(tmp_path):
     path = tmp_path / "contacts.jsonl"
-    path.write_text('{"phone": 34600123456, "name": "Ana", "tags": ["vip"]}\n\n{"phone": "+34 611 222 333", "email": null}\n',
-                    encoding="utf-8")
+    lines = ['{"phone": 34600123456, "name": "Ana", "tags": ["vip"]}', "",
+             '{"phone": "+34 611 222 333", "email": null}']
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     frame = read_table(path)
     assert frame["phone"].tolist() == ["34600123456", "+34 611 222 333"]
     assert frame.loc[0, "tags"] == '["vip"]' and pd.isna(frame.loc[1, "name"]) and pd.isna(frame.loc[0, "email"])

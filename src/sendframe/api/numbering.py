@@ -42,8 +42,9 @@ _MAX_INPUT = 250  # phonenumbers refuses longer input
 _MAX_NSN = 17  # ... and national numbers longer than this
 MAX_INT_DIGITS = 18  # digit runs this long still fit an int64; longer ones go to the scalar rule
 _LENGTHS = 256  # length tables cover 0..255; anything longer is TOO_LONG for every region
-_TOO_SHORT, _POSSIBLE, _LOCAL_ONLY = ValidationResult.TOO_SHORT, ValidationResult.IS_POSSIBLE, ValidationResult.IS_POSSIBLE_LOCAL_ONLY
-_TOO_LONG, _INVALID_LENGTH = ValidationResult.TOO_LONG, ValidationResult.INVALID_LENGTH
+_POSSIBLE, _LOCAL_ONLY = ValidationResult.IS_POSSIBLE, ValidationResult.IS_POSSIBLE_LOCAL_ONLY
+_TOO_SHORT, _TOO_LONG = ValidationResult.TOO_SHORT, ValidationResult.TOO_LONG
+_INVALID_LENGTH = ValidationResult.INVALID_LENGTH
 # the length answers after which parse keeps a trunk prefix (the rest would not be a full number)
 _NOT_PARSED_WHEN = np.isin(np.arange(8), [_TOO_SHORT, _LOCAL_ONLY, _INVALID_LENGTH])
 
@@ -113,7 +114,8 @@ def _plan(metadata: PhoneMetadata) -> Plan:
     idd = anchored(metadata.international_prefix)
     trunk = anchored(metadata.national_prefix_for_parsing)
     national = anchored(metadata.general_desc.national_number_pattern if metadata.general_desc else None, "$")
-    return Plan(code=str(metadata.country_code), idd=idd, trunk=trunk, rewrites=bool(metadata.national_prefix_transform_rule),
+    rewrites = bool(metadata.national_prefix_transform_rule)
+    return Plan(code=str(metadata.country_code), idd=idd, trunk=trunk, rewrites=rewrites,
                  national=national, lengths=length_answers(metadata), compiles=_compiles(idd, trunk, national))
 
 
@@ -310,7 +312,8 @@ def parse_national(digits: pa.Array, plan: Plan, region: str, *, answers: Answer
         rest = _strip(digits, plan.idd)
         idd = viable & match(digits, plan.idd) & ~filled(pc.starts_with(rest, "0"))
         if idd.any():
-            parse_international(rest.filter(pa.array(idd)), answers=answers, positions=positions[idd], unsettled=unsettled)
+            parse_international(rest.filter(pa.array(idd)), answers=answers, positions=positions[idd],
+                                unsettled=unsettled)
         viable &= ~idd
     rows = np.flatnonzero(viable)
     group = digits.take(pa.array(rows))

@@ -70,8 +70,9 @@ _BYTE_CLASS[ord("+")] = _PLUS
 def _arrow_strings(series: pd.Series) -> pa.Array | None:
     # a text column as one Arrow array, or None when it is not one (or cannot be: lone surrogates)
     dtype = series.dtype
-    if isinstance(dtype, pd.StringDtype) or (isinstance(dtype, pd.ArrowDtype) and pa.types.is_string(dtype.pyarrow_dtype)
-                                             or isinstance(dtype, pd.ArrowDtype) and pa.types.is_large_string(dtype.pyarrow_dtype)):
+    arrow_text = isinstance(dtype, pd.ArrowDtype) and (pa.types.is_string(dtype.pyarrow_dtype)
+                                                       or pa.types.is_large_string(dtype.pyarrow_dtype))
+    if isinstance(dtype, pd.StringDtype) or arrow_text:
         try:
             array = pa.array(series, type=pa.large_string(), from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):
@@ -163,7 +164,8 @@ def _ascii_digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     zeros[two] = (kept[first[two]] == ord("0")) & (kept[first[two] + 1] == ord("0"))
     zeros &= ok & (plus_count == 0)
     if zeros.any():  # "0034...": 00 is the international prefix
-        digits = pc.replace_with_mask(digits, pa.array(zeros), pc.utf8_slice_codeunits(digits.filter(pa.array(zeros)), 2))
+        after_zeros = pc.utf8_slice_codeunits(digits.filter(pa.array(zeros)), 2)
+        digits = pc.replace_with_mask(digits, pa.array(zeros), after_zeros)
         ok &= ~zeros | (digit_count > 2)
     return digits, ok, (plus_count == 1) | zeros
 
@@ -188,8 +190,8 @@ def _digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     dotted = filled(pc.match_substring(texts, "."))
     if dotted.any():  # "34600123456.0" went through a float column: only the part before the dot counts
         ws = table.whitespace_class
-        repaired = pc.replace_substring_regex(texts.filter(pa.array(dotted)), pattern=f"^[{ws}]*(\\+?[0-9]+)\\.0+[{ws}]*$",
-                                              replacement=r"\1")
+        float_text = f"^[{ws}]*(\\+?[0-9]+)\\.0+[{ws}]*$"
+        repaired = pc.replace_substring_regex(texts.filter(pa.array(dotted)), pattern=float_text, replacement=r"\1")
         texts = pc.replace_with_mask(texts, pa.array(dotted), repaired.cast(texts.type))
     digits, ok, international = _ascii_digits(texts)
     other = ~filled(pc.fill_null(pc.string_is_ascii(texts), True))
@@ -217,7 +219,8 @@ def _normalise(texts: pa.Array, region: str) -> pa.Array:
     answers.put(np.flatnonzero(first), digits.filter(pa.array(first)))
     rest = ok & international & ~valid
     if rest.any():
-        parse_international(digits.filter(pa.array(rest)), answers=answers, positions=np.flatnonzero(rest), unsettled=unsettled)
+        parse_international(digits.filter(pa.array(rest)), answers=answers, positions=np.flatnonzero(rest),
+                            unsettled=unsettled)
     rest = ok & ~international & ~first
     if plan is not None and rest.any():
         parse_national(digits.filter(pa.array(rest)), plan, region, answers=answers, positions=np.flatnonzero(rest),
@@ -227,7 +230,8 @@ def _normalise(texts: pa.Array, region: str) -> pa.Array:
     hard = np.flatnonzero(unsettled & ~answers.done)
     if len(hard):  # once per distinct value
         encoded = pc.dictionary_encode(texts.take(pa.array(hard)))
-        scalar = pa.array([normalise_phone(text, region) for text in encoded.dictionary.to_pylist()], type=pa.large_string())
+        distinct = encoded.dictionary.to_pylist()
+        scalar = pa.array([normalise_phone(text, region) for text in distinct], type=pa.large_string())
         answers.put(hard, scalar.take(encoded.indices))
     return answers.array()
 

@@ -113,7 +113,7 @@ def _region_of_valid(number: str) -> str | None:
     numobj = phonenumbers.parse("+" + number)
     region = phonenumbers.region_code_for_number(numobj)
     if region is None:  # possible but not allocated (e.g. Ofcom's drama range): the code's main country
-        region = phonenumbers.region_code_for_country_code(numobj.country_code)
+        region = phonenumbers.region_code_for_country_code(numobj.country_code or 0)
     return None if region in (None, UNKNOWN_REGION) else region
 
 

@@ -8,8 +8,9 @@ This module puts them together for a whole table.
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"Mobile": ["+34 600 12 34 56", "600123456", "nope"], "name": ["Ana", "Ana", "Bo"]})
     >>> contacts = read_contacts(frame)
-    >>> contacts[["phone", "phone_valid", "duplicate"]].to_dict("list")
-    {'phone': ['34600123456', '34600123456', nan], 'phone_valid': [True, True, False], 'duplicate': [False, True, False]}
+    >>> contacts[["phone", "phone_valid", "duplicate"]].to_dict("list")  # doctest: +NORMALIZE_WHITESPACE
+    {'phone': ['34600123456', '34600123456', nan], 'phone_valid': [True, True, False],
+     'duplicate': [False, True, False]}
     >>> contacts.attrs["recipient_columns"]
     {'phone': 'Mobile'}
 """
@@ -70,7 +71,8 @@ def _source(frame: pd.DataFrame, kind: str, given: str | None) -> str | None:
     return found
 
 
-def _flags(frame: pd.DataFrame, sources: dict[str, str], default_region: str) -> tuple[dict[str, pd.Series], dict[str, np.ndarray]]:
+def _flags(frame: pd.DataFrame, sources: dict[str, str],
+           default_region: str) -> tuple[dict[str, pd.Series], dict[str, np.ndarray]]:
     recipients: dict[str, pd.Series] = {}
     valid: dict[str, np.ndarray] = {}
     if "phone" in sources:
@@ -133,8 +135,8 @@ def read_contacts(
     if frame.columns.has_duplicates:
         twice = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
         raise InputError(f"The contacts name these columns more than once: {', '.join(twice)}; rename them first.")
-    sources = {kind: column for kind, column in (("phone", _source(frame, "phone", phone_column)),
-                                                  ("email", _source(frame, "email", email_column))) if column is not None}
+    found = (("phone", _source(frame, "phone", phone_column)), ("email", _source(frame, "email", email_column)))
+    sources = {kind: column for kind, column in found if column is not None}
     if not sources:
         wanted = " or ".join(repr(c) for c in (phone_column, email_column) if c)
         raise InputError(

@@ -76,10 +76,10 @@ _TEXT_CONTROLS = frozenset(b"\t\n\r\x0c\x1a")
 def refuse_unknown_options(given: Iterable[str], known: Iterable[str], where: str) -> None:
     """Raise :class:`~sendframe.errors.UnknownOptionError` for the first keyword of ``given`` not in ``known``.
 
-        >>> refuse_unknown_options(["encodign"], READ_OPTIONS, "read_table")
+        >>> refuse_unknown_options(["encodign"], READ_OPTIONS, "read_table")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        sendframe.errors.UnknownOptionError: read_table has no option 'encodign'; did you mean 'encoding'? Its options are: sep, delimiter, encoding, sheet_name.
+        sendframe.errors.UnknownOptionError: read_table has no option 'encodign'; did you mean 'encoding'? ...
     """
     known = list(known)
     for name in given:
@@ -111,7 +111,8 @@ def read_table(path: str | os.PathLike[str], **options: Any) -> pd.DataFrame:
         try:
             encoding = codecs.lookup(encoding).name
         except (LookupError, TypeError):
-            raise InputError(f"{encoding!r} is not an encoding Python knows (try 'utf-8', 'cp1252' or 'latin-1').") from None
+            raise InputError(f"{encoding!r} is not an encoding Python knows (try 'utf-8', 'cp1252' or "
+                             "'latin-1').") from None
     with file.open("rb") as handle:
         head = handle.read(_SAMPLE_BYTES)
     kind = next((k for magic, k in _MAGIC.items() if head.startswith(magic)), None)
@@ -145,8 +146,8 @@ def _guess_encoding(head: bytes, file: Path) -> str:
             return "utf-16-le"
         if even > 0.3 * half and odd < 0.02 * half:
             return "utf-16-be"
-        raise InputError(f"{file.name} is not a text table: it holds binary data (NUL bytes). Tried: Parquet, Excel/ODS "
-                         "and Arrow signatures, UTF-16. Save it as CSV, Excel, ODS, Parquet or JSON lines.")
+        raise InputError(f"{file.name} is not a text table: it holds binary data (NUL bytes). Tried: Parquet, "
+                         "Excel/ODS and Arrow signatures, UTF-16. Save it as CSV, Excel, ODS, Parquet or JSON lines.")
     controls = sum(1 for byte in head[:65536] if byte < 32 and byte not in _TEXT_CONTROLS)
     if controls > 0.01 * min(len(head), 65536):
         raise InputError(f"{file.name} is not a text table: {controls} control bytes in its first 64 KB. "
@@ -170,8 +171,9 @@ def _decode_sample(head: bytes, encoding: str, file: Path, *, complete: bool) ->
     try:
         return codecs.getincrementaldecoder(encoding)().decode(head, final=complete)
     except UnicodeDecodeError as error:
-        raise InputError(f"{file.name} cannot be read as {encoding}: byte {error.start} ({error.object[error.start:error.start + 1]!r}) "
-                         "is not valid there. Try encoding='cp1252' or 'latin-1', or save the file as UTF-8.") from None
+        byte = error.object[error.start:error.start + 1]
+        raise InputError(f"{file.name} cannot be read as {encoding}: byte {error.start} ({byte!r}) is not valid there. "
+                         "Try encoding='cp1252' or 'latin-1', or save the file as UTF-8.") from None
 
 
 # ---- CSV -----------------------------------------------------------------------------------------
@@ -220,7 +222,8 @@ def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_en
     try:
         header = next(iter(_records(sample, delimiter, True)), [])
     except csv.Error as error:
-        raise InputError(f"{file.name}: the header line cannot be read as CSV with delimiter {delimiter!r}: {error}.") from None
+        raise InputError(f"{file.name}: the header line cannot be read as CSV with delimiter {delimiter!r}: "
+                         f"{error}.") from None
     if not header:
         raise InputError(f"{file.name} is empty: it has no header line naming the columns.")
     tried = f"delimiter {delimiter!r}, encoding {encoding}"
@@ -233,9 +236,10 @@ def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_en
             return _csv(file, encoding, delimiter, sample, explicit_encoding=True)
         table = None
     except UnicodeDecodeError as error:
-        raise InputError(f"{file.name} cannot be read as {encoding} (byte {error.start} of a block is not valid there). "
-                         "Try encoding='cp1252' or 'latin-1', or save the file as UTF-8.") from None
-    text_only = table is not None and all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in table.schema.types)
+        raise InputError(f"{file.name} cannot be read as {encoding} (byte {error.start} of a block is not valid "
+                         "there). Try encoding='cp1252' or 'latin-1', or save the file as UTF-8.") from None
+    text_only = table is not None and all(pa.types.is_string(t) or pa.types.is_large_string(t)
+                                          for t in table.schema.types)
     if table is not None and text_only and table.num_columns == len(header):
         frame: pd.DataFrame = table.rename_columns(_unique_names(header)).to_pandas()
         return frame.astype("str") if any(dtype != "str" for dtype in frame.dtypes) else frame
@@ -258,15 +262,17 @@ def _pandas_csv(file: Path, encoding: str, delimiter: str, tried: str) -> pd.Dat
     try:
         return pd.read_csv(file, sep=delimiter, encoding=encoding, dtype=str, keep_default_na=False, na_values=[""])
     except UnicodeDecodeError as error:
-        raise InputError(f"{file.name} cannot be read as {encoding} (byte {error.start} is not valid there; tried {tried}). "
-                         "Pass encoding='cp1252' or 'latin-1', or save the file as UTF-8.") from None
+        raise InputError(f"{file.name} cannot be read as {encoding} (byte {error.start} is not valid there; tried "
+                         f"{tried}). Pass encoding='cp1252' or 'latin-1', or save the file as UTF-8.") from None
     except (pd.errors.ParserError, ValueError, csv.Error) as error:
         found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(error))
         if found:
             expected, line, saw = found.groups()
-            raise InputError(f"{file.name}: line {line} has {saw} fields where the header has {expected} (tried {tried}). "
-                             "Check that line's quoting, or pass sep= if the delimiter is another.") from None
-        raise InputError(f"{file.name} cannot be read as CSV ({tried}): {str(error).strip().splitlines()[-1]}.") from None
+            raise InputError(f"{file.name}: line {line} has {saw} fields where the header has {expected} (tried "
+                             f"{tried}). Check that line's quoting, or pass sep= if the delimiter is another."
+                             ) from None
+        reason = str(error).strip().splitlines()[-1]
+        raise InputError(f"{file.name} cannot be read as CSV ({tried}): {reason}.") from None
 
 
 # ---- JSON lines, spreadsheets, Arrow files -----------------------------------------------------------
@@ -285,7 +291,8 @@ def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
     try:
         text = file.read_bytes().decode(encoding)
     except UnicodeDecodeError as error:
-        raise InputError(f"{file.name} cannot be read as {encoding} JSON (byte {error.start} is not valid there).") from None
+        raise InputError(f"{file.name} cannot be read as {encoding} JSON (byte {error.start} is not valid "
+                         "there).") from None
     records: list[Any]
     if text.lstrip().startswith("["):
         try:
@@ -305,7 +312,8 @@ def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
     columns: dict[str, list[str | None]] = {}
     for position, (number, record) in enumerate(numbered):
         if not isinstance(record, dict):
-            raise InputError(f"{file.name}: record {number} is {type(record).__name__}, not an object with named fields.")
+            raise InputError(f"{file.name}: record {number} is {type(record).__name__}, not an object with named "
+                             "fields.")
         for name, value in record.items():
             columns.setdefault(str(name), [None] * position).append(_json_text(value))
         for values in columns.values():
@@ -316,9 +324,11 @@ def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
 
 def _spreadsheet(file: Path, sheet: Any) -> pd.DataFrame:
     try:
-        frame = pd.read_excel(file, sheet_name=sheet, engine="calamine", dtype=str, keep_default_na=False, na_values=[""])
+        frame = pd.read_excel(file, sheet_name=sheet, engine="calamine", dtype=str, keep_default_na=False,
+                              na_values=[""])
     except ImportError:
-        raise InputError(f"{file.name}: reading Excel and ODS files needs python-calamine: pip install python-calamine") from None
+        raise InputError(f"{file.name}: reading Excel and ODS files needs python-calamine: "
+                         "pip install python-calamine") from None
     except Exception as error:  # calamine raises its own types for damaged or foreign files
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{file.name} cannot be read as a spreadsheet (Excel .xlsx/.xls or OpenDocument .ods, sheet "
@@ -335,12 +345,14 @@ def _arrow_file(file: Path, what: str, reader: Any) -> pa.Table:
 
 
 def _float_text(column: pa.ChunkedArray) -> pa.Array:
-    # Python's str() of each float, as a CSV of them would read: "12.0" for whole numbers, others once per distinct value
+    # Python's str() of each float, as a CSV of them would read: "12.0" for whole numbers, the others once per
+    # distinct value
     values = np.asarray(column.to_numpy(), dtype=np.float64)
     out = np.full(len(values), None, dtype=object)
     whole = np.isfinite(values) & (np.floor(values) == values) & (np.abs(values) < 1e16) & (values != 0)
     if whole.any():
-        out[whole] = pc.cast(pa.array(values[whole].astype(np.int64)), pa.string()).to_numpy(zero_copy_only=False) + ".0"
+        integers = pc.cast(pa.array(values[whole].astype(np.int64)), pa.string())
+        out[whole] = integers.to_numpy(zero_copy_only=False) + ".0"
     rest = ~whole & ~np.isnan(values)
     if rest.any():
         codes, uniques = pd.factorize(values[rest])
@@ -418,8 +430,8 @@ def as_frame(obj: object) -> pd.DataFrame:
     if table is None:
         kind = type(obj)
         name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-        raise InputError(f"Contacts must be a pandas DataFrame, a file path (CSV, Excel, ODS, Parquet, JSON lines) or a "
-                         f"table that exports Arrow (polars, DuckDB, pyarrow), not {name}.")
+        raise InputError(f"Contacts must be a pandas DataFrame, a file path (CSV, Excel, ODS, Parquet, JSON lines) "
+                         f"or a table that exports Arrow (polars, DuckDB, pyarrow), not {name}.")
     views = [i for i, t in enumerate(table.schema.types) if pa.types.is_string_view(t) or pa.types.is_string(t)]
     for i in views:  # as pandas' own str columns
         table = table.set_column(i, table.schema.field(i).name, pc.cast(table.column(i), pa.large_string()))
