@@ -158,7 +158,7 @@ def test_json_lines_are_read_with_numbers_as_written_and_missing_fields_missing(
 
 
 def test_unknown_options_are_refused_with_the_closest_one():
-    with pytest.raises(UnknownOptionError, match="'delimter'; did you mean 'delimiter'"):
+    with pytest.raises(UnknownOptionError, match="unknown option 'delimter'. Did you mean 'delimiter'"):
         read_table("data/contacts.csv", delimter=";")
 
 

@@ -35,8 +35,9 @@ from sendframe.api.recipient_columns import (
     valid_phones,
 )
 from sendframe.campaign.columns import RECIPIENT_ALIASES, find_recipient_column, folded
-from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table, refuse_unknown_options
+from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
 from sendframe.errors import InputError
+from sendframe.options import check_options
 from sendframe.scale.contacts import read_partitioned, wants_dask
 
 __all__ = ["ADDED_COLUMNS", "FLAG_COLUMNS", "duplicate_recipients", "read_contacts"]
@@ -123,7 +124,7 @@ def read_contacts(
     if wants_dask(path_or_frame, dask):  # a Dask frame, normalised partition by partition (sendframe.scale.contacts)
         return read_partitioned(read_contacts, path_or_frame, phone_column=phone_column, email_column=email_column,  # type: ignore[no-any-return]
                                 default_region=default_region or "", **read_options)
-    refuse_unknown_options(read_options, _OPTIONS, "read_contacts")
+    check_options(read_options, _OPTIONS, "read_contacts")
     region = _check_region(default_region)
     if isinstance(path_or_frame, (str, os.PathLike)):
         frame = read_table(path_or_frame, **read_options)

@@ -39,13 +39,11 @@ from __future__ import annotations
 
 import codecs
 import csv
-import difflib
 import io
 import itertools
 import json
 import os
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +55,10 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from sendframe.errors import InputError, UnknownOptionError
+from sendframe.errors import InputError
+from sendframe.options import check_options
 
-__all__ = ["READ_OPTIONS", "as_frame", "read_table", "refuse_unknown_options"]
+__all__ = ["READ_OPTIONS", "as_frame", "read_table"]
 
 READ_OPTIONS: tuple[str, ...] = ("sep", "delimiter", "encoding", "sheet_name")
 _DELIMITERS = (",", ";", "\t", "|")
@@ -73,22 +72,6 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (code
 _TEXT_CONTROLS = frozenset(b"\t\n\r\x0c\x1a")
 
 
-def refuse_unknown_options(given: Iterable[str], known: Iterable[str], where: str) -> None:
-    """Raise :class:`~sendframe.errors.UnknownOptionError` for the first keyword of ``given`` not in ``known``.
-
-        >>> refuse_unknown_options(["encodign"], READ_OPTIONS, "read_table")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        sendframe.errors.UnknownOptionError: read_table has no option 'encodign'; did you mean 'encoding'? ...
-    """
-    known = list(known)
-    for name in given:
-        if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else "."
-            raise UnknownOptionError(f"{where} has no option {name!r}{hint} Its options are: {', '.join(known)}.")
-
-
 def read_table(path: str | os.PathLike[str], **options: Any) -> pd.DataFrame:
     """Read a contact table file into a frame of text columns (see the module docstring for formats).
 
@@ -98,7 +81,7 @@ def read_table(path: str | os.PathLike[str], **options: Any) -> pd.DataFrame:
         >>> read_table("data/contacts.csv").dtypes.unique().tolist()  # doctest: +SKIP
         [<StringDtype(na_value=nan)>]
     """
-    refuse_unknown_options(options, READ_OPTIONS, "read_table")
+    check_options(options, READ_OPTIONS, "read_table")
     file = Path(path)
     if not file.is_file():
         raise InputError(f"The contacts file {str(file)!r} does not exist." if not file.exists()
