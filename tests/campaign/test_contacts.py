@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone
+from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.contacts import duplicate_recipients, read_contacts
 from sendframe.errors import InputError, UnknownOptionError
 
@@ -237,3 +238,9 @@ def test_duplicate_recipients_agrees_with_a_loop_over_the_rows(values, kind):
         expected.append(bool(valid and key in seen))
         seen.add(key)
     assert duplicate_recipients(pd.Series(values, dtype="str"), kind).tolist() == expected
+
+
+def test_the_original_column_name_still_finds_the_renamed_recipients():
+    out = read_contacts(pd.DataFrame({"Mobile": ["600123456"], "name": ["Ana"]}), phone_column="Mobile")
+    assert recipient_column(out, "phone", "Mobile") == "phone"
+    assert recipient_column(out.head(1), "phone", "mobile") == "phone"  # attrs survive, compared without case

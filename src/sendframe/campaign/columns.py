@@ -40,8 +40,9 @@ def folded(name: object) -> str:
 def find_recipient_column(frame: object, kind: str, given: str | None = None) -> str | None:
     """The column of ``frame`` that holds recipients of ``kind`` (``"phone"`` or ``"email"``), or None.
 
-    ``given`` is a column the analyst named: it must exist (exactly, else compared as :func:`folded`).
-    Otherwise, or when ``given`` is the kind itself (``"phone"``, ``"email"``: the defaults of
+    ``given`` is a column the analyst named: it must exist (exactly, else compared as :func:`folded`), or be
+    the source of a column ``read_contacts`` renamed (``attrs["recipient_columns"]``: ``"Mobile"`` finds
+    ``phone``). Otherwise, or when ``given`` is the kind itself (``"phone"``, ``"email"``: the defaults of
     ``read_contacts``), the first alias of :data:`RECIPIENT_ALIASES` found wins, in the order of that list.
 
         >>> import pandas as pd
@@ -49,12 +50,21 @@ def find_recipient_column(frame: object, kind: str, given: str | None = None) ->
         'PHONE'
         >>> find_recipient_column(pd.DataFrame({"Mobile": ["1"]}), "phone", given="phone")
         'Mobile'
+        >>> contacts = pd.DataFrame({"phone": ["1"]})
+        >>> contacts.attrs["recipient_columns"] = {"phone": "Mobile"}
+        >>> find_recipient_column(contacts, "phone", given="Mobile")
+        'phone'
     """
     columns: Iterable[object] = getattr(frame, "columns", ())
     names = [c for c in columns if isinstance(c, str)]
     if given is not None:
         if given in names:
             return given
+        # a frame from read_contacts renamed the column: {"phone": "Mobile"} in its attrs
+        renamed = getattr(frame, "attrs", {}).get("recipient_columns", {})
+        for canonical, source in renamed.items() if isinstance(renamed, dict) else ():
+            if canonical in names and isinstance(source, str) and folded(source) == folded(given):
+                return str(canonical)
         same = [c for c in names if folded(c) == folded(given)]
         if same or folded(given) != kind:
             return same[0] if same else None
