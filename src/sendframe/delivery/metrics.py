@@ -15,7 +15,14 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.delivery.outcomes import FAILED_STATUSES, SKIPPED_OUTCOMES, message_outcomes, operator_label, outcomes
+from sendframe.delivery.outcomes import (
+    FAILED_STATUSES,
+    OUTCOME_COLUMNS,
+    SKIPPED_OUTCOMES,
+    message_outcomes,
+    operator_label,
+    outcomes,
+)
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import summary_partitions
@@ -47,6 +54,10 @@ def _results_from(callbacks: pd.DataFrame | None, records: Any) -> pd.DataFrame:
     return seen.assign(accepted=True, outcome="accepted")
 
 
+def _is_outcome_table(frame: pd.DataFrame) -> bool:
+    return set(OUTCOME_COLUMNS) <= set(frame.columns)
+
+
 @keyword_checked
 def delivery_summary(
     results: pd.DataFrame | None = None,
@@ -59,7 +70,8 @@ def delivery_summary(
 ) -> pd.DataFrame:
     """Sent, skipped, accepted, delivered, failed, expired, pending, delivery rate, time to delivery, clicks, cost.
 
-    ``results`` is the send frame (``send_sms`` ...), ``callbacks`` the frame of ``read_callbacks``,
+    ``results`` is the send frame (``send_sms`` ...) or the outcome table of ``sendframe.outcomes``
+    (then given alone: ``delivery_summary(outcomes, by="city")``), ``callbacks`` the frame of ``read_callbacks``,
     ``records`` the value of ``fetch_records``, ``estimate`` the frame of ``sendframe.estimate``
     on the results' index (for ``estimated_cost``), ``contacts`` the contact table the results
     were sent from. ``by`` is one column or a list of them: any column of the outcome table
@@ -88,7 +100,13 @@ def delivery_summary(
         if contacts is not None:
             raise InputError("delivery_summary needs the send results to join contacts to: pass results= too.")
         results = _results_from(callbacks, records)
-    table = outcomes(results, callbacks, records, contacts, estimate=estimate)
+    if _is_outcome_table(results):  # already sendframe.outcomes(...): summarise it as it is
+        if callbacks is not None or records is not None or estimate is not None:
+            raise InputError("delivery_summary(outcomes) takes the outcome table alone: its callbacks, records and "
+                             "estimate are already in it.")
+        table = results.copy() if contacts is None else results.join(contacts, rsuffix="_contact")
+    else:
+        table = outcomes(results, callbacks, records, contacts, estimate=estimate)
     send_time = next((results[c] for c in _SEND_TIME_COLUMNS if c in results), None)
     sent_at = table["sent_at"]
     if send_time is not None:

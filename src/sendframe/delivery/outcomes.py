@@ -17,6 +17,7 @@ import pandas as pd
 from sendframe.api.notifications import is_final_notification, notification_status
 from sendframe.api.recipients import region_of
 from sendframe.errors import InputError
+from sendframe.campaign.policy import SKIP_OUTCOMES
 from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import outcomes_partitions
 from sendframe.scale.runtime import is_dask_frame
@@ -34,8 +35,9 @@ OUTCOME_STATUSES: tuple[str, ...] = (
 )
 FAILED_STATUSES = frozenset({"UNDELIV", "EXPIRED", "REJECTD", "DELETED"})
 
-# the send result's outcomes that never reached the service: rows left out before sending
-SKIPPED_OUTCOMES: tuple[str, ...] = ("skipped_invalid", "skipped_duplicate", "skipped_suppressed", "skipped_preflight")
+# the send result's outcomes that never reached the service: rows left out before sending (the send policy's
+# skipped_* reasons, and a split test's holdout group)
+SKIPPED_OUTCOMES: tuple[str, ...] = (*SKIP_OUTCOMES.values(), "holdout")
 NOT_SENT_OUTCOMES = frozenset({"rejected", "not_sent", "dry_run", *SKIPPED_OUTCOMES})
 CONTACT_PREFIX = "contact_"  # a contact column named like an outcome column gets it
 
@@ -217,8 +219,9 @@ def outcomes(
     >>> table.groupby("segment")["status"].value_counts()  # doctest: +SKIP
     """
     table = message_outcomes(results, callbacks, records, estimate=estimate)
-    if "text" in results:
-        table["text"] = results["text"].astype("string")
+    for carried in ("text", "reason", "variant"):  # what the send result says of each row beyond the answer
+        if carried in results:
+            table[carried] = results[carried].astype("string")
     if contacts is None:
         return table
     if not isinstance(contacts, pd.DataFrame):
