@@ -4,11 +4,13 @@ with the wire path and a readable message."""
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timedelta, timezone
+import doctest
+from datetime import UTC, datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
-from sendframe.errors import InputError, RequestValidationError
+from sendframe.api import models, validation
 from sendframe.api.models import (
     CHANNELS,
     MAX_LOOKUP_IDS,
@@ -21,6 +23,7 @@ from sendframe.api.models import (
     parse_request,
 )
 from sendframe.api.validation import describe_problems, error_code, sub_value_text
+from sendframe.errors import InputError, RequestValidationError
 
 SMS = {"message": "Hi {name}", "to": ["34600123456"], "from": "Shop"}
 VALID = {
@@ -270,7 +273,7 @@ def test_wire_round_trip_keeps_camel_case_and_from():
     assert request.to_wire() == body
     assert parse_request("sms", request.to_wire()) == request
     assert request.available_times[0].from_ == "09:00"
-    assert request.schedule_datetime == datetime(2026, 11, 21, 9, 30, tzinfo=timezone.utc)
+    assert request.schedule_datetime == datetime(2026, 11, 21, 9, 30, tzinfo=UTC)
     assert request.expiration_datetime - request.schedule_datetime == timedelta(days=1)
 
 
@@ -311,17 +314,12 @@ def test_validating_a_thousand_recipients_is_a_single_fast_pass():
 
 
 def test_numpy_numbers_in_sub_become_plain_json_numbers():
-    import numpy as np
     request = SmsRequest(message="Hi", to=("34600123456",), sender="Shop", sub=[{"n": np.int64(3), "x": np.float64(2.5)}])
     assert request.to_wire()["sub"] == [{"n": 3, "x": 2.5}]
     assert type(request.to_wire()["sub"][0]["n"]) is int
 
 
 def test_the_examples_in_the_docstrings_hold():
-    import doctest
-
-    from sendframe.api import models, validation
-
     for module in (models, validation):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, module.__name__

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from sendframe.errors import RequestValidationError
 from sendframe.api.models import (
     CHANNELS,
     ErrorResponse,
@@ -19,6 +18,7 @@ from sendframe.api.models import (
     result_item,
     result_item_fields,
 )
+from sendframe.errors import RequestValidationError
 
 RECORD = {
     "id": "0123456789abcdef0123", "from": "Shop", "to": "34600123456", "message": "Hi Ana",
@@ -40,7 +40,7 @@ def test_a_send_response_keeps_exactly_the_fields_each_item_had():
     response = SendResponse.model_validate(wire)
     assert response.to_wire() == wire
     first, second = response.result
-    assert first.expires_at == datetime(2026, 11, 21, 10, tzinfo=timezone.utc)
+    assert first.expires_at == datetime(2026, 11, 21, 10, tzinfo=UTC)
     assert first.model_fields_set == {"accepted", "to", "id", "parts", "scheduled_at", "expires_at"}
     assert second.error.code == 102 and second.id is None
 
@@ -52,7 +52,7 @@ def test_a_whatsapp_item_carries_only_accepted_to_and_id():
 
 @pytest.mark.parametrize("channel", CHANNELS)
 def test_result_item_builds_exactly_the_fields_the_spec_lists_for_the_channel(channel):
-    when = datetime(2026, 11, 21, 9, 30, tzinfo=timezone.utc)
+    when = datetime(2026, 11, 21, 9, 30, tzinfo=UTC)
     accepted = result_item(channel, accepted=True, to="34600123456", id="c" * 20, parts=1, scheduled_at=when, expires_at=when)
     rejected = result_item(channel, accepted=False, to="1", parts=1, error=(102, "not a valid phone number"))
     allowed = set(result_item_fields(channel))

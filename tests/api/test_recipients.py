@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import doctest
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from sendframe.api import recipients
 from sendframe.api.recipients import (
     calling_code,
     is_valid_email,
@@ -112,8 +116,6 @@ def test_normalise_phone_series_on_a_float_column_and_on_nothing():
 
 
 def test_is_valid_phone_is_fast_enough_for_large_lists():
-    import time
-
     numbers = [f"34{600000000 + i}" for i in range(20_000)]
     start = time.perf_counter()
     assert all(map(is_valid_phone, numbers))
@@ -121,8 +123,4 @@ def test_is_valid_phone_is_fast_enough_for_large_lists():
 
 
 def test_the_examples_in_the_docstrings_hold():
-    import doctest
-
-    from sendframe.api import recipients
-
     assert doctest.testmod(recipients).failed == 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx
@@ -78,7 +78,7 @@ def test_a_policy_needs_at_least_one_attempt():
         RetryPolicy(max_attempts=0)
 
 
-NOW = datetime(2026, 10, 21, 7, 28, tzinfo=timezone.utc)
+NOW = datetime(2026, 10, 21, 7, 28, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(("value", "seconds"), [
@@ -104,11 +104,11 @@ def test_an_unreadable_retry_after_is_ignored(value):
 
 
 def test_a_retry_after_date_sets_the_delay_of_a_429_and_is_capped():
-    in_a_minute = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=60), usegmt=True)
+    in_a_minute = format_datetime(datetime.now(UTC) + timedelta(seconds=60), usegmt=True)
     decision = decide_response("POST", 429, attempt=1, policy=POLICY, retry_after=in_a_minute)
     assert decision.action == "retry"
     assert 58 <= decision.delay <= 60
-    next_year = format_datetime(datetime.now(timezone.utc) + timedelta(days=365), usegmt=True)
+    next_year = format_datetime(datetime.now(UTC) + timedelta(days=365), usegmt=True)
     assert POLICY.delay(1, retry_after=next_year) == POLICY.max_retry_after
-    yesterday = format_datetime(datetime.now(timezone.utc) - timedelta(days=1), usegmt=True)
+    yesterday = format_datetime(datetime.now(UTC) - timedelta(days=1), usegmt=True)
     assert POLICY.delay(1, retry_after=yesterday) == POLICY.delay(1)  # no wait asked: the backoff stands

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from sendframe.api import wire
-from sendframe.errors import ApiError, InputError, UnknownOutcomeError
 from sendframe.api.models import ErrorObject, ResultItem, SendResponse, parse_request
 from sendframe.api.retry import NO_RETRY
+from sendframe.errors import ApiError, InputError, UnknownOutcomeError
 
 ANSWER = {"campaignId": 3, "sendingId": 8, "result": [
     {"accepted": True, "to": "447700900001", "id": "a" * 20, "parts": 2, "scheduledAt": "2026-11-21T10:30:00+01:00",

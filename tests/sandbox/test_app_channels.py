@@ -7,6 +7,7 @@ import base64
 import httpx
 import pytest
 
+from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.sandbox import Sandbox
 from sendframe.sandbox.accounts import Account
 
@@ -181,8 +182,6 @@ def test_a_hand_written_basic_header_is_accepted(sb):
 
 
 def test_whatsapp_field_counts_come_from_the_table_preflight_reads(api):
-    from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
-
     for template_id, counts in WHATSAPP_TEMPLATES.items():
         exact = {"to": OK, **{name: ["v"] * n for name, n in zip(WHATSAPP_FIELDS, counts, strict=True)}}
         one_more = {**exact, "bodyFields": ["v"] * (counts[1] + 1)}

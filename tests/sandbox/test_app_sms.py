@@ -7,8 +7,11 @@ import socket
 import time
 
 import httpx
+import pandas as pd
 import pytest
 
+from sendframe import Client, send_landingsms
+from sendframe.errors import RequestValidationError
 from sendframe.sandbox import Sandbox
 
 OK = "447700900001"  # magic block: delivered fast
@@ -241,11 +244,6 @@ def test_a_landing_page_may_unsubscribe_but_not_link_to_itself(api, sb):
 
 
 def test_the_toolkit_refuses_a_self_linking_landing_page_before_sending(sb):
-    import pandas as pd
-
-    from sendframe import Client, send_landingsms
-    from sendframe.errors import RequestValidationError
-
     with Client(sb.base_url, sb.username, sb.api_password) as client, pytest.raises(RequestValidationError) as caught:
         send_landingsms(pd.DataFrame({"phone": [OK]}), "See {LAND_URL}", "Shop", template_body="<p>{LAND_URL}</p>",
                         client=client, progress=False)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sendframe.errors import ConfigurationError
 from sendframe.api.models import AvailableTime
+from sendframe.errors import ConfigurationError
 from sendframe.sandbox.carrier import (
     MAGIC_OUTCOMES,
     CarrierConfig,
@@ -25,7 +26,6 @@ from sendframe.sandbox.carrier import (
     plan_sms,
 )
 
-UTC = timezone.utc
 T0 = datetime(2026, 11, 18, 9, 30, tzinfo=UTC)  # a Wednesday
 CONFIG = CarrierConfig.default(seed=0)
 
@@ -211,8 +211,8 @@ def test_call_retries_are_more_than_ten_minutes_apart_and_at_most_retries():
         plan = call(message_id=f"{i:020x}", retries=5)
         attempts = [s.due for s in plan if s.kind in ("sent", "retry")]
         assert 1 <= len(attempts) <= 6
-        assert all((b - a) > timedelta(minutes=10) for a, b in zip(attempts, attempts[1:]))
-        assert all((b - a) <= timedelta(minutes=12, seconds=10) for a, b in zip(attempts, attempts[1:]))
+        assert all((b - a) > timedelta(minutes=10) for a, b in pairwise(attempts))
+        assert all((b - a) <= timedelta(minutes=12, seconds=10) for a, b in pairwise(attempts))
 
 
 def test_calls_without_retries_have_one_attempt():
@@ -362,7 +362,7 @@ def test_call_plans_respect_retries_spacing_and_expiry(seed, message_id, retries
     plan = call(message_id=message_id, config=CarrierConfig.default(seed), retries=retries, amd=amd, expires_at=expires)
     attempts = [s.due for s in plan if s.kind in ("sent", "retry")]
     assert len(attempts) <= retries + 1
-    assert all(b - a > timedelta(minutes=10) for a, b in zip(attempts, attempts[1:]))
+    assert all(b - a > timedelta(minutes=10) for a, b in pairwise(attempts))
     if expires is not None:
         assert all(s.due <= expires for s in plan)
     assert [s.kind for s in plan].count("answered") <= 1

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -26,7 +26,6 @@ from sendframe.pricing import load_prices
 from sendframe.sandbox import worker
 from sendframe.sandbox.carrier import CarrierConfig, mnc_for, plan_call, plan_simple, plan_sms
 
-UTC = timezone.utc
 GOLDEN = Path(__file__).with_name("carrier_golden.json")
 READY = datetime(2026, 11, 18, 9, 30, 12, 345678, tzinfo=UTC).timestamp()  # a Wednesday, with microseconds
 NIGHT = datetime(2026, 11, 21, 23, 59, 59, 999999, tzinfo=UTC).timestamp()  # a Saturday, just before midnight

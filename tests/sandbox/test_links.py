@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import SimpleNamespace
 
+import httpx
 import pytest
 
 from sendframe.errors import InputError
-from sendframe.sandbox import links, otp
+from sendframe.sandbox import Sandbox, links, otp
 from sendframe.sandbox.carrier import Clock
 
 BASE = "http://127.0.0.1:8123"
@@ -21,7 +22,7 @@ def state():
     db = sqlite3.connect(":memory:", check_same_thread=False)
     for statement in (*otp.SCHEMA, *links.SCHEMA):
         db.execute(statement)
-    yield SimpleNamespace(db=db, clock=Clock("manual", start=datetime(2026, 11, 21, 9, 30, tzinfo=timezone.utc)), public_url=BASE + "/")
+    yield SimpleNamespace(db=db, clock=Clock("manual", start=datetime(2026, 11, 21, 9, 30, tzinfo=UTC)), public_url=BASE + "/")
     db.close()
 
 
@@ -77,22 +78,16 @@ IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/60
 
 @pytest.fixture(scope="module")
 def sandbox():
-    from sendframe.sandbox import Sandbox
-
     with Sandbox(clock="manual") as sb:
         yield sb
 
 
 def _send(sb, channel: str, body: dict) -> tuple[int, dict]:
-    import httpx
-
     answer = httpx.post(f"{sb.base_url}/api/rest/{channel}", json=body, auth=(sb.username, sb.api_password))
     return answer.status_code, answer.json()
 
 
 def _record(sb, message_id: str) -> dict:
-    import httpx
-
     answer = httpx.get(f"{sb.base_url}/api/rest/sms/{message_id}", auth=(sb.username, sb.api_password))
     assert answer.status_code == 200, answer.text
     return answer.json()["data"][0]
@@ -105,8 +100,6 @@ def _link_in(sb, text: str, prefix: str, length: int) -> str:
 
 
 def test_short_link_redirects_and_records_a_mobile_click(sandbox):
-    import httpx
-
     status, body = _send(sandbox, "sms", {"to": ["447700900301"], "from": "Shop", "message": "Sale {url|shorten}",
                                           "sub": [{"url": "https://shop.example/sale?x=1"}]})
     assert status == 202, body
@@ -128,8 +121,6 @@ def test_short_link_redirects_and_records_a_mobile_click(sandbox):
 
 
 def test_unsubscribe_get_only_shows_a_form_and_post_unsubscribes(sandbox):
-    import httpx
-
     to = "447700900302"
     request = {"to": [to], "from": "Shop", "message": "News. Stop: {UNSUB_URL}"}
     status, body = _send(sandbox, "sms", request)
@@ -152,8 +143,6 @@ def test_unsubscribe_get_only_shows_a_form_and_post_unsubscribes(sandbox):
 
 
 def test_landing_page_serves_the_rendered_html_and_records_a_click(sandbox):
-    import httpx
-
     status, body = _send(sandbox, "landingsms", {"to": ["447700900303"], "from": "Shop", "message": "See {LAND_URL}",
                                                  "templateBody": "<h1>Hello {name}</h1>", "sub": [{"name": "Ana"}]})
     assert status == 202, body
@@ -170,8 +159,6 @@ def test_landing_page_serves_the_rendered_html_and_records_a_click(sandbox):
 @pytest.mark.parametrize("path", ["/s/AAAAAAAA", "/s/short", "/l/AAAAAAAAAAAA", "/u/AAAAAAAAAAAA", "/o/AAAAAAAAAAAA.gif",
                                   "/u/AAAA"])
 def test_unknown_tokens_answer_a_plain_html_404(sandbox, path):
-    import httpx
-
     answer = httpx.get(sandbox.base_url + path)
     assert answer.status_code == 404
     assert answer.headers["content-type"].startswith("text/html")

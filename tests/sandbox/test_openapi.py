@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+import re
+
 import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from sendframe.api import models
+from sendframe.api.validation import sender_label_problem
+from sendframe.sandbox import Sandbox
 from sendframe.sandbox.openapi import document
 
 BASE = "http://127.0.0.1:8123"
@@ -75,18 +89,12 @@ def test_rules_of_the_models_appear_as_schema_constraints(doc):
 @pytest.mark.parametrize("sender, valid", [("Shop", True), ("123456789012345", True), ("1234567890123456", False),
                                            ("ShopShopShop", False), ("My Shop", False), ("", False)])
 def test_sender_pattern_agrees_with_the_model(doc, sender, valid):
-    import re
-
-    from sendframe.api.validation import sender_label_problem
-
     pattern = doc["components"]["schemas"]["SmsRequest"]["properties"]["from"]["pattern"]
     assert (re.search(pattern, sender) is not None) is valid
     assert (sender_label_problem(sender) is None) is valid
 
 
 def test_document_is_a_valid_openapi_document_for_schemathesis(doc):
-    import schemathesis
-
     schema = schemathesis.openapi.from_dict(doc)
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) == 8
@@ -105,8 +113,6 @@ EXAMPLES_PER_OPERATION = 25
 
 @pytest.fixture(scope="module")
 def sandbox():
-    from sendframe.sandbox import Sandbox
-
     with Sandbox(clock="manual") as sb:
         yield sb
 
@@ -114,18 +120,6 @@ def sandbox():
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["positive", "negative"])
 def test_live_sandbox_never_answers_5xx_and_conforms_to_its_openapi_document(sandbox, mode):
-    import base64
-
-    import schemathesis
-    from hypothesis import HealthCheck, given, settings
-    from schemathesis import GenerationMode
-    from schemathesis.checks import not_a_server_error
-    from schemathesis.specs.openapi.checks import (
-        content_type_conformance,
-        response_schema_conformance,
-        status_code_conformance,
-    )
-
     schema = schemathesis.openapi.from_url(sandbox.base_url + "/openapi.json")
     credentials = base64.b64encode(f"{sandbox.username}:{sandbox.api_password}".encode()).decode()
     headers = {"Authorization": f"Basic {credentials}"}

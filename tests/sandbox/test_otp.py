@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import SimpleNamespace
 
+import httpx
 import pytest
 
+from sendframe.api.models import OtpConfig
 from sendframe.errors import InputError
-from sendframe.sandbox import links, otp
+from sendframe.sandbox import Sandbox, links, otp
 from sendframe.sandbox.carrier import Clock
 
 
@@ -18,7 +20,7 @@ def state():
     db = sqlite3.connect(":memory:", check_same_thread=False)
     for statement in (*otp.SCHEMA, *links.SCHEMA):
         db.execute(statement)
-    yield SimpleNamespace(db=db, clock=Clock("manual", start=datetime(2026, 11, 21, 9, 30, tzinfo=timezone.utc)), public_url="http://127.0.0.1:1")
+    yield SimpleNamespace(db=db, clock=Clock("manual", start=datetime(2026, 11, 21, 9, 30, tzinfo=UTC)), public_url="http://127.0.0.1:1")
     db.close()
 
 
@@ -44,8 +46,6 @@ def test_alpha_codes_use_uppercase_letters_and_digits(state):
 
 
 def test_a_pydantic_otp_config_is_accepted(state):
-    from sendframe.api.models import OtpConfig
-
     code = otp.issue_code(state, account="demo", to=PHONE, config=OtpConfig(length=8, app_id="login"))
     assert len(code) == 8
     assert otp.check_code(state, account="demo", to=PHONE, code=code, app_id="login")["valid"] is True
@@ -148,21 +148,15 @@ def test_the_code_itself_is_never_stored(state):
 
 @pytest.fixture(scope="module")
 def sandbox():
-    from sendframe.sandbox import Sandbox
-
     with Sandbox(clock="manual") as sb:
         yield sb
 
 
 def _post(sb, path: str, body: object, auth: bool = True):
-    import httpx
-
     return httpx.post(sb.base_url + path, json=body, auth=(sb.username, sb.api_password) if auth else None)
 
 
 def _code_sent_to(sb, to: str, otp_config: dict) -> str:
-    import httpx
-
     answer = _post(sb, "/api/rest/sms", {"to": [to], "from": "Shop", "message": "Code {OTP_CODE}", "otpConfig": otp_config})
     assert answer.status_code == 202, answer.text
     message_id = answer.json()["result"][0]["id"]

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import time
-
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import httpx
 
@@ -13,7 +12,7 @@ from sendframe.sandbox import Sandbox
 
 def test_pending_work_campaigns_and_otp_codes_survive_a_restart(tmp_path):
     db = str(tmp_path / "sandbox.sqlite")
-    schedule = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y%m%d%H%M%S")
+    schedule = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y%m%d%H%M%S")
     with Sandbox(db=db, clock="manual") as first:
         auth = (first.username, first.api_password)
         body = httpx.post(f"{first.base_url}/api/rest/sms", auth=auth, json={
@@ -44,7 +43,7 @@ def test_a_real_clock_sandbox_finishes_due_work_left_by_a_stopped_one(tmp_path):
         first.advance(0)  # sent, but ACCEPTD and DELIVRD still pending
         assert first.advance(0)["pending"]["steps"] >= 1
     with Sandbox(db=db) as second:
-        deadline = datetime.now(timezone.utc) + timedelta(seconds=10)
-        while second.messages().iloc[0]["status"] != "DELIVRD" and datetime.now(timezone.utc) < deadline:
+        deadline = datetime.now(UTC) + timedelta(seconds=10)
+        while second.messages().iloc[0]["status"] != "DELIVRD" and datetime.now(UTC) < deadline:
             time.sleep(0.05)
         assert second.messages().iloc[0]["status"] == "DELIVRD"

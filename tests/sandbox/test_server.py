@@ -13,10 +13,10 @@ import httpx
 import pandas as pd
 import pytest
 
+from sendframe.errors import ConfigurationError
 from sendframe.sandbox import Sandbox
 from sendframe.sandbox.accounts import parse_account_spec
 from sendframe.sandbox.command import default_db_path
-from sendframe.errors import ConfigurationError
 
 from .notification_receiver import NotificationReceiver
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 import httpx
 import pytest
 
-from sendframe.sandbox import Sandbox
+from sendframe.sandbox import Sandbox, sending
+from sendframe.sandbox.state import SandboxState
+from sendframe.sandbox.worker import MAX_DEFERRAL, STEP_BATCH, Worker
 
 from .notification_receiver import NotificationReceiver
 
@@ -88,7 +91,7 @@ def test_undelivered_and_rejected_reports_carry_their_delivery_values(sb):
 
 
 def test_a_scheduled_sms_is_sent_at_its_time_and_expires_when_not_delivered(sb):
-    start = datetime.now(timezone.utc)
+    start = datetime.now(UTC)
     schedule = (start + timedelta(hours=1)).strftime("%Y%m%d%H%M%S")
     expiry = (start + timedelta(hours=2)).strftime("%Y%m%d%H%M%S")
     item = post(sb, "/api/rest/sms", {"message": "x", "to": ["447700900300"], "from": "Shop",
@@ -102,7 +105,7 @@ def test_a_scheduled_sms_is_sent_at_its_time_and_expires_when_not_delivered(sb):
     row = sb.messages().iloc[0]
     assert row["id"] == item["id"] and row["status"] == "EXPIRED"
     assert [e["type"] for e in row["events"]] == ["sent", "expired"]
-    assert row["events"][-1]["date"] == datetime.strptime(expiry, "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc).isoformat()
+    assert row["events"][-1]["date"] == datetime.strptime(expiry, "%Y%m%d%H%M%S").replace(tzinfo=UTC).isoformat()
 
 
 def test_unanswered_calls_are_retried_more_than_ten_minutes_apart(sb):
@@ -111,7 +114,7 @@ def test_unanswered_calls_are_retried_more_than_ten_minutes_apart(sb):
     row = sb.messages().iloc[0]
     attempts = [datetime.fromisoformat(e["date"]) for e in row["events"] if e["type"] in ("sent", "retry")]
     assert len(attempts) == 4
-    gaps = [(b - a).total_seconds() for a, b in zip(attempts, attempts[1:])]
+    gaps = [(b - a).total_seconds() for a, b in pairwise(attempts)]
     assert all(gap > 600 for gap in gaps)
     assert row["status"] == "UNDELIV" and row["cost"] == 0
 
@@ -158,15 +161,10 @@ def test_a_destination_the_policy_refuses_is_tried_once_and_shown_failed_with_it
 
 
 def _accept_one(state, to="447700900001"):
-    from sendframe.sandbox import sending
-
     return sending.accept(state, state.accounts["demo"], "sms", {"message": "x", "to": [to], "from": "Shop"})[1]
 
 
 def test_a_busy_api_defers_the_carrier_until_the_work_is_overdue_by_the_bound():
-    from sendframe.sandbox.state import SandboxState
-    from sendframe.sandbox.worker import MAX_DEFERRAL, Worker
-
     async def scenario():
         state = SandboxState.create(clock="real")
         worker = Worker(state)
@@ -189,9 +187,6 @@ def test_a_busy_api_defers_the_carrier_until_the_work_is_overdue_by_the_bound():
 
 
 def test_an_idle_api_gets_the_due_work_at_once():
-    from sendframe.sandbox.state import SandboxState
-    from sendframe.sandbox.worker import Worker
-
     async def scenario():
         state = SandboxState.create(clock="real")
         worker = Worker(state)
@@ -206,9 +201,6 @@ def test_an_idle_api_gets_the_due_work_at_once():
 
 
 def test_a_manual_advance_finishes_all_due_work_even_while_requests_arrive():
-    from sendframe.sandbox.state import SandboxState
-    from sendframe.sandbox.worker import Worker
-
     async def scenario():
         state = SandboxState.create(clock="manual")
         worker = Worker(state)
@@ -221,9 +213,6 @@ def test_a_manual_advance_finishes_all_due_work_even_while_requests_arrive():
 
 
 def test_steps_due_together_share_one_work_row_and_still_count_and_run_in_plan_order():
-    from sendframe.sandbox.state import SandboxState
-    from sendframe.sandbox.worker import Worker
-
     async def scenario():
         state = SandboxState.create(clock="manual")
         worker = Worker(state)
@@ -243,10 +232,6 @@ def test_steps_due_together_share_one_work_row_and_still_count_and_run_in_plan_o
 
 
 def test_a_round_plans_about_step_batch_messages_however_the_requests_group_them():
-    from sendframe.sandbox import sending
-    from sendframe.sandbox.state import SandboxState
-    from sendframe.sandbox.worker import STEP_BATCH, Worker
-
     async def scenario():
         state = SandboxState.create(clock="manual")
         worker = Worker(state)

@@ -15,7 +15,7 @@ explicit ``null`` for an optional field counts as absent; unknown fields are ign
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, Strict, model_validator
@@ -41,15 +41,16 @@ from sendframe.api.validation import (
     shown,
     sub_problems,
 )
-from sendframe.errors import Problem, RequestValidationError  # noqa: F401  (re-exported for callers)
+from sendframe.errors import Problem, RequestValidationError, TemplateError  # noqa: F401  (re-exported for callers)
+from sendframe.text.templates import parse
 
 __all__ = [
     "CHANNELS", "ENCODINGS", "GENDERS", "LANGUAGES", "MAX_LOOKUP_IDS", "MAX_RECIPIENTS", "REQUEST_MODELS",
     "RESULT_ITEM_FIELDS", "Attachment", "AvailableTime", "ErrorObject", "ErrorResponse", "LandingSmsRequest",
     "LookupResponse", "MailingRequest", "OtpCheckRequest", "OtpCheckResponse", "OtpCheckResult", "OtpConfig",
     "RecordLinks", "ResultItem", "SendResponse", "SmsEvent", "SmsRecord", "SmsRequest", "VoiceAudioRequest",
-    "VoiceRequest", "WhatsappMessage", "WhatsappRequest", "landing_page_problems", "parse_body", "parse_request",
-    "result_item", "result_item_fields",
+    "VoiceRequest", "WhatsappMessage", "WhatsappRequest", "format_timestamp", "landing_page_problems", "parse_body",
+    "parse_request", "result_item", "result_item_fields",
 ]
 
 CHANNELS: tuple[str, ...] = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
@@ -66,11 +67,20 @@ Recipients = Annotated[list[Text], Field(min_length=1, max_length=MAX_RECIPIENTS
 Texts = Annotated[list[Text], Strict()]
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+def format_timestamp(moment: datetime) -> str:
+    """Write a tz-aware datetime as a response timestamp: UTC, whole seconds, ISO 8601.
+
+        >>> from datetime import timedelta, timezone
+        >>> format_timestamp(datetime(2026, 11, 21, 10, 30, 5, 999, tzinfo=timezone(timedelta(hours=1))))
+        '2026-11-21T09:30:05+00:00'
+    """
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
-Timestamp = Annotated[AwareDatetime, PlainSerializer(_iso, return_type=str, when_used="json")]
+_iso = format_timestamp  # the old private name, still read by sendframe.api.wire
+
+
+Timestamp = Annotated[AwareDatetime, PlainSerializer(format_timestamp, return_type=str, when_used="json")]
 
 
 class WireModel(BaseModel):
@@ -267,9 +277,6 @@ def landing_page_problems(page: str) -> list[Problem]:
     >>> [p.rule for p in landing_page_problems("<a href='{LAND_URL}'>share</a>")]
     ['landing_page_placeholders']
     """
-    from sendframe.errors import TemplateError
-    from sendframe.text.templates import parse  # the template engine brings pandas: only when a page is checked
-
     try:
         refused = sorted(parse(page).specials - {"UNSUB_URL"})
     except TemplateError:  # an unknown filter is reported where the page is rendered
@@ -457,9 +464,9 @@ def result_item(channel: str, *, accepted: bool, to: str, id: str | None = None,
     if "parts" in fields:
         item["parts"] = parts
     if "scheduledAt" in fields:
-        item["scheduledAt"] = _iso(scheduled_at) if scheduled_at is not None else None
+        item["scheduledAt"] = format_timestamp(scheduled_at) if scheduled_at is not None else None
     if "expiresAt" in fields:
-        item["expiresAt"] = _iso(expires_at) if expires_at is not None else None
+        item["expiresAt"] = format_timestamp(expires_at) if expires_at is not None else None
     if not accepted:
         code, description = error if error is not None else (102, "not a valid recipient")
         item["error"] = {"code": int(code), "description": description}

@@ -21,7 +21,7 @@ import math
 import numbers
 import re
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, PlainValidator, Strict
@@ -178,19 +178,19 @@ def parse_wire_datetime(text: str) -> datetime:
     """
     if not _DIGITS14.fullmatch(text):
         raise ValueError(f"{shown(text)} is not a date-time written YYYYmmddHHiiss (14 digits)")
-    return datetime.strptime(text, DATETIME_FORMAT).replace(tzinfo=timezone.utc)
+    return datetime.strptime(text, DATETIME_FORMAT).replace(tzinfo=UTC)
 
 
 def format_wire_datetime(moment: datetime) -> str:
     """Write a tz-aware datetime as a ``YYYYmmddHHiiss`` request date-time in UTC.
 
-        >>> from datetime import timedelta
+        >>> from datetime import timedelta, timezone
         >>> format_wire_datetime(datetime(2026, 11, 21, 10, 30, tzinfo=timezone(timedelta(hours=1))))
         '20261121093000'
     """
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError("the date-time needs a time zone (use UTC), e.g. datetime(2026, 11, 21, 9, 30, tzinfo=timezone.utc)")
-    return moment.astimezone(timezone.utc).strftime(DATETIME_FORMAT)
+    return moment.astimezone(UTC).strftime(DATETIME_FORMAT)
 
 
 def _datetime_to_text(value: Any) -> Any:

@@ -7,17 +7,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from sendframe.sandbox.server import Sandbox
 
 __all__ = ["Sandbox"]
-
-if TYPE_CHECKING:
-    from sendframe.sandbox.server import Sandbox
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Sandbox":
-        from sendframe.sandbox.server import Sandbox
-
-        return Sandbox
-    raise AttributeError(f"module 'sendframe.sandbox' has no attribute {name!r}")

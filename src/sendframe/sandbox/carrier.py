@@ -4,9 +4,9 @@ Pure and HTTP-free. The app accepts a message, asks a ``plan_*`` function for it
 worker runs each :class:`Step` when it falls due. A plan depends only on the carrier seed, the
 message id and the arguments, never on Python's ``hash()`` or on the time it is computed:
 
-    >>> from datetime import datetime, timezone
+    >>> from datetime import UTC, datetime
     >>> config = CarrierConfig.default(seed=1)
-    >>> at = datetime(2026, 11, 21, 9, 30, tzinfo=timezone.utc)
+    >>> at = datetime(2026, 11, 21, 9, 30, tzinfo=UTC)
     >>> plan = plan_sms(config, message_id="a" * 20, to="447700900000", parts=1,
     ...                 ready_at=at, expires_at=None, available_times=None)
     >>> [(s.kind, s.status) for s in plan]
@@ -33,7 +33,7 @@ import struct
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -57,7 +57,6 @@ __all__ = [
     "plan_sms",
 ]
 
-UTC = timezone.utc
 MAGIC_FIRST = 447700900000
 MAGIC_LAST = 447700900999
 RETRY_GAP = timedelta(minutes=10)  # a call retry comes strictly later than this after the attempt
@@ -91,7 +90,7 @@ def magic_outcome(to: str) -> str | None:
 class Clock:
     """The sandbox's time: ``real`` (wall clock) or ``manual`` (moves only with :meth:`advance`).
 
-    >>> clock = Clock("manual", start=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    >>> clock = Clock("manual", start=datetime(2026, 1, 1, tzinfo=UTC))
     >>> clock.advance(90).isoformat()
     '2026-01-01T00:01:30+00:00'
     """
@@ -389,7 +388,7 @@ def next_window_start(at: datetime, available_times: Iterable[Any] | None) -> da
     Windows are ``{"day": 1-7 | None, "from": "HH:MM", "to": "HH:MM"}`` dicts or ``AvailableTime``
     models; ``day`` is the weekday (Monday = 1) on which the window opens; ``from == to`` is a whole day.
 
-    >>> next_window_start(datetime(2026, 11, 21, 23, 0, tzinfo=timezone.utc), [{"from": "09:00", "to": "18:00"}])
+    >>> next_window_start(datetime(2026, 11, 21, 23, 0, tzinfo=UTC), [{"from": "09:00", "to": "18:00"}])
     datetime.datetime(2026, 11, 22, 9, 0, tzinfo=datetime.timezone.utc)
     """
     windows = [_window_fields(w) for w in (available_times or ())]
@@ -433,7 +432,7 @@ def plan_sms(config: CarrierConfig, *, message_id: str, to: str, parts: int, rea
     ``ready_at`` = max(accepted time, scheduleDate). Sending waits for the next ``available_times``
     window; a final report that would come after ``expires_at`` becomes EXPIRED at ``expires_at``.
 
-    >>> at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> at = datetime(2026, 1, 1, tzinfo=UTC)
     >>> [s.kind for s in plan_sms(CarrierConfig(), message_id="m1", to="447700900300", parts=1,
     ...  ready_at=at, expires_at=at + timedelta(hours=1), available_times=None)]
     ['sent', 'notify', 'expired', 'notify']
@@ -471,7 +470,7 @@ def plan_call(config: CarrierConfig, *, message_id: str, to: str, ready_at: date
     queue), at most ``retries`` times, never after ``expires_at``. With ``amd`` a machine ends the
     call (``machine`` then UNDELIV); without it a machine counts as answered.
 
-    >>> at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> at = datetime(2026, 1, 1, tzinfo=UTC)
     >>> [s.kind for s in plan_call(CarrierConfig(), message_id="c1", to="447700900400",
     ...  ready_at=at, expires_at=None, retries=1, amd=False)]
     ['sent', 'no_answer', 'retry', 'no_answer', 'undelivered']
@@ -494,7 +493,7 @@ def plan_call(config: CarrierConfig, *, message_id: str, to: str, ready_at: date
         if expires_at is not None and ended > expires_at:
             return steps + _final(expires_at, "expired", notify=False)
         draw = rng.random()
-        answer = {"no_answer": "no_answer", "machine": "machine"}.get(magic or "", None) or (
+        answer = {"no_answer": "no_answer", "machine": "machine"}.get(magic or "") or (
             "answered" if magic is not None or draw < profile.answer_rate
             else "machine" if draw < profile.answer_rate + profile.machine_rate else "no_answer")
         if answer == "machine" and amd:
@@ -516,7 +515,7 @@ def plan_call(config: CarrierConfig, *, message_id: str, to: str, ready_at: date
 def plan_simple(config: CarrierConfig, *, message_id: str, channel: str, to: str, ready_at: datetime) -> list[Step]:
     """The future of an email or WhatsApp message: sent, then delivered / undelivered (no notifications).
 
-    >>> at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> at = datetime(2026, 1, 1, tzinfo=UTC)
     >>> [s.kind for s in plan_simple(CarrierConfig(), message_id="e1", channel="whatsapp",
     ...  to="447700900150", ready_at=at)]
     ['sent', 'undelivered']

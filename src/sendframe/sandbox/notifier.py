@@ -29,7 +29,6 @@ import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Union
 from urllib.parse import SplitResult, urlsplit
 
 import aiohttp
@@ -46,8 +45,8 @@ log = logging.getLogger(__name__)
 RETRY_DELAYS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 DNS_CACHE_SECONDS = 10.0
 
-IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
-IPNetwork = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _METADATA_NAMES = frozenset({"metadata.google.internal", "metadata.goog", "metadata", "instance-data",
                              "instance-data.ec2.internal"})

@@ -16,7 +16,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sendframe.errors import ConfigurationError
@@ -78,12 +78,12 @@ _TABLE_NAME = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`]?(\w+)
 def iso(moment: datetime | None) -> str | None:
     """A datetime as the wire's ISO 8601 form in UTC, seconds precision; ``None`` stays ``None``.
 
-        >>> iso(datetime(2026, 11, 21, 9, 30, 4, 500, tzinfo=timezone.utc))
+        >>> iso(datetime(2026, 11, 21, 9, 30, 4, 500, tzinfo=UTC))
         '2026-11-21T09:30:04+00:00'
     """
     if moment is None:
         return None
-    return moment.astimezone(timezone.utc).replace(microsecond=0).isoformat()
+    return moment.astimezone(UTC).replace(microsecond=0).isoformat()
 
 
 def connect(path: str) -> sqlite3.Connection:
@@ -167,7 +167,7 @@ def campaign_and_sending(db: sqlite3.Connection, account: str, campaign_name: st
     ``details`` are what the sending's messages share (keys of :data:`SENDING_DETAILS`; a message row
     leaves them NULL unless its own value differs). Runs inside the caller's transaction when there is one.
     """
-    created = iso(now or datetime.now(timezone.utc))
+    created = iso(now or datetime.now(UTC))
     row = None
     if campaign_name is not None:
         row = db.execute("SELECT id FROM campaigns WHERE account=? AND name=?", (account, campaign_name)).fetchone()

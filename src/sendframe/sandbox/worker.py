@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sendframe.api.notifications import NOTIFICATION_DATE_FORMAT, substitute
@@ -44,7 +44,7 @@ _STATUS_OF_KIND = {"sent": "SENT", "retry": "SENT"}
 @functools.lru_cache(maxsize=4096)
 def _at(seconds: float) -> datetime:
     # the messages of one request share their ready, expiry and sent times: convert each once
-    return datetime.fromtimestamp(seconds, timezone.utc)
+    return datetime.fromtimestamp(seconds, UTC)
 
 
 def _date(seconds: float) -> str:
@@ -57,7 +57,7 @@ def _date(seconds: float) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _second(whole: int) -> str:
-    return store.iso(datetime.fromtimestamp(whole, timezone.utc))
+    return store.iso(datetime.fromtimestamp(whole, UTC))
 
 
 def notification_urls(template: str, values: dict[str, str], parts: int) -> list[str]:
@@ -215,7 +215,7 @@ def _values(message: dict[str, Any], payload: dict[str, Any], due: float) -> dic
     return {
         "i": message["id"], "d": "" if payload.get("delivery") is None else str(payload["delivery"]),
         "p": message["sender"] or "", "P": message["recipient"] or "",
-        "t": sent.astimezone(timezone.utc).strftime(NOTIFICATION_DATE_FORMAT),
+        "t": sent.astimezone(UTC).strftime(NOTIFICATION_DATE_FORMAT),
         "y": _at(due).strftime(NOTIFICATION_DATE_FORMAT),
         "c": f"{float(message['cost'] or 0.0):.4f}", "s": payload.get("status") or "",
         "m": message["mnc"] or "", "C": str(message["campaign_id"]), "S": str(message["sending_id"]),

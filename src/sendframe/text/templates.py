@@ -256,7 +256,7 @@ def column_to_arrow(series: pd.Series) -> pa.Array:
         return arr.cast(TEXT)
     if pd.api.types.is_float_dtype(dtype):
         return _float_to_arrow(series)
-    if dtype == object:
+    if pd.api.types.is_object_dtype(dtype):
         return _object_to_arrow(series)
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     texts = pa.array([value_to_text(u) for u in uniques], type=TEXT)
