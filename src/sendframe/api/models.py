@@ -246,7 +246,9 @@ class SmsRequest(_SmsFields):
         urls = self.notification_url
         if isinstance(urls, list) and len(urls) != len(self.to):
             problems.append(Problem("notificationUrl", "one_per_recipient",
-                                    f"notificationUrl as an array must hold one address per recipient: {plural(len(self.to), 'recipient')} but {plural(len(urls), 'address', 'addresses')}"))
+                                    "notificationUrl as an array must hold one address per recipient: "
+                                    f"{plural(len(self.to), 'recipient')} "
+                                    f"but {plural(len(urls), 'address', 'addresses')}"))
         return problems
 
 
@@ -285,8 +287,8 @@ def landing_page_problems(page: str) -> list[Problem]:
         return []
     names = ", ".join("{" + name + "}" for name in refused)
     return [Problem("templateBody", "landing_page_placeholders",
-                    f"templateBody: a landing page may hold sub variables and {{UNSUB_URL}}, not {names}: {{LAND_URL}} is the page's "
-                    "own address and {OTP_CODE} belongs in the message")]
+                    f"templateBody: a landing page may hold sub variables and {{UNSUB_URL}}, not {names}: "
+                    "{LAND_URL} is the page's own address and {OTP_CODE} belongs in the message")]
 
 
 class MailingRequest(_Campaign):
@@ -312,7 +314,8 @@ class MailingRequest(_Campaign):
     def problems(self) -> list[Problem]:
         problems = super().problems()
         if self.body is None and self.template_id is None and self.template_v2_id is None:
-            problems.append(Problem("body", "body_or_template", "body, templateId or templateV2Id is required (the email content)"))
+            problems.append(Problem("body", "body_or_template",
+                                    "body, templateId or templateV2Id is required (the email content)"))
         return problems
 
 
@@ -336,7 +339,8 @@ class VoiceRequest(_CallFields):
         problems = super().problems()
         if self.language in FEMALE_ONLY_LANGUAGES and self.gender != "F":
             problems.append(Problem("gender", "female_only_language",
-                                    f"gender must be F for language {self.language} (cmn_CN, arb and hi_IN have only a female voice; got {shown(self.gender)})"))
+                                    f"gender must be F for language {self.language} (cmn_CN, arb and hi_IN have only a "
+                                    f"female voice; got {shown(self.gender)})"))
         return problems
 
 
@@ -373,7 +377,8 @@ def parse_body(model: type[RequestModel], payload: object, what: str = "request"
         ''
     """
     if not isinstance(payload, dict):
-        raise invalid_request([Problem("", "type", f"The request body must be a JSON object (got {shown(payload)})")], what)
+        problem = Problem("", "type", f"The request body must be a JSON object (got {shown(payload)})")
+        raise invalid_request([problem], what)
     try:
         return model.model_validate(payload)
     except PydanticValidationError as exc:
@@ -386,7 +391,8 @@ def parse_request(channel: str, payload: object) -> SendRequest:
     Raises :class:`RequestValidationError` whose ``.problems`` name each field path and rule;
     ``validation.error_code(problems)`` gives the code to answer (101 for too many recipients, else 100).
 
-        >>> parse_request("voice", {"message": "Hola", "to": ["34600123456"], "language": "es_ES", "gender": "M"}).language
+        >>> body = {"message": "Hola", "to": ["34600123456"], "language": "es_ES", "gender": "M"}
+        >>> parse_request("voice", body).language
         'es_ES'
     """
     model = REQUEST_MODELS.get(channel)
@@ -452,8 +458,9 @@ def result_item(channel: str, *, accepted: bool, to: str, id: str | None = None,
 
     Timestamps are written ``2026-11-21T09:30:00+00:00`` (``null`` when immediate / no expiry).
 
-        >>> result_item("sms", accepted=True, to="34600123456", id="ab" * 10, parts=1)
-        {'accepted': True, 'to': '34600123456', 'id': 'abababababababababab', 'parts': 1, 'scheduledAt': None, 'expiresAt': None}
+        >>> result_item("sms", accepted=True, to="34600123456", id="ab" * 10, parts=1)  # doctest: +NORMALIZE_WHITESPACE
+        {'accepted': True, 'to': '34600123456', 'id': 'abababababababababab', 'parts': 1,
+         'scheduledAt': None, 'expiresAt': None}
         >>> result_item("whatsapp", accepted=False, to="12", error=(102, "not a valid phone number"))
         {'accepted': False, 'to': '12', 'error': {'code': 102, 'description': 'not a valid phone number'}}
     """

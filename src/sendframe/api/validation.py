@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, PlainValidator, Strict
 from pydantic import ValidationError as PydanticValidationError
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from sendframe.api.body import (
     MAX_JSON_DEPTH,
@@ -189,7 +189,8 @@ def format_wire_datetime(moment: datetime) -> str:
         '20261121093000'
     """
     if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError("the date-time needs a time zone (use UTC), e.g. datetime(2026, 11, 21, 9, 30, tzinfo=timezone.utc)")
+        raise ValueError("the date-time needs a time zone (use UTC), "
+                         "e.g. datetime(2026, 11, 21, 9, 30, tzinfo=timezone.utc)")
     return moment.astimezone(UTC).strftime(DATETIME_FORMAT)
 
 
@@ -204,7 +205,8 @@ def _datetime_to_text(value: Any) -> Any:
 
 def _check_wire_datetime(value: str) -> str:
     if not _DIGITS14.fullmatch(value):
-        raise _fail("datetime_format", f"must be a UTC date-time written YYYYmmddHHiiss (14 digits, e.g. 20261121093000; got {shown(value)})")
+        raise _fail("datetime_format", "must be a UTC date-time written YYYYmmddHHiiss "
+                    f"(14 digits, e.g. 20261121093000; got {shown(value)})")
     try:
         datetime.strptime(value, DATETIME_FORMAT)
     except ValueError:
@@ -252,8 +254,8 @@ def sub_value_text(value: object) -> str | None:
     Strings are kept; whole numbers lose any ``.0``; other numbers use the shortest form that reads
     back the same.
 
-        >>> sub_value_text("Ana"), sub_value_text(3), sub_value_text(12.0), sub_value_text(1234567.5), sub_value_text(None)
-        ('Ana', '3', '12', '1234567.5', None)
+        >>> [sub_value_text(value) for value in ("Ana", 3, 12.0, 1234567.5, None)]
+        ['Ana', '3', '12', '1234567.5', None]
     """
     if value is None or isinstance(value, str):
         return value
@@ -274,7 +276,8 @@ def _check_sub_value(value: Any) -> str | int | float | None:
     return number
 
 
-SubValue = Annotated[str | int | float | None, PlainValidator(_check_sub_value, json_schema_input_type=str | int | float | None)]
+SubValue = Annotated[str | int | float | None,
+                     PlainValidator(_check_sub_value, json_schema_input_type=str | int | float | None)]
 
 
 def sub_problems(sub: list[dict[str, Any]], recipients: int, field: str = "sub") -> list[Problem]:
@@ -282,7 +285,8 @@ def sub_problems(sub: list[dict[str, Any]], recipients: int, field: str = "sub")
     if len(sub) == recipients:
         return []
     return [Problem(field, "one_per_recipient",
-                    f"{field} must hold one object per recipient: {plural(recipients, 'recipient')} but {plural(len(sub), 'object')}")]
+                    f"{field} must hold one object per recipient: {plural(recipients, 'recipient')} "
+                    f"but {plural(len(sub), 'object')}")]
 
 
 # ---------------------------------------------------------------- translation of failures
@@ -293,12 +297,13 @@ _TYPE_NAMES = {
 }
 
 
-def _translate(error: dict[str, Any], lists: frozenset[str]) -> list[Problem]:
-    kind, ctx, got = error["type"], error.get("ctx") or {}, error.get("input")
+def _translate(error: ErrorDetails, lists: frozenset[str]) -> list[Problem]:
+    kind, ctx, got = error["type"], error.get("ctx") or {}, error["input"]
     path = wire_path(error["loc"])
     inner = ctx.get("error")
     if kind == "value_error" and isinstance(inner, RequestValidationError):
-        return [Problem(join_path(path, p.path), p.rule, join_path(path, p.message) if path else p.message) for p in inner.problems]
+        return [Problem(join_path(path, p.path), p.rule, join_path(path, p.message) if path else p.message)
+                for p in inner.problems]
     where = path or "The request body"
     if kind == "missing":
         return [Problem(path, "required", f"{where} is required")]
@@ -309,17 +314,20 @@ def _translate(error: dict[str, Any], lists: frozenset[str]) -> list[Problem]:
     if kind == "literal_error":
         return [Problem(path, "enum", f"{where} must be one of {ctx.get('expected')} (got {shown(got)})")]
     if kind in ("too_short", "string_too_short"):
-        what = "must not be empty" if ctx.get("min_length") == 1 else f"must have at least {ctx.get('min_length')} entries"
+        what = ("must not be empty" if ctx.get("min_length") == 1
+                else f"must have at least {ctx.get('min_length')} entries")
         return [Problem(path, "not_empty" if ctx.get("min_length") == 1 else "min_length", f"{where} {what}")]
     if kind in ("too_long", "string_too_long"):
         size = ctx.get("actual_length", len(got) if hasattr(got, "__len__") else "?")
         if path in lists:
-            return [Problem(path, "max_recipients", f"{where} must have at most {ctx.get('max_length')} recipients (got {size})")]
+            return [Problem(path, "max_recipients",
+                            f"{where} must have at most {ctx.get('max_length')} recipients (got {size})")]
         unit = "characters" if kind.startswith("string") else "entries"
         return [Problem(path, "max_length", f"{where} must be at most {ctx.get('max_length')} {unit} (got {size})")]
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         bound = next(iter(ctx.values()), "?")
-        words = {"greater_than_equal": "at least", "less_than_equal": "at most", "greater_than": "more than", "less_than": "less than"}
+        words = {"greater_than_equal": "at least", "less_than_equal": "at most",
+                 "greater_than": "more than", "less_than": "less than"}
         return [Problem(path, "range", f"{where} must be {words[kind]} {bound} (got {shown(got)})")]
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         return [Problem(path, "type", f"{where} is not of an accepted shape")]
@@ -333,7 +341,8 @@ _OUR_RULES = frozenset({"range", "sender_label", "datetime_format", "datetime_ca
                         "unicode", "number_range", "json_depth"})
 
 
-def problems_from_pydantic(exc: PydanticValidationError, recipient_lists: Iterable[str] = ("to", "messages")) -> list[Problem]:
+def problems_from_pydantic(exc: PydanticValidationError,
+                           recipient_lists: Iterable[str] = ("to", "messages")) -> list[Problem]:
     """Translate a pydantic failure into our problems, in plain English with wire paths."""
     lists = frozenset(recipient_lists)
     problems: list[Problem] = []
@@ -357,7 +366,8 @@ def error_code(problems: Iterable[Problem]) -> int:
 def describe_problems(problems: Iterable[Problem]) -> str:
     """One line for an error object's ``description``: the messages joined by ``; ``.
 
-        >>> describe_problems([Problem("to", "required", "to is required"), Problem("from", "required", "from is required")])
+        >>> describe_problems([Problem("to", "required", "to is required"),
+        ...                    Problem("from", "required", "from is required")])
         'to is required; from is required'
     """
     return "; ".join(p.message for p in problems)

@@ -32,7 +32,8 @@ __all__ = [
 
 ALL_CHANNELS: frozenset[str] = frozenset({"sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp"})
 LOOPBACK_IPS: frozenset[str] = frozenset({"127.0.0.1", "::1"})
-_CHANNEL_NAMES = {c.lower(): c for c in ALL_CHANNELS} | {"email": "mailing", "voice_audio": "voiceAudio", "landing_sms": "landingsms"}
+_CHANNEL_NAMES = {c.lower(): c for c in ALL_CHANNELS} | {
+    "email": "mailing", "voice_audio": "voiceAudio", "landing_sms": "landingsms"}
 
 # Built-in email templates (body HTML); (generation, id) -> body. {name} variables are personalised.
 EMAIL_TEMPLATES: dict[tuple[str, int], str] = {
@@ -92,7 +93,8 @@ def parse_account_spec(spec: str, ips: Iterable[str] = ()) -> Account:
     """
     username, sep, rest = spec.partition(":")
     if not username or not sep or not rest:
-        raise ConfigurationError(f"--account must be USER:PASSWORD[:CHANNEL,...] (got an account for {username or '?'!r} without a password)")
+        raise ConfigurationError("--account must be USER:PASSWORD[:CHANNEL,...] "
+                                 f"(got an account for {username or '?'!r} without a password)")
     password, _, channel_text = rest.partition(":")
     if not password:
         raise ConfigurationError(f"--account for {username!r}: the password must not be empty")
@@ -100,9 +102,11 @@ def parse_account_spec(spec: str, ips: Iterable[str] = ()) -> Account:
     for raw in filter(None, (c.strip() for c in channel_text.split(","))):
         name = _CHANNEL_NAMES.get(raw.lower())
         if name is None:
-            raise ConfigurationError(f"--account for {username!r}: unknown channel {raw!r}; use one of {', '.join(sorted(ALL_CHANNELS))}")
+            raise ConfigurationError(f"--account for {username!r}: unknown channel {raw!r}; "
+                                     f"use one of {', '.join(sorted(ALL_CHANNELS))}")
         channels.add(name)
-    return Account(username=username, api_password=password, channels=frozenset(channels), ips=LOOPBACK_IPS | frozenset(ips))
+    return Account(username=username, api_password=password, channels=frozenset(channels),
+                   ips=LOOPBACK_IPS | frozenset(ips))
 
 
 def build_accounts(extra: Iterable[Account | str] = (), ips: Iterable[str] = ()) -> dict[str, Account]:

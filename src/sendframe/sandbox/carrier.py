@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import struct
 import threading
 from collections.abc import Iterable, Mapping
@@ -42,6 +43,7 @@ from sendframe.errors import ConfigurationError
 __all__ = [
     "CarrierConfig",
     "Clock",
+    "ClockMode",
     "Latency",
     "MAGIC_FIRST",
     "MAGIC_LAST",
@@ -57,6 +59,7 @@ __all__ = [
     "plan_sms",
 ]
 
+ClockMode = Literal["real", "manual"]  # real: the wall clock; manual: moves only with Clock.advance
 MAGIC_FIRST = 447700900000
 MAGIC_LAST = 447700900999
 RETRY_GAP = timedelta(minutes=10)  # a call retry comes strictly later than this after the attempt
@@ -66,7 +69,8 @@ MAGIC_OUTCOMES: tuple[tuple[int, int, str, str], ...] = (
     (0, 99, "delivered_fast", "delivered: ACCEPTD after 0.1 s, DELIVRD/1 after 0.3 s; a call is answered"),
     (100, 199, "undelivered", "undelivered: UNDELIV/2; a call fails"),
     (200, 299, "rejected", "rejected by the operator: REJECTD/16; a call is rejected"),
-    (300, 399, "never", "never delivered: EXPIRED/2 at expiry, or stays ACCEPTD without expiry; a call is never placed"),
+    (300, 399, "never", "never delivered: EXPIRED/2 at expiry, or stays ACCEPTD without expiry; "
+                        "a call is never placed"),
     (400, 499, "no_answer", "a call is never answered (retried up to `retries`); an SMS is delivered"),
     (500, 599, "machine", "a call is answered by a machine; an SMS is delivered"),
     (600, 699, "delivered_slow", "delivered after 60-120 s; a call is answered after 60-120 s"),
@@ -95,7 +99,7 @@ class Clock:
     '2026-01-01T00:01:30+00:00'
     """
 
-    def __init__(self, mode: Literal["real", "manual"] = "real", start: datetime | None = None) -> None:
+    def __init__(self, mode: ClockMode = "real", start: datetime | None = None) -> None:
         if mode not in ("real", "manual"):
             raise ValueError(f"Clock mode must be 'real' or 'manual', not {mode!r}.")
         if start is not None and mode == "real":
@@ -139,7 +143,8 @@ class Latency:
 
     def __post_init__(self) -> None:
         if not (self.median > 0 and self.sigma >= 0 and 0 <= self.low <= self.high):
-            raise ConfigurationError(f"A latency needs median > 0, sigma >= 0 and 0 <= low <= high (seconds); got {self}.")
+            raise ConfigurationError("A latency needs median > 0, sigma >= 0 and 0 <= low <= high (seconds); "
+                                     f"got {self}.")
 
     def draw(self, rng: Draws) -> float:
         """One delay in seconds (``rng`` is anything with ``gauss()``, e.g. :class:`Draws`)."""
@@ -167,13 +172,16 @@ class Profile:
                  "machine_rate": self.machine_rate}
         for name, value in rates.items():
             if not 0.0 <= value <= 1.0:
-                raise ConfigurationError(f"Carrier profile {self.name!r}: {name} must be between 0 and 1, not {value!r}.")
+                raise ConfigurationError(f"Carrier profile {self.name!r}: {name} must be between 0 and 1, "
+                                         f"not {value!r}.")
         if self.delivery_rate + self.undelivered_rate + self.rejected_rate > 1.0 + 1e-9:
-            raise ConfigurationError(f"Carrier profile {self.name!r}: delivery_rate + undelivered_rate + rejected_rate exceed 1.")
+            raise ConfigurationError(f"Carrier profile {self.name!r}: "
+                                     "delivery_rate + undelivered_rate + rejected_rate exceed 1.")
         if self.answer_rate + self.machine_rate > 1.0 + 1e-9:
             raise ConfigurationError(f"Carrier profile {self.name!r}: answer_rate + machine_rate exceed 1.")
         if any(not (isinstance(m, str) and m.isdigit() and len(m) in (2, 3)) for m in self.mncs):
-            raise ConfigurationError(f"Carrier profile {self.name!r}: each mnc must be a string of 2 or 3 digits, e.g. \"01\".")
+            raise ConfigurationError(f"Carrier profile {self.name!r}: each mnc must be a string of 2 or 3 digits, "
+                                     'e.g. "01".')
 
 
 def _profile(name: str, delivered: float, undelivered: float, mncs: tuple[str, ...]) -> Profile:
@@ -223,7 +231,7 @@ class CarrierConfig:
         return cls(seed=seed)
 
     @classmethod
-    def from_json(cls, path: str | Path, *, seed: int | None = None) -> CarrierConfig:
+    def from_json(cls, path: str | os.PathLike[str], *, seed: int | None = None) -> CarrierConfig:
         """Load a config file (see docs/sandbox.md); its profiles replace or add to the built-in ones.
 
         ``{"seed": 7, "profiles": {"34": {"name": "ES", "delivery_rate": 0.9, "undelivered_rate": 0.1,
@@ -272,7 +280,8 @@ def _profile_from_dict(prefix: str, spec: Any) -> Profile:
     for key, value in spec.items():
         if key.endswith("_latency"):
             if not isinstance(value, dict) or "median" not in value or set(value) - {"median", "sigma", "low", "high"}:
-                raise ConfigurationError(f"{where}.{key} must be an object with median and optional sigma, low, high (seconds).")
+                raise ConfigurationError(f"{where}.{key} must be an object with median and optional "
+                                         "sigma, low, high (seconds).")
             try:
                 values[key] = Latency(**{k: float(v) for k, v in value.items()})
             except (TypeError, ValueError, ConfigurationError) as error:
@@ -311,7 +320,7 @@ class Draws:
     def __init__(self, config: CarrierConfig, key: str, purpose: str) -> None:
         self._key = f"{config.seed}\x1f{key}\x1f{purpose}".encode()
         self._block = 0
-        self._words = _WORDS.unpack(hashlib.blake2b(self._key, digest_size=64).digest())
+        self._words: tuple[int, ...] = _WORDS.unpack(hashlib.blake2b(self._key, digest_size=64).digest())
         self._index = 0
 
     def random(self) -> float:
@@ -356,10 +365,11 @@ class Step:
     kind: str
     status: str | None = None
     delivery: int | None = None
-    detail: dict = field(default_factory=dict)
+    detail: Mapping[str, int | str] = field(default_factory=dict)
 
 
-FINAL = {"delivered": ("DELIVRD", 1), "undelivered": ("UNDELIV", 2), "expired": ("EXPIRED", 2), "rejected": ("REJECTD", 16)}
+FINAL = {"delivered": ("DELIVRD", 1), "undelivered": ("UNDELIV", 2),
+         "expired": ("EXPIRED", 2), "rejected": ("REJECTD", 16)}
 
 
 def _final(due: datetime, kind: str, *, notify: bool, **detail: Any) -> list[Step]:
@@ -505,7 +515,8 @@ def plan_call(config: CarrierConfig, *, message_id: str, to: str, ready_at: date
         steps.append(Step(ended, "no_answer", detail={"attempt": attempt}))
         if attempt > retries:
             break
-        next_at = next_window_start(attempt_at + RETRY_GAP + timedelta(seconds=rng.uniform(1.0, 120.0)), available_times)
+        jitter = timedelta(seconds=rng.uniform(1.0, 120.0))
+        next_at = next_window_start(attempt_at + RETRY_GAP + jitter, available_times)
         attempt_at = max(next_at, ended)
         if expires_at is not None and attempt_at > expires_at:
             return steps + _final(expires_at, "expired", notify=False, reason="no retry before expiry")

@@ -1,7 +1,8 @@
 """``sendframe sandbox``: serve the reference implementation of the messaging API on 127.0.0.1.
 
-    sendframe sandbox --port 8080 --db sandbox.sqlite [--clock manual] [--seed N] [--account USER:PASSWORD[:CHANNEL,...]]
-                      [--carrier-config PATH] [--allow-callback-network CIDR ...] [--trust-proxy]
+    sendframe sandbox --port 8080 --db sandbox.sqlite [--clock manual] [--seed N]
+                      [--account USER:PASSWORD[:CHANNEL,...]] [--carrier-config PATH]
+                      [--allow-callback-network CIDR ...] [--trust-proxy]
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def default_db_path() -> Path:
 def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
     """The flags of ``sendframe sandbox``."""
     parser.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (0 picks a free one; default 8080)")
-    parser.add_argument("--db", default=None, help=f"SQLite file of the sandbox state, or :memory: (default {default_db_path()})")
+    parser.add_argument("--db", default=None,
+                        help=f"SQLite file of the sandbox state, or :memory: (default {default_db_path()})")
     parser.add_argument("--clock", choices=("real", "manual"), default="real",
                         help="manual: time moves only with POST /_sandbox/advance")
     parser.add_argument("--seed", type=int, default=None,
@@ -58,7 +60,8 @@ def run(name: str, args: argparse.Namespace) -> int:
 
     def announce(base_url: str) -> None:
         print(base_url, flush=True)
-        print(f"sendframe sandbox: state in {db}; account demo / demo-password; Ctrl+C to stop", file=sys.stderr, flush=True)
+        print(f"sendframe sandbox: state in {db}; account demo / demo-password; Ctrl+C to stop",
+              file=sys.stderr, flush=True)
 
     serve(port=args.port, db=db, clock=args.clock, seed=args.seed, accounts=args.account, ips=args.ip,
           carrier_config=args.carrier_config, allow_networks=args.allow_callback_network, trust_proxy=args.trust_proxy,

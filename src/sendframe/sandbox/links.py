@@ -29,6 +29,7 @@ import secrets
 import sqlite3
 import string
 from collections.abc import Awaitable, Callable, Iterable
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -114,7 +115,8 @@ def recipient_key(to: str) -> str:
 
 
 def _now_text(state: Any) -> str:
-    return state.clock.now().isoformat(timespec="seconds")
+    now: datetime = state.clock.now()
+    return now.isoformat(timespec="seconds")
 
 
 def _public_url(state: Any) -> str:
@@ -277,10 +279,11 @@ def _not_found() -> HTMLResponse:
 def _lookup(state: Any, kind: str, token: str, length: int) -> tuple[Any, ...] | None:
     if len(token) != length or any(ch not in TOKEN_ALPHABET for ch in token):
         return None
-    return state.db.execute(
+    row: tuple[Any, ...] | None = state.db.execute(
         "SELECT token, message_id, account, recipient, url, html FROM links WHERE token = ? AND kind = ?",
         (token, kind),
     ).fetchone()
+    return row
 
 
 def _event(state: Any, request: Request, message_id: str | None, event: str) -> tuple[Any, ...]:

@@ -6,8 +6,8 @@ addresses are always refused; loopback only when ``allow_loopback``; private ran
 special range) only when ``allow_networks`` names them. The address checked is the address
 connected to (the request is pinned to it), so a name cannot resolve to a public address for the
 check and to a private one for the request. Sent with aiohttp: httpx's async client reached only
-about 450 notifications/s on this 2-core machine, aiohttp about 3,500 (benchmarks/bench_notifier.py). Retrying (after :data:`RETRY_DELAYS`) is the worker's
-job: it is durable, this module is not.
+about 450 notifications/s on this 2-core machine, aiohttp about 3,500 (benchmarks/bench_notifier.py).
+Retrying (after :data:`RETRY_DELAYS`) is the worker's job: it is durable, this module is not.
 
     >>> import asyncio
     >>> async def demo():
@@ -27,8 +27,9 @@ import ipaddress
 import logging
 import socket
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 import aiohttp
@@ -47,6 +48,8 @@ DNS_CACHE_SECONDS = 10.0
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+# one answer of getaddrinfo: (family, type, proto, canonname, sockaddr); sockaddr[0] is the address text
+AddrInfo = tuple[socket.AddressFamily, socket.SocketKind, int, str, tuple[Any, ...]]
 
 _METADATA_NAMES = frozenset({"metadata.google.internal", "metadata.goog", "metadata", "instance-data",
                              "instance-data.ec2.internal"})
@@ -131,7 +134,8 @@ class Notifier:
         self._dns: dict[tuple[str, int], tuple[float, tuple[IPAddress, ...] | str]] = {}
 
     def __repr__(self) -> str:
-        return (f"Notifier(allow_loopback={self.allow_loopback}, allow_networks={[str(n) for n in self.allow_networks]},"
+        return (f"Notifier(allow_loopback={self.allow_loopback}, "
+                f"allow_networks={[str(n) for n in self.allow_networks]},"
                 f" timeout={self.timeout}, max_in_flight={self.max_in_flight}, max_body={self.max_body})")
 
     # ------------------------------------------------------------------------ destinations
@@ -183,7 +187,7 @@ class Notifier:
             return hit[1]
         return None
 
-    def _remember(self, host: str, port: int, infos: list | str) -> tuple[IPAddress, ...] | str:
+    def _remember(self, host: str, port: int, infos: Sequence[AddrInfo] | str) -> tuple[IPAddress, ...] | str:
         if isinstance(infos, str):
             result: tuple[IPAddress, ...] | str = _Unresolved(infos)
         else:
@@ -214,7 +218,7 @@ class Notifier:
         addresses = self._literal(host) or self._cached(host, port)
         if addresses is None:
             try:
-                infos: list | str = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+                infos: Sequence[AddrInfo] | str = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             except (OSError, UnicodeError):
                 infos = f"cannot resolve the host {host}"
             addresses = self._remember(host, port, infos)
@@ -225,7 +229,8 @@ class Notifier:
         addresses = self._literal(host) or self._cached(host, port)
         if addresses is None:
             try:
-                infos: list | str = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+                loop = asyncio.get_running_loop()
+                infos: Sequence[AddrInfo] | str = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             except (OSError, UnicodeError):
                 infos = f"cannot resolve the host {host}"
             addresses = self._remember(host, port, infos)
@@ -301,7 +306,8 @@ class _CheckedResolver(AbstractResolver):
     def __init__(self, notifier: Notifier) -> None:
         self._notifier = notifier
 
-    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+    async def resolve(self, host: str, port: int = 0,
+                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
         checked = await self._notifier.resolve_checked(host, port)
         if isinstance(checked, _Unresolved):
             raise OSError(str(checked))

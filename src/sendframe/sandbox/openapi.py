@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from sendframe.api import models
 
@@ -119,10 +119,15 @@ def _all_models() -> dict[str, type[BaseModel]]:
 
 @lru_cache(maxsize=1)
 def _components() -> dict[str, Any]:
-    requests = [(model, "validation") for model in models.REQUEST_MODELS.values()] + [(models.OtpCheckRequest, "validation")]
-    answers = [(model, "serialization") for model in (models.SendResponse, models.ErrorResponse, models.LookupResponse, models.OtpCheckResponse)]
-    _, top = models_json_schema(requests + answers, ref_template=_REF)
-    defs = top["$defs"]
+    request_models: list[type[BaseModel]] = [*models.REQUEST_MODELS.values(), models.OtpCheckRequest]
+    answer_models: list[type[BaseModel]] = [models.SendResponse, models.ErrorResponse, models.LookupResponse,
+                                            models.OtpCheckResponse]
+    modes: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+        *((model, "validation") for model in request_models),
+        *((model, "serialization") for model in answer_models),
+    ]
+    _, top = models_json_schema(modes, ref_template=_REF)
+    defs: dict[str, Any] = top["$defs"]
     _enrich(defs, _all_models())
     return defs
 
@@ -141,7 +146,8 @@ def _common_errors() -> dict[str, Any]:
             "Missing or wrong credentials (code 401).",
             headers={"WWW-Authenticate": {"schema": {"type": "string"}, "description": 'Basic realm="sendframe"'}},
         ),
-        "403": _error("The client's IP address is not registered (code 403), or the channel is not enabled (code 111)."),
+        "403": _error("The client's IP address is not registered (code 403), "
+                      "or the channel is not enabled (code 111)."),
         "413": _error("The request body is larger than 10 MiB (code 413)."),
     }
 
@@ -154,7 +160,8 @@ def _send_operation(channel: str, model_name: str, summary: str) -> dict[str, An
         "requestBody": {"required": True, "content": _json({"$ref": _REF.format(model=model_name)})},
         "responses": {
             "202": {"description": "Every recipient accepted.", "content": _json(send)},
-            "207": {"description": "Some recipients accepted, some rejected (each with an error).", "content": _json(send)},
+            "207": {"description": "Some recipients accepted, some rejected (each with an error).",
+                    "content": _json(send)},
             "400": _error("The request was rejected as a whole (codes 100, 101, 102, 105, 110, 140, ...)."),
             **_common_errors(),
         },
@@ -175,7 +182,8 @@ def _lookup_operation() -> dict[str, Any]:
             }
         ],
         "responses": {
-            "200": {"description": "The records of the known ids.", "content": _json({"$ref": "#/components/schemas/LookupResponse"})},
+            "200": {"description": "The records of the known ids.",
+                    "content": _json({"$ref": "#/components/schemas/LookupResponse"})},
             "400": _error("More than 100 ids (code 101)."),
             "404": _error("None of the ids is known (code 404)."),
             **_common_errors(),

@@ -120,7 +120,8 @@ def _digest(salt: str, code: str) -> str:
 
 
 def _now(state: Any) -> datetime:
-    return state.clock.now()
+    now: datetime = state.clock.now()
+    return now
 
 
 def _pending_filter(now: datetime) -> tuple[str, tuple[str]]:
@@ -154,7 +155,8 @@ def issue_code(state: Any, *, account: str, to: str, config: Mapping[str, Any] |
         if pending and cfg["rejectIfPendingCode"]:
             return None
         state.db.execute(
-            "UPDATE otp_codes SET status = 'replaced' WHERE account = ? AND recipient = ? AND app_id = ? AND status = 'pending'",
+            "UPDATE otp_codes SET status = 'replaced' "
+            "WHERE account = ? AND recipient = ? AND app_id = ? AND status = 'pending'",
             (account, key, cfg["appId"]),
         )
         state.db.execute(

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from json.encoder import encode_basestring as _json_text
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -150,7 +150,10 @@ def _plans_row(batch: _Batch, c: _Common) -> tuple[Any, ...]:
 
 
 def _unsubscribed(state: Any, account: str, recipients: list[str]) -> set[str]:
-    """The recipients (as ``links.recipient_key``) of this request who unsubscribed from ``account``: one query per 500."""
+    """The recipients (as ``links.recipient_key``) of this request who unsubscribed from ``account``.
+
+    One query per 500 recipients.
+    """
     keys = list({links.recipient_key(r) for r in recipients})
     found: set[str] = set()
     for start in range(0, len(keys), 500):
@@ -205,15 +208,30 @@ def _vars(sub: list[dict[str, Any]] | None, index: int) -> dict[str, str]:
     return {str(k): t for k, v in sub[index].items() if (t := sub_value_text(v)) is not None}
 
 
+class _Refusal(NamedTuple):
+    """Why a recipient's text cannot be rendered: the error code and description of its result item."""
+
+    code: int
+    description: str
+
+
 def _render(template: templates.Template, variables: dict[str, str], index: int, *, specials: dict[str, str],
-            shorten: Callable[[str], str] | None = None) -> tuple[str | None, tuple[int, str] | None]:
-    """Render or explain why not: (text, None) or (None, (code, description))."""
+            shorten: Callable[[str], str] | None = None) -> str | _Refusal:
+    """Render, or explain why not."""
     try:
-        return templates.render(template, variables, specials=specials, shorten=shorten), None
+        return templates.render(template, variables, specials=specials, shorten=shorten)
     except MissingVariableError as exc:
-        return None, (ErrorCode.MISSING_VARIABLE, f"The text needs {{{exc.name}}} but sub[{index}] has no value for it.")
+        return _Refusal(ErrorCode.MISSING_VARIABLE,
+                        f"The text needs {{{exc.name}}} but sub[{index}] has no value for it.")
     except InputError as exc:  # shorten of a value that is not an http/https URL
-        return None, (ErrorCode.INVALID_REQUEST, f"sub[{index}]: {exc}")
+        return _Refusal(ErrorCode.INVALID_REQUEST, f"sub[{index}]: {exc}")
+
+
+def _refusal(template: templates.Template, variables: dict[str, str], index: int, *,
+             specials: dict[str, str]) -> _Refusal | None:
+    """Why the template cannot be rendered for this recipient, or None when it can."""
+    rendered = _render(template, variables, index, specials=specials)
+    return rendered if isinstance(rendered, _Refusal) else None
 
 
 def _parse(text: str, field_name: str) -> templates.Template:
@@ -267,11 +285,11 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
             batch.reject(to, ErrorCode.UNSUBSCRIBED, f"to[{index}]: {to} unsubscribed from this account's messages")
             continue
         variables = _vars(sub, index)
-        text, problem = _render(template, variables, index, specials=dummy_specials, shorten=dummy_shorten_checked)
-        if problem is None and landing_template is not None:
-            _, problem = _render(landing_template, variables, index, specials=dummy_specials)
-        if problem is not None:
-            batch.reject(to, *problem)
+        text = _render(template, variables, index, specials=dummy_specials, shorten=dummy_shorten_checked)
+        if isinstance(text, str) and landing_template is not None:
+            text = _refusal(landing_template, variables, index, specials=dummy_specials) or text
+        if isinstance(text, _Refusal):
+            batch.reject(to, *text)
             continue
         message_id = ids[index]
         if needs_links:
@@ -293,9 +311,9 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
             def shorten(url: str, _mid: str = message_id) -> str:
                 return c.db(links.short_link, state, message_id=_mid, url=url)
 
-            text, problem = _render(template, variables, index, specials=specials, shorten=shorten)
-            if problem is not None:
-                batch.reject(to, *problem)
+            text = _render(template, variables, index, specials=specials, shorten=shorten)
+            if isinstance(text, _Refusal):
+                batch.reject(to, *text)
                 continue
         elif landing_template is not None:
             page = templates.render(landing_template, variables, escape_html=True)
@@ -322,13 +340,14 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
 
 def _cost(state: Any, channel: str, to: str, parts: int, certified: bool) -> float:
     # the price row depends on the prefix only: cache by the first digits the table distinguishes
-    cache = state.__dict__.setdefault("_price_cache", {})
+    cache: dict[tuple[str, str, int, bool], float] = state.__dict__.setdefault("_price_cache", {})
     key = (channel, to[:6], parts, certified)
     cost = cache.get(key)
     if cost is None:
+        priced: float = state.prices.message_cost(to, channel, parts=parts, certified=certified)
         if state.prices.prefix_of(to, channel) != state.prices.prefix_of(to[:6], channel):
-            return state.prices.message_cost(to, channel, parts=parts, certified=certified)
-        cost = cache[key] = state.prices.message_cost(to, channel, parts=parts, certified=certified)
+            return priced
+        cost = cache[key] = priced
     return cost
 
 
@@ -376,8 +395,9 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
     state, account = c.state, c.account
     for name, address in (("fromEmail", request.from_email), ("replyTo", request.reply_to)):
         if address.strip().lower() not in account.emails:
+            validated = ", ".join(sorted(account.emails)) or "none"
             raise _refused(ErrorCode.SENDER_NOT_VALIDATED, f"{name}: {shown(address)} is not a validated sender "
-                            f"address of account {account.username} (validated: {', '.join(sorted(account.emails)) or 'none'})")
+                           f"address of account {account.username} (validated: {validated})")
     if request.template_v2_id is not None or request.template_id is not None:
         generation = "templateV2Id" if request.template_v2_id is not None else "templateId"
         number = request.template_v2_id if request.template_v2_id is not None else request.template_id
@@ -394,7 +414,8 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
     uses_unsub = "UNSUB_URL" in subject_t.specials | body_t.specials or _UNSUB_MARK in body
     extra = json.dumps({"subject": None, "fromEmail": request.from_email, "fromName": request.from_name,
                         "replyTo": request.reply_to, "cc": request.cc, "bcc": request.bcc, "tags": c.tags,
-                        "attachments": [a.name for a in request.attachments or []], "certified": bool(request.certified)})
+                        "attachments": [a.name for a in request.attachments or []],
+                        "certified": bool(request.certified)})
     unsubscribed = c.db(_unsubscribed, state, account.username, request.to)
     for index, to in enumerate(request.to):
         if not is_valid_email(to):
@@ -404,8 +425,8 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
             batch.reject(to, ErrorCode.UNSUBSCRIBED, f"to[{index}]: {to} unsubscribed from this account's messages")
             continue
         variables = _vars(request.sub, index)
-        problem = _render(subject_t, variables, index, specials=dummy_specials)[1] or \
-            _render(body_t, variables, index, specials=dummy_specials)[1]
+        problem = (_refusal(subject_t, variables, index, specials=dummy_specials)
+                   or _refusal(body_t, variables, index, specials=dummy_specials))
         if problem is not None:
             batch.reject(to, *problem)
             continue
@@ -414,7 +435,8 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
         if uses_otp:
             code = c.db(otp.issue_code, state, account=account.username, to=to, config=otp_wire)
             if code is None:
-                batch.reject(to, ErrorCode.OTP_PENDING, f"to[{index}]: a code is still pending for {to} and rejectIfPendingCode is true")
+                batch.reject(to, ErrorCode.OTP_PENDING,
+                             f"to[{index}]: a code is still pending for {to} and rejectIfPendingCode is true")
                 continue
             specials["OTP_CODE"] = code
         if uses_unsub:
@@ -431,10 +453,12 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
             pixel = f'<img src="{c.db(links.open_pixel, state, message_id=message_id)}" width="1" height="1" alt="" />'
             end = _BODY_END.search(html)
             html = html[:end.start()] + pixel + html[end.start():] if end else html + pixel
-        cost = state.prices.message_cost(to, "mailing", certified=bool(request.certified), attachments=len(request.attachments or []))
+        cost = state.prices.message_cost(to, "mailing", certified=bool(request.certified),
+                                         attachments=len(request.attachments or []))
         _plan(batch, message_id, c, to=to)
         row_extra = extra.replace('"subject": null', f'"subject": {json.dumps(subject, ensure_ascii=False)}', 1)
-        batch.messages.append(_row(c, message_id, request.from_email, to, html, 1, request.sub, index, None, cost, row_extra))
+        batch.messages.append(_row(c, message_id, request.from_email, to, html, 1, request.sub, index, None, cost,
+                                   row_extra))
         batch.items.append(result_item("mailing", accepted=True, to=to, id=message_id, scheduled_at=c.scheduled))
 
 
@@ -471,7 +495,8 @@ def _voice(c: _Common, request: Any, batch: _Batch) -> None:
     template = None if audio else _parse(request.message, "message")
     callers = request.callers or {}
     extra = json.dumps({"retries": request.retries or 0, "amd": request.amd, "tags": c.tags,
-                        **({"audioUrl": request.audio_url} if audio else {"language": request.language, "gender": request.gender})})
+                        **({"audioUrl": request.audio_url} if audio
+                           else {"language": request.language, "gender": request.gender})})
     sub = getattr(request, "sub", None)
     for index, to in enumerate(request.to):
         if not is_valid_phone(to):
@@ -481,15 +506,17 @@ def _voice(c: _Common, request: Any, batch: _Batch) -> None:
         if template is None:
             text = request.audio_url
         else:
-            text, problem = _render(template, _vars(sub, index), index, specials={})
-            if problem is not None:
-                batch.reject(to, *problem)
+            rendered = _render(template, _vars(sub, index), index, specials={})
+            if isinstance(rendered, _Refusal):
+                batch.reject(to, *rendered)
                 continue
+            text = rendered
         message_id = new_message_id()
         sender = callers.get(calling_code(to), DEFAULT_VOICE_CALLER)
         _plan(batch, message_id, c, to=to, retries=request.retries or 0, amd=request.amd)
         batch.messages.append(_row(c, message_id, sender, to, text, 1, sub, index, None, 0.0, extra))
-        batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, scheduled_at=c.scheduled, expires_at=c.expires))
+        batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, scheduled_at=c.scheduled,
+                                       expires_at=c.expires))
 
 
 # ---------------------------------------------------------------- WhatsApp
@@ -501,21 +528,23 @@ def _whatsapp(c: _Common, request: Any, batch: _Batch) -> None:
         raise _refused(ErrorCode.INVALID_TEMPLATE, f"templateId: {request.template_id} is not an approved WhatsApp "
                         f"template of this account (approved: {', '.join(map(str, WHATSAPP_TEMPLATES))})")
     if request.sender not in account.whatsapp_senders:
+        registered = ", ".join(sorted(account.whatsapp_senders)) or "none"
         raise _refused(ErrorCode.SENDER_NOT_VALIDATED, f"from: {shown(request.sender)} is not a WhatsApp sender "
-                        f"registered for account {account.username} (registered: {', '.join(sorted(account.whatsapp_senders)) or 'none'})")
+                       f"registered for account {account.username} (registered: {registered})")
     needed = whatsapp_field_counts(request.template_id)
     for index, message in enumerate(request.messages):
         wire = message.to_wire()
         to = message.to
         if not is_valid_phone(to):
-            batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"messages[{index}].to: {shown(to)} is not a valid phone number "
-                         "(digits only, 8 to 15, country calling code first)")
+            batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"messages[{index}].to: {shown(to)} is not a valid phone "
+                         "number (digits only, 8 to 15, country calling code first)")
             continue
-        wrong = [(name, count, len(wire.get(name) or [])) for name, count in needed.items() if len(wire.get(name) or []) != count]
+        wrong = [(name, count, len(wire.get(name) or [])) for name, count in needed.items()
+                 if len(wire.get(name) or []) != count]
         if wrong:
             name, count, got = wrong[0]
-            batch.reject(to, ErrorCode.TEMPLATE_FIELDS, f"messages[{index}].{name}: template {request.template_id} needs "
-                         f"{count} value{'s' if count != 1 else ''} (got {got})")
+            batch.reject(to, ErrorCode.TEMPLATE_FIELDS, f"messages[{index}].{name}: template {request.template_id} "
+                         f"needs {count} value{'s' if count != 1 else ''} (got {got})")
             continue
         message_id = new_message_id()
         text = json.dumps({k: v for k, v in wire.items() if k != "to"}, ensure_ascii=False)
@@ -527,7 +556,8 @@ def _whatsapp(c: _Common, request: Any, batch: _Batch) -> None:
 
 
 _HANDLERS: dict[str, Callable[[_Common, Any, _Batch], None]] = {
-    "sms": _sms, "landingsms": _landingsms, "mailing": _mailing, "voice": _voice, "voiceAudio": _voice, "whatsapp": _whatsapp,
+    "sms": _sms, "landingsms": _landingsms, "mailing": _mailing,
+    "voice": _voice, "voiceAudio": _voice, "whatsapp": _whatsapp,
 }
 
 _INSERT = ("INSERT INTO messages (id, recipient, message, parts, custom_fields, cost, sender, notification_url, extra, "
@@ -541,8 +571,9 @@ def _store(state: Any, account: Account, channel: str, common: _Common, batch: _
         shared = common.shared or {}
         details = {**shared, "status": common.status, "scheduled_at": store.iso(common.scheduled),
                    "expires_at": store.iso(common.expires)}
-        campaign_id, sending_id = store.campaign_and_sending(db, account.username, common.campaign_name, channel=channel,
-                                                             tags=common.tags, now=common.now, details=details)
+        campaign_id, sending_id = store.campaign_and_sending(db, account.username, common.campaign_name,
+                                                             channel=channel, tags=common.tags, now=common.now,
+                                                             details=details)
         db.executemany(_INSERT, [(*row, sending_id) for row in batch.messages])
         db.execute("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", _plans_row(batch, common))
     state.poke()

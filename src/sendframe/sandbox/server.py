@@ -24,7 +24,7 @@ import uvicorn
 from sendframe.errors import ConfigurationError
 from sendframe.sandbox.accounts import DEMO_ACCOUNT, Account
 from sendframe.sandbox.app import build_app
-from sendframe.sandbox.carrier import CarrierConfig
+from sendframe.sandbox.carrier import CarrierConfig, ClockMode
 from sendframe.sandbox.state import SandboxState
 
 __all__ = ["Sandbox", "bind_socket", "messages_frame", "serve"]
@@ -97,7 +97,7 @@ class Sandbox:
         'http://127.0.0.1:40123'
     """
 
-    def __init__(self, db: str = ":memory:", clock: str = "real", seed: int | None = None,
+    def __init__(self, db: str = ":memory:", clock: ClockMode = "real", seed: int | None = None,
                  accounts: Iterable[Account | str] = (), *, ips: Iterable[str] = (), log_level: str = "warning",
                  carrier_config: CarrierConfig | str | os.PathLike[str] | None = None,
                  allow_networks: Iterable[str] = (), trust_proxy: bool = False) -> None:
@@ -118,14 +118,15 @@ class Sandbox:
 
     def start(self) -> Sandbox:
         """Start serving; returns once the server accepts connections."""
-        state = SandboxState.create(db=self.db, clock=self.clock, seed=self.seed, accounts=self._accounts, ips=self._ips,
-                                    carrier_config=self._carrier_config, allow_networks=self._allow_networks)
+        state = SandboxState.create(db=self.db, clock=self.clock, seed=self.seed, accounts=self._accounts,
+                                    ips=self._ips, carrier_config=self._carrier_config,
+                                    allow_networks=self._allow_networks)
         sock = bind_socket(0)
         port = sock.getsockname()[1]
         self.base_url = state.public_url = f"http://{HOST}:{port}"
         self.state = state
-        self._server = uvicorn.Server(_config(build_app(self.state), self._log_level, self._trust_proxy))
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._server.serve(sockets=[sock])),
+        server = self._server = uvicorn.Server(_config(build_app(self.state), self._log_level, self._trust_proxy))
+        self._thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
                                         name=f"sendframe-sandbox-{port}", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + 20
@@ -188,11 +189,14 @@ class Sandbox:
         self._control("DELETE", "faults")
 
 
-def serve(*, port: int, db: str, clock: str = "real", seed: int | None = None, accounts: Iterable[Account | str] = (),
+def serve(*, port: int, db: str, clock: ClockMode = "real", seed: int | None = None,
+          accounts: Iterable[Account | str] = (),
           ips: Iterable[str] = (), announce: Any = None, log_level: str = "info",
           carrier_config: CarrierConfig | str | os.PathLike[str] | None = None, allow_networks: Iterable[str] = (),
           trust_proxy: bool = False) -> None:
-    """Serve the sandbox on ``127.0.0.1:port`` in the foreground until interrupted; ``announce(base_url)`` once listening.
+    """Serve the sandbox on ``127.0.0.1:port`` in the foreground until interrupted.
+
+    ``announce(base_url)`` is called once it listens.
 
     ``carrier_config``, ``allow_networks`` and ``trust_proxy`` as for :class:`Sandbox`; a bad config file or
     network raises ``ConfigurationError`` before anything listens."""

@@ -17,7 +17,7 @@ from sendframe.errors import ConfigurationError
 from sendframe.pricing import load_prices
 from sendframe.sandbox import links, otp, store
 from sendframe.sandbox.accounts import Account, build_accounts
-from sendframe.sandbox.carrier import CarrierConfig, Clock
+from sendframe.sandbox.carrier import CarrierConfig, Clock, ClockMode
 from sendframe.sandbox.notifier import Notifier
 
 __all__ = ["Faults", "SandboxState", "carrier_config_of", "extra_schemas"]
@@ -36,10 +36,11 @@ class Faults:
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form shown by ``GET /_sandbox/faults``."""
-        return {"status": self.status, "rate": self.rate, "delay_s": self.delay_s, "drop": self.drop, "retry_after": self.retry_after}
+        return {"status": self.status, "rate": self.rate, "delay_s": self.delay_s, "drop": self.drop,
+                "retry_after": self.retry_after}
 
 
-def carrier_config_of(config: Any, seed: int | None = None) -> Any:
+def carrier_config_of(config: Any, seed: int | None = None) -> CarrierConfig:
     """The carrier configuration from a ``CarrierConfig``, a config file path or ``None`` (built-in profiles);
     an explicit ``seed`` wins over the config's.
 
@@ -52,7 +53,8 @@ def carrier_config_of(config: Any, seed: int | None = None) -> Any:
         return config if seed is None else replace(config, seed=seed)
     if isinstance(config, (str, PathLike)):
         return CarrierConfig.from_json(config, seed=seed)
-    raise ConfigurationError(f"carrier_config must be a CarrierConfig or the path of a JSON file, not {type(config).__name__}.")
+    raise ConfigurationError("carrier_config must be a CarrierConfig or the path of a JSON file, "
+                             f"not {type(config).__name__}.")
 
 
 def extra_schemas() -> list[Any]:
@@ -79,7 +81,7 @@ class SandboxState:
     extra: list[Any] = field(default_factory=list)
 
     @classmethod
-    def create(cls, *, db: str = ":memory:", clock: str = "real", seed: int | None = None,
+    def create(cls, *, db: str = ":memory:", clock: ClockMode = "real", seed: int | None = None,
                accounts: Iterable[Account | str] = (), ips: Iterable[str] = (), public_url: str = "http://127.0.0.1",
                allow_networks: Iterable[str] = (), carrier_config: Any = None) -> SandboxState:
         """Open (or create) the database and assemble the state.

@@ -17,7 +17,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 from sendframe.errors import ConfigurationError
 
@@ -75,6 +75,10 @@ SCHEMA: tuple[str, ...] = (
 _TABLE_NAME = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`]?(\w+)", re.IGNORECASE)
 
 
+@overload
+def iso(moment: datetime) -> str: ...
+@overload
+def iso(moment: None) -> None: ...
 def iso(moment: datetime | None) -> str | None:
     """A datetime as the wire's ISO 8601 form in UTC, seconds precision; ``None`` stays ``None``.
 
@@ -172,16 +176,23 @@ def campaign_and_sending(db: sqlite3.Connection, account: str, campaign_name: st
     if campaign_name is not None:
         row = db.execute("SELECT id FROM campaigns WHERE account=? AND name=?", (account, campaign_name)).fetchone()
     if row is None:
-        campaign_id = db.execute("INSERT INTO campaigns (account, name, created_at) VALUES (?, ?, ?)",
-                                 (account, campaign_name, created)).lastrowid
+        campaign_id = _inserted_id(db.execute("INSERT INTO campaigns (account, name, created_at) VALUES (?, ?, ?)",
+                                              (account, campaign_name, created)))
     else:
         campaign_id = row[0]
     shared = [(details or {}).get(name) for name in SENDING_DETAILS]
-    sending_id = db.execute(
+    sending_id = _inserted_id(db.execute(
         f"INSERT INTO sendings (account, campaign_id, channel, tags, created_at, {', '.join(SENDING_DETAILS)}) "
         f"VALUES (?, ?, ?, ?, ?, {', '.join('?' * len(SENDING_DETAILS))})",
-        (account, campaign_id, channel, json.dumps(list(tags or [])), created, *shared)).lastrowid
-    return int(campaign_id), int(sending_id)
+        (account, campaign_id, channel, json.dumps(list(tags or [])), created, *shared)))
+    return int(campaign_id), sending_id
+
+
+def _inserted_id(cursor: sqlite3.Cursor) -> int:
+    # sqlite3 types lastrowid as optional; after a successful single-row INSERT it is the new row's id
+    if cursor.lastrowid is None:
+        raise sqlite3.DatabaseError("the INSERT stored no row")
+    return cursor.lastrowid
 
 
 _MESSAGE_COLUMNS = ("id", "account", "channel", "campaign_id", "sending_id", "sender", "recipient", "message", "parts",
@@ -192,7 +203,8 @@ _MESSAGE_COLUMNS = ("id", "account", "channel", "campaign_id", "sending_id", "se
 def message_rows(db: sqlite3.Connection, where: str = "", params: Sequence[Any] = ()) -> list[dict[str, Any]]:
     """Messages (all columns) with their events as a list under ``events`` and their delivery notifications
     under ``notifications`` (url, state, attempts, last_status, last_error), oldest message first."""
-    cursor = db.execute(f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view {where} ORDER BY row_number", tuple(params))
+    cursor = db.execute(f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view {where} ORDER BY row_number",
+                        tuple(params))
     rows = [dict(zip(_MESSAGE_COLUMNS, r, strict=True)) for r in cursor.fetchall()]
     ids = [r["id"] for r in rows]
     events, notifications = _events_of(db, ids), _notifications_of(db, ids)
@@ -253,5 +265,6 @@ def lookup_records(db: sqlite3.Connection, account: str, ids: Sequence[str], bas
     the JSON text of its wire form (``{"id", "from", "to", ..., "events", "customFields", "links"}``)."""
     wanted = list(dict.fromkeys(ids))
     marks = ",".join("?" * len(wanted))
-    found = dict(db.execute(_RECORD_JSON.format(marks=marks), [f"{base_url}/api/rest/sms/", *wanted, account]).fetchall())
+    query = _RECORD_JSON.format(marks=marks)
+    found = dict(db.execute(query, [f"{base_url}/api/rest/sms/", *wanted, account]).fetchall())
     return [found[message_id] for message_id in wanted if message_id in found]

@@ -26,6 +26,7 @@ from typing import Any
 from sendframe.api.notifications import NOTIFICATION_DATE_FORMAT, substitute
 from sendframe.sandbox import carrier, store
 from sendframe.sandbox.notifier import RETRY_DELAYS
+from sendframe.sandbox.state import SandboxState
 
 __all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message"]
 
@@ -88,11 +89,13 @@ class Round:
         db.executemany("INSERT INTO events (message_id, type, date) VALUES (?, ?, ?)", self.events)
         db.executemany("UPDATE messages SET status = COALESCE(?, status), is_delivered = MAX(is_delivered, ?), "
                        "cost = COALESCE(?, cost), mnc = COALESCE(?, mnc) WHERE id = ?", self.updates)
-        db.executemany("INSERT INTO notifications (message_id, url, next_at, created_at) VALUES (?, ?, ?, ?)", self.notes)
+        db.executemany("INSERT INTO notifications (message_id, url, next_at, created_at) VALUES (?, ?, ?, ?)",
+                       self.notes)
         db.executemany("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", self.planned)
 
 
-def apply_step(state: Any, message: dict[str, Any], due: float, kind: str, payload: dict[str, Any], out: Round) -> None:
+def apply_step(state: SandboxState, message: dict[str, Any], due: float, kind: str, payload: dict[str, Any],
+               out: Round) -> None:
     """One due step of a message (a ``messages`` row as a dict plus ``sent_at``): its event, status,
     flags, cost and notification jobs, collected in ``out``."""
     status = payload.get("status")
@@ -114,7 +117,8 @@ def apply_step(state: Any, message: dict[str, Any], due: float, kind: str, paylo
     out.done[f"step_{kind}"] += 1
 
 
-def plan_message(state: Any, message: dict[str, Any], arguments: dict[str, Any], moment: float, out: Round) -> None:
+def plan_message(state: SandboxState, message: dict[str, Any], arguments: dict[str, Any], moment: float,
+                 out: Round) -> None:
     """Ask the carrier for the steps of one message (``arguments`` as queued by ``sending``): the steps
     already due at ``moment`` are applied at once, in plan order (nothing else of this message can come
     between them), and the rest become ``work`` rows in ``out``."""
@@ -122,8 +126,9 @@ def plan_message(state: Any, message: dict[str, Any], arguments: dict[str, Any],
     ready_at = _at(arguments["ready_at"])
     expires_at = _at(arguments["expires_at"]) if arguments.get("expires_at") is not None else None
     if channel in ("sms", "landingsms"):
-        steps = carrier.plan_sms(config, message_id=message_id, to=to, parts=arguments.get("parts", 1), ready_at=ready_at,
-                                 expires_at=expires_at, available_times=arguments.get("available_times"))
+        steps = carrier.plan_sms(config, message_id=message_id, to=to, parts=arguments.get("parts", 1),
+                                 ready_at=ready_at, expires_at=expires_at,
+                                 available_times=arguments.get("available_times"))
     elif channel in ("voice", "voiceAudio"):
         steps = carrier.plan_call(config, message_id=message_id, to=to, ready_at=ready_at, expires_at=expires_at,
                                   retries=arguments.get("retries", 0), amd=bool(arguments.get("amd")))
@@ -143,7 +148,8 @@ def plan_message(state: Any, message: dict[str, Any], arguments: dict[str, Any],
         if group and group[0][0] != due:
             out.planned.append(_work_row(message_id, group))
             group = []
-        group.append((due, step.kind, step.status, step.delivery, tuple(sorted(step.detail.items())) if step.detail else ()))
+        detail = tuple(sorted(step.detail.items())) if step.detail else ()
+        group.append((due, step.kind, step.status, step.delivery, detail))
     if group:
         out.planned.append(_work_row(message_id, group))
     if len(out.updates) > first_update:  # the first update of a step already due also stores the mnc
@@ -225,16 +231,16 @@ def _values(message: dict[str, Any], payload: dict[str, Any], due: float) -> dic
 class Worker:
     """Runs due steps and notifications of one sandbox; see the module docstring."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: SandboxState) -> None:
         self.state = state
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Start the background loop (call from the server's event loop)."""
-        self.state.wake = asyncio.Event()
+        wake = self.state.wake = asyncio.Event()
         self.state.worker = self
-        self._task = asyncio.create_task(self._loop(), name="sendframe-sandbox-worker")
+        self._task = asyncio.create_task(self._loop(wake), name="sendframe-sandbox-worker")
 
     @contextlib.asynccontextmanager
     async def exclusive(self) -> AsyncIterator[None]:
@@ -250,8 +256,7 @@ class Worker:
                 await self._task
             self._task = None
 
-    async def _loop(self) -> None:
-        wake = self.state.wake
+    async def _loop(self, wake: asyncio.Event) -> None:
         while True:
             try:
                 if await self._background_round():
@@ -342,7 +347,8 @@ class Worker:
         """Apply one batch of the steps due at ``cutoff`` (default ``moment``): about ``STEP_BATCH`` steps or
         messages to plan. A message planned here gets the steps due at ``moment`` applied at once."""
         db = self.state.db
-        rows = db.execute("SELECT seq, due, message_id, kind, payload FROM work WHERE due <= ? ORDER BY due, seq LIMIT ?",
+        rows = db.execute("SELECT seq, due, message_id, kind, payload FROM work "
+                          "WHERE due <= ? ORDER BY due, seq LIMIT ?",
                           (moment if cutoff is None else cutoff, STEP_BATCH)).fetchall()
         if not rows:
             return Counter()
@@ -397,14 +403,16 @@ class Worker:
                 continue
             marks = ",".join("?" * len(notified))
             for message_id, date in db.execute(
-                    f"SELECT message_id, MIN(date) FROM events WHERE type = 'sent' AND message_id IN ({marks}) GROUP BY message_id",
+                    "SELECT message_id, MIN(date) FROM events "
+                    f"WHERE type = 'sent' AND message_id IN ({marks}) GROUP BY message_id",
                     notified):
                 out[message_id]["sent_at"] = datetime.fromisoformat(date)
         return out
 
     # ------------------------------------------------------------ notifications
 
-    async def _send_notifications(self, moment: float, since: float | None = None, cutoff: float | None = None) -> Counter[str]:
+    async def _send_notifications(self, moment: float, since: float | None = None,
+                                  cutoff: float | None = None) -> Counter[str]:
         """Send the reports due at ``cutoff`` (default ``moment``); a failed one is retried a delay after the
         attempt, which is ``moment`` or, with ``since`` (a manual clock's advance from ``since``), the
         report's own due time."""
@@ -419,9 +427,12 @@ class Worker:
         chosen = [r for r in rows if first.setdefault(r[1], r[4]) == r[4]]
         attempts = await asyncio.gather(*(self.state.notifier.deliver(r[2]) for r in chosen), return_exceptions=True)
         done: Counter[str] = Counter()
-        updates = []
+        # (state, attempts, next_at, last_status, last_error, seq) of each report sent
+        updates: list[tuple[str, int, float, int | None, str | None, int]] = []
         for (seq, _, _, tries, due), attempt in zip(chosen, attempts, strict=True):
             attempted = moment if since is None else max(due, since)
+            status: int | None
+            error: str | None
             if isinstance(attempt, BaseException):
                 ok, status, error, refused = False, None, f"{type(attempt).__name__}: {attempt}", False
             else:
@@ -437,6 +448,6 @@ class Worker:
                 updates.append(("pending", tries, attempted + RETRY_DELAYS[tries - 1], status, error, seq))
                 done["notifications_retried"] += 1
         with db:
-            db.executemany("UPDATE notifications SET state = ?, attempts = ?, next_at = ?, last_status = ?, last_error = ? "
-                           "WHERE seq = ?", updates)
+            db.executemany("UPDATE notifications SET state = ?, attempts = ?, next_at = ?, last_status = ?, "
+                           "last_error = ? WHERE seq = ?", updates)
         return done

@@ -244,7 +244,8 @@ def column_to_arrow(series: pd.Series) -> pa.Array:
     ['1', None, '2.5']
     """
     dtype = series.dtype
-    if isinstance(dtype, pd.StringDtype) or (isinstance(dtype, pd.ArrowDtype) and pa.types.is_string(dtype.pyarrow_dtype)):
+    if isinstance(dtype, pd.StringDtype) or (
+            isinstance(dtype, pd.ArrowDtype) and pa.types.is_string(dtype.pyarrow_dtype)):
         return series_to_arrow(series)
     if pd.api.types.is_bool_dtype(dtype):
         arr = pa.array(series.array) if hasattr(series.array, "__arrow_array__") else pa.array(series.to_numpy())
@@ -454,7 +455,7 @@ def _source(frame: pd.DataFrame, piece: Placeholder, specials: Mapping[str, obje
         if text is not None:
             return CodedPiece(pa.array([text], type=TEXT), np.zeros(n, dtype=np.int64))
     elif piece.name in frame.columns:
-        column = frame[piece.name]
+        column: pd.Series | pd.DataFrame = frame[piece.name]
         if isinstance(column, pd.DataFrame):  # duplicated column name: the first one is used
             column = column.iloc[:, 0]
         return coded_column(column)
