@@ -98,25 +98,35 @@ RULES = [
     ("sms", {"trans": True}, ("trans", "type", "trans must be a whole number (got true)")),
     ("voice", {"language": "xx_XX"}, ("language", "enum", 'language must be one of en_GB, en_US')),
     ("voice", {"gender": "X"}, ("gender", "enum", 'gender must be one of F, M (got "X")')),
-    ("voice", {"language": "arb", "gender": "M"}, ("gender", "female_only_language", "gender must be F for language arb")),
-    ("voice", {"language": "hi_IN", "gender": "M"}, ("gender", "female_only_language", "gender must be F for language hi_IN")),
+    ("voice", {"language": "arb", "gender": "M"},
+     ("gender", "female_only_language", "gender must be F for language arb")),
+    ("voice", {"language": "hi_IN", "gender": "M"},
+     ("gender", "female_only_language", "gender must be F for language hi_IN")),
     # ranges
     ("sms", {"parts": 0}, ("parts", "range", "parts must be between 1 and 15 (got 0)")),
     ("sms", {"parts": 16}, ("parts", "range", "parts must be between 1 and 15 (got 16)")),
     ("landingsms", {"parts": 9}, ("parts", "range", "parts must be between 1 and 8 (got 9)")),
     ("voice", {"retries": 6}, ("retries", "range", "retries must be between 0 and 5 (got 6)")),
     ("voiceAudio", {"retries": -1}, ("retries", "range", "retries must be between 0 and 5 (got -1)")),
-    ("sms", {"otpConfig": {"length": 12}}, ("otpConfig.length", "range", "otpConfig.length must be between 3 and 10 (got 12)")),
-    ("sms", {"otpConfig": {"length": 2}}, ("otpConfig.length", "range", "otpConfig.length must be between 3 and 10 (got 2)")),
+    ("sms", {"otpConfig": {"length": 12}},
+     ("otpConfig.length", "range", "otpConfig.length must be between 3 and 10 (got 12)")),
+    ("sms", {"otpConfig": {"length": 2}},
+     ("otpConfig.length", "range", "otpConfig.length must be between 3 and 10 (got 2)")),
     ("sms", {"otpConfig": {"maxAttempts": 11}}, ("otpConfig.maxAttempts", "range", "between 1 and 10 (got 11)")),
-    ("mailing", {"otpConfig": {"maxSecondsValidity": 29}}, ("otpConfig.maxSecondsValidity", "range", "between 30 and 600 (got 29)")),
-    ("sms", {"otpConfig": {"maxSecondsValidity": 601}}, ("otpConfig.maxSecondsValidity", "range", "between 30 and 600 (got 601)")),
+    ("mailing", {"otpConfig": {"maxSecondsValidity": 29}},
+     ("otpConfig.maxSecondsValidity", "range", "between 30 and 600 (got 29)")),
+    ("sms", {"otpConfig": {"maxSecondsValidity": 601}},
+     ("otpConfig.maxSecondsValidity", "range", "between 30 and 600 (got 601)")),
     ("sms", {"otpConfig": {"alpha": "yes"}}, ("otpConfig.alpha", "type", "otpConfig.alpha must be true or false")),
-    ("sms", {"availableTimes": [{"day": 8, "from": "09:00", "to": "17:00"}]}, ("availableTimes[0].day", "range", "between 1 and 7 (got 8)")),
-    ("sms", {"availableTimes": [{"day": 0, "from": "09:00", "to": "17:00"}]}, ("availableTimes[0].day", "range", "between 1 and 7 (got 0)")),
-    ("sms", {"availableTimes": [{"from": "24:00", "to": "17:00"}]}, ("availableTimes[0].from", "time_format", 'HH:MM between 00:00 and 23:59 (got "24:00")')),
+    ("sms", {"availableTimes": [{"day": 8, "from": "09:00", "to": "17:00"}]},
+     ("availableTimes[0].day", "range", "between 1 and 7 (got 8)")),
+    ("sms", {"availableTimes": [{"day": 0, "from": "09:00", "to": "17:00"}]},
+     ("availableTimes[0].day", "range", "between 1 and 7 (got 0)")),
+    ("sms", {"availableTimes": [{"from": "24:00", "to": "17:00"}]},
+     ("availableTimes[0].from", "time_format", 'HH:MM between 00:00 and 23:59 (got "24:00")')),
     ("sms", {"availableTimes": [{"from": "09:00", "to": "9:60"}]}, ("availableTimes[0].to", "time_format", "HH:MM")),
-    ("sms", {"availableTimes": [{"day": 1, "to": "17:00"}]}, ("availableTimes[0].from", "required", "availableTimes[0].from is required")),
+    ("sms", {"availableTimes": [{"day": 1, "to": "17:00"}]},
+     ("availableTimes[0].from", "required", "availableTimes[0].from is required")),
     # lengths
     ("voice", {"message": "x" * 501}, ("message", "max_length", "message must be at most 500 characters (got 501)")),
     ("sms", {"from_": "1234567890123456"}, ("from", "sender_label", "1 to 15 digits")),
@@ -127,7 +137,8 @@ RULES = [
     # date-times
     ("sms", {"scheduleDate": "2026-11-21 09:30"}, ("scheduleDate", "datetime_format", "YYYYmmddHHiiss")),
     ("sms", {"scheduleDate": "2026112109300"}, ("scheduleDate", "datetime_format", "14 digits")),
-    ("voice", {"expirationDate": "20261131000000"}, ("expirationDate", "datetime_calendar", 'not a real calendar date-time (got "20261131000000")')),
+    ("voice", {"expirationDate": "20261131000000"},
+     ("expirationDate", "datetime_calendar", 'not a real calendar date-time (got "20261131000000")')),
     ("mailing", {"scheduleDate": "20260229120000"}, ("scheduleDate", "datetime_calendar", "not a real calendar")),
     ("sms", {"scheduleDate": "20261121093000", "expirationDate": "20261121092959"},
      ("expirationDate", "expiration_before_schedule", "must not be earlier than scheduleDate")),
@@ -136,16 +147,21 @@ RULES = [
     ("mailing", {"tags": ["spring"]}, ("tags", "requires_campaign_name", "tags requires campaignName")),
     ("voice", {"sub": [{"a": "1"}, {"a": "2"}]}, ("sub", "one_per_recipient", "1 recipient but 2 objects")),
     ("sms", {"sub": []}, ("sub", "one_per_recipient", "1 recipient but 0 objects")),
-    ("sms", {"sub": [{"name": ["Ana"]}]}, ("sub[0].name", "type", "sub[0].name must be a string or a number (got an array)")),
+    ("sms", {"sub": [{"name": ["Ana"]}]},
+     ("sub[0].name", "type", "sub[0].name must be a string or a number (got an array)")),
     ("sms", {"sub": [{"name": True}]}, ("sub[0].name", "type", "must be a string or a number (got true)")),
-    ("sms", {"notificationUrl": ["https://a/1", "https://a/2"]}, ("notificationUrl", "one_per_recipient", "1 recipient but 2 addresses")),
+    ("sms", {"notificationUrl": ["https://a/1", "https://a/2"]},
+     ("notificationUrl", "one_per_recipient", "1 recipient but 2 addresses")),
     ("sms", {"notificationUrl": 5}, ("notificationUrl", "type", "must be a string or an array of strings (got 5)")),
-    ("landingsms", {"notificationUrl": ["https://a/1"]}, ("notificationUrl", "type", "notificationUrl must be a string (got an array)")),
+    ("landingsms", {"notificationUrl": ["https://a/1"]},
+     ("notificationUrl", "type", "notificationUrl must be a string (got an array)")),
     ("mailing", {"body": ...}, ("body", "body_or_template", "body, templateId or templateV2Id is required")),
-    ("landingsms", {"templateBody": ...}, ("templateBody", "body_or_template", "templateBody, templateId or templateV2Id is required")),
+    ("landingsms", {"templateBody": ...},
+     ("templateBody", "body_or_template", "templateBody, templateId or templateV2Id is required")),
     ("mailing", {"attachments": [{"name": "a.txt", "content": "not base64!", "contentType": "text/plain"}]},
      ("attachments[0].content", "base64", "encoded as base64")),
-    ("mailing", {"attachments": [{"name": "a.txt", "content": "aGk="}]}, ("attachments[0].contentType", "required", "is required")),
+    ("mailing", {"attachments": [{"name": "a.txt", "content": "aGk="}]},
+     ("attachments[0].contentType", "required", "is required")),
 ]
 
 
@@ -163,9 +179,11 @@ def test_a_broken_rule_is_reported_with_its_path_rule_and_a_readable_message(cha
 
 VALID_CHANGES = [
     ("sms", {"parts": 15}), ("sms", {"parts": 1}), ("landingsms", {"parts": 8}), ("sms", {"encoding": "gsm-pt"}),
-    ("sms", {"encoding": "utf-16"}), ("sms", {"trans": 1}), ("sms", {"flash": True, "splitParts": True, "certified": False}),
+    ("sms", {"encoding": "utf-16"}), ("sms", {"trans": 1}),
+    ("sms", {"flash": True, "splitParts": True, "certified": False}),
     ("sms", {"from_": "123456789012345"}), ("sms", {"from_": "Shop2026ABC"}), ("sms", {"from_": "7"}),
-    ("sms", {"otpConfig": {"alpha": True, "length": 10, "maxAttempts": 1, "maxSecondsValidity": 600, "appId": "x", "rejectIfPendingCode": True}}),
+    ("sms", {"otpConfig": {"alpha": True, "length": 10, "maxAttempts": 1, "maxSecondsValidity": 600, "appId": "x",
+                           "rejectIfPendingCode": True}}),
     ("sms", {"otpConfig": {"length": 3, "maxAttempts": 10, "maxSecondsValidity": 30}}),
     ("sms", {"availableTimes": [{"day": 7, "from": "00:00", "to": "23:59"}, {"from": "22:00", "to": "06:00"}]}),
     ("sms", {"scheduleDate": "20260228235959", "expirationDate": "20260228235959"}),
@@ -175,11 +193,13 @@ VALID_CHANGES = [
     ("sms", {"notificationUrl": "https://a/?id=%i"}), ("sms", {"notificationUrl": ["https://a/?id=%i"]}),
     ("landingsms", {"templateBody": ..., "templateV2Id": 12}), ("landingsms", {"templateBody": ..., "templateId": 3}),
     ("mailing", {"body": ..., "templateId": 4}), ("mailing", {"body": ..., "templateV2Id": 5, "trackOpens": False}),
-    ("mailing", {"attachments": [{"name": "a.txt", "content": "aGVsbG8=", "contentType": "text/plain"}], "cc": ["b@x.es"]}),
+    ("mailing", {"attachments": [{"name": "a.txt", "content": "aGVsbG8=", "contentType": "text/plain"}],
+                 "cc": ["b@x.es"]}),
     ("voice", {"message": "x" * 500, "retries": 5, "amd": True, "callers": {"34": "34911222333"}}),
     ("voice", {"language": "cmn_CN", "gender": "F"}), ("voice", {"language": "en_US", "gender": "M", "retries": 0}),
     ("voiceAudio", {"retries": 3, "expirationDate": "20261121093000", "campaignName": "c", "tags": ["t"]}),
-    ("whatsapp", {"messages": [{"to": "34600123456", "headerFields": ["a"], "callToActionFields": ["b"], "defaultAnswer": ["c"]}]}),
+    ("whatsapp", {"messages": [{"to": "34600123456", "headerFields": ["a"], "callToActionFields": ["b"],
+                                "defaultAnswer": ["c"]}]}),
     ("sms", {"somethingNew": {"the": "service ignores unknown fields"}}),
     ("sms", {"parts": None, "encoding": None}),
 ]
@@ -207,7 +227,8 @@ def test_more_than_max_whatsapp_messages_is_error_101():
 
 
 def test_whatsapp_problems_name_the_message_and_field():
-    body = with_("whatsapp", messages=[{"to": "34600123456"}, {"bodyFields": ["x"]}, {"to": 5, "headerFields": [1, "ok"]}, "text"])
+    body = with_("whatsapp", messages=[{"to": "34600123456"}, {"bodyFields": ["x"]},
+                                       {"to": 5, "headerFields": [1, "ok"]}, "text"])
     paths = {p.path: p for p in problems_of("whatsapp", body)}
     assert paths["messages[1].to"].message == "messages[1].to is required"
     assert paths["messages[2].to"].message == "messages[2].to must be a string (got 5)"
@@ -252,7 +273,8 @@ def test_building_a_model_in_python_raises_our_error_with_the_names_used():
 
 def test_python_code_may_use_snake_case_names_or_wire_names():
     by_name = SmsRequest(message="Hi", to=["34600123456"], sender="Shop", campaign_name="C", split_parts=True)
-    by_alias = SmsRequest(**{"message": "Hi", "to": ["34600123456"], "from": "Shop", "campaignName": "C", "splitParts": True})
+    by_alias = SmsRequest(**{"message": "Hi", "to": ["34600123456"], "from": "Shop", "campaignName": "C",
+                             "splitParts": True})
     assert by_name.to_wire() == by_alias.to_wire() == {
         "message": "Hi", "to": ["34600123456"], "from": "Shop", "campaignName": "C", "splitParts": True}
 
@@ -287,7 +309,8 @@ def test_whatsapp_round_trip_and_recipients_in_message_order():
 
 def test_a_python_datetime_is_written_as_the_14_digit_utc_form():
     madrid = timezone(timedelta(hours=1))
-    request = SmsRequest(message="Hi", to=["34600123456"], sender="Shop", schedule_date=datetime(2026, 11, 21, 10, 30, tzinfo=madrid))
+    request = SmsRequest(message="Hi", to=["34600123456"], sender="Shop",
+                         schedule_date=datetime(2026, 11, 21, 10, 30, tzinfo=madrid))
     assert request.to_wire()["scheduleDate"] == "20261121093000"
     with pytest.raises(RequestValidationError, match="time zone"):
         SmsRequest(message="Hi", to=["34600123456"], sender="Shop", schedule_date=datetime(2026, 11, 21, 10, 30))
@@ -314,7 +337,8 @@ def test_validating_a_thousand_recipients_is_a_single_fast_pass():
 
 
 def test_numpy_numbers_in_sub_become_plain_json_numbers():
-    request = SmsRequest(message="Hi", to=("34600123456",), sender="Shop", sub=[{"n": np.int64(3), "x": np.float64(2.5)}])
+    request = SmsRequest(message="Hi", to=("34600123456",), sender="Shop",
+                         sub=[{"n": np.int64(3), "x": np.float64(2.5)}])
     assert request.to_wire()["sub"] == [{"n": 3, "x": 2.5}]
     assert type(request.to_wire()["sub"][0]["n"]) is int
 

@@ -34,8 +34,10 @@ RECORD = {
 
 def test_a_send_response_keeps_exactly_the_fields_each_item_had():
     wire = {"campaignId": 1, "sendingId": 2, "result": [
-        {"accepted": True, "to": "34600123456", "id": "a" * 20, "parts": 2, "scheduledAt": None, "expiresAt": "2026-11-21T10:00:00+00:00"},
-        {"accepted": False, "to": "123", "parts": 1, "scheduledAt": None, "expiresAt": None, "error": {"code": 102, "description": "not a valid phone number"}},
+        {"accepted": True, "to": "34600123456", "id": "a" * 20, "parts": 2, "scheduledAt": None,
+         "expiresAt": "2026-11-21T10:00:00+00:00"},
+        {"accepted": False, "to": "123", "parts": 1, "scheduledAt": None, "expiresAt": None,
+         "error": {"code": 102, "description": "not a valid phone number"}},
     ]}
     response = SendResponse.model_validate(wire)
     assert response.to_wire() == wire
@@ -53,12 +55,14 @@ def test_a_whatsapp_item_carries_only_accepted_to_and_id():
 @pytest.mark.parametrize("channel", CHANNELS)
 def test_result_item_builds_exactly_the_fields_the_spec_lists_for_the_channel(channel):
     when = datetime(2026, 11, 21, 9, 30, tzinfo=UTC)
-    accepted = result_item(channel, accepted=True, to="34600123456", id="c" * 20, parts=1, scheduled_at=when, expires_at=when)
+    accepted = result_item(channel, accepted=True, to="34600123456", id="c" * 20, parts=1, scheduled_at=when,
+                           expires_at=when)
     rejected = result_item(channel, accepted=False, to="1", parts=1, error=(102, "not a valid phone number"))
     allowed = set(result_item_fields(channel))
     assert set(accepted) == allowed - {"error"}
     assert set(rejected) == allowed - {"id"}
-    assert SendResponse.model_validate({"campaignId": 1, "sendingId": 1, "result": [accepted, rejected]}).to_wire()["result"] == [accepted, rejected]
+    response = SendResponse.model_validate({"campaignId": 1, "sendingId": 1, "result": [accepted, rejected]})
+    assert response.to_wire()["result"] == [accepted, rejected]
     if "scheduledAt" in allowed:
         assert accepted["scheduledAt"] == "2026-11-21T09:30:00+00:00"
 

@@ -48,15 +48,17 @@ def test_anything_else_is_not_a_valid_phone(number):
 
 @pytest.mark.parametrize(("address", "valid"), [
     ("ana@example.com", True), ("a.b+tag@sub.example.es", True), ("ana@localhost", False), ("ana example@x.es", False),
-    ("ana@@x.es", False), ("@x.es", False), ("ana@x.", False), ("ana@.es", False), ("a" * 250 + "@x.es", False), (None, False),
+    ("ana@@x.es", False), ("@x.es", False), ("ana@x.", False), ("ana@.es", False), ("a" * 250 + "@x.es", False),
+    (None, False),
 ])
 def test_email_rule(address, valid):
     assert is_valid_email(address) is valid
 
 
 @pytest.mark.parametrize(("number", "code", "region"), [
-    ("34600123456", "34", "ES"), ("351912345678", "351", "PT"), ("447700900123", "44", "GB"), ("16502530000", "1", "US"),
-    ("14165550123", "1", "CA"), ("5511987654321", "55", "BR"), ("79161234567", "7", "RU"), ("77012345678", "7", "KZ"),
+    ("34600123456", "34", "ES"), ("351912345678", "351", "PT"), ("447700900123", "44", "GB"),
+    ("16502530000", "1", "US"), ("14165550123", "1", "CA"), ("5511987654321", "55", "BR"),
+    ("79161234567", "7", "RU"), ("77012345678", "7", "KZ"),
 ])
 def test_calling_code_and_region(number, code, region):
     assert calling_code(number) == code
@@ -104,7 +106,7 @@ def test_normalise_phone_series_keeps_index_and_name_and_leaves_input_alone():
     before = raw.copy()
     result = normalise_phone_series(raw)
     assert result.index.tolist() == [10, 11, 12, 13, 14] and result.name == "phone"
-    assert result.tolist()[0] == "34600123456" and result.tolist()[2] == "34600123456" and result.tolist()[4] == "34600123456"
+    assert result.tolist()[0::2] == ["34600123456", "34600123456", "34600123456"]
     assert result.isna().tolist() == [False, True, False, True, False]
     pd.testing.assert_series_equal(raw, before)
 

@@ -14,21 +14,25 @@ POLICY = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05, jitter=Fal
 REQUEST = httpx.Request("POST", "http://127.0.0.1/api/rest/sms")
 
 
-@pytest.mark.parametrize("exc", [httpx.ConnectError("refused", request=REQUEST), httpx.ConnectTimeout("t", request=REQUEST),
+@pytest.mark.parametrize("exc", [httpx.ConnectError("refused", request=REQUEST),
+                                 httpx.ConnectTimeout("t", request=REQUEST),
                                  httpx.PoolTimeout("pool", request=REQUEST)])
 def test_a_send_that_never_left_is_retried(exc):
     assert decide_exception("POST", exc, attempt=1, policy=POLICY).action == "retry"
 
 
-@pytest.mark.parametrize("exc", [httpx.ReadTimeout("t", request=REQUEST), httpx.RemoteProtocolError("closed", request=REQUEST),
-                                 httpx.ReadError("reset", request=REQUEST), httpx.WriteError("broken pipe", request=REQUEST)])
+@pytest.mark.parametrize("exc", [httpx.ReadTimeout("t", request=REQUEST),
+                                 httpx.RemoteProtocolError("closed", request=REQUEST),
+                                 httpx.ReadError("reset", request=REQUEST),
+                                 httpx.WriteError("broken pipe", request=REQUEST)])
 def test_a_send_that_may_have_arrived_is_an_unknown_outcome_never_retried(exc):
     decision = decide_exception("POST", exc, attempt=1, policy=POLICY)
     assert decision.action == "unknown"
     assert type(exc).__name__ in decision.reason
 
 
-@pytest.mark.parametrize("exc", [httpx.ReadTimeout("t", request=REQUEST), httpx.RemoteProtocolError("closed", request=REQUEST),
+@pytest.mark.parametrize("exc", [httpx.ReadTimeout("t", request=REQUEST),
+                                 httpx.RemoteProtocolError("closed", request=REQUEST),
                                  httpx.ConnectError("refused", request=REQUEST)])
 def test_a_lookup_is_retried_on_any_transport_failure(exc):
     assert decide_exception("GET", exc, attempt=1, policy=POLICY).action == "retry"

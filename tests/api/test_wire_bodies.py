@@ -45,7 +45,8 @@ def test_an_answer_read_as_columns_says_what_the_model_says():
     assert columns.to == [item["to"] for item in items]
     assert columns.id == [item.get("id") for item in items]
     assert columns.parts == [item.get("parts") for item in items]
-    assert columns.scheduled_at == [item.get("scheduledAt") for item in items] == ["2026-11-21T09:30:00+00:00", None, None]
+    assert columns.scheduled_at == [item.get("scheduledAt") for item in items]
+    assert columns.scheduled_at == ["2026-11-21T09:30:00+00:00", None, None]
     assert columns.error_code == [None, 102, None]
     assert columns.error_description == [None, 'not a valid "phone" ñ', None]
     assert wire.send_answer(SendResponse.model_validate(ANSWER)) == columns == wire.send_answer(ANSWER)
