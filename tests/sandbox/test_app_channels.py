@@ -12,7 +12,8 @@ from sendframe.sandbox import Sandbox
 from sendframe.sandbox.accounts import Account
 
 OK = "447700900001"
-MAIL = {"to": ["ana@example.com"], "fromEmail": "news@example.org", "replyTo": "news@example.org", "subject": "Hi {name}",
+MAIL = {"to": ["ana@example.com"], "fromEmail": "news@example.org", "replyTo": "news@example.org",
+        "subject": "Hi {name}",
         "body": "<html><body><p>Hello {name}</p><a href=\"[unsubscribe_link]\">out</a></body></html>",
         "sub": [{"name": "Ana"}]}
 VOICE = {"message": "Hola {name}", "to": [OK], "language": "es_ES", "gender": "F", "sub": [{"name": "Eva"}]}
@@ -63,7 +64,8 @@ def test_email_from_an_unvalidated_address_answers_110(api, field):
 
 
 def test_email_mixed_recipients_answer_207_and_none_valid_400(api):
-    mixed = api.post("/api/rest/mailing", json={**MAIL, "to": ["ana@example.com", "not-an-email"], "sub": [{"name": "a"}, {"name": "b"}]})
+    mixed = api.post("/api/rest/mailing", json={**MAIL, "to": ["ana@example.com", "not-an-email"],
+                                                "sub": [{"name": "a"}, {"name": "b"}]})
     assert mixed.status_code == 207 and mixed.json()["result"][1]["error"]["code"] == 102
     none = api.post("/api/rest/mailing", json={**MAIL, "to": ["nope"]})
     assert none.status_code == 400 and none.json()["error"]["code"] == 102
@@ -151,7 +153,8 @@ def test_malformed_authorization_header_answers_401(sb):
 
 
 def test_an_unregistered_ip_answers_403(sb):
-    r = httpx.post(f"{sb.base_url}/api/rest/sms", auth=("far", "far-pw"), json={"message": "x", "to": [OK], "from": "S"})
+    r = httpx.post(f"{sb.base_url}/api/rest/sms", auth=("far", "far-pw"),
+                   json={"message": "x", "to": [OK], "from": "S"})
     assert r.status_code == 403 and r.json()["error"]["code"] == 403
 
 
@@ -200,7 +203,8 @@ def test_email_links_become_tracked_short_links_and_a_click_is_recorded(api, sb)
     assert 'src="https://cdn.example/logo.png"' in html and 'href="mailto:help@example.org"' in html
     assert f'href="{sb.base_url}/u/' in html  # the sandbox's own links stay as they are
     short = html.split('class="cta" href="')[1].split('"')[0]
-    click = httpx.get(short, headers={"User-Agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:120.0) Gecko/20100101 Firefox/120.0"})
+    firefox = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:120.0) Gecko/20100101 Firefox/120.0"
+    click = httpx.get(short, headers={"User-Agent": firefox})
     assert click.status_code == 302 and click.headers["location"] == "https://shop.example/sale?a=1&b=2"
     row = message(sb, item["id"])
     assert row["is_clicked"] and [e["type"] for e in row["events"]].count("clicked") == 1

@@ -255,7 +255,8 @@ def test_a_client_that_disconnects_mid_body_is_logged_quietly_without_a_tracebac
     host, port = sb.base_url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as conn:  # half a body, then gone (as a killed client)
         conn.sendall(b"POST /api/rest/sms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Authorization: Basic ZGVtbzpkZW1vLXBhc3N3b3Jk\r\nContent-Length: 1000\r\n\r\n{\"message\": \"Hi\"")
+                     b"Authorization: Basic ZGVtbzpkZW1vLXBhc3N3b3Jk\r\nContent-Length: 1000\r\n\r\n"
+                     b"{\"message\": \"Hi\"")
         time.sleep(0.2)
     deadline = time.monotonic() + 10
     while not any("disconnected" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:

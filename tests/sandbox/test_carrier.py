@@ -141,11 +141,13 @@ def test_magic_outcomes_apply_to_calls_and_whatsapp():
     assert final(call("447700900101")).kind == "undelivered"
     assert final(call("447700900201")).kind == "rejected"
     assert final(call("447700900301", expires_at=T0 + timedelta(hours=1))).kind == "expired"
-    assert final(plan_simple(CONFIG, message_id="w", channel="whatsapp", to="447700900150", ready_at=T0)).kind == "undelivered"
+    whatsapp = plan_simple(CONFIG, message_id="w", channel="whatsapp", to="447700900150", ready_at=T0)
+    assert final(whatsapp).kind == "undelivered"
 
 
 def test_ordinary_numbers_are_never_forced():
-    coin = CarrierConfig(seed=2, profiles={"44": Profile("coin", delivery_rate=0.5, undelivered_rate=0.5, rejected_rate=0)})
+    coin = CarrierConfig(seed=2, profiles={
+        "44": Profile("coin", delivery_rate=0.5, undelivered_rate=0.5, rejected_rate=0)})
     neighbours = ("447700899999", "447700901000", "447700901150", "447700800150")
     for to in neighbours:
         outcomes = {final(sms(to, message_id=f"{i:020x}", config=coin)).kind for i in range(60)}
@@ -161,7 +163,8 @@ def test_a_message_inside_a_window_is_sent_at_once():
 
 def test_a_message_outside_every_window_waits_for_the_next_start():
     late = T0.replace(hour=19)
-    assert next_window_start(late, [{"from": "09:00", "to": "18:00"}]) == (late + timedelta(days=1)).replace(hour=9, minute=0)
+    next_morning = (late + timedelta(days=1)).replace(hour=9, minute=0)
+    assert next_window_start(late, [{"from": "09:00", "to": "18:00"}]) == next_morning
     plan = sms(ready_at=late, available_times=[{"from": "09:00", "to": "18:00"}])
     assert plan[0].kind == "sent" and plan[0].due == datetime(2026, 11, 19, 9, 0, tzinfo=UTC)
 

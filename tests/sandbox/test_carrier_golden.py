@@ -32,7 +32,8 @@ NIGHT = datetime(2026, 11, 21, 23, 59, 59, 999999, tzinfo=UTC).timestamp()  # a 
 MAGIC = [447700900000 + last for last in (0, 1, 57, 99, 100, 142, 199, 200, 263, 299, 300, 333, 399, 400, 401,
                                           488, 499, 500, 555, 599, 600, 612, 699, 700, 777, 999)]
 ORDINARY = ["447700899999", "447700901000", "34600000001", "34699123456", "351912345678", "447911123456",
-            "12025550123", "5511987654321", "33612345678", "4915112345678", "5215512345678", "81312345678", "9715012345"]
+            "12025550123", "5511987654321", "33612345678", "4915112345678", "5215512345678", "81312345678",
+            "9715012345"]
 EXPIRIES = [None, -30.0, 0.0, 0.15, 0.4, 1.1, 2.5, 90.0, 700.0, 1300.0, 3600.0]
 WINDOWS: list[Any] = [
     None,
@@ -73,12 +74,12 @@ def _cases() -> Iterator[tuple[str, dict[str, Any]]]:
                    ready_at=READY + number))
         for number in range(40):  # ordinary numbers with many ids: every profile outcome occurs
             to = ORDINARY[number % len(ORDINARY)]
-            yield (f"spread/{seed}/{number}", dict(channel="sms", seed=seed, message_id=f"{number:020x}", to=to, parts=1,
-                   ready_at=READY, expires_at=None, available_times=None))
+            yield (f"spread/{seed}/{number}", dict(channel="sms", seed=seed, message_id=f"{number:020x}", to=to,
+                   parts=1, ready_at=READY, expires_at=None, available_times=None))
     for retries in range(4):  # windows shift call retries (carrier only: requests do not pass windows to calls)
         for to in ("447700900450", "34600000001", "447700900050"):
-            yield (f"call-windows/{retries}/{to}", dict(channel="voice", seed=3, message_id=_id("cw", retries, to), to=to,
-                   ready_at=NIGHT, expires_at=None if retries % 2 else NIGHT + 7200, retries=retries, amd=False,
+            yield (f"call-windows/{retries}/{to}", dict(channel="voice", seed=3, message_id=_id("cw", retries, to),
+                   to=to, ready_at=NIGHT, expires_at=None if retries % 2 else NIGHT + 7200, retries=retries, amd=False,
                    available_times=[{"from": "00:00", "to": "00:20"}, {"from": "00:40", "to": "01:00"}]))
 
 
@@ -111,7 +112,8 @@ def _stored(case: dict[str, Any], moment: float) -> list[Any]:
     """What the worker collects when it plans the message at ``moment`` (as a request's ``plans`` row would)."""
     state = SimpleNamespace(carrier=_config(case["seed"]), prices=_PRICES)
     message = {"id": case["message_id"], "channel": case["channel"], "sender": "Shop", "recipient": case["to"],
-               "parts": case.get("parts", 1), "notification_url": URL if case["channel"] in ("sms", "landingsms") else None,
+               "parts": case.get("parts", 1),
+               "notification_url": URL if case["channel"] in ("sms", "landingsms") else None,
                "cost": 0.05, "mnc": None, "campaign_id": 12, "sending_id": 34, "scheduled_at": None,
                "created_at": "2026-11-18T09:30:12+00:00", "row_number": 1, "sent_at": None}
     arguments = {k: v for k, v in case.items() if k not in ("seed", "message_id", "to", "parts")}
@@ -135,7 +137,8 @@ def _record(name: str, case: dict[str, Any]) -> str:
     worker stores when it plans the message at its ready time, half a second later and long after."""
     entry = [f"plan={_digest(_plan(case))}", f"mnc={mnc_for(_config(case['seed']), case['to'], case['message_id'])}"]
     if not name.startswith("call-windows"):
-        for label, moment in (("now", case["ready_at"]), ("soon", case["ready_at"] + 0.5), ("later", case["ready_at"] + 1e6)):
+        ready = case["ready_at"]
+        for label, moment in (("now", ready), ("soon", ready + 0.5), ("later", ready + 1e6)):
             entry.append(f"{label}={_digest(_stored(case, moment))}")
     return " ".join(entry)
 
@@ -153,7 +156,8 @@ def test_golden_file_covers_several_hundred_cases():
 def test_plans_and_stored_steps_match_the_golden_record():
     recorded = _recorded()
     if os.environ.get("SENDFRAME_REGEN_GOLDEN") == "1":
-        GOLDEN.write_text("{\n" + ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(recorded.items())) + "\n}\n")
+        entries = (f"{json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(recorded.items()))
+        GOLDEN.write_text("{\n" + ",\n".join(entries) + "\n}\n")
         pytest.skip("golden file regenerated")
     golden = json.loads(GOLDEN.read_text())
     assert recorded.keys() == golden.keys()

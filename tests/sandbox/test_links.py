@@ -22,7 +22,8 @@ def state():
     db = sqlite3.connect(":memory:", check_same_thread=False)
     for statement in (*otp.SCHEMA, *links.SCHEMA):
         db.execute(statement)
-    yield SimpleNamespace(db=db, clock=Clock("manual", start=datetime(2026, 11, 21, 9, 30, tzinfo=UTC)), public_url=BASE + "/")
+    yield SimpleNamespace(db=db, clock=Clock("manual", start=datetime(2026, 11, 21, 9, 30, tzinfo=UTC)),
+                          public_url=BASE + "/")
     db.close()
 
 
@@ -156,8 +157,8 @@ def test_landing_page_serves_the_rendered_html_and_records_a_click(sandbox):
     assert _record(sandbox, message_id)["isClicked"] is True
 
 
-@pytest.mark.parametrize("path", ["/s/AAAAAAAA", "/s/short", "/l/AAAAAAAAAAAA", "/u/AAAAAAAAAAAA", "/o/AAAAAAAAAAAA.gif",
-                                  "/u/AAAA"])
+@pytest.mark.parametrize("path", ["/s/AAAAAAAA", "/s/short", "/l/AAAAAAAAAAAA", "/u/AAAAAAAAAAAA",
+                                  "/o/AAAAAAAAAAAA.gif", "/u/AAAA"])
 def test_unknown_tokens_answer_a_plain_html_404(sandbox, path):
     answer = httpx.get(sandbox.base_url + path)
     assert answer.status_code == 404

@@ -39,7 +39,8 @@ def test_code_length_follows_otp_config(state, length):
 
 
 def test_alpha_codes_use_uppercase_letters_and_digits(state):
-    codes = [otp.issue_code(state, account="demo", to=f"4477009001{i:02d}", config={"alpha": True, "length": 10}) for i in range(30)]
+    codes = [otp.issue_code(state, account="demo", to=f"4477009001{i:02d}", config={"alpha": True, "length": 10})
+             for i in range(30)]
     joined = "".join(codes)
     assert set(joined) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
     assert any(ch.isalpha() for ch in joined)
@@ -52,7 +53,8 @@ def test_a_pydantic_otp_config_is_accepted(state):
 
 
 @pytest.mark.parametrize("config, field", [({"length": 2}, "length"), ({"maxAttempts": 11}, "maxAttempts"),
-                                           ({"max_seconds_validity": 29}, "maxSecondsValidity"), ({"alpha": "yes"}, "alpha")])
+                                           ({"max_seconds_validity": 29}, "maxSecondsValidity"),
+                                           ({"alpha": "yes"}, "alpha")])
 def test_out_of_range_config_is_refused_naming_the_field(state, config, field):
     with pytest.raises(InputError, match=f"otpConfig.{field}"):
         otp.issue_code(state, account="demo", to=PHONE, config=config)
@@ -60,23 +62,27 @@ def test_out_of_range_config_is_refused_naming_the_field(state, config, field):
 
 def test_right_code_is_valid_once_then_consumed(state):
     code = otp.issue_code(state, account="demo", to=PHONE, config={})
-    assert otp.check_code(state, account="demo", to=PHONE, code=code, app_id="") == {"valid": True, "status": "valid", "attemptsLeft": 0}
+    assert otp.check_code(state, account="demo", to=PHONE, code=code, app_id="") == {
+        "valid": True, "status": "valid", "attemptsLeft": 0}
     assert otp.check_code(state, account="demo", to=PHONE, code=code, app_id="")["status"] == "not_found"
 
 
 def test_wrong_tries_count_down_then_block_even_the_right_code(state):
     code = otp.issue_code(state, account="demo", to=PHONE, config={"maxAttempts": 2})
     wrong = "0000" if code != "0000" else "1111"
-    assert otp.check_code(state, account="demo", to=PHONE, code=wrong, app_id="") == {"valid": False, "status": "invalid", "attemptsLeft": 1}
+    assert otp.check_code(state, account="demo", to=PHONE, code=wrong, app_id="") == {
+        "valid": False, "status": "invalid", "attemptsLeft": 1}
     assert otp.check_code(state, account="demo", to=PHONE, code=wrong, app_id="")["attemptsLeft"] == 0
-    assert otp.check_code(state, account="demo", to=PHONE, code=code, app_id="") == {"valid": False, "status": "blocked", "attemptsLeft": 0}
+    assert otp.check_code(state, account="demo", to=PHONE, code=code, app_id="") == {
+        "valid": False, "status": "blocked", "attemptsLeft": 0}
 
 
 def test_code_expires_when_the_manual_clock_passes_max_seconds_validity(state):
     code = otp.issue_code(state, account="demo", to=PHONE, config={"maxSecondsValidity": 30})
     state.clock.advance(29)
     state.clock.advance(1)
-    assert otp.check_code(state, account="demo", to=PHONE, code=code, app_id="") == {"valid": False, "status": "expired", "attemptsLeft": 0}
+    assert otp.check_code(state, account="demo", to=PHONE, code=code, app_id="") == {
+        "valid": False, "status": "expired", "attemptsLeft": 0}
 
 
 def test_code_checked_just_before_expiry_is_valid(state):
@@ -86,7 +92,8 @@ def test_code_checked_just_before_expiry_is_valid(state):
 
 
 def test_unknown_recipient_is_not_found(state):
-    assert otp.check_code(state, account="demo", to=PHONE, code="1234", app_id="") == {"valid": False, "status": "not_found", "attemptsLeft": 0}
+    assert otp.check_code(state, account="demo", to=PHONE, code="1234", app_id="") == {
+        "valid": False, "status": "not_found", "attemptsLeft": 0}
 
 
 def test_new_code_replaces_the_pending_one(state):
@@ -157,10 +164,12 @@ def _post(sb, path: str, body: object, auth: bool = True):
 
 
 def _code_sent_to(sb, to: str, otp_config: dict) -> str:
-    answer = _post(sb, "/api/rest/sms", {"to": [to], "from": "Shop", "message": "Code {OTP_CODE}", "otpConfig": otp_config})
+    answer = _post(sb, "/api/rest/sms", {"to": [to], "from": "Shop", "message": "Code {OTP_CODE}",
+                                         "otpConfig": otp_config})
     assert answer.status_code == 202, answer.text
     message_id = answer.json()["result"][0]["id"]
-    record = httpx.get(f"{sb.base_url}/api/rest/sms/{message_id}", auth=(sb.username, sb.api_password)).json()["data"][0]
+    lookup = httpx.get(f"{sb.base_url}/api/rest/sms/{message_id}", auth=(sb.username, sb.api_password))
+    record = lookup.json()["data"][0]
     return record["message"].removeprefix("Code ")
 
 

@@ -22,7 +22,8 @@ WA_SENDER, WA_TEMPLATE = "34911111111", 1002  # template 1002: one body variable
 # channel -> (path, recipients, raw request body without the recipients, how the body carries them)
 RAW = {
     "mailing": ("/api/rest/mailing", [GOOD_EMAIL, BAD_EMAIL],
-                {"fromEmail": "news@example.org", "replyTo": "news@example.org", "subject": "Hi", "body": "<p>Hello</p>"}),
+                {"fromEmail": "news@example.org", "replyTo": "news@example.org", "subject": "Hi",
+                 "body": "<p>Hello</p>"}),
     "voice": ("/api/rest/voice", [GOOD_PHONE, BAD_PHONE], {"message": "Hello", "language": "en_GB", "gender": "F"}),
     "voiceAudio": ("/api/rest/voiceAudio", [GOOD_PHONE, BAD_PHONE], {"audioUrl": AUDIO}),
     "landingsms": ("/api/rest/landingsms", [GOOD_PHONE, BAD_PHONE],

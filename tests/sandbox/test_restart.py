@@ -28,7 +28,8 @@ def test_pending_work_campaigns_and_otp_codes_survive_a_restart(tmp_path):
         assert set(frame["status"]) == {"DELIVRD"}
         assert all([e["type"] for e in events][:2] == ["sent", "delivered"] for events in frame["events"])
         again = httpx.post(f"{second.base_url}/api/rest/sms", auth=auth,
-                           json={"message": "x", "to": ["447700900003"], "from": "Shop", "campaignName": "spring"}).json()
+                           json={"message": "x", "to": ["447700900003"], "from": "Shop",
+                                 "campaignName": "spring"}).json()
         assert again["campaignId"] == body["campaignId"] and again["sendingId"] == body["sendingId"] + 1
         check = httpx.post(f"{second.base_url}/api/rest/otp/check", auth=auth,
                            json={"to": "447700900002", "code": codes["447700900002"]}).json()["data"]

@@ -38,7 +38,8 @@ def test_messages_frame_has_snake_case_columns_and_tz_aware_timestamps():
         httpx.post(f"{sb.base_url}/api/rest/sms", auth=(sb.username, sb.api_password),
                    json={"message": "x", "to": ["447700900001"], "from": "Shop", "expirationDate": "20991121093000"})
         frame = sb.messages()
-    assert {"id", "channel", "recipient", "status", "is_delivered", "cost", "events", "created_at"} <= set(frame.columns)
+    expected = {"id", "channel", "recipient", "status", "is_delivered", "cost", "events", "created_at"}
+    assert expected <= set(frame.columns)
     assert isinstance(frame["created_at"].dtype, pd.DatetimeTZDtype)
     assert str(frame["expires_at"].iloc[0]) == "2099-11-21 09:30:00+00:00"
     assert frame["is_delivered"].dtype == bool
@@ -68,8 +69,9 @@ def test_default_database_honours_xdg_data_home(monkeypatch, tmp_path):
 
 def test_the_command_prints_its_base_url_and_serves_it(tmp_path):
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path)}
-    process = subprocess.Popen([sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0", "--db", str(tmp_path / "s.sqlite"),
-                                "--clock", "manual", "--account", "ana:pw:voiceAudio"],
+    process = subprocess.Popen([sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0",
+                                "--db", str(tmp_path / "s.sqlite"), "--clock", "manual",
+                                "--account", "ana:pw:voiceAudio"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         base_url = process.stdout.readline().strip()
@@ -117,7 +119,8 @@ def test_the_command_takes_a_carrier_config_and_callback_networks(tmp_path):
     address = _outbound_address()
     process = subprocess.Popen([sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0", "--db", ":memory:",
                                 "--clock", "manual", "--carrier-config", str(config),
-                                "--allow-callback-network", "203.0.113.0/24", "--allow-callback-network", f"{address}/32"],
+                                "--allow-callback-network", "203.0.113.0/24",
+                                "--allow-callback-network", f"{address}/32"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "XDG_DATA_HOME": str(tmp_path)})
     try:
@@ -152,7 +155,8 @@ def test_a_bad_carrier_config_or_network_stops_the_command_before_it_listens(tmp
     config = tmp_path / "carrier.json"
     config.write_text(json.dumps({"profiles": {"34": {"delivery_rate": "high"}}}))
     for extra in (["--carrier-config", str(config)], ["--allow-callback-network", "10.0.0.0/99"]):
-        done = subprocess.run([sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0", "--db", ":memory:", *extra],
-                              capture_output=True, text=True, timeout=60, env={**os.environ, "XDG_DATA_HOME": str(tmp_path)})
+        command = [sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0", "--db", ":memory:", *extra]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "XDG_DATA_HOME": str(tmp_path)})
         assert done.returncode == 1 and done.stdout == ""
         assert ("profiles.34.delivery_rate" in done.stderr) or ("10.0.0.0/99" in done.stderr and "CIDR" in done.stderr)

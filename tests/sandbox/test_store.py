@@ -18,7 +18,8 @@ def test_a_database_of_an_older_layout_is_refused_with_a_plain_message(tmp_path)
     old.execute("CREATE TABLE messages (id TEXT PRIMARY KEY, account TEXT, channel TEXT)")
     old.commit()
     old.close()
-    with pytest.raises(ConfigurationError, match=r"old.sqlite was written by another version of sendframe.*new --db file"):
+    with pytest.raises(ConfigurationError,
+                       match=r"old.sqlite was written by another version of sendframe.*new --db file"):
         store.create_schema(store.connect(str(path)))
 
 
@@ -36,8 +37,8 @@ def test_values_a_message_does_not_share_with_its_request_are_kept_on_the_messag
     sending.accept(state, account, "sms", {"message": "Hi", "from": "Shop", "to": ["447700900001", "447700900002"],
                                            "notificationUrl": ["http://a.example/?i=%i", ""]})
     # voice callers by country: the sender differs between the two messages
-    sending.accept(state, account, "voice", {"message": "Hola", "to": ["34600123456", "447700900003"], "language": "es_ES",
-                                             "gender": "M", "callers": {"34": "34911000000"}})
+    sending.accept(state, account, "voice", {"message": "Hola", "to": ["34600123456", "447700900003"],
+                                             "language": "es_ES", "gender": "M", "callers": {"34": "34911000000"}})
     rows = {r["recipient"]: r for r in store.message_rows(state.db)}
     assert rows["447700900001"]["notification_url"] == "http://a.example/?i=%i"
     assert rows["447700900002"]["notification_url"] == ""

@@ -39,7 +39,8 @@ def test_unknown_filter_error_names_the_filter_and_the_position():
     assert info.value.position == 6 and info.value.filter == "shout"
 
 
-@pytest.mark.parametrize("text", ["{ }", "{a b}", "{{", "}}", "{}", "{1abc}", "{name|}", "{name|a b}", "{name|lower|upper}", "{"])
+@pytest.mark.parametrize("text", ["{ }", "{a b}", "{{", "}}", "{}", "{1abc}", "{name|}", "{name|a b}",
+                                  "{name|lower|upper}", "{"])
 def test_anything_else_between_braces_is_literal(text):
     assert parse(text).variables == ()
     assert render(text, {}) == text
@@ -165,7 +166,8 @@ def test_rendering_never_fails_except_with_the_documented_errors(template, varia
 
 
 column_values = {
-    "name": st.one_of(st.none(), st.text(alphabet=st.sampled_from("ab ÁßŉİéЖ\t😀") | st.characters(codec="utf-8"), max_size=10)),
+    "name": st.one_of(st.none(), st.text(alphabet=st.sampled_from("ab ÁßŉİéЖ\t😀") | st.characters(codec="utf-8"),
+                                         max_size=10)),
     "city": st.one_of(st.none(), st.sampled_from(["lugo", "a coruña", "ÉVORA", "köln", ""])),
     "amount": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True, width=64)),
 }
@@ -180,7 +182,8 @@ def test_render_frame_agrees_with_render_row_by_row(template, rows, integer_amou
         return
     frame = pd.DataFrame(rows).astype({"name": "str", "city": "str", "amount": "float64"})
     if integer_amounts:
-        frame["amount"] = pd.array([None if a is None or not math.isfinite(a) else int(a) % 10**9 for a in frame["amount"]], dtype="Int64")
+        frame["amount"] = pd.array([None if a is None or not math.isfinite(a) else int(a) % 10**9
+                                    for a in frame["amount"]], dtype="Int64")
     specials, shorten = placeholder_links("https://sms.example")
     out = render_frame(frame, template, specials=specials, shorten=shorten)
     for i, record in enumerate(frame.to_dict("records")):
