@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from outcomes_data import realistic_outcomes
-
 from sendframe.notebook import charts
 
 ROOT = Path(__file__).resolve().parents[1]
