@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from outcomes_data import realistic_outcomes
-
 from sendframe.notebook import charts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +48,8 @@ def load_before(rev: str) -> types.ModuleType | None:
     """The charts module of ``rev`` (with its own report module), or None when git cannot give them."""
     sources = {}
     for name in ("report", "charts"):
-        done = subprocess.run(["git", "show", f"{rev}:src/sendframe/notebook/{name}.py"], cwd=ROOT, capture_output=True, text=True)
+        done = subprocess.run(["git", "show", f"{rev}:src/sendframe/notebook/{name}.py"], cwd=ROOT,
+                              capture_output=True, text=True)
         if done.returncode != 0:
             return None
         sources[name] = done.stdout.replace("sendframe.notebook.report", "bench_before_report")
@@ -91,15 +91,18 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     outcomes = realistic_outcomes(rows, extras=True)
     print(f"dashboard of {rows:,} outcome rows ({outcomes['country'].nunique()} countries, "
-          f"{int((outcomes['status'] == 'DELIVRD').sum()):,} delivered); frame built in {time.perf_counter() - start:.1f} s (not timed)")
+          f"{int((outcomes['status'] == 'DELIVRD').sum()):,} delivered); "
+          f"frame built in {time.perf_counter() - start:.1f} s (not timed)")
     start = time.perf_counter()
     charts.dashboard(outcomes.head(1000)).to_html()  # plotly's modules load on first use: once, before either is timed
-    print(f"warm-up (plotly loads its modules): {time.perf_counter() - start:.2f} s (once per process, not timed below)")
+    print(f"warm-up (plotly loads its modules): {time.perf_counter() - start:.2f} s "
+          "(once per process, not timed below)")
     before = load_before(args.before) if args.before else None
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         if before is not None:
-            results[f"before ({args.before}, one point per message)"] = measure(before, outcomes, Path(tmp), "before", args.repeat)
+            label = f"before ({args.before}, one point per message)"
+            results[label] = measure(before, outcomes, Path(tmp), "before", args.repeat)
         else:
             print(f"baseline left out: git cannot show {args.before!r}")
         results["sendframe (aggregated)"] = measure(charts, outcomes, Path(tmp), "after", args.repeat)
@@ -112,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\npoints per figure (sendframe): " + ", ".join(f"{k} {v:,}" for k, v in after["points"].items()))
     if before is not None:
         base = results[next(iter(results))]
-        print(f"ratio (before / sendframe): time {base['total'] / after['total']:.1f}x, size {base['bytes'] / after['bytes']:.1f}x, "
+        print(f"ratio (before / sendframe): time {base['total'] / after['total']:.1f}x, "
+              f"size {base['bytes'] / after['bytes']:.1f}x, "
               f"points {sum(base['points'].values()) / sum(after['points'].values()):.0f}x")
     goal = after["total"] <= 10 and after["bytes"] <= 8_000_000
     print(f"goal (<= 10 s and <= 8 MB at 1M rows): {'met' if goal else 'NOT met'} at {rows:,} rows")

@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 from distributed import Client, LocalCluster
@@ -45,7 +46,8 @@ def write_logs(folder: Path, lines: int, files: int) -> None:
         text = pd.Series("2026-11-21T10:00:00.000000+00:00\tid=m" + pd.Series(i).astype(str) + "&status=" + status
                          + "&sent_at=2026-11-21+09%3A" + pd.Series(i % 60).astype(str).str.zfill(2)
                          + "&reported_at=2026-11-21+10%3A" + pd.Series((i * 7) % 60).astype(str).str.zfill(2)
-                         + "&mnc=0" + pd.Series(i % 3).astype(str) + "&part=1&campaign_id=" + pd.Series(1 + i % 4).astype(str)
+                         + "&mnc=0" + pd.Series(i % 3).astype(str)
+                         + "&part=1&campaign_id=" + pd.Series(1 + i % 4).astype(str)
                          + "&recipient=34" + pd.Series(600000000 + i).astype(str) + "&cost=0.045")
         (folder / f"callbacks-{f}.log").write_text("\n".join(text) + "\n")
 
@@ -86,8 +88,6 @@ def main() -> None:
         write_logs(data / "logs", lines, 8)
         print(f"data written in {time.perf_counter() - started:.1f} s: {rows:,} contacts, {lines:,} callback lines")
 
-        import dask.dataframe as dd
-
         contacts = dd.read_parquet(data / "contacts")
         with PeakMemory(client) as memory:
             started = time.perf_counter()
@@ -100,7 +100,7 @@ def main() -> None:
         print(f"dask estimate of {rows:,} rows: {estimated:.1f} s ({rows / estimated:,.0f} rows/s), "
               f"cost {totals['cost']:,.2f} {totals['currency']}, encodings {totals['encodings']}")
         print(f"dask preflight of {rows:,} rows: {checked:.1f} s ({rows / checked:,.0f} rows/s), "
-              f"problems {dict(zip(counts['rule'], counts['problems']))}")
+              f"problems {dict(zip(counts['rule'], counts['problems'], strict=True))}")
         print(f"peak worker memory: {memory.peak / 2**30:.2f} GiB of {limit} per worker (2 workers)")
 
         sample = pd.read_parquet(sorted((data / "contacts").iterdir())[0]) if per_file >= pandas_rows else \
@@ -115,8 +115,9 @@ def main() -> None:
         sendframe.estimate_totals(sendframe.estimate(small, TEMPLATE, encoding="auto"))
         sendframe.problem_counts(sendframe.preflight(small, "sms", TEMPLATE, sender="Shop", parts=1))
         spread = time.perf_counter() - started
-        print(f"estimate + preflight of {pandas_rows:,} rows: pandas {alone:.1f} s ({pandas_rows / alone:,.0f} rows/s), "
-              f"dask on 2 workers {spread:.1f} s ({pandas_rows / spread:,.0f} rows/s): x{alone / spread:.2f}")
+        print(f"estimate + preflight of {pandas_rows:,} rows: pandas {alone:.1f} s "
+              f"({pandas_rows / alone:,.0f} rows/s), dask on 2 workers {spread:.1f} s "
+              f"({pandas_rows / spread:,.0f} rows/s): x{alone / spread:.2f}")
 
         with PeakMemory(client) as memory:
             started = time.perf_counter()
@@ -125,7 +126,8 @@ def main() -> None:
             summarised = time.perf_counter() - started
         print(f"delivery summary over {lines:,} callback lines in 8 files: {summarised:.1f} s "
               f"({lines / summarised:,.0f} lines/s), peak worker memory {memory.peak / 2**30:.2f} GiB")
-        print(summary[["campaign_id", "accepted", "delivered", "delivery_rate", "median_seconds_to_delivery"]].to_string())
+        shown = ["campaign_id", "accepted", "delivered", "delivery_rate", "median_seconds_to_delivery"]
+        print(summary[shown].to_string())
 
 
 if __name__ == "__main__":

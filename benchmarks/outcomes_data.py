@@ -28,7 +28,8 @@ _COUNTRIES: tuple[tuple[str, float, str, float], ...] = (
         "IE", "BE", "CH", "AT", "PL", "SE", "NO", "DK", "FI", "GR", "RO", "HU", "CZ", "MA", "ZA", "IN", "PH",
         "AU", "NZ", "JP", "CL", "PE", "UY", "EC", "VE", "TR", "IL", "AE", "SA", "EG", "NG", "KE")),
 )
-_ACCEPTED_STATUSES = (("DELIVRD", 88.0), ("PENDING", 3.0), ("UNDELIV", 4.0), ("EXPIRED", 2.0), ("REJECTD", 2.5), ("DELETED", 0.5))
+_ACCEPTED_STATUSES = (("DELIVRD", 88.0), ("PENDING", 3.0), ("UNDELIV", 4.0), ("EXPIRED", 2.0), ("REJECTD", 2.5),
+                      ("DELETED", 0.5))
 _OUTCOMES = (("accepted", 97.9), ("rejected", 1.5), ("unknown", 0.1), ("not_sent", 0.5))
 _EXTRA_OUTCOMES = (("skipped_invalid", 1.2), ("skipped_duplicate", 0.6), ("skipped_suppressed", 0.3), ("holdout", 2.0))
 _API_ERRORS = ((102, "not a valid phone number", 85.0), (108, "the recipient unsubscribed", 10.0),
@@ -65,7 +66,8 @@ def realistic_outcomes(n: int, *, seed: int = 7, extras: bool = False) -> pd.Dat
     mnc = pd.array(np.char.zfill((rank * 2 + 1).astype(str), 2), dtype="string")
 
     status = np.full(n, "PENDING", dtype=object)
-    status[accepted] = _choice(rng, tuple(s for s, _ in _ACCEPTED_STATUSES), [w for _, w in _ACCEPTED_STATUSES], int(accepted.sum()))
+    status[accepted] = _choice(rng, tuple(s for s, _ in _ACCEPTED_STATUSES), [w for _, w in _ACCEPTED_STATUSES],
+                               int(accepted.sum()))
     status[np.isin(outcome, ["rejected", "not_sent"])] = "NOT_SENT"
     status[outcome == "unknown"] = "UNKNOWN_OUTCOME"
     attempted = accepted
@@ -73,7 +75,8 @@ def realistic_outcomes(n: int, *, seed: int = 7, extras: bool = False) -> pd.Dat
 
     error = np.full(n, -1)
     rejected = outcome == "rejected"
-    error[rejected] = _choice(rng, tuple(e for e, _, _ in _API_ERRORS), [w for _, _, w in _API_ERRORS], int(rejected.sum()))
+    error[rejected] = _choice(rng, tuple(e for e, _, _ in _API_ERRORS), [w for _, _, w in _API_ERRORS],
+                              int(rejected.sum()))
     descriptions = {code: text for code, text, _ in _API_ERRORS}
     error_code = pd.array(np.where(error >= 0, error, 0), dtype="Int64")
     error_code[error < 0] = pd.NA
@@ -94,11 +97,13 @@ def realistic_outcomes(n: int, *, seed: int = 7, extras: bool = False) -> pd.Dat
     billed = np.where(final, estimated, np.nan)
     clicked = pd.array(delivered & (rng.random(n) < 0.06), dtype="boolean")
 
+    ids = [f"{i:012x}{s:08x}" for i, s in zip(range(n), rng.integers(0, 2**32, n), strict=True)]
+    numbers = pd.Series(np.arange(n) + 600_000_000).astype(str).to_numpy(dtype=object)
     frame = pd.DataFrame({
-        "id": pd.array([f"{i:012x}{s:08x}" for i, s in zip(range(n), rng.integers(0, 2**32, n), strict=True)], dtype="string"),
+        "id": pd.array(ids, dtype="string"),
         "campaign_id": pd.array(np.full(n, 4711), dtype="Int64"),
         "sending_id": pd.array(90_000 + np.arange(n) // 1000, dtype="Int64"),
-        "recipient": pd.array(calling[which] + pd.Series(np.arange(n) + 600_000_000).astype(str).to_numpy(dtype=object), dtype="string"),
+        "recipient": pd.array(calling[which] + numbers, dtype="string"),
         "country": country, "mnc": mnc, "outcome": pd.array(outcome, dtype="string"), "error_code": error_code,
         "error_description": pd.Series(error).map(descriptions).astype("string"),
         "status": pd.Categorical(status, categories=list(OUTCOME_STATUSES), ordered=True),
@@ -109,5 +114,6 @@ def realistic_outcomes(n: int, *, seed: int = 7, extras: bool = False) -> pd.Dat
     frame = frame[list(OUTCOME_COLUMNS)]
     if extras:
         frame["variant"] = pd.array(_choice(rng, ("A", "B"), [1, 1], n), dtype="string")
-        frame["text"] = "Hi " + frame["recipient"].str[-4:] + ", your order ships today: https://s.example/" + frame.index.astype(str)
+        frame["text"] = ("Hi " + frame["recipient"].str[-4:] + ", your order ships today: https://s.example/"
+                         + frame.index.astype(str))
     return frame

@@ -17,12 +17,13 @@ import httpx
 import pandas as pd
 
 import sendframe
-from sendframe.campaign.message import Message
+from sendframe.campaign.message import Message, sms
 from sendframe.errors import RowsSkippedWarning
 from sendframe.sandbox import Sandbox
 
 DATA = resources.files("sendframe") / "data"  # package data: the demo runs from an installed wheel too
-TEMPLATE = "Hi {name|capitalize}, your {city|upper} order of {amount|formatDotComma} EUR is on its way. Track it: {tracking|shorten}"
+TEMPLATE = ("Hi {name|capitalize}, your {city|upper} order of {amount|formatDotComma} EUR is on its way. "
+            "Track it: {tracking|shorten}")
 SENDER = "SendFrame"
 # gsm-pt carries the accents of Spanish and Portuguese names in 7 bits (gsm would send them as ?)
 ENCODING = "gsm-pt"
@@ -35,7 +36,8 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
 
 
 _USER_AGENTS = (
-    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.4 Mobile/15E148 Safari/604.1",
     "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Mobile Safari/537.36",
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:125.0) Gecko/20100101 Firefox/125.0",
 )
@@ -53,15 +55,16 @@ def _simulate_clicks(records_text: pd.DataFrame, share: float = 0.3) -> int:
 
 def demo_message(notification_url: str | None = None) -> Message:
     """The demo campaign's message: the same one is checked, priced and sent."""
-    return sendframe.sms(TEMPLATE, sender=SENDER, parts=3, encoding=ENCODING, campaign="Demo campaign",
-                         suppression=DATA / "suppression.csv", notification_url=notification_url)
+    return sms(TEMPLATE, sender=SENDER, parts=3, encoding=ENCODING, campaign="Demo campaign",
+               suppression=DATA / "suppression.csv", notification_url=notification_url)
 
 
 def run(name: str, args: argparse.Namespace) -> int:
     work = Path(tempfile.mkdtemp(prefix="sendframe-demo-"))
     contacts = sendframe.read_contacts(args.contacts)
     # each order has its tracking page; the {tracking|shorten} filter turns it into a short link
-    contacts = contacts.assign(tracking="https://shop.example.org/orders/" + pd.Series(range(1000, 1000 + len(contacts)), index=contacts.index).astype(str))
+    orders = pd.Series(range(1000, 1000 + len(contacts)), index=contacts.index).astype(str)
+    contacts = contacts.assign(tracking="https://shop.example.org/orders/" + orders)
     print(f"Contacts: {len(contacts)} rows from {args.contacts}")
 
     checking = demo_message()
@@ -81,8 +84,8 @@ def run(name: str, args: argparse.Namespace) -> int:
         client = sendframe.Client(sb.base_url, sb.username, sb.api_password)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RowsSkippedWarning)  # said above, with the preflight
-            results = demo_message(receiver.notification_url).send(contacts, client=client, ledger=work / "ledger.sqlite",
-                                                                   progress=False)
+            results = demo_message(receiver.notification_url).send(contacts, client=client,
+                                                                   ledger=work / "ledger.sqlite", progress=False)
         outcome = results["outcome"].astype("str")
         print(f"Sent: {int((outcome == 'accepted').sum())} accepted, {int((outcome == 'rejected').sum())} rejected")
         callbacks = receiver.wait_for(results, timeout=args.wait, progress=False)

@@ -56,8 +56,8 @@ def test_estimate_prices_what_send_sends_leaving_out_repeated_recipients(tmp_pat
 
 
 def test_estimate_runs_as_a_console_command():
-    proc = subprocess.run([sys.executable, "-m", "sendframe.cli", "estimate", str(CONTACTS), "--message", "Hi {name}", "--rows", "2"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "sendframe.cli", "estimate", str(CONTACTS), "--message", "Hi {name}",
+                           "--rows", "2"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "messages charged" in proc.stdout
 
@@ -65,7 +65,8 @@ def test_estimate_runs_as_a_console_command():
 def test_send_help_documents_the_default_ledger():
     proc = subprocess.run([sys.executable, "-m", "sendframe.cli", "send", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
-    for flag in ("--channel", "--message", "--from", "--campaign", "--batch-size", "--ledger", "--out", "--notification-url"):
+    for flag in ("--channel", "--message", "--from", "--campaign", "--batch-size", "--ledger", "--out",
+                 "--notification-url"):
         assert flag in proc.stdout
     assert "resum" in proc.stdout and "current folder" in proc.stdout
 
@@ -127,10 +128,12 @@ def test_send_against_the_sandbox_writes_one_row_per_contact_and_resumes(tmp_pat
         assert main(argv) == 0
         results = pd.read_csv(out, dtype=str)
         assert len(results) == len(contacts)
-        assert results["recipient"].fillna("").tolist() == read_contacts(CONTACTS)["phone"].fillna("").tolist()  # input order
+        # in input order
+        assert results["recipient"].fillna("").tolist() == read_contacts(CONTACTS)["phone"].fillna("").tolist()
         skipped = results["outcome"].str.startswith("skipped_")
         # data/contacts.csv repeats three numbers (each gets one message) and has four numbers nobody can repair
-        assert results.loc[skipped, "outcome"].value_counts().to_dict() == {"skipped_invalid": 4, "skipped_duplicate": 3}
+        assert results.loc[skipped, "outcome"].value_counts().to_dict() == {"skipped_invalid": 4,
+                                                                            "skipped_duplicate": 3}
         answer = ["id", "parts", "error_code", "batch"]
         assert results.loc[skipped, answer].isna().all().all() and results.loc[skipped, "reason"].notna().all()
         accepted = results["outcome"] == "accepted"
@@ -191,7 +194,8 @@ def test_send_on_every_channel_reaches_the_sandbox_once_per_recipient(channel, s
 
 def test_keep_duplicates_sends_repeated_recipients_again(sandbox_env, tmp_path, capsys):
     out = tmp_path / "results.csv"
-    assert main(["send", str(CONTACTS), *CHANNEL_FLAGS["sms"], "--keep-duplicates", "--out", str(out), "--no-progress"]) == 0
+    argv = ["send", str(CONTACTS), *CHANNEL_FLAGS["sms"], "--keep-duplicates", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
     results = pd.read_csv(out, dtype=str)
     assert "skipped_duplicate" not in set(results["outcome"])
     assert sandbox_env.messages()["recipient"].duplicated().sum() == 3
@@ -254,5 +258,6 @@ def test_preview_and_estimate_help_say_which_send_flags_are_accepted():
         proc = subprocess.run([sys.executable, "-m", "sendframe.cli", name, "--help"], capture_output=True, text=True)
         assert proc.returncode == 0
         assert "accepted for the same command line as send" in proc.stdout
-        for flag in ("--from", "--campaign", "--batch-size", "--ledger", "--out", "--notification-url", "--keep-duplicates"):
+        for flag in ("--from", "--campaign", "--batch-size", "--ledger", "--out", "--notification-url",
+                     "--keep-duplicates"):
             assert flag in proc.stdout

@@ -39,8 +39,9 @@ def same(got: dict, want: dict) -> bool:
 
 def observed(totals) -> dict:
     return {
-        "parts": totals.parts, "cost": totals.cost, "encodings": totals.encodings, "characters_max": totals.characters_max,
-        "missing_text": totals.missing_text, "too_many_parts": totals.too_many_parts,
+        "parts": totals.parts, "cost": totals.cost, "encodings": totals.encodings,
+        "characters_max": totals.characters_max, "missing_text": totals.missing_text,
+        "too_many_parts": totals.too_many_parts,
     }
 
 

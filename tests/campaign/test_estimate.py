@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
-from sendframe.errors import InputError
 from sendframe.campaign.estimate import estimate, estimate_totals
+from sendframe.errors import InputError
 from sendframe.pricing import load_prices
 
 PRICES = """prefix,country,channel,unit_price,certified_surcharge,attachment_surcharge,currency
@@ -151,10 +155,6 @@ def test_default_price_table_is_used_when_none_is_given():
 
 
 def test_benchmark_runs_quick_and_prints_a_ratio():
-    import subprocess
-    import sys
-    from pathlib import Path
-
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_render_estimate.py"
     proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

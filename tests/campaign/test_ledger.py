@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
+import threading
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from sendframe.errors import InputError
 from sendframe.campaign.ledger import Ledger, row_key, row_keys
-from sendframe.errors import LedgerMismatchError
+from sendframe.errors import InputError, LedgerInUseError, LedgerMismatchError
 
 PARAMS = {"channel": "sms", "message": "Hi {name}", "from": "Shop"}
 ANSWER = {"campaignId": 7, "sendingId": 9, "result": [
@@ -93,8 +96,6 @@ def test_a_ledger_refuses_a_campaign_with_other_parameters(tmp_path):
 
 
 def test_row_keys_keep_the_type_of_index_labels():
-    import numpy as np
-
     assert row_key(np.int64(5)) == row_key(5) == "5"
     assert row_key("5") == '"5"'
 
@@ -111,9 +112,11 @@ CREATE TABLE rows (
     error_code INTEGER, error_description TEXT, PRIMARY KEY (batch, position));
 CREATE INDEX rows_by_key ON rows (row_key, recipient, batch);
 INSERT INTO campaign VALUES ('channel', '"sms"');
-INSERT INTO batches VALUES (1, 'fp1', 2, 'done', 207, NULL, NULL, 7, 9, '2026-11-21T09:00:00.000+00:00', '2026-11-21T09:00:01.000+00:00');
+INSERT INTO batches VALUES (1, 'fp1', 2, 'done', 207, NULL, NULL, 7, 9, '2026-11-21T09:00:00.000+00:00',
+                            '2026-11-21T09:00:01.000+00:00');
 INSERT INTO batches VALUES (2, 'fp2', 1, 'intent', NULL, NULL, NULL, NULL, NULL, '2026-11-21T09:00:02.000+00:00', NULL);
-INSERT INTO rows VALUES (1, 0, '0', '447700900001', 1, 'aaaaaaaaaaaaaaaaaaaa', 1, NULL, '2026-11-22T09:00:00+00:00', NULL, NULL);
+INSERT INTO rows VALUES (1, 0, '0', '447700900001', 1, 'aaaaaaaaaaaaaaaaaaaa', 1, NULL, '2026-11-22T09:00:00+00:00',
+                         NULL, NULL);
 INSERT INTO rows VALUES (1, 1, '1', '447700900002', 0, NULL, NULL, NULL, NULL, 102, 'not a valid phone number');
 INSERT INTO rows VALUES (2, 0, '"x"', '447700900003', NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 """
@@ -196,7 +199,8 @@ def test_the_kth_row_of_a_recipient_is_the_kth_recorded_row_of_that_recipient(tm
     with Ledger(tmp_path / "c.sqlite") as ledger:
         ledger.record_intent(1, "fp", twice)
         ledger.record_answer(1, {"campaignId": 7, "sendingId": 9, "result": [
-            {"accepted": True, "to": "447700900001", "id": "a" * 20}, {"accepted": True, "to": "447700900001", "id": "b" * 20}]})
+            {"accepted": True, "to": "447700900001", "id": "a" * 20},
+            {"accepted": True, "to": "447700900001", "id": "b" * 20}]})
         moved = ledger.lookup([row_key(5), row_key(6), row_key(7)], ["447700900001"] * 3)
         kept = ledger.lookup([row_key(1), row_key(3)], ["447700900001"] * 2)
     # two rows recorded for the recipient, three in the table: the third is new
@@ -252,10 +256,6 @@ def test_a_recipient_the_service_reformats_is_still_recognised(tmp_path):
 
 
 def test_a_second_hold_on_a_ledger_fails_at_once_naming_the_file(tmp_path):
-    import threading
-
-    from sendframe.errors import LedgerInUseError
-
     path = tmp_path / "c.sqlite"
     failures = []
 
@@ -276,11 +276,6 @@ def test_a_second_hold_on_a_ledger_fails_at_once_naming_the_file(tmp_path):
 
 
 def test_a_ledger_held_by_another_process_names_that_process(tmp_path):
-    import subprocess
-    import sys
-
-    from sendframe.errors import LedgerInUseError
-
     path = tmp_path / "c.sqlite"
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys; from sendframe.campaign.ledger import Ledger\n"
@@ -288,9 +283,8 @@ def test_a_ledger_held_by_another_process_names_that_process(tmp_path):
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(LedgerInUseError, match=f"process {holder.pid}"):
-            with Ledger(path).exclusive():
-                pass
+        with pytest.raises(LedgerInUseError, match=f"process {holder.pid}"), Ledger(path).exclusive():
+            pass
     finally:
         holder.communicate("", timeout=30)
     with Ledger(path).exclusive():

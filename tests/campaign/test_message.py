@@ -146,8 +146,10 @@ def test_replace_gives_a_new_message_and_leaves_the_old_one_alone():
 
 
 def test_every_channel_has_a_constructor_and_the_generic_one_takes_any_spelling():
-    assert sendframe.message("email", subject="Hi", body="<p>x</p>", from_email="a@b.co", reply_to="a@b.co").channel == "mailing"
-    assert sendframe.voice("Hi", language="en_GB", gender="F").recipient_column(pd.DataFrame({"Teléfono": [ES]})) == "Teléfono"
+    email = sendframe.message("email", subject="Hi", body="<p>x</p>", from_email="a@b.co", reply_to="a@b.co")
+    assert email.channel == "mailing"
+    voice = sendframe.voice("Hi", language="en_GB", gender="F")
+    assert voice.recipient_column(pd.DataFrame({"Teléfono": [ES]})) == "Teléfono"
     assert sendframe.voice_audio("https://example.org/a.mp3").channel == "voiceAudio"
     assert sendframe.landing_sms("See {LAND_URL}", "Shop").fields["templateBody"] == "<p>See</p>"
     assert sendframe.whatsapp(1002, "34911111111", body_fields="name").whatsapp_columns["bodyFields"] == ("name",)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sendframe.errors import InputError
 from sendframe.campaign.contacts import read_contacts
 from sendframe.campaign.preflight import PROBLEM_COLUMNS, preflight
+from sendframe.errors import InputError
 
 ES, ES2, PT = "34600123456", "34600123457", "351912345678"
 
@@ -52,12 +52,13 @@ def test_duplicate_recipient_is_a_warning_pointing_at_the_first_row():
 def test_missing_variable_is_reported_per_row_and_per_variable():
     contacts = pd.DataFrame({"phone": [ES, ES2], "name": ["Ana", None], "city": [None, None]})
     found = problems(preflight(contacts, "sms", "Hi {name} from {city}", sender="Shop"), "missing_variable")
-    assert sorted(zip(found["row"], found["column"])) == [(0, "city"), (1, "city"), (1, "name")]
+    assert sorted(zip(found["row"], found["column"], strict=True)) == [(0, "city"), (1, "city"), (1, "name")]
     assert all("107" in m for m in found["message"])
 
 
 def test_a_variable_with_no_column_at_all_is_missing_in_every_row():
-    found = problems(preflight(pd.DataFrame({"phone": [ES, ES2]}), "sms", "Hi {name}", sender="Shop"), "missing_variable")
+    found = problems(preflight(pd.DataFrame({"phone": [ES, ES2]}), "sms", "Hi {name}", sender="Shop"),
+                     "missing_variable")
     assert found["row"].tolist() == [0, 1]
     assert "no column 'name'" in found.iloc[0]["message"]
 
@@ -75,7 +76,8 @@ def test_characters_outside_the_encoding_are_a_warning_naming_them():
     found = problems(preflight(contacts, "sms", "Hi {name}", sender="Shop"), "unencodable_characters")
     assert found["row"].tolist() == [1]
     assert "'Ł'" in found.iloc[0]["message"] and found.iloc[0]["severity"] == "warning"
-    assert problems(preflight(contacts, "sms", "Hi {name}", sender="Shop", encoding="utf-16"), "unencodable_characters").empty
+    assert problems(preflight(contacts, "sms", "Hi {name}", sender="Shop", encoding="utf-16"),
+                    "unencodable_characters").empty
 
 
 @pytest.mark.parametrize("sender", [None, "My Shop!", "ThisIsTooLongALabel", "1234567890123456"])
@@ -99,7 +101,8 @@ def test_opted_out_numbers_from_a_path_frame_or_list(tmp_path, suppression):
         path = tmp_path / "suppression.csv"
         path.write_text("phone,reason\n+34 600 12 34 56,STOP\n", encoding="utf-8")
         suppression = path
-    found = problems(preflight(pd.DataFrame({"phone": [ES, ES2]}), "sms", "Hi", sender="Shop", suppression=suppression), "opted_out")
+    found = problems(preflight(pd.DataFrame({"phone": [ES, ES2]}), "sms", "Hi", sender="Shop", suppression=suppression),
+                     "opted_out")
     assert found["row"].tolist() == [0]
 
 
@@ -122,10 +125,12 @@ def test_format_filters_on_non_numbers_are_warnings():
 
 
 def test_whatsapp_fields_missing_per_row_and_wrong_field_counts():
-    contacts = pd.DataFrame({"phone": [ES, ES2], "h": ["x", "y"], "b1": ["1", None], "b2": ["2", "3"], "btn": ["a", "b"]})
-    ok = preflight(contacts.iloc[:1], "whatsapp", whatsapp_template=1003, header_fields=["h"], body_fields=["b1", "b2"], cta_fields=["btn"])
+    contacts = pd.DataFrame({"phone": [ES, ES2], "h": ["x", "y"], "b1": ["1", None], "b2": ["2", "3"],
+                             "btn": ["a", "b"]})
+    fields = {"header_fields": ["h"], "body_fields": ["b1", "b2"], "cta_fields": ["btn"]}
+    ok = preflight(contacts.iloc[:1], "whatsapp", whatsapp_template=1003, **fields)
     assert ok.empty
-    found = preflight(contacts, "whatsapp", whatsapp_template=1003, header_fields=["h"], body_fields=["b1", "b2"], cta_fields=["btn"])
+    found = preflight(contacts, "whatsapp", whatsapp_template=1003, **fields)
     row = problems(found, "whatsapp_field_missing").iloc[0]
     assert (row["row"], row["column"]) == (1, "b1") and "141" in row["message"]
     wrong = problems(preflight(contacts, "whatsapp", whatsapp_template=1002), "whatsapp_template")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sendframe.errors import InputError, TemplateError
 from sendframe.campaign.preview import render
+from sendframe.errors import InputError, TemplateError
 
 BASE = "https://sms.example.org"
 
@@ -26,7 +26,8 @@ def test_unsubscribe_and_landing_links_have_their_real_length():
 
 
 def test_shortened_links_have_their_real_length():
-    text = render(pd.DataFrame({"url": ["https://shop.example/a/very/long/path?with=query"]}), "{url|shorten}", link_base=BASE)[0]
+    long_url = pd.DataFrame({"url": ["https://shop.example/a/very/long/path?with=query"]})
+    text = render(long_url, "{url|shorten}", link_base=BASE)[0]
     assert text.startswith(BASE + "/s/") and len(text) == len(BASE) + len("/s/") + 8
 
 

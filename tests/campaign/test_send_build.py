@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 import pytest
 
 from sendframe import send_sms, send_whatsapp
-from sendframe.errors import InputError, RequestValidationError
+from sendframe.api.models import parse_request
 from sendframe.campaign.batching import CampaignSpec, TokenBucket, plan_batches
 from sendframe.campaign.message import RESULT_COLUMNS
 from sendframe.campaign.shortcuts import send_campaign
+from sendframe.errors import InputError, RequestValidationError
 
 
 @pytest.fixture
@@ -63,13 +66,14 @@ def test_notification_url_may_name_a_column_for_per_recipient_addresses(contacts
 
 def test_landing_sms_refuses_a_per_recipient_notification_url(contacts):
     with pytest.raises(InputError, match="only allowed for sms"):
-        CampaignSpec.build(contacts, "landingsms", {"message": "{LAND_URL}", "sender": "Shop", "template_body": "<p>x</p>"},
+        CampaignSpec.build(contacts, "landingsms",
+                           {"message": "{LAND_URL}", "sender": "Shop", "template_body": "<p>x</p>"},
                            notification_url="hook")
 
 
 def test_whatsapp_fields_come_from_columns_in_order(contacts):
-    spec = CampaignSpec.build(contacts, "whatsapp", {"template_id": 1, "sender": "Shop", "body_fields": ("name", "city"),
-                                                      "header_fields": ("city",)})
+    spec = CampaignSpec.build(contacts, "whatsapp", {"template_id": 1, "sender": "Shop",
+                                                      "body_fields": ("name", "city"), "header_fields": ("city",)})
     message = spec.payload([0])["messages"][0]
     assert message == {"to": "447700900001", "bodyFields": ["Ana", "Leeds"], "headerFields": ["Leeds"]}
     result = send_whatsapp(contacts, 1002, "Shop", body_fields=("city",), dry_run=True, progress=False)
@@ -124,13 +128,11 @@ def test_a_token_bucket_holds_the_average_rate():
     assert waits[-1] == pytest.approx(2.0)
 
 
-@pytest.mark.parametrize("extra", [{}, {"unknown_field": 1, "schedule_date": pd.Timestamp("2026-11-21 10:30", tz="UTC")}])
+@pytest.mark.parametrize("extra", [{}, {"unknown_field": 1,
+                                        "schedule_date": pd.Timestamp("2026-11-21 10:30", tz="UTC")}])
 def test_each_batch_sends_its_validated_request_and_fingerprints_those_bytes(contacts, extra):
-    import hashlib
-
-    from sendframe.api.models import parse_request
-
-    spec = CampaignSpec.build(contacts, "sms", {"message": "Hi {name}", "sender": "Shop", **extra}, notification_url="hook")
+    spec = CampaignSpec.build(contacts, "sms", {"message": "Hi {name}", "sender": "Shop", **extra},
+                              notification_url="hook")
     batches = plan_batches(spec, [0, 2, 1], batch_size=2)
     assert [batch.positions for batch in batches] == [(0, 2), (1,)]
     for batch in batches:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 import warnings
@@ -11,10 +12,9 @@ import pytest
 
 from sendframe import send_sms
 from sendframe.api.client import Client
-from sendframe.errors import SendframeWarning
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.policy import OUTCOMES
-from sendframe.errors import CampaignStoppedWarning
+from sendframe.errors import AuthenticationError, CampaignStoppedWarning, SendframeWarning
 from tests.conftest import FAST_RETRY as FAST
 
 _next = iter(range(99_999))
@@ -83,8 +83,6 @@ def test_a_dropped_connection_leaves_rows_unknown_and_the_next_run_does_not_send
 
 
 def test_no_connection_is_not_sent_and_the_next_run_sends_it(sb, client, tmp_path):
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{s.getsockname()[1]}"
@@ -99,13 +97,10 @@ def test_no_connection_is_not_sent_and_the_next_run_sends_it(sb, client, tmp_pat
 
 
 def test_wrong_credentials_leave_every_row_not_sent(sb, tmp_path):
-    from sendframe.errors import AuthenticationError
-
     ledger = tmp_path / "c.sqlite"
-    with Client(sb.base_url, sb.username, "wrong", retry=FAST) as wrong:
-        with pytest.raises(AuthenticationError):
-            send_sms(contacts_of(4), "Hi", "Shop", client=wrong, ledger=ledger, batch_size=2, concurrency=1,
-                     progress=False)
+    with Client(sb.base_url, sb.username, "wrong", retry=FAST) as wrong, pytest.raises(AuthenticationError):
+        send_sms(contacts_of(4), "Hi", "Shop", client=wrong, ledger=ledger, batch_size=2, concurrency=1,
+                 progress=False)
     assert set(Ledger(ledger).rows()["state"]) == {"not_sent"}
 
 
@@ -113,10 +108,12 @@ def test_a_failing_service_stops_the_campaign_after_three_unknown_batches_in_a_r
     ledger = tmp_path / "c.sqlite"
     contacts = contacts_of(20)
     sb.faults(status=500)
-    with pytest.warns(CampaignStoppedWarning, match="3 batches in a row.*14 row\\(s\\) were not attempted.*same ledger"):
-        with pytest.warns(SendframeWarning, match="6 row\\(s\\) have an unknown outcome"):
-            result = send_sms(contacts, "Hi", "Shop", client=client, ledger=ledger, batch_size=2, concurrency=1,
-                              progress=False)
+    with (
+        pytest.warns(CampaignStoppedWarning, match="3 batches in a row.*14 row\\(s\\) were not attempted.*same ledger"),
+        pytest.warns(SendframeWarning, match="6 row\\(s\\) have an unknown outcome"),
+    ):
+        result = send_sms(contacts, "Hi", "Shop", client=client, ledger=ledger, batch_size=2, concurrency=1,
+                          progress=False)
     assert result["outcome"].astype(str).tolist() == ["unknown"] * 6 + ["not_sent"] * 14
     assert result["batch"].isna().sum() == 14  # never attempted: no intent, no batch
     assert len(Ledger(ledger).rows()) == 6

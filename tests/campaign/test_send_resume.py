@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 
 from sendframe import send_sms
-from sendframe.errors import SendframeWarning
 from sendframe.campaign.ledger import Ledger
-from sendframe.errors import LedgerInUseError
+from sendframe.errors import LedgerInUseError, SendframeWarning
 
 _next = iter(range(99_999))
 

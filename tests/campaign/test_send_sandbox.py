@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import warnings
 
 import pandas as pd
@@ -10,14 +11,9 @@ import pytest
 
 from sendframe import send_landingsms, send_mailing, send_sms, send_voice, send_voice_audio, send_whatsapp
 from sendframe.api.client import Client
-from sendframe.errors import SendframeWarning
-from sendframe.errors import AuthenticationError
 from sendframe.campaign.ledger import Ledger
-from sendframe.errors import LedgerMismatchError
-
-
+from sendframe.errors import AuthenticationError, LedgerMismatchError, SendframeWarning
 from tests.conftest import FAST_RETRY as FAST
-
 
 _next = iter(range(99_999))
 
@@ -107,17 +103,14 @@ def test_a_ledger_refuses_to_resume_another_campaign(client, tmp_path):
 def test_wrong_credentials_stop_the_campaign_and_leave_rows_to_send_later(sb, tmp_path):
     ledger = tmp_path / "c.sqlite"
     contacts = contacts_of(4)
-    with Client(sb.base_url, sb.username, "wrong", retry=FAST) as wrong:
-        with pytest.raises(AuthenticationError):
-            send_sms(contacts, "Hi", "Shop", client=wrong, ledger=ledger, batch_size=2, concurrency=1, progress=False)
+    with Client(sb.base_url, sb.username, "wrong", retry=FAST) as wrong, pytest.raises(AuthenticationError):
+        send_sms(contacts, "Hi", "Shop", client=wrong, ledger=ledger, batch_size=2, concurrency=1, progress=False)
     with Client(sb.base_url, sb.username, sb.api_password) as right:
         result = send_sms(contacts, "Hi", "Shop", client=right, ledger=ledger, batch_size=2, progress=False)
     assert result["outcome"].eq("accepted").all()
 
 
 def test_rate_limits_pace_the_batches(client):
-    import time
-
     started = time.monotonic()
     send_sms(contacts_of(8), "Hi", "Shop", client=client, batch_size=1, requests_per_second=4, progress=False)
     assert time.monotonic() - started >= 0.9  # 4 at once, then one every 0.25 s
@@ -155,7 +148,8 @@ def test_every_channel_sends_from_a_frame(client, channel):
     send = {
         "mailing": lambda: send_mailing(contacts, "Hi {name}", "<p>From {city}</p>", from_email="news@example.org",
                                         reply_to="news@example.org", client=client, progress=False),
-        "voice": lambda: send_voice(contacts, "Hello {name}", language="en_GB", gender="M", client=client, progress=False),
+        "voice": lambda: send_voice(contacts, "Hello {name}", language="en_GB", gender="M", client=client,
+                                    progress=False),
         "voice_audio": lambda: send_voice_audio(contacts, "https://example.org/a.mp3", client=client, progress=False),
         "landingsms": lambda: send_landingsms(contacts, "{name}: {LAND_URL}", "Shop", template_body="<p>Hi</p>",
                                               client=client, progress=False),

@@ -18,7 +18,8 @@ def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
 def test_a_folder_of_mixed_logs_is_read_once_per_notification(tmp_path):
     paths, url = write_logs(tmp_path / "logs")
     together = sendframe.read_callbacks(tmp_path / "logs", url)
-    one_by_one = [sendframe.read_callbacks(p) if "receiver" in p.name else sendframe.read_callbacks(p, url) for p in paths]
+    one_by_one = [sendframe.read_callbacks(p) if "receiver" in p.name else sendframe.read_callbacks(p, url)
+                  for p in paths]
     assert len(together) == 300 and together["id"].is_unique  # 39 retries seen again in receiver-b are dropped
     assert together.attrs["duplicates_dropped"] == 39 and together.attrs["files"] == 3
     assert sum(len(f) for f in one_by_one) == 339
@@ -56,6 +57,7 @@ def test_summary_of_dask_results_with_callbacks_equals_pandas(dask_client, tmp_p
     got = sendframe.delivery_summary(dd.from_pandas(results, npartitions=3), dd.from_pandas(callbacks, npartitions=2),
                                      by="campaign_id")
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
-    outcomes = sendframe.message_outcomes(dd.from_pandas(results, npartitions=3), dd.from_pandas(callbacks, npartitions=2))
+    outcomes = sendframe.message_outcomes(dd.from_pandas(results, npartitions=3),
+                                          dd.from_pandas(callbacks, npartitions=2))
     pd.testing.assert_frame_equal(outcomes.compute().sort_index(), sendframe.message_outcomes(results, callbacks),
                                   check_dtype=False)

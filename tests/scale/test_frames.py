@@ -75,3 +75,19 @@ def test_a_missing_recipient_column_is_said_at_once_not_at_compute(dask_client, 
     _, ddf = table
     with pytest.raises(sendframe.InputError, match="no phone column"):
         sendframe.estimate(ddf.drop(columns=["phone", "phone_raw"]), "Hi")
+
+
+def test_read_contacts_flags_repeats_across_files_whose_recipient_columns_have_other_names(dask_client, tmp_path):
+    raw = contacts().rename(columns={"phone": "Mobile", "email": "E-mail"})
+    for i in range(4):
+        raw.iloc[i * 100:(i + 1) * 100].to_csv(tmp_path / f"c{i}.csv", index=False)
+    expected = sendframe.read_contacts(raw)
+    assert expected.attrs["recipient_columns"] == {"phone": "Mobile", "email": "E-mail"}
+    # found under their usual names, and named exactly: both read the renamed columns as pandas does
+    for options in ({}, {"phone_column": "Mobile", "email_column": "E-mail"}, {"phone_column": "Mobile",
+                                                                              "email_column": None}):
+        lazy = sendframe.read_contacts(str(tmp_path / "c*.csv"), **options)
+        found = lazy.compute()
+        wanted = sendframe.read_contacts(raw, **options)
+        pd.testing.assert_frame_equal(found, wanted, check_dtype=False)
+        assert found["duplicate"].sum() > 100  # repeats in other files are flagged, by the canonical phone column

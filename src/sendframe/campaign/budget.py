@@ -32,7 +32,8 @@ class Budget:
 
     def __post_init__(self) -> None:
         if isinstance(self.cap, bool) or not isinstance(self.cap, (int, float)) or self.cap < 0:
-            raise InputError(f"max_cost must be a number of at least 0 (in the price table's currency), got {self.cap!r}.")
+            raise InputError("max_cost must be a number of at least 0 (in the price table's currency), "
+                             f"got {self.cap!r}.")
 
     def start(self, row_costs: Sequence[float]) -> None:
         """Begin a run over rows with these estimated costs (the spend so far is kept)."""

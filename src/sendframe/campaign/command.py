@@ -58,7 +58,8 @@ _LEDGER_HELP = (
 _KEEP_HELP = (
     "send rows the policy leaves out anyway (repeatable): invalid (missing or invalid recipient), suppressed "
     "(on --suppression), preflight (another preflight error of the row), duplicate (the recipient repeats an "
-    "earlier row). By default they are skipped, a line says how many, and --out keeps them with outcome skipped_<reason>"
+    "earlier row). By default they are skipped, a line says how many, and --out keeps them with outcome "
+    "skipped_<reason>"
 )
 _FIELDS_HELP = "comma-separated column names filling the template's {} variables in order (whatsapp)"
 
@@ -70,10 +71,13 @@ _MESSAGE_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any], str], ...] = (
     (("--campaign",), {"metavar": "NAME"}, "campaign name (groups the statistics)"),
     (("--encoding",), {"choices": ("gsm", "gsm-pt", "utf-16", "auto")},
      "SMS encoding (default: the service's, gsm); auto: the cheapest that carries each row's text, sent as estimated"),
-    (("--parts",), {"type": int, "metavar": "N"}, "most SMS parts per message (service default 1); rows needing more are skipped"),
-    (("--trans",), {"type": int, "choices": (0, 1), "default": 0}, "1: replace accented characters per the spec's table"),
+    (("--parts",), {"type": int, "metavar": "N"},
+     "most SMS parts per message (service default 1); rows needing more are skipped"),
+    (("--trans",), {"type": int, "choices": (0, 1), "default": 0},
+     "1: replace accented characters per the spec's table"),
     (("--certified",), {"action": "store_true"}, "certified sending (priced as such)"),
-    (("--notification-url",), {"metavar": "URL"}, "delivery notification address (escape codes such as %%i, %%s; sms and landingsms)"),
+    (("--notification-url",), {"metavar": "URL"},
+     "delivery notification address (escape codes such as %%i, %%s; sms and landingsms)"),
     (("--subject",), {}, "email subject (mailing, required)"),
     (("--from-email",), {}, "validated sender address (mailing, required)"),
     (("--reply-to",), {}, "validated reply address (mailing; default: --from-email)"),
@@ -100,7 +104,8 @@ _MESSAGE_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any], str], ...] = (
 )
 # how the send runs: accepted by preview and estimate too (a send's command line runs renamed), used by send
 _SEND_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any], str], ...] = (
-    (("--batch-size",), {"type": int, "default": 500, "metavar": "N"}, "recipients per request (default 500, at most 1000)"),
+    (("--batch-size",), {"type": int, "default": 500, "metavar": "N"},
+     "recipients per request (default 500, at most 1000)"),
     (("--ledger",), {"metavar": "FILE"}, _LEDGER_HELP),
     (("--resend-unknown",), {"action": "store_true"},
      "also send rows whose earlier outcome is unknown (they may have been sent already: check them first)"),
@@ -135,18 +140,22 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
                         help="sms (default), landingsms, mailing, voice, voiceAudio, whatsapp")
     parser.add_argument("--message", metavar="TEXT",
                         help="message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}; "
-                             "for mailing the HTML body. Required, except for voiceAudio and whatsapp (which take none)")
+                             "for mailing the HTML body. Required, except for voiceAudio and whatsapp "
+                             "(which take none)")
     parser.add_argument("--phone-column", default=None,
-                        help="column of phone numbers (default: phone, or a usual name such as Mobile, Móvil, Telefone)")
+                        help="column of phone numbers (default: phone, or a usual name such as Mobile, Móvil, "
+                             "Telefone)")
     parser.add_argument("--email-column", default=None, help="column of email addresses (default: email, E-mail, ...)")
     parser.add_argument("--region", default="ES", help="country assumed for national numbers (ISO code, default: ES)")
     parser.add_argument("--out", metavar="FILE.csv", help="also write the result, one row per contact, as CSV")
     for flags, options, help_text in _MESSAGE_FLAGS:
         parser.add_argument(*flags, **options, help=help_text)
     if name in ("preview", "estimate"):
-        parser.add_argument("--link-base", metavar="URL", help="base address of generated links (default: $SENDFRAME_BASE_URL)")
+        parser.add_argument("--link-base", metavar="URL",
+                            help="base address of generated links (default: $SENDFRAME_BASE_URL)")
         parser.add_argument("--rows", type=int, default=20, metavar="N", help="rows to print (default 20; 0 = all)")
-        parser.add_argument("--prices", metavar="PRICES.csv", help="price table (default: the one shipped with sendframe)")
+        parser.add_argument("--prices", metavar="PRICES.csv",
+                            help="price table (default: the one shipped with sendframe)")
     if name == "send":
         for flags, options, help_text in _SEND_FLAGS:
             parser.add_argument(*flags, **options, help=help_text)
@@ -199,7 +208,8 @@ def _given(args: argparse.Namespace, flag: str) -> Any:
 def _require(args: argparse.Namespace, channel: str, *flags: str) -> None:
     missing = [flag for flag in flags if _given(args, flag) in (None, "")]
     if missing:
-        raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for --channel {channel}.")
+        verb = "is" if len(missing) == 1 else "are"
+        raise InputError(f"{' and '.join(missing)} {verb} required for --channel {channel}.")
 
 
 def _refuse(args: argparse.Namespace, channel: str, flag: str, why: str) -> None:

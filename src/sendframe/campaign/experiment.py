@@ -114,7 +114,8 @@ class Variants:
             repeated = np.zeros(len(frame), dtype=bool)
             repeated[sending] = keys[sending].duplicated(keep="first").to_numpy()
             plan.loc[repeated, "action"] = "skipped_duplicate"
-            plan.loc[repeated, "reason"] = [f"{v} already gets the message from an earlier row." for v in keys[repeated]]
+            plan.loc[repeated, "reason"] = [f"{v} already gets the message from an earlier row."
+                                            for v in keys[repeated]]
         return plan.assign(variant=frame[self.column].astype("str"))
 
     @keyword_checked
@@ -136,7 +137,8 @@ class Variants:
         currency = next((piece.attrs.get("currency") for piece in pieces), "EUR")
         priced.attrs = {"currency": currency}
         priced.attrs["totals"] = estimate_totals(priced)
-        by_variant = {name: {k: v for k, v in estimate_totals(group).items() if k in ("rows", "billable", "messages", "cost")}
+        shown = ("rows", "billable", "messages", "cost")
+        by_variant = {name: {k: v for k, v in estimate_totals(group).items() if k in shown}
                       for name, group in priced.groupby("variant", sort=False)}
         priced.attrs["by_variant"] = pd.DataFrame.from_dict(by_variant, orient="index").rename_axis("variant")
         return priced
@@ -194,8 +196,8 @@ def variants(messages: Mapping[str, Message], *, column: str = "variant",
                          "'B': sendframe.sms(...)}.")
     for name, message in messages.items():
         if not isinstance(message, Message):
-            raise InputError(f"Variant {name!r} is {type(message).__name__}, not a message (make one with sendframe.sms, "
-                             "sendframe.mailing, ...).")
+            raise InputError(f"Variant {name!r} is {type(message).__name__}, not a message (make one with "
+                             "sendframe.sms, sendframe.mailing, ...).")
     held = (holdout,) if isinstance(holdout, str) else tuple(holdout)
     overlap = set(messages) & set(held)
     if overlap:

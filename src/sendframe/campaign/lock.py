@@ -26,14 +26,12 @@ from sendframe.errors import LedgerInUseError
 __all__ = ["hold"]
 
 
-
-
 def _try_lock(fd: int) -> bool:
     """Take an exclusive lock on the open file ``fd`` without waiting; False when another holds it."""
     try:
-        import fcntl
+        import fcntl  # noqa: PLC0415  a platform module: POSIX only, tried where the lock is taken
     except ImportError:  # Windows: lock the first byte
-        import msvcrt
+        import msvcrt  # noqa: PLC0415  a platform module: Windows only
 
         os.lseek(fd, 0, os.SEEK_SET)
         try:
@@ -51,9 +49,9 @@ def _try_lock(fd: int) -> bool:
 
 def _unlock(fd: int) -> None:
     try:
-        import fcntl
+        import fcntl  # noqa: PLC0415  a platform module: POSIX only, tried where the lock is taken
     except ImportError:
-        import msvcrt
+        import msvcrt  # noqa: PLC0415  a platform module: Windows only
 
         os.lseek(fd, 0, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]

@@ -36,21 +36,21 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from sendframe.api.models import parse_request
+from sendframe.api.validation import format_wire_datetime
+from sendframe.api.wire import user_stacklevel
 from sendframe.campaign import estimate as estimating
 from sendframe.campaign import preflight as checking
 from sendframe.campaign import preview
 from sendframe.campaign.batching import wire_fields
-from sendframe.campaign.columns import recipient_column
-from sendframe.api.validation import format_wire_datetime
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.caps import frequency_capped, history_from_ledgers
-from sendframe.campaign.schedule import local_send_times
+from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.policy import KEEP_REASONS, OUTCOMES, keep_reasons, plan_rows, skipped_summary
+from sendframe.campaign.schedule import local_send_times
 from sendframe.campaign.send import ANSWER_COLUMNS, send_rows
 from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
-from sendframe.api.wire import user_stacklevel
 from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import check_options, keyword_checked, request_field_names
 from sendframe.scale import messages as on_dask
@@ -58,7 +58,8 @@ from sendframe.scale.runtime import is_dask_frame
 from sendframe.scale.sending import send_partitions
 from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice", "voice_audio", "whatsapp"]
+__all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
+           "voice_audio", "whatsapp"]
 
 # options of Message.send besides the contacts (the message's own settings are not repeated here)
 SEND_OPTIONS: tuple[str, ...] = (
@@ -173,7 +174,8 @@ class Message:
             ['Hi ANA']
         """
         if is_dask_frame(contacts):  # lazily, partition by partition (sendframe.scale)
-            return on_dask.render(self, contacts, field=field)
+            lazy = on_dask.render(self, contacts, field=field)
+            return lazy  # type: ignore[no-any-return]  # a lazy Dask Series
         frame = as_frame(contacts)
         name = request_field_names(self.channel).get(field, field) if field else _TEXT_FIELD.get(self.channel)
         template = self.fields.get(name) if name else None
@@ -186,7 +188,8 @@ class Message:
                               escape_html=name in self.info.html_fields)
 
     @keyword_checked
-    def preview(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def preview(self, contacts: Any, *, suppression: Any = None,
+                keep: str | Iterable[str] | None = None) -> pd.DataFrame:
         """Per row: ``recipient``, ``text`` and what a send would do with it (``action``, ``reason``).
 
             >>> import pandas as pd
@@ -195,7 +198,8 @@ class Message:
             0  34600123456  Hi Jo   send    NaN
         """
         if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
-            return on_dask.preview(self, contacts, suppression=suppression, keep=keep)
+            lazy = on_dask.preview(self, contacts, suppression=suppression, keep=keep)
+            return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
         column = self.recipient_column(frame)
         text = self.render(frame) if self.channel in _TEXT_FIELD else pd.Series(pd.NA, index=frame.index, dtype="str")
@@ -207,11 +211,13 @@ class Message:
         """Every problem of sending this message to ``contacts``, one row each (see :func:`sendframe.preflight`).
 
             >>> import pandas as pd
-            >>> sms("Hi {First Name}", sender="Shop").preflight(pd.DataFrame({"phone": ["34600123456"]}))["rule"].tolist()
+            >>> problems = sms("Hi {First Name}", sender="Shop").preflight(pd.DataFrame({"phone": ["34600123456"]}))
+            >>> problems["rule"].tolist()
             ['malformed_placeholder']
         """
         if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
-            return on_dask.preflight(self, contacts, suppression=suppression)
+            lazy = on_dask.preflight(self, contacts, suppression=suppression)
+            return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
         whatsapp = {_WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()}
         return checking.preflight(
@@ -233,7 +239,8 @@ class Message:
         ``ledger`` is the send's own ledger, left out of a history read from a folder of ledgers.
         """
         if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
-            return on_dask.plan(self, contacts, suppression=suppression, keep=keep, now=now, ledger=ledger)
+            lazy = on_dask.plan(self, contacts, suppression=suppression, keep=keep, now=now, ledger=ledger)
+            return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
         problems = self.preflight(frame, suppression=suppression)
         fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
@@ -283,7 +290,8 @@ class Message:
             [0]
         """
         if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
-            return on_dask.ready(self, contacts, suppression=suppression, keep=keep)
+            lazy = on_dask.ready(self, contacts, suppression=suppression, keep=keep)
+            return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
         plan = self.plan(frame, suppression=suppression, keep=keep)
         return frame.loc[(plan["action"] == "send").to_numpy()].copy()
@@ -298,11 +306,14 @@ class Message:
             >>> import pandas as pd
             >>> est = sms("Olá {name}", sender="Shop", encoding="auto").estimate(
             ...     pd.DataFrame({"phone": ["34600123456", "34600123456"], "name": ["Ana", "Bo"]}))
-            >>> est[["encoding", "parts", "action"]].to_dict("records")
-            [{'encoding': 'gsm-pt', 'parts': 1, 'action': 'send'}, {'encoding': 'gsm-pt', 'parts': 1, 'action': 'skipped_duplicate'}]
+            >>> est[["encoding", "parts", "action"]].to_dict("records")  # doctest: +NORMALIZE_WHITESPACE
+            [{'encoding': 'gsm-pt', 'parts': 1, 'action': 'send'},
+             {'encoding': 'gsm-pt', 'parts': 1, 'action': 'skipped_duplicate'}]
         """
         if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
-            return on_dask.estimate(self, contacts, prices=prices, suppression=suppression, keep=keep, attachments=attachments)
+            lazy = on_dask.estimate(self, contacts, prices=prices, suppression=suppression, keep=keep,
+                                    attachments=attachments)
+            return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
         template = self.template
         if template is None:
@@ -381,8 +392,14 @@ class Message:
                 dry_run=dry_run, resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown,
                 progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now, out=out,
                 cancel=cancel)
-        if is_dask_frame(contacts) or out is not None:  # partition by partition, the result to Parquet (sendframe.scale)
-            return send_partitions(self, contacts, out=out, ledger=ledger, suppression=suppression, keep=keep, client=client, batch_size=batch_size, concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run, resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now)
+        if is_dask_frame(contacts) or out is not None:  # by partition, the result to Parquet (sendframe.scale)
+            written = send_partitions(
+                self, contacts, out=out, ledger=ledger, suppression=suppression, keep=keep, client=client,
+                batch_size=batch_size, concurrency=concurrency, requests_per_second=requests_per_second,
+                parts_per_second=parts_per_second, dry_run=dry_run, resend_unknown=resend_unknown,
+                stop_after_unknown=stop_after_unknown, progress=progress, max_cost=max_cost, prices=prices,
+                callbacks=callbacks, now=now)
+            return written  # type: ignore[no-any-return]  # a lazy Dask frame (the dataset written to out)
         frame = as_frame(contacts)
         plan = self.plan(frame, suppression=suppression, keep=keep, now=now, ledger=ledger)
         summary = skipped_summary(plan, "sent" if not dry_run else "to be sent")
@@ -523,7 +540,8 @@ def message(channel_name: str, **options: Any) -> Message:
     if cap is not None:
         if (not isinstance(cap, (tuple, list)) or len(cap) != 2
                 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in cap)):
-            raise InputError(f"frequency_cap is (messages, days), e.g. (2, 7): at most 2 messages in 7 days; got {cap!r}.")
+            raise InputError("frequency_cap is (messages, days), e.g. (2, 7): at most 2 messages in 7 days; "
+                             f"got {cap!r}.")
         if settings.get("history") is None:
             raise InputError("frequency_cap needs history=: a folder of earlier campaigns' ledgers, their paths, or a "
                              "frame with recipient and sent_at columns.")
@@ -531,7 +549,8 @@ def message(channel_name: str, **options: Any) -> Message:
     if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
         raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
     if notification_url is not None and not info.has_notifications:
-        raise InputError(f"notification_url applies to {' and '.join(c for c in ('sms', 'landingsms'))}, not {info.name}.")
+        raise InputError(f"notification_url applies to {' and '.join(c for c in ('sms', 'landingsms'))}, "
+                         f"not {info.name}.")
     _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
     return Message(info.name, MappingProxyType(fields), encoding, settings.get("to"), notification_url,
                    settings.get("link_base"), settings.get("default_region", "ES"),
@@ -580,7 +599,8 @@ def sms(message_text: str, sender: str, **options: Any) -> Message:
 
 
 def landing_sms(message_text: str, sender: str, *, template_body: str | None = None, **options: Any) -> Message:
-    """An SMS with a landing page (``{LAND_URL}``): ``landing_sms("See {LAND_URL}", "Shop", template_body="<p>Hi</p>")``.
+    """An SMS with a landing page (``{LAND_URL}``):
+    ``landing_sms("See {LAND_URL}", "Shop", template_body="<p>Hi</p>")``.
 
         >>> landing_sms("See {LAND_URL}", "Shop", template_body="<p>Hi {name}</p>").channel
         'landingsms'
@@ -593,7 +613,8 @@ def landing_sms(message_text: str, sender: str, *, template_body: str | None = N
 
 def mailing(subject: str, body: str | None = None, *, from_email: str, reply_to: str | None = None,
             **options: Any) -> Message:
-    """An email: ``mailing("Hi {name}", "<p>...</p>", from_email="news@shop.example")`` (reply_to defaults to from_email).
+    """An email: ``mailing("Hi {name}", "<p>...</p>", from_email="news@shop.example")``
+    (reply_to defaults to from_email).
 
         >>> mailing("Hi", "<p>Hi</p>", from_email="a@b.co").fields["replyTo"]
         'a@b.co'

@@ -26,11 +26,11 @@ import pandas as pd
 
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
+from sendframe.scale.frames import on_partitions
+from sendframe.scale.runtime import is_dask_frame
 from sendframe.text import templates
 from sendframe.text.templates import DEFAULT_LINK_BASE, placeholder_links
 from sendframe.text.translate import translate_series
-from sendframe.scale.frames import on_partitions
-from sendframe.scale.runtime import is_dask_frame
 
 __all__ = ["link_base_for", "placeholders", "render"]
 
@@ -58,7 +58,8 @@ def _otp_shape(otp_config: Mapping[str, Any] | Any | None) -> tuple[int, bool]:
     return length, bool(otp_config.get("alpha"))
 
 
-def placeholders(link_base: str | None = None, otp_config: Mapping[str, Any] | None = None) -> tuple[dict[str, str], Callable[[str], str]]:
+def placeholders(link_base: str | None = None,
+                 otp_config: Mapping[str, Any] | None = None) -> tuple[dict[str, str], Callable[[str], str]]:
     """The specials placeholders and a ``shorten`` stand-in, each of the real length
     (the text engine's ``placeholder_links`` for this base and OTP configuration).
 
@@ -101,7 +102,9 @@ def render(
     """
 
     if is_dask_frame(contacts):  # lazily, partition by partition (sendframe.scale)
-        return on_partitions(render, contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+        lazy = on_partitions(render, contacts, template, channel=channel, otp_config=otp_config, link_base=link_base,
+                             trans=trans)
+        return lazy  # type: ignore[no-any-return]  # a lazy Dask Series
     frame = _check_frame(contacts)
     if not isinstance(template, str):
         raise InputError(f"The template must be text, not {type(template).__name__}.")

@@ -58,8 +58,8 @@ from sendframe.campaign.batching import (
 )
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger, row_tag
-from sendframe.campaign.settling import GRACE
 from sendframe.campaign.policy import OUTCOMES
+from sendframe.campaign.settling import GRACE
 from sendframe.errors import (
     ApiError,
     AuthenticationError,
@@ -158,19 +158,22 @@ async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequen
             try:
                 answer = await client.send_columns(channel, batch.encoded)
             except UnknownOutcomeError as exc:
-                await asyncio.to_thread(ledger.record_failure, batch.number, "unknown", exc.code, exc.description, exc.status)
+                await asyncio.to_thread(ledger.record_failure, batch.number, "unknown", exc.code, exc.description,
+                                        exc.status)
                 ended(True, exc.description)
             except AuthenticationError as exc:  # nothing processed; no point sending the rest
                 stop.set()
                 run.auth_failure = run.auth_failure or exc
-                await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code, exc.description, exc.status)
+                await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code, exc.description,
+                                        exc.status)
             except NotSentError as exc:
                 await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code,
                                         f"{exc.description} Nothing was sent; run again with the same ledger to retry.",
                                         exc.status)
             except ApiError as exc:
                 state = "done" if exc.status == 400 else "not_sent"  # 400: rejected as a whole; 413 etc.: not processed
-                await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description, exc.status)
+                await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description,
+                                        exc.status)
                 if state == "done":
                     ended(False)
             else:
@@ -203,15 +206,15 @@ def _typed_result(frame: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
     result = pd.DataFrame({
         "accepted": accepted,
         "id": frame["id"].astype("string"),
-        "parts": pd.array(frame["parts"], dtype="Int64"),
+        "parts": frame["parts"].astype("Int64"),
         "scheduled_at": when("scheduled_at"),
         "expires_at": when("expires_at"),
-        "error_code": pd.array(frame["error_code"], dtype="Int64"),
+        "error_code": frame["error_code"].astype("Int64"),
         "error_description": frame["error_description"].astype("string"),
-        "campaign_id": pd.array(frame["campaign_id"], dtype="Int64"),
-        "sending_id": pd.array(frame["sending_id"], dtype="Int64"),
-        "batch": pd.array(frame["batch"], dtype="Int64"),
-        "outcome": pd.Categorical.from_codes(outcome, categories=list(OUTCOMES)),
+        "campaign_id": frame["campaign_id"].astype("Int64"),
+        "sending_id": frame["sending_id"].astype("Int64"),
+        "batch": frame["batch"].astype("Int64"),
+        "outcome": pd.Categorical.from_codes(outcome, categories=pd.Index(OUTCOMES)),
     })
     result.index = index
     return result
@@ -279,7 +282,8 @@ def send_rows(
     ``settle`` (tag -> message id, from notifications) marks rows of unknown batches accepted before
     anything is sent (:meth:`Ledger.settle`).
 
-        >>> result = send_rows(contacts, "sms", fields={"message": "Hi", "from": "Shop"}, ledger="c.sqlite")  # doctest: +SKIP
+        >>> result = send_rows(  # doctest: +SKIP
+        ...     contacts, "sms", fields={"message": "Hi", "from": "Shop"}, ledger="c.sqlite")
         >>> result["outcome"].value_counts()  # doctest: +SKIP
     """
     if concurrency < 1:
@@ -292,12 +296,12 @@ def send_rows(
         request_fields[_WHATSAPP_OPTION_OF_WIRE[wire_name]] = tuple(columns)
     spec = CampaignSpec.build(contacts, channel, request_fields, to_column=to_column, notification_url=notification_url,
                               row_fields=row_fields)
-    config = None if dry_run else _config_for(client)
-    parts = None
-    if parts_per_second or dry_run:
-        parts = estimate_parts(contacts, spec, config.base_url if config else None)
     if dry_run:
-        return _dry_run_result(contacts, plan_batches(spec, range(len(contacts)), batch_size=batch_size, parts=parts), parts)
+        dry_parts = estimate_parts(contacts, spec, None)
+        batches = plan_batches(spec, range(len(contacts)), batch_size=batch_size, parts=dry_parts)
+        return _dry_run_result(contacts, batches, dry_parts)
+    config = _config_for(client)
+    parts = estimate_parts(contacts, spec, config.base_url) if parts_per_second else None
 
     journal, owned = _open_ledger(ledger)
     run = _Run()
@@ -337,7 +341,8 @@ def send_rows(
     if unknown:
         where = f"Ledger({journal.path!r}).unknown_rows()" if in_file else "the result's outcome column"
         overdue = ""
-        if settle is not None and in_file:  # notifications were given: a row none names after the grace is likely unsent
+        # notifications were given: a row none names after the grace is likely unsent
+        if settle is not None and in_file:
             with Ledger(journal.path) as reader:
                 since = pd.Timestamp.now(tz="UTC") - reader.unknown_rows()["intent_at"]
             late = int((since > GRACE).sum())
@@ -378,7 +383,7 @@ def _send(spec: CampaignSpec, keys: Sequence[str], batches: list[Batch], config:
           concurrency: int, requests_per_second: float | None, parts_per_second: float | None,
           stop_after_unknown: int | None, progress: Any, total: int, budget: Budget | None,
           cancel: threading.Event | None) -> _Run:
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
 
     stop = cancel if cancel is not None else threading.Event()
     if not isinstance(progress, bool):  # the caller's tqdm-compatible object (the Composer's bar)

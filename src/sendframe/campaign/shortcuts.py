@@ -61,7 +61,8 @@ def send_campaign(contacts: Any, channel: str, **options: Any) -> pd.DataFrame:
     (nothing was sent; the next run with the same ledger sends it); ``dry_run``; or the
     ``skipped_*`` reason a row was left out (:mod:`sendframe.campaign.policy`).
 
-        >>> result = send_campaign(contacts, "sms", message="Hi {name}", sender="Shop", ledger="c.sqlite")  # doctest: +SKIP
+        >>> result = send_campaign(  # doctest: +SKIP
+        ...     contacts, "sms", message="Hi {name}", sender="Shop", ledger="c.sqlite")
     """
     return _send(channel_info(channel).name, contacts, options, "sendframe.send_campaign")
 
@@ -103,7 +104,8 @@ def send_voice_audio(contacts: Any, audio_url: str, **options: Any) -> pd.DataFr
 
 def send_landingsms(contacts: Any, message: str, sender: str, *, template_body: str | None = None,
                     template_id: int | None = None, **options: Any) -> pd.DataFrame:
-    """Send an SMS with a landing page. ``send_landingsms(contacts, "See {LAND_URL}", "Shop", template_body="<p>Hi</p>")``
+    """Send an SMS with a landing page.
+    ``send_landingsms(contacts, "See {LAND_URL}", "Shop", template_body="<p>Hi</p>")``
 
         >>> send_landingsms(contacts, "Offer: {LAND_URL}", "Shop", template_body="<h1>Hi</h1>")  # doctest: +SKIP
     """

@@ -14,7 +14,8 @@ logs are dropped (a shuffle on the message id), rows grouped by id. ``latest_sta
 :func:`outcomes_partitions` and :func:`summary_partitions`): the summary is a tree reduction
 whose answer is a small pandas frame, equal to the pandas one on the same notifications.
 
-    >>> callbacks = sendframe.read_callbacks("logs/", "https://shop.example/dlr?mid=%i&st=%s", dask=True)  # doctest: +SKIP
+    >>> callbacks = sendframe.read_callbacks(  # doctest: +SKIP
+    ...     "logs/", "https://shop.example/dlr?mid=%i&st=%s", dask=True)
     >>> sendframe.delivery_summary(callbacks=callbacks, by="country")  # doctest: +SKIP
 """
 
@@ -23,7 +24,8 @@ from __future__ import annotations
 import glob
 import os
 import re
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -34,7 +36,7 @@ import pyarrow as pa
 
 from sendframe.api.notifications import ESCAPE_CODES
 from sendframe.errors import InputError
-from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame
+from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, meta_of
 
 __all__ = ["LARGE_LOGS_BYTES", "is_many_logs", "latest_status_partitions", "log_files", "outcomes_partitions",
            "read_logs", "summary_partitions"]
@@ -80,7 +82,8 @@ def log_files(source: Any) -> list[str]:
 
 def _head(path: str, size: int = 1 << 16) -> bytes:
     with pa.input_stream(path, compression="detect") as stream:
-        return stream.read(size)
+        head: bytes = stream.read(size)  # pyarrow is untyped: read answers bytes
+    return head
 
 
 def _is_receiver_log(path: str) -> bool:
@@ -117,14 +120,14 @@ def _deduplicated(frame: pd.DataFrame) -> pd.DataFrame:
     return ordered.drop_duplicates(subset=same, keep="first").sort_index(kind="stable")
 
 
-def _attrs_of(frames: Sequence[pd.DataFrame], dropped: int) -> dict[str, Any]:
+def _attrs_of(frames: Sequence[pd.DataFrame], dropped: int) -> dict[Hashable | None, Any]:
     examples = [line for f in frames for line in f.attrs.get("junk_examples", [])]
     return {"junk_lines": sum(int(f.attrs.get("junk_lines", 0)) for f in frames), "junk_examples": examples[:5],
             "duplicates_dropped": sum(int(f.attrs.get("duplicates_dropped", 0)) for f in frames) + dropped,
             "other_requests": sum(int(f.attrs.get("other_requests", 0)) for f in frames), "files": len(frames)}
 
 
-def _columns(frames_columns: Sequence[Sequence[str]]) -> list[str]:
+def _columns(frames_columns: Iterable[Iterable[str]]) -> list[str]:
     names: list[str] = []
     for columns in frames_columns:
         names += [c for c in columns if c not in names and c != "received_at"]
@@ -183,8 +186,6 @@ def _read_conformed(path: str, read: Callable[..., pd.DataFrame], notification_u
 
 def _empty_frame(files: Sequence[str], read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:
     """The typed columns of a callback frame, from an empty log of the first log's kind."""
-    import tempfile
-
     with tempfile.TemporaryDirectory() as folder:
         blank = Path(folder) / "empty.log"
         blank.write_text("")
@@ -202,7 +203,7 @@ def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
     if results is not None and not is_dask_frame(results):
         results = dd.from_pandas(results, npartitions=1, sort=False)
     parts = max(x.npartitions for x in (results, callbacks) if x is not None)
-    keyed = []
+    keyed: list[Any] = []  # Dask frames, or None where not given
     for x in (results, callbacks):
         if x is None:
             keyed.append(None)
@@ -217,15 +218,13 @@ def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFram
 
         >>> sendframe.latest_status(callbacks_ddf).compute()  # doctest: +SKIP
     """
-    dask_dataframe()
-    from dask.dataframe.utils import make_meta
-
-    meta = latest_status(make_meta(callbacks))
+    meta = latest_status(meta_of(callbacks))
     keyed = callbacks.shuffle("id")
     return keyed.map_partitions(latest_status, meta=meta.iloc[:0], enforce_metadata=False)
 
 
-def _outcomes_of(results: pd.DataFrame, callbacks: pd.DataFrame | None, outcomes: Callable[..., pd.DataFrame]) -> pd.DataFrame:
+def _outcomes_of(results: pd.DataFrame, callbacks: pd.DataFrame | None,
+                 outcomes: Callable[..., pd.DataFrame]) -> pd.DataFrame:
     return outcomes(results, None if callbacks is None else callbacks.reset_index(drop=True))
 
 
@@ -243,11 +242,9 @@ def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: 
         >>> sendframe.message_outcomes(results_ddf, callbacks_ddf).to_parquet("outcomes.parquet")  # doctest: +SKIP
     """
     dask_dataframe()
-    from dask.dataframe.utils import make_meta
-
     _only_frames(records=records, estimate=estimate, recipients=recipients)
     results, callbacks = _paired(results, callbacks)
-    meta = message_outcomes(make_meta(results), make_meta(callbacks) if callbacks is not None else None).iloc[:0]
+    meta = message_outcomes(meta_of(results), meta_of(callbacks) if callbacks is not None else None).iloc[:0]
     if callbacks is None:
         return results.map_partitions(_outcomes_of, None, message_outcomes, meta=meta, enforce_metadata=False)
     return results.map_partitions(_outcomes_of, callbacks, message_outcomes, meta=meta, align_dataframes=False,
@@ -351,8 +348,9 @@ def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], message_ou
     results, callbacks = _paired(results, callbacks)
     empty = pd.DataFrame({"_": []})
     if results is None:
-        partial = callbacks.map_partitions(lambda c: _partition_tables(None, c, delivery_summary, message_outcomes, keys),
-                                           meta=empty, enforce_metadata=False)
+        partial = callbacks.map_partitions(
+            lambda c: _partition_tables(None, c, delivery_summary, message_outcomes, keys),
+            meta=empty, enforce_metadata=False)
     elif callbacks is None:
         partial = results.map_partitions(_partition_tables, None, delivery_summary, message_outcomes, keys, meta=empty,
                                          enforce_metadata=False)

@@ -25,7 +25,7 @@ import pandas as pd
 
 from sendframe.errors import InputError
 from sendframe.scale.repeats import local_positions, repeated_rows
-from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, lengths_of, persist, settled
+from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, lengths_of, meta_of, persist, settled
 
 __all__ = ["LARGE_FILE_BYTES", "PARTITION_BYTES", "read_partitioned", "wants_dask"]
 
@@ -95,16 +95,24 @@ def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
     return dd.read_csv(paths, **options)
 
 
-def _recipient_keys(part: pd.DataFrame, phone: str | None, email: str | None) -> pd.DataFrame:
-    """Candidates of the ``duplicate`` flag: valid phones as written, valid emails folded (as read_contacts compares)."""
+def _recipient_keys(part: pd.DataFrame) -> pd.DataFrame:
+    """Candidates of the ``duplicate`` flag: valid phones as written, valid emails folded (as read_contacts compares).
+
+    ``part`` is read_contacts' answer, so its recipients are in the canonical ``phone`` and ``email``
+    columns whatever the source called them (``Mobile``, ``E-mail``, ...).
+
+        >>> part = pd.DataFrame({"phone": ["34600123456", None], "phone_valid": [True, False]})
+        >>> _recipient_keys(part)["key"].tolist()
+        ['p:34600123456']
+    """
     keys = []
-    if phone is not None:
+    if "phone" in part:
         valid = part["phone_valid"].to_numpy(dtype=bool)
-        keys.append(pd.DataFrame({"key": ("p:" + part[phone].astype("str"))[valid].to_numpy(dtype=object),
+        keys.append(pd.DataFrame({"key": ("p:" + part["phone"].astype("str"))[valid].to_numpy(dtype=object),
                                   "label": part.index[valid]}, index=np.flatnonzero(valid)))
-    if email is not None:
+    if "email" in part:
         valid = part["email_valid"].to_numpy(dtype=bool)
-        folded = "e:" + part[email].astype("str").str.strip().str.lower()
+        folded = "e:" + part["email"].astype("str").str.strip().str.lower()
         keys.append(pd.DataFrame({"key": folded[valid].to_numpy(dtype=object), "label": part.index[valid]},
                                  index=np.flatnonzero(valid)))
     return pd.concat(keys) if keys else pd.DataFrame({"key": [], "label": []})
@@ -114,9 +122,8 @@ def _normalised(part: pd.DataFrame, read: Callable[..., pd.DataFrame], options: 
     return read(part, **options)
 
 
-def _candidates(part: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any],
-                phone: str | None, email: str | None) -> pd.DataFrame:
-    return _recipient_keys(read(part, **options), phone, email)
+def _candidates(part: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any]) -> pd.DataFrame:
+    return _recipient_keys(read(part, **options))
 
 
 def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any],
@@ -140,18 +147,16 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
     """
     dd = dask_dataframe()
     raw = settled(_raw_frame(source, read_options))
-    columns = list(raw.columns)
-    phone = phone_column if phone_column in columns else None
-    email = email_column if email_column in columns else None
     options = {"phone_column": phone_column, "email_column": email_column, "default_region": default_region}
-    from dask.dataframe.utils import make_meta
-
-    meta = read_contacts(make_meta(raw), **options)  # a table without a recipient column fails here, at once
+    meta = read_contacts(meta_of(raw), **options)  # a table without a recipient column fails here, at once
     meta.index = pd.RangeIndex(0)
-    pick_options = {**options, "phone_column": phone, "email_column": email}
-    recipients = [c for c in (phone, email) if c is not None]
+    # the source columns read_contacts found (Mobile, E-mail, ...), named exactly, so the candidates of
+    # the duplicate flag read those columns alone and find them under the canonical phone / email
+    sources: dict[str, str] = dict(meta.attrs.get("recipient_columns", {}))
+    pick_options = {**options, "phone_column": sources.get("phone"), "email_column": sources.get("email")}
+    recipients = list(sources.values())
     # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
-    repeats = repeated_rows(raw, lambda part: _candidates(part[recipients], read_contacts, pick_options, phone, email))
+    repeats = repeated_rows(raw, lambda part: _candidates(part[recipients], read_contacts, pick_options))
     repeats = persist(repeats)
     (counted,) = compute(lengths_of(raw))
     counted = np.atleast_1d(np.asarray(counted, dtype=np.int64)).tolist()  # one partition: a bare number

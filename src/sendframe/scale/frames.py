@@ -26,19 +26,12 @@ import pandas as pd
 from sendframe.campaign.columns import recipient_column
 from sendframe.channels import channel as channel_info
 from sendframe.scale.repeats import local_positions, repeated_rows
-from sendframe.scale.runtime import compute, dask_dataframe, persist, settled
+from sendframe.scale.runtime import compute, meta_of, persist, settled
 from sendframe.text.encodings import ENCODINGS
 
 __all__ = ["estimate_totals", "on_partitions", "preflight_partitions", "problem_counts"]
 
 _DUPLICATE = "duplicate_recipient"
-
-
-def _meta_of(frame: Any) -> pd.DataFrame:
-    dask_dataframe()
-    from dask.dataframe.utils import make_meta
-
-    return make_meta(frame)
 
 
 def _empty(value: Any) -> Any:
@@ -71,10 +64,11 @@ def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **option
     the partitions and index of ``frame``.
 
         >>> import pandas as pd, dask.dataframe as dd, sendframe  # doctest: +SKIP
-        >>> on_partitions(sendframe.render, dd.from_pandas(pd.DataFrame({"n": ["a"]}), npartitions=1), "Hi {n}").compute().tolist()  # doctest: +SKIP
+        >>> frame = dd.from_pandas(pd.DataFrame({"n": ["a"]}), npartitions=1)  # doctest: +SKIP
+        >>> on_partitions(sendframe.render, frame, "Hi {n}").compute().tolist()  # doctest: +SKIP
         ['Hi a']
     """
-    meta = _empty(function(_meta_of(frame), *args, **options))
+    meta = _empty(function(meta_of(frame), *args, **options))
     return frame.map_partitions(_apply, function, args, options, meta, meta=meta, enforce_metadata=False)
 
 
@@ -85,7 +79,8 @@ def _recipient_key(values: pd.Series, kind: str) -> pd.Series:
     return values.str.lower() if kind == "email" else values
 
 
-def _valid_rows(part: pd.DataFrame, column: str, kind: str, recipients_only: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+def _valid_rows(part: pd.DataFrame, column: str, kind: str,
+                recipients_only: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
     """Candidates of the duplicate rule: rows with a valid recipient (preflight's own rule decides)."""
     positional = part.reset_index(drop=True)
     problems = recipients_only(positional)
@@ -124,7 +119,8 @@ def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
         dup_at.append(len(cells))
         labels.append(own_labels[position])
         cells.append(value)
-    probe = pd.DataFrame({column: pd.array(cells, dtype=part[column].dtype)}, index=pd.Index(labels, dtype=object))
+    probe = pd.DataFrame({column: pd.Series(cells, dtype=part[column].dtype).array},
+                         index=pd.Index(labels, dtype=object))
     found = recipients_only(probe)
     duplicates = found[found["rule"] == _DUPLICATE].reset_index(drop=True)
     if len(duplicates) != len(dup_at):  # pragma: no cover - preflight flags exactly the later rows of a recipient
@@ -153,7 +149,8 @@ def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, full: Callable[[p
     rows[at >= 0] = part.index[at[at >= 0]].to_numpy(dtype=object)
     rows[at < 0] = None
     out = merged.assign(row=rows)[list(meta.columns)].reset_index(drop=True)
-    return _typed_like(out, meta)
+    typed: pd.DataFrame = _typed_like(out, meta)
+    return typed
 
 
 def preflight_partitions(preflight: Callable[..., pd.DataFrame], frame: Any, channel: str,
@@ -168,8 +165,9 @@ def preflight_partitions(preflight: Callable[..., pd.DataFrame], frame: Any, cha
         >>> problems = sendframe.preflight(contacts_ddf, "sms", "Hi {name}", sender="Shop")  # doctest: +SKIP
         >>> problem_counts(problems)  # doctest: +SKIP
     """
-    meta = _empty(preflight(_meta_of(frame), channel, template, **options))  # arguments checked here, at once
-    column = recipient_column(_meta_of(frame), channel_info(channel).recipient, options.get("to_column"), channel=channel)
+    meta = _empty(preflight(meta_of(frame), channel, template, **options))  # arguments checked here, at once
+    column = recipient_column(meta_of(frame), channel_info(channel).recipient, options.get("to_column"),
+                              channel=channel)
 
     def full(part: pd.DataFrame) -> pd.DataFrame:
         return preflight(part, channel, template, **options)
@@ -223,7 +221,7 @@ def estimate_totals(estimate: Any) -> dict[str, Any]:
 
         >>> estimate_totals(sendframe.estimate(contacts_ddf, "Hi {name}"))["cost"]  # doctest: +SKIP
     """
-    meta = _partition_totals(_empty(_meta_of(estimate)))
+    meta = _partition_totals(_empty(meta_of(estimate)))
     partial = estimate.map_partitions(_partition_totals, meta=meta, enforce_metadata=False)
     currencies = estimate.map_partitions(_currency_of, meta=pd.Series([], dtype="str"), enforce_metadata=False)
     sums, seen = compute(partial.sum(), currencies.drop_duplicates())
@@ -249,5 +247,7 @@ def problem_counts(problems: Any) -> pd.DataFrame:
     counts = problems.groupby(["rule", "severity"], observed=True).size()
     if hasattr(counts, "compute"):
         (counts,) = compute(counts)
-    return (counts.rename("problems").reset_index().sort_values(["problems", "rule"], ascending=[False, True])
-            .reset_index(drop=True).astype({"problems": "int64"}))
+    table: pd.DataFrame = (counts.rename("problems").reset_index()
+                           .sort_values(["problems", "rule"], ascending=[False, True])
+                           .reset_index(drop=True).astype({"problems": "int64"}))
+    return table

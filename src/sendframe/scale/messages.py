@@ -23,24 +23,17 @@ import pandas as pd
 from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.scale.frames import checked_preflight, on_partitions
 from sendframe.scale.repeats import local_positions, repeated_rows
-from sendframe.scale.runtime import dask_dataframe, persist, settled
+from sendframe.scale.runtime import meta_of, persist, settled
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["RECIPIENT_KEY", "duplicate_reasons", "estimate", "plan", "preflight", "preview", "ready", "render", "repeats_of_plan",
-           "with_duplicates", "with_key"]
+__all__ = ["RECIPIENT_KEY", "duplicate_reasons", "estimate", "plan", "preflight", "preview", "ready", "render",
+           "repeats_of_plan", "with_duplicates", "with_key"]
 
 RECIPIENT_KEY = "_recipient_key"
 _NO_PROBLEMS = pd.DataFrame({"row": pd.Series([], dtype=object), "rule": pd.Series([], dtype="str"),
                              "message": pd.Series([], dtype="str"), "severity": pd.Series([], dtype="str")})
-
-
-def _meta_of(frame: Any) -> pd.DataFrame:
-    dask_dataframe()
-    from dask.dataframe.utils import make_meta
-
-    return make_meta(frame)
 
 
 def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
@@ -102,11 +95,11 @@ def _skip_repeats(local: pd.DataFrame, repeats: pd.DataFrame) -> pd.DataFrame:
         at = local_positions(repeats.index.to_numpy())
         action = out["action"].to_numpy(dtype=object).copy()
         action[at] = "skipped_duplicate"
-        changed: dict[str, Any] = {"action": pd.array(action, dtype=out["action"].dtype)}
+        changed: dict[str, Any] = {"action": pd.Series(action, dtype=out["action"].dtype).array}
         if "reason" in out:
             reason = out["reason"].to_numpy(dtype=object).copy()
             reason[at] = duplicate_reasons(repeats["key"].to_numpy(dtype=object))
-            changed["reason"] = pd.array(reason, dtype=out["reason"].dtype)
+            changed["reason"] = pd.Series(reason, dtype=out["reason"].dtype).array
         if "billable" in out:  # an estimate: a skipped row costs nothing
             billable = out["billable"].to_numpy(dtype=bool).copy()
             billable[at] = False
@@ -121,7 +114,7 @@ def _skip_repeats(local: pd.DataFrame, repeats: pd.DataFrame) -> pd.DataFrame:
 def _planned(msg: Message, frame: Any, method: Callable[..., pd.DataFrame], options: dict[str, Any],
              keep: str | Iterable[str] | None) -> Any:
     """``method`` (a message's plan, estimate or preview) on every partition, repeats skipped across partitions."""
-    meta_frame = _meta_of(frame)
+    meta_frame = meta_of(frame)
     column = msg.recipient_column(meta_frame)
     if "duplicate" in keep_reasons(keep):  # repeats are sent: nothing spans partitions
         return on_partitions(_call, frame, method, {**options, "keep": keep})
@@ -152,7 +145,7 @@ def render(msg: Message, frame: Any, *, field: str | None = None) -> Any:
 
 def preflight(msg: Message, frame: Any, *, suppression: Any = None) -> Any:
     """:meth:`Message.preflight` of a Dask frame (lazy; ``duplicate_recipient`` across partitions)."""
-    meta_frame = _meta_of(frame)
+    meta_frame = meta_of(frame)
     column = msg.recipient_column(meta_frame)
     meta = msg.preflight(meta_frame, suppression=suppression).iloc[:0]
 
@@ -193,5 +186,5 @@ def ready(msg: Message, frame: Any, *, suppression: Any = None, keep: str | Iter
     """:meth:`Message.ready` of a Dask frame: the rows a send would send, lazily."""
     frame = settled(frame)
     planned = plan(msg, frame, suppression=suppression, keep=keep)
-    return frame.map_partitions(_rows_to_send, planned, meta=_meta_of(frame), align_dataframes=False,
+    return frame.map_partitions(_rows_to_send, planned, meta=meta_of(frame), align_dataframes=False,
                                 enforce_metadata=False)

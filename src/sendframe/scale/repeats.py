@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.scale.runtime import dask_dataframe
+from sendframe.scale.runtime import meta_of
 
 __all__ = ["ORDER_BITS", "local_positions", "order_bounds", "repeated_rows"]
 
@@ -87,10 +87,7 @@ def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> A
     index is the repeat's order (:func:`local_positions` gives its position) and its columns are
     ``key``, ``first_label`` and ``first_order`` (the first occurrence's label and order).
     """
-    dask_dataframe()
-    from dask.dataframe.utils import make_meta
-
-    label_type = _label_type(make_meta(frame).index)
+    label_type = _label_type(meta_of(frame).index)
     empty = pd.DataFrame({"key": pd.array([], dtype="str"), "order": np.zeros(0, np.int64),
                           "label": pd.array([], dtype=label_type) if label_type is not object else np.zeros(0, object)})
     candidates = frame.map_partitions(_candidates, pick, label_type, meta=empty, enforce_metadata=False)

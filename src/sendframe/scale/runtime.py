@@ -11,10 +11,13 @@ when it is missing, says the exact command that installs it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
-__all__ = ["INSTALL_HINT", "compute", "dask_dataframe", "is_dask_frame", "lengths_of", "persist", "settled"]
+import pandas as pd
+
+__all__ = ["INSTALL_HINT", "compute", "dask_dataframe", "is_dask_frame", "lengths_of", "meta_of", "persist", "settled"]
 
 INSTALL_HINT = "pip install 'sendframe[dask]'"
 
@@ -36,7 +39,7 @@ def dask_dataframe() -> ModuleType:
         'dask.dataframe'
     """
     try:
-        import dask.dataframe as dd  # the optional stack: imported on first use only
+        import dask.dataframe as dd  # noqa: PLC0415  the optional sendframe[dask] stack, imported on first use only
     except ImportError as exc:  # pragma: no cover - the extra is installed in CI
         raise ImportError(f"Working on Dask frames needs dask[dataframe] and distributed: {INSTALL_HINT}") from exc
     return dd
@@ -49,9 +52,10 @@ def compute(*collections: Any) -> tuple[Any, ...]:
         ()
     """
     dask_dataframe()
-    import dask
+    from dask.base import compute as dask_compute  # noqa: PLC0415  optional stack, imported on first use
 
-    return dask.compute(*collections)  # type: ignore[no-any-return]
+    # dask.base is untyped: its compute answers a tuple with one result per collection
+    return cast(Callable[..., tuple[Any, ...]], dask_compute)(*collections)
 
 
 def persist(collection: Any) -> Any:
@@ -61,10 +65,25 @@ def persist(collection: Any) -> Any:
         >>> persist(frame)  # doctest: +SKIP
     """
     dask_dataframe()
-    import dask
+    from dask.base import persist as dask_persist  # noqa: PLC0415  optional stack, imported on first use
 
-    (persisted,) = dask.persist(collection)
+    # dask.base is untyped: its persist answers a tuple with one collection per collection given
+    (persisted,) = cast(Callable[..., tuple[Any, ...]], dask_persist)(collection)
     return persisted
+
+
+def meta_of(frame: Any) -> pd.DataFrame:
+    """The empty pandas frame a Dask DataFrame's partitions look like (its ``meta``: columns and dtypes).
+
+        >>> import dask.dataframe as dd  # doctest: +SKIP
+        >>> meta_of(dd.from_pandas(pd.DataFrame({"phone": ["1"]}), npartitions=1)).columns.tolist()  # doctest: +SKIP
+        ['phone']
+    """
+    dask_dataframe()
+    from dask.dataframe.dispatch import make_meta  # noqa: PLC0415  optional stack, imported on first use
+
+    # dask.dataframe.dispatch is untyped: make_meta of a Dask DataFrame is its pandas meta
+    return cast(Callable[[Any], pd.DataFrame], make_meta)(frame)
 
 
 def settled(frame: Any) -> Any:

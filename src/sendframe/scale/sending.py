@@ -36,7 +36,7 @@ from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
 from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning
 from sendframe.scale.messages import duplicate_reasons, repeats_of_plan, with_duplicates, with_key
 from sendframe.scale.repeats import ORDER_BITS, local_positions
-from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, lengths_of, settled
+from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, lengths_of, meta_of, settled
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -77,10 +77,9 @@ class PartitionLedger(Ledger):
 
 
 def _candidates_and_lengths(msg: Message, frame: Any, suppression: Any, keep: Any) -> tuple[pd.DataFrame, list[int]]:
-    """One pass over the frame: the rows whose recipient another partition sends to first, and each partition's length."""
-    from dask.dataframe.utils import make_meta
-
-    meta_frame = make_meta(frame)
+    """One pass over the frame: the rows whose recipient another partition sends to first, and each
+    partition's length."""
+    meta_frame = meta_of(frame)
     column = msg.recipient_column(meta_frame)
     lengths = lengths_of(frame)
     if "duplicate" in keep_reasons(keep):
@@ -109,13 +108,14 @@ def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
 
 
 def _skipped_rows(msg: Message, rows: pd.DataFrame, keys: np.ndarray, like: pd.DataFrame) -> pd.DataFrame:
-    """Result rows for repeats of a recipient another partition sends to: skipped_duplicate, with the policy's reason."""
+    """Result rows for repeats of a recipient another partition sends to: skipped_duplicate, with the
+    policy's reason."""
     shown = msg.preview(rows, keep=["invalid", "suppressed", "preflight", "duplicate"])
     result = like.iloc[:0].reindex(rows.index)
     outcome = pd.Categorical(["skipped_duplicate"] * len(rows), categories=list(OUTCOMES))
     return result.assign(recipient=shown["recipient"].astype(like["recipient"].dtype),
                          text=shown["text"].astype(like["text"].dtype), accepted=False, outcome=outcome,
-                         reason=pd.array(duplicate_reasons(keys), dtype=like["reason"].dtype))
+                         reason=pd.Series(duplicate_reasons(keys), dtype=like["reason"].dtype).array)
 
 
 def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] | None, ledger: Any,
@@ -157,7 +157,7 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
     target.mkdir(parents=True)
     counts: dict[str, int] = {}
     ledger_path = os.fspath(ledger)
-    with hold(ledger_path), PartitionLedger(ledger_path) as journal:
+    with hold(ledger_path), contextlib.closing(PartitionLedger(ledger_path)) as journal:
         for number in range(frame.npartitions):
             part = frame.get_partition(number).compute()
             part.index = pd.RangeIndex(offsets[number], offsets[number + 1], name="row")
@@ -180,15 +180,17 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
                     warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
             if any(issubclass(w.category, CampaignStoppedWarning) for w in said):
                 left = frame.npartitions - number - 1
-                warnings.warn(f"The send stopped after partition {number + 1} of {frame.npartitions}; {left} partition(s) "
-                              "were not started and have no result file. Run again with the same ledger to continue.",
+                warnings.warn(f"The send stopped after partition {number + 1} of {frame.npartitions}; "
+                              f"{left} partition(s) were not started and have no result file. Run again with "
+                              "the same ledger to continue.",
                               CampaignStoppedWarning, stacklevel=3)
                 break
     actions = [o if o.startswith("skipped") else "send" for o in counts]
     categories = list(dict.fromkeys(actions))
     codes = np.repeat(np.asarray([categories.index(a) for a in actions], dtype=np.int32),
                       np.asarray(list(counts.values()), dtype=np.int64))
-    summary = skipped_summary(pd.DataFrame({"action": pd.Categorical.from_codes(codes, categories=categories)}), "sent")
+    actions_column = pd.Categorical.from_codes(codes, categories=pd.Index(categories))
+    summary = skipped_summary(pd.DataFrame({"action": actions_column}), "sent")
     if summary:
         warnings.warn(summary, RowsSkippedWarning, stacklevel=3)
     return dd.read_parquet(target, index="row")
