@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from datetime import datetime
 
 import pandas as pd
 import pyarrow as pa
@@ -232,3 +233,13 @@ def test_values_put_into_html_are_escaped_in_the_preview_as_the_service_escapes_
     page = sendframe.landing_sms("See {LAND_URL}", "Shop", template_body="<h1>{name}</h1>")
     assert page.render(frame, field="template_body").tolist() == ["<h1>&lt;script&gt;x()&lt;/script&gt;</h1>"]
     assert sendframe.sms("Hi {name}", sender="Shop").render(frame).tolist() == ["Hi <script>x()</script>"]  # not HTML
+
+
+def test_a_date_without_a_time_zone_is_refused_with_a_hint_to_give_one():
+    with pytest.raises(InputError, match="schedule_date=.*no time zone"):
+        sendframe.sms("Hi", sender="Shop", schedule_date=datetime(2027, 1, 5, 10, 0))
+    with pytest.raises(InputError, match="zone"):
+        sendframe.sms("Hi", sender="Shop", local_time="10:00").schedule(pd.DataFrame({"phone": [ES]}),
+                                                                        now=datetime(2027, 1, 5, 10, 0))
+    aware = sendframe.sms("Hi", sender="Shop", schedule_date=pd.Timestamp("2027-01-05 10:00", tz="Europe/Madrid"))
+    assert aware.fields["scheduleDate"].tzinfo is not None

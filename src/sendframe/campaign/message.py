@@ -29,6 +29,7 @@ import re
 import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
@@ -52,7 +53,7 @@ from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
 from sendframe.errors import InputError, RowsSkippedWarning
-from sendframe.options import check_options, keyword_checked, request_field_names
+from sendframe.options import check_options, keyword_checked, request_field_names, snake_case
 from sendframe.scale import messages as on_dask
 from sendframe.scale.runtime import is_dask_frame
 from sendframe.scale.sending import send_partitions
@@ -536,6 +537,12 @@ def message(channel_name: str, **options: Any) -> Message:
     if campaign is not None:
         fields["campaignName"] = campaign
     notification_url = settings.get("notification_url") or fields.pop("notificationUrl", None)
+    for name in ("scheduleDate", "expirationDate"):
+        value = fields.get(name)
+        if isinstance(value, (datetime, pd.Timestamp)) and value.tzinfo is None:
+            raise InputError(f"{snake_case(name)}={value!r} has no time zone, so it could mean any of 24 hours: give "
+                             "a zone, e.g. datetime(..., tzinfo=ZoneInfo('Europe/Madrid')) or pd.Timestamp(..., "
+                             "tz='UTC').")
     cap = settings.get("frequency_cap")
     if cap is not None:
         if (not isinstance(cap, (tuple, list)) or len(cap) != 2
