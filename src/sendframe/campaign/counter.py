@@ -25,8 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from sendframe import pricing
-from sendframe.api.recipients import is_valid_email, is_valid_phone
-from sendframe.campaign.estimate import _load_table, recipient_column
+from sendframe.campaign.estimate import _load_table, recipient_column, recipients_valid
 from sendframe.campaign.preview import placeholders
 from sendframe.errors import InputError
 from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
@@ -93,9 +92,7 @@ class MessageCounter:
         column = recipient_column(channel, to_column)
         if column not in contacts.columns:
             raise InputError(f"The contacts have no {column!r} column for the {channel} channel.")
-        rule = is_valid_email if channel == "mailing" else is_valid_phone
-        codes, uniques = pd.factorize(contacts[column], use_na_sentinel=True)
-        self._valid = np.array([bool(rule(v)) for v in uniques] + [False], dtype=bool)[codes]
+        self._valid = recipients_valid(contacts, column, channel)
         numbers = pd.Series(pd.NA, index=contacts.index, dtype="str") if channel == "mailing" else contacts[column].astype("str").where(self._valid)
         self._prices = _load_table(prices).lookup(numbers, channel)
 

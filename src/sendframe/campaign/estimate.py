@@ -22,7 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sendframe import pricing
-from sendframe.api.recipients import is_valid_email, is_valid_phone, region_of
+from sendframe.api.recipient_columns import valid_emails, valid_phones
+from sendframe.api.recipients import region_of
 from sendframe.campaign.columns import recipient_column as find_column
 from sendframe.campaign.preview import placeholders, render
 from sendframe.channels import channel as channel_info
@@ -40,7 +41,8 @@ from sendframe.text.parts import sms_parts_series
 from sendframe.scale import frames as scale_frames
 from sendframe.scale.runtime import is_dask_frame
 
-__all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column"]
+__all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column",
+           "recipients_valid"]
 
 SMS_CHANNELS: tuple[str, ...] = ("sms", "landingsms")
 _CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
@@ -154,17 +156,19 @@ def _measure_sms(contacts: pd.DataFrame, template: str, encoding: str, otp_confi
                          encoding=None if encoding == "auto" else encoding, unencodable=True)
 
 
-def _valid_recipients(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
-    """Whether each recipient is valid: read_contacts' flag when the frame carries it (same rule,
-    already computed), else the recipient rule once per distinct value."""
-    # read_contacts writes phone_valid beside <column>_raw, and email_valid for the email column
-    flag = "email_valid" if channel == "mailing" else "phone_valid"
-    from_read_contacts = channel == "mailing" or f"{column}_raw" in contacts.columns
-    if from_read_contacts and flag in contacts.columns and contacts[flag].dtype == bool:
+def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
+    """Whether each recipient in ``column`` is valid: :func:`sendframe.read_contacts`' flag when the frame
+    carries it (``phone_valid`` / ``email_valid`` beside ``phone_raw`` / ``email_raw``: the same rule,
+    already worked out), else the recipient rule over the column
+    (:mod:`sendframe.api.recipient_columns`).
+
+        >>> recipients_valid(pd.DataFrame({"phone": ["34600123456", "600123456"]}), "phone", "sms").tolist()
+        [True, False]
+    """
+    flag = f"{column}_valid"
+    if f"{column}_raw" in contacts.columns and flag in contacts.columns and contacts[flag].dtype == bool:
         return contacts[flag].to_numpy(dtype=bool)
-    rule = is_valid_email if channel == "mailing" else is_valid_phone
-    codes, uniques = pd.factorize(contacts[column], use_na_sentinel=True)
-    return np.array([bool(rule(v)) for v in uniques] + [False], dtype=bool)[codes]
+    return valid_emails(contacts[column]) if channel == "mailing" else valid_phones(contacts[column])
 
 
 def _load_table(prices: Any) -> Any:
@@ -281,7 +285,7 @@ def estimate(
     lost = lost.where(has_text)
 
     recipients = contacts[column]
-    valid = _valid_recipients(contacts, column, channel)
+    valid = recipients_valid(contacts, column, channel)
     too_many = needed.gt(parts).to_numpy(dtype=bool, na_value=False) if parts is not None else np.zeros(len(index), dtype=bool)
     billable = has_text & valid & ~too_many
 

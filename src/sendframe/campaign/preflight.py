@@ -38,31 +38,33 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from sendframe.api.recipients import (
-    is_valid_email,
-    is_valid_phone,
-    normalise_phone_series,
-)
+from sendframe.api.recipient_columns import normalise_phones
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.estimate import foreign_characters
-from sendframe.campaign.preview import render
+from sendframe.campaign.estimate import foreign_characters, recipients_valid
+from sendframe.campaign.preview import placeholders, render
 from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
-from sendframe.text import filters as text_filters
-from sendframe.text import templates
-from sendframe.text.parts import sms_parts_series
-from sendframe.text.templates import SPECIALS, Placeholder
 from sendframe.scale.frames import preflight_partitions
 from sendframe.scale.runtime import is_dask_frame
+from sendframe.text import filters as text_filters
+from sendframe.text import templates
+from sendframe.text.encodings import ENCODINGS, cheapest_encoding_series
+from sendframe.text.filters import _ARROW_NUMBER  # text.filters.is_number's rule, written for Arrow
+from sendframe.text.measure import measure_frame
+from sendframe.text.parts import sms_parts_series
+from sendframe.text.templates import SPECIALS, Placeholder, Template
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
@@ -71,142 +73,274 @@ _MAX_PARTS = {"sms": 15, "landingsms": 8}
 _SMS_CHANNELS = ("sms", "landingsms")
 _CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
 _RULE_ORDER = (
-    "invalid_sender", "parts_out_of_range", "invalid_template", "malformed_placeholder", "whatsapp_template", "invalid_recipient", "duplicate_recipient",
-    "opted_out", "missing_variable", "whatsapp_field_missing", "shorten_not_url", "format_not_number",
-    "too_many_parts", "unencodable_characters",
+    "invalid_sender", "parts_out_of_range", "invalid_template", "malformed_placeholder", "whatsapp_template",
+    "invalid_recipient", "duplicate_recipient", "opted_out", "missing_variable", "whatsapp_field_missing",
+    "shorten_not_url", "format_not_number", "too_many_parts", "unencodable_characters",
 )  # fmt: skip
+_RANK = {rule: rank for rank, rule in enumerate(_RULE_ORDER)}
+_TEXT = pa.large_string()
+_PHONE_HINT = " (digits only, country code first; sendframe.read_contacts repairs most forms)"
+
+
+@dataclass(frozen=True)
+class _Found:
+    positions: np.ndarray  # row positions; -1 for a campaign-wide problem
+    column: str
+    rule: str
+    messages: pa.Array  # one per position
+    severity: str
 
 
 class _Problems:
-    """Collects problems rule by rule as column arrays (no per-row Python for the common rules)."""
+    """Collects problems rule by rule as column arrays; messages are built only for the rows with a problem."""
 
     def __init__(self, index: pd.Index) -> None:
         self.index = index
-        self.chunks: list[pd.DataFrame] = []
+        self.found: list[_Found] = []
 
-    def rows(self, mask: np.ndarray, column: str, rule: str, messages: Sequence[str] | np.ndarray, severity: str = "error") -> None:
+    def rows(self, mask: np.ndarray, column: str, rule: str, messages: str | pa.Array | Sequence[str],
+             severity: str = "error") -> None:
+        """Problems of the rows where ``mask`` holds: one message for all, or one per such row."""
         positions = np.flatnonzero(mask)
         if not len(positions):
             return
-        messages = np.asarray(messages, dtype=object)
-        if messages.shape == (len(self.index),):
-            messages = messages[positions]
-        self.chunks.append(
-            pd.DataFrame({"position": positions, "row": self.index[positions].to_numpy(dtype=object), "column": column,
-                          "rule": rule, "message": messages, "severity": severity})
-        )
+        if isinstance(messages, str):
+            texts = pa.repeat(pa.scalar(messages, _TEXT), len(positions))
+        elif isinstance(messages, pa.Array):
+            texts = messages.cast(_TEXT)
+        else:
+            texts = pa.array(list(messages), type=_TEXT)
+        self.found.append(_Found(positions, str(column), rule, texts, severity))
 
     def campaign(self, column: str, rule: str, message: str, severity: str = "error") -> None:
-        self.chunks.append(pd.DataFrame({"position": [-1], "row": [None], "column": [column], "rule": [rule],
-                                         "message": [message], "severity": [severity]}))
+        self.found.append(_Found(np.array([-1]), column, rule, pa.array([message], type=_TEXT), severity))
 
     def frame(self) -> pd.DataFrame:
-        if not self.chunks:
+        if not self.found:
             empty = {name: pd.Series([], dtype=object if name == "row" else "str") for name in PROBLEM_COLUMNS}
             return pd.DataFrame(empty)
-        out = pd.concat(self.chunks, ignore_index=True)
-        out["rule_order"] = out["rule"].map({rule: i for i, rule in enumerate(_RULE_ORDER)})
-        out = out.sort_values(["position", "rule_order"], kind="stable").reset_index(drop=True)
-        out = out[list(PROBLEM_COLUMNS)]
-        for name in PROBLEM_COLUMNS[1:]:
-            out[name] = out[name].astype("str")
-        return out
+        sizes = [len(f.positions) for f in self.found]
+        positions = np.concatenate([f.positions for f in self.found])
+        ranks = np.repeat(np.array([_RANK[f.rule] for f in self.found]), sizes)
+        # campaign problems first, then by row, each row's rules in _RULE_ORDER (ties keep their order)
+        order = np.argsort((positions + 1) * len(_RULE_ORDER) + ranks, kind="stable")
+        which = pa.array(np.repeat(np.arange(len(sizes)), sizes)[order])
+
+        def per_problem(values: list[str]) -> pd.api.extensions.ExtensionArray:
+            return pd.array(pa.array(values, type=_TEXT).take(which), dtype="str")
+
+        positions = positions[order]
+        rows = np.full(len(order), None, dtype=object)
+        inside = positions >= 0
+        rows[inside] = self.index[positions[inside]].to_numpy(dtype=object)
+        messages = pa.chunked_array([f.messages for f in self.found], type=_TEXT).take(pa.array(order))
+        # labels as pandas infers them (text labels make a str column), object when a campaign problem has none
+        return pd.DataFrame({
+            "row": pd.Series(rows, dtype=object if not inside.all() else None),
+            "column": per_problem([f.column for f in self.found]),
+            "rule": per_problem([f.rule for f in self.found]),
+            "message": pd.array(messages.combine_chunks(), dtype="str"),
+            "severity": per_problem([f.severity for f in self.found]),
+        })
 
 
 def _snake(written: str) -> str:
     name = written.strip("{} ").split("|")[0].strip()
-    return re.sub(r"[^0-9A-Za-z_]+", "_", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()).strip("_").lower() or "name"
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    return re.sub(r"[^0-9A-Za-z_]+", "_", ascii_name).strip("_").lower() or "name"
 
 
-def _labels(index: pd.Index, positions: np.ndarray) -> np.ndarray:
-    return np.asarray([repr(label) for label in index[positions]], dtype=object)
+# ---------------------------------------------------------------- column helpers
 
 
-def _recipient_problems(found: _Problems, contacts: pd.DataFrame, channel: str, column: str) -> pd.Series:
-    values = contacts[column]
-    kind = "email address" if channel == "mailing" else "phone number"
-    rule = is_valid_email if channel == "mailing" else is_valid_phone
+def _arrow_text(series: pd.Series) -> pa.Array | None:
+    """A column of text as one Arrow array (missing values null), or None when it holds anything else."""
+    try:
+        if isinstance(series.dtype, pd.StringDtype):
+            array = pa.array(series.array)
+        elif series.dtype == object:
+            array = pa.array(series.to_numpy(dtype=object), from_pandas=True)
+        else:
+            return None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # not all text, or lone surrogates
+        return None
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type) or pa.types.is_null(array.type)):
+        return None  # bytes, numbers, ...: their str() is not their Arrow text
+    return array.cast(_TEXT)
+
+
+def _strings(series: pd.Series) -> pa.Array:
+    """The values as ``astype("str")`` writes them, as one Arrow array."""
+    array = pa.array(series.astype("str").array)
+    return (array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array).cast(_TEXT)
+
+
+def _made(strings: pa.Array, make: Callable[[str], str]) -> pa.Array:
+    """``make(value)`` for each value of a text array without nulls, once per distinct value."""
+    encoded = pc.dictionary_encode(strings)
+    made = pa.array([make(v) for v in encoded.dictionary.to_pylist()], type=_TEXT)
+    return made.take(encoded.indices)
+
+
+def _messages(values: pd.Series, make: Callable[[Any], str]) -> pa.Array | list[str]:
+    """``make(value)`` for each value (those of the rows with a problem), once per distinct value when the
+    values are text or categories."""
+    if isinstance(values.dtype, pd.CategoricalDtype) and not values.isna().any():
+        made = pa.array([make(c) for c in values.cat.categories], type=_TEXT)
+        return made.take(pa.array(values.cat.codes.to_numpy(dtype=np.int64)))
+    strings = _arrow_text(values) if isinstance(values.dtype, pd.StringDtype) else None
+    if strings is None or strings.null_count:
+        return [make(v) for v in values]
+    return _made(strings, make)
+
+
+def _joined(*pieces: str | pa.Array) -> pa.Array:
+    """Row by row, the pieces (arrays of one value per row, or one text for every row) joined."""
+    arrays = [pa.scalar(p, _TEXT) if isinstance(p, str) else p.cast(_TEXT) for p in pieces]
+    return pc.binary_join_element_wise(*arrays, pa.scalar("", _TEXT))
+
+
+def _label_texts(index: pd.Index, positions: np.ndarray) -> pa.Array:
+    """``repr`` of the index labels at ``positions``, as the messages show a row."""
+    if index.dtype.kind in "iu":  # an integer label's repr is its digits
+        return pc.cast(pa.array(np.asarray(index[positions])), _TEXT)
+    distinct, where = np.unique(positions, return_inverse=True)
+    return pa.array([repr(label) for label in index[distinct]], type=_TEXT).take(pa.array(where.ravel()))
+
+
+def _key_codes(key: pd.Series) -> np.ndarray:
+    """Per row, a code for its key counting up in order of first appearance (-1: missing)."""
+    strings = _arrow_text(key) if isinstance(key.dtype, pd.StringDtype) else None
+    if strings is not None:
+        codes: np.ndarray = pc.dictionary_encode(strings).indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        return codes.astype(np.int64)
+    found, _ = pd.factorize(key, use_na_sentinel=True)
+    return np.asarray(found, dtype=np.int64)
+
+
+def _repeats(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(whether an earlier row has the same code, the position of the first row with each row's code).
+
+    Codes count up in order of first appearance, so a row is a code's first exactly when its code is
+    above every earlier row's."""
+    if not len(codes):
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+    earlier = np.concatenate(([-1], np.maximum.accumulate(codes)[:-1]))
+    first = codes > earlier
+    first_of = np.zeros(max(int(codes.max()) + 1, 1), dtype=np.int64)
+    first_of[codes[first]] = np.flatnonzero(first)
+    return ~first & (codes >= 0), first_of[np.maximum(codes, 0)]
+
+
+def _per_distinct(values: pd.Series, rule: Callable[[str], bool]) -> np.ndarray:
+    """``rule(str(value))`` for each row (True where missing), once per distinct value."""
+    strings = _arrow_text(values)
+    if strings is not None:
+        encoded = pc.dictionary_encode(strings)
+        answers = np.array([rule(v) for v in encoded.dictionary.to_pylist()] + [True], dtype=bool)
+        return answers[encoded.indices.fill_null(len(encoded.dictionary)).to_numpy(zero_copy_only=False)]
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    valid = np.array([bool(rule(v)) for v in uniques] + [False], dtype=bool)[codes]
-    shown = values.astype("str").fillna("(empty)").to_numpy(dtype=object)
-    hint = "" if channel == "mailing" else " (digits only, country code first; sendframe.read_contacts repairs most forms)"
-    raw_column = f"{column}_raw"
-    if raw_column in contacts.columns:  # a number read_contacts could not repair: show what was written
-        raw = contacts[raw_column].astype("str").fillna("(empty)").to_numpy(dtype=object)
-        shown = np.where(values.isna().to_numpy(), raw, shown)
+    return np.array([rule(str(v)) for v in uniques] + [True], dtype=bool)[codes]
+
+
+def _numbers(values: pd.Series) -> np.ndarray:
+    """Whether each value is a number to the format filters (True where missing): a regular expression
+    over the column when it is text."""
+    strings = _arrow_text(values)
+    if strings is None:
+        return _per_distinct(values, text_filters.is_number)
+    answer: np.ndarray = pc.match_substring_regex(strings, _ARROW_NUMBER).fill_null(True).to_numpy(
+        zero_copy_only=False)
+    return answer
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def _recipient_problems(found: _Problems, contacts: pd.DataFrame, channel: str, column: str) -> np.ndarray:
+    values = contacts[column]
+    mailing = channel == "mailing"
+    kind, hint = ("email address", "") if mailing else ("phone number", _PHONE_HINT)
+    valid = recipients_valid(contacts, column, channel)
     bad = ~valid
-    found.rows(bad, column, "invalid_recipient", [
-        f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)." for s in shown[bad]])
-    key = values.str.lower() if channel == "mailing" else values
-    repeated = key.duplicated(keep="first").to_numpy(dtype=bool, na_value=False) & valid
+    if bad.any():
+        shown = _strings(values[bad]).fill_null("(empty)")
+        raw_column = f"{column}_raw"
+        if raw_column in contacts.columns:  # a number read_contacts could not repair: show what was written
+            raw = _strings(contacts[raw_column][bad]).fill_null("(empty)")
+            shown = pc.if_else(pa.array(values[bad].isna().to_numpy(dtype=bool)), raw, shown)
+        found.rows(bad, column, "invalid_recipient", _made(
+            shown, lambda s: f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)."))
+    repeated, first = _repeats(_key_codes(values.str.lower() if mailing else values))
+    repeated &= valid
     if repeated.any():
-        first_position = pd.Series(np.arange(len(key)), index=key.index).groupby(key.to_numpy(), sort=False).transform("first")
-        firsts = _labels(contacts.index, first_position.to_numpy()[repeated])
-        msgs = np.empty(len(key), dtype=object)
-        msgs[repeated] = [f"{column}: {v} already appears in row {f}; it would receive the message twice."
-                          for v, f in zip(values[repeated], firsts, strict=True)]
-        found.rows(repeated, column, "duplicate_recipient", msgs, "warning")
-    return pd.Series(valid, index=contacts.index)
+        found.rows(repeated, column, "duplicate_recipient", _joined(
+            f"{column}: ", _strings(values[repeated]), " already appears in row ",
+            _label_texts(contacts.index, first[repeated]), "; it would receive the message twice."), "warning")
+    return valid
 
 
 def _suppressed_values(suppression: Any, channel: str, default_region: str) -> set[str]:
     if suppression is None:
         return set()
+    wanted = "email" if channel == "mailing" else "phone"
     if isinstance(suppression, (str, os.PathLike)):
         table = pd.read_csv(suppression, dtype=str, encoding="utf-8-sig")
-        wanted = "email" if channel == "mailing" else "phone"
         column = wanted if wanted in table.columns else table.columns[0]
         values = table[column]
     elif isinstance(suppression, pd.DataFrame):
-        wanted = "email" if channel == "mailing" else "phone"
         values = suppression[wanted] if wanted in suppression.columns else suppression.iloc[:, 0]
     elif isinstance(suppression, pd.Series):
         values = suppression
     elif isinstance(suppression, Iterable):
         values = pd.Series(list(suppression), dtype=object)
     else:
-        raise InputError(f"suppression must be a CSV path, a DataFrame or a list of numbers/emails, not {type(suppression).__name__}.")
+        raise InputError("suppression must be a CSV path, a DataFrame or a list of numbers/emails, "
+                         f"not {type(suppression).__name__}.")
     values = values.dropna()
     if channel == "mailing":
         return set(values.astype(str).str.strip().str.lower())
-    return set(normalise_phone_series(values.astype(object), default_region).dropna())
+    return set(normalise_phones(values.astype(object), default_region)[0].dropna())
 
 
-def _variable_problems(found: _Problems, contacts: pd.DataFrame, parsed: Any, template: str) -> None:
+def _opted_out(found: _Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray,
+               blocked: set[str]) -> None:
+    key = contacts[column].str.lower() if channel == "mailing" else contacts[column]
+    opted = key.isin(blocked).to_numpy(dtype=bool) & valid
+    if opted.any():
+        found.rows(opted, column, "opted_out", _messages(
+            contacts[column][opted], lambda v: f"{column}: {v} is on the suppression list (opted out); do not send to it."))
+
+
+def _variable_problems(found: _Problems, contacts: pd.DataFrame, parsed: Template) -> None:
     for name in parsed.variables:
         if name in contacts.columns:
-            missing = contacts[name].isna().to_numpy(dtype=bool)
+            found.rows(contacts[name].isna().to_numpy(dtype=bool), name, "missing_variable",
+                       f"{{{name}}} has no value in this row; the service would not send it (107).")
         else:
-            missing = np.ones(len(contacts), dtype=bool)
-        found.rows(missing, name, "missing_variable",
-                   np.full(len(contacts), f"{{{name}}} has no value in this row; the service would not send it (107)."
-                           if name in contacts.columns else
-                           f"{{{name}}} is used by the template but the contacts have no column {name!r} (107).", dtype=object))
-    for name, filter_name in _filter_uses(parsed, template):
+            found.rows(np.ones(len(contacts), dtype=bool), name, "missing_variable",
+                       f"{{{name}}} is used by the template but the contacts have no column {name!r} (107).")
+    for name, filter_name in _filter_uses(parsed):
         if name not in contacts.columns:
             continue
         values = contacts[name]
-        codes, uniques = pd.factorize(values, use_na_sentinel=True)
         if filter_name == "shorten":
-            ok = np.array([text_filters.is_shortenable(str(v)) for v in uniques] + [True], dtype=bool)[codes]
-            found.rows(~ok, name, "shorten_not_url", [
-                f"{name}: {v!r} is not an http(s) URL, so {{{name}|shorten}} cannot shorten it; the service would reject this row (100)."
-                for v in values[~ok]])
+            bad = ~_per_distinct(values, text_filters.is_shortenable)
+            if bad.any():
+                found.rows(bad, name, "shorten_not_url", _messages(values[bad], lambda v: (
+                    f"{name}: {v!r} is not an http(s) URL, so {{{name}|shorten}} cannot shorten it; "
+                    "the service would reject this row (100).")))
         elif filter_name in ("formatDotComma", "formatCommaDot"):
-            ok = np.array([_is_number(str(v)) for v in uniques] + [True], dtype=bool)[codes]
-            found.rows(~ok, name, "format_not_number", [
-                f"{name}: {v!r} is not a number (digits with an optional - and . decimals), so {{{name}|{filter_name}}} leaves it unchanged."
-                for v in values[~ok]], "warning")
+            bad = ~_numbers(values)
+            if bad.any():
+                found.rows(bad, name, "format_not_number", _messages(values[bad], lambda v: (
+                    f"{name}: {v!r} is not a number (digits with an optional - and . decimals), so "
+                    f"{{{name}|{filter_name}}} leaves it unchanged.")), "warning")
 
 
-def _is_number(value: str) -> bool:
-    rule = getattr(text_filters, "is_number", None)
-    if rule is not None:
-        return bool(rule(value))
-    return text_filters._NUMBER.fullmatch(value) is not None  # the filters' own number rule
-
-
-def _filter_uses(parsed: Any, template: str) -> list[tuple[str, str]]:
+def _filter_uses(parsed: Template) -> list[tuple[str, str]]:
     """Distinct (variable, filter) pairs of the template, in order, specials left out."""
     pairs = (
         (piece.name, piece.filter)
@@ -216,39 +350,93 @@ def _filter_uses(parsed: Any, template: str) -> list[tuple[str, str]]:
     return list(dict.fromkeys(pairs))
 
 
-def _text_problems(found: _Problems, contacts: pd.DataFrame, text: pd.Series, channel: str, encoding: str, parts: int) -> None:
+def _check_encoding(encoding: str) -> None:
+    if encoding != "auto" and encoding not in ENCODINGS:
+        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} "
+                         "or 'auto' (the cheapest per row, as estimate chooses it).")
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """What the text rules need of each row's message."""
+
+    has_text: np.ndarray
+    parts: pd.Series  # Int64, missing without text
+    encoding: pa.Array  # per row (the same name in every row unless "auto")
+    lost: pd.Series | None  # characters the encoding cannot carry ("" when none), None when nothing is lost
+
+
+def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: str, encoding: str, trans: int,
+             otp_config: Mapping[str, Any] | None, link_base: str | None) -> _Measured:
+    """Parts and lost characters of each row's text in ``encoding`` (``"auto"``: the cheapest per row, as
+    :func:`sendframe.estimate` chooses it, which loses nothing). Without ``trans`` the text engine renders
+    and measures in one pass over the distinct values; with it the translated texts are measured."""
+    n = len(contacts)
+    if trans == 0:
+        # render checks the arguments (on no rows); the text engine renders and measures in one go
+        render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+        _check_encoding(encoding)
+        specials, shorten = placeholders(link_base, otp_config)
+        lossy = encoding in ("gsm", "gsm-pt")
+        measured = measure_frame(contacts, parsed, specials=specials, shorten=shorten,
+                                 encoding=None if encoding == "auto" else encoding, unencodable=lossy)
+        names = _strings(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), n)
+        lost = measured["unencodable_" + encoding.replace("-", "_")] if lossy else None
+        return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)
+    text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+    _check_encoding(encoding)
     has_text = text.notna().to_numpy(dtype=bool)
-    if channel not in _SMS_CHANNELS:
-        return
-    needed = sms_parts_series(text, encoding)
-    over = needed.gt(parts).to_numpy(dtype=bool, na_value=False) & has_text
+    if encoding == "auto":
+        chosen = cheapest_encoding_series(text).astype("str")
+        names = _strings(chosen.fillna("gsm"))
+        return _Measured(has_text, sms_parts_series(text, chosen.fillna("gsm")), names, None)
+    lost = foreign_characters(text, encoding).fillna("") if encoding != "utf-16" else None
+    return _Measured(has_text, sms_parts_series(text, encoding), pa.repeat(pa.scalar(encoding), n), lost)
+
+
+def _text_problems(found: _Problems, measured: _Measured, encoding: str, parts: int) -> None:
+    needed = measured.parts
+    over = needed.gt(parts).to_numpy(dtype=bool, na_value=False) & measured.has_text
     if over.any():
-        found.rows(over, "message", "too_many_parts", [
-            f"the text needs {n} parts in {encoding} but parts={parts}; the service would answer 105 for this row."
-            for n in needed[over]])
-    lost = foreign_characters(text, encoding).fillna("")
-    losing = lost.str.len().gt(0).to_numpy(dtype=bool)
+        counts = pc.cast(pa.array(needed[over].to_numpy(dtype=np.int64)), _TEXT)
+        found.rows(over, "message", "too_many_parts", _joined(
+            "the text needs ", counts, " parts in ", measured.encoding.filter(pa.array(over)),
+            f" but parts={parts}; the service would answer 105 for this row."))
+    lost = measured.lost
+    if lost is None:
+        return
+    if isinstance(lost.dtype, pd.CategoricalDtype):
+        sizes = np.array([len(c) for c in lost.cat.categories] + [0], dtype=np.int64)
+        losing = sizes[lost.cat.codes.to_numpy(dtype=np.int64)] > 0
+    else:
+        losing = lost.str.len().gt(0).to_numpy(dtype=bool)
     if losing.any():
-        found.rows(losing, "message", "unencodable_characters", [
-            f"{encoding} cannot carry {', '.join(repr(c) for c in chars)}: sent as '?'. Use encoding='utf-16' or trans=1."
-            for chars in lost[losing]], "warning")
+        found.rows(losing, "message", "unencodable_characters", _messages(lost[losing], lambda chars: (
+            f"{encoding} cannot carry {', '.join(repr(c) for c in chars)}: sent as '?'. "
+            "Use encoding='utf-16' or trans=1.")), "warning")
 
 
-def _whatsapp_problems(found: _Problems, contacts: pd.DataFrame, template_id: Any, field_columns: Mapping[str, Sequence[str]]) -> None:
+def _whatsapp_problems(found: _Problems, contacts: pd.DataFrame, template_id: Any,
+                       field_columns: Mapping[str, Sequence[str]]) -> None:
     if template_id not in WHATSAPP_TEMPLATES:
         known = ", ".join(str(t) for t in WHATSAPP_TEMPLATES)
-        found.campaign("templateId", "whatsapp_template", f"WhatsApp template {template_id!r} is not known (known: {known}); the service would answer 140.")
+        found.campaign("templateId", "whatsapp_template",
+                       f"WhatsApp template {template_id!r} is not known (known: {known}); the service would answer 140.")
         return
     for wire_name, needed in zip(WHATSAPP_FIELDS, WHATSAPP_TEMPLATES[template_id], strict=True):
         columns = list(field_columns.get(wire_name, ()))
         if len(columns) != needed:
             found.campaign(wire_name, "whatsapp_template",
-                           f"template {template_id} needs {needed} {wire_name} but {len(columns)} column(s) were given ({', '.join(columns) or 'none'}); every message would be rejected (141).")
+                           f"template {template_id} needs {needed} {wire_name} but {len(columns)} column(s) were "
+                           f"given ({', '.join(columns) or 'none'}); every message would be rejected (141).")
             continue
         for column in columns:
-            missing = contacts[column].isna().to_numpy(dtype=bool) if column in contacts.columns else np.ones(len(contacts), dtype=bool)
+            if column in contacts.columns:
+                missing = contacts[column].isna().to_numpy(dtype=bool)
+            else:
+                missing = np.ones(len(contacts), dtype=bool)
             found.rows(missing, column, "whatsapp_field_missing",
-                       np.full(len(contacts), f"{wire_name} column {column!r} has no value in this row; the service would reject it (141).", dtype=object))
+                       f"{wire_name} column {column!r} has no value in this row; the service would reject it (141).")
 
 
 @keyword_checked
@@ -278,32 +466,45 @@ def preflight(
     For WhatsApp give ``whatsapp_template`` and the columns of each positional array
     (``header_fields``, ``body_fields``, ``cta_fields``); ``template`` is not used. The sender
     label rule is the models' own (:func:`sendframe.api.validation.sender_label_problem`).
+    ``encoding``: ``"gsm"``, ``"gsm-pt"``, ``"utf-16"``, or ``"auto"``: each row in the cheapest
+    encoding that carries it, as :func:`sendframe.estimate` chooses it (so no character is lost, and
+    parts are counted in that encoding). A frame from :func:`sendframe.read_contacts` brings its
+    ``phone_valid`` / ``email_valid`` flags, which are used as they are.
 
         >>> import pandas as pd
         >>> preflight(pd.DataFrame({"phone": ["34600123456"]}), "sms", "Hi", sender="Shop").empty
         True
+        >>> contacts = pd.DataFrame({"phone": ["34600123456"], "name": ["Zoë"]})
+        >>> preflight(contacts, "sms", "Hi {name}", sender="Shop", encoding="auto").empty
+        True
     """
 
     if is_dask_frame(contacts):  # lazily, partition by partition; repeats found across partitions (sendframe.scale)
-        return preflight_partitions(preflight, contacts, channel, template, sender=sender, parts=parts, encoding=encoding, trans=trans, suppression=suppression, whatsapp_template=whatsapp_template, header_fields=header_fields, body_fields=body_fields, cta_fields=cta_fields, to_column=to_column, default_region=default_region, otp_config=otp_config, link_base=link_base)
+        return preflight_partitions(  # type: ignore[no-any-return]
+            preflight, contacts, channel, template, sender=sender, parts=parts, encoding=encoding, trans=trans,
+            suppression=suppression, whatsapp_template=whatsapp_template, header_fields=header_fields,
+            body_fields=body_fields, cta_fields=cta_fields, to_column=to_column, default_region=default_region,
+            otp_config=otp_config, link_base=link_base)
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
     if channel not in _CHANNELS:
         raise InputError(f"Unknown channel {channel!r}: use one of {', '.join(_CHANNELS)}.")
     found = _Problems(contacts.index)
     if channel in _SMS_CHANNELS:
-        if sender is None or sender_label_problem(sender):
-            found.campaign("from", "invalid_sender", f"the sender label {sender_label_problem(sender) if sender is not None else 'is missing'}; the service would reject the request (100).")
+        problem = sender_label_problem(sender) if sender is not None else "is missing"
+        if problem:
+            found.campaign("from", "invalid_sender",
+                           f"the sender label {problem}; the service would reject the request (100).")
         if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= _MAX_PARTS[channel]:
-            found.campaign("parts", "parts_out_of_range", f"parts must be between 1 and {_MAX_PARTS[channel]} for {channel} (got {parts!r}); the service would reject the request (100).")
+            found.campaign("parts", "parts_out_of_range",
+                           f"parts must be between 1 and {_MAX_PARTS[channel]} for {channel} (got {parts!r}); "
+                           "the service would reject the request (100).")
             parts = _MAX_PARTS[channel]
     column = recipient_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
     valid = _recipient_problems(found, contacts, channel, column)
     blocked = _suppressed_values(suppression, channel, default_region)
     if blocked:
-        key = contacts[column].str.lower() if channel == "mailing" else contacts[column]
-        opted = key.isin(blocked).to_numpy(dtype=bool) & valid.to_numpy()
-        found.rows(opted, column, "opted_out", [f"{column}: {v} is on the suppression list (opted out); do not send to it." for v in contacts[column][opted]])
+        _opted_out(found, contacts, channel, column, valid, blocked)
     if channel == "whatsapp":
         fields = {"headerFields": header_fields, "bodyFields": body_fields, "callToActionFields": cta_fields}
         _whatsapp_problems(found, contacts, whatsapp_template, fields)
@@ -319,7 +520,10 @@ def preflight(
         except TemplateError as exc:
             found.campaign("message", "invalid_template", f"{exc} The service would reject the request (100).")
             return found.frame()
-        _variable_problems(found, contacts, parsed, template)
-        text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
-        _text_problems(found, contacts, text, channel, encoding, parts)
+        _variable_problems(found, contacts, parsed)
+        if channel in _SMS_CHANNELS:
+            measured = _measure(contacts, template, parsed, channel, encoding, trans, otp_config, link_base)
+            _text_problems(found, measured, encoding, parts)
+        else:  # no text rule for these channels; rendering checks the arguments and values as before
+            render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
     return found.frame()
