@@ -119,7 +119,8 @@ def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, a
         answer(texts_a[k // width_rank // width_b], texts_b[k // width_rank % width_b], (names + ("",))[k % width_rank])
         for k in keys
     ]
-    return pd.Series(np.asarray(answers, dtype=object)[codes] if len(codes) else [], index=chosen.index, dtype="str")
+    spread = pa.array(answers, type=pa.large_string()).take(pa.array(codes, type=pa.int64()))
+    return pd.Series(pd.array(spread, dtype="str"), index=chosen.index)
 
 
 def _forced_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
@@ -182,7 +183,7 @@ def _countries(numbers: pd.Series, price_rows: pd.DataFrame) -> pd.Series:
     # get the recipient rule's region, once per distinct number
 
     country = price_rows["country"].astype("str").where(price_rows["prefix"] != DEFAULT_PREFIX)
-    country = pd.Series(country.to_numpy(dtype=object, na_value=None), index=numbers.index, dtype="str")
+    country = pd.Series(country.array, index=numbers.index, dtype="str", copy=True)
     open_rows = (country.isna() & numbers.notna()).to_numpy(dtype=bool)
     if open_rows.any():
         codes, uniques = pd.factorize(numbers[open_rows])
