@@ -93,16 +93,20 @@ class MessageCounter:
         if column not in contacts.columns:
             raise InputError(f"The contacts have no {column!r} column for the {channel} channel.")
         self._valid = recipients_valid(contacts, column, channel)
-        numbers = pd.Series(pd.NA, index=contacts.index, dtype="str") if channel == "mailing" else contacts[column].astype("str").where(self._valid)
+        if channel == "mailing":
+            numbers = pd.Series(pd.NA, index=contacts.index, dtype="str")
+        else:
+            numbers = contacts[column].astype("str").where(self._valid)
         self._prices = _load_table(prices).lookup(numbers, channel)
 
     def _piece(self, name: str, filter_name: str | None) -> _Measure:
         key = (name, filter_name)
         if key not in self._measures:
-
             source = "{" + name + ("|" + filter_name if filter_name else "") + "}"
             text = render_frame(self.contacts, source, specials=self._specials, shorten=self._shorten)
-            self._measures[key] = _measure(pa.array(text.to_numpy(dtype=object, na_value=None), type=pa.large_string()))
+            array = pa.array(text.array)  # the text engine's Arrow strings, as they are
+            array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+            self._measures[key] = _measure(array.cast(pa.large_string()))
         return self._measures[key]
 
     def count(self, template: str, encoding: str = "auto", parts: int | None = None) -> CounterTotals:
@@ -121,13 +125,13 @@ class MessageCounter:
 
         def total(field: str, enc: str, combine: Any) -> np.ndarray:
             out = np.zeros(n, dtype=np.int64 if field == "units" else bool)
-            for m, is_literal in zip(measures, broadcast):
+            for m, is_literal in zip(measures, broadcast, strict=True):
                 values = getattr(m, field)[enc]
                 out = combine(out, values[0] if is_literal else values)
             return out
 
         missing = np.zeros(n, dtype=bool)
-        for m, is_literal in zip(measures, broadcast):
+        for m, is_literal in zip(measures, broadcast, strict=True):
             if not is_literal:
                 missing |= m.missing
         sms = self.channel in _SMS_CHANNELS
@@ -151,17 +155,19 @@ class MessageCounter:
                 enc_units = total("units", enc, np.add)
                 units[rows] = enc_units[rows]
                 needed[rows] = parts_from_units(enc_units[rows], enc)
-                exact = np.flatnonzero(rows & ~missing & exact_parts_needed(enc_units, total("double", enc, np.logical_or), enc))
+                risky = exact_parts_needed(enc_units, total("double", enc, np.logical_or), enc)
+                exact = np.flatnonzero(rows & ~missing & risky)
                 if len(exact):
-                    texts = render_frame(self.contacts.iloc[exact], parsed, specials=self._specials, shorten=self._shorten)
+                    texts = render_frame(self.contacts.iloc[exact], parsed, specials=self._specials,
+                                         shorten=self._shorten)
                     needed[exact] = [sms_parts(t, enc) for t in texts]
         too_many = (needed > parts) & ~missing if parts is not None else np.zeros(n, dtype=bool)
         billable = ~missing & self._valid & ~too_many
         found = self._prices
-        costs = pricing._cost(self.channel, found["unit_price"].to_numpy(dtype="float64"),
-                              found["certified_surcharge"].to_numpy(dtype="float64"),
-                              found["attachment_surcharge"].to_numpy(dtype="float64"),
-                              needed.astype("float64") if sms else 1, False, 0, True)
+        # the price list's cost of an uncertified message without attachments (a call counted as answered)
+        unit = found["unit_price"].to_numpy(dtype="float64")
+        per_part = self.channel in pricing.PER_PART_CHANNELS
+        costs = np.round(unit * needed.astype("float64") if per_part else unit * 1.0, 4)
         present = ~missing
         encodings = pd.Series(chosen[present & (chosen != "")]).value_counts()
         forced = ""

@@ -30,6 +30,8 @@ from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.pricing import DEFAULT_PREFIX
+from sendframe.scale import frames as scale_frames
+from sendframe.scale.runtime import is_dask_frame
 from sendframe.text.encodings import (
     CHARSETS,
     ENCODINGS,
@@ -38,8 +40,6 @@ from sendframe.text.encodings import (
 )
 from sendframe.text.measure import measure_frame
 from sendframe.text.parts import sms_parts_series
-from sendframe.scale import frames as scale_frames
-from sendframe.scale.runtime import is_dask_frame
 
 __all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column",
            "recipients_valid"]
@@ -64,7 +64,8 @@ def _check_encoding(encoding: str | None) -> str:
     if encoding is None:
         return "gsm"
     if encoding != "auto" and encoding not in ENCODINGS:
-        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} or 'auto' (the cheapest per row).")
+        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} "
+                         "or 'auto' (the cheapest per row).")
     return encoding
 
 
@@ -93,7 +94,10 @@ def foreign_characters(text: pd.Series, encoding: str) -> pd.Series:
     index = text.index
     if encoding == "utf-16":
         return pd.Series("", index=index, dtype="str").where(text.notna())
-    arr = pa.array(text.array) if hasattr(text.array, "__arrow_array__") else pa.array(text.to_numpy(dtype=object, na_value=None), type=pa.large_string())
+    if hasattr(text.array, "__arrow_array__"):
+        arr = pa.array(text.array)
+    else:
+        arr = pa.array(text.to_numpy(dtype=object), type=pa.large_string(), from_pandas=True)
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     left = pc.replace_substring_regex(arr, _carried_class(encoding), "")
@@ -141,15 +145,19 @@ def _forced_by(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series) -> pd.S
 
 def _lost_characters(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series) -> pd.Series:
     """Characters the chosen encoding cannot carry (they arrive as ``?``), per distinct combination."""
-    return _per_combination(not_gsm, not_pt, chosen, lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt" else "")
+    return _per_combination(not_gsm, not_pt, chosen,
+                            lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt" else "")
 
 
 def _unencodable_of_text(text: pd.Series) -> tuple[pd.Series, pd.Series]:
     """Categoricals of the characters gsm and gsm-pt cannot carry in each text."""
-    return tuple(pd.Series(pd.Categorical(foreign_characters(text, name)), index=text.index) for name in ("gsm", "gsm-pt"))
+    not_gsm, not_pt = (pd.Series(pd.Categorical(foreign_characters(text, name)), index=text.index)
+                       for name in ("gsm", "gsm-pt"))
+    return not_gsm, not_pt
 
 
-def _measure_sms(contacts: pd.DataFrame, template: str, encoding: str, otp_config: Any, link_base: str | None) -> pd.DataFrame:
+def _measure_sms(contacts: pd.DataFrame, template: str, encoding: str, otp_config: Any,
+                 link_base: str | None) -> pd.DataFrame:
     """The text engine's one-pass render and measure (``measure_frame``): text, encoding, units,
     parts and unencodable characters, each worked out per distinct value of each variable."""
     specials, shorten = placeholders(link_base, otp_config)
@@ -235,7 +243,10 @@ def estimate(
     """
 
     if is_dask_frame(contacts):  # lazily, partition by partition (sendframe.scale)
-        return scale_frames.on_partitions(estimate, contacts, template, channel=channel, encoding=encoding, parts=parts, certified=certified, attachments=attachments, prices=prices, trans=trans, otp_config=otp_config, link_base=link_base, to_column=to_column)
+        return scale_frames.on_partitions(  # type: ignore[no-any-return]  # a lazy Dask frame
+            estimate, contacts, template, channel=channel, encoding=encoding, parts=parts, certified=certified,
+            attachments=attachments, prices=prices, trans=trans, otp_config=otp_config, link_base=link_base,
+            to_column=to_column)
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
     column = find_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
@@ -287,7 +298,10 @@ def estimate(
 
     recipients = contacts[column]
     valid = recipients_valid(contacts, column, channel)
-    too_many = needed.gt(parts).to_numpy(dtype=bool, na_value=False) if parts is not None else np.zeros(len(index), dtype=bool)
+    if parts is not None:
+        too_many = needed.gt(parts).to_numpy(dtype=bool, na_value=False)
+    else:
+        too_many = np.zeros(len(index), dtype=bool)
     billable = has_text & valid & ~too_many
 
     table = _load_table(prices)

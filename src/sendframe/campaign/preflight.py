@@ -30,7 +30,9 @@ whatsapp_field_missing   error     a WhatsApp field column has no value in this 
     >>> import pandas as pd
     >>> contacts = pd.DataFrame({"phone": ["34600123456", "123"], "name": ["Ana", None]})
     >>> preflight(contacts, "sms", "Hi {name}", sender="Shop")[["row", "column", "rule"]].to_dict("records")
-    [{'row': 1, 'column': 'phone', 'rule': 'invalid_recipient'}, {'row': 1, 'column': 'name', 'rule': 'missing_variable'}]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [{'row': 1, 'column': 'phone', 'rule': 'invalid_recipient'},
+     {'row': 1, 'column': 'name', 'rule': 'missing_variable'}]
 """
 
 from __future__ import annotations
@@ -126,8 +128,8 @@ class _Problems:
         order = np.argsort((positions + 1) * len(_RULE_ORDER) + ranks, kind="stable")
         which = pa.array(np.repeat(np.arange(len(sizes)), sizes)[order])
 
-        def per_problem(values: list[str]) -> pd.api.extensions.ExtensionArray:
-            return pd.array(pa.array(values, type=_TEXT).take(which), dtype="str")
+        def per_problem(values: list[str]) -> pd.Series:
+            return pd.Series(pd.array(pa.array(values, type=_TEXT).take(which), dtype="str"))
 
         positions = positions[order]
         rows = np.full(len(order), None, dtype=object)
@@ -240,7 +242,8 @@ def _per_distinct(values: pd.Series, rule: Callable[[str], bool]) -> np.ndarray:
     if strings is not None:
         encoded = pc.dictionary_encode(strings)
         answers = np.array([rule(v) for v in encoded.dictionary.to_pylist()] + [True], dtype=bool)
-        return answers[encoded.indices.fill_null(len(encoded.dictionary)).to_numpy(zero_copy_only=False)]
+        answer: np.ndarray = answers[encoded.indices.fill_null(len(encoded.dictionary)).to_numpy(zero_copy_only=False)]
+        return answer
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     return np.array([rule(str(v)) for v in uniques] + [True], dtype=bool)[codes]
 
@@ -310,8 +313,8 @@ def _opted_out(found: _Problems, contacts: pd.DataFrame, channel: str, column: s
     key = contacts[column].str.lower() if channel == "mailing" else contacts[column]
     opted = key.isin(blocked).to_numpy(dtype=bool) & valid
     if opted.any():
-        found.rows(opted, column, "opted_out", _messages(
-            contacts[column][opted], lambda v: f"{column}: {v} is on the suppression list (opted out); do not send to it."))
+        found.rows(opted, column, "opted_out", _messages(contacts[column][opted], lambda v: (
+            f"{column}: {v} is on the suppression list (opted out); do not send to it.")))
 
 
 def _variable_problems(found: _Problems, contacts: pd.DataFrame, parsed: Template) -> None:
@@ -323,21 +326,24 @@ def _variable_problems(found: _Problems, contacts: pd.DataFrame, parsed: Templat
             found.rows(np.ones(len(contacts), dtype=bool), name, "missing_variable",
                        f"{{{name}}} is used by the template but the contacts have no column {name!r} (107).")
     for name, filter_name in _filter_uses(parsed):
-        if name not in contacts.columns:
-            continue
-        values = contacts[name]
-        if filter_name == "shorten":
-            bad = ~_per_distinct(values, text_filters.is_shortenable)
-            if bad.any():
-                found.rows(bad, name, "shorten_not_url", _messages(values[bad], lambda v: (
-                    f"{name}: {v!r} is not an http(s) URL, so {{{name}|shorten}} cannot shorten it; "
-                    "the service would reject this row (100).")))
-        elif filter_name in ("formatDotComma", "formatCommaDot"):
-            bad = ~_numbers(values)
-            if bad.any():
-                found.rows(bad, name, "format_not_number", _messages(values[bad], lambda v: (
-                    f"{name}: {v!r} is not a number (digits with an optional - and . decimals), so "
-                    f"{{{name}|{filter_name}}} leaves it unchanged.")), "warning")
+        if name in contacts.columns:
+            _filter_problems(found, contacts[name], name, filter_name)
+
+
+def _filter_problems(found: _Problems, values: pd.Series, name: str, filter_name: str) -> None:
+    """Values a filter cannot apply to: not a URL for ``shorten``, not a number for the number formats."""
+    if filter_name == "shorten":
+        bad = ~_per_distinct(values, text_filters.is_shortenable)
+        if bad.any():
+            found.rows(bad, name, "shorten_not_url", _messages(values[bad], lambda v: (
+                f"{name}: {v!r} is not an http(s) URL, so {{{name}|shorten}} cannot shorten it; "
+                "the service would reject this row (100).")))
+    elif filter_name in ("formatDotComma", "formatCommaDot"):
+        bad = ~_numbers(values)
+        if bad.any():
+            found.rows(bad, name, "format_not_number", _messages(values[bad], lambda v: (
+                f"{name}: {v!r} is not a number (digits with an optional - and . decimals), so "
+                f"{{{name}|{filter_name}}} leaves it unchanged.")), "warning")
 
 
 def _filter_uses(parsed: Template) -> list[tuple[str, str]]:
@@ -421,7 +427,8 @@ def _whatsapp_problems(found: _Problems, contacts: pd.DataFrame, template_id: An
     if template_id not in WHATSAPP_TEMPLATES:
         known = ", ".join(str(t) for t in WHATSAPP_TEMPLATES)
         found.campaign("templateId", "whatsapp_template",
-                       f"WhatsApp template {template_id!r} is not known (known: {known}); the service would answer 140.")
+                       f"WhatsApp template {template_id!r} is not known (known: {known}); "
+                       "the service would answer 140.")
         return
     for wire_name, needed in zip(WHATSAPP_FIELDS, WHATSAPP_TEMPLATES[template_id], strict=True):
         columns = list(field_columns.get(wire_name, ()))
