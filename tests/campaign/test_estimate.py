@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from sendframe.campaign.contacts import read_contacts
 from sendframe.campaign.estimate import estimate, estimate_totals
 from sendframe.errors import InputError
 from sendframe.pricing import load_prices
@@ -159,3 +160,9 @@ def test_benchmark_runs_quick_and_prints_a_ratio():
     proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "ratio:" in proc.stdout and "peak memory" in proc.stdout
+
+
+def test_read_contacts_validity_flags_count_only_for_the_column_they_describe():
+    contacts = read_contacts(pd.DataFrame({"email": ["ana@example.com"], "work": ["not-an-email"]}))
+    assert estimate(contacts, "Hi", channel="mailing")["billable"].tolist() == [True]
+    assert estimate(contacts, "Hi", channel="mailing", to_column="work")["billable"].tolist() == [False]

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sendframe.campaign.contacts import read_contacts
+from sendframe.campaign.estimate import estimate
 from sendframe.campaign.preflight import PROBLEM_COLUMNS, preflight
 from sendframe.errors import InputError
+from sendframe.text.filters import is_number
 
 ES, ES2, PT = "34600123456", "34600123457", "351912345678"
 
@@ -76,8 +80,8 @@ def test_characters_outside_the_encoding_are_a_warning_naming_them():
     found = problems(preflight(contacts, "sms", "Hi {name}", sender="Shop"), "unencodable_characters")
     assert found["row"].tolist() == [1]
     assert "'Ł'" in found.iloc[0]["message"] and found.iloc[0]["severity"] == "warning"
-    assert problems(preflight(contacts, "sms", "Hi {name}", sender="Shop", encoding="utf-16"),
-                    "unencodable_characters").empty
+    in_utf16 = preflight(contacts, "sms", "Hi {name}", sender="Shop", encoding="utf-16")
+    assert problems(in_utf16, "unencodable_characters").empty
 
 
 @pytest.mark.parametrize("sender", [None, "My Shop!", "ThisIsTooLongALabel", "1234567890123456"])
@@ -161,3 +165,53 @@ def test_unknown_channel_and_missing_recipient_column_are_input_errors():
         preflight(pd.DataFrame({"phone": [ES]}), "fax", "Hi")
     with pytest.raises(InputError, match="no email column"):
         preflight(pd.DataFrame({"phone": [ES]}), "mailing", "Hi")
+
+
+def test_auto_encoding_counts_parts_in_the_encoding_estimate_chooses_for_each_row():
+    contacts = pd.DataFrame({"phone": [ES, ES2, PT], "body": ["Olá " + "a" * 150, "😀 " + "a" * 100, "plain"]})
+    found = preflight(contacts, "sms", "{body}", sender="Shop", encoding="auto")
+    over = problems(found, "too_many_parts")
+    assert over["row"].tolist() == [1] and "in utf-16" in over.iloc[0]["message"]
+    assert problems(found, "unencodable_characters").empty  # the cheapest encoding carries every character
+    chosen = estimate(contacts, "{body}", encoding="auto", parts=1)
+    assert chosen.index[chosen["too_many_parts"]].tolist() == over["row"].tolist()
+    assert problems(preflight(contacts, "sms", "{body}", sender="Shop", encoding="gsm"), "too_many_parts").empty
+
+
+def test_an_unknown_encoding_is_an_input_error_naming_auto_among_the_choices():
+    with pytest.raises(InputError, match="'auto'"):
+        preflight(pd.DataFrame({"phone": [ES]}), "sms", "Hi", sender="Shop", encoding="ucs2")
+
+
+def test_a_frame_from_read_contacts_is_checked_with_its_own_flags_and_repeats():
+    contacts = read_contacts(pd.DataFrame({"Mobile": ["+34 600 12 34 56", "nope", "600123456"]}))
+    found = preflight(contacts, "sms", "Hi", sender="Shop")
+    assert problems(found, "invalid_recipient")["row"].tolist() == contacts.index[~contacts["phone_valid"]].tolist()
+    repeat = problems(found, "duplicate_recipient").iloc[0]
+    assert repeat["row"] == 2 and "34600123456 already appears in row 0" in repeat["message"]
+
+
+def test_a_repeat_among_text_labels_and_missing_numbers_names_the_first_row():
+    contacts = pd.DataFrame({"phone": [ES, None, ES, ES]}, index=["a", "b", "c", "d"])
+    found = preflight(contacts, "sms", "Hi", sender="Shop")
+    assert problems(found, "invalid_recipient")["row"].tolist() == ["b"]
+    repeats = problems(found, "duplicate_recipient")
+    assert repeats["row"].tolist() == ["c", "d"]
+    assert all("already appears in row 'a'" in m for m in repeats["message"])
+
+
+def test_messages_show_each_value_as_python_writes_it():
+    contacts = pd.DataFrame({"phone": [ES, ES2, PT], "amount": ["O'Brien", "n/a", "O'Brien"]})
+    found = problems(preflight(contacts, "sms", "{amount|formatDotComma}", sender="Shop"), "format_not_number")
+    assert found["row"].tolist() == [0, 1, 2]
+    assert found["message"].tolist()[0] == found["message"].tolist()[2]
+    assert found.iloc[0]["message"].startswith('''amount: "O'Brien" is not a number''')
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="0123456789-.,e +\u0661\n", max_size=6) | st.none(), min_size=1, max_size=12))
+def test_the_number_rule_over_a_column_is_the_format_filters_rule(amounts):
+    contacts = pd.DataFrame({"phone": [ES] * len(amounts), "amount": pd.Series(amounts, dtype="str")})
+    found = problems(preflight(contacts, "sms", "{amount|formatCommaDot}", sender="Shop"), "format_not_number")
+    expected = [i for i, v in enumerate(amounts) if v is not None and not is_number(v)]
+    assert found["row"].tolist() == expected
