@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -215,3 +219,13 @@ def test_the_number_rule_over_a_column_is_the_format_filters_rule(amounts):
     found = problems(preflight(contacts, "sms", "{amount|formatCommaDot}", sender="Shop"), "format_not_number")
     expected = [i for i, v in enumerate(amounts) if v is not None and not is_number(v)]
     assert found["row"].tolist() == expected
+
+
+@pytest.mark.slow
+def test_the_intake_benchmark_times_preflight_with_auto_encoding_and_reports_its_ratios():
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_intake.py"
+    proc = subprocess.run([sys.executable, str(script), "--quick", "--repeat", "1"], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "sendframe.preflight (encoding=auto)" in proc.stdout and "refuses" not in proc.stdout
+    assert "intake / read_csv" in proc.stdout and "peak memory of the process" in proc.stdout

@@ -55,6 +55,16 @@ from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.estimate import foreign_characters, recipients_valid
 from sendframe.campaign.preview import placeholders, render
+from sendframe.campaign.problems import (
+    PROBLEM_COLUMNS,
+    Problems,
+    arrow_text,
+    joined,
+    label_texts,
+    made_once,
+    messages,
+    text_array,
+)
 from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
@@ -70,80 +80,11 @@ from sendframe.text.templates import SPECIALS, Placeholder, Template
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
-PROBLEM_COLUMNS: tuple[str, ...] = ("row", "column", "rule", "message", "severity")
 _MAX_PARTS = {"sms": 15, "landingsms": 8}
 _SMS_CHANNELS = ("sms", "landingsms")
 _CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
-_RULE_ORDER = (
-    "invalid_sender", "parts_out_of_range", "invalid_template", "malformed_placeholder", "whatsapp_template",
-    "invalid_recipient", "duplicate_recipient", "opted_out", "missing_variable", "whatsapp_field_missing",
-    "shorten_not_url", "format_not_number", "too_many_parts", "unencodable_characters",
-)  # fmt: skip
-_RANK = {rule: rank for rank, rule in enumerate(_RULE_ORDER)}
 _TEXT = pa.large_string()
 _PHONE_HINT = " (digits only, country code first; sendframe.read_contacts repairs most forms)"
-
-
-@dataclass(frozen=True)
-class _Found:
-    positions: np.ndarray  # row positions; -1 for a campaign-wide problem
-    column: str
-    rule: str
-    messages: pa.Array  # one per position
-    severity: str
-
-
-class _Problems:
-    """Collects problems rule by rule as column arrays; messages are built only for the rows with a problem."""
-
-    def __init__(self, index: pd.Index) -> None:
-        self.index = index
-        self.found: list[_Found] = []
-
-    def rows(self, mask: np.ndarray, column: str, rule: str, messages: str | pa.Array | Sequence[str],
-             severity: str = "error") -> None:
-        """Problems of the rows where ``mask`` holds: one message for all, or one per such row."""
-        positions = np.flatnonzero(mask)
-        if not len(positions):
-            return
-        if isinstance(messages, str):
-            texts = pa.repeat(pa.scalar(messages, _TEXT), len(positions))
-        elif isinstance(messages, pa.Array):
-            texts = messages.cast(_TEXT)
-        else:
-            texts = pa.array(list(messages), type=_TEXT)
-        self.found.append(_Found(positions, str(column), rule, texts, severity))
-
-    def campaign(self, column: str, rule: str, message: str, severity: str = "error") -> None:
-        self.found.append(_Found(np.array([-1]), column, rule, pa.array([message], type=_TEXT), severity))
-
-    def frame(self) -> pd.DataFrame:
-        if not self.found:
-            empty = {name: pd.Series([], dtype=object if name == "row" else "str") for name in PROBLEM_COLUMNS}
-            return pd.DataFrame(empty)
-        sizes = [len(f.positions) for f in self.found]
-        positions = np.concatenate([f.positions for f in self.found])
-        ranks = np.repeat(np.array([_RANK[f.rule] for f in self.found]), sizes)
-        # campaign problems first, then by row, each row's rules in _RULE_ORDER (ties keep their order)
-        order = np.argsort((positions + 1) * len(_RULE_ORDER) + ranks, kind="stable")
-        which = pa.array(np.repeat(np.arange(len(sizes)), sizes)[order])
-
-        def per_problem(values: list[str]) -> pd.Series:
-            return pd.Series(pd.array(pa.array(values, type=_TEXT).take(which), dtype="str"))
-
-        positions = positions[order]
-        rows = np.full(len(order), None, dtype=object)
-        inside = positions >= 0
-        rows[inside] = self.index[positions[inside]].to_numpy(dtype=object)
-        messages = pa.chunked_array([f.messages for f in self.found], type=_TEXT).take(pa.array(order))
-        # labels as pandas infers them (text labels make a str column), object when a campaign problem has none
-        return pd.DataFrame({
-            "row": pd.Series(rows, dtype=object if not inside.all() else None),
-            "column": per_problem([f.column for f in self.found]),
-            "rule": per_problem([f.rule for f in self.found]),
-            "message": pd.array(messages.combine_chunks(), dtype="str"),
-            "severity": per_problem([f.severity for f in self.found]),
-        })
 
 
 def _snake(written: str) -> str:
@@ -155,66 +96,9 @@ def _snake(written: str) -> str:
 # ---------------------------------------------------------------- column helpers
 
 
-def _arrow_text(series: pd.Series) -> pa.Array | None:
-    """A column of text as one Arrow array (missing values null), or None when it holds anything else."""
-    try:
-        if isinstance(series.dtype, pd.StringDtype):
-            array = pa.array(series.array)
-        elif series.dtype == object:
-            array = pa.array(series.to_numpy(dtype=object), from_pandas=True)
-        else:
-            return None
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # not all text, or lone surrogates
-        return None
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type) or pa.types.is_null(array.type)):
-        return None  # bytes, numbers, ...: their str() is not their Arrow text
-    return array.cast(_TEXT)
-
-
-def _strings(series: pd.Series) -> pa.Array:
-    """The values as ``astype("str")`` writes them, as one Arrow array."""
-    array = pa.array(series.astype("str").array)
-    return (array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array).cast(_TEXT)
-
-
-def _made(strings: pa.Array, make: Callable[[str], str]) -> pa.Array:
-    """``make(value)`` for each value of a text array without nulls, once per distinct value."""
-    encoded = pc.dictionary_encode(strings)
-    made = pa.array([make(v) for v in encoded.dictionary.to_pylist()], type=_TEXT)
-    return made.take(encoded.indices)
-
-
-def _messages(values: pd.Series, make: Callable[[Any], str]) -> pa.Array | list[str]:
-    """``make(value)`` for each value (those of the rows with a problem), once per distinct value when the
-    values are text or categories."""
-    if isinstance(values.dtype, pd.CategoricalDtype) and not values.isna().any():
-        made = pa.array([make(c) for c in values.cat.categories], type=_TEXT)
-        return made.take(pa.array(values.cat.codes.to_numpy(dtype=np.int64)))
-    strings = _arrow_text(values) if isinstance(values.dtype, pd.StringDtype) else None
-    if strings is None or strings.null_count:
-        return [make(v) for v in values]
-    return _made(strings, make)
-
-
-def _joined(*pieces: str | pa.Array) -> pa.Array:
-    """Row by row, the pieces (arrays of one value per row, or one text for every row) joined."""
-    arrays = [pa.scalar(p, _TEXT) if isinstance(p, str) else p.cast(_TEXT) for p in pieces]
-    return pc.binary_join_element_wise(*arrays, pa.scalar("", _TEXT))
-
-
-def _label_texts(index: pd.Index, positions: np.ndarray) -> pa.Array:
-    """``repr`` of the index labels at ``positions``, as the messages show a row."""
-    if index.dtype.kind in "iu":  # an integer label's repr is its digits
-        return pc.cast(pa.array(np.asarray(index[positions])), _TEXT)
-    distinct, where = np.unique(positions, return_inverse=True)
-    return pa.array([repr(label) for label in index[distinct]], type=_TEXT).take(pa.array(where.ravel()))
-
-
 def _key_codes(key: pd.Series) -> np.ndarray:
     """Per row, a code for its key counting up in order of first appearance (-1: missing)."""
-    strings = _arrow_text(key) if isinstance(key.dtype, pd.StringDtype) else None
+    strings = arrow_text(key) if isinstance(key.dtype, pd.StringDtype) else None
     if strings is not None:
         codes: np.ndarray = pc.dictionary_encode(strings).indices.fill_null(-1).to_numpy(zero_copy_only=False)
         return codes.astype(np.int64)
@@ -238,7 +122,7 @@ def _repeats(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _per_distinct(values: pd.Series, rule: Callable[[str], bool]) -> np.ndarray:
     """``rule(str(value))`` for each row (True where missing), once per distinct value."""
-    strings = _arrow_text(values)
+    strings = arrow_text(values)
     if strings is not None:
         encoded = pc.dictionary_encode(strings)
         answers = np.array([rule(v) for v in encoded.dictionary.to_pylist()] + [True], dtype=bool)
@@ -251,7 +135,7 @@ def _per_distinct(values: pd.Series, rule: Callable[[str], bool]) -> np.ndarray:
 def _numbers(values: pd.Series) -> np.ndarray:
     """Whether each value is a number to the format filters (True where missing): a regular expression
     over the column when it is text."""
-    strings = _arrow_text(values)
+    strings = arrow_text(values)
     if strings is None:
         return _per_distinct(values, text_filters.is_number)
     answer: np.ndarray = pc.match_substring_regex(strings, _ARROW_NUMBER).fill_null(True).to_numpy(
@@ -262,26 +146,26 @@ def _numbers(values: pd.Series) -> np.ndarray:
 # ---------------------------------------------------------------- the rules
 
 
-def _recipient_problems(found: _Problems, contacts: pd.DataFrame, channel: str, column: str) -> np.ndarray:
+def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str) -> np.ndarray:
     values = contacts[column]
     mailing = channel == "mailing"
     kind, hint = ("email address", "") if mailing else ("phone number", _PHONE_HINT)
     valid = recipients_valid(contacts, column, channel)
     bad = ~valid
     if bad.any():
-        shown = _strings(values[bad]).fill_null("(empty)")
+        shown = text_array(values[bad]).fill_null("(empty)")
         raw_column = f"{column}_raw"
         if raw_column in contacts.columns:  # a number read_contacts could not repair: show what was written
-            raw = _strings(contacts[raw_column][bad]).fill_null("(empty)")
+            raw = text_array(contacts[raw_column][bad]).fill_null("(empty)")
             shown = pc.if_else(pa.array(values[bad].isna().to_numpy(dtype=bool)), raw, shown)
-        found.rows(bad, column, "invalid_recipient", _made(
+        found.rows(bad, column, "invalid_recipient", made_once(
             shown, lambda s: f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)."))
     repeated, first = _repeats(_key_codes(values.str.lower() if mailing else values))
     repeated &= valid
     if repeated.any():
-        found.rows(repeated, column, "duplicate_recipient", _joined(
-            f"{column}: ", _strings(values[repeated]), " already appears in row ",
-            _label_texts(contacts.index, first[repeated]), "; it would receive the message twice."), "warning")
+        found.rows(repeated, column, "duplicate_recipient", joined(
+            f"{column}: ", text_array(values[repeated]), " already appears in row ",
+            label_texts(contacts.index, first[repeated]), "; it would receive the message twice."), "warning")
     return valid
 
 
@@ -308,16 +192,16 @@ def _suppressed_values(suppression: Any, channel: str, default_region: str) -> s
     return set(normalise_phones(values.astype(object), default_region)[0].dropna())
 
 
-def _opted_out(found: _Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray,
+def _opted_out(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray,
                blocked: set[str]) -> None:
     key = contacts[column].str.lower() if channel == "mailing" else contacts[column]
     opted = key.isin(blocked).to_numpy(dtype=bool) & valid
     if opted.any():
-        found.rows(opted, column, "opted_out", _messages(contacts[column][opted], lambda v: (
+        found.rows(opted, column, "opted_out", messages(contacts[column][opted], lambda v: (
             f"{column}: {v} is on the suppression list (opted out); do not send to it.")))
 
 
-def _variable_problems(found: _Problems, contacts: pd.DataFrame, parsed: Template) -> None:
+def _variable_problems(found: Problems, contacts: pd.DataFrame, parsed: Template) -> None:
     for name in parsed.variables:
         if name in contacts.columns:
             found.rows(contacts[name].isna().to_numpy(dtype=bool), name, "missing_variable",
@@ -330,18 +214,18 @@ def _variable_problems(found: _Problems, contacts: pd.DataFrame, parsed: Templat
             _filter_problems(found, contacts[name], name, filter_name)
 
 
-def _filter_problems(found: _Problems, values: pd.Series, name: str, filter_name: str) -> None:
+def _filter_problems(found: Problems, values: pd.Series, name: str, filter_name: str) -> None:
     """Values a filter cannot apply to: not a URL for ``shorten``, not a number for the number formats."""
     if filter_name == "shorten":
         bad = ~_per_distinct(values, text_filters.is_shortenable)
         if bad.any():
-            found.rows(bad, name, "shorten_not_url", _messages(values[bad], lambda v: (
+            found.rows(bad, name, "shorten_not_url", messages(values[bad], lambda v: (
                 f"{name}: {v!r} is not an http(s) URL, so {{{name}|shorten}} cannot shorten it; "
                 "the service would reject this row (100).")))
     elif filter_name in ("formatDotComma", "formatCommaDot"):
         bad = ~_numbers(values)
         if bad.any():
-            found.rows(bad, name, "format_not_number", _messages(values[bad], lambda v: (
+            found.rows(bad, name, "format_not_number", messages(values[bad], lambda v: (
                 f"{name}: {v!r} is not a number (digits with an optional - and . decimals), so "
                 f"{{{name}|{filter_name}}} leaves it unchanged.")), "warning")
 
@@ -386,7 +270,7 @@ def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: s
         lossy = encoding in ("gsm", "gsm-pt")
         measured = measure_frame(contacts, parsed, specials=specials, shorten=shorten,
                                  encoding=None if encoding == "auto" else encoding, unencodable=lossy)
-        names = _strings(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), n)
+        names = text_array(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), n)
         lost = measured["unencodable_" + encoding.replace("-", "_")] if lossy else None
         return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)
     text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
@@ -394,18 +278,18 @@ def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: s
     has_text = text.notna().to_numpy(dtype=bool)
     if encoding == "auto":
         chosen = cheapest_encoding_series(text).astype("str")
-        names = _strings(chosen.fillna("gsm"))
+        names = text_array(chosen.fillna("gsm"))
         return _Measured(has_text, sms_parts_series(text, chosen.fillna("gsm")), names, None)
     lost = foreign_characters(text, encoding).fillna("") if encoding != "utf-16" else None
     return _Measured(has_text, sms_parts_series(text, encoding), pa.repeat(pa.scalar(encoding), n), lost)
 
 
-def _text_problems(found: _Problems, measured: _Measured, encoding: str, parts: int) -> None:
+def _text_problems(found: Problems, measured: _Measured, encoding: str, parts: int) -> None:
     needed = measured.parts
     over = needed.gt(parts).to_numpy(dtype=bool, na_value=False) & measured.has_text
     if over.any():
         counts = pc.cast(pa.array(needed[over].to_numpy(dtype=np.int64)), _TEXT)
-        found.rows(over, "message", "too_many_parts", _joined(
+        found.rows(over, "message", "too_many_parts", joined(
             "the text needs ", counts, " parts in ", measured.encoding.filter(pa.array(over)),
             f" but parts={parts}; the service would answer 105 for this row."))
     lost = measured.lost
@@ -417,12 +301,12 @@ def _text_problems(found: _Problems, measured: _Measured, encoding: str, parts: 
     else:
         losing = lost.str.len().gt(0).to_numpy(dtype=bool)
     if losing.any():
-        found.rows(losing, "message", "unencodable_characters", _messages(lost[losing], lambda chars: (
+        found.rows(losing, "message", "unencodable_characters", messages(lost[losing], lambda chars: (
             f"{encoding} cannot carry {', '.join(repr(c) for c in chars)}: sent as '?'. "
             "Use encoding='utf-16' or trans=1.")), "warning")
 
 
-def _whatsapp_problems(found: _Problems, contacts: pd.DataFrame, template_id: Any,
+def _whatsapp_problems(found: Problems, contacts: pd.DataFrame, template_id: Any,
                        field_columns: Mapping[str, Sequence[str]]) -> None:
     if template_id not in WHATSAPP_TEMPLATES:
         known = ", ".join(str(t) for t in WHATSAPP_TEMPLATES)
@@ -496,7 +380,7 @@ def preflight(
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
     if channel not in _CHANNELS:
         raise InputError(f"Unknown channel {channel!r}: use one of {', '.join(_CHANNELS)}.")
-    found = _Problems(contacts.index)
+    found = Problems(contacts.index)
     if channel in _SMS_CHANNELS:
         problem = sender_label_problem(sender) if sender is not None else "is missing"
         if problem:
