@@ -476,7 +476,8 @@ class Message:
 
     @property
     def _checked_encoding(self) -> str:
-        return "gsm" if self.encoding in (None, "auto") else self.encoding
+        """The encoding preflight checks: each row's own under ``"auto"``, gsm when none is asked (the default)."""
+        return self.encoding or "gsm"
 
 
 _WHATSAPP_WIRE_TO_OPTION = {"headerFields": "header_fields", "bodyFields": "body_fields",
