@@ -16,9 +16,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from itertools import repeat
 from typing import Any
 
 import pandas as pd
+from pydantic_core import to_json
 
 from sendframe.api.models import parse_request
 from sendframe.api.wire import EncodedRequest, normalise_channel, wire_json
@@ -185,9 +187,13 @@ class CampaignSpec:
         body["to"] = take(self.recipients)
         if self.variables:
             names, columns = self.variables, [take(self.sub_values[v]) for v in self.variables]
+            complete = not any(None in column for column in columns)  # the usual batch: every value present
             if len(names) == 1:
                 name = names[0]
-                body["sub"] = [{name: value} if value is not None else {} for value in columns[0]]
+                body["sub"] = ([{name: value} for value in columns[0]] if complete else
+                               [{name: value} if value is not None else {} for value in columns[0]])
+            elif complete:
+                body["sub"] = list(map(dict, map(zip, repeat(names), zip(*columns))))
             else:
                 body["sub"] = [{n: v for n, v in zip(names, values) if v is not None} for values in zip(*columns)]
         if self.notification_urls is not None:
@@ -236,9 +242,6 @@ def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: in
     Every request is validated with the shared models before anything is sent; a broken rule raises
     ``RequestValidationError`` naming the batch's first row and the field.
     """
-    from pydantic_core import to_json
-
-
     if not 1 <= batch_size <= MAX_BATCH:
         raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
     batches = []
