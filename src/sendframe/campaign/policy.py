@@ -130,8 +130,11 @@ def skipped_summary(plan: pd.DataFrame, verb: str = "sent") -> str | None:
     """One plain-English sentence saying how many rows are left out and why (None when none are).
 
         >>> plan = pd.DataFrame({"action": ["send", "skipped_duplicate", "skipped_invalid", "skipped_invalid"]})
-        >>> skipped_summary(plan)
-        "3 of 4 rows not sent: 2 with a missing or invalid recipient (skipped_invalid), 1 whose recipient repeats an earlier row (skipped_duplicate). Each row's outcome says why; keep=['invalid', 'duplicate'] sends them anyway."
+        >>> import textwrap
+        >>> print(textwrap.fill(skipped_summary(plan), 100))
+        3 of 4 rows not sent: 2 with a missing or invalid recipient (skipped_invalid), 1 whose recipient
+        repeats an earlier row (skipped_duplicate). Each row's outcome says why; keep=['invalid',
+        'duplicate'] sends them anyway.
     """
     counts = plan["action"].value_counts()
     parts, reasons = [], []
