@@ -79,8 +79,8 @@ def wire_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _text_values(series: pd.Series) -> list[str | None]:
-
-    return column_to_arrow(series).to_pylist()
+    values: list[str | None] = column_to_arrow(series).to_pylist()
+    return values
 
 
 def _column(contacts: pd.DataFrame, name: str, what: str) -> pd.Series:
@@ -248,7 +248,7 @@ def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: in
     """
     if not 1 <= batch_size <= MAX_BATCH:
         raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
-    batches = []
+    batches: list[Batch] = []
     sent_as_built = None  # whether the model's wire form is the body as built (checked once: see below)
     for chunk in _chunks(spec, positions, batch_size):
         payload = spec.payload(chunk)
