@@ -41,8 +41,8 @@ def test_the_rehearsal_runs_a_campaign_end_to_end_and_prints_every_phase(tmp_pat
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     for phase in ("read_contacts", "preflight", "estimate", "send", "wait for every final notification",
-                  "fetch_records", "message_outcomes", "report.html"):
+                  "fetch_records", "outcomes", "delivery_summary", "report.html"):
         assert phase in done.stdout
-    assert "total (phases 1-8)" in done.stdout and "peak memory, sandbox" in done.stdout
+    assert "total (phases 1-9)" in done.stdout and "peak memory, sandbox" in done.stdout
     assert "0 accepted messages without a final notification" in done.stdout
     assert (tmp_path / "report.html").stat().st_size > 0

@@ -67,7 +67,7 @@ from pydantic_core import to_json
 from sendframe.api.wire import send_answer
 from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
-from sendframe.errors import InputError, LedgerInUseError, LedgerMismatchError
+from sendframe.errors import InputError, LedgerMismatchError
 
 __all__ = ["ROW_TAG_PARAM", "Ledger", "row_key", "row_keys", "row_tag", "same_recipient"]
 
@@ -93,8 +93,8 @@ _SCHEMA = (
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 # rows of unknown batches whose delivery notification came back: accepted, with the notification's message id
-_SETTLED = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL, recipient TEXT NOT NULL,"
-            " id TEXT, settled_at TEXT NOT NULL, PRIMARY KEY (batch, row_key, recipient))")
+_SETTLED = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL,"
+            " recipient TEXT NOT NULL, id TEXT, settled_at TEXT NOT NULL, PRIMARY KEY (batch, row_key, recipient))")
 
 ROW_COLUMNS = ("row_key", "recipient", "batch", "state", "accepted", "id", "parts", "scheduled_at", "expires_at",
                "error_code", "error_description", "campaign_id", "sending_id")
@@ -475,7 +475,8 @@ class Ledger:
         rows = self.rows()
         unknown = rows[rows["state"] == "unknown"]
         found = [(int(batch), key, recipient, tags[tag], _now())
-                 for batch, key, recipient in zip(unknown["batch"], unknown["row_key"], unknown["recipient"], strict=True)
+                 for batch, key, recipient in zip(unknown["batch"], unknown["row_key"], unknown["recipient"],
+                                                  strict=True)
                  if (tag := row_tag(key, recipient)) in tags]
         if found:
             self._write(self._db.executemany, "INSERT OR REPLACE INTO settled VALUES (?, ?, ?, ?, ?)", found)
