@@ -89,17 +89,17 @@ def final_ids(callbacks: pd.DataFrame) -> pd.Index:
 def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0) -> tuple[pd.DataFrame, int, int]:
     """Poll ``read_callbacks(log)`` until each of ``ids`` has a final notification; (callbacks, polls, missing).
 
-    Polls every ``every`` seconds, or less often when a read takes long (at most a quarter of the time spent
-    reading), so the waiting takes little from the sandbox and the receiver on a small machine."""
+    Polls every ``every`` seconds, or less often when a poll takes long (at most a quarter of the time spent
+    polling), so the waiting takes little from the sandbox and the receiver on a small machine."""
     started, polls = time.perf_counter(), 0
-    wanted = pd.Index(ids)
+    pending = set(ids.tolist())
     while True:
         polls += 1
         read = time.perf_counter()
         callbacks = sendframe.read_callbacks(log) if log.exists() else pd.DataFrame()
-        missing = int((~wanted.isin(final_ids(callbacks))).sum())
-        if not missing or time.perf_counter() - started > timeout:
-            return callbacks, polls, missing
+        pending.difference_update(final_ids(callbacks).tolist())
+        if not pending or time.perf_counter() - started > timeout:
+            return callbacks, polls, len(pending)
         time.sleep(max(every, 3 * (time.perf_counter() - read)))
 
 
