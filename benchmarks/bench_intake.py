@@ -16,11 +16,11 @@ What it measures, each phase timed in this one run on the same file:
    parts and cost worked out. It is timed on ``--loop-rows`` rows and extrapolated linearly (the
    output says so), since it takes about a minute per million rows.
 
-The file is written the way people's tables come: phones as typed (``+``, ``00``, spaces, dashes, dots,
-``(0)``, national numbers, numbers that went through a float column, scientific notation, junk), a sixth
-of the people appearing again (sometimes typed differently), names from realistic pools (tens of
-thousands of distinct names, some with characters GSM lacks), ids and amounts unique per row, a city
-and an email. Targets (issue 12): read_contacts <= 2x the floor, intake <= 4x the floor, intake >= 10x
+The file is the benchmarks' shared messy table (``messy_data.py``): phones as typed (``+``, ``00``, spaces,
+dashes, dots, ``(0)``, national numbers, numbers that went through a float column, scientific notation,
+junk), people appearing again (often typed differently), names from realistic pools (hundreds of
+thousands of distinct names per million rows, some with characters GSM lacks), ids and amounts unique per
+row, a city and an email. Targets (issue 12): read_contacts <= 2x the floor, intake <= 4x the floor, intake >= 10x
 faster than the loop. Each sendframe and pandas phase is run ``--repeat`` times (3) and its best time kept,
 as the machine is shared; the loop runs once. Peak memory is the process's high-water mark
 (``getrusage``) after each phase, so it includes what earlier phases held.
@@ -29,7 +29,6 @@ as the machine is shared; the loop runs once. Peak memory is the process's high-
 from __future__ import annotations
 
 import argparse
-import random
 import re
 import resource
 import sys
@@ -42,110 +41,10 @@ import pandas as pd
 import phonenumbers
 
 import sendframe
+from messy_data import TEMPLATE, write_messy_csv
 from sendframe.errors import InputError
 from sendframe.pricing import load_prices
 from sendframe.text.encodings import BASIC_CHARS, GSM_EXTENSION_TABLE
-
-TEMPLATE = "Hola {name|capitalize}, tu saldo es {amount|formatDotComma} EUR. Baja: {UNSUB_URL}"
-FIRST = ["ana", "luis", "maría", "josé", "carmen", "javier", "lucía", "pablo", "marta", "iñigo", "begoña", "joão",
-         "inês", "sofia", "zoë", "łukasz", "đorđe", "ștefan", "søren", "ömer", "hugo", "paula", "elena", "diego",
-         "laura", "sergio", "nuria", "raúl", "ainhoa", "óscar", "irene", "álvaro", "noelia", "jordi", "montserrat",
-         "xavier", "aitor", "rocío", "gonçalo", "françois", "chloé", "jürgen", "giulia", "matteo", "olivia", "jack"]
-LAST = ["garcía", "fernández", "gonzález", "rodríguez", "lópez", "martínez", "sánchez", "pérez", "gómez", "martín",
-        "jiménez", "ruiz", "hernández", "díaz", "moreno", "muñoz", "álvarez", "romero", "alonso", "gutiérrez",
-        "navarro", "torres", "domínguez", "vázquez", "ramos", "gil", "ramírez", "serrano", "blanco", "molina",
-        "silva", "santos", "ferreira", "pereira", "oliveira", "costa", "smith", "jones", "müller", "schmidt",
-        "rossi", "russo", "dubois", "lefèvre", "kowalski", "wiśniewski", "petrović", "nielsen", "yılmaz", "popescu"]
-CITIES = ["Madrid", "Barcelona", "Valencia", "Sevilla", "Zaragoza", "Málaga", "Murcia", "Palma", "Las Palmas",
-          "Bilbao", "Alicante", "Córdoba", "Valladolid", "Vigo", "Gijón", "A Coruña", "Vitoria-Gasteiz", "Granada",
-          "Elche", "Oviedo", "Lisboa", "Porto", "London", "Paris", "Berlin", "Roma", "Kraków", "Cádiz", "León"]
-DOMAINS = ["gmail.com", "hotmail.com", "yahoo.es", "outlook.com", "telefonica.net", "icloud.com", "example.com"]
-JUNK = ["", "n/a", "-", "call me", "123", "+34 600", "desconocido", "600 123", "0", "+", "no tiene", "#N/A"]
-# (country weight, calling code, national significant number maker, ways to write it)
-COUNTRIES = {
-    "ES": (78, "34", lambda r: r.choice("67") + _digits(r, 8)),
-    "PT": (7, "351", lambda r: "9" + r.choice("1236") + _digits(r, 7)),
-    "GB": (5, "44", lambda r: "7" + r.choice("456789") + _digits(r, 8)),
-    "FR": (4, "33", lambda r: r.choice("67") + _digits(r, 8)),
-    "DE": (3, "49", lambda r: "15" + r.choice("127") + _digits(r, 8)),
-    "IT": (2, "39", lambda r: "3" + r.choice("2456789") + _digits(r, 8)),
-    "US": (1, "1", lambda r: r.choice("2345689") + _digits(r, 2) + r.choice("2345689") + _digits(r, 6)),
-}
-TRUNK = {"GB", "FR", "DE"}  # countries whose numbers people write with (0) after the code
-
-
-def _digits(rng: random.Random, count: int) -> str:
-    return str(rng.randrange(10**count)).zfill(count)
-
-
-def _spaced(nsn: str, rng: random.Random) -> str:
-    sep = rng.choice([" ", " ", "-", ".", ""])
-    groups = [3, 3, 3] if rng.random() < 0.6 else [3, 2, 2, 2]
-    out, start = [], 0
-    for size in groups:
-        out.append(nsn[start:start + size])
-        start += size
-    return sep.join(p for p in out + [nsn[start:]] if p)
-
-
-def _written(country: str, code: str, nsn: str, rng: random.Random) -> str:
-    """One way a person types the number."""
-    form = rng.random()
-    if country == "ES":
-        if form < 0.25:
-            return f"+34 {_spaced(nsn, rng)}"
-        if form < 0.45:
-            return _spaced(nsn, rng)  # national, as Spaniards write it
-        if form < 0.55:
-            return f"0034{rng.choice(['', ' ', '-'])}{_spaced(nsn, rng)}"
-        if form < 0.68:
-            return f"34{nsn}"
-        if form < 0.78:
-            return nsn
-        if form < 0.86:
-            return f"34{nsn}.0"  # went through a float column
-        if form < 0.88:
-            return f"{float('34' + nsn):.5e}"  # scientific notation: digits lost
-        if form < 0.93:
-            return f"(+34) {_spaced(nsn, rng)}"
-        return f"+34{nsn}"
-    if country in TRUNK and form < 0.35:
-        return f"+{code} (0){_spaced(nsn, rng)}"
-    if form < 0.7:
-        return f"+{code} {_spaced(nsn, rng)}"
-    if form < 0.85:
-        return f"00{code} {nsn}"
-    if country == "US":
-        return f"+1 ({nsn[:3]}) {nsn[3:6]}-{nsn[6:]}"
-    return f"{code}{nsn}.0"
-
-
-def write_messy_csv(path: Path, rows: int, seed: int = 12) -> Path:
-    """Write the benchmark's contact table (see the module docstring) and return its path."""
-    rng = random.Random(seed)
-    countries = list(COUNTRIES)
-    weights = [COUNTRIES[c][0] for c in countries]
-    people: list[tuple[str, str, str, str]] = []
-    with path.open("w", encoding="utf-8", newline="") as out:
-        out.write("customer_id,name,phone,email,city,amount\n")
-        for i in range(rows):
-            if people and rng.random() < 0.16:  # someone already in the table, typed again
-                country, nsn, name, email = people[rng.randrange(len(people))]
-            else:
-                country = rng.choices(countries, weights)[0]
-                nsn = COUNTRIES[country][2](rng)
-                first, last = rng.choice(FIRST), rng.choice(LAST)
-                name = f"{first} {last}" if rng.random() < 0.7 else f"{first.title()} {last.title()}"
-                user = f"{first}.{last}{rng.randrange(1000)}".replace(" ", "")
-                email = f"{user}@{rng.choice(DOMAINS)}" if rng.random() > 0.02 else f"{user}@{rng.choice(DOMAINS)[:4]}"
-                people.append((country, nsn, name, email))
-            phone = rng.choice(JUNK) if rng.random() < 0.02 else _written(country, COUNTRIES[country][1], nsn, rng)
-            amount = f"{(i * 7919) % 10_000_000 / 100:.2f}"  # unique per row
-            shown_email = email.upper() if rng.random() < 0.03 else email
-            quoted_name = f'"{name}"' if "," in name else name
-            out.write(f"C{i:07d},{quoted_name},{phone},{shown_email},{rng.choice(CITIES)},{amount}\n")
-    return path
-
 
 # ---- the analyst's loop ---------------------------------------------------------------------------
 

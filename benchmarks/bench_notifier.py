@@ -1,13 +1,22 @@
-"""Delivery notifications per second to a local receiver: the sandbox's Notifier vs a naive loop.
+"""Delivery notifications per second from the sandbox's Notifier: to ``sendframe receive`` and to a bare server.
 
     python benchmarks/bench_notifier.py            # 20,000 notifications (naive: 2,000)
     python benchmarks/bench_notifier.py --quick    # 1,000 notifications (naive: 200), smoke run
 
-The receiver is a minimal keep-alive HTTP/1.1 server on asyncio (``200 OK``, empty body) in a child
-process, so the figure is the notifier's, not the receiver's. The fast way is ``Notifier.deliver``
-with ``max_in_flight`` notifications in flight (pooled keep-alive connections, every policy check
-on); the naive baseline is what one writes first: one notification after the other over one
-keep-alive ``httpx.Client`` (no policy checks at all). Prints notifications/s for both and the ratio.
+The notifications are what a campaign's receiver gets: the notificationUrl ``sendframe receive`` prints
+(its token, all twelve escape codes) filled with realistic values (20-character ids, recipients of a messy
+table, dates, costs, MNCs, ACCEPTD then a final status), so every request line has its real length.
+
+Measured in the same run, each receiver in its own process:
+
+- ``Notifier.deliver`` with ``max_in_flight`` in flight (pooled keep-alive connections, every outbound
+  policy check on) to ``sendframe receive``: durable, a 200 only once the notification is on disk; the
+  log is read back with ``read_callbacks`` and every acknowledged notification must be in it;
+- the same to a bare keep-alive HTTP/1.1 server (``200 OK``, nothing written): the notifier's own ceiling;
+- the naive baseline: one notification after the other over one keep-alive ``httpx.Client`` (no policy
+  checks), to each receiver.
+
+Prints notifications/s, the CPU seconds of this process and of each receiver, and the ratios.
 """
 
 from __future__ import annotations
@@ -15,12 +24,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import os
 import socket
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import httpx
 
+import sendframe
+from messy_data import messy_contacts
+from sandbox_process import cpu_seconds, start_receiver, stop
+from sendframe.api.notifications import substitute
 from sendframe.sandbox.notifier import Notifier
 
 RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nContent-Type: text/plain\r\n\r\n"
@@ -48,8 +64,8 @@ def _serve(sock: socket.socket) -> None:
     asyncio.run(main())
 
 
-def start_receiver() -> tuple[multiprocessing.process.BaseProcess, str]:
-    """A receiver process listening on 127.0.0.1 at a free port, and its base URL."""
+def start_bare_receiver() -> tuple[multiprocessing.process.BaseProcess, str]:
+    """A bare receiver process listening on 127.0.0.1 at a free port, and its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
@@ -57,27 +73,49 @@ def start_receiver() -> tuple[multiprocessing.process.BaseProcess, str]:
     process = multiprocessing.get_context("fork").Process(target=_serve, args=(sock,), daemon=True)
     process.start()
     sock.close()
-    return process, f"http://127.0.0.1:{port}"
+    return process, f"http://127.0.0.1:{port}/dlr?id=%i&delivery=%d&sender=%p&recipient=%P&sent_at=%t&cost=%c" \
+                    "&status=%s&mnc=%m&reported_at=%y&part=%n&campaign_id=%C&sending_id=%S"
 
 
-async def fast(base: str, count: int, in_flight: int) -> tuple[float, int]:
+def notification_urls(template: str, count: int, offset: int = 0) -> list[str]:
+    """``count`` filled notification URLs: per message ACCEPTD, then DELIVRD (or UNDELIV, one in twenty)."""
+    contacts = sendframe.read_contacts(messy_contacts(count // 2 + 200, seed=offset + 3))
+    phones = contacts.loc[contacts["phone_valid"], "phone"].tolist()
+    urls = []
+    for i in range(count):
+        message, final = divmod(offset + i, 2)
+        status, delivery = ("ACCEPTD", 4) if not final else (("UNDELIV", 2) if message % 20 == 0 else ("DELIVRD", 1))
+        minute = f"2026-11-21 09:{message // 600 % 60:02d}"
+        urls.append(substitute(template, {
+            "i": f"{message:020x}", "d": str(delivery), "p": "Shop", "P": phones[message % len(phones)], "t": minute,
+            "c": "0.0450", "s": status, "m": f"0{message % 4 + 1}", "y": minute, "n": "1", "C": "7", "S": "9"}))
+    return urls
+
+
+async def fast(urls: list[str], in_flight: int) -> tuple[float, int]:
     notifier = Notifier(allow_loopback=True, max_in_flight=in_flight)
     try:
-        await notifier.deliver(f"{base}/warmup")
+        await notifier.deliver(urls[0])  # warm-up: the connection pool
         start = time.perf_counter()
-        results = await asyncio.gather(*(notifier.deliver(f"{base}/dlr?id={i:020x}&s=DELIVRD&d=1") for i in range(count)))
+        results = await asyncio.gather(*(notifier.deliver(url) for url in urls[1:]))
         elapsed = time.perf_counter() - start
     finally:
         await notifier.aclose()
     return elapsed, sum(r.ok for r in results)
 
 
-def naive(base: str, count: int) -> tuple[float, int]:
+def naive(urls: list[str]) -> tuple[float, int]:
     with httpx.Client(follow_redirects=False, timeout=5.0) as client:
-        client.get(f"{base}/warmup")
+        client.get(urls[0])
         start = time.perf_counter()
-        ok = sum(client.get(f"{base}/dlr?id={i:020x}&s=DELIVRD&d=1").status_code == 200 for i in range(count))
+        ok = sum(client.get(url).status_code == 200 for url in urls[1:])
         return time.perf_counter() - start, ok
+
+
+def timed(pid: int, work) -> tuple[float, int, float, float]:
+    before, cpu = cpu_seconds(pid), time.process_time()
+    seconds, ok = work()
+    return seconds, ok, time.process_time() - cpu, cpu_seconds(pid) - before
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,21 +126,40 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     count = args.count or (1_000 if args.quick else 20_000)
     naive_count = max(50, count // (5 if args.quick else 10))
-
-    receiver, base = start_receiver()
-    try:
-        fast_s, fast_ok = asyncio.run(fast(base, count, args.in_flight))
-        naive_s, naive_ok = naive(base, naive_count)
-    finally:
-        receiver.terminate()
-        receiver.join(5)
-    fast_rate, naive_rate = count / fast_s, naive_count / naive_s
-    print(f"notifier (max_in_flight={args.in_flight}): {count:,} notifications in {fast_s:.2f} s "
-          f"= {fast_rate:,.0f}/s ({fast_ok:,} ok)")
-    print(f"naive (httpx.Client, one by one): {naive_count:,} notifications in {naive_s:.2f} s "
-          f"= {naive_rate:,.0f}/s ({naive_ok:,} ok)")
-    print(f"ratio: {fast_rate / naive_rate:.1f}x")
-    return 0 if fast_ok == count and naive_ok == naive_count else 1
+    rows: list[tuple[str, int, int, float, float, float]] = []
+    complete = True
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "callbacks.log"
+        bare, bare_url = start_bare_receiver()
+        receiver, receiver_url = start_receiver(log)
+        try:
+            for name, template, pid in (("sendframe receive", receiver_url, receiver.pid),
+                                        ("bare server", bare_url, bare.pid)):
+                urls = notification_urls(template, count + 1)
+                seconds, ok, client_cpu, server_cpu = timed(pid, lambda u=urls: asyncio.run(fast(u, args.in_flight)))
+                rows.append((f"notifier (max_in_flight={args.in_flight}) -> {name}", count, ok, seconds, client_cpu,
+                             server_cpu))
+                if name == "sendframe receive":
+                    stored = sendframe.read_callbacks(log)
+                    complete = len(stored) >= ok + 1 and complete
+                slow = notification_urls(template, naive_count + 1, offset=count + 2)
+                seconds, ok, client_cpu, server_cpu = timed(pid, lambda u=slow: naive(u))
+                rows.append((f"naive httpx.Client, one by one -> {name}", naive_count, ok, seconds, client_cpu,
+                             server_cpu))
+        finally:
+            stop(receiver)
+            bare.terminate()
+            bare.join(5)
+    print(f"notification URLs of {len(urls[0]):,}+ characters (the receiver's notificationUrl, 12 escape codes)")
+    for label, total, ok, seconds, client_cpu, server_cpu in rows:
+        print(f"{label:<52}: {total:7,} in {seconds:6.2f} s = {total / seconds:9,.0f}/s ({ok:,} ok); CPU "
+              f"{client_cpu / total * 1e6:5.0f} us sender + {server_cpu / total * 1e6:5.0f} us receiver each")
+    fast_rate, naive_rate = rows[0][1] / rows[0][3], rows[1][1] / rows[1][3]
+    print(f"every acknowledged notification in the receiver's log: {complete}")
+    print(f"ratio: {fast_rate / naive_rate:.1f}x to sendframe receive, "
+          f"{(rows[2][1] / rows[2][3]) / (rows[3][1] / rows[3][3]):.1f}x to the bare server "
+          f"(goal: >= 10,000/s to sendframe receive; load average {os.getloadavg()[0]:.1f})")
+    return 0 if complete and all(ok == total for _, total, ok, *_ in rows) else 1
 
 
 if __name__ == "__main__":

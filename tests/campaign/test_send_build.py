@@ -53,6 +53,14 @@ def test_sub_holds_only_the_variables_the_template_needs_as_text(contacts):
     assert "city" not in str(body)
 
 
+def test_a_batch_with_every_value_present_sends_them_by_name_in_row_order(contacts):
+    spec = CampaignSpec.build(contacts, "sms", {"message": "{city}: {name}, {total}", "sender": "Shop"})
+    assert spec.payload([1, 0])["sub"] == [{"city": "York", "name": "Bo", "total": "2"},
+                                           {"city": "Leeds", "name": "Ana", "total": "1234.5"}]
+    only_city = CampaignSpec.build(contacts, "sms", {"message": "{city}", "sender": "Shop"})
+    assert only_city.payload([0, 1, 2])["sub"] == [{"city": "Leeds"}, {"city": "York"}, {"city": "Hull"}]
+
+
 def test_a_template_without_variables_sends_no_sub(contacts):
     assert "sub" not in CampaignSpec.build(contacts, "sms", {"message": "Sale today", "sender": "Shop"}).payload([0])
 

@@ -16,9 +16,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from itertools import repeat
 from typing import Any
 
 import pandas as pd
+from pydantic_core import to_json
 
 from sendframe.api.models import parse_request
 from sendframe.api.wire import EncodedRequest, normalise_channel, wire_json
@@ -77,13 +79,14 @@ def wire_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _text_values(series: pd.Series) -> list[str | None]:
-
-    return column_to_arrow(series).to_pylist()
+    values: list[str | None] = column_to_arrow(series).to_pylist()
+    return values
 
 
 def _column(contacts: pd.DataFrame, name: str, what: str) -> pd.Series:
     if name not in contacts.columns:
-        raise InputError(f"The {what} column {name!r} is not in the contacts; columns are: {', '.join(map(str, contacts.columns))}.")
+        raise InputError(f"The {what} column {name!r} is not in the contacts; columns are: "
+                         f"{', '.join(map(str, contacts.columns))}.")
     return contacts[name]
 
 
@@ -109,7 +112,8 @@ class CampaignSpec:
 
         channel = normalise_channel(channel)
         if not isinstance(contacts, pd.DataFrame):
-            raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
+            raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not "
+                             f"{type(contacts).__name__}.")
         if not contacts.index.is_unique:
             duplicated = contacts.index[contacts.index.duplicated()].unique()[:5].tolist()
             raise InputError(f"The contacts' index has repeated labels ({duplicated}); the ledger keys rows by label. "
@@ -122,25 +126,26 @@ class CampaignSpec:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
         to_column = to_column or ("email" if channel == "mailing" else "phone")
         recipients = _text_values(_column(contacts, to_column, "recipient"))
-        missing = [label for label, value in zip(contacts.index, recipients) if value is None] if None in recipients else []
+        missing = ([label for label, value in zip(contacts.index, recipients, strict=True) if value is None]
+                   if None in recipients else [])
         if missing:
-            raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row {missing[0]!r}; "
-                             "drop or fix them first (see sendframe.preflight).")
+            raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row "
+                             f"{missing[0]!r}; drop or fix them first (see sendframe.preflight).")
         variables: dict[str, None] = {}
         for name in TEMPLATE_FIELDS[channel]:
             if isinstance(fields.get(name), str):
                 variables.update(dict.fromkeys(parse(fields[name]).variables))
         absent = [v for v in variables if v not in contacts.columns]
         if absent:
-            raise InputError(f"The template needs {', '.join('{' + v + '}' for v in absent)} but the contacts have no such "
-                             f"column; columns are: {', '.join(map(str, contacts.columns))}.")
+            raise InputError(f"The template needs {', '.join('{' + v + '}' for v in absent)} but the contacts have "
+                             f"no such column; columns are: {', '.join(map(str, contacts.columns))}.")
         sub_values = {v: _text_values(contacts[v]) for v in variables}
         urls = None
         if notification_url is not None:
             if notification_url in contacts.columns:
                 if channel != "sms":
-                    raise InputError(f"A per-recipient notificationUrl (column {notification_url!r}) is only allowed for sms; "
-                                     f"{channel} takes one address for the whole request.")
+                    raise InputError(f"A per-recipient notificationUrl (column {notification_url!r}) is only allowed "
+                                     f"for sms; {channel} takes one address for the whole request.")
                 urls = _text_values(contacts[notification_url])
             elif channel in {"sms", "landingsms"}:
                 fields["notificationUrl"] = notification_url
@@ -151,7 +156,7 @@ class CampaignSpec:
             for wire, columns in wa_columns.items():
                 if columns:
                     texts = [_text_values(_column(contacts, c, wire)) for c in columns]
-                    whatsapp[wire] = [list(row) for row in zip(*texts)]
+                    whatsapp[wire] = [list(row) for row in zip(*texts, strict=True)]
         elif wa_columns:
             raise InputError(f"{', '.join(wa_columns)} apply to whatsapp only, not {channel}.")
         per_row = {wire_name: list(values) for wire_name, values in wire_fields(row_fields or {}).items()}
@@ -185,11 +190,16 @@ class CampaignSpec:
         body["to"] = take(self.recipients)
         if self.variables:
             names, columns = self.variables, [take(self.sub_values[v]) for v in self.variables]
+            complete = not any(None in column for column in columns)  # the usual batch: every value present
             if len(names) == 1:
                 name = names[0]
-                body["sub"] = [{name: value} if value is not None else {} for value in columns[0]]
+                body["sub"] = ([{name: value} for value in columns[0]] if complete else
+                               [{name: value} if value is not None else {} for value in columns[0]])
+            elif complete:
+                body["sub"] = list(map(dict, map(zip, repeat(names), zip(*columns, strict=True))))
             else:
-                body["sub"] = [{n: v for n, v in zip(names, values) if v is not None} for values in zip(*columns)]
+                body["sub"] = [{n: v for n, v in zip(names, values, strict=True) if v is not None}
+                               for values in zip(*columns, strict=True)]
         if self.notification_urls is not None:
             body["notificationUrl"] = [url or "" for url in take(self.notification_urls)]
         return body
@@ -236,12 +246,9 @@ def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: in
     Every request is validated with the shared models before anything is sent; a broken rule raises
     ``RequestValidationError`` naming the batch's first row and the field.
     """
-    from pydantic_core import to_json
-
-
     if not 1 <= batch_size <= MAX_BATCH:
         raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
-    batches = []
+    batches: list[Batch] = []
     sent_as_built = None  # whether the model's wire form is the body as built (checked once: see below)
     for chunk in _chunks(spec, positions, batch_size):
         payload = spec.payload(chunk)

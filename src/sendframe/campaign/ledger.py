@@ -37,8 +37,8 @@ second run fails at once with :class:`LedgerInUseError`.
 
 A batch is one row of the ``batches`` table: its rows' keys and recipients are JSON arrays, and its
 answer is JSON arrays of the result items' fields in request order, ``null`` for a field no item has
-(one write per intent and one per answer, however big the batch). The ``rows`` view spreads them out one row per recipient, for
-anyone reading the file with SQL.
+(one write per intent and one per answer, however big the batch). The ``rows`` view spreads them out one
+row per recipient, for anyone reading the file with SQL.
 
     >>> ledger = Ledger(":memory:")
     >>> ledger.bind({"channel": "sms", "message": "Hi {name}", "sender": "Shop"})
@@ -57,7 +57,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
@@ -67,7 +67,7 @@ from pydantic_core import to_json
 from sendframe.api.wire import send_answer
 from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
-from sendframe.errors import InputError, LedgerInUseError, LedgerMismatchError
+from sendframe.errors import InputError, LedgerMismatchError
 
 __all__ = ["ROW_TAG_PARAM", "Ledger", "row_key", "row_keys", "row_tag", "same_recipient"]
 
@@ -93,8 +93,8 @@ _SCHEMA = (
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 # rows of unknown batches whose delivery notification came back: accepted, with the notification's message id
-_SETTLED = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL, recipient TEXT NOT NULL,"
-            " id TEXT, settled_at TEXT NOT NULL, PRIMARY KEY (batch, row_key, recipient))")
+_SETTLED = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL,"
+            " recipient TEXT NOT NULL, id TEXT, settled_at TEXT NOT NULL, PRIMARY KEY (batch, row_key, recipient))")
 
 ROW_COLUMNS = ("row_key", "recipient", "batch", "state", "accepted", "id", "parts", "scheduled_at", "expires_at",
                "error_code", "error_description", "campaign_id", "sending_id")
@@ -121,10 +121,8 @@ def row_key(label: object) -> str:
         ('3', '"a"', '["x", 1]')
     """
     if hasattr(label, "item") and not isinstance(label, (str, bytes)):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             label = label.item()  # numpy scalars
-        except (TypeError, ValueError):
-            pass
     return _encode_json(label)
 
 
@@ -160,7 +158,7 @@ def _decode_key(text: str) -> object:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _answer_json(answer: Any, sent: Sequence[str]) -> tuple[Any, Any, str, int]:
@@ -192,9 +190,9 @@ def _pandas_dtype(name: str) -> Any:
     return pd.api.types.pandas_dtype(name)  # a StringDtype takes a while to build: once per name
 
 
-def _typed_frame(columns: dict[str, list[Any]], positions: list[int | None] | None = None,
+def _typed_frame(columns: dict[str, list[Any]], positions: Sequence[int | None] | None = None,
                  **given: list[Any]) -> pd.DataFrame:
-    """The rows() frame of ``columns`` (taken at ``positions``, None giving <NA>), with ``given`` columns as they are."""
+    """The rows() frame of ``columns`` (taken at ``positions``, None giving <NA>), ``given`` columns as they are."""
     indices = None if positions is None else pa.array(positions, pa.int64())
     nothing = indices is not None and not columns["row_key"]  # an empty ledger: every value <NA>
     data = {}
@@ -306,7 +304,8 @@ class Ledger:
     def bind(self, parameters: Mapping[str, Any]) -> None:
         """Tie the ledger to a campaign; refuse one whose parameters differ.
 
-            >>> ledger = Ledger(); ledger.bind({"channel": "sms"}); ledger.bind({"channel": "voice"})  # doctest: +ELLIPSIS +IGNORE_EXCEPTION_DETAIL
+            >>> ledger = Ledger(); ledger.bind({"channel": "sms"})
+            >>> ledger.bind({"channel": "voice"})  # doctest: +ELLIPSIS +IGNORE_EXCEPTION_DETAIL
             Traceback (most recent call last):
             ...
             sendframe.campaign.ledger.LedgerMismatchError: ...
@@ -321,7 +320,8 @@ class Ledger:
                        for key in sorted(set(stored) | set(wanted)) if stored.get(key) != wanted.get(key)]
         if differences:
             raise LedgerMismatchError(
-                f"The ledger {self.path} belongs to another campaign, so it cannot be resumed with these parameters:\n  - "
+                f"The ledger {self.path} belongs to another campaign, so it cannot be resumed with these "
+                "parameters:\n  - "
                 + "\n  - ".join(differences) + "\nUse a new ledger file for a new campaign.")
 
     # ------------------------------------------------------------------ batches
@@ -351,7 +351,8 @@ class Ledger:
         unknown rather than giving it someone else's answer.
 
             >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
-            >>> ledger.record_answer(1, {"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900001"}]})
+            >>> answer = {"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900001"}]}
+            >>> ledger.record_answer(1, answer)
             0
             >>> ledger.rows()["state"].tolist()
             ['accepted']
@@ -362,8 +363,9 @@ class Ledger:
                 raise ValueError(f"batch {batch} has no intent in the ledger {self.path}; record_intent comes first.")
             sent = json.loads(found[0][0])
         campaign_id, sending_id, columns, unknown = _answer_json(answer, sent)
-        self._execute("UPDATE batches SET state='done', http_status=?, campaign_id=?, sending_id=?, result_at=?, answer=? "
-                      "WHERE batch=?", (http_status, campaign_id, sending_id, _now(), columns, batch), durable=False)
+        self._execute("UPDATE batches SET state='done', http_status=?, campaign_id=?, sending_id=?, result_at=?, "
+                      "answer=? WHERE batch=?", (http_status, campaign_id, sending_id, _now(), columns, batch),
+                      durable=False)
         return unknown
 
     def record_failure(self, batch: int, state: str, code: int | None, description: str,
@@ -380,7 +382,8 @@ class Ledger:
         # a whole-request rejection drops any answer: every row is rejected with the batch's error
         answer = "answer" if state != "done" else "NULL"
         self._execute(f"UPDATE batches SET state=?, http_status=?, error_code=?, error_description=?, result_at=?, "
-                      f"answer={answer} WHERE batch=?", (state, http_status, code, description, _now(), batch), durable=False)
+                      f"answer={answer} WHERE batch=?", (state, http_status, code, description, _now(), batch),
+                      durable=False)
 
     # ------------------------------------------------------------------ reading
 
@@ -388,8 +391,8 @@ class Ledger:
         """Every stored (row, recipient) of every batch, in batch and request order, column by column."""
         columns: dict[str, list[Any]] = {name: [] for name in ROW_COLUMNS}
         for (batch, state, keys_text, recipients_text, answer_text, code, description, campaign_id,
-             sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, error_description, "
-                                        "campaign_id, sending_id FROM batches ORDER BY batch"):
+             sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, "
+                                        "error_description, campaign_id, sending_id FROM batches ORDER BY batch"):
             keys = json.loads(keys_text)
             n = len(keys)
             answer = json.loads(answer_text) if answer_text else {}
@@ -401,7 +404,7 @@ class Ledger:
             columns["accepted"] += accepted
             for key, column in ANSWER_FIELDS[1:5]:
                 columns[column] += _fit(answer.get(key), n)
-            for (key, column), fallback in zip(ANSWER_FIELDS[5:], (code, description)):
+            for (key, column), fallback in zip(ANSWER_FIELDS[5:], (code, description), strict=True):
                 values = _fit(answer.get(key), n)
                 columns[column] += values if fallback is None else [fallback if v is None else v for v in values]
             columns["campaign_id"] += [campaign_id] * n
@@ -427,8 +430,8 @@ class Ledger:
             ['row_key', 'recipient', 'batch', 'state']
         """
         columns = self._row_columns()
-        pairs = list(zip(columns["row_key"], columns["recipient"]))
-        latest = dict(zip(pairs, range(len(pairs))))  # a row sent again: its last batch wins
+        pairs = list(zip(columns["row_key"], columns["recipient"], strict=True))
+        latest = dict(zip(pairs, range(len(pairs)), strict=True))  # a row sent again: its last batch wins
         return _typed_frame(columns, sorted(latest.values()) if len(latest) < len(pairs) else None)
 
     def lookup(self, keys: Sequence[str], recipients: Sequence[str]) -> pd.DataFrame:
@@ -454,7 +457,7 @@ class Ledger:
         if columns["row_key"] == keys and columns["recipient"] == recipients:
             return _typed_frame(columns)  # the usual case: every row sent once, in order
         positions = match_rows(columns["row_key"], columns["recipient"], keys, recipients)
-        matched_keys = [key if at is None else columns["row_key"][at] for key, at in zip(keys, positions)]
+        matched_keys = [key if at is None else columns["row_key"][at] for key, at in zip(keys, positions, strict=True)]
         return _typed_frame(columns, positions, row_key=matched_keys, recipient=recipients)
 
     def settle(self, tags: Mapping[str, str]) -> int:
@@ -472,7 +475,8 @@ class Ledger:
         rows = self.rows()
         unknown = rows[rows["state"] == "unknown"]
         found = [(int(batch), key, recipient, tags[tag], _now())
-                 for batch, key, recipient in zip(unknown["batch"], unknown["row_key"], unknown["recipient"], strict=True)
+                 for batch, key, recipient in zip(unknown["batch"], unknown["row_key"], unknown["recipient"],
+                                                  strict=True)
                  if (tag := row_tag(key, recipient)) in tags]
         if found:
             self._write(self._db.executemany, "INSERT OR REPLACE INTO settled VALUES (?, ?, ?, ?, ?)", found)
@@ -489,7 +493,8 @@ class Ledger:
         rows = self.rows()
         rows = rows[rows["state"] == "unknown"]
         intents = dict(self._query("SELECT batch, intent_at FROM batches"))
-        reason = rows["error_description"].fillna("the process stopped after the request was prepared, before an answer")
+        reason = rows["error_description"].fillna(
+            "the process stopped after the request was prepared, before an answer")
         return pd.DataFrame({
             "row": [_decode_key(k) for k in rows["row_key"]],
             "recipient": rows["recipient"].astype("string"),

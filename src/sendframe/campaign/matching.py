@@ -52,15 +52,17 @@ def same_recipient(sent: str, answered: str | None) -> bool:
 
 def checked_columns(columns: SendAnswer, sent: Sequence[str],
                     fields: Sequence[tuple[str, str]]) -> tuple[dict[str, list[Any]], int]:
-    """The answer's ``fields`` (wire key, ``SendAnswer`` attribute) in request order, items that cannot be trusted blanked.
+    """The answer's ``fields`` (wire key, ``SendAnswer`` attribute) in request order, untrustworthy items blanked.
 
     An item whose ``to`` is not the recipient sent at its position, and a missing item, leave that row
     unknown (``accepted`` null) with a reason in ``errorDescription``; the ``to`` of every item is then
     kept as ``answeredTo``. Returns (columns by wire key, how many rows were left unknown).
 
         >>> from sendframe.api.wire import send_answer
-        >>> answer = send_answer({"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900002"}]})
-        >>> kept, unknown = checked_columns(answer, ["447700900001"], [("accepted", "accepted"), ("errorDescription", "error_description")])
+        >>> answer = send_answer({"campaignId": 1, "sendingId": 2,
+        ...                       "result": [{"accepted": True, "to": "447700900002"}]})
+        >>> fields = [("accepted", "accepted"), ("errorDescription", "error_description")]
+        >>> kept, unknown = checked_columns(answer, ["447700900001"], fields)
         >>> kept["accepted"], unknown
         ([None], 1)
     """
@@ -94,14 +96,14 @@ def match_rows(stored_keys: list[str], stored_recipients: list[str], keys: list[
         [None, 0, 1]
     """
     latest: dict[tuple[str, str], int] = {}
-    for at, pair in enumerate(zip(stored_keys, stored_recipients)):
+    for at, pair in enumerate(zip(stored_keys, stored_recipients, strict=True)):
         latest[pair] = at  # a dict keeps first-insertion order: the order rows were first recorded
     positions: list[int | None] = [None] * len(keys)
     taken: set[tuple[str, str]] = set()
-    for i, pair in enumerate(zip(keys, recipients)):
-        at = latest.get(pair)
-        if at is not None and pair not in taken:
-            positions[i] = at
+    for i, pair in enumerate(zip(keys, recipients, strict=True)):
+        found = latest.get(pair)
+        if found is not None and pair not in taken:
+            positions[i] = found
             taken.add(pair)
     if len(taken) == len(latest) or len(taken) == len(keys):
         return positions  # every ledger row or every given row found under its own label

@@ -50,6 +50,7 @@ KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
 OUTCOMES: tuple[str, ...] = ("accepted", "rejected", "unknown", "not_sent", "dry_run", *SKIP_OUTCOMES.values(),
                              "holdout")
 _RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}
+_NO_REASON = -1
 _WHAT = {
     "invalid": "with a missing or invalid recipient",
     "suppressed": "on the suppression list",
@@ -85,36 +86,42 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
     ``problems`` is a preflight frame of those rows; ``recipients`` (positional, aligned with
     ``index``) are compared as given to find repeats. A repeat counts only against a row that is
     sent, so a recipient whose first row is skipped still gets the message from its next row.
-    ``capped`` marks rows over the frequency cap (``capped_reason`` says why).
+    ``capped`` marks rows over the frequency cap (``capped_reason`` says why). A row with several errors
+    takes the reason that comes first in :data:`KEEP_REASONS` (the first such error's message). Array
+    work throughout: a million rows take a fraction of a second.
     """
     n = len(index)
-    reasons = np.full(n, "", dtype=object)
+    rank = np.full(n, _NO_REASON, dtype=np.int8)  # position of the row's reason in KEEP_REASONS
     messages = np.full(n, None, dtype=object)
     errors = problems[(problems["severity"] == "error") & problems["row"].notna()]
     if len(errors):
         positions = index.get_indexer(pd.Index(errors["row"].tolist()))
-        for position, rule, message in zip(positions, errors["rule"], errors["message"], strict=True):
-            if position < 0:
-                continue
-            reason = _RULE_REASON.get(rule, "preflight")
-            if reason in keep:
-                continue
-            current = reasons[position]
-            if not current or KEEP_REASONS.index(reason) < KEEP_REASONS.index(current):
-                reasons[position], messages[position] = reason, message
+        reasons = pd.Series(errors["rule"].to_numpy(dtype=object)).map(_RULE_REASON).fillna("preflight").to_numpy(
+            dtype=object)
+        ranks = pd.Categorical(reasons, categories=list(KEEP_REASONS)).codes.astype(np.int8)
+        counted = (positions >= 0) & ~np.isin(reasons, list(keep))
+        positions, ranks = positions[counted], ranks[counted]
+        texts = errors["message"].to_numpy(dtype=object)[counted]
+        # each row's error of the lowest rank, the first one among equals (a stable sort keeps their order)
+        order = np.lexsort((ranks, positions))
+        first = order[np.r_[True, positions[order][1:] != positions[order][:-1]]] if len(order) else order
+        rank[positions[first]] = ranks[first]
+        messages[positions[first]] = texts[first]
     if capped is not None and "frequency" not in keep:
-        over = capped & ((reasons == "") | np.isin(reasons, ["preflight", "duplicate"]))
-        reasons[over] = "frequency"
+        # the cap outranks the reasons after it (preflight, duplicate), not those before it
+        over = np.asarray(capped, dtype=bool) & ((rank == _NO_REASON) | (rank > KEEP_REASONS.index("frequency")))
+        rank[over] = KEEP_REASONS.index("frequency")
         messages[over] = capped_reason
-    skipped = reasons != ""
     if "duplicate" not in keep:
         key = pd.Series(np.asarray(recipients, dtype=object))
-        candidates = ~skipped & key.notna().to_numpy()
+        candidates = (rank == _NO_REASON) & key.notna().to_numpy()
         repeated = np.zeros(n, dtype=bool)
         repeated[candidates] = key[candidates].duplicated(keep="first").to_numpy()
-        reasons[repeated] = "duplicate"
-        messages[repeated] = [f"{value} already gets the message from an earlier row." for value in key[repeated]]
-    action = np.where(reasons == "", "send", np.array([SKIP_OUTCOMES.get(r, "") for r in reasons], dtype=object))
+        if repeated.any():
+            rank[repeated] = KEEP_REASONS.index("duplicate")
+            said = pd.Series(key[repeated].to_numpy(), dtype="str") + " already gets the message from an earlier row."
+            messages[repeated] = said.to_numpy(dtype=object)
+    action = np.asarray(["send", *SKIP_OUTCOMES.values()], dtype=object)[rank.astype(np.intp) + 1]
     return pd.DataFrame({"action": pd.array(action, dtype="str"), "reason": pd.array(messages, dtype="str")},
                         index=index)
 
@@ -123,8 +130,11 @@ def skipped_summary(plan: pd.DataFrame, verb: str = "sent") -> str | None:
     """One plain-English sentence saying how many rows are left out and why (None when none are).
 
         >>> plan = pd.DataFrame({"action": ["send", "skipped_duplicate", "skipped_invalid", "skipped_invalid"]})
-        >>> skipped_summary(plan)
-        "3 of 4 rows not sent: 2 with a missing or invalid recipient (skipped_invalid), 1 whose recipient repeats an earlier row (skipped_duplicate). Each row's outcome says why; keep=['invalid', 'duplicate'] sends them anyway."
+        >>> import textwrap
+        >>> print(textwrap.fill(skipped_summary(plan), 100))
+        3 of 4 rows not sent: 2 with a missing or invalid recipient (skipped_invalid), 1 whose recipient
+        repeats an earlier row (skipped_duplicate). Each row's outcome says why; keep=['invalid',
+        'duplicate'] sends them anyway.
     """
     counts = plan["action"].value_counts()
     parts, reasons = [], []

@@ -1,0 +1,197 @@
+"""The headline benchmark: an N-recipient SMS campaign rehearsed end to end, as a user runs it.
+
+    python benchmarks/rehearsal.py 100000          # 100,000 contacts
+    python benchmarks/rehearsal.py 1000000         # the goal of issue 12: <= 5 minutes, no process over 4 GB
+    python benchmarks/rehearsal.py 20000 --keep /tmp/rehearsal   # keep the CSV, ledger, log and report
+
+What it does, in order, timing each phase:
+
+0. (setup, not counted) writes a messy contact CSV (``messy_data.py``: phones as people type them,
+   repeats, junk, names and amounts as real tables hold them) and starts ``sendframe sandbox`` and
+   ``sendframe receive`` as separate processes with ``python -m sendframe.cli``, as a user would;
+1. ``sendframe.read_contacts(csv)``;
+2. ``msg.preflight(contacts)`` and 3. ``msg.estimate(contacts)`` of
+   ``msg = sendframe.sms(TEMPLATE, sender="Shop", parts=2, encoding="gsm-pt", notification_url=<the receiver's>)``
+   (``{name|capitalize}``, ``{amount|formatDotComma}`` and ``{UNSUB_URL}``);
+4. ``msg.send(contacts, client=..., ledger=<file>)``: every row the policy lets through, batches of 500, the
+   sandbox's carrier and notifier working (and notifications flowing to the receiver) meanwhile;
+5. waits until every accepted message has a final notification in the receiver's log, polling
+   ``sendframe.read_callbacks`` on it every few seconds;
+6. ``sendframe.fetch_records`` of every accepted id;
+7. ``sendframe.outcomes(result, callbacks, records, contacts)`` (one row per contact) and
+   ``sendframe.delivery_summary(outcomes, by="city")``;
+8. ``sendframe.dashboard(outcomes, summary=...).write_html("report.html")``.
+
+For each phase: wall time, the CPU seconds of this process, of the sandbox and of the receiver (the
+machine may be shared: CPU says where the work went). At the end: the total, each process's peak
+resident memory (VmHWM) and the figures of the campaign. Exit status 1 if a notification is missing
+after ``--wait-timeout``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import sendframe
+from messy_data import TEMPLATE, write_messy_csv
+from sandbox_process import cpu_seconds, peak_memory_mib, start_receiver, start_sandbox, stop
+from sendframe.api.notifications import is_final_notification
+
+GOAL_SECONDS = 300.0
+GOAL_MIB = 4096.0
+
+
+class Phases:
+    """Times phases: wall, and CPU of this process and of each helper process."""
+
+    def __init__(self, processes: dict[str, int]) -> None:
+        self.processes = processes
+        self.rows: list[dict[str, Any]] = []
+
+    def run(self, name: str, work: Callable[[], Any], *, counted: bool = True) -> Any:
+        before = {label: cpu_seconds(pid) for label, pid in self.processes.items()}
+        wall, cpu = time.perf_counter(), time.process_time()
+        value = work()
+        row = {"phase": name, "wall_s": time.perf_counter() - wall, "client_cpu_s": time.process_time() - cpu}
+        for label, pid in self.processes.items():
+            row[f"{label}_cpu_s"] = cpu_seconds(pid) - before[label]
+        row["counted"] = counted
+        row["client_peak_mib"] = peak_memory_mib()
+        self.rows.append(row)
+        cpus = "  ".join(f"{k.removesuffix('_s')} {v:7.2f}" for k, v in row.items() if k.endswith("cpu_s"))
+        print(f"  {name:<34} {row['wall_s']:8.2f} s   cpu: {cpus}   client peak {row['client_peak_mib']:,.0f} MiB",
+              flush=True)
+        return value
+
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows)
+
+
+def final_ids(callbacks: pd.DataFrame) -> pd.Index:
+    """The ids that have a final notification (DELIVRD, UNDELIV, EXPIRED, REJECTD, DELETED)."""
+    if callbacks.empty:
+        return pd.Index([], dtype="string")
+    final = is_final_notification(callbacks["status"], callbacks.get("delivery"))
+    return pd.Index(callbacks.loc[np.asarray(final, dtype=bool), "id"].dropna().unique())
+
+
+def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0) -> tuple[pd.DataFrame, int, int]:
+    """Poll ``read_callbacks(log)`` until each of ``ids`` has a final notification; (callbacks, polls, missing).
+
+    Polls every ``every`` seconds, or less often when a poll takes long (at most a quarter of the time spent
+    polling), so the waiting takes little from the sandbox and the receiver on a small machine."""
+    started, polls = time.perf_counter(), 0
+    pending = set(ids.tolist())
+    while True:
+        polls += 1
+        read = time.perf_counter()
+        callbacks = sendframe.read_callbacks(log) if log.exists() else pd.DataFrame()
+        pending.difference_update(final_ids(callbacks).tolist())
+        if not pending or time.perf_counter() - started > timeout:
+            return callbacks, polls, len(pending)
+        time.sleep(max(every, 3 * (time.perf_counter() - read)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rows", nargs="?", type=int, default=100_000, help="contacts in the CSV (default 100,000)")
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--keep", type=Path, help="a folder to keep the CSV, ledger, callback log and report in")
+    parser.add_argument("--wait-timeout", type=float, default=900.0, help="seconds to wait for the notifications")
+    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--concurrency", type=int, default=4)
+    args = parser.parse_args(argv)
+    folder = Path(tempfile.mkdtemp(prefix="sendframe-rehearsal-")) if args.keep is None else args.keep
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("sandbox.sqlite", "sandbox.sqlite-wal", "sandbox.sqlite-shm", "callbacks.log", "campaign.ledger",
+                 "campaign.ledger-wal", "campaign.ledger-shm", "report.html"):
+        (folder / name).unlink(missing_ok=True)
+    csv = folder / "contacts.csv"
+    try:
+        return rehearse(args, folder, csv)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
+    started = time.perf_counter()
+    write_messy_csv(csv, args.rows, seed=args.seed)
+    setup = time.perf_counter() - started
+    sandbox, base_url = start_sandbox(["--db", str(folder / "sandbox.sqlite")])
+    receiver, notification_url = start_receiver(folder / "callbacks.log")
+    print(f"rehearsal of {args.rows:,} contacts: {csv.stat().st_size / 1e6:,.1f} MB CSV written in {setup:.1f} s "
+          f"(setup); sandbox pid {sandbox.pid} at {base_url}, receiver pid {receiver.pid}")
+    print(f"message: {TEMPLATE!r}, sender Shop, parts 2, gsm-pt, notificationUrl to the receiver, ledger file")
+    phases = Phases({"sandbox": sandbox.pid, "receiver": receiver.pid})
+    status = 0
+    try:
+        with sendframe.Client(base_url, "demo", "demo-password") as client, \
+                warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            contacts = phases.run("read_contacts", lambda: sendframe.read_contacts(csv))
+            msg = sendframe.sms(TEMPLATE, sender="Shop", parts=2, encoding="gsm-pt", notification_url=notification_url,
+                                link_base="https://sndf.io")
+            problems = phases.run("preflight", lambda: msg.preflight(contacts))
+            estimate = phases.run("estimate", lambda: msg.estimate(contacts))
+            result = phases.run("send (ledger, notificationUrl)", lambda: msg.send(
+                contacts, client=client, ledger=folder / "campaign.ledger", batch_size=args.batch_size,
+                concurrency=args.concurrency, progress=False))
+            accepted = pd.Index(result.loc[result["outcome"] == "accepted", "id"].astype("string").unique())
+            callbacks, polls, missing = phases.run("wait for every final notification", lambda: wait_for_finals(
+                folder / "callbacks.log", accepted, args.wait_timeout))
+            records = phases.run("fetch_records", lambda: sendframe.fetch_records(accepted, client=client))
+            outcomes = phases.run("outcomes", lambda: sendframe.outcomes(result, callbacks, records, contacts,
+                                                                          estimate=estimate))
+            summary = phases.run("delivery_summary by city", lambda: sendframe.delivery_summary(outcomes, by="city"))
+            report = folder / "report.html"
+            phases.run("dashboard + report.html", lambda: sendframe.dashboard(
+                outcomes, summary=summary, title="Rehearsal", campaign=f"rehearsal of {args.rows:,}").write_html(
+                str(report)))
+        peaks = {"client (this process)": peak_memory_mib(), "sandbox": peak_memory_mib(sandbox.pid),
+                 "receiver": peak_memory_mib(receiver.pid)}
+    finally:
+        stop(sandbox)
+        stop(receiver)
+    table = phases.table()
+    total = table["wall_s"].sum()
+    print()
+    print(table.drop(columns=["counted"]).to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
+    print(f"total (phases 1-9): {total:,.1f} s for {args.rows:,} contacts (goal: 1,000,000 in <= {GOAL_SECONDS:.0f} s)")
+    for name, mib in peaks.items():
+        print(f"peak memory, {name:<22}: {mib:8,.0f} MiB (goal <= {GOAL_MIB:,.0f})")
+    send_s = table.loc[table["phase"].str.startswith("send"), "wall_s"].iloc[0]
+    sent = int((result["outcome"].isin(["accepted", "rejected", "unknown"])).sum())
+    notifications = len(callbacks)
+    wait_s = table.loc[table["phase"].str.startswith("wait"), "wall_s"].iloc[0]
+    print(f"contacts {len(contacts):,}: preflight problems {len(problems):,}; outcomes "
+          f"{result['outcome'].value_counts().to_dict()}")
+    print(f"send: {sent:,} recipients in {send_s:.1f} s = {sent / send_s:,.0f} recipients/s (goal >= 20,000/s)")
+    print(f"notifications: {notifications:,} in the log, {polls} polls; the last final one "
+          f"{wait_s:.1f} s after the send ended; {missing:,} accepted messages without a final notification")
+    print(f"records: {len(records.messages):,} messages, {len(records.events):,} events; "
+          f"report.html {report.stat().st_size / 1e6:.1f} MB")
+    print(f"status: {outcomes['status'].value_counts().to_dict()}")
+    print(f"warnings said: {len(said)} ({'; '.join(sorted({str(w.message)[:80] for w in said})[:3])})")
+    if missing:
+        print(f"FAILED: {missing:,} messages without a final notification after {args.wait_timeout:.0f} s",
+              file=sys.stderr)
+        status = 1
+    if args.keep is not None:
+        print(f"files kept in {folder}")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
