@@ -77,7 +77,6 @@ def format_timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
-_iso = format_timestamp  # the old private name, still read by sendframe.api.wire
 
 
 Timestamp = Annotated[AwareDatetime, PlainSerializer(format_timestamp, return_type=str, when_used="json")]

@@ -380,7 +380,7 @@ def read_send_answer(body: bytes | str) -> SendAnswer:
     answer = _lean_send_response().validate_json(body)
     items = answer["result"]
     n = len(items)
-    as_text = models._iso  # the one rule for writing a timestamp
+    as_text = models.format_timestamp  # the one rule for writing a timestamp
     # the usual answer has every item with accepted, to, id and parts and nothing else: column by column at C speed
     usual = sum(map(len, items)) == 4 * n
     ids = _column(items, "id", usual)
