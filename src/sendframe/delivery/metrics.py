@@ -104,22 +104,47 @@ def delivery_summary(
         if callbacks is not None or records is not None or estimate is not None:
             raise InputError("delivery_summary(outcomes) takes the outcome table alone: its callbacks, records and "
                              "estimate are already in it.")
-        table = results.copy() if contacts is None else results.join(contacts, rsuffix="_contact")
+        table = results if contacts is None else results.join(contacts, rsuffix="_contact")
     else:
         table = outcomes(results, callbacks, records, contacts, estimate=estimate)
-    send_time = next((results[c] for c in _SEND_TIME_COLUMNS if c in results), None)
+    return summarise_outcomes(table, by=keys, send_time=send_time_of(results))
+
+
+def send_time_of(results: pd.DataFrame) -> pd.Series | None:
+    """The send time a results frame carries (``sent_at``, ``send_time`` or ``created_at``), or None.
+
+    >>> send_time_of(pd.DataFrame({"id": ["a1"]})) is None
+    True
+    """
+    return next((results[c] for c in _SEND_TIME_COLUMNS if c in results), None)
+
+
+def summarise_outcomes(
+    table: pd.DataFrame,
+    *,
+    by: Sequence[str] | str = ("campaign_id",),
+    send_time: pd.Series | None = None,
+) -> pd.DataFrame:
+    """``delivery_summary`` of an outcome table already built (``sendframe.outcomes``, ``message_outcomes``).
+
+    ``send_time`` is the send results' own send time (``send_time_of(results)``), the start of the clock
+    where no sent event is known. The table is not modified.
+
+    >>> table = message_outcomes(pd.DataFrame({"id": ["a1", None], "outcome": ["accepted", "rejected"]}))
+    >>> summarise_outcomes(table, by="outcome")[["outcome", "sent", "accepted", "rejected"]].values.tolist()
+    [['accepted', 1, 1, 0], ['rejected', 1, 0, 1]]
+    """
+    keys = [by] if isinstance(by, str) else list(by)
     sent_at = table["sent_at"]
     if send_time is not None:
         sent_at = pd.to_datetime(send_time, utc=True).reindex(table.index).fillna(sent_at)
-    table["send_hour"] = sent_at.dt.floor("h")
-    table["operator"] = operator_label(table["country"], table["mnc"])
+    table = table.assign(send_hour=sent_at.dt.floor("h"), operator=operator_label(table["country"], table["mnc"]))
     _check_keys(keys, table)
     if "mnc" in keys and "country" not in keys:  # "01" in Spain and "01" in the UK are two operators
         keys.insert(keys.index("mnc"), "country")
     if send_time is not None:  # the send time from the results is the start of the clock when no sent event is known
-        table["seconds_to_delivery"] = table["seconds_to_delivery"].fillna(
-            (table["delivered_at"] - sent_at).dt.total_seconds()
-        )
+        from_send = (table["delivered_at"] - sent_at).dt.total_seconds()
+        table = table.assign(seconds_to_delivery=table["seconds_to_delivery"].fillna(from_send))
     status = table["status"].astype("string")
     outcome = table["outcome"].astype("string")
 

@@ -12,12 +12,18 @@ hand; ``outcomes`` adds the contacts' own columns, on the contacts' index.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from sendframe.api.notifications import is_final_notification, notification_status
-from sendframe.api.recipients import region_of
-from sendframe.errors import InputError
 from sendframe.campaign.policy import SKIP_OUTCOMES
+from sendframe.delivery.countries import recipient_countries
+from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import outcomes_partitions
 from sendframe.scale.runtime import is_dask_frame
@@ -64,6 +70,7 @@ def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     (``is_final_notification``: by its status, or by its delivery value when the status is missing).
     ``status`` is the status each notification stands for, so a notificationUrl with ``%d`` and
     no ``%s`` still gives DELIVRD, UNDELIV or REJECTD; ``is_final`` says whether it is final.
+    Among notifications of the same kind the latest ``reported_at`` wins (a missing one counts as latest).
 
     >>> callbacks = pd.DataFrame({"id": ["a1", "a1"], "status": [None, None], "delivery": [1, 4],
     ...     "sent_at": pd.NaT, "reported_at": pd.to_datetime(["2026-01-01 10:01", "2026-01-01 10:05"], utc=True),
@@ -71,20 +78,123 @@ def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     >>> final_status_per_message(callbacks)["status"].tolist()
     ['DELIVRD']
     """
+    columns = ["status", "is_final", "sent_at", "reported_at", "mnc", "recipient"]
     if callbacks is None or callbacks.empty:
-        return pd.DataFrame(columns=["id", "status", "is_final", "sent_at", "reported_at", "billed_cost", "mnc",
-                                     "recipient"])
-    wanted = ["id", "status", "sent_at", "reported_at", "cost", "mnc", "recipient", "part"]
-    frame = callbacks.loc[callbacks["id"].notna(), wanted].copy()
-    delivery = callbacks.loc[frame.index, "delivery"] if "delivery" in callbacks else None
-    frame["is_final"] = is_final_notification(frame["status"], delivery)
-    frame["status"] = notification_status(frame["status"], delivery)
-    frame = frame.sort_values(["id", "is_final", "reported_at"], kind="stable")
-    last = frame.groupby("id", sort=False).tail(1).set_index("id")
-    # a message is billed once, whatever the number of parts and notifications
-    billed = frame.drop_duplicates(["id", "part"]).groupby("id")["cost"].max()
-    out = last[["status", "is_final", "sent_at", "reported_at", "mnc", "recipient"]].assign(billed_cost=billed)
-    return out.reset_index()
+        return pd.DataFrame(columns=["id", *columns, "billed_cost"])
+    latest = latest_per_message(callbacks)
+    order = np.asarray(pc.sort_indices(latest.ids))  # by id, as a sort of the ids gives them
+    rows = latest.rows[order]
+    out = callbacks.iloc[rows][["id", "sent_at", "reported_at", "mnc", "recipient"]].reset_index(drop=True)
+    out.insert(1, "status", latest.status[order])
+    out.insert(2, "is_final", latest.is_final[order])
+    out["billed_cost"] = latest.billed[order]
+    out["status"] = out["status"].astype("string")
+    return out[["id", *columns, "billed_cost"]]
+
+
+@dataclass(frozen=True)
+class LatestStatus:
+    """What ``final_status_per_message`` says, as arrays over the distinct message ids (in ``ids``' order)."""
+
+    ids: pa.Array  # the distinct ids of the callbacks (large_string)
+    rows: np.ndarray  # per id: the position (in the callbacks) of the notification that decides its status
+    status: np.ndarray  # per id: the status it stands for (object: str or None)
+    is_final: np.ndarray  # per id: whether that status is final
+    billed: np.ndarray  # per id: the cost billed (float, NaN when no notification says)
+
+
+def _text_array(values: pd.Series) -> pa.Array:
+    """A column as one Arrow large_string array (missing values null)."""
+    text = values if isinstance(values.dtype, pd.StringDtype) else values.astype("string")
+    array = pa.array(text, type=pa.large_string(), from_pandas=True)
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def _utc(values: pd.Series) -> np.ndarray:
+    """Timestamps as naive UTC datetime64[us] values (NaT where missing), without a Python object per value."""
+    stamps = pd.to_datetime(values, utc=True).astype("datetime64[us, UTC]")
+    return np.asarray(stamps.dt.tz_localize(None).to_numpy(), dtype="datetime64[us]")
+
+
+def _among(values: pd.Series, wanted: Iterable[str]) -> np.ndarray:
+    """Which rows hold one of ``wanted`` (missing: no), decided once per distinct value."""
+    codes, uniques = pd.factorize(values)
+    found = np.isin(np.asarray(uniques, dtype=object), list(wanted))
+    return np.append(found, False)[codes]
+
+
+def _statuses(callbacks: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """notification_status and is_final_notification of every row, asked once per distinct (status, delivery)."""
+    columns = ["status", "delivery"] if "delivery" in callbacks else ["status"]
+    combined = np.zeros(len(callbacks), dtype=np.int64)
+    for column in columns:  # missing values are values too
+        codes, uniques = pd.factorize(callbacks[column], use_na_sentinel=False)
+        combined = combined * (len(uniques) + 1) + codes
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    distinct = callbacks.iloc[first]
+    delivery = distinct["delivery"] if "delivery" in distinct else None
+    said = notification_status(distinct["status"], delivery).to_numpy(dtype=object, na_value=None)
+    final = is_final_notification(distinct["status"], delivery).to_numpy(dtype=bool)
+    return said[inverse], final[inverse]
+
+
+def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
+    """The notification that decides each message's status, and its billed cost, as array work.
+
+    The rule of ``final_status_per_message``: per id, a final notification over an intermediate one, then
+    the latest ``reported_at`` (missing last), then the later row; the cost billed is the highest of the
+    message's parts, each part's from its first notification in that order.
+
+    >>> frame = pd.DataFrame({"id": ["a1", "a1", "b2"], "status": ["DELIVRD", "ACCEPTD", "ACCEPTD"],
+    ...     "reported_at": pd.to_datetime(["2026-01-01 10:01", "2026-01-01 10:05", None], utc=True),
+    ...     "cost": [0.05, 0.05, 0.04], "part": 1})
+    >>> latest = latest_per_message(frame)
+    >>> latest.ids.to_pylist(), latest.status.tolist(), latest.rows.tolist()
+    (['a1', 'b2'], ['DELIVRD', 'ACCEPTD'], [0, 2])
+    """
+    ids = _text_array(callbacks["id"])
+    present = np.flatnonzero(np.asarray(ids.is_valid()))
+    encoded = pc.dictionary_encode(ids.take(pa.array(present)))
+    code = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    kept = callbacks.iloc[present]
+    status, is_final = _statuses(kept)
+    reported = _utc(kept["reported_at"]).view(np.int64)
+    reported = np.where(reported == np.iinfo(np.int64).min, np.iinfo(np.int64).max, reported)  # missing: latest
+    order = np.lexsort((reported, is_final, code))  # stable: among equals the later row comes later
+    ordered = code[order]
+    ends = np.ones(len(ordered), dtype=bool)
+    ends[:-1] = ordered[1:] != ordered[:-1]
+    last = order[ends]  # one per id, ids in code order
+    # billed once per message: each part's cost from its first notification, the highest of the parts
+    part_codes = pd.factorize(kept["part"], use_na_sentinel=False)[0] if "part" in kept else np.zeros(len(kept), int)
+    pair = code[order] * (int(part_codes.max(initial=0)) + 1) + part_codes[order]
+    first_of_part = order[~pd.Series(pair).duplicated().to_numpy()]
+    cost = pd.to_numeric(kept["cost"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    billed = np.full(len(encoded.dictionary), np.nan)
+    np.fmax.at(billed, code[first_of_part], cost[first_of_part])
+    return LatestStatus(encoded.dictionary.cast(pa.large_string()), present[last], status[last], is_final[last],
+                        billed)
+
+
+@dataclass(frozen=True)
+class _FirstDates:
+    ids: pa.Array
+    dates: np.ndarray
+
+
+def _first_event_dates(ids: pa.Array, dates: np.ndarray, chosen: np.ndarray) -> _FirstDates:
+    """Per id of the chosen events: the earliest date (NaT when none of its events has one)."""
+    rows = np.flatnonzero(chosen & np.asarray(ids.is_valid()))
+    encoded = pc.dictionary_encode(ids.take(pa.array(rows)))
+    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    earliest = pd.Series(dates[rows]).groupby(codes).min().reindex(range(len(encoded.dictionary)))
+    return _FirstDates(encoded.dictionary.cast(pa.large_string()), earliest.to_numpy(dtype="datetime64[us]"))
+
+
+def _positions(keys: pa.Array, values: pa.Array) -> np.ndarray:
+    """Each key's position among ``values`` (-1 where absent); a missing key matches a missing value."""
+    found = pc.index_in(keys, value_set=values)
+    return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 @keyword_checked
@@ -113,6 +223,7 @@ def message_outcomes(
                                    recipients=recipients)
     if recipients is None and "recipient" in results:
         recipients = results["recipient"]
+    size = len(results)
     out = pd.DataFrame(index=results.index)
 
     def text(column: str) -> pd.Series:
@@ -132,61 +243,64 @@ def message_outcomes(
     out["error_description"] = text("error_description")
     out["recipient"] = recipients.astype("string") if recipients is not None else text("recipient")
 
-    status = pd.Series("PENDING", index=results.index, dtype="string")
-    status[outcome.isin(list(NOT_SENT_OUTCOMES)).fillna(False)] = "NOT_SENT"  # refused, not attempted yet, or skipped
-    status[outcome.eq("unknown").fillna(False)] = "UNKNOWN_OUTCOME"
-    sent_at = pd.Series(pd.NaT, index=results.index, dtype="datetime64[us, UTC]")
+    status = np.full(size, "PENDING", dtype=object)
+    status[_among(outcome, NOT_SENT_OUTCOMES)] = "NOT_SENT"  # refused, not attempted yet, or skipped
+    status[_among(outcome, ["unknown"])] = "UNKNOWN_OUTCOME"
+    sent_at = np.full(size, np.datetime64("NaT"), dtype="datetime64[us]")
     delivered_at = sent_at.copy()
     mnc = pd.Series(pd.NA, index=results.index, dtype="string")
-    billed = pd.Series(float("nan"), index=results.index)
+    billed = np.full(size, np.nan)
     clicked = pd.Series(False, index=results.index, dtype="boolean")
 
-    by_id = out["id"]
+    by_id = _text_array(out["id"])
     if callbacks is not None and not callbacks.empty:
-        finals = final_status_per_message(callbacks).set_index("id")
-        hit = by_id.isin(finals.index) & outcome.eq("accepted").fillna(False)
-        ids = by_id[hit]
-        reported_status = finals.loc[ids, "status"]
+        latest = latest_per_message(callbacks)
+        found = _positions(by_id, latest.ids)
+        rows = np.flatnonzero((found >= 0) & _among(outcome, ["accepted"]))
+        which = found[rows]
+        decided = latest.rows[which]  # the notification (row of the callbacks) that decides each hit's status
         # an intermediate notification (ACCEPTD, ...) leaves the message pending
-        status[hit] = reported_status.where(finals.loc[ids, "is_final"].to_numpy(dtype=bool), "PENDING").to_numpy()
-        sent_at[hit] = pd.to_datetime(finals.loc[ids, "sent_at"], utc=True).to_numpy()
-        delivered = reported_status.eq("DELIVRD").fillna(False).to_numpy(dtype=bool)
-        reported = pd.to_datetime(finals.loc[ids, "reported_at"], utc=True).to_numpy()
-        delivered_at[hit] = pd.Series(reported).where(delivered).to_numpy()
-        mnc[hit] = finals.loc[ids, "mnc"].astype("string").to_numpy()
-        billed[hit] = finals.loc[ids, "billed_cost"].astype(float).to_numpy()
+        status[rows] = np.where(latest.is_final[which], latest.status[which], "PENDING")
+        sent_at[rows] = _utc(callbacks["sent_at"].iloc[decided])
+        delivered = latest.status[which] == "DELIVRD"
+        delivered_at[rows] = np.where(delivered, _utc(callbacks["reported_at"].iloc[decided]), np.datetime64("NaT"))
+        mnc.iloc[rows] = callbacks["mnc"].iloc[decided].astype("string").to_numpy()
+        billed[rows] = latest.billed[which]
         if recipients is None:
-            out.loc[hit, "recipient"] = finals.loc[ids, "recipient"].astype("string").to_numpy()
+            out.iloc[rows, out.columns.get_loc("recipient")] = (
+                callbacks["recipient"].iloc[decided].astype("string").to_numpy())
     if records is not None:
         messages = getattr(records, "messages", None)
         events = getattr(records, "events", None)
         if messages is not None and not messages.empty:
-            known = messages.drop_duplicates("id").set_index("id")
-            hit = by_id.isin(known.index)
+            known = messages.drop_duplicates("id")
+            found = _positions(by_id, _text_array(known["id"]))
+            rows = np.flatnonzero(found >= 0)
             if "is_clicked" in known:
-                clicked[hit] = known.loc[by_id[hit], "is_clicked"].astype("boolean").to_numpy()
+                clicked.iloc[rows] = known["is_clicked"].astype("boolean").iloc[found[rows]].to_numpy()
             if recipients is None and "recipient" in known:
-                missing = hit & out["recipient"].isna()
-                out.loc[missing, "recipient"] = known.loc[by_id[missing], "recipient"].astype("string").to_numpy()
+                missing = rows[out["recipient"].isna().to_numpy()[rows]]
+                out.iloc[missing, out.columns.get_loc("recipient")] = (
+                    known["recipient"].astype("string").iloc[found[missing]].to_numpy())
         if events is not None and not events.empty:
-            dates = events.assign(date=pd.to_datetime(events["date"], utc=True))
+            dates = _utc(events["date"])
+            kinds = events["type"].to_numpy(dtype=object)
+            event_ids = _text_array(events["id"])
             # record events carry seconds, notifications only minutes: the events win where both exist
             for kind, target in (("sent", sent_at), ("delivered", delivered_at)):
-                first = dates[dates["type"] == kind].groupby("id")["date"].min()
-                hit = by_id.isin(first.index)
-                target[hit] = first.loc[by_id[hit]].to_numpy()
+                first = _first_event_dates(event_ids, dates, kinds == kind)
+                found = _positions(by_id, first.ids)
+                rows = np.flatnonzero(found >= 0)
+                target[rows] = first.dates[found[rows]]
             # a delivered event is as good as a DELIVRD notification
-            status[delivered_at.notna() & (status == "PENDING")] = "DELIVRD"
+            status[~np.isnat(delivered_at) & (status == "PENDING")] = "DELIVRD"
 
-    numbers = out["recipient"]
-    uniques = numbers.dropna().unique()
-    regions = {n: region_of(str(n)) for n in uniques}
-    out["country"] = numbers.map(regions).astype("string")
+    out["country"] = recipient_countries(out["recipient"])
     out["mnc"] = mnc
     out["status"] = pd.Categorical(status, categories=list(OUTCOME_STATUSES), ordered=True)
-    out["sent_at"] = sent_at
-    out["delivered_at"] = delivered_at
-    out["seconds_to_delivery"] = (delivered_at - sent_at).dt.total_seconds()
+    out["sent_at"] = pd.Series(sent_at, index=results.index).dt.tz_localize("UTC")
+    out["delivered_at"] = pd.Series(delivered_at, index=results.index).dt.tz_localize("UTC")
+    out["seconds_to_delivery"] = (delivered_at - sent_at) / np.timedelta64(1, "s")
     out["clicked"] = clicked
     out["estimated_cost"] = float("nan")
     if estimate is not None and "cost" in estimate:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from sendframe.api.client import Client
 from sendframe.delivery.callbacks import read_callbacks
-from sendframe.delivery.metrics import delivery_summary
+from sendframe.delivery.metrics import send_time_of, summarise_outcomes
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import fetch_records
 from sendframe.notebook.charts import dashboard
@@ -57,8 +57,9 @@ def run(name: str, args: argparse.Namespace) -> int:
             records = fetch_records(ids, client=client)
     recipient_column = next((c for c in _RECIPIENT_COLUMNS if c in results), None)
     recipients = results[recipient_column].astype("string") if recipient_column else None
-    summary = delivery_summary(results, callbacks, records)
     outcomes = message_outcomes(results, callbacks, records, recipients=recipients)
+    # the summary counts the same outcomes: built once (delivery_summary(results, ...) would build them again)
+    summary = summarise_outcomes(outcomes, send_time=send_time_of(results))
     board = dashboard(outcomes, summary=summary, title=args.title, campaign=args.campaign)
     if callbacks is not None and callbacks.attrs.get("junk_lines"):
         board.notes.append(f"{callbacks.attrs['junk_lines']} lines of the callback log were not notifications and were left out.")
