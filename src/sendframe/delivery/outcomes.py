@@ -154,20 +154,26 @@ def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
     """
     ids = _text_array(callbacks["id"])
     present = np.flatnonzero(np.asarray(ids.is_valid()))
-    encoded = pc.dictionary_encode(ids.take(pa.array(present)))
+    encoded = pc.dictionary_encode(ids.take(pa.array(present)) if len(present) < len(ids) else ids)
     code = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    kept = callbacks.iloc[present]
+    needed = [c for c in ("status", "delivery", "reported_at", "part", "cost") if c in callbacks]
+    kept = callbacks[needed] if len(present) == len(ids) else callbacks[needed].iloc[present]
     status, is_final = _statuses(kept)
     reported = _utc(kept["reported_at"]).view(np.int64)
-    reported = np.where(reported == np.iinfo(np.int64).min, np.iinfo(np.int64).max, reported)  # missing: latest
-    order = np.lexsort((reported, is_final, code))  # stable: among equals the later row comes later
+    # per id: final over intermediate, then the latest report (a missing one counts as latest), then the later row
+    times, when = np.unique(reported, return_inverse=True)  # NaT is the smallest int64: made the latest below
+    when = when.reshape(-1).astype(np.int64)
+    if len(times) and times[0] == np.iinfo(np.int64).min:
+        when = np.where(when == 0, len(times), when)
+    rank = is_final.astype(np.int64) * (len(times) + 1) + when
+    order = np.argsort(code * (2 * len(times) + 2) + rank, kind="stable")
     ordered = code[order]
     ends = np.ones(len(ordered), dtype=bool)
     ends[:-1] = ordered[1:] != ordered[:-1]
     last = order[ends]  # one per id, ids in code order
     # billed once per message: each part's cost from its first notification, the highest of the parts
     part_codes = pd.factorize(kept["part"], use_na_sentinel=False)[0] if "part" in kept else np.zeros(len(kept), int)
-    pair = code[order] * (int(part_codes.max(initial=0)) + 1) + part_codes[order]
+    pair = ordered * (int(part_codes.max(initial=0)) + 1) + part_codes[order]
     first_of_part = order[~pd.Series(pair).duplicated().to_numpy()]
     cost = pd.to_numeric(kept["cost"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     billed = np.full(len(encoded.dictionary), np.nan)
