@@ -17,3 +17,12 @@ def test_benchmark_quick_run_exits_cleanly_and_prints_a_ratio(script):
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert "ratio:" in done.stdout
+
+
+def test_the_outcomes_benchmark_quick_run_times_every_phase_and_says_whether_the_goal_is_met():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_outcomes.py"), "--quick"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for phase in ("message_outcomes(results, callbacks)", "delivery_summary(outcomes)", "sendframe report"):
+        assert phase in done.stdout
+    assert "goal (" in done.stdout

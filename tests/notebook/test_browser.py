@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -43,14 +44,16 @@ def jupyterlab(tmp_path):
     shutil.copytree(ROOT / "notebooks", work)
     shutil.copytree(ROOT / "data", tmp_path / "data")
     port, token = _free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
-           "SENDFRAME_DATA_DIR": str(ROOT / "data")}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}", "--ServerApp.open_browser=False", "--ServerApp.allow_root=True",
-         "--LabApp.news_url=", "--LabServerApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=subprocess.DEVNULL, stderr=open(tmp_path / "jupyter.log", "wb"), env=env,
-    )
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+           "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "SENDFRAME_DATA_DIR": str(ROOT / "data")}
+    with (tmp_path / "jupyter.log").open("wb") as log:  # the server writes through its own copy of the handle
+        server = subprocess.Popen(
+            [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}", "--ServerApp.open_browser=False",
+             "--ServerApp.allow_root=True",
+             "--LabApp.news_url=", "--LabServerApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+            stdout=subprocess.DEVNULL, stderr=log, env=env,
+        )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and server.poll() is None:
@@ -83,8 +86,6 @@ def _wait_for_connected_kernel(base: str, token: str) -> None:
 
 
 def test_quickstart_runs_in_jupyterlab_with_widget_and_chart_rendered(jupyterlab):
-    from playwright.sync_api import sync_playwright
-
     base, token = jupyterlab
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
@@ -104,13 +105,15 @@ def test_quickstart_runs_in_jupyterlab_with_widget_and_chart_rendered(jupyterlab
             page.wait_for_function(
                 """(count) => {
                     const cells = [...document.querySelectorAll('.jp-NotebookPanel .jp-Cell')].slice(0, count);
-                    const prompts = cells.filter(c => c.classList.contains('jp-CodeCell')).map(c => c.querySelector('.jp-InputPrompt'));
+                    const prompts = cells.filter(c => c.classList.contains('jp-CodeCell'))
+                        .map(c => c.querySelector('.jp-InputPrompt'));
                     return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
                 }""",
                 arg=count,
                 timeout=300_000,
             )
-            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'] .jp-RenderedText:has-text('Traceback')")
+            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'] "
+                                  ".jp-RenderedText:has-text('Traceback')")
             assert errors.count() == 0, errors.first.inner_text()
             page.wait_for_selector(".jp-OutputArea .jupyter-widgets", state="attached", timeout=60_000)
             page.wait_for_selector(".jp-OutputArea .js-plotly-plot .main-svg", state="attached", timeout=60_000)

@@ -27,8 +27,8 @@ def outcomes_frame() -> pd.DataFrame:
         (None, "GB", None, "rejected", 102, "NOT_SENT", None, False, 0.06, None),
         (None, "GB", None, "unknown", None, "UNKNOWN_OUTCOME", None, False, 0.06, None),
     ]
-    frame = pd.DataFrame(rows, columns=["id", "country", "mnc", "outcome", "error_code", "status", "seconds_to_delivery",
-                                        "clicked", "estimated_cost", "billed_cost"])
+    frame = pd.DataFrame(rows, columns=["id", "country", "mnc", "outcome", "error_code", "status",
+                                        "seconds_to_delivery", "clicked", "estimated_cost", "billed_cost"])
     frame["campaign_id"] = pd.array([1] * len(frame), dtype="Int64")
     frame["sending_id"] = pd.array([1] * len(frame), dtype="Int64")
     frame["recipient"] = "34600000000"
@@ -113,7 +113,8 @@ def test_outcomes_keep_intermediate_notifications_pending_and_finals_final():
         # the final DELIVRD of m1 arrives before its intermediate ACCEPTD: the final still wins
         "id": ["m1", "m1", "m2"], "status": ["DELIVRD", "ACCEPTD", "ACCEPTD"], "part": [1, 1, 1],
         "sent_at": [when] * 3, "reported_at": [when + pd.Timedelta(seconds=4), when + pd.Timedelta(seconds=9), when],
-        "cost": [0.045, 0.045, 0.045], "mnc": ["01", "01", "03"], "recipient": ["34600123456", "34600123456", "351912345678"],
+        "cost": [0.045, 0.045, 0.045], "mnc": ["01", "01", "03"],
+        "recipient": ["34600123456", "34600123456", "351912345678"],
     })
     out = message_outcomes(results, callbacks)
     assert out["status"].tolist() == ["DELIVRD", "PENDING", "NOT_SENT"]
@@ -174,7 +175,8 @@ def test_delivery_times_are_drawn_through_quantiles_but_marked_exactly():
 def test_status_buckets_are_chosen_for_at_most_200_bars_and_a_too_fine_freq_is_refused():
     frame = pd.concat([outcomes_frame()] * 3, ignore_index=True)
     start = pd.Timestamp("2026-11-21 08:00", tz="UTC")
-    frame["sent_at"] = (start + pd.to_timedelta(np.linspace(0, 6 * 86400, len(frame)), unit="s")).astype("datetime64[us, UTC]")
+    spread = pd.to_timedelta(np.linspace(0, 6 * 86400, len(frame)), unit="s")
+    frame["sent_at"] = (start + spread).astype("datetime64[us, UTC]")
     fig = charts.status_over_time(frame)
     assert max(len(trace.x) for trace in fig.data) <= charts.MAX_TIME_BUCKETS
     assert "per hour" in fig.layout.title.subtitle.text

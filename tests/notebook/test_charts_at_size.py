@@ -30,7 +30,8 @@ def plotted_points(fig) -> int:
     """Points a figure hands to the browser: per trace, its longest data array (x, y, z or locations)."""
     total = 0
     for trace in fig.data:
-        lengths = [len(values) for key in ("x", "y", "z", "locations") if (values := getattr(trace, key, None)) is not None]
+        lengths = [len(values) for key in ("x", "y", "z", "locations")
+                   if (values := getattr(trace, key, None)) is not None]
         total += max(lengths, default=0)
     return total
 
@@ -51,7 +52,8 @@ def test_the_frame_is_shaped_like_message_outcomes(million):
     assert str(million["sent_at"].dt.tz) == "UTC" and str(million["delivered_at"].dt.tz) == "UTC"
     assert million["recipient"].is_unique and million["id"].dropna().is_unique
     assert million["country"].nunique() > 40 and million["seconds_to_delivery"].nunique() > 100
-    assert {"skipped_invalid", "skipped_duplicate", "holdout", "not_sent", "rejected"} <= set(million["outcome"].unique())
+    left_out = {"skipped_invalid", "skipped_duplicate", "holdout", "not_sent", "rejected"}
+    assert left_out <= set(million["outcome"].unique())
 
 
 def test_every_figure_of_a_million_rows_plots_a_few_thousand_points_at_most(board):

@@ -23,13 +23,15 @@ ROOT = Path(__file__).resolve().parents[2]
 CONTACTS = ROOT / "data" / "contacts.csv"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
 
 
 def one_row_summary() -> pd.DataFrame:
     return pd.DataFrame({
-        "campaign_id": pd.array([4711], dtype="Int64"), "sent": [1_000_000], "accepted": [979_223], "rejected": [14_776],
-        "not_sent": [4_974], "unknown_outcome": [1_027], "delivered": [861_563], "failed": [68_492], "expired": [19_637],
+        "campaign_id": pd.array([4711], dtype="Int64"), "sent": [1_000_000], "accepted": [979_223],
+        "rejected": [14_776], "not_sent": [4_974], "unknown_outcome": [1_027], "delivered": [861_563],
+        "failed": [68_492], "expired": [19_637],
         "pending": [29_531], "delivery_rate": pd.array([0.8798], dtype="Float64"),
         "delivery_rate_denominator": pd.array(["accepted"], dtype="string"), "median_seconds_to_delivery": [4.0],
         "p95_seconds_to_delivery": [34.0], "clicks": [51_756], "estimated_cost": [57_266.6], "billed_cost": [54_382.9],
@@ -95,9 +97,12 @@ def _layout_of(report: Path, tmp_path: Path) -> dict:
       var out = {page: [document.documentElement.scrollWidth, window.innerWidth], cards: [], tables: []};
       document.querySelectorAll('.card').forEach(function (card) {
         var svg = card.querySelector('.main-svg');
-        out.cards.push([card.id || card.firstElementChild.id, svg ? svg.getBoundingClientRect().width : 0, card.clientWidth]);
+        out.cards.push([card.id || card.firstElementChild.id, svg ? svg.getBoundingClientRect().width : 0,
+                        card.clientWidth]);
       });
-      document.querySelectorAll('.summary').forEach(function (box) { out.tables.push([box.scrollWidth, box.clientWidth]); });
+      document.querySelectorAll('.summary').forEach(function (box) {
+        out.tables.push([box.scrollWidth, box.clientWidth]);
+      });
       var gd = document.getElementById('chart-funnel'), xaxis = gd._fullLayout.xaxis;
       out.funnel = {range: xaxis.range, longest: Math.max.apply(null, gd.data[0].x)};
       var pre = document.createElement('pre'); pre.id = 'layout'; pre.textContent = JSON.stringify(out);
@@ -116,7 +121,8 @@ def test_in_a_real_browser_no_chart_runs_past_its_card_and_the_summary_fits(tmp_
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is missing: `make test` installs it (apt-get install chromium)")
     frame = pd.concat([outcomes_frame()] * 5000, ignore_index=True)
-    report = Path(charts.dashboard(frame, summary=one_row_summary(), campaign="Black Friday").write_html(tmp_path / "r.html"))
+    board = charts.dashboard(frame, summary=one_row_summary(), campaign="Black Friday")
+    report = Path(board.write_html(tmp_path / "r.html"))
     layout = _layout_of(report, tmp_path)
     assert layout["page"][0] <= layout["page"][1]  # nothing scrolls the page sideways
     assert len(layout["cards"]) == len(charts.CHARTS)

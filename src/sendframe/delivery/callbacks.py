@@ -16,6 +16,7 @@ plus ``#params\\t<query>`` lines naming the analyst's own parameters of the noti
 from __future__ import annotations
 
 import os
+from typing import cast
 
 import pandas as pd
 
@@ -69,7 +70,7 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     and ``dask=True`` reads them as a Dask frame: see :mod:`sendframe.scale.callbacks`.
     """
     if dask or is_many_logs(path):  # several logs, or a Dask frame (sendframe.scale.callbacks)
-        return read_logs(read_callbacks, path, notification_url, dask=dask)
+        return cast("pd.DataFrame", read_logs(read_callbacks, path, notification_url, dask=dask))  # dask: untyped
     return LOG_READS.read(path, notification_url).frame
 
 
@@ -87,7 +88,7 @@ def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
     >>> latest["status"].value_counts()  # doctest: +SKIP
     """
     if is_dask_frame(callbacks):  # lazily, grouped by id (sendframe.scale.callbacks)
-        return latest_status_partitions(latest_status, callbacks)
+        return cast("pd.DataFrame", latest_status_partitions(latest_status, callbacks))  # a Dask frame: untyped
     if callbacks.empty:
         return callbacks.copy()
     frame = callbacks.loc[callbacks["id"].notna()].copy()

@@ -110,7 +110,7 @@ def _shared_code(code: int) -> _SharedCode:
     metadata = PhoneMetadata.metadata_for_region_or_calling_code(code, main)
     trunk = _anchored(metadata.national_prefix_for_parsing) if metadata is not None else None
     regions = tuple(r for r in map(_region, COUNTRY_CODE_TO_REGION_CODE[code]) if r is not None)
-    patterns = [trunk] + [p for r in regions for p in (r.leading, r.general and r.general.pattern,
+    patterns = [trunk] + [p for r in regions for p in (r.leading, r.general.pattern if r.general else None,
                                                          *(t.pattern for t in r.types))]
     return _SharedCode(_country(main), trunk, regions, all(map(_compiles, patterns)))
 

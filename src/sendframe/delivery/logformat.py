@@ -61,14 +61,14 @@ def _path_in_regex(wanted_path: str | None) -> bool:
     """Whether the in-order regex can hold the wanted path itself: a path without ``' "?&'`` (a
     usual line's path never has one). Usual-shaped lines to another path then go through the full
     regex, which marks them ``other`` (they are never receiver lines, see ``locate_requests``)."""
-    return bool(wanted_path) and not any(c in wanted_path for c in ' "?&')
+    return wanted_path is not None and wanted_path != "" and not any(c in wanted_path for c in ' "?&')
 
 
 @dataclass
 class Requests:
     """Per line, byte offsets of its parts (``-1`` where a line has none); int32 below 2 GiB of lines."""
 
-    data: pa.Buffer | None
+    data: pa.Buffer  # the lines' UTF-8 bytes (an empty buffer for no lines)
     line_start: np.ndarray
     line_end: np.ndarray
     receiver: np.ndarray  # the receiver's own line format
@@ -190,10 +190,11 @@ def _lines_of(data: pa.Buffer) -> pa.Array:
 def _without_line_break(raw: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Line ends before a trailing ``\\n`` or ``\\r\\n``."""
     end = end - ((end > start) & (byte_at(raw, end - 1) == ord("\n")))
-    return end - ((end > start) & (byte_at(raw, end - 1) == ord("\r")))
+    stripped: np.ndarray = end - ((end > start) & (byte_at(raw, end - 1) == ord("\r")))
+    return stripped
 
 
-def _parallel(kernel, lines: pa.Array) -> pa.Array:
+def _parallel(kernel: Callable[[pa.Array], pa.Array], lines: pa.Array) -> pa.Array:
     """Run a pyarrow kernel over slices of ``lines`` on several threads."""
     workers = min(_WORKERS, max(1, len(lines) // 50_000))
     if workers == 1:
@@ -224,12 +225,12 @@ def byte_positions(raw: np.ndarray, wanted: bytes) -> np.ndarray:
 
     def hits(piece: tuple[int, int]) -> np.ndarray:
         part = raw[piece[0]:piece[1]]
-        hit = part == wanted[0]
+        hit: np.ndarray = part == wanted[0]
         for other in wanted[1:]:
             hit |= part == other
         return hit
 
-    def each(work: Callable[[int], object]) -> list:
+    def each(work: Callable[[int], object]) -> list[object]:
         if len(pieces) < 32:
             return [work(index) for index in range(len(pieces))]
         with ThreadPoolExecutor(2) as pool:
@@ -253,7 +254,8 @@ def _search(positions: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _to_numpy(mask: pa.Array) -> np.ndarray:
-    return pc.fill_null(mask, False).to_numpy(zero_copy_only=False).copy()
+    filled: np.ndarray = pc.fill_null(mask, False).to_numpy(zero_copy_only=False).copy()
+    return filled
 
 
 def _receiver_lines(lines: pa.Array, raw: np.ndarray, rows: np.ndarray, start: np.ndarray,
@@ -413,8 +415,9 @@ def words(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
     body = np.ndarray(shape=(limit + 1,), dtype="<u8", buffer=raw, strides=(1,))
     near_end = np.flatnonzero((at > limit) | (at < 0))
     if not len(near_end):
-        return body[at]
-    result = body[np.clip(at, 0, limit)]
+        found: np.ndarray = body[at]
+        return found
+    result: np.ndarray = body[np.clip(at, 0, limit)]
     tail = np.concatenate([raw[limit:limit + 8], np.zeros(16, np.uint8)])
     for row in near_end:  # at most a few offsets in the last 8 bytes
         offset = int(at[row]) - limit
@@ -424,7 +427,7 @@ def words(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 def spans_start_with(raw: np.ndarray, start: np.ndarray, end: np.ndarray, prefix: bytes) -> np.ndarray:
     """Per span ``raw[start:end]``: does it start with ``prefix``?"""
-    same = end - start >= len(prefix)
+    same: np.ndarray = end - start >= len(prefix)
     for at in range(0, len(prefix), 8):
         chunk = prefix[at:at + 8]
         expected = np.uint64(int.from_bytes(chunk, "little"))
@@ -434,7 +437,8 @@ def spans_start_with(raw: np.ndarray, start: np.ndarray, end: np.ndarray, prefix
 
 def spans_equal(raw: np.ndarray, start: np.ndarray, end: np.ndarray, text: bytes) -> np.ndarray:
     """Per span ``raw[start:end]``: is it exactly ``text``?"""
-    return (end - start == len(text)) & spans_start_with(raw, start, end, text)
+    equal: np.ndarray = (end - start == len(text)) & spans_start_with(raw, start, end, text)
+    return equal
 
 
 def span_strings(data: pa.Buffer, start: np.ndarray, end: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
@@ -586,7 +590,8 @@ def repeated(texts: pa.Array) -> np.ndarray:
                 result[maybe] = repeated(pc.take(texts, maybe))
             return result
     codes = pc.dictionary_encode(texts).indices.to_numpy(zero_copy_only=False)
-    return np.bincount(codes)[codes] > 1
+    many: np.ndarray = np.bincount(codes)[codes] > 1
+    return many
 
 
 def items_by_name(found: Requests, rows: np.ndarray, keys: list[str],

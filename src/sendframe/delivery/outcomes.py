@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -84,7 +85,8 @@ def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:
     latest = latest_per_message(callbacks)
     order = np.asarray(pc.sort_indices(latest.ids))  # by id, as a sort of the ids gives them
     rows = latest.rows[order]
-    out = callbacks.iloc[rows][["id", "sent_at", "reported_at", "mnc", "recipient"]].reset_index(drop=True)
+    decided: pd.DataFrame = callbacks.iloc[rows][["id", "sent_at", "reported_at", "mnc", "recipient"]]
+    out = decided.reset_index(drop=True)
     out.insert(1, "status", latest.status[order])
     out.insert(2, "is_final", latest.is_final[order])
     out["billed_cost"] = latest.billed[order]
@@ -132,8 +134,10 @@ def _statuses(callbacks: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         combined = combined * (len(uniques) + 1) + codes
     _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     distinct = callbacks.iloc[first]
-    delivery = distinct["delivery"] if "delivery" in distinct else None
-    said = notification_status(distinct["status"], delivery).to_numpy(dtype=object, na_value=None)
+    delivery = distinct.get("delivery")
+    stands_for = notification_status(distinct["status"], delivery)
+    said = stands_for.to_numpy(dtype=object)
+    said[stands_for.isna().to_numpy()] = None
     final = is_final_notification(distinct["status"], delivery).to_numpy(dtype=bool)
     return said[inverse], final[inverse]
 
@@ -225,8 +229,9 @@ def message_outcomes(
     Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
     """
     if is_dask_frame(results) or is_dask_frame(callbacks):  # lazily, partitioned by id (sendframe.scale.callbacks)
-        return outcomes_partitions(message_outcomes, results, callbacks, records=records, estimate=estimate,
+        lazy = outcomes_partitions(message_outcomes, results, callbacks, records=records, estimate=estimate,
                                    recipients=recipients)
+        return cast("pd.DataFrame", lazy)  # a Dask frame: dask is untyped
     if recipients is None and "recipient" in results:
         recipients = results["recipient"]
     size = len(results)
@@ -247,7 +252,7 @@ def message_outcomes(
         outcome = results["accepted"].map({True: "accepted", False: "rejected"}).astype("string")
     out["outcome"] = outcome
     out["error_description"] = text("error_description")
-    out["recipient"] = recipients.astype("string") if recipients is not None else text("recipient")
+    recipient = recipients.astype("string") if recipients is not None else text("recipient")
 
     status = np.full(size, "PENDING", dtype=object)
     status[_among(outcome, NOT_SENT_OUTCOMES)] = "NOT_SENT"  # refused, not attempted yet, or skipped
@@ -273,8 +278,7 @@ def message_outcomes(
         mnc.iloc[rows] = callbacks["mnc"].iloc[decided].astype("string").to_numpy()
         billed[rows] = latest.billed[which]
         if recipients is None:
-            out.iloc[rows, out.columns.get_loc("recipient")] = (
-                callbacks["recipient"].iloc[decided].astype("string").to_numpy())
+            recipient.iloc[rows] = callbacks["recipient"].iloc[decided].astype("string").to_numpy()
     if records is not None:
         messages = getattr(records, "messages", None)
         events = getattr(records, "events", None)
@@ -285,9 +289,8 @@ def message_outcomes(
             if "is_clicked" in known:
                 clicked.iloc[rows] = known["is_clicked"].astype("boolean").iloc[found[rows]].to_numpy()
             if recipients is None and "recipient" in known:
-                missing = rows[out["recipient"].isna().to_numpy()[rows]]
-                out.iloc[missing, out.columns.get_loc("recipient")] = (
-                    known["recipient"].astype("string").iloc[found[missing]].to_numpy())
+                missing = rows[recipient.isna().to_numpy()[rows]]
+                recipient.iloc[missing] = known["recipient"].astype("string").iloc[found[missing]].to_numpy()
         if events is not None and not events.empty:
             dates = _utc(events["date"])
             kinds = events["type"].to_numpy(dtype=object)
@@ -301,7 +304,8 @@ def message_outcomes(
             # a delivered event is as good as a DELIVRD notification
             status[~np.isnat(delivered_at) & (status == "PENDING")] = "DELIVRD"
 
-    out["country"] = recipient_countries(out["recipient"])
+    out["recipient"] = recipient
+    out["country"] = recipient_countries(recipient)
     out["mnc"] = mnc
     out["status"] = pd.Categorical(status, categories=list(OUTCOME_STATUSES), ordered=True)
     out["sent_at"] = pd.Series(sent_at, index=results.index).dt.tz_localize("UTC")

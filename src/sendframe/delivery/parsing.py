@@ -179,13 +179,16 @@ def parse_with_queries(lines: pa.Array, how: LogParams) -> tuple[pd.DataFrame, n
         param = param_of(index)
         if param is None and by_column.get(column) is not None and not own_column:  # ids: nearly all distinct
             return _as_text(_decoded(ids.filter(pa.array(keep_mask)) if duplicates else ids))
-        texts, codes = encoded(found.data, *cut[param], key=short[param]) if param else nothing
+        texts, codes = nothing
+        if param is not None:
+            start, end = cut[param]
+            texts, codes = encoded(found.data, start, end, key=short[param])
         if own_column:
             return _as_text(pc.take(_decoded(texts), pa.array(codes, mask=codes < 0)))
         return _column(column, texts, codes)
 
     whole = len(kept) == len(found.lines)  # then ``kept`` is every position
-    cut = {param: values[param] if whole else tuple(v[kept] for v in values[param]) for param in params}
+    cut = {param: values[param] if whole else (values[param][0][kept], values[param][1][kept]) for param in params}
     # a key is the row's own value: the kept rows' keys are theirs among all (when all are short, so are these)
     short = {param: key if whole or key is None else key[kept] for param, key in zip(params, every_key, strict=True)}
     with ThreadPoolExecutor(2) as pool:  # cutting and encoding release the GIL
@@ -233,7 +236,7 @@ def _locate_notifications(lines: pa.Array, keys: list[str], order: list[str], wa
     n = len(lines)
     blocks = [(at, min(at + BLOCK_LINES, n)) for at in range(0, n, BLOCK_LINES)] or [(0, 0)]
 
-    def locate(bounds: tuple[int, int]) -> tuple:
+    def locate(bounds: tuple[int, int]) -> tuple[pa.Buffer, list[np.ndarray], np.ndarray, int]:
         first, stop = bounds
         found = locate_requests(lines.slice(first, stop - first), order, wanted_path)
         raw = np.frombuffer(found.data, dtype=np.uint8)
@@ -254,9 +257,11 @@ def _locate_notifications(lines: pa.Array, keys: list[str], order: list[str], wa
     with ThreadPoolExecutor(2) as pool:
         parts = list(pool.map(locate, blocks))
     columns = [np.concatenate(column) for column in zip(*(located for _, located, _, _ in parts), strict=True)]
-    line, spans, rest = columns[0], columns[1:1 + 2 * len(keys)], columns[1 + 2 * len(keys):]
+    line, spans = columns[0], columns[1:1 + 2 * len(keys)]
+    query_start, query_end, receiver, line_start, stamp_end, when_start, when_end = columns[1 + 2 * len(keys):]
     values = {name: (spans[2 * i], spans[2 * i + 1]) for i, name in enumerate(keys)}
-    return _Notifications(parts[0][0], line, values, *rest, np.concatenate([junk for _, _, junk, _ in parts]),
+    return _Notifications(parts[0][0], line, values, query_start, query_end, receiver, line_start, stamp_end,
+                          when_start, when_end, np.concatenate([junk for _, _, junk, _ in parts]),
                           sum(other for *_, other in parts))
 
 
@@ -363,7 +368,8 @@ def _strptime(texts: pa.Array, form: str) -> pa.Array:
 
 
 def _as_text(raw: pa.Array) -> pd.Series:
-    return raw.to_pandas(types_mapper=pd.ArrowDtype).astype("string")
+    values: pd.Series = raw.to_pandas(types_mapper=pd.ArrowDtype)  # pyarrow is untyped: the Series it makes
+    return values.astype("string")
 
 
 def _typed(column: str, texts: pa.Array, indices: pa.Array) -> pd.Series:
@@ -382,5 +388,5 @@ def _typed(column: str, texts: pa.Array, indices: pa.Array) -> pd.Series:
             return pc.cast(pc.if_else(pc.equal(pc.floor(number), number), number, None), pa.int64())
 
     number = pc.take(numbers(texts), indices)
-    series = number.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    series: pd.Series = number.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
     return series.astype("float64") if column == "cost" else series.astype("Int64")

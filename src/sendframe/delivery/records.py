@@ -303,13 +303,14 @@ def _has_custom_fields(body: bytes, records: int) -> bool:
 
 def _messages_frame(records: pa.StructArray, custom: pa.StructArray | None) -> pd.DataFrame:
     table = pa.table([records.field(name) for name in _MESSAGE_FIELDS], names=list(_MESSAGE_FIELDS.values()))
-    frame = table.to_pandas(types_mapper=_PANDAS_TYPES.get)
+    frame: pd.DataFrame = table.to_pandas(types_mapper=_PANDAS_TYPES.get)  # pyarrow is untyped
     if custom is None or not custom.type.num_fields:
         return frame
     columns: dict[str, pa.Array] = {}
     for field, values in zip(custom.type, custom.flatten(), strict=True):  # flatten: a null customFields gives nulls
         columns[f"custom_{field.name}" if field.name in MESSAGE_COLUMNS else field.name] = values
-    extra = pa.table(list(columns.values()), names=list(columns)).to_pandas(types_mapper=_PANDAS_TYPES.get)
+    extra: pd.DataFrame = pa.table(list(columns.values()), names=list(columns)).to_pandas(
+        types_mapper=_PANDAS_TYPES.get)
     return pd.concat([frame, extra.set_axis(frame.index)], axis=1)
 
 
@@ -320,4 +321,5 @@ def _events_frame(records: pa.StructArray) -> pd.DataFrame:
     for name, column in _EVENT_FIELDS.items():
         columns[column] = flat.field(name)
     columns["date"] = columns["date"].cast(_UTC)  # ISO 8601 with an offset; a date without one is an error
-    return pa.table(columns).select(list(EVENT_COLUMNS)).to_pandas(types_mapper=_PANDAS_TYPES.get)
+    frame: pd.DataFrame = pa.table(columns).select(list(EVENT_COLUMNS)).to_pandas(types_mapper=_PANDAS_TYPES.get)
+    return frame

@@ -71,8 +71,10 @@ MAX_TIME_BUCKETS = 200  # bars of status_over_time when the bucket is chosen for
 MAX_ECDF_POINTS = 1001  # above this many distinct delivery times the curve is drawn through quantiles
 TOP_GROUPS = 15  # countries/operators/reasons drawn one by one; the rest share one "other" bar
 _FREQ_LADDER = ("s", "10s", "30s", "min", "5min", "15min", "h", "6h", "D", "7D", "30D")
-_LAYOUT: dict[str, Any] = dict(template="plotly_white", margin=dict(l=10, r=20, t=70, b=40), font=dict(size=12),
-                               legend=dict(orientation="h", xref="container", yref="container", x=0.02, y=0.01, yanchor="bottom"))
+_LAYOUT: dict[str, Any] = dict(
+    template="plotly_white", margin=dict(l=10, r=20, t=70, b=40), font=dict(size=12),
+    legend=dict(orientation="h", xref="container", yref="container", x=0.02, y=0.01, yanchor="bottom"),
+)
 _GREY = "#9e9e9e"
 _FREQ_WORDS = {"s": "second", "10s": "10 seconds", "30s": "30 seconds", "min": "minute", "5min": "5 minutes",
                "15min": "15 minutes", "h": "hour", "6h": "6 hours", "D": "day", "7D": "week", "30D": "30 days"}
@@ -80,7 +82,7 @@ _FREQ_WORDS = {"s": "second", "10s": "10 seconds", "30s": "30 seconds", "min": "
 
 def _go() -> Any:
     try:
-        import plotly.graph_objects as go
+        import plotly.graph_objects as go  # noqa: PLC0415  the optional notebook stack, imported when drawn
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(f"The dashboards need plotly: {INSTALL_HINT}") from exc
     return go
@@ -95,7 +97,8 @@ def _figure(title: str, subtitle: str = "") -> go.Figure:
 
 
 def _empty(fig: go.Figure, message: str) -> go.Figure:
-    fig.add_annotation(text=message, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5, font=dict(size=14, color="#757575"))
+    fig.add_annotation(text=message, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5,
+                       font=dict(size=14, color="#757575"))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig
@@ -145,11 +148,14 @@ def funnel(outcomes: pd.DataFrame) -> go.Figure:
     steps: list[tuple[str, int, int, str]] = []  # label, count, share base, colour
     if not left_out.empty:
         steps.append(("recipients", len(outcomes), len(outcomes), "#546e7a"))
-        known = [o for o in LEFT_OUT_LABELS if o in left_out.index] + sorted(o for o in left_out.index if o not in LEFT_OUT_LABELS)
-        steps += [(LEFT_OUT_LABELS.get(o, o.replace("_", " ")), int(left_out[o]), len(outcomes), "#bdbdbd") for o in known]
+        known = ([o for o in LEFT_OUT_LABELS if o in left_out.index]
+                 + sorted(o for o in left_out.index if o not in LEFT_OUT_LABELS))
+        steps += [(LEFT_OUT_LABELS.get(o, o.replace("_", " ")), int(left_out[o]), len(outcomes), "#bdbdbd")
+                  for o in known]
     delivered = int(((outcomes["status"].astype("string") == "DELIVRD") & sent_rows).sum())
     clicked = int((outcomes["clicked"].astype("boolean").fillna(False) & sent_rows).sum())
-    steps += [("sent", sent, len(outcomes), "#546e7a"), ("accepted", int((outcome == "accepted").sum()), sent, "#1565c0"),
+    steps += [("sent", sent, len(outcomes), "#546e7a"),
+              ("accepted", int((outcome == "accepted").sum()), sent, "#1565c0"),
               ("delivered", delivered, sent, STATUS_COLORS["DELIVRD"]), ("clicked", clicked, sent, "#f9a825")]
     labels, values, bases, colours = (list(column) for column in zip(*steps, strict=True))
     top = max(values) or 1
@@ -160,7 +166,8 @@ def funnel(outcomes: pd.DataFrame) -> go.Figure:
         textposition=_text_positions(values, top), insidetextanchor="end",
         hovertemplate="%{y}: %{x:,}<extra></extra>",
     ))
-    fig.update_layout(yaxis=dict(autorange="reversed"), xaxis=dict(range=[0, top * 1.02], title="recipients"), showlegend=False)
+    fig.update_layout(yaxis=dict(autorange="reversed"), xaxis=dict(range=[0, top * 1.02], title="recipients"),
+                      showlegend=False)
     return fig
 
 
@@ -169,7 +176,8 @@ def _bars(span: pd.Timedelta, freq: str) -> float:
     try:
         step = pd.tseries.frequencies.to_offset(freq).nanos
     except ValueError as exc:  # "W", "MS": not a fixed duration
-        raise InputError(f"status_over_time: freq={freq!r} is not a fixed duration; use one like 'min', '15min', 'h' or 'D'.") from exc
+        raise InputError(f"status_over_time: freq={freq!r} is not a fixed duration; "
+                         "use one like 'min', '15min', 'h' or 'D'.") from exc
     return float(span.value) / float(step)
 
 
@@ -236,7 +244,8 @@ def time_to_delivery(outcomes: pd.DataFrame) -> go.Figure:
     else:  # the curve through 1,001 quantiles: steps of 0.1% of the messages
         share = np.linspace(0, 1, MAX_ECDF_POINTS)
         x = np.quantile(seconds, share, method="inverted_cdf")
-    fig.add_trace(_go().Scatter(x=x, y=share, mode="lines", line_shape="hv", name="delivered", line_color=STATUS_COLORS["DELIVRD"],
+    fig.add_trace(_go().Scatter(x=x, y=share, mode="lines", line_shape="hv", name="delivered",
+                                line_color=STATUS_COLORS["DELIVRD"],
                                 hovertemplate="%{y:.1%} within %{x:,.0f} s<extra></extra>"))
     for mark, place in ((5, "top right"), (60, "bottom right")):
         within = float((seconds <= mark).mean())
@@ -244,7 +253,8 @@ def time_to_delivery(outcomes: pd.DataFrame) -> go.Figure:
                       annotation_position=place)
     p99 = float(np.quantile(seconds, 0.99))
     fig.update_layout(
-        title_subtitle_text=f"{seconds.size:,} delivered · 99% within {_duration(p99)} · longest {_duration(seconds.max())}",
+        title_subtitle_text=(f"{seconds.size:,} delivered · 99% within {_duration(p99)} · "
+                             f"longest {_duration(seconds.max())}"),
         xaxis=dict(title="seconds to delivery", range=[0, max(66.0, p99 * 1.1)]),
         yaxis=dict(title="share delivered", tickformat=".0%", range=[0, 1.02]), showlegend=False,
     )
@@ -258,7 +268,8 @@ def _reason(failed: pd.DataFrame) -> pd.Series:
         described = described.where(described.str.len() <= 32, described.str.slice(0, 31) + "…")
     api = "error " + code + (": " + described).fillna("") if described is not None else "error " + code
     # a row the API rejected has its error code; a NOT_SENT row without one was never attempted
-    return api.fillna(failed["status"].map(lambda s: "not sent yet" if s == "NOT_SENT" else _status_label(s)).astype("string"))
+    by_status = failed["status"].map(lambda s: "not sent yet" if s == "NOT_SENT" else _status_label(s))
+    return api.fillna(by_status.astype("string"))
 
 
 @keyword_checked
@@ -279,7 +290,8 @@ def failures(outcomes: pd.DataFrame) -> go.Figure:
     counts = pd.crosstab(_reason(failed), failed["status"].astype("string"))
     counts = _keep_top(counts.assign(total=counts.sum(axis=1)), "total", TOP_GROUPS, "reasons")
     counts = counts.sort_values("total", ascending=False)
-    for status in [s for s in OUTCOME_STATUSES if s in counts] + [s for s in counts if s not in OUTCOME_STATUSES and s != "total"]:
+    others = [s for s in counts if s not in OUTCOME_STATUSES and s != "total"]
+    for status in [s for s in OUTCOME_STATUSES if s in counts] + others:
         part = counts[status][counts[status] > 0]
         if not part.empty:
             fig.add_trace(_go().Bar(y=part.index, x=part, orientation="h", name=_status_label(status),
@@ -302,7 +314,7 @@ def _rates(outcomes: pd.DataFrame, by: pd.Series) -> pd.DataFrame:
 @cache
 def _iso3(alpha_2: str) -> str | None:
     try:
-        import pycountry
+        import pycountry  # noqa: PLC0415  optional notebook stack: only the world map needs it
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(f"The country map needs pycountry: {INSTALL_HINT}") from exc
     country = pycountry.countries.get(alpha_2=alpha_2)
@@ -321,7 +333,8 @@ def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
     """A world map of delivery rate (delivered / accepted) by recipient country.
 
     >>> from sendframe import message_outcomes
-    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}), recipients=pd.Series(["34600123456"]))
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}),
+    ...                             recipients=pd.Series(["34600123456"]))
     >>> list(delivery_rate_by_country(outcomes).data[0].locations)
     ['ESP']
     """
@@ -331,7 +344,8 @@ def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
     if rates.empty:
         return _empty(fig, "No accepted messages with a known country.")
     rates["iso3"] = rates["group"].map(_iso3)
-    text = [f"{c}: {d:,}/{a:,} delivered" for c, d, a in zip(rates["group"], rates["delivered"], rates["accepted"], strict=True)]
+    text = [f"{c}: {d:,}/{a:,} delivered"
+            for c, d, a in zip(rates["group"], rates["delivered"], rates["accepted"], strict=True)]
     # the colour scale starts a little under the worst country, so 85% and 98% do not look alike
     zmin = max(0.0, np.floor(float(rates["delivery_rate"].min()) * 10) / 10 - 0.1)
     fig.add_trace(_go().Choropleth(locations=rates["iso3"], z=rates["delivery_rate"], locationmode="ISO-3", text=text,
@@ -352,7 +366,8 @@ def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     accepted messages, then one bar for the rest.
 
     >>> from sendframe import message_outcomes
-    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}), recipients=pd.Series(["34600123456"]))
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}),
+    ...                             recipients=pd.Series(["34600123456"]))
     >>> list(delivery_rate_by_operator(outcomes).data[0].y)
     ['ES ? · 0/1']
     """
@@ -362,8 +377,10 @@ def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     if rates.empty:
         return _empty(fig, "No accepted messages yet.")
     rates = _keep_top(rates[["accepted", "delivered"]], "accepted", TOP_GROUPS, "operators")
-    rates = rates.assign(delivery_rate=rates["delivered"] / rates["accepted"]).sort_values("delivery_rate", ascending=False)
-    labels = [f"{o} · {int(d):,}/{int(a):,}" for o, d, a in zip(rates.index, rates["delivered"], rates["accepted"], strict=True)]
+    rates = rates.assign(delivery_rate=rates["delivered"] / rates["accepted"])
+    rates = rates.sort_values("delivery_rate", ascending=False)
+    labels = [f"{o} · {int(d):,}/{int(a):,}"
+              for o, d, a in zip(rates.index, rates["delivered"], rates["accepted"], strict=True)]
     fig.add_trace(_go().Bar(x=rates["delivery_rate"], y=labels, orientation="h", marker_color=STATUS_COLORS["DELIVRD"],
                             text=[f"{r:.1%}" for r in rates["delivery_rate"]],
                             textposition=_text_positions(list(rates["delivery_rate"]), 1.0),
@@ -378,7 +395,8 @@ def cost(outcomes: pd.DataFrame) -> go.Figure:
     """Estimated versus billed cost by country (the 15 costliest, then one bar for the rest).
 
     >>> from sendframe import message_outcomes
-    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}), estimate=pd.DataFrame({"cost": [0.05]}))
+    >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}),
+    ...                             estimate=pd.DataFrame({"cost": [0.05]}))
     >>> [float(v) for v in cost(outcomes).data[0].y]
     [0.05]
     """
@@ -387,8 +405,8 @@ def cost(outcomes: pd.DataFrame) -> go.Figure:
     totals = outcomes[["estimated_cost", "billed_cost"]].astype(float).groupby(country).sum(min_count=1).fillna(0.0)
     totals = _keep_top(totals.assign(top=totals.max(axis=1)), "top", TOP_GROUPS, "countries")
     currency = outcomes.attrs.get("currency", "")
-    fig = _figure("Cost: estimated versus billed",
-                  f"estimated {totals['estimated_cost'].sum():,.2f}, billed {totals['billed_cost'].sum():,.2f} {currency}".rstrip())
+    spent = f"estimated {totals['estimated_cost'].sum():,.2f}, billed {totals['billed_cost'].sum():,.2f} {currency}"
+    fig = _figure("Cost: estimated versus billed", spent.rstrip())
     go = _go()
     fig.add_trace(go.Bar(x=totals.index, y=totals["estimated_cost"], name="estimated", marker_color="#90caf9"))
     fig.add_trace(go.Bar(x=totals.index, y=totals["billed_cost"], name="billed", marker_color="#1565c0"))
@@ -413,13 +431,15 @@ def clicks(outcomes: pd.DataFrame) -> go.Figure:
     country = outcomes.loc[delivered, "country"].astype("string").fillna("?")
     clicked = outcomes.loc[delivered, "clicked"].astype("boolean").fillna(False).astype(int)
     groups = clicked.groupby(country)
-    grouped = _keep_top(pd.DataFrame({"clicked": groups.sum(), "delivered": groups.size()}), "delivered", TOP_GROUPS, "countries")
+    grouped = _keep_top(pd.DataFrame({"clicked": groups.sum(), "delivered": groups.size()}), "delivered", TOP_GROUPS,
+                        "countries")
     rate = grouped["clicked"] / grouped["delivered"]
     fig.add_trace(_go().Bar(x=grouped.index, y=rate, marker_color="#f9a825", text=[f"{r:.1%}" for r in rate],
                             textposition="outside", cliponaxis=False,
                             customdata=np.column_stack([grouped["clicked"], grouped["delivered"]]),
                             hovertemplate="%{x}: %{customdata[0]:,} of %{customdata[1]:,} clicked<extra></extra>"))
-    fig.update_layout(yaxis=dict(tickformat=".0%", range=[0, max(float(rate.max()), 0.01) * 1.25], title="clicked / delivered"),
+    fig.update_layout(yaxis=dict(tickformat=".0%", range=[0, max(float(rate.max()), 0.01) * 1.25],
+                                 title="clicked / delivered"),
                       showlegend=False)
     return fig
 
@@ -453,18 +473,20 @@ def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> di
     facts: dict[str, str] = {}
     ids: list[object] = outcomes["campaign_id"].dropna().unique().tolist() if "campaign_id" in outcomes else []
     id_text = ", ".join(str(i) for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
-    facts["campaign"] = " · ".join(part for part in (campaign, f"id {id_text}" if id_text else "") if part) or "not named"
+    named = " · ".join(part for part in (campaign, f"id {id_text}" if id_text else "") if part)
+    facts["campaign"] = named or "not named"
     sent_at = outcomes["sent_at"].dropna() if "sent_at" in outcomes else pd.Series(dtype="datetime64[us, UTC]")
     facts["first send"] = _utc(sent_at.min()) if not sent_at.empty else "not known yet"
     facts["last send"] = _utc(sent_at.max()) if not sent_at.empty else "not known yet"
-    sent = int(outcomes["outcome"].astype("string").isin(SENT_OUTCOMES).sum()) if "outcome" in outcomes else len(outcomes)
+    sent = (int(outcomes["outcome"].astype("string").isin(SENT_OUTCOMES).sum()) if "outcome" in outcomes
+            else len(outcomes))
     facts["recipients"] = f"{len(outcomes):,} (sent {sent:,})"
     currency = f" {outcomes.attrs['currency']}" if outcomes.attrs.get("currency") else ""
     for column, label in (("estimated_cost", "estimated cost"), ("billed_cost", "billed cost")):
         values = outcomes[column].astype(float) if column in outcomes else pd.Series(dtype=float)
         if values.notna().any():
-            facts[label] = f"{values.sum():,.2f}{currency}" + (f" ({int(values.notna().sum()):,} messages billed so far)"
-                                                              if column == "billed_cost" else "")
+            so_far = f" ({int(values.notna().sum()):,} messages billed so far)" if column == "billed_cost" else ""
+            facts[label] = f"{values.sum():,.2f}{currency}{so_far}"
     if "estimated_cost" not in facts and "billed cost" not in facts:
         facts["cost"] = "not known (pass estimate= to message_outcomes, or fetch records)"
     return facts

@@ -1,7 +1,8 @@
 """``sendframe report``: the delivery dashboard as one offline HTML file.
 
     sendframe report --results results.csv --callbacks callbacks.sqlite --campaign "Black Friday" --out report.html
-    sendframe report --results results.csv --callbacks access.log --notification-url 'https://x/dlr?mid=%i&st=%s' --records
+    sendframe report --results results.csv --callbacks access.log \\
+        --notification-url 'https://x/dlr?mid=%i&st=%s' --records
 
 plotly is imported only when the report is drawn, so ``--help`` works without the notebook stack.
 """
@@ -31,7 +32,8 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
                         help="also fetch the message records "
                              "(credentials from SENDFRAME_BASE_URL, SENDFRAME_USERNAME, SENDFRAME_API_PASSWORD)")
     parser.add_argument("--title", default="Delivery report", help="report title")
-    parser.add_argument("--campaign", help="the campaign's name, for the report's header (its ids come from the results)")
+    parser.add_argument("--campaign",
+                        help="the campaign's name, for the report's header (its ids come from the results)")
     parser.add_argument("--out", default="report.html", help="HTML file to write (default: report.html)")
 
 
@@ -62,7 +64,8 @@ def run(name: str, args: argparse.Namespace) -> int:
     summary = summarise_outcomes(outcomes, send_time=send_time_of(results))
     board = dashboard(outcomes, summary=summary, title=args.title, campaign=args.campaign)
     if callbacks is not None and callbacks.attrs.get("junk_lines"):
-        board.notes.append(f"{callbacks.attrs['junk_lines']} lines of the callback log were not notifications and were left out.")
+        board.notes.append(f"{callbacks.attrs['junk_lines']} lines of the callback log were not notifications "
+                           "and were left out.")
     path = Path(args.out).resolve()
     board.write_html(str(path))
     print(f"Report written to {path}")

@@ -56,8 +56,8 @@ table.keyvalue { min-width: 22rem; } table.keyvalue td:first-child { color: #424
 def _plotly() -> tuple[Any, str]:
     """plotly.io and the plotly.js source, from the optional notebook stack."""
     try:
-        import plotly.io as pio
-        from plotly.offline import get_plotlyjs
+        import plotly.io as pio  # noqa: PLC0415  the optional notebook stack, imported when a report is written
+        from plotly.offline import get_plotlyjs  # noqa: PLC0415  (idem)
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(f"The HTML report needs plotly: {INSTALL_HINT}") from exc
     return pio, get_plotlyjs()
@@ -98,23 +98,25 @@ def summary_html(summary: pd.DataFrame) -> str:
     >>> "<td>delivery rate</td><td>90.0%</td>" in html
     True
     """
-    measures = [c for c in summary.columns if pd.api.types.is_numeric_dtype(summary[c]) and c not in ("campaign_id", "sending_id")]
-    keys = [c for c in summary.columns if c not in measures and summary[c].nunique(dropna=False) > 1 or c in ("campaign_id", "sending_id")]
+    ids = ("campaign_id", "sending_id")
+    measures = [c for c in summary.columns if pd.api.types.is_numeric_dtype(summary[c]) and c not in ids]
+    keys = [c for c in summary.columns if c not in measures and summary[c].nunique(dropna=False) > 1 or c in ids]
     constant = [c for c in summary.columns if c not in measures and c not in keys]
     esc = html.escape
     if len(summary) <= TRANSPOSE_UP_TO_ROWS and (len(summary) == 1 or len(measures) > 8):
-        segments = [" · ".join(f"{_label(k)} {_format_value(k, row[k])}" for k in keys if _format_value(k, row[k])) or "all"
-                    for _, row in summary.iterrows()]
+        segments = [" · ".join(f"{_label(k)} {_format_value(k, row[k])}" for k in keys if _format_value(k, row[k]))
+                    or "all" for _, row in summary.iterrows()]
         head = "<tr><th></th>" + "".join(f"<th>{esc(s)}</th>" for s in segments) + "</tr>"
         body = "".join(
-            f"<tr><td>{esc(_label(m))}</td>" + "".join(f"<td>{esc(_format_value(m, v))}</td>" for v in summary[m]) + "</tr>"
-            for m in measures + constant
+            f"<tr><td>{esc(_label(m))}</td>" + "".join(f"<td>{esc(_format_value(m, v))}</td>" for v in summary[m])
+            + "</tr>" for m in measures + constant
         )
         return f"<div class='summary'><table class='keyvalue'><thead>{head}</thead><tbody>{body}</tbody></table></div>"
     columns = keys + measures + constant
     head = "<tr>" + "".join(f"<th>{esc(_label(c))}</th>" for c in columns) + "</tr>"
     body = "".join(
-        "<tr>" + "".join(f"<td>{esc(_format_value(c, row[c]))}</td>" for c in columns) + "</tr>" for _, row in summary.iterrows()
+        "<tr>" + "".join(f"<td>{esc(_format_value(c, row[c]))}</td>" for c in columns) + "</tr>"
+        for _, row in summary.iterrows()
     )
     return f"<div class='summary'><table><thead>{head}</thead><tbody>{body}</tbody></table></div>"
 
