@@ -89,15 +89,19 @@ def final_ids(callbacks: pd.DataFrame) -> pd.Index:
 def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0) -> tuple[pd.DataFrame, int, int]:
     """Poll ``read_callbacks(log)`` until each of ``ids`` has a final notification; (callbacks, polls, missing).
 
-    Polls every ``every`` seconds, or less often when a poll takes long (at most a quarter of the time spent
-    polling), so the waiting takes little from the sandbox and the receiver on a small machine."""
-    started, polls = time.perf_counter(), 0
+    Each poll looks for final notifications among the rows that were not there at the last poll (the log
+    only grows; a full pass when nothing new came and some are still missing). Polls every ``every``
+    seconds, or less often when a poll takes long, so the waiting takes little from the sandbox and the
+    receiver on a small machine."""
+    started, polls, seen = time.perf_counter(), 0, 0
     pending = set(ids.tolist())
     while True:
         polls += 1
         read = time.perf_counter()
         callbacks = sendframe.read_callbacks(log) if log.exists() else pd.DataFrame()
-        pending.difference_update(final_ids(callbacks).tolist())
+        fresh = callbacks.iloc[seen:] if len(callbacks) > seen else callbacks
+        pending.difference_update(final_ids(fresh).tolist())
+        seen = len(callbacks)
         if not pending or time.perf_counter() - started > timeout:
             return callbacks, polls, len(pending)
         time.sleep(max(every, 3 * (time.perf_counter() - read)))
