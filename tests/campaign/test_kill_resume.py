@@ -45,17 +45,19 @@ def _pending_intents(ledger) -> int:
         return 0
 
 
-def _run(script, ledger, env, kill_after=None, kill_in_flight=False):
-    process = subprocess.Popen([sys.executable, str(script), str(N), str(ledger)], env=env,
+def run_campaign(script, args, env, *, kill_after=None, kill_in_flight=None, timeout=120):
+    """Run the campaign script to the end, or SIGKILL it after ``kill_after`` seconds or, given the ledger as
+    ``kill_in_flight``, as soon as a batch's intent is on disk without its answer."""
+    process = subprocess.Popen([sys.executable, str(script), *map(str, args)], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if kill_after is None and not kill_in_flight:
-        out, err = process.communicate(timeout=120)
+    if kill_after is None and kill_in_flight is None:
+        out, err = process.communicate(timeout=timeout)
         assert process.returncode == 0, err
         return out
     assert process.stdout.readline().strip() == "ready"  # imports done: the kill lands during the send
-    if kill_in_flight:
+    if kill_in_flight is not None:
         deadline = time.monotonic() + 10
-        while not _pending_intents(ledger) and process.poll() is None and time.monotonic() < deadline:
+        while not _pending_intents(kill_in_flight) and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
     else:
         time.sleep(kill_after)
@@ -77,13 +79,13 @@ def test_a_campaign_killed_at_random_moments_never_sends_twice_nor_loses_a_row(t
         sb.faults(delay_s=0.2)  # each request takes a while, so kills land mid-request too
         for kill in range(6):
             if kill % 2:
-                _run(script, ledger, env, kill_in_flight=True)
+                run_campaign(script, [N, ledger], env, kill_in_flight=ledger)
             else:
-                _run(script, ledger, env, kill_after=rng.uniform(0.2, 1.2))
+                run_campaign(script, [N, ledger], env, kill_after=rng.uniform(0.2, 1.2))
             left_unknown.append(len(Ledger(ledger).unknown_rows()))
         recorded_before_resume = len(Ledger(ledger).rows())
         sb.clear_faults()
-        _run(script, ledger, env)  # resume to the end
+        run_campaign(script, [N, ledger], env)  # resume to the end
         messages = sb.messages()
 
     # the drill was not vacuous: some kill caught a batch in flight, and the last run had rows left to send

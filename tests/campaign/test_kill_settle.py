@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import subprocess
-import sys
 import textwrap
 import time
 
@@ -21,7 +18,7 @@ import pytest
 import sendframe
 from sendframe import sandbox
 from sendframe.campaign.ledger import Ledger
-from tests.campaign.test_kill_resume import _pending_intents
+from tests.campaign.test_kill_resume import run_campaign
 
 N = 300
 RECIPIENTS = [f"44791140{i:04d}" for i in range(N)]
@@ -39,25 +36,6 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run(script, args, env, *, kill_after=None, kill_in_flight=None):
-    process = subprocess.Popen([sys.executable, str(script), *map(str, args)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if kill_after is None and kill_in_flight is None:
-        out, err = process.communicate(timeout=180)
-        assert process.returncode == 0, err
-        return out
-    assert process.stdout.readline().strip() == "ready"
-    if kill_in_flight is not None:
-        deadline = time.monotonic() + 10
-        while not _pending_intents(kill_in_flight) and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.002)
-    else:
-        time.sleep(kill_after)
-    process.send_signal(signal.SIGKILL)
-    process.communicate(timeout=30)
-    return None
-
-
 @pytest.mark.slow
 def test_every_row_a_killed_campaign_left_unknown_is_settled_by_its_notification_or_sent_once(tmp_path):
     rng = random.Random(20261124)
@@ -73,9 +51,9 @@ def test_every_row_a_killed_campaign_left_unknown_is_settled_by_its_notification
         sb.faults(delay_s=0.2, drop=0.3)
         for kill in range(4):
             if kill % 2:
-                _run(script, args, env, kill_in_flight=ledger)
+                run_campaign(script, args, env, kill_in_flight=ledger)
             else:
-                _run(script, args, env, kill_after=rng.uniform(0.3, 1.2))
+                run_campaign(script, args, env, kill_after=rng.uniform(0.3, 1.2))
             unknown_after_kills.append(len(Ledger(ledger).unknown_rows()))
         sb.clear_faults()
         sent = sb.messages()
@@ -90,7 +68,8 @@ def test_every_row_a_killed_campaign_left_unknown_is_settled_by_its_notification
         unknown = Ledger(ledger).unknown_rows()
         reached = unknown["recipient"].isin(sent["recipient"])
         unknown_reached, unknown_not_reached = int(reached.sum()), int((~reached).sum())
-        _run(script, [N, ledger, receiver.notification_url, log, 1], env)  # settle, then send what never left
+        settle_then_send = [N, ledger, receiver.notification_url, log, 1]  # settle, then send what never left
+        run_campaign(script, settle_then_send, env, timeout=180)
         messages = sb.messages()
 
     assert max(unknown_after_kills) > 0, f"no kill left a row unknown: {unknown_after_kills}"
