@@ -46,7 +46,12 @@ FROM rows r JOIN batches b ON b.batch = r.batch
 """
 
 
-def _aware(moment: object, name: str) -> pd.Timestamp:
+def aware_moment(moment: object, name: str) -> pd.Timestamp:
+    """``moment`` (a tz-aware datetime or its ISO text) in UTC; a naive one is refused with a hint to give a zone.
+
+        >>> str(aware_moment("2026-03-06T13:00:00+01:00", "now"))
+        '2026-03-06 12:00:00+00:00'
+    """
     if isinstance(moment, str):
         try:
             moment = pd.Timestamp(moment)
@@ -98,7 +103,7 @@ def recent_sends(history: pd.DataFrame, days: float, now: datetime | str, *, def
     """
     history = _checked_history(history)
     _check_window(1, days)
-    start = _aware(now, "now") - pd.Timedelta(days=float(days))
+    start = aware_moment(now, "now") - pd.Timedelta(days=float(days))
     recent = history[(history["sent_at"] > start).fillna(False).to_numpy(dtype=bool)]
     keys = recipient_keys(recent["recipient"], default_region).dropna()
     counts = keys.value_counts(sort=False).astype("Int64")

@@ -53,6 +53,7 @@ from phonenumbers import (
 from phonenumbers import timezone as phone_zones
 
 from sendframe.api.recipients import calling_code, normalise_phone_series
+from sendframe.campaign.caps import aware_moment
 from sendframe.campaign.columns import find_recipient_column
 from sendframe.campaign.tables import as_frame
 from sendframe.errors import InputError
@@ -238,20 +239,7 @@ def _checked_zone(name: object, where: str) -> str:
 
 
 def _aware_now(now: object) -> datetime:
-    if now is None:
-        return datetime.now(UTC)
-    if isinstance(now, str):
-        try:
-            now = pd.Timestamp(now)
-        except ValueError:
-            raise InputError(f"now={now!r} is not a date-time; give e.g. '2026-03-28T12:00:00+00:00'.") from None
-    if not isinstance(now, datetime):
-        raise InputError(f"now must be a date-time with a time zone, not {type(now).__name__}.")
-    if now.tzinfo is None or now.utcoffset() is None:
-        raise InputError(f"now={now!s} has no time zone: give a zone, e.g. "
-                         "datetime(2026, 3, 28, 12, 0, tzinfo=timezone.utc) or "
-                         "pd.Timestamp('2026-03-28 12:00', tz='UTC').")
-    return now.astimezone(UTC)
+    return datetime.now(UTC) if now is None else aware_moment(now, "now").to_pydatetime()
 
 
 def _time_of_day(value: object, name: str) -> time:
