@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from sendframe import pricing
-from sendframe.campaign.estimate import _load_table, recipient_column, recipients_valid
+from sendframe.campaign.estimate import SMS_CHANNELS, _load_table, recipient_column, recipients_valid
 from sendframe.campaign.preview import placeholders
 from sendframe.errors import InputError
 from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
@@ -33,7 +33,7 @@ from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
 from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, FOREIGN_PT, scan_text
 from sendframe.text.templates import parse, render_frame
 
-_SMS_CHANNELS = ("sms", "landingsms")
+_SMS_CHANNELS = SMS_CHANNELS
 _SMS_ENCODINGS = ("gsm", "gsm-pt", "utf-16")
 
 

@@ -26,6 +26,7 @@ from sendframe.api.recipient_columns import valid_emails, valid_phones
 from sendframe.api.recipients import region_of
 from sendframe.campaign.columns import recipient_column as find_column
 from sendframe.campaign.preview import placeholders, render
+from sendframe.channels import CHANNEL_INFO, CHANNELS
 from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
@@ -44,8 +45,8 @@ from sendframe.text.parts import sms_parts_series
 __all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column",
            "recipients_valid"]
 
-SMS_CHANNELS: tuple[str, ...] = ("sms", "landingsms")
-_CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
+SMS_CHANNELS: tuple[str, ...] = tuple(name for name, info in CHANNEL_INFO.items() if info.is_sms)
+_CHANNELS = CHANNELS
 
 
 def recipient_column(channel: str, to_column: str | None = None) -> str:

@@ -65,6 +65,7 @@ from sendframe.campaign.problems import (
     messages,
     text_array,
 )
+from sendframe.channels import CHANNEL_INFO, CHANNELS
 from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
@@ -80,9 +81,9 @@ from sendframe.text.templates import SPECIALS, Placeholder, Template
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
-_MAX_PARTS = {"sms": 15, "landingsms": 8}
-_SMS_CHANNELS = ("sms", "landingsms")
-_CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
+_MAX_PARTS = {name: info.max_parts for name, info in CHANNEL_INFO.items() if info.is_sms}
+_SMS_CHANNELS = tuple(_MAX_PARTS)
+_CHANNELS = CHANNELS
 _TEXT = pa.large_string()
 _PHONE_HINT = " (digits only, country code first; sendframe.read_contacts repairs most forms)"
 
