@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "channels": {"errors"},
     "text": {"errors"},
-    "pricing": {"errors", "api"},
+    "pricing": {"errors", "channels", "api"},
     "api": {"errors", "channels", "text", "pricing"},
     "options": {"errors", "api"},
     "campaign": {"errors", "channels", "options", "text", "api", "pricing", "delivery", "scale"},

@@ -30,6 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe.channels import CHANNEL_INFO, CHANNELS
 from sendframe.errors import ConfigurationError
 
 __all__ = ["CHANNELS", "COLUMNS", "DEFAULT_PREFIX", "DEFAULT_PRICES_PATH", "PriceTable", "load_prices", "message_cost"]
@@ -38,9 +39,8 @@ __all__ = ["CHANNELS", "COLUMNS", "DEFAULT_PREFIX", "DEFAULT_PRICES_PATH", "Pric
 DEFAULT_PRICES_PATH: Traversable = resources.files("sendframe").joinpath("data").joinpath("prices.csv")
 DEFAULT_PREFIX = "*"
 COLUMNS = ("prefix", "country", "channel", "unit_price", "certified_surcharge", "attachment_surcharge", "currency")
-CHANNELS = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
-PER_PART_CHANNELS = frozenset({"sms", "landingsms"})
-PER_ANSWERED_CALL_CHANNELS = frozenset({"voice", "voiceAudio"})
+PER_PART_CHANNELS = frozenset(name for name, info in CHANNEL_INFO.items() if info.billed_per_part)
+PER_ANSWERED_CALL_CHANNELS = frozenset(name for name, info in CHANNEL_INFO.items() if info.billed_per_answered_call)
 _MONEY = ("unit_price", "certified_surcharge", "attachment_surcharge")
 _LOOKUP_COLUMNS = ["prefix", "country", "unit_price", "certified_surcharge", "attachment_surcharge", "currency"]
 _Amount = float | np.ndarray  # one message's money, or every row's

@@ -41,6 +41,7 @@ from sendframe.api.validation import (
     shown,
     sub_problems,
 )
+from sendframe.channels import CHANNELS
 from sendframe.errors import Problem, RequestValidationError, TemplateError  # noqa: F401  (re-exported for callers)
 from sendframe.text.templates import parse
 
@@ -53,7 +54,6 @@ __all__ = [
     "parse_request", "result_item", "result_item_fields",
 ]
 
-CHANNELS: tuple[str, ...] = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
 MAX_RECIPIENTS = 1000
 MAX_LOOKUP_IDS = 100
 ENCODINGS = ("gsm", "gsm-pt", "utf-16")

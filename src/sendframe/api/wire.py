@@ -38,6 +38,7 @@ from typing_extensions import TypedDict  # pydantic needs typing_extensions' Typ
 
 from sendframe.api import models
 from sendframe.api.retry import RetryPolicy, decide_exception, decide_response, is_idempotent
+from sendframe.channels import CHANNELS
 from sendframe.errors import (
     ApiError,
     AuthenticationError,
@@ -53,7 +54,6 @@ ENV_BASE_URL = "SENDFRAME_BASE_URL"
 ENV_USERNAME = "SENDFRAME_USERNAME"
 ENV_API_PASSWORD = "SENDFRAME_API_PASSWORD"
 
-CHANNELS: tuple[str, ...] = ("sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp")
 CHANNEL_ALIASES = {"email": "mailing", "voice_audio": "voiceAudio", "voiceaudio": "voiceAudio",
                    "landing_sms": "landingsms"}
 MAX_LOOKUP_IDS = 100

@@ -16,6 +16,7 @@ import hmac
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from sendframe.channels import CHANNELS
 from sendframe.errors import ConfigurationError
 
 __all__ = [
@@ -30,7 +31,7 @@ __all__ = [
     "parse_account_spec",
 ]
 
-ALL_CHANNELS: frozenset[str] = frozenset({"sms", "mailing", "voice", "voiceAudio", "landingsms", "whatsapp"})
+ALL_CHANNELS: frozenset[str] = frozenset(CHANNELS)
 LOOPBACK_IPS: frozenset[str] = frozenset({"127.0.0.1", "::1"})
 _CHANNEL_NAMES = {c.lower(): c for c in ALL_CHANNELS} | {
     "email": "mailing", "voice_audio": "voiceAudio", "landing_sms": "landingsms"}
