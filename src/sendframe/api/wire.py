@@ -38,7 +38,7 @@ from typing_extensions import TypedDict  # pydantic needs typing_extensions' Typ
 
 from sendframe.api import models
 from sendframe.api.retry import RetryPolicy, decide_exception, decide_response, is_idempotent
-from sendframe.channels import CHANNELS
+from sendframe.channels import channel_name
 from sendframe.errors import (
     ApiError,
     AuthenticationError,
@@ -54,16 +54,10 @@ ENV_BASE_URL = "SENDFRAME_BASE_URL"
 ENV_USERNAME = "SENDFRAME_USERNAME"
 ENV_API_PASSWORD = "SENDFRAME_API_PASSWORD"
 
-CHANNEL_ALIASES = {"email": "mailing", "voice_audio": "voiceAudio", "voiceaudio": "voiceAudio",
-                   "landing_sms": "landingsms"}
 MAX_LOOKUP_IDS = 100
 
 
 NO_ANSWER = 0  # error code of a failure where the service gave no answer at all
-
-
-
-
 
 
 def user_stacklevel() -> int:
@@ -81,10 +75,7 @@ def normalise_channel(channel: str) -> str:
         >>> normalise_channel("email")
         'mailing'
     """
-    name = CHANNEL_ALIASES.get(channel, channel)
-    if name not in CHANNELS:
-        raise InputError(f"Unknown channel {channel!r}: use one of {', '.join(CHANNELS)}.")
-    return name
+    return channel_name(channel)
 
 
 def redact_url(url: object) -> str:
