@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import sendframe
 from sendframe import errors
@@ -44,3 +46,17 @@ def test_unknown_attribute_raises_attribute_error():
         assert "no_such_thing" in str(exc)
     else:  # pragma: no cover
         raise AssertionError("expected AttributeError")
+
+
+def test_type_checkers_see_every_public_name_from_the_module_that_defines_it() -> None:
+    # the lazy __getattr__ hides the names from mypy and IDEs; the TYPE_CHECKING block names them again
+    tree = ast.parse(Path(sendframe.__file__).read_text(encoding="utf-8"))
+    typed: dict[str, str | None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for item in node.body:
+                assert isinstance(item, ast.ImportFrom)
+                for alias in item.names:
+                    assert alias.asname == alias.name, f"{alias.name} must be re-exported as itself"
+                    typed[alias.name] = item.module
+    assert typed == sendframe._EXPORTS

@@ -11,7 +11,7 @@ notebook stack (plotly, ipywidgets) is only needed by the functions that draw.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -84,6 +84,73 @@ _EXPORTS: dict[str, str] = {
     "local_send_times": "sendframe.campaign.schedule",
     "variant_chart": "sendframe.notebook.experiment_charts",
 }
+
+if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_names keeps them equal to _EXPORTS)
+    from sendframe.api.client import AsyncClient as AsyncClient
+    from sendframe.api.client import Client as Client
+    from sendframe.campaign.contacts import read_contacts as read_contacts
+    from sendframe.campaign.counter import MessageCounter as MessageCounter
+    from sendframe.campaign.estimate import estimate as estimate
+    from sendframe.campaign.estimate import estimate_totals as estimate_totals
+    from sendframe.campaign.experiment import Variants as Variants
+    from sendframe.campaign.experiment import variants as variants
+    from sendframe.campaign.ledger import Ledger as Ledger
+    from sendframe.campaign.message import Message as Message
+    from sendframe.campaign.message import landing_sms as landing_sms
+    from sendframe.campaign.message import mailing as mailing
+    from sendframe.campaign.message import message as message
+    from sendframe.campaign.message import sms as sms
+    from sendframe.campaign.message import voice as voice
+    from sendframe.campaign.message import voice_audio as voice_audio
+    from sendframe.campaign.message import whatsapp as whatsapp
+    from sendframe.campaign.preflight import preflight as preflight
+    from sendframe.campaign.preview import render as render
+    from sendframe.campaign.schedule import local_send_times as local_send_times
+    from sendframe.campaign.shortcuts import send_campaign as send_campaign
+    from sendframe.campaign.shortcuts import send_landingsms as send_landingsms
+    from sendframe.campaign.shortcuts import send_mailing as send_mailing
+    from sendframe.campaign.shortcuts import send_sms as send_sms
+    from sendframe.campaign.shortcuts import send_voice as send_voice
+    from sendframe.campaign.shortcuts import send_voice_audio as send_voice_audio
+    from sendframe.campaign.shortcuts import send_whatsapp as send_whatsapp
+    from sendframe.campaign.variants import assign_variants as assign_variants
+    from sendframe.delivery.callbacks import latest_status as latest_status
+    from sendframe.delivery.callbacks import read_callbacks as read_callbacks
+    from sendframe.delivery.experiments import compare_variants as compare_variants
+    from sendframe.delivery.metrics import delivery_summary as delivery_summary
+    from sendframe.delivery.outcomes import message_outcomes as message_outcomes
+    from sendframe.delivery.outcomes import outcomes as outcomes
+    from sendframe.delivery.receiver import Receiver as Receiver
+    from sendframe.delivery.records import fetch_records as fetch_records
+    from sendframe.errors import ApiError as ApiError
+    from sendframe.errors import AuthenticationError as AuthenticationError
+    from sendframe.errors import CampaignStoppedWarning as CampaignStoppedWarning
+    from sendframe.errors import ConfigurationError as ConfigurationError
+    from sendframe.errors import ErrorCode as ErrorCode
+    from sendframe.errors import InputError as InputError
+    from sendframe.errors import LedgerInUseError as LedgerInUseError
+    from sendframe.errors import LedgerMismatchError as LedgerMismatchError
+    from sendframe.errors import MissingVariableError as MissingVariableError
+    from sendframe.errors import NotFoundError as NotFoundError
+    from sendframe.errors import NotSentError as NotSentError
+    from sendframe.errors import Problem as Problem
+    from sendframe.errors import RequestValidationError as RequestValidationError
+    from sendframe.errors import RowsSkippedWarning as RowsSkippedWarning
+    from sendframe.errors import SendframeError as SendframeError
+    from sendframe.errors import SendframeWarning as SendframeWarning
+    from sendframe.errors import TemplateError as TemplateError
+    from sendframe.errors import UnknownOptionError as UnknownOptionError
+    from sendframe.errors import UnknownOutcomeError as UnknownOutcomeError
+    from sendframe.notebook.charts import dashboard as dashboard
+    from sendframe.notebook.experiment_charts import variant_chart as variant_chart
+    from sendframe.notebook.widgets import Composer as Composer
+    from sendframe.notebook.widgets import Monitor as Monitor
+    from sendframe.sandbox.server import Sandbox as Sandbox
+    from sendframe.scale.frames import problem_counts as problem_counts
+    from sendframe.text.encodings import cheapest_encoding as cheapest_encoding
+    from sendframe.text.encodings import unencodable_characters as unencodable_characters
+    from sendframe.text.parts import sms_parts as sms_parts
+    from sendframe.text.parts import sms_parts_series as sms_parts_series
 
 __all__ = sorted(_EXPORTS)
 
