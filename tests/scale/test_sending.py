@@ -8,15 +8,19 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pandas as pd
 import pytest
 
+import sendframe
 from sendframe import sandbox
 from sendframe.campaign.ledger import Ledger
+from sendframe.errors import CampaignStoppedWarning
+from sendframe.scale.sending import PartitionLedger
 
-pytest.importorskip("dask.dataframe")
+dd = pytest.importorskip("dask.dataframe")
 
 N = 240
 SCRIPT = textwrap.dedent("""
@@ -88,3 +92,54 @@ def test_a_send_from_a_dask_frame_killed_and_resumed_sends_each_recipient_once(t
     assert result.loc[150, "outcome"] == "skipped_duplicate"
     assert set(result["outcome"].astype(str)) <= {"accepted", "unknown", "skipped_duplicate"}
     assert len(os.listdir(out)) == 4  # one file per partition
+
+
+class CancelAfterFirstBatch:
+    """A progress object (reset/update, as the Composer's bar) that presses cancel once a batch is answered."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self.cancel = cancel
+
+    def reset(self, total: int) -> None:
+        pass
+
+    def update(self, n: int) -> None:
+        self.cancel.set()
+
+
+def test_cancel_of_a_dask_send_starts_no_new_batch_and_the_next_run_finishes_once(sb, client, tmp_path):
+    sb.reset()
+    phones = [f"44791150{i:04d}" for i in range(40)]
+    frame = dd.from_pandas(pd.DataFrame({"phone": phones, "name": [f"N{i}" for i in range(40)]}), npartitions=4,
+                           sort=False)
+    msg = sendframe.sms("Hi {name}", sender="Shop")
+    cancel = threading.Event()
+    ledger, out = tmp_path / "c.sqlite", tmp_path / "results.parquet"
+    with pytest.warns(CampaignStoppedWarning, match=r"cancelled after partition 1 of 4: the 30 row\(s\)"):
+        result = msg.send(frame, client=client, ledger=ledger, out=out, batch_size=2, concurrency=1,
+                          progress=CancelAfterFirstBatch(cancel), cancel=cancel).compute()
+    assert result.index.tolist() == list(range(10)) and len(os.listdir(out)) == 1
+    assert result["outcome"].astype(str).tolist() == ["accepted"] * 2 + ["not_sent"] * 8  # as a pandas send says
+    assert len(sb.messages()) == 2
+    finished = msg.send(frame, client=client, ledger=ledger, out=out, batch_size=2, progress=False).compute()
+    assert finished["outcome"].eq("accepted").all() and len(finished) == 40
+    assert sorted(sb.messages()["recipient"]) == sorted(phones)  # each once
+
+
+def test_a_partition_lookup_reads_only_the_batches_of_its_rows(tmp_path):
+    path = tmp_path / "c.sqlite"
+    with Ledger(path) as ledger:
+        for batch in range(1, 101):  # 100 partitions of 10 rows, one batch each, all with one recipient
+            ledger.record_intent(batch, "f", [(str(10 * (batch - 1) + i), "447700900001") for i in range(10)])
+        assert ledger.key_spans()[7] == (60, 69)
+    with PartitionLedger(path) as journal:
+        journal.scope = range(60, 70)
+        keys = [str(k) for k in range(60, 70)]
+        found = journal.lookup(keys, ["447700900001"] * 10)
+        assert found["batch"].tolist() == [7] * 10 and found["row_key"].tolist() == keys
+        # the same recipient in a ledger row of another partition is never this partition's row
+        journal.scope = range(1000, 1010)
+        assert journal.lookup(["1000"], ["447700900001"])["state"].isna().all()
+    with Ledger(path) as ledger:  # a lookup limited to some batches matches among their rows only
+        assert ledger.lookup(["5"], ["447700900001"], batches=[3])["row_key"].tolist() == ["20"]
+        assert ledger.lookup(["5"], ["447700900001"])["row_key"].tolist() == ["5"]

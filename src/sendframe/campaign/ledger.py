@@ -112,8 +112,6 @@ def _json_text(value: Any) -> str:
     return to_json(value).decode("utf-8")
 
 
-
-
 def row_key(label: object) -> str:
     """The text under which an index label is stored (JSON when possible, so ints stay ints).
 
@@ -387,12 +385,14 @@ class Ledger:
 
     # ------------------------------------------------------------------ reading
 
-    def _row_columns(self) -> dict[str, list[Any]]:
-        """Every stored (row, recipient) of every batch, in batch and request order, column by column."""
+    def _row_columns(self, batches: Sequence[int] | None = None) -> dict[str, list[Any]]:
+        """Every stored (row, recipient) of every batch (or of ``batches``), in batch and request order, by column."""
         columns: dict[str, list[Any]] = {name: [] for name in ROW_COLUMNS}
+        only = "" if batches is None else " WHERE batch IN (SELECT value FROM json_each(?))"
         for (batch, state, keys_text, recipients_text, answer_text, code, description, campaign_id,
-             sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, "
-                                        "error_description, campaign_id, sending_id FROM batches ORDER BY batch"):
+             sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, error_description,"
+                                        f" campaign_id, sending_id FROM batches{only} ORDER BY batch",
+                                        () if batches is None else (_json_text([int(b) for b in batches]),)):
             keys = json.loads(keys_text)
             n = len(keys)
             answer = json.loads(answer_text) if answer_text else {}
@@ -409,7 +409,8 @@ class Ledger:
                 columns[column] += values if fallback is None else [fallback if v is None else v for v in values]
             columns["campaign_id"] += [campaign_id] * n
             columns["sending_id"] += [sending_id] * n
-        settled = self._query("SELECT batch, row_key, recipient, id FROM settled")
+        settled = self._query("SELECT batch, row_key, recipient, id FROM settled" + only,
+                              () if batches is None else (_json_text([int(b) for b in batches]),))
         if settled:
             where = {(b, k, r): i for i, (b, k, r) in enumerate(zip(columns["batch"], columns["row_key"],
                                                                    columns["recipient"], strict=True))}
@@ -434,7 +435,20 @@ class Ledger:
         latest = dict(zip(pairs, range(len(pairs)), strict=True))  # a row sent again: its last batch wins
         return _typed_frame(columns, sorted(latest.values()) if len(latest) < len(pairs) else None)
 
-    def lookup(self, keys: Sequence[str], recipients: Sequence[str]) -> pd.DataFrame:
+    def key_spans(self) -> dict[int, tuple[int, int]]:
+        """Each batch's smallest and largest row key read as a whole number (0 for a key that is not one),
+        in one SQL pass: where a send keyed by position (0, 1, ...) finds the batches a range of rows is in.
+
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(7), "447700900001"), (row_key(3), "4477")])
+            >>> ledger.key_spans()
+            {1: (3, 7)}
+        """
+        return {batch: (low, high) for batch, low, high in self._query(
+            "SELECT b.batch, MIN(CAST(k.value AS INTEGER)), MAX(CAST(k.value AS INTEGER)) "
+            "FROM batches b, json_each(b.row_keys) k GROUP BY b.batch")}
+
+    def lookup(self, keys: Sequence[str], recipients: Sequence[str], *,
+               batches: Sequence[int] | None = None) -> pd.DataFrame:
         """What is known of each (row key, recipient) pair, in their order: the columns of :meth:`rows`,
         ``<NA>`` (state included) for a row the ledger has no record of. The pairs are expected unique.
 
@@ -449,8 +463,11 @@ class Ledger:
             >>> moved = ledger.lookup([row_key(0), row_key(1)], ["447700900002", "447700900001"])
             >>> moved["state"].tolist(), moved["row_key"].tolist()
             ([<NA>, 'unknown'], ['0', '0'])
+
+        ``batches``: only these batches are read (the caller knows its rows are in no other one, e.g.
+        from :meth:`key_spans`), so a lookup of a few rows in a big ledger reads only theirs.
         """
-        columns = self._row_columns()
+        columns = self._row_columns(batches)
         keys, recipients = list(keys), list(recipients)
         if not columns["row_key"]:
             return _typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)

@@ -399,7 +399,7 @@ class Message:
                 batch_size=batch_size, concurrency=concurrency, requests_per_second=requests_per_second,
                 parts_per_second=parts_per_second, dry_run=dry_run, resend_unknown=resend_unknown,
                 stop_after_unknown=stop_after_unknown, progress=progress, max_cost=max_cost, prices=prices,
-                callbacks=callbacks, now=now)
+                callbacks=callbacks, now=now, cancel=cancel)
             return written  # type: ignore[no-any-return]  # a lazy Dask frame (the dataset written to out)
         frame = as_frame(contacts)
         plan = self.plan(frame, suppression=suppression, keep=keep, now=now, ledger=ledger)

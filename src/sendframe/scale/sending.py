@@ -22,8 +22,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,10 +50,17 @@ class PartitionLedger(Ledger):
 
     Its rows are keyed by position in the whole frame, so a row recorded for another partition is
     never the match of this partition's row (the ledger's match by recipient and rank is kept
-    within the partition). The run holds the ledger's lock from start to end; the per-partition
-    sends inside it take nothing more.
+    within the partition). A lookup reads only the batches holding keys of the partition's range
+    (``scope``): the span of keys of every batch is read once when the ledger is opened and kept
+    up to date as batches are recorded, so a send of P partitions reads each ledger row a bounded
+    number of times, not P times. The run holds the ledger's lock from start to end; the
+    per-partition sends inside it take nothing more.
 
         >>> ledger = PartitionLedger(":memory:")
+        >>> ledger.scope = range(0, 10)
+        >>> ledger.record_intent(1, "f1", [("3", "447700900001")])
+        >>> ledger.lookup(["3"], ["447700900001"])["state"].tolist()
+        ['unknown']
         >>> ledger.scope = range(10, 20)
         >>> ledger.lookup(["10"], ["447700900001"])["state"].tolist()
         [<NA>]
@@ -60,13 +68,38 @@ class PartitionLedger(Ledger):
 
     scope: range = range(0)
 
+    def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
+        super().__init__(path)
+        spans = self.key_spans()  # the batches of earlier runs, read once
+        self._earlier = np.fromiter(spans, dtype=np.int64, count=len(spans))
+        self._spans = np.asarray(list(spans.values()), dtype=np.int64).reshape(-1, 2)
+        self._recorded: dict[range, list[int]] = {}  # batches of this run, by the partition they were sent for
+        self._settled = False
+
     def exclusive(self) -> contextlib.AbstractContextManager[None]:
         """Nothing: :func:`send_partitions` holds the ledger's lock for the whole run."""
         return contextlib.nullcontext()
 
-    def lookup(self, keys: Sequence[str], recipients: Sequence[str]) -> pd.DataFrame:
-        """:meth:`Ledger.lookup`, with matches to rows of other partitions undone (those rows are not these)."""
-        found = super().lookup(keys, recipients)
+    def record_intent(self, batch: int, fingerprint: str, rows: Sequence[tuple[str, str]]) -> None:
+        """:meth:`Ledger.record_intent`, the batch noted as one of this partition's for the lookups that follow."""
+        super().record_intent(batch, fingerprint, rows)
+        self._recorded.setdefault(self.scope, []).append(batch)
+
+    def settle(self, tags: Mapping[str, str]) -> int:
+        """:meth:`Ledger.settle`, once per run: it settles the whole ledger, not one partition's rows."""
+        if self._settled:
+            return 0
+        self._settled = True
+        return super().settle(tags)
+
+    def lookup(self, keys: Sequence[str], recipients: Sequence[str], *,
+               batches: Sequence[int] | None = None) -> pd.DataFrame:
+        """:meth:`Ledger.lookup` among the batches of this partition's keys, with matches to rows of
+        other partitions undone (those rows are not these)."""
+        if batches is None:  # a partition's rows are sent with keys in its range: its batches are those
+            overlap = (self._spans[:, 0] < self.scope.stop) & (self._spans[:, 1] >= self.scope.start)
+            batches = [*self._earlier[overlap].tolist(), *self._recorded.get(self.scope, [])]
+        found = super().lookup(keys, recipients, batches=batches)
         matched = pd.to_numeric(found["row_key"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         elsewhere = ~((matched >= self.scope.start) & (matched < self.scope.stop))
         if elsewhere.any():
@@ -119,13 +152,18 @@ def _skipped_rows(msg: Message, rows: pd.DataFrame, keys: np.ndarray, like: pd.D
 
 
 def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] | None, ledger: Any,
-                    suppression: Any = None, keep: str | Iterable[str] | None = None, **send_options: Any) -> Any:
+                    suppression: Any = None, keep: str | Iterable[str] | None = None,
+                    cancel: threading.Event | None = None, **send_options: Any) -> Any:
     """Send ``msg`` to every row of a Dask (or pandas) frame, one partition at a time; the result goes to ``out``.
 
     ``out`` is a Parquet dataset (a folder, written again whole by every run), one file per
     partition, each written as soon as its partition is answered; the answer is that dataset, read
     lazily. ``ledger`` (a file) is required: it is what makes the run resumable. The other options
     are those of :meth:`sendframe.Message.send` (``client``, ``batch_size``, ``concurrency``, ...).
+    ``cancel`` (a ``threading.Event``), once set, starts no new batch, as in a pandas send: the rows
+    of the partition under way that were not attempted are ``not_sent`` in its file, and no further
+    partition is read (a warning says how many rows that leaves without a result file; running
+    again with the same ledger continues). A breaker trip (``stop_after_unknown``) stops alike.
     The result's index is the row's position in the whole frame (``row``); its columns are those of
     a pandas send.
 
@@ -167,7 +205,8 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
             elsewhere[local_positions(mine.index.to_numpy())] = True
             with warnings.catch_warnings(record=True) as said:
                 warnings.simplefilter("always")
-                sent = msg.send(part[~elsewhere], ledger=journal, suppression=suppression, keep=keep, **send_options)
+                sent = msg.send(part[~elsewhere], ledger=journal, suppression=suppression, keep=keep, cancel=cancel,
+                                **send_options)
             if elsewhere.any():
                 skipped = _skipped_rows(msg, part[elsewhere], mine["key"].to_numpy(dtype=object), sent)
                 sent = pd.concat([sent, skipped]).loc[part.index]
@@ -178,12 +217,15 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
             for warning in said:  # skipped rows are said once for the whole frame, below
                 if not issubclass(warning.category, RowsSkippedWarning):
                     warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-            if any(issubclass(w.category, CampaignStoppedWarning) for w in said):
-                left = frame.npartitions - number - 1
-                warnings.warn(f"The send stopped after partition {number + 1} of {frame.npartitions}; "
-                              f"{left} partition(s) were not started and have no result file. Run again with "
-                              "the same ledger to continue.",
-                              CampaignStoppedWarning, stacklevel=3)
+            cancelled = cancel is not None and cancel.is_set()
+            if number + 1 < frame.npartitions and (
+                    cancelled or any(issubclass(w.category, CampaignStoppedWarning) for w in said)):
+                left, rows = frame.npartitions - number - 1, int(offsets[-1] - offsets[number + 1])
+                why = "was cancelled" if cancelled else "stopped"
+                warnings.warn(f"The send {why} after partition {number + 1} of {frame.npartitions}: the "
+                              f"{rows} row(s) of the {left} partition(s) after it were not sent and have no result "
+                              "file. Run again with the same ledger to continue.", CampaignStoppedWarning,
+                              stacklevel=3)
                 break
     actions = [o if o.startswith("skipped") else "send" for o in counts]
     categories = list(dict.fromkeys(actions))
