@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 import sendframe
-from tests.scale.data import write_logs
+from sendframe.scale.callbacks import read_logs
+from tests.scale.data import HEADER, write_logs
 
 dd = pytest.importorskip("dask.dataframe")
 
@@ -61,3 +62,35 @@ def test_summary_of_dask_results_with_callbacks_equals_pandas(dask_client, tmp_p
                                           dd.from_pandas(callbacks, npartitions=2))
     pd.testing.assert_frame_equal(outcomes.compute().sort_index(), sendframe.message_outcomes(results, callbacks),
                                   check_dtype=False)
+
+
+def test_big_logs_are_read_in_line_ranges_with_answers_equal_to_pandas(dask_client, tmp_path):
+    paths, url = write_logs(tmp_path / "logs", messages=3000)
+    # the receiver log's #params line comes back after a restart in its middle, naming a new own parameter
+    first = paths[0]
+    lines = first.read_text().splitlines(keepends=True)
+    restart = HEADER.replace("&ref=crm", "&ref=crm&shop=es")
+    first.write_text("".join([*lines[:1500], restart, *(line.replace("&ref=crm", "&ref=crm&shop=es")
+                                                          for line in lines[1500:])]))
+    expected = sendframe.read_callbacks(tmp_path / "logs", url)
+    lazy = read_logs(sendframe.read_callbacks, tmp_path / "logs", url, dask=True, blocksize=40_000)
+    # several ranges per plain log, the gzip log whole
+    plain = sum(p.stat().st_size for p in paths if p.suffix == ".log")
+    assert lazy.npartitions >= plain // 40_000 and expected["shop"].eq("es").sum() > 500
+    pd.testing.assert_frame_equal(_ordered(lazy.compute()), _ordered(expected), check_dtype=False)
+    for by in ("campaign_id", ("country", "mnc")):
+        want = sendframe.delivery_summary(callbacks=expected, by=by)
+        pd.testing.assert_frame_equal(sendframe.delivery_summary(callbacks=lazy, by=by), want, check_dtype=False)
+
+
+def test_a_retry_split_across_two_ranges_of_one_log_is_kept_once(dask_client, tmp_path):
+    paths, url = write_logs(tmp_path / "logs", messages=400)
+    first = paths[0]
+    text = first.read_text()
+    retries = text.splitlines(keepends=True)[1:6]
+    first.write_text(text + "".join(line.replace("T10:", "T12:") for line in retries))  # far from the originals
+    expected = sendframe.read_callbacks([str(first)])
+    lazy = read_logs(sendframe.read_callbacks, [str(first)], dask=True, blocksize=5_000)
+    got = _ordered(lazy.compute())
+    assert lazy.npartitions > 5 and got["id"].is_unique and len(got) == len(expected)
+    pd.testing.assert_frame_equal(got, _ordered(expected), check_dtype=False)

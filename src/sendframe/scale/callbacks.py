@@ -8,8 +8,11 @@ The same notification found in several logs (a retry that reached two servers, a
 twice) is kept once, at its earliest arrival.
 
 With ``dask=None`` (the default) the logs are read into pandas unless together they are larger
-than :data:`LARGE_LOGS_BYTES`; the Dask frame has one partition per log and, once repeats across
-logs are dropped (a shuffle on the message id), rows grouped by id. ``latest_status``,
+than :data:`LARGE_LOGS_BYTES`; the Dask frame has one partition per range of about
+:data:`LOG_BLOCK_BYTES` of a plain log (cut at line breaks, as ``dask.bytes.read_bytes`` cuts) and per
+compressed log (read whole: it cannot be cut), parsed with the log's own parameters (its ``#params``
+lines are found first, in one pass on the cluster); once repeats across logs and ranges are dropped
+(a shuffle on the message id), rows are grouped by id. ``latest_status``,
 ``message_outcomes`` and ``delivery_summary`` take such frames (see :func:`latest_status_partitions`,
 :func:`outcomes_partitions` and :func:`summary_partitions`): the summary is a tree reduction
 whose answer is a small pandas frame, equal to the pandas one on the same notifications.
@@ -35,14 +38,18 @@ import pandas as pd
 import pyarrow as pa
 
 from sendframe.api.notifications import ESCAPE_CODES
+from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes
+from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
 from sendframe.errors import InputError
-from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, meta_of
+from sendframe.scale.runtime import byte_ranges, compute, dask_dataframe, delayed_call, is_dask_frame, meta_of
 
-__all__ = ["LARGE_LOGS_BYTES", "is_many_logs", "latest_status_partitions", "log_files", "outcomes_partitions",
+__all__ = ["LARGE_LOGS_BYTES", "LOG_BLOCK_BYTES", "is_many_logs", "latest_status_partitions", "log_files", "outcomes_partitions",
            "read_logs", "summary_partitions"]
 
 LARGE_LOGS_BYTES = 1024 * 1024 * 1024
 """Logs larger than this together are read as a Dask frame unless ``dask=False``."""
+LOG_BLOCK_BYTES = 64 * 1024 * 1024
+"""A plain log is read by Dask in ranges of about this many bytes (a partition each)."""
 _RECEIVER_LINE = re.compile(rb"^(#params\t|\d{4}-\d\d-\d\dT[^\t\n]*\t)")
 _RECEIVER_COLUMNS = frozenset(ESCAPE_CODES.values())
 _PARAMS = "#params\t"
@@ -91,17 +98,6 @@ def _is_receiver_log(path: str) -> bool:
     return bool(_RECEIVER_LINE.match(first))
 
 
-def _own_params(path: str) -> list[str]:
-    """The analyst's own parameters a receiver log names in its ``#params`` lines."""
-    own: list[str] = []
-    with pa.input_stream(path, compression="detect") as stream:
-        data = stream.read().decode("utf-8", errors="replace")
-    for line in re.findall(r"^#params\t(.*)$", data, flags=re.MULTILINE):
-        own += [name for name, _ in parse_qsl(line.rstrip("\r"), keep_blank_values=True)
-                if name not in _RECEIVER_COLUMNS and name not in own]
-    return own
-
-
 def _read_one(path: str, read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:
     if _is_receiver_log(path):
         return read(path)
@@ -140,12 +136,14 @@ def _conformed(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
 
 
 def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: str | None = None, *,
-              dask: bool | None = None) -> Any:
+              dask: bool | None = None, blocksize: int = LOG_BLOCK_BYTES) -> Any:
     """Every notification of the logs ``source`` names, once (see the module docstring).
 
     pandas: in the logs' order, with ``attrs`` summed over the logs (``junk_lines``,
     ``duplicates_dropped`` including repeats across logs, ``other_requests``, ``files``).
-    Dask: one partition per log, then grouped by message id.
+    Dask: one partition per range of about ``blocksize`` bytes of a plain log (cut at line breaks,
+    :func:`~sendframe.scale.runtime.byte_ranges`) and per compressed log (read whole), then grouped
+    by message id with the repeats across logs and ranges dropped.
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
@@ -159,8 +157,23 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
         kept = _deduplicated(together).reset_index(drop=True)
         kept.attrs = _attrs_of(frames, len(together) - len(kept))
         return kept
+    return _logs_frame(read, files, notification_url, blocksize)
+
+
+def _logs_frame(read: Callable[..., pd.DataFrame], files: Sequence[str], notification_url: str | None,
+                blocksize: int) -> Any:
+    """The Dask frame of ``files``: a partition per byte range of a plain log, per compressed log; once per id."""
     dd = dask_dataframe()
-    own = list(dict.fromkeys(p for f in files for p in (_own_params(f) if _is_receiver_log(f) else [])))
+    receiver = {f: _is_receiver_log(f) for f in files}
+    ranges = {f: byte_ranges(f, blocksize) for f in files if not f.endswith(COMPRESSED_ENDINGS)}
+    # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
+    found = compute(*[[delayed_call(_templates_in, block) for block in ranges[f]] if f in ranges
+                      else delayed_call(_templates_of_file, f) for f in files if receiver[f]])
+    templates = {f: [t for block in got for t in block] if f in ranges else got
+                 for f, got in zip([f for f in files if receiver[f]], found, strict=True)}
+    params = {f: log_params(pa.array(templates[f], pa.string())) if receiver[f]
+              else _access_params(f, notification_url) for f in ranges}
+    own = list(dict.fromkeys(p for f in files if receiver[f] for p in _own_of(templates[f])))
     if notification_url is not None:
         url_own = [n for n, v in parse_qsl(notification_url.split("?", 1)[-1], keep_blank_values=True)
                    if not (len(v) == 2 and v[0] == "%" and v[1] in ESCAPE_CODES)]
@@ -168,9 +181,49 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     empty = _empty_frame(files, read, notification_url)
     columns = _columns([empty.columns, [c for c in own if c not in empty.columns]])
     meta = _conformed(empty, columns).iloc[:0]
-    frame = dd.from_map(_read_conformed, files, read=read, notification_url=notification_url, columns=columns,
-                        meta=meta, enforce_metadata=False)
+    parts = [delayed_call(_parsed_range, block, params[f], columns) for f in files if f in ranges for block in ranges[f]]
+    parts += [delayed_call(_read_conformed, f, read, notification_url, columns) for f in files if f not in ranges]
+    if not parts:
+        return dd.from_pandas(meta, npartitions=1)
+    frame = dd.from_delayed(parts, meta=meta, verify_meta=False)
     return frame.shuffle("id").map_partitions(_deduplicated_here, meta=meta, enforce_metadata=False)
+
+
+def _access_params(path: str, notification_url: str | None) -> LogParams:
+    if notification_url is None:
+        raise InputError(f"{path} is a web server's access log: pass the notification_url the service was given "
+                         "(e.g. 'https://shop.example/dlr?mid=%i&st=%s'), so its parameters can be read.")
+    return log_params(pa.array([], pa.string()), notification_url)
+
+
+def _own_of(templates: list[str]) -> list[str]:
+    return log_params(pa.array(templates, pa.string())).own
+
+
+def _templates_in(block: bytes) -> list[str]:
+    """The ``#params`` lines of a range of a receiver log, in order, without their line break."""
+    prefix = _PARAMS.encode()
+    starts = [0] if block.startswith(prefix) else []
+    at = block.find(b"\n" + prefix)
+    while at >= 0:
+        starts.append(at + 1)
+        at = block.find(b"\n" + prefix, at + 1)
+    ends = [block.find(b"\n", start) for start in starts]
+    return [block[start:end if end >= 0 else None].decode("utf-8", errors="replace").rstrip("\r")
+            for start, end in zip(starts, ends, strict=True)]
+
+
+def _templates_of_file(path: str) -> list[str]:
+    """The ``#params`` lines of a whole (compressed) receiver log."""
+    with pa.input_stream(path, compression="detect") as stream:
+        return _templates_in(stream.read())
+
+
+def _parsed_range(block: bytes, params: LogParams, columns: Sequence[str]) -> pd.DataFrame:
+    """The notifications of one range of a plain log, parsed as the pandas reader parses the whole log."""
+    frame = parse_with_queries(lines_of_bytes(pa.py_buffer(block)), params)[0]
+    frame.index = pd.RangeIndex(len(frame))
+    return _conformed(frame, columns)
 
 
 def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,8 @@ from typing import Any, cast
 
 import pandas as pd
 
-__all__ = ["INSTALL_HINT", "compute", "dask_dataframe", "is_dask_frame", "lengths_of", "meta_of", "persist", "settled"]
+__all__ = ["INSTALL_HINT", "byte_ranges", "compute", "dask_dataframe", "delayed_call", "is_dask_frame", "lengths_of",
+           "meta_of", "persist", "settled"]
 
 INSTALL_HINT = "pip install 'sendframe[dask]'"
 
@@ -101,3 +102,31 @@ def lengths_of(frame: Any) -> Any:
         >>> compute(lengths_of(frame))  # doctest: +SKIP
     """
     return frame.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)
+
+
+def byte_ranges(path: str, blocksize: int) -> list[Any]:
+    """The bytes of a plain file in ranges of about ``blocksize``, as lazy values (``dask.bytes.read_bytes``):
+    each range starts after a line break and ends on one, so every line is in exactly one range.
+
+        >>> [len(block.compute()) for block in byte_ranges("callbacks.log", 64 << 20)]  # doctest: +SKIP
+        [67108912, 67108790, 3210]
+    """
+    dask_dataframe()
+    from dask.bytes import read_bytes  # noqa: PLC0415  optional stack, imported on first use
+
+    # dask.bytes is untyped: with sample=False it answers (False, [[one lazy value per range] per file])
+    _, (blocks,) = cast(Callable[..., tuple[Any, list[list[Any]]]], read_bytes)(
+        path, delimiter=b"\n", blocksize=blocksize, sample=False)
+    return blocks
+
+
+def delayed_call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``dask.delayed(function)(*args, **kwargs)``: the call as a lazy value (its arguments may be lazy values).
+
+        >>> delayed_call(len, [1, 2]).compute()  # doctest: +SKIP
+        2
+    """
+    dask_dataframe()
+    from dask import delayed  # noqa: PLC0415  optional stack, imported on first use
+
+    return delayed(function, pure=True)(*args, **kwargs)
