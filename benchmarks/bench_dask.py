@@ -41,9 +41,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from dask import dataframe as dd
 from distributed import Client, LocalCluster
-from messy_data import messy_contacts
 
 import sendframe
+from messy_data import messy_contacts
 
 TEMPLATE = "Hola {name|capitalize}, tu saldo es {amount|formatDotComma} EUR"
 LIMIT = "3GiB"
@@ -107,7 +107,8 @@ def write_logs(folder: Path, lines: int, files: int = 8) -> None:
                           ("retry", retried[retried % files == (f + 5) % files])):
             status = pa.array(np.full(len(ids), "ACCEPTD")) if kind == "ACCEPTD" else pa.array(final[ids])
             delivery = pc.if_else(pc.equal(status, "DELIVRD"), "1", pc.if_else(pc.equal(status, "ACCEPTD"), "4", "2"))
-            reported = sent[ids] + (delay[ids] if kind != "ACCEPTD" else np.ones(len(ids), np.int64)).astype("timedelta64[s]")
+            after = delay[ids] if kind != "ACCEPTD" else np.ones(len(ids), np.int64)
+            reported = sent[ids] + after.astype("timedelta64[s]")
             arrived = reported + np.timedelta64(2 if kind != "retry" else 300, "s")
             minutes = "%Y-%m-%d+%H%%3A%M"
             parts.append(_joined(

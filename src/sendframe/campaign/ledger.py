@@ -390,8 +390,9 @@ class Ledger:
         columns: dict[str, list[Any]] = {name: [] for name in ROW_COLUMNS}
         only = "" if batches is None else " WHERE batch IN (SELECT value FROM json_each(?))"
         for (batch, state, keys_text, recipients_text, answer_text, code, description, campaign_id,
-             sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, error_description,"
-                                        f" campaign_id, sending_id FROM batches{only} ORDER BY batch",
+             sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, "
+                                        "error_description, campaign_id, sending_id FROM batches"
+                                        f"{only} ORDER BY batch",
                                         () if batches is None else (_json_text([int(b) for b in batches]),)):
             keys = json.loads(keys_text)
             n = len(keys)

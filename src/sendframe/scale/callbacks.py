@@ -43,8 +43,8 @@ from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
 from sendframe.errors import InputError
 from sendframe.scale.runtime import byte_ranges, compute, dask_dataframe, delayed_call, is_dask_frame, meta_of
 
-__all__ = ["LARGE_LOGS_BYTES", "LOG_BLOCK_BYTES", "is_many_logs", "latest_status_partitions", "log_files", "outcomes_partitions",
-           "read_logs", "summary_partitions"]
+__all__ = ["LARGE_LOGS_BYTES", "LOG_BLOCK_BYTES", "is_many_logs", "latest_status_partitions", "log_files",
+           "outcomes_partitions", "read_logs", "summary_partitions"]
 
 LARGE_LOGS_BYTES = 1024 * 1024 * 1024
 """Logs larger than this together are read as a Dask frame unless ``dask=False``."""
@@ -181,7 +181,7 @@ def _logs_frame(read: Callable[..., pd.DataFrame], files: Sequence[str], notific
     empty = _empty_frame(files, read, notification_url)
     columns = _columns([empty.columns, [c for c in own if c not in empty.columns]])
     meta = _conformed(empty, columns).iloc[:0]
-    parts = [delayed_call(_parsed_range, block, params[f], columns) for f in files if f in ranges for block in ranges[f]]
+    parts = [delayed_call(_parsed_range, block, params[f], columns) for f in ranges for block in ranges[f]]
     parts += [delayed_call(_read_conformed, f, read, notification_url, columns) for f in files if f not in ranges]
     if not parts:
         return dd.from_pandas(meta, npartitions=1)

@@ -112,7 +112,7 @@ def byte_ranges(path: str, blocksize: int) -> list[Any]:
         [67108912, 67108790, 3210]
     """
     dask_dataframe()
-    from dask.bytes import read_bytes  # noqa: PLC0415  optional stack, imported on first use
+    from dask.bytes.core import read_bytes  # noqa: PLC0415  optional stack, imported on first use
 
     # dask.bytes is untyped: with sample=False it answers (False, [[one lazy value per range] per file])
     _, (blocks,) = cast(Callable[..., tuple[Any, list[list[Any]]]], read_bytes)(
@@ -127,6 +127,6 @@ def delayed_call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
         2
     """
     dask_dataframe()
-    from dask import delayed  # noqa: PLC0415  optional stack, imported on first use
+    from dask.delayed import delayed  # noqa: PLC0415  optional stack, imported on first use
 
     return delayed(function, pure=True)(*args, **kwargs)
