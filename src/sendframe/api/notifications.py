@@ -10,6 +10,8 @@ notification URLs with it, the receiver and the log parser read them back with i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from operator import itemgetter
 from urllib.parse import quote
 
 import pandas as pd
@@ -66,6 +68,52 @@ def substitute(url: str, values: dict[str, str]) -> str:
     The client's own parameters and any other ``%`` sequence are left exactly as written.
     """
     return _ESCAPE.sub(lambda m: quote(str(values.get(m.group(1), "")), safe=""), url)
+
+
+def quote_value(value: str) -> str:
+    """``value`` URL-encoded as :func:`substitute` encodes it (every byte but letters, digits and ``_.-~``).
+
+    >>> quote_value("2026-11-21 09:30"), quote_value("ab12")
+    ('2026-11-21%2009%3A30', 'ab12')
+    """
+    if value.isascii() and value.isalnum():  # ids, numbers: nothing to encode (quote's answer, faster)
+        return value
+    return quote(value, safe="")
+
+
+class UrlTemplate:
+    """A notification URL split once on its escape codes: :meth:`fill` then only joins values that are
+    already URL-encoded (:func:`quote_value`), giving byte for byte what :func:`substitute` gives.
+
+        >>> template = UrlTemplate("https://x/dlr?id=%i&st=%s&ref=100%25")
+        >>> template.codes, template.fill({"i": "ab12", "s": "DELIVRD"})
+        (('i', 's'), 'https://x/dlr?id=ab12&st=DELIVRD&ref=100%25')
+    """
+
+    __slots__ = ("codes", "url", "_format", "_pick")
+
+    def __init__(self, url: str) -> None:
+        pieces = _ESCAPE.split(url)  # text, code, text, code, ..., text: the matches substitute replaces
+        self.url = url
+        self.codes: tuple[str, ...] = tuple(pieces[1::2])
+        self._format = "%s".join(text.replace("%", "%%") for text in pieces[0::2])
+        self._pick: Callable[[Mapping[str, str]], tuple[str, ...]]
+        if len(self.codes) == 1:
+            code = self.codes[0]
+            self._pick = lambda quoted: (quoted[code],)
+        else:
+            self._pick = itemgetter(*self.codes)  # type: ignore[assignment]  # a tuple for two codes or more
+
+    def fill(self, quoted: Mapping[str, str]) -> str:
+        """The URL with each escape code replaced by its value in ``quoted`` (already URL-encoded; a missing
+        one becomes empty)."""
+        if not self.codes:
+            return self.url
+        try:
+            picked = self._pick(quoted)
+        except KeyError:
+            picked = tuple(quoted.get(code, "") for code in self.codes)
+        return self._format % picked
 
 
 def notification_status(status: pd.Series, delivery: pd.Series | None = None) -> pd.Series:

@@ -14,16 +14,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import json
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sendframe.api.notifications import NOTIFICATION_DATE_FORMAT, substitute
+from sendframe.api.notifications import NOTIFICATION_DATE_FORMAT, UrlTemplate, quote_value
 from sendframe.sandbox import carrier, store
 from sendframe.sandbox.notifier import RETRY_DELAYS
 from sendframe.sandbox.state import SandboxState
@@ -38,7 +39,13 @@ NOTIFICATION_BATCH = 4000
 BUSY_WINDOW = 0.2  # s: a send request this recent means the API is busy
 MAX_DEFERRAL = 5.0  # s: due work never waits longer than this, however busy the API
 DEFER_SLEEP = 0.05  # s: how often a deferring worker looks again
+ID_CHUNK = 2000  # message ids per IN (...) query
+SENT_MEMORY = 200_000  # sent dates a worker keeps in memory for the later steps of their messages
 _NOT_EVENTS = frozenset({"notify"})
+_MESSAGE_COLUMNS = ("id", "channel", "sender", "recipient", "parts", "notification_url", "cost", "mnc",
+                    "campaign_id", "sending_id", "scheduled_at", "created_at", "row_number")
+_MESSAGE_KEYS = (*_MESSAGE_COLUMNS, "sent_at")
+_MESSAGES_QUERY = f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view WHERE id IN ({{marks}})"
 _STATUS_OF_KIND = {"sent": "SENT", "retry": "SENT"}
 
 
@@ -58,20 +65,66 @@ def _date(seconds: float) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _second(whole: int) -> str:
-    return store.iso(datetime.fromtimestamp(whole, UTC))
+    return store.iso(_second_at(whole))
+
+
+@functools.lru_cache(maxsize=4096)
+def _second_at(whole: int) -> datetime:
+    return datetime.fromtimestamp(whole, UTC)
 
 
 def notification_urls(template: str, values: dict[str, str], parts: int) -> list[str]:
-    """The filled notification URL(s) of one report: one per part when the URL has ``%n``.
+    """The filled notification URL(s) of one report: one per part when the URL has ``%n`` (``values``
+    are the raw values by escape letter; see :func:`sendframe.api.notifications.substitute`).
 
         >>> notification_urls("http://x/?id=%i&n=%n", {"i": "ab"}, 2)
         ['http://x/?id=ab&n=1', 'http://x/?id=ab&n=2']
         >>> notification_urls("http://x/?id=%i", {"i": "ab"}, 2)
         ['http://x/?id=ab']
     """
-    if "%n" not in template:
-        return [substitute(template, {**values, "n": "1"})]
-    return [substitute(template, {**values, "n": str(part)}) for part in range(1, max(parts, 1) + 1)]
+    return _filled(_template(template), {code: quote_value(str(value)) for code, value in values.items()}, parts)
+
+
+def _filled(template: UrlTemplate, quoted: dict[str, str], parts: int) -> list[str]:
+    if "n" not in template.codes:
+        return [template.fill(quoted)]
+    urls = []
+    for part in range(1, max(parts, 1) + 1):
+        quoted["n"] = str(part)
+        urls.append(template.fill(quoted))
+    return urls
+
+
+@functools.lru_cache(maxsize=1024)
+def _template(url: str) -> UrlTemplate:
+    # requests share their notificationUrl: split each distinct one on its escape codes once
+    return UrlTemplate(url)
+
+
+# the values of a report that repeat (sender, status, delivery, mnc, campaign and sending ids): encode each once
+_quoted = functools.lru_cache(maxsize=8192)(quote_value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _quoted_cost(cost: float | None) -> str:
+    return quote_value(f"{float(cost or 0.0):.4f}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _quoted_minute(moment: datetime) -> str:
+    return quote_value(moment.astimezone(UTC).strftime(NOTIFICATION_DATE_FORMAT))
+
+
+@functools.lru_cache(maxsize=1024)
+def _quoted_minute_of_text(text: str) -> str:
+    return _quoted_minute(datetime.fromisoformat(text))
+
+
+def _quoted_minute_at(seconds: float) -> str:
+    whole = int(seconds)
+    if 0 <= seconds - whole < 0.9999994:  # as in _date: the datetime of ``seconds`` is in the second ``whole``
+        return _quoted_minute(_second_at(whole))
+    return _quoted_minute(_at(seconds))
 
 
 @dataclass
@@ -112,8 +165,10 @@ def apply_step(state: SandboxState, message: dict[str, Any], due: float, kind: s
     if new_status or delivered or cost is not None:
         out.updates.append((new_status, delivered, cost, None, message["id"]))
     if kind == "notify" and message["notification_url"]:
-        for url in notification_urls(message["notification_url"], _values(message, payload, due), message["parts"]):
-            out.notes.append((message["id"], url, due, date))
+        message_id = message["id"]
+        for url in _filled(_template(message["notification_url"]), _quoted_values(message, payload, due),
+                           message["parts"]):
+            out.notes.append((message_id, url, due, date))
     out.done[f"step_{kind}"] += 1
 
 
@@ -216,15 +271,18 @@ def _payload_text(status: str | None, delivery: int | None, detail: tuple[tuple[
     return json.dumps({"status": status, "delivery": delivery, "detail": dict(detail)})
 
 
-def _values(message: dict[str, Any], payload: dict[str, Any], due: float) -> dict[str, str]:
-    sent = message["sent_at"] or datetime.fromisoformat(message["scheduled_at"] or message["created_at"])
+def _quoted_values(message: dict[str, Any], payload: dict[str, Any], due: float) -> dict[str, str]:
+    """The URL-encoded value of each escape code but ``%n`` in the report of ``payload`` at ``due``."""
+    sent = message["sent_at"]
+    delivery = payload.get("delivery")
     return {
-        "i": message["id"], "d": "" if payload.get("delivery") is None else str(payload["delivery"]),
-        "p": message["sender"] or "", "P": message["recipient"] or "",
-        "t": sent.astimezone(UTC).strftime(NOTIFICATION_DATE_FORMAT),
-        "y": _at(due).strftime(NOTIFICATION_DATE_FORMAT),
-        "c": f"{float(message['cost'] or 0.0):.4f}", "s": payload.get("status") or "",
-        "m": message["mnc"] or "", "C": str(message["campaign_id"]), "S": str(message["sending_id"]),
+        "i": quote_value(message["id"]), "d": "" if delivery is None else _quoted(str(delivery)),
+        "p": _quoted(message["sender"] or ""), "P": quote_value(message["recipient"] or ""),
+        "t": _quoted_minute(sent) if sent is not None else _quoted_minute_of_text(message["scheduled_at"]
+                                                                                  or message["created_at"]),
+        "y": _quoted_minute_at(due), "c": _quoted_cost(message["cost"]), "s": _quoted(payload.get("status") or ""),
+        "m": _quoted(message["mnc"] or ""), "C": _quoted(str(message["campaign_id"])),
+        "S": _quoted(str(message["sending_id"])),
     }
 
 
@@ -235,6 +293,7 @@ class Worker:
         self.state = state
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        self._sent: dict[str, datetime] = {}  # message id -> its sent date, for messages with a notification URL
 
     async def start(self) -> None:
         """Start the background loop (call from the server's event loop)."""
@@ -246,6 +305,7 @@ class Worker:
     async def exclusive(self) -> AsyncIterator[None]:
         """Hold off the worker's rounds while the caller changes the database (``/_sandbox/reset``)."""
         async with self._lock:
+            self._sent.clear()
             yield
 
     async def stop(self) -> None:
@@ -377,35 +437,48 @@ class Worker:
         # one update per message, addressed by rowid (no lookup through the id index)
         updates = [(*u[:4], messages[u[4]]["row_number"]) for u in _merged(out.updates)]
         out.updates = []
+        last_due, last_seq = rows[-1][1], rows[-1][0]
         with db:
-            db.executemany("DELETE FROM work WHERE seq = ?", [(r[0],) for r in rows])
+            # the rows taken are exactly those up to the last one in (due, seq) order: nothing wrote to ``work``
+            # since the SELECT (one connection, this synchronous call), and new rows are due after ``moment``
+            db.execute("DELETE FROM work WHERE due < ? OR (due = ? AND seq <= ?)", (last_due, last_due, last_seq))
             db.executemany("UPDATE messages SET status = COALESCE(?, status), is_delivered = MAX(is_delivered, ?), "
                            "cost = COALESCE(?, cost), mnc = COALESCE(?, mnc) WHERE rowid = ?", updates)
             out.write(db)
+        self._remember_sent(messages.values())
         return out.done
+
+    def _remember_sent(self, messages: Iterable[dict[str, Any]]) -> None:
+        """Keep the sent dates of notified messages for their next rounds (the oldest forgotten past a bound)."""
+        sent = self._sent
+        for message in messages:
+            if message["sent_at"] is not None and message["notification_url"]:
+                sent[message["id"]] = message["sent_at"]
+        if len(sent) > SENT_MEMORY:
+            for message_id in list(itertools.islice(sent, len(sent) - SENT_MEMORY // 2)):
+                del sent[message_id]
 
     def _messages(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """The messages of ``ids`` as dicts; ``sent_at`` (the date of the ``sent`` event) is looked up only for
-        messages with a notification URL, the only ones whose reports show it (``%t``)."""
+        messages with a notification URL, the only ones whose reports show it (``%t``), and only when no
+        round of this worker saw it already."""
         db = self.state.db
         out: dict[str, dict[str, Any]] = {}
-        columns = ("id", "channel", "sender", "recipient", "parts", "notification_url", "cost", "mnc",
-                   "campaign_id", "sending_id", "scheduled_at", "created_at", "row_number")
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            notified = []
-            for row in db.execute(f"SELECT {', '.join(columns)} FROM message_view WHERE id IN ({marks})", chunk):
-                out[row[0]] = {**dict(zip(columns, row, strict=True)), "sent_at": None}
-                if row[5]:
-                    notified.append(row[0])
-            if not notified:
+        known = self._sent
+        for start in range(0, len(ids), ID_CHUNK):
+            chunk = ids[start:start + ID_CHUNK]
+            unknown = []
+            for row in db.execute(_MESSAGES_QUERY.format(marks=",".join("?" * len(chunk))), chunk):
+                message_id = row[0]
+                message = out[message_id] = dict(zip(_MESSAGE_KEYS, (*row, known.get(message_id)), strict=True))
+                if row[5] and message["sent_at"] is None:
+                    unknown.append(message_id)
+            if not unknown:
                 continue
-            marks = ",".join("?" * len(notified))
             for message_id, date in db.execute(
                     "SELECT message_id, MIN(date) FROM events "
-                    f"WHERE type = 'sent' AND message_id IN ({marks}) GROUP BY message_id",
-                    notified):
+                    f"WHERE type = 'sent' AND message_id IN ({','.join('?' * len(unknown))}) GROUP BY message_id",
+                    unknown):
                 out[message_id]["sent_at"] = datetime.fromisoformat(date)
         return out
 
