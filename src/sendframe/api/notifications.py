@@ -98,11 +98,11 @@ class UrlTemplate:
         self.codes: tuple[str, ...] = tuple(pieces[1::2])
         self._format = "%s".join(text.replace("%", "%%") for text in pieces[0::2])
         self._pick: Callable[[Mapping[str, str]], tuple[str, ...]]
-        if len(self.codes) == 1:
-            code = self.codes[0]
-            self._pick = lambda quoted: (quoted[code],)
+        if len(self.codes) <= 1:
+            codes = self.codes
+            self._pick = lambda quoted: tuple(quoted[code] for code in codes)
         else:
-            self._pick = itemgetter(*self.codes)  # type: ignore[assignment]  # a tuple for two codes or more
+            self._pick = itemgetter(*self.codes)  # a tuple for two codes or more
 
     def fill(self, quoted: Mapping[str, str]) -> str:
         """The URL with each escape code replaced by its value in ``quoted`` (already URL-encoded; a missing

@@ -17,16 +17,17 @@ import functools
 import itertools
 import json
 import logging
+import operator
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from sendframe.api.notifications import NOTIFICATION_DATE_FORMAT, UrlTemplate, quote_value
 from sendframe.sandbox import carrier, store
 from sendframe.sandbox.notifier import RETRY_DELAYS
+from sendframe.sandbox.reports import moment_at, notification_urls, report_urls, second_at
 from sendframe.sandbox.state import SandboxState
 
 __all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message"]
@@ -40,19 +41,15 @@ BUSY_WINDOW = 0.2  # s: a send request this recent means the API is busy
 MAX_DEFERRAL = 5.0  # s: due work never waits longer than this, however busy the API
 DEFER_SLEEP = 0.05  # s: how often a deferring worker looks again
 ID_CHUNK = 2000  # message ids per IN (...) query
-SENT_MEMORY = 200_000  # sent dates a worker keeps in memory for the later steps of their messages
+MESSAGE_MEMORY = 50_000  # messages a worker keeps in memory for their later steps (a few seconds of traffic)
 _NOT_EVENTS = frozenset({"notify"})
 _MESSAGE_COLUMNS = ("id", "channel", "sender", "recipient", "parts", "notification_url", "cost", "mnc",
                     "campaign_id", "sending_id", "scheduled_at", "created_at", "row_number")
 _MESSAGE_KEYS = (*_MESSAGE_COLUMNS, "sent_at")
+_due_of = operator.itemgetter(0)
+_SHARED_KEYS = ("channel", "sender", "notification_url", "scheduled_at", "created_at")
 _MESSAGES_QUERY = f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view WHERE id IN ({{marks}})"
 _STATUS_OF_KIND = {"sent": "SENT", "retry": "SENT"}
-
-
-@functools.lru_cache(maxsize=4096)
-def _at(seconds: float) -> datetime:
-    # the messages of one request share their ready, expiry and sent times: convert each once
-    return datetime.fromtimestamp(seconds, UTC)
 
 
 def _date(seconds: float) -> str:
@@ -60,71 +57,12 @@ def _date(seconds: float) -> str:
     whole = int(seconds)
     if 0 <= seconds - whole < 0.9999994:  # fromtimestamp would not round the microseconds up to the next second
         return _second(whole)
-    return store.iso(_at(seconds))
+    return store.iso(moment_at(seconds))
 
 
 @functools.lru_cache(maxsize=4096)
 def _second(whole: int) -> str:
-    return store.iso(_second_at(whole))
-
-
-@functools.lru_cache(maxsize=4096)
-def _second_at(whole: int) -> datetime:
-    return datetime.fromtimestamp(whole, UTC)
-
-
-def notification_urls(template: str, values: dict[str, str], parts: int) -> list[str]:
-    """The filled notification URL(s) of one report: one per part when the URL has ``%n`` (``values``
-    are the raw values by escape letter; see :func:`sendframe.api.notifications.substitute`).
-
-        >>> notification_urls("http://x/?id=%i&n=%n", {"i": "ab"}, 2)
-        ['http://x/?id=ab&n=1', 'http://x/?id=ab&n=2']
-        >>> notification_urls("http://x/?id=%i", {"i": "ab"}, 2)
-        ['http://x/?id=ab']
-    """
-    return _filled(_template(template), {code: quote_value(str(value)) for code, value in values.items()}, parts)
-
-
-def _filled(template: UrlTemplate, quoted: dict[str, str], parts: int) -> list[str]:
-    if "n" not in template.codes:
-        return [template.fill(quoted)]
-    urls = []
-    for part in range(1, max(parts, 1) + 1):
-        quoted["n"] = str(part)
-        urls.append(template.fill(quoted))
-    return urls
-
-
-@functools.lru_cache(maxsize=1024)
-def _template(url: str) -> UrlTemplate:
-    # requests share their notificationUrl: split each distinct one on its escape codes once
-    return UrlTemplate(url)
-
-
-# the values of a report that repeat (sender, status, delivery, mnc, campaign and sending ids): encode each once
-_quoted = functools.lru_cache(maxsize=8192)(quote_value)
-
-
-@functools.lru_cache(maxsize=4096)
-def _quoted_cost(cost: float | None) -> str:
-    return quote_value(f"{float(cost or 0.0):.4f}")
-
-
-@functools.lru_cache(maxsize=4096)
-def _quoted_minute(moment: datetime) -> str:
-    return quote_value(moment.astimezone(UTC).strftime(NOTIFICATION_DATE_FORMAT))
-
-
-@functools.lru_cache(maxsize=1024)
-def _quoted_minute_of_text(text: str) -> str:
-    return _quoted_minute(datetime.fromisoformat(text))
-
-
-def _quoted_minute_at(seconds: float) -> str:
-    whole = int(seconds)
-    if 0 <= seconds - whole < 0.9999994:  # as in _date: the datetime of ``seconds`` is in the second ``whole``
-        return _quoted_minute(_second_at(whole))
-    return _quoted_minute(_at(seconds))
+    return store.iso(second_at(whole))
 
 
 @dataclass
@@ -154,7 +92,7 @@ def apply_step(state: SandboxState, message: dict[str, Any], due: float, kind: s
     status = payload.get("status")
     date = _date(due)
     if kind == "sent":
-        message["sent_at"] = message["sent_at"] or _at(due)
+        message["sent_at"] = message["sent_at"] or moment_at(due)
     if kind not in _NOT_EVENTS:
         out.events.append((message["id"], kind, date))
     new_status = status or _STATUS_OF_KIND.get(kind)
@@ -162,12 +100,13 @@ def apply_step(state: SandboxState, message: dict[str, Any], due: float, kind: s
     cost = None
     if kind == "answered" and message["channel"] in ("voice", "voiceAudio"):
         cost = state.prices.message_cost(message["recipient"], message["channel"], answered=True)
+    if cost is not None:
+        message["cost"] = cost  # as the database will hold it (a remembered message is read again)
     if new_status or delivered or cost is not None:
         out.updates.append((new_status, delivered, cost, None, message["id"]))
     if kind == "notify" and message["notification_url"]:
         message_id = message["id"]
-        for url in _filled(_template(message["notification_url"]), _quoted_values(message, payload, due),
-                           message["parts"]):
+        for url in report_urls(message, payload, due):
             out.notes.append((message_id, url, due, date))
     out.done[f"step_{kind}"] += 1
 
@@ -178,8 +117,8 @@ def plan_message(state: SandboxState, message: dict[str, Any], arguments: dict[s
     already due at ``moment`` are applied at once, in plan order (nothing else of this message can come
     between them), and the rest become ``work`` rows in ``out``."""
     config, channel, to, message_id = state.carrier, arguments["channel"], arguments["to"], message["id"]
-    ready_at = _at(arguments["ready_at"])
-    expires_at = _at(arguments["expires_at"]) if arguments.get("expires_at") is not None else None
+    ready_at = moment_at(arguments["ready_at"])
+    expires_at = moment_at(arguments["expires_at"]) if arguments.get("expires_at") is not None else None
     if channel in ("sms", "landingsms"):
         steps = carrier.plan_sms(config, message_id=message_id, to=to, parts=arguments.get("parts", 1),
                                  ready_at=ready_at, expires_at=expires_at,
@@ -271,21 +210,6 @@ def _payload_text(status: str | None, delivery: int | None, detail: tuple[tuple[
     return json.dumps({"status": status, "delivery": delivery, "detail": dict(detail)})
 
 
-def _quoted_values(message: dict[str, Any], payload: dict[str, Any], due: float) -> dict[str, str]:
-    """The URL-encoded value of each escape code but ``%n`` in the report of ``payload`` at ``due``."""
-    sent = message["sent_at"]
-    delivery = payload.get("delivery")
-    return {
-        "i": quote_value(message["id"]), "d": "" if delivery is None else _quoted(str(delivery)),
-        "p": _quoted(message["sender"] or ""), "P": quote_value(message["recipient"] or ""),
-        "t": _quoted_minute(sent) if sent is not None else _quoted_minute_of_text(message["scheduled_at"]
-                                                                                  or message["created_at"]),
-        "y": _quoted_minute_at(due), "c": _quoted_cost(message["cost"]), "s": _quoted(payload.get("status") or ""),
-        "m": _quoted(message["mnc"] or ""), "C": _quoted(str(message["campaign_id"])),
-        "S": _quoted(str(message["sending_id"])),
-    }
-
-
 class Worker:
     """Runs due steps and notifications of one sandbox; see the module docstring."""
 
@@ -293,7 +217,7 @@ class Worker:
         self.state = state
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
-        self._sent: dict[str, datetime] = {}  # message id -> its sent date, for messages with a notification URL
+        self._known: dict[str, dict[str, Any]] = {}  # message id -> the message as the last round left it
 
     async def start(self) -> None:
         """Start the background loop (call from the server's event loop)."""
@@ -305,7 +229,7 @@ class Worker:
     async def exclusive(self) -> AsyncIterator[None]:
         """Hold off the worker's rounds while the caller changes the database (``/_sandbox/reset``)."""
         async with self._lock:
-            self._sent.clear()
+            self._known.clear()
             yield
 
     async def stop(self) -> None:
@@ -416,7 +340,7 @@ class Worker:
         wanted = {r[2] for r in rows if r[3] != "plans"}
         for arguments in plans.values():
             wanted.update(m[0] for m in arguments["messages"])
-        messages = self._messages(list(wanted))
+        messages = self._messages(wanted)
         out = Round()
         for seq, due, message_id, kind, payload_text in rows:
             if kind == "plans":
@@ -438,6 +362,9 @@ class Worker:
         updates = [(*u[:4], messages[u[4]]["row_number"]) for u in _merged(out.updates)]
         out.updates = []
         last_due, last_seq = rows[-1][1], rows[-1][0]
+        # new rows in due order (stable: rows due together keep plan order), so the rows a later round takes
+        # together lie together in the table too, and deleting them dirties few pages
+        out.planned.sort(key=_due_of)
         with db:
             # the rows taken are exactly those up to the last one in (due, seq) order: nothing wrote to ``work``
             # since the SELECT (one connection, this synchronous call), and new rows are due after ``moment``
@@ -445,40 +372,51 @@ class Worker:
             db.executemany("UPDATE messages SET status = COALESCE(?, status), is_delivered = MAX(is_delivered, ?), "
                            "cost = COALESCE(?, cost), mnc = COALESCE(?, mnc) WHERE rowid = ?", updates)
             out.write(db)
-        self._remember_sent(messages.values())
+        self._remember(messages)
         return out.done
 
-    def _remember_sent(self, messages: Iterable[dict[str, Any]]) -> None:
-        """Keep the sent dates of notified messages for their next rounds (the oldest forgotten past a bound)."""
-        sent = self._sent
-        for message in messages:
-            if message["sent_at"] is not None and message["notification_url"]:
-                sent[message["id"]] = message["sent_at"]
-        if len(sent) > SENT_MEMORY:
-            for message_id in list(itertools.islice(sent, len(sent) - SENT_MEMORY // 2)):
-                del sent[message_id]
+    def _remember(self, messages: dict[str, dict[str, Any]]) -> None:
+        """Keep the messages of a round (as the round left them) for their next steps; the oldest are
+        forgotten past ``MESSAGE_MEMORY``, and read again from the database when a step of theirs comes."""
+        known = self._known
+        known.update(messages)
+        if len(known) > MESSAGE_MEMORY:
+            for message_id in list(itertools.islice(known, len(known) - MESSAGE_MEMORY // 2)):
+                del known[message_id]
 
-    def _messages(self, ids: list[str]) -> dict[str, dict[str, Any]]:
-        """The messages of ``ids`` as dicts; ``sent_at`` (the date of the ``sent`` event) is looked up only for
-        messages with a notification URL, the only ones whose reports show it (``%t``), and only when no
-        round of this worker saw it already."""
+    def _messages(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The messages of ``ids`` as dicts, from this worker's memory or the database. What a step reads of
+        a message changes only by this worker's own rounds (``mnc``, ``cost``, ``sent_at``), so a remembered
+        message is what the database holds. ``sent_at`` (the date of the ``sent`` event) is looked up only
+        for messages with a notification URL, the only ones whose reports show it (``%t``)."""
         db = self.state.db
+        known = self._known
         out: dict[str, dict[str, Any]] = {}
-        known = self._sent
-        for start in range(0, len(ids), ID_CHUNK):
-            chunk = ids[start:start + ID_CHUNK]
-            unknown = []
+        missing = []
+        for message_id in ids:
+            message = known.get(message_id)
+            if message is None:
+                missing.append(message_id)
+            else:
+                out[message_id] = message
+        shared: dict[Any, Any] = {}  # the texts a request's messages share, held once
+        for start in range(0, len(missing), ID_CHUNK):
+            chunk = missing[start:start + ID_CHUNK]
+            notified = []
             for row in db.execute(_MESSAGES_QUERY.format(marks=",".join("?" * len(chunk))), chunk):
-                message_id = row[0]
-                message = out[message_id] = dict(zip(_MESSAGE_KEYS, (*row, known.get(message_id)), strict=True))
-                if row[5] and message["sent_at"] is None:
-                    unknown.append(message_id)
-            if not unknown:
+                message = dict(zip(_MESSAGE_KEYS, row, strict=False))
+                for key in _SHARED_KEYS:
+                    message[key] = shared.setdefault(message[key], message[key])
+                message["sent_at"] = None
+                out[row[0]] = message
+                if row[5]:
+                    notified.append(row[0])
+            if not notified:
                 continue
             for message_id, date in db.execute(
                     "SELECT message_id, MIN(date) FROM events "
-                    f"WHERE type = 'sent' AND message_id IN ({','.join('?' * len(unknown))}) GROUP BY message_id",
-                    unknown):
+                    f"WHERE type = 'sent' AND message_id IN ({','.join('?' * len(notified))}) GROUP BY message_id",
+                    notified):
                 out[message_id]["sent_at"] = datetime.fromisoformat(date)
         return out
 
