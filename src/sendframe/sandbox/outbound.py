@@ -227,6 +227,8 @@ class Connection(asyncio.Protocol):
         while pos < size:
             state = self.state
             if state == _HEAD:
+                if done and not self.keep:  # the server closes after that answer: nothing more to read
+                    break
                 if not self.sent:
                     return self._drop(done, "connection failed: an answer nobody asked for")
                 end = buf.find(b"\r\n\r\n", pos)
@@ -299,7 +301,7 @@ class Connection(asyncio.Protocol):
         if pos < size:
             self.buffer = buf[pos:]
         if done:
-            if not self.keep:
+            if self.state == _HEAD and not self.keep:
                 return self._drop(done, "connection failed: closed before the answer")
             if not self.sent:
                 self.idle_since = self.loop.time()
@@ -365,7 +367,8 @@ class Destination:
             take = min(connection.room(), room - written, len(queue))
             if take > 0:
                 written += connection.send([queue.popleft() for _ in range(take)])
-        if queue and written < room and len(self.connections) + len(self.opening) < MAX_CONNECTIONS:
+        # another connection when the waiting requests outnumber the connections being opened (each takes one)
+        if len(queue) > len(self.opening) and written < room and len(self.connections) + len(self.opening) < MAX_CONNECTIONS:
             task = self.dispatcher.loop.create_task(self._open())
             self.opening.add(task)
             task.add_done_callback(self.opening.discard)
