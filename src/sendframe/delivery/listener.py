@@ -322,11 +322,12 @@ class Connection(asyncio.Protocol):
 
     def flush(self) -> None:
         """Send the answers that are ready, in order, up to the first still waiting for its commit."""
-        answers, out = self.answers, []
+        answers, out = self.answers, list[bytes]()
         while answers:
             first = answers[0]
             if isinstance(first, bytes):
-                out.append(answers.popleft())
+                out.append(first)
+                answers.popleft()
             elif self.commits:
                 self.commits -= 1
                 answers.popleft()

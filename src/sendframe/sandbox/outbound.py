@@ -199,7 +199,7 @@ class Connection(asyncio.Protocol):
             return
         batch, index, _, _ = self.sent.popleft()
         batch.done(index, Attempt(False, None, f"timed out after {self.dispatcher.timeout:g} s"))
-        self._drop(1, "connection failed: dropped after an earlier answer on it timed out")
+        self.drop(1, "connection failed: dropped after an earlier answer on it timed out")
 
     # ------------------------------------------------------------------------ asyncio callbacks
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -216,7 +216,7 @@ class Connection(asyncio.Protocol):
             self._complete()
             released = 1
         self.keep = False
-        self._drop(released, "connection failed: closed before the answer")
+        self.drop(released, "connection failed: closed before the answer")
 
     def data_received(self, data: bytes) -> None:
         if self.closed:
@@ -230,20 +230,20 @@ class Connection(asyncio.Protocol):
                 if done and not self.keep:  # the server closes after that answer: nothing more to read
                     break
                 if not self.sent:
-                    return self._drop(done, "connection failed: an answer nobody asked for")
+                    return self.drop(done, "connection failed: an answer nobody asked for")
                 end = buf.find(b"\r\n\r\n", pos)
                 if end < 0:
                     if size - pos > MAX_HEAD:
-                        return self._drop(done, "connection failed: answer headers too long")
+                        return self.drop(done, "connection failed: answer headers too long")
                     break
                 head = parse_head(buf[pos:end])
                 pos = end + 4
                 if head is None:
-                    return self._drop(done, "connection failed: not an HTTP/1.1 answer")
+                    return self.drop(done, "connection failed: not an HTTP/1.1 answer")
                 status, framing, length, self.keep, self.announced = head
                 if status < 200:
                     if status == 101:
-                        return self._drop(done, "connection failed: the server switched protocols")
+                        return self.drop(done, "connection failed: the server switched protocols")
                     continue  # an interim answer (103 Early Hints, ...): the real one follows
                 self.status, self.read = status, 0
                 if framing == _NO_BODY or (framing == _BY_LENGTH and length == 0):
@@ -251,13 +251,13 @@ class Connection(asyncio.Protocol):
                 elif framing == _BY_LENGTH:
                     if length > self.dispatcher.max_body:  # read none of it: drop the connection instead
                         done += self._complete()
-                        return self._drop(done, "connection failed: dropped after an answer longer than max_body")
+                        return self.drop(done, "connection failed: dropped after an answer longer than max_body")
                     self.state, self.remaining = _LENGTH, length
                 elif framing == _CHUNKED:
                     self.state = _CHUNK_SIZE
                 else:
                     self.state = _UNTIL_CLOSE
-            elif state == _LENGTH or state == _CHUNK_DATA:
+            elif state in (_LENGTH, _CHUNK_DATA):
                 take = min(size - pos, self.remaining)
                 pos += take
                 self.remaining -= take
@@ -267,11 +267,11 @@ class Connection(asyncio.Protocol):
                     done += self._complete()
                 else:
                     self.state = _CHUNK_SIZE
-            elif state == _CHUNK_SIZE or state == _TRAILERS:
+            elif state in (_CHUNK_SIZE, _TRAILERS):
                 end = buf.find(b"\r\n", pos)
                 if end < 0:
                     if size - pos > 4096:
-                        return self._drop(done, "connection failed: a chunk header too long")
+                        return self.drop(done, "connection failed: a chunk header too long")
                     break
                 line, pos = buf[pos:end], end + 2
                 if state == _TRAILERS:
@@ -283,11 +283,11 @@ class Connection(asyncio.Protocol):
                 try:
                     chunk = int(line.split(b";", 1)[0].strip(), 16)
                 except ValueError:
-                    return self._drop(done, "connection failed: a bad chunk header")
+                    return self.drop(done, "connection failed: a bad chunk header")
                 self.read += chunk
                 if self.read > self.dispatcher.max_body:
                     done += self._complete()
-                    return self._drop(done, "connection failed: dropped after an answer longer than max_body")
+                    return self.drop(done, "connection failed: dropped after an answer longer than max_body")
                 if chunk == 0:
                     self.state = _TRAILERS
                 else:
@@ -297,12 +297,12 @@ class Connection(asyncio.Protocol):
                 pos = size
                 if self.read > self.dispatcher.max_body:
                     done += self._complete()
-                    return self._drop(done, "connection failed: dropped after an answer longer than max_body")
+                    return self.drop(done, "connection failed: dropped after an answer longer than max_body")
         if pos < size:
             self.buffer = buf[pos:]
         if done:
             if self.state == _HEAD and not self.keep:
-                return self._drop(done, "connection failed: closed before the answer")
+                return self.drop(done, "connection failed: closed before the answer")
             if not self.sent:
                 self.idle_since = self.loop.time()
             self.dispatcher.released(done)
@@ -316,7 +316,7 @@ class Connection(asyncio.Protocol):
             self.confirmed = True
         return 1
 
-    def _drop(self, released: int, reason: str) -> None:
+    def drop(self, released: int, reason: str) -> None:
         """Close for good: requests the server announced it would not process go back to the queue, the
         other unanswered ones fail with ``reason``."""
         if not self.closed:
@@ -362,13 +362,14 @@ class Destination:
             if not queue or written >= room:
                 break
             if not connection.sent and connection.idle_since < stale:
-                connection._drop(0, "")
+                connection.drop(0, "")
                 continue
             take = min(connection.room(), room - written, len(queue))
             if take > 0:
                 written += connection.send([queue.popleft() for _ in range(take)])
         # another connection when the waiting requests outnumber the connections being opened (each takes one)
-        if len(queue) > len(self.opening) and written < room and len(self.connections) + len(self.opening) < MAX_CONNECTIONS:
+        opened = len(self.connections) + len(self.opening)
+        if len(queue) > len(self.opening) and written < room and opened < MAX_CONNECTIONS:
             task = self.dispatcher.loop.create_task(self._open())
             self.opening.add(task)
             task.add_done_callback(self.opening.discard)
@@ -472,7 +473,7 @@ class Dispatcher:
         for key, destination in list(self.destinations.items()):
             if not destination.queue and not destination.opening and not any(c.sent for c in destination.connections):
                 for connection in list(destination.connections):
-                    connection._drop(0, "")
+                    connection.drop(0, "")
                 del self.destinations[key]
 
     async def close(self) -> None:
@@ -481,7 +482,7 @@ class Dispatcher:
             for task in list(destination.opening):
                 task.cancel()
             for connection in list(destination.connections):
-                connection._drop(0, "connection failed: the notifier closed")
+                connection.drop(0, "connection failed: the notifier closed")
             failure = Attempt(False, None, "connection failed: the notifier closed")
             while destination.queue:
                 batch, index, _ = destination.queue.popleft()
