@@ -2,7 +2,9 @@
 
 A notification is answered 200 only once its line is on disk. Lines queued while the log is
 being synced share the next write and ``fsync`` (group commit), so one sync serves every
-connection that asked meanwhile. Each connection has one deadline at a time: to send a whole
+connection that asked meanwhile, and every request a client pipelined (sent before its answers
+came back): a connection takes all the complete requests in its buffer at once and answers them in
+order, each notification's after its commit. Each connection has one deadline at a time: to send a whole
 request head (``idle_timeout``, a slow sender is cut off) or to take its answers (``write_timeout``:
 a client that does not read them is dropped, it cannot hold the receiver's memory or sockets).
 Nothing waits on a commit but the connection whose notification it is.
@@ -20,6 +22,7 @@ import logging
 import os
 import re
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +32,7 @@ logger = logging.getLogger("sendframe.delivery.receiver")
 
 MAX_TARGET = 4096          # longest request target (path + query) accepted, bytes
 MAX_HEAD = 16 * 1024       # request line + headers
+MAX_PIPELINE = 64          # answers one connection may have pending before its reading pauses
 _QUERY_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$'()*+,;=:@/?&"
 _QUERY_CHARS = frozenset(_QUERY_BYTES)
 _BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
@@ -218,6 +222,8 @@ class Listener:
         self.counters.notifications += len(waiters)
         for connection in waiters:
             connection.committed()
+        for connection in dict.fromkeys(waiters):  # each connection's answers of this commit in one write
+            connection.flush()
 
     async def _sweep(self) -> None:
         """Close connections past their deadline, a few times per shortest timeout."""
@@ -246,18 +252,29 @@ class Listener:
 
 
 class Connection(asyncio.Protocol):
-    """One client: requests are handled in order; a notification's answer waits for its commit."""
+    """One client: every complete request in its buffer is taken at once (HTTP/1.1 pipelining), its
+    notifications join the same group commit, and the answers go out in request order, a
+    notification's only once its line is on disk."""
 
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
         self.transport: asyncio.Transport | None = None
         self.buffer = b""
-        self.waiting = False   # its notification is being committed
+        # in request order: an answer ready to send (bytes), or a notification waiting for its commit
+        # (its keep-alive flag); ``commits`` says how many of the waiting ones are on disk
+        self.answers: deque[bytes | bool] = deque()
+        self.commits = 0
+        self.paused = False    # MAX_PIPELINE answers are pending: read nothing more until some are sent
         self.stalled = False   # answers are piling up: the client does not read them
-        self.keep = True
+        self.last = False      # a request asked to close: nothing after it is read
         self.closing = False
         self.eof = False
         self.deadline = 0.0
+
+    @property
+    def waiting(self) -> bool:
+        """Whether an answer waits for a commit (or for the ones before it)."""
+        return bool(self.answers)
 
     # asyncio callbacks ------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -271,16 +288,18 @@ class Connection(asyncio.Protocol):
         self.listener.connections.discard(self)
 
     def data_received(self, data: bytes) -> None:
+        if self.last:
+            return
         self.buffer = self.buffer + data if self.buffer else data
-        if self.waiting or self.stalled:
+        if self.stalled:
             if len(self.buffer) > MAX_HEAD and self.transport is not None:
-                self.transport.pause_reading()  # served once the answer is taken
+                self.transport.pause_reading()  # served once the answers are taken
             return
         self.serve()
 
     def eof_received(self) -> bool:
         self.eof = True
-        return self.waiting  # keep the socket open to answer the notification being committed
+        return self.waiting  # keep the socket open to answer the notifications being committed
 
     def pause_writing(self) -> None:
         self.stalled = True
@@ -291,20 +310,44 @@ class Connection(asyncio.Protocol):
     def resume_writing(self) -> None:
         self.stalled = False
         self.deadline = self.listener.loop.time() + self.listener.idle_timeout
-        if self.transport is not None and not self.closing and not self.listener.stopping:
+        if self.transport is not None and not self.closing and not self.listener.stopping and not self.paused:
             self.transport.resume_reading()
             self.serve()
 
     # the listener's calls -----------------------------------------------------------------
     def committed(self) -> None:
-        self.waiting = False
-        self.answer(200, self.keep)
-        if self.transport is not None and not self.closing and not self.listener.stopping:
-            self.transport.resume_reading()
-            self.serve()
+        """One more of this connection's notifications is on disk (they are committed in order);
+        the listener calls :meth:`flush` once it has marked every one of a commit."""
+        self.commits += 1
+
+    def flush(self) -> None:
+        """Send the answers that are ready, in order, up to the first still waiting for its commit."""
+        answers, out = self.answers, list[bytes]()
+        while answers:
+            first = answers[0]
+            if isinstance(first, bytes):
+                out.append(first)
+                answers.popleft()
+            elif self.commits:
+                self.commits -= 1
+                answers.popleft()
+                out.append(_ANSWERS[200, first])
+            else:
+                break
+        if out:
+            self._write(b"".join(out))
+        if not answers and not self.closing:
+            if self.last:
+                self.close()
+            elif self.paused and self.transport is not None and not self.stalled and not self.listener.stopping:
+                self.paused = False
+                self.transport.resume_reading()
+                self.serve()
+            elif not self.listener.stopping:
+                self.serve()
 
     def failed(self) -> None:
-        self.waiting = False
+        self.answers.clear()
         if self.transport is not None:
             self.transport.abort()
 
@@ -324,26 +367,42 @@ class Connection(asyncio.Protocol):
 
     # requests ----------------------------------------------------------------------------
     def serve(self) -> None:
-        """Handle the complete requests in the buffer until one waits for its commit."""
-        while not (self.waiting or self.stalled or self.closing or self.listener.stopping):
-            end = self.buffer.find(b"\r\n\r\n", 0, MAX_HEAD + 4)
+        """Take every complete request in the buffer (at most ``MAX_PIPELINE`` answers pending)."""
+        buffer, pos = self.buffer, 0
+        while not (self.stalled or self.closing or self.last or self.listener.stopping):
+            if len(self.answers) >= MAX_PIPELINE:
+                self.paused = True
+                if self.transport is not None:
+                    self.transport.pause_reading()
+                break
+            end = buffer.find(b"\r\n\r\n", pos, pos + MAX_HEAD + 4)
             if end < 0:
-                if len(self.buffer) > MAX_HEAD:
+                if len(buffer) - pos > MAX_HEAD:
                     self.answer(431, keep=False)
-                elif self.eof:
+                elif self.eof and not self.answers:
                     self.close()
-                return
-            head, self.buffer = self.buffer[:end], self.buffer[end + 4:]
+                break
+            head, pos = buffer[pos:end], end + 4
             self.request(head)
+        self.buffer = buffer[pos:] if pos else buffer
 
     def answer(self, status: int, keep: bool) -> None:
+        """Answer the latest request: at once, or after the answers before it."""
+        if not keep:
+            self.last = True
+        if self.answers:
+            self.answers.append(_ANSWERS[status, keep])
+        else:
+            self._write(_ANSWERS[status, keep])
+            if not keep:
+                self.close()
+
+    def _write(self, data: bytes) -> None:
         if self.transport is None or self.closing:
             return
-        self.transport.write(_ANSWERS[status, keep])
+        self.transport.write(data)
         timeout = self.listener.write_timeout if self.stalled else self.listener.idle_timeout
         self.deadline = self.listener.loop.time() + timeout
-        if not keep:
-            self.close()
 
     def request(self, head: bytes) -> None:
         lines = head.split(b"\r\n")
@@ -370,8 +429,9 @@ class Connection(asyncio.Protocol):
         query = _escaped(query)
         if not _valid_query(query):
             return self.answer(400, keep)
-        self.keep = keep
-        self.waiting = True
+        if not keep:
+            self.last = True
+        self.answers.append(keep)
         self.listener.enqueue(self.listener.arrival() + query + b"\n", self)
 
 

@@ -436,29 +436,30 @@ class Worker:
         # per message only its earliest due reports go out in one round, so ACCEPTD arrives before DELIVRD
         first: dict[str, float] = {}
         chosen = [r for r in rows if first.setdefault(r[1], r[4]) == r[4]]
-        attempts = await asyncio.gather(*(self.state.notifier.deliver(r[2]) for r in chosen), return_exceptions=True)
-        done: Counter[str] = Counter()
-        # (state, attempts, next_at, last_status, last_error, seq) of each report sent
-        updates: list[tuple[str, int, float, int | None, str | None, int]] = []
+        attempts = await self.state.notifier.deliver_many([r[2] for r in chosen])
+        sent: list[tuple[float, int | None, int]] = []  # (next_at, last_status, seq)
+        # (state, next_at, last_status, last_error, seq) of each report that failed
+        failed: list[tuple[str, float, int | None, str | None, int]] = []
+        retried = given_up = 0
+        last = len(RETRY_DELAYS)
         for (seq, _, _, tries, due), attempt in zip(chosen, attempts, strict=True):
-            attempted = moment if since is None else max(due, since)
-            status: int | None
-            error: str | None
-            if isinstance(attempt, BaseException):
-                ok, status, error, refused = False, None, f"{type(attempt).__name__}: {attempt}", False
+            if attempt.ok:
+                sent.append((moment, attempt.status, seq))
+            elif attempt.refused or tries >= last:  # the policy refuses the destination: retrying cannot help
+                failed.append(("failed", moment, attempt.status, attempt.error, seq))
+                given_up += 1
             else:
-                ok, status, error, refused = bool(attempt.ok), attempt.status, attempt.error, attempt.refused
-            tries += 1
-            if ok:
-                updates.append(("sent", tries, moment, status, None, seq))
-                done["notifications_sent"] += 1
-            elif refused or tries > len(RETRY_DELAYS):  # the policy refuses the destination: retrying cannot help
-                updates.append(("failed", tries, moment, status, error, seq))
-                done["notifications_failed"] += 1
-            else:
-                updates.append(("pending", tries, attempted + RETRY_DELAYS[tries - 1], status, error, seq))
-                done["notifications_retried"] += 1
-        with db:
-            db.executemany("UPDATE notifications SET state = ?, attempts = ?, next_at = ?, last_status = ?, "
-                           "last_error = ? WHERE seq = ?", updates)
+                attempted = moment if since is None else max(due, since)
+                failed.append(("pending", attempted + RETRY_DELAYS[tries], attempt.status, attempt.error, seq))
+                retried += 1
+        with db:  # every report sent counts one attempt more
+            db.executemany("UPDATE notifications SET state = 'sent', attempts = attempts + 1, next_at = ?, "
+                           "last_status = ?, last_error = NULL WHERE seq = ?", sent)
+            db.executemany("UPDATE notifications SET state = ?, attempts = attempts + 1, next_at = ?, "
+                           "last_status = ?, last_error = ? WHERE seq = ?", failed)
+        done: Counter[str] = Counter()
+        for key, count in (("notifications_sent", len(sent)), ("notifications_retried", retried),
+                           ("notifications_failed", given_up)):
+            if count:
+                done[key] = count
         return done

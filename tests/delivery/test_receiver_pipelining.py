@@ -1,0 +1,97 @@
+"""The receiver and HTTP/1.1 pipelining: requests sent before their answers share a group commit,
+are answered in order, and each notification only once its line is on disk."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+from urllib.parse import urlsplit
+
+import pytest
+
+from sendframe.delivery.callbacks import read_callbacks
+from sendframe.delivery.receiver import Receiver
+
+resource = pytest.importorskip("resource")  # POSIX only
+
+STATUS = re.compile(rb"HTTP/1\.1 (\d{3}) ")
+
+
+def pipelined(base: str, targets: list[str], close_last: bool = True) -> list[int]:
+    """Send every request in one write, then read the answers until the receiver closes; their statuses."""
+    parts = urlsplit(base)
+    heads = [f"GET {target} HTTP/1.1\r\nHost: x\r\n" + ("Connection: close\r\n" if close_last and i == len(targets) - 1
+                                                         else "") + "\r\n" for i, target in enumerate(targets)]
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall("".join(heads).encode())
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    return [int(status) for status in STATUS.findall(received)]
+
+
+def test_pipelined_requests_share_a_commit_and_are_answered_in_order(tmp_path):
+    log = tmp_path / "cb.log"
+    with Receiver(log) as receiver:
+        path = urlsplit(receiver.notification_url).path
+        before = receiver.commits
+        targets = [f"{path}?id=n{i}&status=DELIVRD" for i in range(30)]
+        targets[7] = "/dlr/wrong-token?id=x"         # 404, answered in its place
+        targets[12] = f"{path}?status=DELIVRD"      # no id: 400
+        statuses = pipelined(receiver.notification_url, targets)
+        commits = receiver.commits - before
+    expected = [200] * 30
+    expected[7], expected[12] = 404, 400
+    assert statuses == expected
+    assert commits <= 3  # 28 notifications, a handful of fsyncs (one when they arrive in one read)
+    ids = read_callbacks(log)["id"].tolist()
+    assert ids == [f"n{i}" for i in range(30) if i not in (7, 12)]
+
+
+CHILD = r"""
+import resource, signal, sys
+from sendframe.delivery.receiver import Receiver
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond the limit fails with EFBIG instead of killing us
+hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+with Receiver(sys.argv[1]) as receiver:
+    print(receiver.notification_url, flush=True)
+    for command in sys.stdin:
+        name, *value = command.split()
+        soft = int(value[0]) if name == "limit" else hard
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        print("ok", flush=True)
+"""
+
+
+def test_pipelined_notifications_whose_commit_fails_get_no_answer_and_leave_no_line(tmp_path):
+    log = tmp_path / "callbacks.log"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(log)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+
+    def tell(command: str) -> None:
+        child.stdin.write(command + "\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "ok"
+
+    try:
+        url = child.stdout.readline().strip()
+        path = urlsplit(url).path
+        assert pipelined(url, [f"{path}?id=first{i}" for i in range(3)]) == [200, 200, 200]
+        acknowledged = log.stat().st_size
+        tell(f"limit {acknowledged + 20}")  # the next commit stops part-way
+        try:
+            statuses = pipelined(url, [f"{path}?id=lost{i}" for i in range(5)])
+        except ConnectionResetError:
+            statuses = []
+        assert statuses == []  # no 200 for a line that is not on disk
+        assert log.stat().st_size == acknowledged
+        tell("unlimit")
+        assert pipelined(url, [f"{path}?id=later{i}" for i in range(4)]) == [200] * 4
+    finally:
+        child.stdin.close()
+        assert child.wait(timeout=30) == 0
+    ids = read_callbacks(log)["id"].tolist()
+    assert ids == [f"first{i}" for i in range(3)] + [f"later{i}" for i in range(4)]
