@@ -46,18 +46,17 @@ from sendframe.campaign.batching import wire_fields
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.caps import frequency_capped, history_from_ledgers
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.policy import KEEP_REASONS, OUTCOMES, keep_reasons, plan_rows, skipped_summary
+from sendframe.campaign.policy import OUTCOMES, keep_reasons, plan_rows, skipped_summary
 from sendframe.campaign.schedule import local_send_times
 from sendframe.campaign.send import ANSWER_COLUMNS, send_rows
 from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
-from sendframe.errors import InputError, RowsSkippedWarning
+from sendframe.errors import InputError, RowsSkippedWarning, SendframeError
 from sendframe.options import check_options, keyword_checked, request_field_names, snake_case
 from sendframe.scale import messages as on_dask
 from sendframe.scale.runtime import is_dask_frame
 from sendframe.scale.sending import send_partitions
-from sendframe.errors import SendframeError
 from sendframe.text.encodings import ENCODINGS
 from sendframe.text.measure import measure_frame
 
@@ -446,8 +445,9 @@ class Message:
             warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
         budget = Budget(max_cost, []) if max_cost is not None else None
         return self._send_planned(
-            frame, plan, measured, client=client, ledger=ledger, keep=keep, batch_size=batch_size, concurrency=concurrency,
-            requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run,
+            frame, plan, measured, client=client, ledger=ledger, keep=keep, batch_size=batch_size,
+            concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second,
+            dry_run=dry_run,
             resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, budget=budget,
             prices=prices, settle=tags_from_callbacks(callbacks, self.notification_url), now=now,
             cancel=cancel)

@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
-import httpx
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
