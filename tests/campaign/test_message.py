@@ -243,3 +243,47 @@ def test_a_date_without_a_time_zone_is_refused_with_a_hint_to_give_one():
                                                                         now=datetime(2027, 1, 5, 10, 0))
     aware = sendframe.sms("Hi", sender="Shop", schedule_date=pd.Timestamp("2027-01-05 10:00", tz="Europe/Madrid"))
     assert aware.fields["scheduleDate"].tzinfo is not None
+
+
+@pytest.fixture
+def messy():
+    """Phones as typed (junk, repeats, missing), names that force gsm-pt or utf-16, too long or missing."""
+    phones = [ES, "34600123457", "12", None, ES, PT, UK, "34600123458", "34600123459", "34600123460"] * 30
+    names = ["ana", "joão", "Zoë 😀", None, "ñandú", "x" * 300, "bo", "çé", "ed", "Ωmega"] * 30
+    amounts = [f"{i}.5" if i % 7 else "n/a" for i in range(len(phones))]
+    return pd.DataFrame({"phone": phones, "name": names, "amount": amounts},
+                        index=pd.RangeIndex(100, 100 + len(phones)))
+
+
+@pytest.mark.parametrize("encoding", ["auto", "gsm-pt", None])
+def test_estimate_is_the_engines_estimate_of_every_row_priced_by_the_plan(messy, encoding):
+    options = {} if encoding is None else {"encoding": encoding}
+    msg = sendframe.sms("Hola {name|capitalize}, {amount|formatDotComma} EUR {UNSUB_URL}", sender="Shop", parts=2,
+                        link_base="https://sndf.io", **options)
+    est = msg.estimate(messy)
+    engine = sendframe.estimate(messy, msg.template, encoding=encoding, parts=2, link_base="https://sndf.io")
+    plan = msg.plan(messy)
+    sent = (plan["action"] == "send").to_numpy()
+    pd.testing.assert_frame_equal(est.drop(columns=["billable", "cost", "action"]),
+                                  engine.drop(columns=["billable", "cost"]))
+    assert (est["billable"].to_numpy() == (engine["billable"].to_numpy() & sent)).all()
+    assert est["cost"].tolist() == engine["cost"].where(sent, 0.0).tolist()
+    pd.testing.assert_series_equal(est["action"], plan["action"])
+    problems = msg.preflight(messy)  # what plan reads: the same problems whether the text was measured for it or not
+    assert set(problems["rule"]) >= {"invalid_recipient", "too_many_parts", "missing_variable"}
+
+
+@pytest.mark.parametrize("encoding", ["auto", "gsm"])
+def test_a_send_result_shows_each_row_the_text_render_gives_and_the_plans_outcome(messy, encoding):
+    msg = sendframe.sms("Hola {name|capitalize}, {amount|formatDotComma} EUR {UNSUB_URL}", sender="Shop", parts=2,
+                        encoding=encoding, link_base="https://sndf.io")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RowsSkippedWarning)
+        result = msg.send(messy, dry_run=True, progress=False)
+    pd.testing.assert_series_equal(result["text"], msg.render(messy), check_names=False)
+    plan = msg.plan(messy)
+    skipped = plan["action"] != "send"
+    assert result["outcome"].astype(str)[skipped].tolist() == plan["action"][skipped].tolist()
+    assert (result["outcome"].astype(str)[~skipped] == "dry_run").all()
+    preview = msg.preview(messy)
+    pd.testing.assert_series_equal(preview["text"], result["text"])

@@ -256,3 +256,22 @@ def test_empty_lines_are_not_junk_and_junk_is_shown_without_its_line_break(tmp_p
     frame = read_callbacks(log, "https://x/dlr?mid=%i&st=%s")
     assert frame["id"].tolist() == ["m1"]
     assert frame.attrs["junk_lines"] == 1 and frame.attrs["junk_examples"] == ["not a request"]
+
+
+def test_retries_of_long_queries_among_many_notifications_per_id_are_dropped_as_a_full_read_would(tmp_path):
+    """Every id has several notifications; only exact repeats of a query (whatever its length) are retries."""
+    log = tmp_path / "callbacks.log"
+    lines, expected = [HEADER], []
+    for i in range(300):
+        for second, status in enumerate(("ACCEPTD", "DELIVRD")):
+            values = {"id": f"m{i:04d}", "status": status, "delivery": "1", "recipient": "34600123456",
+                      "ref": "x" * (i % 40)}  # lengths around and across 8-byte words
+            line = receiver_line(second, **values)
+            lines.append(line)
+            expected.append((values["id"], status))
+            if i % 3 == 0:
+                lines.append(receiver_line(second + 5, **values))  # a retry: the same query, later
+    log.write_text("".join(lines))
+    frame = read_callbacks(log)
+    assert list(zip(frame["id"], frame["status"].astype(str), strict=True)) == expected
+    assert frame.attrs["duplicates_dropped"] == 200

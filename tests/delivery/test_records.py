@@ -206,3 +206,18 @@ def test_bad_arguments_are_input_errors():
         fetch_records(["a1"], concurrency=0)
     with pytest.raises(InputError, match="','"):
         fetch_records(["a1,b2"])
+
+
+def test_many_answers_are_read_in_groups_into_the_same_frames_custom_fields_as_text_wherever_they_appear():
+    answers = []
+    for n in range(120):  # more answers than one group holds; custom fields only in some, a date-like one late
+        custom = {"tier": "gold"} if n % 40 == 5 else {"when": "2026-11-21"} if n == 110 else {}
+        answers.append(([f"a{n}", f"gone{n}"], answer(record(f"a{n}", custom=custom))))
+    records = read_lookup_answers(answers)
+    assert_typed(records)
+    assert records.messages["id"].tolist() == [f"a{n}" for n in range(120)]
+    assert records.unknown_ids == [f"gone{n}" for n in range(120)]
+    assert list(records.messages.columns[len(MESSAGE_COLUMNS):]) == ["tier", "when"]
+    assert records.messages["tier"].dropna().tolist() == ["gold"] * 3
+    assert records.messages.loc[110, "when"] == "2026-11-21" and str(records.messages["when"].dtype) == "string"
+    assert records.events["id"].tolist() == [f"a{n}" for n in range(120)]

@@ -215,6 +215,7 @@ def estimate(
     otp_config: Mapping[str, Any] | None = None,
     link_base: str | None = None,
     to_column: str | None = None,
+    measured: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Per row: ``text, encoding, length, parts, forced_by, lost_characters, country, unit_price,
     cost, billable``; totals in ``.attrs["totals"]`` (see :func:`estimate_totals`).
@@ -235,7 +236,9 @@ def estimate(
       parts) cost 0 and have ``billable`` False; ``too_many_parts`` marks the 105 ones.
 
     Non-SMS channels (mailing, voice, whatsapp) get no encoding, ``length`` in characters and 1 part.
-    The contacts frame is not modified.
+    The contacts frame is not modified. ``measured``: the text engine's
+    :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``, the
+    encoding asked or ``None`` for ``"auto"``), when the caller already has it, so the text is measured once.
 
         >>> import pandas as pd
         >>> est = estimate(pd.DataFrame({"phone": ["34600123456"]}), "Olá", encoding="auto")
@@ -261,7 +264,8 @@ def estimate(
         # render checks the arguments (on no rows); the text engine renders and measures in one go
         render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         asked = _check_encoding(encoding)
-        measured = _measure_sms(contacts, template, asked, otp_config, link_base)
+        if measured is None:
+            measured = _measure_sms(contacts, template, asked, otp_config, link_base)
         text = pd.Series(measured["text"], index=index, name="text").astype("str")
         has_text = text.notna().to_numpy(dtype=bool)
         if asked == "auto":

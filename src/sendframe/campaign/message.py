@@ -46,18 +46,19 @@ from sendframe.campaign.batching import wire_fields
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.caps import frequency_capped, history_from_ledgers
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.policy import KEEP_REASONS, OUTCOMES, keep_reasons, plan_rows, skipped_summary
+from sendframe.campaign.policy import OUTCOMES, keep_reasons, plan_rows, skipped_summary
 from sendframe.campaign.schedule import local_send_times
 from sendframe.campaign.send import ANSWER_COLUMNS, send_rows
 from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
-from sendframe.errors import InputError, RowsSkippedWarning
+from sendframe.errors import InputError, RowsSkippedWarning, SendframeError
 from sendframe.options import check_options, keyword_checked, request_field_names, snake_case
 from sendframe.scale import messages as on_dask
 from sendframe.scale.runtime import is_dask_frame
 from sendframe.scale.sending import send_partitions
 from sendframe.text.encodings import ENCODINGS
+from sendframe.text.measure import measure_frame
 
 __all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
            "voice_audio", "whatsapp"]
@@ -203,8 +204,9 @@ class Message:
             return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
         column = self.recipient_column(frame)
-        text = self.render(frame) if self.channel in _TEXT_FIELD else pd.Series(pd.NA, index=frame.index, dtype="str")
-        plan = self.plan(frame, suppression=suppression, keep=keep)
+        measured = self._measured(frame)
+        plan = self._plan(frame, self._problems(frame, suppression, measured), keep=keep)
+        text = self._text(frame, measured)
         return pd.concat([frame[column].astype("str").rename("recipient"), text.rename("text"), plan], axis=1)
 
     @keyword_checked
@@ -219,7 +221,10 @@ class Message:
         if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
             lazy = on_dask.preflight(self, contacts, suppression=suppression)
             return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
-        frame = as_frame(contacts)
+        return self._problems(as_frame(contacts), suppression)
+
+    def _problems(self, frame: pd.DataFrame, suppression: Any, measured: pd.DataFrame | None = None) -> pd.DataFrame:
+        """:meth:`preflight` of a pandas frame; ``measured`` (:meth:`_measured`) spares measuring the text again."""
         whatsapp = {_WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()}
         return checking.preflight(
             frame, self.channel, self.template, sender=self.fields.get("from"), parts=self.parts,
@@ -227,7 +232,30 @@ class Message:
             suppression=self.suppression if suppression is None else suppression,
             whatsapp_template=self.fields.get("templateId") if self.channel == "whatsapp" else None,
             to_column=self.recipient_column(frame), default_region=self.default_region,
-            otp_config=self.fields.get("otpConfig"), link_base=self.link_base, **whatsapp)
+            otp_config=self.fields.get("otpConfig"), link_base=self.link_base, measured=measured, **whatsapp)
+
+    def _measured(self, frame: pd.DataFrame) -> pd.DataFrame | None:
+        """The text engine's one pass over an SMS's rows (text, encoding, parts, unencodable characters), which
+        preflight, estimate and a send's result all read; ``None`` when they measure their own way (other
+        channels, ``trans``) or the template is broken (preflight then says how)."""
+        template = self.fields.get("message")
+        if not self.info.is_sms or int(self.fields.get("trans", 0)) != 0 or not isinstance(template, str):
+            return None
+        specials, shorten = preview.placeholders(self.link_base, self.fields.get("otpConfig"))
+        try:
+            return measure_frame(frame, template, specials=specials, shorten=shorten,
+                                 encoding=None if self.encoding == "auto" else self._checked_encoding,
+                                 unencodable=True)
+        except SendframeError:
+            return None
+
+    def _text(self, frame: pd.DataFrame, measured: pd.DataFrame | None) -> pd.Series:
+        """What each row's recipient reads (as :meth:`render`), from ``measured`` when there is one."""
+        if measured is not None:
+            return pd.Series(measured["text"], index=frame.index).astype("str")
+        if self.channel in _TEXT_FIELD:
+            return self.render(frame)
+        return pd.Series(pd.NA, index=frame.index, dtype="str")
 
     @keyword_checked
     def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
@@ -243,7 +271,11 @@ class Message:
             lazy = on_dask.plan(self, contacts, suppression=suppression, keep=keep, now=now, ledger=ledger)
             return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
-        problems = self.preflight(frame, suppression=suppression)
+        return self._plan(frame, self._problems(frame, suppression), keep=keep, now=now, ledger=ledger)
+
+    def _plan(self, frame: pd.DataFrame, problems: pd.DataFrame, *, keep: str | Iterable[str] | None = None,
+              now: Any = None, ledger: Any = None) -> pd.DataFrame:
+        """:meth:`plan` from the frame's ``problems`` (:meth:`_problems`), so a call checks its rows once."""
         fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
         if len(fatal):
             lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
@@ -316,21 +348,25 @@ class Message:
                                     attachments=attachments)
             return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
-        template = self.template
-        if template is None:
-            template = ""
-        result = estimating.estimate(
-            frame, template, channel=self.channel, encoding=self.encoding,
-            parts=self.parts if self.info.is_sms else None, certified=bool(self.fields.get("certified", False)),
-            attachments=attachments, prices=prices, trans=int(self.fields.get("trans", 0)),
-            otp_config=self.fields.get("otpConfig"), link_base=self.link_base, to_column=self.recipient_column(frame))
-        plan = self.plan(frame, suppression=suppression, keep=keep)
+        measured = self._measured(frame)
+        result = self._estimated(frame, prices=prices, attachments=attachments, measured=measured)
+        plan = self._plan(frame, self._problems(frame, suppression, measured), keep=keep)
         sent = (plan["action"] == "send").to_numpy()
         priced = result.assign(billable=result["billable"].to_numpy() & sent,
                                cost=result["cost"].where(sent, 0.0), action=plan["action"])
         priced.attrs = {"currency": result.attrs.get("currency", "EUR")}
         priced.attrs["totals"] = estimating.estimate_totals(priced)
         return priced
+
+    def _estimated(self, frame: pd.DataFrame, *, prices: Any = None, attachments: int = 0,
+                   measured: pd.DataFrame | None = None) -> pd.DataFrame:
+        """:func:`sendframe.estimate` of every row with this message's settings (whether sent or not)."""
+        return estimating.estimate(
+            frame, self.template or "", channel=self.channel, encoding=self.encoding,
+            parts=self.parts if self.info.is_sms else None, certified=bool(self.fields.get("certified", False)),
+            attachments=attachments, prices=prices, trans=int(self.fields.get("trans", 0)),
+            otp_config=self.fields.get("otpConfig"), link_base=self.link_base, to_column=self.recipient_column(frame),
+            measured=measured)
 
     @keyword_checked
     def send(
@@ -402,14 +438,16 @@ class Message:
                 callbacks=callbacks, now=now, cancel=cancel)
             return written  # type: ignore[no-any-return]  # a lazy Dask frame (the dataset written to out)
         frame = as_frame(contacts)
-        plan = self.plan(frame, suppression=suppression, keep=keep, now=now, ledger=ledger)
+        measured = self._measured(frame)
+        plan = self._plan(frame, self._problems(frame, suppression, measured), keep=keep, now=now, ledger=ledger)
         summary = skipped_summary(plan, "sent" if not dry_run else "to be sent")
         if summary:
             warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
         budget = Budget(max_cost, []) if max_cost is not None else None
-        return self.send_planned(
-            frame, plan, client=client, ledger=ledger, keep=keep, batch_size=batch_size, concurrency=concurrency,
-            requests_per_second=requests_per_second, parts_per_second=parts_per_second, dry_run=dry_run,
+        return self._send_planned(
+            frame, plan, measured, client=client, ledger=ledger, keep=keep, batch_size=batch_size,
+            concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second,
+            dry_run=dry_run,
             resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, budget=budget,
             prices=prices, settle=tags_from_callbacks(callbacks, self.notification_url), now=now,
             cancel=cancel)
@@ -424,20 +462,30 @@ class Message:
         shared ``budget`` and the ledger ``identity`` of the whole campaign. ``send_options`` are
         those of :meth:`send` that say how to send (client, ledger, batch_size, ...).
         """
+        return self._send_planned(contacts, plan, None, budget=budget, identity=identity, keep=keep, prices=prices,
+                                  settle=settle, now=now, **send_options)
+
+    def _send_planned(self, frame: pd.DataFrame, plan: pd.DataFrame, measured: pd.DataFrame | None, *,
+                      budget: Budget | None = None, identity: Mapping[str, Any] | None = None,
+                      keep: str | Iterable[str] | None = None, prices: Any = None,
+                      settle: Mapping[str, str] | None = None, now: Any = None, **send_options: Any) -> pd.DataFrame:
+        """:meth:`send_planned`, reading ``measured`` (:meth:`_measured` of ``frame``, or None) for the texts."""
         check_options(send_options, [o for o in SEND_OPTIONS if o not in ("max_cost", "callbacks")],
                       "Message.send_planned")
-        frame = contacts
         column = self.recipient_column(frame)
         sending = (plan["action"] == "send").to_numpy()
         to_send = frame.loc[sending]
+        measured_sent = measured.loc[sending] if measured is not None else None
         if keep_reasons(keep) & {"invalid"}:  # sent as written: the service answers for them (102)
             raw = f"{column}_raw"
             fallback = to_send[raw] if raw in to_send else pd.Series("", index=to_send.index)
             to_send = to_send.assign(**{column: to_send[column].fillna(fallback).fillna("")})
+            measured_sent = None  # a template may show the recipient, which has just changed
         row_fields: dict[str, Sequence[Any]] = {}
         priced = None
         if (self.encoding == "auto" and self.info.is_sms or budget is not None) and len(to_send):
-            priced = self.estimate(to_send, keep=KEEP_REASONS, prices=prices)
+            # every row sent is priced (the plan has had its say): the rows' own estimate, measured once
+            priced = self._estimated(to_send, prices=prices, measured=measured_sent)
         if self.encoding == "auto" and self.info.is_sms and priced is not None:
             row_fields["encoding"] = priced["encoding"].fillna("gsm").tolist()
         if budget is not None:
@@ -459,13 +507,12 @@ class Message:
             sent.loc[sent.index[budget.left_out], "reason"] = budget.reason(currency)
             warnings.warn(f"{len(budget.left_out)} row(s) not sent: {budget.reason(currency)}", RowsSkippedWarning,
                           stacklevel=user_stacklevel())
-        return self._result(frame, column, plan, sent)
+        return self._result(frame, column, plan, sent, self._text(frame, measured))
 
-    def _result(self, frame: pd.DataFrame, column: str, plan: pd.DataFrame, sent: pd.DataFrame) -> pd.DataFrame:
+    def _result(self, frame: pd.DataFrame, column: str, plan: pd.DataFrame, sent: pd.DataFrame,
+                text: pd.Series) -> pd.DataFrame:
         result = sent.reindex(frame.index)
         outcome = result["outcome"].astype("str").where(plan["action"] == "send", plan["action"])
-        text = (self.render(frame) if self.channel in _TEXT_FIELD
-                else pd.Series(pd.NA, index=frame.index, dtype="str"))
         skipped = (plan["action"] != "send").to_numpy()
         sent_reason = result["reason"] if "reason" in result else pd.Series(pd.NA, index=frame.index, dtype="str")
         result = result.assign(accepted=result["accepted"].mask(skipped, False),

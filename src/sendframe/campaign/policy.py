@@ -31,6 +31,8 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from sendframe.errors import InputError
 from sendframe.options import closest
@@ -51,6 +53,7 @@ OUTCOMES: tuple[str, ...] = ("accepted", "rejected", "unknown", "not_sent", "dry
                              "holdout")
 _RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}
 _NO_REASON = -1
+_ACTIONS = pa.array(["send", *SKIP_OUTCOMES.values()], type=pa.large_string())  # by rank + 1
 _WHAT = {
     "invalid": "with a missing or invalid recipient",
     "suppressed": "on the suppression list",
@@ -95,9 +98,12 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
     messages = np.full(n, None, dtype=object)
     errors = problems[(problems["severity"] == "error") & problems["row"].notna()]
     if len(errors):
-        positions = index.get_indexer(pd.Index(errors["row"].tolist()))
-        reasons = pd.Series(errors["rule"].to_numpy(dtype=object)).map(_RULE_REASON).fillna("preflight").to_numpy(
-            dtype=object)
+        # labels as the index holds them (the row column is object when a campaign problem has none)
+        positions = index.get_indexer(pd.Index(errors["row"].to_numpy(dtype=object)).infer_objects())
+        rules = errors["rule"].to_numpy(dtype=object)
+        reasons = np.full(len(rules), "preflight", dtype=object)
+        for rule, reason in _RULE_REASON.items():
+            reasons[rules == rule] = reason
         ranks = pd.Categorical(reasons, categories=list(KEEP_REASONS)).codes.astype(np.int8)
         counted = (positions >= 0) & ~np.isin(reasons, list(keep))
         positions, ranks = positions[counted], ranks[counted]
@@ -113,17 +119,32 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
         rank[over] = KEEP_REASONS.index("frequency")
         messages[over] = capped_reason
     if "duplicate" not in keep:
-        key = pd.Series(np.asarray(recipients, dtype=object))
-        candidates = (rank == _NO_REASON) & key.notna().to_numpy()
+        codes = _key_codes(recipients)
+        candidates = (rank == _NO_REASON) & (codes >= 0)
         repeated = np.zeros(n, dtype=bool)
-        repeated[candidates] = key[candidates].duplicated(keep="first").to_numpy()
+        repeated[candidates] = pd.Series(codes[candidates]).duplicated(keep="first").to_numpy()
         if repeated.any():
             rank[repeated] = KEEP_REASONS.index("duplicate")
-            said = pd.Series(key[repeated].to_numpy(), dtype="str") + " already gets the message from an earlier row."
+            said = (pd.Series(pd.Series(recipients).to_numpy(dtype=object)[repeated], dtype="str")
+                    + " already gets the message from an earlier row.")
             messages[repeated] = said.to_numpy(dtype=object)
-    action = np.asarray(["send", *SKIP_OUTCOMES.values()], dtype=object)[rank.astype(np.intp) + 1]
-    return pd.DataFrame({"action": pd.array(action, dtype="str"), "reason": pd.array(messages, dtype="str")},
+    action = _ACTIONS.take(pa.array(rank.astype(np.int64) + 1))
+    reason = pa.array(messages, type=pa.large_string(), from_pandas=True)
+    return pd.DataFrame({"action": pd.array(action, dtype="str"), "reason": pd.array(reason, dtype="str")},
                         index=index)
+
+
+def _key_codes(recipients: pd.Series | np.ndarray) -> np.ndarray:
+    """A code per recipient, equal codes for equal values (-1: missing), by hashing the column in Arrow or pandas."""
+    values = recipients if isinstance(recipients, pd.Series) else pd.Series(recipients)
+    if isinstance(values.dtype, pd.StringDtype):
+        strings = pa.array(values.array)
+        if isinstance(strings, pa.ChunkedArray):
+            strings = strings.combine_chunks()
+        codes: np.ndarray = pc.dictionary_encode(strings).indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        return codes.astype(np.int64)
+    found, _ = pd.factorize(values, use_na_sentinel=True)
+    return np.asarray(found, dtype=np.int64)
 
 
 def skipped_summary(plan: pd.DataFrame, verb: str = "sent") -> str | None:

@@ -258,10 +258,11 @@ class _Measured:
 
 
 def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: str, encoding: str, trans: int,
-             otp_config: Mapping[str, Any] | None, link_base: str | None) -> _Measured:
+             otp_config: Mapping[str, Any] | None, link_base: str | None, measured: pd.DataFrame | None) -> _Measured:
     """Parts and lost characters of each row's text in ``encoding`` (``"auto"``: the cheapest per row, as
     :func:`sendframe.estimate` chooses it, which loses nothing). Without ``trans`` the text engine renders
-    and measures in one pass over the distinct values; with it the translated texts are measured."""
+    and measures in one pass over the distinct values (or ``measured`` is that pass, done by the caller
+    with ``unencodable=True``); with it the translated texts are measured."""
     n = len(contacts)
     if trans == 0:
         # render checks the arguments (on no rows); the text engine renders and measures in one go
@@ -269,8 +270,9 @@ def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: s
         _check_encoding(encoding)
         specials, shorten = placeholders(link_base, otp_config)
         lossy = encoding in ("gsm", "gsm-pt")
-        measured = measure_frame(contacts, parsed, specials=specials, shorten=shorten,
-                                 encoding=None if encoding == "auto" else encoding, unencodable=lossy)
+        if measured is None:
+            measured = measure_frame(contacts, parsed, specials=specials, shorten=shorten,
+                                     encoding=None if encoding == "auto" else encoding, unencodable=lossy)
         names = text_array(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), n)
         lost = measured["unencodable_" + encoding.replace("-", "_")] if lossy else None
         return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)
@@ -350,6 +352,7 @@ def preflight(
     default_region: str = "ES",
     otp_config: Mapping[str, Any] | None = None,
     link_base: str | None = None,
+    measured: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Every problem of sending ``template`` to ``contacts`` on ``channel``, one row each.
 
@@ -361,7 +364,9 @@ def preflight(
     ``encoding``: ``"gsm"``, ``"gsm-pt"``, ``"utf-16"``, or ``"auto"``: each row in the cheapest
     encoding that carries it, as :func:`sendframe.estimate` chooses it (so no character is lost, and
     parts are counted in that encoding). A frame from :func:`sendframe.read_contacts` brings its
-    ``phone_valid`` / ``email_valid`` flags, which are used as they are.
+    ``phone_valid`` / ``email_valid`` flags, which are used as they are. ``measured``: the text engine's
+    :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``), when the
+    caller already has it (as :meth:`sendframe.Message.estimate` does), so the text is not measured twice.
 
         >>> import pandas as pd
         >>> preflight(pd.DataFrame({"phone": ["34600123456"]}), "sms", "Hi", sender="Shop").empty
@@ -414,8 +419,8 @@ def preflight(
             return found.frame()
         _variable_problems(found, contacts, parsed)
         if channel in _SMS_CHANNELS:
-            measured = _measure(contacts, template, parsed, channel, encoding, trans, otp_config, link_base)
-            _text_problems(found, measured, encoding, parts)
+            rows = _measure(contacts, template, parsed, channel, encoding, trans, otp_config, link_base, measured)
+            _text_problems(found, rows, encoding, parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before
             render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
     return found.frame()

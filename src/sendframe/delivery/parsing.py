@@ -32,6 +32,7 @@ from sendframe.delivery.logformat import (
     regular_items,
     repeated,
     short_keys,
+    span_digests,
     span_texts,
 )
 from sendframe.errors import InputError
@@ -293,12 +294,17 @@ def _param_spans(found: Requests, rows: np.ndarray, keys: list[str],
 def _first_arrivals(found: _Notifications, ids: pa.Array) -> np.ndarray:
     """Mask of the notifications whose query is seen there for the first time (exact duplicates are retries).
 
-    Equal queries carry equal ids, so only lines whose id may repeat need their whole query compared.
+    Equal queries carry equal ids, so only lines whose id may repeat need their query looked at; of
+    those, a query whose digest (:func:`span_digests`) no other has is a first arrival, and only queries
+    sharing a digest (retries, and the rare collision) are compared as texts.
     """
     first = np.ones(len(ids), dtype=bool)
     if len(ids) < 2:
         return first
     shared = np.flatnonzero(repeated(ids))
+    if len(shared):
+        digests = span_digests(found.data, found.query_start[shared], found.query_end[shared])
+        shared = shared[pd.Index(digests).duplicated(keep=False)]
     if len(shared):
         _, codes = encoded(found.data, found.query_start[shared], found.query_end[shared])
         first[shared] = False

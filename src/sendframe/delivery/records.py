@@ -6,11 +6,12 @@
     >>> records.unknown_ids  # ids the service does not know  # doctest: +SKIP
 
 Lookups run ``concurrency`` at a time (threads sharing one sync ``Client``), each asking for at most
-100 ids in a URL kept under ``MAX_URL_IDS_CHARS``. The answers are kept as bytes while they arrive and
-read into columns at the end by pyarrow's JSON reader against a fixed schema
-(:func:`read_lookup_answers`): no Python object per record or event (a pydantic ``SmsRecord`` per
-message cost as much as all the HTTP exchanges). Custom fields, whose names are not known in
-advance, are read by pyarrow as well, always as text.
+100 ids in a URL kept under ``MAX_URL_IDS_CHARS``. The answers are read a few thousand records at a
+time, as they arrive, by pyarrow's JSON reader against a fixed schema (:func:`read_lookup_answers`),
+and their bytes dropped: no Python object per record or event (a pydantic ``SmsRecord`` per message
+cost as much as all the HTTP exchanges), and the answers of a million records are never all held at
+once. The groups' Arrow tables become the frames without a copy. Custom fields, whose names are not
+known in advance, are read by pyarrow as well, always as text.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
-import httpx
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -40,6 +40,7 @@ MESSAGE_COLUMNS: tuple[str, ...] = (
 )
 EVENT_COLUMNS: tuple[str, ...] = ("id", "type", "date", "is_mobile", "browser", "os")
 MAX_URL_IDS_CHARS = 2048  # keep lookup URLs short whatever the id length
+_GROUP_RECORDS = 5_000  # records read into Arrow at a time (see fetch_records)
 
 # the record's fields the frames need, by wire name, and their frame column; "links" is not read
 _MESSAGE_FIELDS = {"id": "id", "from": "sender", "to": "recipient", "message": "message", "campaignId": "campaign_id",
@@ -123,25 +124,27 @@ def fetch_records(
     if not wanted:
         return read_lookup_answers([])
     chunks = _chunks(wanted, chunk_size)
-    return read_lookup_answers(list(zip(chunks, _fetch_all(chunks, client, concurrency), strict=True)))
+    # a few thousand records per group: enough for pyarrow to read them at speed, few enough that the answers
+    # of a million records are never all held as bytes at once (each group is read into Arrow as it arrives)
+    per_group = max(1, min(_GROUP_RECORDS // chunk_size, -(-len(chunks) // (4 * concurrency))))
+    groups = [chunks[start:start + per_group] for start in range(0, len(chunks), per_group)]
+    return _frames(_fetch_all(groups, client, concurrency))
 
 
-def _body(response: httpx.Response) -> bytes:
-    return response.content
-
-
-def _fetch_all(chunks: list[list[str]], client: Any, concurrency: int) -> list[bytes | None]:
-    """The answer body of each chunk's lookup, in chunk order (None when none of its ids is known).
+def _fetch_all(groups: list[list[list[str]]], client: Any, concurrency: int) -> list[_Read]:
+    """Each group of chunks looked up (one GET per chunk) and read into Arrow, in group order.
 
     ``concurrency`` threads share one sync ``Client`` (httpx's is thread-safe), made from the given
     client's configuration (or the environment's): it costs about a fifth less CPU per request than
     ``AsyncClient`` (no anyio layer), and threads work the same inside a notebook's running event loop.
-    The caller's own client is not used, so it may be an ``AsyncClient`` or already closed.
+    The caller's own client is not used, so it may be an ``AsyncClient`` or already closed. A thread
+    reads its group's answers as soon as it has them (pyarrow lets go of the GIL while it parses), and
+    the bytes are dropped.
     """
     lookup = Client(config=getattr(client, "config", None) or wire.WireConfig.resolve())
-    bodies: list[bytes | None] = [None] * len(chunks)
+    reads: list[_Read | None] = [None] * len(groups)
     pending: queue.SimpleQueue[int] = queue.SimpleQueue()
-    for index in range(len(chunks)):
+    for index in range(len(groups)):
         pending.put(index)
     stop = threading.Event()  # set when a lookup failed (or the caller was interrupted): the others stop early
 
@@ -151,18 +154,14 @@ def _fetch_all(chunks: list[list[str]], client: Any, concurrency: int) -> list[b
                 index = pending.get_nowait()
             except queue.Empty:
                 return
-            # get_sms's call, driven by the client as get_sms is (retries, errors), but the answer is
-            # kept as bytes: read_lookup_answers reads them all at once
-            call = dataclasses.replace(wire.lookup_call(chunks[index]), parse=_body)
             try:
-                bodies[index] = lookup._run(call)  # noqa: SLF001  get_sms's own call, its answer kept as bytes
-            except NotFoundError:  # none of this chunk is known
-                pass
+                answers = [(chunk, _lookup(lookup, chunk)) for chunk in groups[index] if not stop.is_set()]
+                reads[index] = _read_answers(answers)
             except BaseException:
                 stop.set()
                 raise
 
-    threads = min(concurrency, len(chunks))
+    threads = min(concurrency, len(groups))
     try:
         with ThreadPoolExecutor(threads, thread_name_prefix="sendframe-records") as pool:
             workers = [pool.submit(worker) for _ in range(threads)]
@@ -174,7 +173,26 @@ def _fetch_all(chunks: list[list[str]], client: Any, concurrency: int) -> list[b
                 raise
     finally:
         lookup.close()
-    return bodies
+    return [read for read in reads if read is not None]
+
+
+def _lookup(lookup: Client, chunk: list[str]) -> bytes | None:
+    """One chunk's answer body (get_sms's call, its retries and errors), None when none of its ids is known."""
+    try:
+        return lookup.get_sms_body(chunk)
+    except NotFoundError:
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Read:
+    """Lookup answers read into Arrow, in request order: the records (messages and events columns), their
+    customFields (None when none has any) and the ids asked for that have no record."""
+
+    messages: pa.Table
+    events: pa.Table
+    custom: pa.Table | None
+    unknown: list[str]
 
 
 def read_lookup_answers(answers: Sequence[tuple[Sequence[str], bytes | None]]) -> Records:
@@ -183,6 +201,7 @@ def read_lookup_answers(answers: Sequence[tuple[Sequence[str], bytes | None]]) -
 
     Rows follow the order of the ids asked; records of ids not asked for, and repeats, are left out.
     Raises ``ApiError`` when an answer cannot be read (not JSON, a field missing or of the wrong type).
+    The answers are read a group at a time, so the bytes are copied only a group at a time.
 
         >>> body = (b'{"data": [{"id": "b2", "from": "Shop", "to": "447700900001", "message": "Hi",'
         ...         b' "campaignId": 1, "sendingId": 1, "isDelivered": true, "isClicked": false, "events": [],'
@@ -191,29 +210,35 @@ def read_lookup_answers(answers: Sequence[tuple[Sequence[str], bytes | None]]) -
         >>> records.messages[["id", "name"]].to_dict("records"), records.unknown_ids
         ([{'id': 'b2', 'name': 'Ana'}], ['a1', 'c3'])
     """
+    per_group = max(1, _GROUP_RECORDS // MAX_LOOKUP_IDS)
+    return _frames([_read_answers(answers[start:start + per_group])
+                    for start in range(0, max(len(answers), 1), per_group)])
+
+
+def _read_answers(answers: Sequence[tuple[Sequence[str], bytes | None]]) -> _Read:
+    """One group of answers read into Arrow tables (see :func:`read_lookup_answers`)."""
     found = [(list(ids), body) for ids, body in answers if body is not None]
     unknown_by_answer: dict[int, list[str]] = {}
     try:
         bodies = [body for _, body in found]
         records, offsets = _parse(bodies)
-        positions = _positions(records.field("id").to_pylist(), offsets, found, unknown_by_answer)
+        positions = _positions(records.field("id"), offsets, found, unknown_by_answer)
         custom = _custom_fields(bodies, offsets)
         if positions is not None:
             taken = pa.array(positions, pa.int64())
             records, custom = records.take(taken), None if custom is None else custom.take(taken)
-        messages, events = _messages_frame(records, custom), _events_frame(records)
+        read = _Read(_messages_table(records), _events_table(records), _custom_table(custom), [])
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError) as exc:
         raise ApiError(200, f"SMS lookup: the answer could not be read ({type(exc).__name__}: "
                             f"{str(exc).splitlines()[0] if str(exc) else ''})", 200) from None
-    unknown: list[str] = []
     found_index = 0
     for ids, body in answers:  # unknown ids in request order
         if body is None:
-            unknown.extend(ids)
+            read.unknown.extend(ids)
         else:
-            unknown.extend(unknown_by_answer.get(found_index, ()))
+            read.unknown.extend(unknown_by_answer.get(found_index, ()))
             found_index += 1
-    return Records(messages, events, unknown)
+    return read
 
 
 def _parse(bodies: list[bytes]) -> tuple[pa.StructArray, list[int]]:
@@ -259,15 +284,19 @@ def _check_complete(items: pa.StructArray, what: str) -> None:
             raise ValueError(f"a {what} has no {items.type.field(index).name!r} (or it is null)")
 
 
-def _positions(got: list[str], offsets: list[int], found: list[tuple[list[str], bytes]],
+def _positions(got: pa.Array, offsets: list[int], found: list[tuple[list[str], bytes]],
                unknown_by_answer: dict[int, list[str]]) -> list[int] | None:
     """Which records to keep, in request order (None when the answers are already that: the usual case);
     fills ``unknown_by_answer`` with each answer's ids that have no record."""
+    asked = pa.array([message_id for ids, _ in found for message_id in ids], pa.string())
+    if len(asked) == len(got) and (not len(got) or pc.all(pc.equal(got, asked)).as_py()):
+        return None  # every id answered, in the order asked: compared in Arrow, no Python string per record
+    answered_ids = got.to_pylist()
     positions: list[int] = []
     reordered = False
     for index, (ids, _) in enumerate(found):
         start, end = offsets[index], offsets[index + 1]
-        answered = got[start:end]
+        answered = answered_ids[start:end]
         if answered == ids:
             positions.extend(range(start, end))
             continue
@@ -301,25 +330,43 @@ def _has_custom_fields(body: bytes, records: int) -> bool:
     return body.count(_NO_CUSTOM_FIELDS) != records and _SOME_CUSTOM_FIELDS.search(body) is not None
 
 
-def _messages_frame(records: pa.StructArray, custom: pa.StructArray | None) -> pd.DataFrame:
-    table = pa.table([records.field(name) for name in _MESSAGE_FIELDS], names=list(_MESSAGE_FIELDS.values()))
-    frame: pd.DataFrame = table.to_pandas(types_mapper=_PANDAS_TYPES.get)  # pyarrow is untyped
+def _messages_table(records: pa.StructArray) -> pa.Table:
+    return pa.table([records.field(name) for name in _MESSAGE_FIELDS], names=list(_MESSAGE_FIELDS.values()))
+
+
+def _custom_table(custom: pa.StructArray | None) -> pa.Table | None:
     if custom is None or not custom.type.num_fields:
-        return frame
-    columns: dict[str, pa.Array] = {}
-    for field, values in zip(custom.type, custom.flatten(), strict=True):  # flatten: a null customFields gives nulls
-        columns[f"custom_{field.name}" if field.name in MESSAGE_COLUMNS else field.name] = values
-    extra: pd.DataFrame = pa.table(list(columns.values()), names=list(columns)).to_pandas(
-        types_mapper=_PANDAS_TYPES.get)
-    return pd.concat([frame, extra.set_axis(frame.index)], axis=1)
+        return None
+    # flatten: a null customFields gives nulls
+    return pa.table(custom.flatten(), names=[field.name for field in custom.type])
 
 
-def _events_frame(records: pa.StructArray) -> pd.DataFrame:
+def _events_table(records: pa.StructArray) -> pa.Table:
     events = records.field("events")
     flat = events.flatten()
     columns = {"id": records.field("id").take(pc.list_parent_indices(events))}
     for name, column in _EVENT_FIELDS.items():
         columns[column] = flat.field(name)
     columns["date"] = columns["date"].cast(_UTC)  # ISO 8601 with an offset; a date without one is an error
-    frame: pd.DataFrame = pa.table(columns).select(list(EVENT_COLUMNS)).to_pandas(types_mapper=_PANDAS_TYPES.get)
+    return pa.table(columns).select(list(EVENT_COLUMNS))
+
+
+def _frames(reads: Sequence[_Read]) -> Records:
+    """The groups' tables put end to end (no copy: pandas keeps Arrow's chunks) as the two frames."""
+    messages = _to_pandas(pa.concat_tables([read.messages for read in reads]))
+    customs = [read.custom for read in reads]
+    names = list(dict.fromkeys(name for custom in customs if custom is not None for name in custom.column_names))
+    if names:  # the custom fields of every group, a column per name in order of first appearance (text)
+        pieces = [pa.table([custom.column(name) if custom is not None and name in custom.column_names
+                            else pa.nulls(len(read.messages), pa.string()) for name in names], names=names)
+                  for read, custom in zip(reads, customs, strict=True)]
+        extra = _to_pandas(pa.concat_tables(pieces))
+        extra.columns = [f"custom_{name}" if name in MESSAGE_COLUMNS else name for name in names]
+        messages = pd.concat([messages, extra.set_axis(messages.index)], axis=1)
+    events = _to_pandas(pa.concat_tables([read.events for read in reads]))
+    return Records(messages, events, [message_id for read in reads for message_id in read.unknown])
+
+
+def _to_pandas(table: pa.Table) -> pd.DataFrame:
+    frame: pd.DataFrame = table.to_pandas(types_mapper=_PANDAS_TYPES.get)  # pyarrow is untyped
     return frame
