@@ -27,59 +27,46 @@ import dataclasses
 import os
 import re
 import threading
-import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
-from types import MappingProxyType
+from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import pandas as pd
 
-from sendframe.api.models import parse_request
-from sendframe.api.validation import format_wire_datetime
-from sendframe.api.wire import user_stacklevel
-from sendframe.campaign import estimate as estimating
-from sendframe.campaign import preflight as checking
 from sendframe.campaign import preview
-from sendframe.campaign.batching import wire_fields
 from sendframe.campaign.budget import Budget
-from sendframe.campaign.caps import frequency_capped, history_from_ledgers
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.policy import OUTCOMES, keep_reasons, plan_rows, skipped_summary
+from sendframe.campaign.message_options import (
+    RUN_SETTINGS,
+    WHATSAPP_WIRE_TO_OPTION,
+    message_settings,
+    wire_spelling,
+    without_query,
+)
+from sendframe.campaign.message_rows import (
+    SEND_OPTIONS,
+    TEXT_FIELD,
+    estimate_frame,
+    find_problems,
+    plan_frame,
+    preview_frame,
+    send_frame,
+    send_plan,
+)
 from sendframe.campaign.schedule import local_send_times
-from sendframe.campaign.send import ANSWER_COLUMNS, send_rows
-from sendframe.campaign.settling import tags_from_callbacks
+from sendframe.campaign.send import ANSWER_COLUMNS
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
-from sendframe.errors import InputError, RowsSkippedWarning, SendframeError
-from sendframe.options import check_options, keyword_checked, request_field_names, snake_case
+from sendframe.errors import InputError
+from sendframe.options import check_options, keyword_checked, request_field_names
 from sendframe.scale import messages as on_dask
 from sendframe.scale.runtime import is_dask_frame
 from sendframe.scale.sending import send_partitions
-from sendframe.text.encodings import ENCODINGS
-from sendframe.text.measure import measure_frame
 
 __all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
            "voice_audio", "whatsapp"]
 
-# options of Message.send besides the contacts (the message's own settings are not repeated here)
-SEND_OPTIONS: tuple[str, ...] = (
-    "client", "ledger", "suppression", "keep", "batch_size", "concurrency", "requests_per_second",
-    "parts_per_second", "dry_run", "resend_unknown", "stop_after_unknown", "progress", "max_cost", "prices",
-    "callbacks",
-    "cancel",
-)
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
-# settings of a Message that are not request fields
-_MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "campaign", "suppression", "frequency_cap",
-                    "history", "local_time", "quiet_hours")
-# settings a send may also take for one run (they override the message's)
-_RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
-_PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
-# the text column of a send result: what the recipient reads (mailing: the subject)
-_TEXT_FIELD = {"sms": "message", "landingsms": "message", "voice": "message", "mailing": "subject"}
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -139,7 +126,7 @@ class Message:
         extras = {"encoding": self.encoding, "to": self.to, "link_base": self.link_base}
         settings = [f"{k}={v!r}" for k, v in {**shown, **extras}.items() if v is not None]
         if self.notification_url:
-            settings.append(f"notification_url={_without_query(self.notification_url)!r}")
+            settings.append(f"notification_url={without_query(self.notification_url)!r}")
         settings += [f"{k}={list(v)!r}" for k, v in self.whatsapp_columns.items()]
         return f"Message({self.channel!r}, {', '.join(settings)})"
 
@@ -151,15 +138,15 @@ class Message:
         """
         options: dict[str, Any] = {"to": self.to, "notification_url": self.notification_url,
                                    "link_base": self.link_base, "default_region": self.default_region,
-                                   **{name: getattr(self, name) for name in _RUN_SETTINGS}}
+                                   **{name: getattr(self, name) for name in RUN_SETTINGS}}
         if self.encoding is not None:
             options["encoding"] = self.encoding
         options.update(self.fields)
-        options.update({_WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()})
+        options.update({WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()})
         changed = dict(changes)
         if "sender" in changed:
             changed["from"] = changed.pop("sender")
-        return message(self.channel, **{**options, **_wire_spelling(self.channel, changed)})
+        return message(self.channel, **{**options, **wire_spelling(self.channel, changed)})
 
     # ------------------------------------------------------------------ applied to a contact table
 
@@ -179,7 +166,7 @@ class Message:
             lazy = on_dask.render(self, contacts, field=field)
             return lazy  # type: ignore[no-any-return]  # a lazy Dask Series
         frame = as_frame(contacts)
-        name = request_field_names(self.channel).get(field, field) if field else _TEXT_FIELD.get(self.channel)
+        name = request_field_names(self.channel).get(field, field) if field else TEXT_FIELD.get(self.channel)
         template = self.fields.get(name) if name else None
         if not isinstance(template, str):
             raise InputError(f"A {self.channel} message has no text {field or ''} to render"
@@ -202,12 +189,7 @@ class Message:
         if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
             lazy = on_dask.preview(self, contacts, suppression=suppression, keep=keep)
             return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
-        frame = as_frame(contacts)
-        column = self.recipient_column(frame)
-        measured = self._measured(frame)
-        plan = self._plan(frame, self._problems(frame, suppression, measured), keep=keep)
-        text = self._text(frame, measured)
-        return pd.concat([frame[column].astype("str").rename("recipient"), text.rename("text"), plan], axis=1)
+        return preview_frame(self, as_frame(contacts), suppression=suppression, keep=keep)
 
     @keyword_checked
     def preflight(self, contacts: Any, *, suppression: Any = None) -> pd.DataFrame:
@@ -221,41 +203,7 @@ class Message:
         if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
             lazy = on_dask.preflight(self, contacts, suppression=suppression)
             return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
-        return self._problems(as_frame(contacts), suppression)
-
-    def _problems(self, frame: pd.DataFrame, suppression: Any, measured: pd.DataFrame | None = None) -> pd.DataFrame:
-        """:meth:`preflight` of a pandas frame; ``measured`` (:meth:`_measured`) spares measuring the text again."""
-        whatsapp = {_WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()}
-        return checking.preflight(
-            frame, self.channel, self.template, sender=self.fields.get("from"), parts=self.parts,
-            encoding=self._checked_encoding, trans=int(self.fields.get("trans", 0)),
-            suppression=self.suppression if suppression is None else suppression,
-            whatsapp_template=self.fields.get("templateId") if self.channel == "whatsapp" else None,
-            to_column=self.recipient_column(frame), default_region=self.default_region,
-            otp_config=self.fields.get("otpConfig"), link_base=self.link_base, measured=measured, **whatsapp)
-
-    def _measured(self, frame: pd.DataFrame) -> pd.DataFrame | None:
-        """The text engine's one pass over an SMS's rows (text, encoding, parts, unencodable characters), which
-        preflight, estimate and a send's result all read; ``None`` when they measure their own way (other
-        channels, ``trans``) or the template is broken (preflight then says how)."""
-        template = self.fields.get("message")
-        if not self.info.is_sms or int(self.fields.get("trans", 0)) != 0 or not isinstance(template, str):
-            return None
-        specials, shorten = preview.placeholders(self.link_base, self.fields.get("otpConfig"))
-        try:
-            return measure_frame(frame, template, specials=specials, shorten=shorten,
-                                 encoding=None if self.encoding == "auto" else self._checked_encoding,
-                                 unencodable=True)
-        except SendframeError:
-            return None
-
-    def _text(self, frame: pd.DataFrame, measured: pd.DataFrame | None) -> pd.Series:
-        """What each row's recipient reads (as :meth:`render`), from ``measured`` when there is one."""
-        if measured is not None:
-            return pd.Series(measured["text"], index=frame.index).astype("str")
-        if self.channel in _TEXT_FIELD:
-            return self.render(frame)
-        return pd.Series(pd.NA, index=frame.index, dtype="str")
+        return find_problems(self, as_frame(contacts), suppression)
 
     @keyword_checked
     def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
@@ -271,31 +219,7 @@ class Message:
             lazy = on_dask.plan(self, contacts, suppression=suppression, keep=keep, now=now, ledger=ledger)
             return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
-        return self._plan(frame, self._problems(frame, suppression), keep=keep, now=now, ledger=ledger)
-
-    def _plan(self, frame: pd.DataFrame, problems: pd.DataFrame, *, keep: str | Iterable[str] | None = None,
-              now: Any = None, ledger: Any = None) -> pd.DataFrame:
-        """:meth:`plan` from the frame's ``problems`` (:meth:`_problems`), so a call checks its rows once."""
-        fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
-        if len(fatal):
-            lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
-            raise InputError(f"This {self.channel} message cannot be sent as it is:\n{lines}")
-        column = self.recipient_column(frame)
-        values = frame[column]
-        key = values.str.lower() if self.info.recipient == "email" else values
-        capped, why = self._capped(values, now, ledger)
-        return plan_rows(problems, frame.index, key.reset_index(drop=True), keep_reasons(keep), capped, why)
-
-    def _capped(self, recipients: pd.Series, now: Any, ledger: Any) -> tuple[Any, str]:
-        if self.frequency_cap is None:
-            return None, ""
-        n, days = self.frequency_cap
-        history = self.history
-        if not isinstance(history, pd.DataFrame):
-            history = history_from_ledgers(history, exclude=ledger)
-        moment = pd.Timestamp.now(tz="UTC") if now is None else now
-        capped = frequency_capped(recipients, history, n, days, moment, default_region=self.default_region)
-        return capped, f"already sent {n} message(s) in the last {days:g} days (frequency_cap=({n}, {days:g}))."
+        return plan_frame(self, frame, find_problems(self, frame, suppression), keep=keep, now=now, ledger=ledger)
 
     @keyword_checked
     def schedule(self, contacts: Any, *, now: Any = None) -> pd.DataFrame:
@@ -347,26 +271,8 @@ class Message:
             lazy = on_dask.estimate(self, contacts, prices=prices, suppression=suppression, keep=keep,
                                     attachments=attachments)
             return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
-        frame = as_frame(contacts)
-        measured = self._measured(frame)
-        result = self._estimated(frame, prices=prices, attachments=attachments, measured=measured)
-        plan = self._plan(frame, self._problems(frame, suppression, measured), keep=keep)
-        sent = (plan["action"] == "send").to_numpy()
-        priced = result.assign(billable=result["billable"].to_numpy() & sent,
-                               cost=result["cost"].where(sent, 0.0), action=plan["action"])
-        priced.attrs = {"currency": result.attrs.get("currency", "EUR")}
-        priced.attrs["totals"] = estimating.estimate_totals(priced)
-        return priced
-
-    def _estimated(self, frame: pd.DataFrame, *, prices: Any = None, attachments: int = 0,
-                   measured: pd.DataFrame | None = None) -> pd.DataFrame:
-        """:func:`sendframe.estimate` of every row with this message's settings (whether sent or not)."""
-        return estimating.estimate(
-            frame, self.template or "", channel=self.channel, encoding=self.encoding,
-            parts=self.parts if self.info.is_sms else None, certified=bool(self.fields.get("certified", False)),
-            attachments=attachments, prices=prices, trans=int(self.fields.get("trans", 0)),
-            otp_config=self.fields.get("otpConfig"), link_base=self.link_base, to_column=self.recipient_column(frame),
-            measured=measured)
+        return estimate_frame(self, as_frame(contacts), prices=prices, suppression=suppression, keep=keep,
+                              attachments=attachments)
 
     @keyword_checked
     def send(
@@ -421,7 +327,7 @@ class Message:
 
             >>> result = sms("Hi {name}", sender="Shop").send(contacts, ledger="spring.sqlite")  # doctest: +SKIP
         """
-        check_options(settings, [s for s in _RUN_SETTINGS if s != "suppression"], "Message.send")
+        check_options(settings, [s for s in RUN_SETTINGS if s != "suppression"], "Message.send")
         if settings:
             return self.replace(**settings).send(
                 contacts, client=client, ledger=ledger, suppression=suppression, keep=keep, batch_size=batch_size,
@@ -437,20 +343,11 @@ class Message:
                 stop_after_unknown=stop_after_unknown, progress=progress, max_cost=max_cost, prices=prices,
                 callbacks=callbacks, now=now, cancel=cancel)
             return written  # type: ignore[no-any-return]  # a lazy Dask frame (the dataset written to out)
-        frame = as_frame(contacts)
-        measured = self._measured(frame)
-        plan = self._plan(frame, self._problems(frame, suppression, measured), keep=keep, now=now, ledger=ledger)
-        summary = skipped_summary(plan, "sent" if not dry_run else "to be sent")
-        if summary:
-            warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
-        budget = Budget(max_cost, []) if max_cost is not None else None
-        return self._send_planned(
-            frame, plan, measured, client=client, ledger=ledger, keep=keep, batch_size=batch_size,
+        return send_frame(
+            self, as_frame(contacts), suppression=suppression, keep=keep, now=now, ledger=ledger, dry_run=dry_run,
+            max_cost=max_cost, prices=prices, callbacks=callbacks, client=client, batch_size=batch_size,
             concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second,
-            dry_run=dry_run,
-            resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, budget=budget,
-            prices=prices, settle=tags_from_callbacks(callbacks, self.notification_url), now=now,
-            cancel=cancel)
+            resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, cancel=cancel)
 
     def send_planned(self, contacts: pd.DataFrame, plan: pd.DataFrame, *, budget: Budget | None = None,
                      identity: Mapping[str, Any] | None = None, keep: str | Iterable[str] | None = None,
@@ -462,86 +359,8 @@ class Message:
         shared ``budget`` and the ledger ``identity`` of the whole campaign. ``send_options`` are
         those of :meth:`send` that say how to send (client, ledger, batch_size, ...).
         """
-        return self._send_planned(contacts, plan, None, budget=budget, identity=identity, keep=keep, prices=prices,
-                                  settle=settle, now=now, **send_options)
-
-    def _send_planned(self, frame: pd.DataFrame, plan: pd.DataFrame, measured: pd.DataFrame | None, *,
-                      budget: Budget | None = None, identity: Mapping[str, Any] | None = None,
-                      keep: str | Iterable[str] | None = None, prices: Any = None,
-                      settle: Mapping[str, str] | None = None, now: Any = None, **send_options: Any) -> pd.DataFrame:
-        """:meth:`send_planned`, reading ``measured`` (:meth:`_measured` of ``frame``, or None) for the texts."""
-        check_options(send_options, [o for o in SEND_OPTIONS if o not in ("max_cost", "callbacks")],
-                      "Message.send_planned")
-        column = self.recipient_column(frame)
-        sending = (plan["action"] == "send").to_numpy()
-        to_send = frame.loc[sending]
-        measured_sent = measured.loc[sending] if measured is not None else None
-        if keep_reasons(keep) & {"invalid"}:  # sent as written: the service answers for them (102)
-            raw = f"{column}_raw"
-            fallback = to_send[raw] if raw in to_send else pd.Series("", index=to_send.index)
-            to_send = to_send.assign(**{column: to_send[column].fillna(fallback).fillna("")})
-            measured_sent = None  # a template may show the recipient, which has just changed
-        row_fields: dict[str, Sequence[Any]] = {}
-        priced = None
-        if (self.encoding == "auto" and self.info.is_sms or budget is not None) and len(to_send):
-            # every row sent is priced (the plan has had its say): the rows' own estimate, measured once
-            priced = self._estimated(to_send, prices=prices, measured=measured_sent)
-        if self.encoding == "auto" and self.info.is_sms and priced is not None:
-            row_fields["encoding"] = priced["encoding"].fillna("gsm").tolist()
-        if budget is not None:
-            budget.start(priced["cost"].tolist() if priced is not None else [])
-        if (self.local_time is not None or self.quiet_hours is not None) and len(to_send):
-            moment = pd.Timestamp.now(tz="UTC") if now is None else pd.Timestamp(now)
-            when = self.schedule(to_send, now=moment)["send_at_utc"]
-            row_fields["scheduleDate"] = [format_wire_datetime(t.to_pydatetime()) if t > moment else None
-                                          for t in when]
-        fields = dict(self.fields)
-        if self.encoding not in (None, "auto"):
-            fields["encoding"] = self.encoding
-        sent = send_rows(
-            to_send, self.channel, notification_url=self.notification_url, to_column=column, row_fields=row_fields,
-            whatsapp_columns=self.whatsapp_columns, fields=fields, budget=budget, identity=identity, settle=settle,
-            **send_options)
-        if budget is not None and budget.left_out:
-            currency = priced.attrs.get("currency", "") if priced is not None else ""
-            sent.loc[sent.index[budget.left_out], "reason"] = budget.reason(currency)
-            warnings.warn(f"{len(budget.left_out)} row(s) not sent: {budget.reason(currency)}", RowsSkippedWarning,
-                          stacklevel=user_stacklevel())
-        return self._result(frame, column, plan, sent, self._text(frame, measured))
-
-    def _result(self, frame: pd.DataFrame, column: str, plan: pd.DataFrame, sent: pd.DataFrame,
-                text: pd.Series) -> pd.DataFrame:
-        result = sent.reindex(frame.index)
-        outcome = result["outcome"].astype("str").where(plan["action"] == "send", plan["action"])
-        skipped = (plan["action"] != "send").to_numpy()
-        sent_reason = result["reason"] if "reason" in result else pd.Series(pd.NA, index=frame.index, dtype="str")
-        result = result.assign(accepted=result["accepted"].mask(skipped, False),
-                               outcome=pd.Categorical(outcome, categories=list(OUTCOMES)),
-                               reason=plan["reason"].where(skipped, sent_reason))
-        front = pd.DataFrame({"recipient": frame[column].astype("str"), "text": text}, index=frame.index)
-        return pd.concat([front, result], axis=1)
-
-    @property
-    def _checked_encoding(self) -> str:
-        """The encoding preflight checks: each row's own under ``"auto"``, gsm when none is asked (the default)."""
-        return self.encoding or "gsm"
-
-
-_WHATSAPP_WIRE_TO_OPTION = {"headerFields": "header_fields", "bodyFields": "body_fields",
-                            "callToActionFields": "cta_fields", "defaultAnswer": "default_answer"}
-
-
-def _without_query(url: str) -> str:
-    parts = urlsplit(url)
-    if not parts.scheme:
-        return url  # a column name
-    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}" + (
-        "?…" if parts.query else "")
-
-
-def _wire_spelling(channel_name: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    names = request_field_names(channel_name)
-    return {names.get(k, k): v for k, v in options.items()}
+        return send_plan(self, contacts, plan, None, budget=budget, identity=identity, keep=keep, prices=prices,
+                         settle=settle, now=now, **send_options)
 
 
 def message(channel_name: str, **options: Any) -> Message:
@@ -556,86 +375,7 @@ def message(channel_name: str, **options: Any) -> Message:
         >>> message("email", subject="Hi {name}", body="<p>Hi</p>", from_email="a@b.co", reply_to="a@b.co").channel
         'mailing'
     """
-    info = channel(channel_name)
-    names = request_field_names(info.name)
-    whatsapp_options = {option: wire for wire, option in _WHATSAPP_WIRE_TO_OPTION.items()} | {
-        "call_to_action_fields": "callToActionFields"}
-    known = [*names, *_MESSAGE_OPTIONS, "encoding"]
-    if info.name == "whatsapp":
-        known += list(whatsapp_options)
-    check_options(options, known, "sendframe.message",
-                  hint=f"A {info.name} message takes: {', '.join(sorted({*_public_names(names), *_MESSAGE_OPTIONS}))}.")
-    settings = {k: options.pop(k) for k in _MESSAGE_OPTIONS if k in options}
-    whatsapp_columns = {whatsapp_options[k]: _column_names(options.pop(k), k)
-                        for k in list(options) if k in whatsapp_options and options[k] is not None}
-    whatsapp_columns = {k: v for k, v in whatsapp_columns.items() if v}  # no column is the same as none given
-    encoding = options.pop("encoding", None)
-    if encoding is not None and encoding != "auto" and encoding not in ENCODINGS:
-        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} or 'auto' "
-                         "(the cheapest that carries each row's text).")
-    if encoding is not None and not info.is_sms:
-        raise InputError(f"encoding applies to sms and landingsms, not {info.name}.")
-    fields: dict[str, Any] = {}
-    for name, value in options.items():
-        if value is not None:
-            fields[names[name]] = value
-    if fields.get("parts") == 1:  # the service's default: the same message whether it is said or not
-        del fields["parts"]
-    campaign = settings.pop("campaign", None)
-    if campaign is not None:
-        fields["campaignName"] = campaign
-    notification_url = settings.get("notification_url") or fields.pop("notificationUrl", None)
-    for name in ("scheduleDate", "expirationDate"):
-        value = fields.get(name)
-        if isinstance(value, (datetime, pd.Timestamp)) and value.tzinfo is None:
-            raise InputError(f"{snake_case(name)}={value!r} has no time zone, so it could mean any of 24 hours: give "
-                             "a zone, e.g. datetime(..., tzinfo=ZoneInfo('Europe/Madrid')) or pd.Timestamp(..., "
-                             "tz='UTC').")
-    cap = settings.get("frequency_cap")
-    if cap is not None:
-        if (not isinstance(cap, (tuple, list)) or len(cap) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in cap)):
-            raise InputError("frequency_cap is (messages, days), e.g. (2, 7): at most 2 messages in 7 days; "
-                             f"got {cap!r}.")
-        if settings.get("history") is None:
-            raise InputError("frequency_cap needs history=: a folder of earlier campaigns' ledgers, their paths, or a "
-                             "frame with recipient and sent_at columns.")
-        settings["frequency_cap"] = (int(cap[0]), float(cap[1]))
-    if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
-        raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
-    if notification_url is not None and not info.has_notifications:
-        raise InputError(f"notification_url applies to {' and '.join(c for c in ('sms', 'landingsms'))}, "
-                         f"not {info.name}.")
-    _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
-    return Message(info.name, MappingProxyType(fields), encoding, settings.get("to"), notification_url,
-                   settings.get("link_base"), settings.get("default_region", "ES"),
-                   MappingProxyType(whatsapp_columns), settings.get("suppression"), settings.get("frequency_cap"),
-                   settings.get("history"), settings.get("local_time"),
-                   tuple(settings["quiet_hours"]) if settings.get("quiet_hours") else None)
-
-
-def _public_names(names: Mapping[str, str]) -> set[str]:
-    return {name for name in names if "_" in name or name == name.lower()} - {"from_"}
-
-
-def _column_names(value: Any, option: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(c.strip() for c in value.split(",") if c.strip())
-    if isinstance(value, Iterable):
-        return tuple(str(c) for c in value)
-    raise InputError(f"{option} names the columns filling the template's variables in order, not {value!r}.")
-
-
-def _validate(info: ChannelInfo, fields: Mapping[str, Any], whatsapp_columns: Mapping[str, tuple[str, ...]]) -> None:
-    """Check the fields with the service's model, as a request to one placeholder recipient."""
-    recipient = _PLACEHOLDER_RECIPIENT[info.recipient]
-    if info.name == "whatsapp":
-        item: dict[str, Any] = {"to": recipient}
-        item.update({wire: ["x"] * len(columns) for wire, columns in whatsapp_columns.items() if columns})
-        body = {**fields, "messages": [item]}
-    else:
-        body = {**fields, "to": [recipient]}
-    parse_request(info.name, wire_fields(body))
+    return Message(**message_settings(channel_name, options))
 
 
 # ---------------------------------------------------------------------- one constructor per channel

@@ -1,0 +1,155 @@
+"""The options a :class:`~sendframe.campaign.message.Message` is made from, checked once.
+
+:func:`message_settings` turns the options of :func:`sendframe.message` (request fields in
+snake_case or camelCase, and the message's own settings) into the fields and settings of a
+``Message``: an unknown option is an error naming the closest known one, and the fields are
+validated with the service's own models, as a request to one placeholder recipient.
+
+    >>> message_settings("sms", {"message": "Hi", "sender": "Shop", "parts": 1})["fields"]
+    mappingproxy({'message': 'Hi', 'from': 'Shop'})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import urlsplit
+
+import pandas as pd
+
+from sendframe.api.models import parse_request
+from sendframe.campaign.batching import wire_fields
+from sendframe.channels import ChannelInfo, channel
+from sendframe.errors import InputError
+from sendframe.options import check_options, request_field_names, snake_case
+from sendframe.text.encodings import ENCODINGS
+
+__all__ = ["MESSAGE_OPTIONS", "RUN_SETTINGS", "WHATSAPP_WIRE_TO_OPTION", "message_settings", "wire_spelling",
+           "without_query"]
+
+# settings of a Message that are not request fields
+MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "campaign", "suppression", "frequency_cap",
+                   "history", "local_time", "quiet_hours")
+# settings a send may also take for one run (they override the message's)
+RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
+_PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
+WHATSAPP_WIRE_TO_OPTION = {"headerFields": "header_fields", "bodyFields": "body_fields",
+                           "callToActionFields": "cta_fields", "defaultAnswer": "default_answer"}
+
+
+def without_query(url: str) -> str:
+    """A notification address as a repr may show it: no query (it may carry a token), no credentials.
+
+        >>> without_query("https://u:pw@hooks.example/cb?token=s3cret")
+        'https://hooks.example/cb?…'
+    """
+    parts = urlsplit(url)
+    if not parts.scheme:
+        return url  # a column name
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}" + (
+        "?…" if parts.query else "")
+
+
+def wire_spelling(channel_name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options with request fields under their wire names (other options as given).
+
+        >>> wire_spelling("sms", {"otp_config": None, "to": "phone"})
+        {'otpConfig': None, 'to': 'phone'}
+    """
+    names = request_field_names(channel_name)
+    return {names.get(k, k): v for k, v in options.items()}
+
+
+def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of a ``Message`` from the options of :func:`sendframe.message` (see its docstring).
+
+    ``options`` is consumed (settings are popped from it). Raises ``UnknownOptionError``,
+    ``InputError`` or ``RequestValidationError`` naming the option or field.
+
+        >>> message_settings("voiceAudio", {"audio_url": "https://example.org/hi.mp3"})["channel"]
+        'voiceAudio'
+    """
+    info = channel(channel_name)
+    names = request_field_names(info.name)
+    whatsapp_options = {option: wire for wire, option in WHATSAPP_WIRE_TO_OPTION.items()} | {
+        "call_to_action_fields": "callToActionFields"}
+    known = [*names, *MESSAGE_OPTIONS, "encoding"]
+    if info.name == "whatsapp":
+        known += list(whatsapp_options)
+    check_options(options, known, "sendframe.message",
+                  hint=f"A {info.name} message takes: {', '.join(sorted({*_public_names(names), *MESSAGE_OPTIONS}))}.")
+    settings = {k: options.pop(k) for k in MESSAGE_OPTIONS if k in options}
+    whatsapp_columns = {whatsapp_options[k]: _column_names(options.pop(k), k)
+                        for k in list(options) if k in whatsapp_options and options[k] is not None}
+    whatsapp_columns = {k: v for k, v in whatsapp_columns.items() if v}  # no column is the same as none given
+    encoding = options.pop("encoding", None)
+    if encoding is not None and encoding != "auto" and encoding not in ENCODINGS:
+        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} or 'auto' "
+                         "(the cheapest that carries each row's text).")
+    if encoding is not None and not info.is_sms:
+        raise InputError(f"encoding applies to sms and landingsms, not {info.name}.")
+    fields: dict[str, Any] = {}
+    for name, value in options.items():
+        if value is not None:
+            fields[names[name]] = value
+    if fields.get("parts") == 1:  # the service's default: the same message whether it is said or not
+        del fields["parts"]
+    campaign = settings.pop("campaign", None)
+    if campaign is not None:
+        fields["campaignName"] = campaign
+    notification_url = settings.get("notification_url") or fields.pop("notificationUrl", None)
+    for name in ("scheduleDate", "expirationDate"):
+        value = fields.get(name)
+        if isinstance(value, (datetime, pd.Timestamp)) and value.tzinfo is None:
+            raise InputError(f"{snake_case(name)}={value!r} has no time zone, so it could mean any of 24 hours: give "
+                             "a zone, e.g. datetime(..., tzinfo=ZoneInfo('Europe/Madrid')) or pd.Timestamp(..., "
+                             "tz='UTC').")
+    cap = settings.get("frequency_cap")
+    if cap is not None:
+        if (not isinstance(cap, (tuple, list)) or len(cap) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in cap)):
+            raise InputError("frequency_cap is (messages, days), e.g. (2, 7): at most 2 messages in 7 days; "
+                             f"got {cap!r}.")
+        if settings.get("history") is None:
+            raise InputError("frequency_cap needs history=: a folder of earlier campaigns' ledgers, their paths, or a "
+                             "frame with recipient and sent_at columns.")
+        settings["frequency_cap"] = (int(cap[0]), float(cap[1]))
+    if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
+        raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
+    if notification_url is not None and not info.has_notifications:
+        raise InputError(f"notification_url applies to {' and '.join(c for c in ('sms', 'landingsms'))}, "
+                         f"not {info.name}.")
+    _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
+    return {"channel": info.name, "fields": MappingProxyType(fields), "encoding": encoding, "to": settings.get("to"),
+            "notification_url": notification_url, "link_base": settings.get("link_base"),
+            "default_region": settings.get("default_region", "ES"),
+            "whatsapp_columns": MappingProxyType(whatsapp_columns), "suppression": settings.get("suppression"),
+            "frequency_cap": settings.get("frequency_cap"), "history": settings.get("history"),
+            "local_time": settings.get("local_time"),
+            "quiet_hours": tuple(settings["quiet_hours"]) if settings.get("quiet_hours") else None}
+
+
+def _public_names(names: Mapping[str, str]) -> set[str]:
+    return {name for name in names if "_" in name or name == name.lower()} - {"from_"}
+
+
+def _column_names(value: Any, option: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(c.strip() for c in value.split(",") if c.strip())
+    if isinstance(value, Iterable):
+        return tuple(str(c) for c in value)
+    raise InputError(f"{option} names the columns filling the template's variables in order, not {value!r}.")
+
+
+def _validate(info: ChannelInfo, fields: Mapping[str, Any], whatsapp_columns: Mapping[str, tuple[str, ...]]) -> None:
+    """Check the fields with the service's model, as a request to one placeholder recipient."""
+    recipient = _PLACEHOLDER_RECIPIENT[info.recipient]
+    if info.name == "whatsapp":
+        item: dict[str, Any] = {"to": recipient}
+        item.update({wire: ["x"] * len(columns) for wire, columns in whatsapp_columns.items() if columns})
+        body = {**fields, "messages": [item]}
+    else:
+        body = {**fields, "to": [recipient]}
+    parse_request(info.name, wire_fields(body))
