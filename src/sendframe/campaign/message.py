@@ -18,7 +18,9 @@ validated with the service's own models. Every method reads the same settings, s
     >>> result = msg.send(contacts, client=client, ledger="spring.sqlite")  # doctest: +SKIP
 
 Rows that should not be sent are left out by one policy (:mod:`sendframe.campaign.policy`), said
-once in a warning, and kept in the result with their own outcome.
+once in a warning, and kept in the result with their own outcome. The options are checked by
+:mod:`sendframe.campaign.message_options`; what the methods do to a pandas frame's rows (measure,
+check, plan, price, send) is in :mod:`sendframe.campaign.message_rows`.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 The steps its methods share, as plain functions of the message and the frame: measure the text
 once (:func:`measure`), check the rows (:func:`find_problems`), plan who is sent to
 (:func:`plan_frame`, with the frequency cap), price (:func:`estimate_rows`) and send what the plan
-lets through (:func:`send_plan`). Each reads only the message's public settings, so what
-``estimate`` prices is what ``send`` sends.
+lets through (:func:`send_plan`); :func:`preview_frame`, :func:`estimate_frame` and
+:func:`send_frame` are ``preview``, ``estimate`` and ``send`` of one pandas frame. Each reads only
+the message's public settings, so what ``estimate`` prices is what ``send`` sends.
 
     >>> import pandas as pd, sendframe
     >>> msg, frame = sendframe.sms("Hi {name}", sender="Shop"), pd.DataFrame({"phone": ["34600123456"], "name": ["Jo"]})
