@@ -174,13 +174,17 @@ class NewLinks:
         self.rows: list[tuple[Any, ...]] = []
         self._short: dict[tuple[str, str], str] = {}  # (message id, URL) -> link: a URL once per message
         self._pool: dict[int, list[str]] = {}  # length -> tokens drawn and not yet used
+        self._drawn: set[str] = set()  # every token drawn for this request: none is handed out twice
         self._block = 16
 
     def _token(self, length: int) -> str:
         pool = self._pool.setdefault(length, [])
         if not pool:
-            pool.extend(new_tokens(self._block, length))
+            fresh = [t for t in new_tokens(self._block, length) if t not in self._drawn]
+            self._drawn.update(fresh)
+            pool.extend(fresh)
             self._block = min(self._block * 4, 4096)
+            return self._token(length)
         return pool.pop()
 
     def _add(self, kind: str, length: int, message_id: str, account: str | None = None,
@@ -229,13 +233,14 @@ class NewLinks:
         if not self.rows:
             return {}
         before = db.total_changes
-        db.executemany(_INSERT_LINK.replace("INSERT", "INSERT OR IGNORE", 1), self.rows)
+        # in token order: the inserts walk the token index once, left to right, instead of jumping about it
+        db.executemany(_INSERT_LINK.replace("INSERT", "INSERT OR IGNORE", 1), sorted(self.rows))
         if db.total_changes - before == len(self.rows):
             return {}
         replaced: dict[str, str] = {}
         for row in self.rows:
-            if db.execute(f"SELECT {_LINK_COLUMNS} FROM links WHERE token = ?", (row[0],)).fetchone() == row:
-                continue  # stored: the row under its token is this one
+            if db.execute("SELECT kind, message_id FROM links WHERE token = ?", (row[0],)).fetchone() == row[1:3]:
+                continue  # stored: the token is this request's (its message ids are its own, its tokens distinct)
             kind, message_id = row[1], row[2]
             prefix = f"/{_PREFIX[kind]}/"
             for _ in range(8):

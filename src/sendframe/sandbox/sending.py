@@ -30,6 +30,7 @@ from json.encoder import encode_basestring as _json_text
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
+import orjson
 
 from sendframe.api.models import parse_request, result_item
 from sendframe.api.recipients import calling_code, is_valid_email, is_valid_phone
@@ -146,7 +147,8 @@ def _plan(batch: _Batch, message_id: str, c: _Common, to: str, parts: int | None
 def _plans_row(batch: _Batch, c: _Common) -> tuple[Any, ...]:
     """The one ``work`` row planning every accepted message of the request: the shared arguments plus
     ``messages``, a list of ``[id, to, parts]``."""
-    payload = json.dumps({**(c.plan_common or {}), "messages": batch.plans}, separators=(",", ":"))
+    # orjson writes what json.dumps(separators=(",", ":")) writes, several times faster (a request's plans are long)
+    payload = orjson.dumps({**(c.plan_common or {}), "messages": batch.plans}).decode()
     return (c.ready_at.timestamp(), batch.plans[0][0], "plans", payload)
 
 
