@@ -61,7 +61,9 @@ def test_a_10_mib_request_does_not_stall_a_concurrent_small_request(sb, channel,
     assert big.status_code in (202, 400), big.text[:300]
     latencies = result["latencies"]
     # the small requests kept being answered while the big one was worked on: many of them, none held for long
-    assert len(latencies) >= 3, (len(latencies), big_seconds)
+    # (a big request answered within half a second, as the email's is now that its links are stored in one step,
+    # leaves no time for three: it cannot have held anyone longer than the bound below either)
+    assert len(latencies) >= 3 or big_seconds < 0.5, (len(latencies), big_seconds)
     print(f"{channel}: big request {big_seconds:.2f} s; {len(latencies)} small ones meanwhile, slowest "
           f"{max(latencies):.3f} s (alone {quiet:.3f} s)")
     assert max(latencies) < max(0.5, big_seconds / 4, 20 * quiet), (max(latencies), big_seconds, quiet)

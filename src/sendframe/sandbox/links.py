@@ -28,7 +28,7 @@ import html
 import secrets
 import sqlite3
 import string
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -44,6 +44,7 @@ __all__ = [
     "LANDING_CSP",
     "LONG_TOKEN_LENGTH",
     "PAGE_CSP",
+    "NewLinks",
     "SCHEMA",
     "SHORT_CODE_LENGTH",
     "TOKEN_ALPHABET",
@@ -51,9 +52,9 @@ __all__ = [
     "landing_link",
     "open_pixel",
     "recipient_key",
+    "new_tokens",
     "routes",
     "short_link",
-    "short_links",
     "unsubscribe_link",
 ]
 
@@ -123,21 +124,149 @@ def _public_url(state: Any) -> str:
     return str(state.public_url).rstrip("/")
 
 
-def _store(state: Any, kind: str, length: int, **columns: Any) -> str:
-    """Insert a link row under a fresh random token (retrying the astronomically rare collision)."""
-    names = ", ".join(["token", "kind", "created_at", *columns])
-    marks = ", ".join("?" * (3 + len(columns)))
-    for _ in range(8):
-        token = "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(length))
-        try:
-            with state.db:
-                state.db.execute(
-                    f"INSERT INTO links({names}) VALUES ({marks})", (token, kind, _now_text(state), *columns.values())
-                )
-        except sqlite3.IntegrityError:
-            continue
-        return token
-    raise RuntimeError("could not find a free link token")  # pragma: no cover - 62**8 possibilities
+# token_bytes -> alphabet: a byte below 248 (4 x 62) picks TOKEN_ALPHABET[byte % 62], a byte from 248 up is
+# dropped (bytes.translate's delete), so every character is equally likely
+_BYTE_TO_CHAR = bytes(ord(TOKEN_ALPHABET[b % len(TOKEN_ALPHABET)]) for b in range(248)) + bytes(8)
+_DROPPED = bytes(range(248, 256))
+
+
+def new_tokens(count: int, length: int) -> list[str]:
+    """``count`` distinct random tokens of ``length`` characters of :data:`TOKEN_ALPHABET`, from one
+    :func:`secrets.token_bytes` draw for all of them (a few more when bytes are dropped).
+
+    >>> tokens = new_tokens(3, LONG_TOKEN_LENGTH)
+    >>> len(set(tokens)), {len(t) for t in tokens}, all(c in TOKEN_ALPHABET for t in tokens for c in t)
+    (3, {12}, True)
+    """
+    need = count * length
+    text = b""
+    while len(text) < need:
+        missing = need - len(text)
+        text += secrets.token_bytes(missing + missing // 16 + 8).translate(_BYTE_TO_CHAR, _DROPPED)
+    chars = text[:need].decode("ascii")
+    tokens = list(dict.fromkeys(chars[i:i + length] for i in range(0, need, length)))
+    while len(tokens) < count:  # the same token twice (astronomically rare): draw the missing ones
+        tokens = list(dict.fromkeys([*tokens, *new_tokens(count - len(tokens), length)]))
+    return tokens
+
+
+_LINK_COLUMNS = "token, kind, message_id, account, recipient, url, html, created_at"
+_INSERT_LINK = f"INSERT INTO links({_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+class NewLinks:
+    """The links one send request makes (unsubscribe, landing, short, pixel), stored with its messages in
+    one transaction (:meth:`store`, inside the caller's ``with db:``): a request that fails stores none.
+
+    Tokens come from :func:`new_tokens` in blocks, so a request of 1,000 messages draws its randomness a few
+    times, not a thousand; the rows are inserted with one ``executemany``. A message refused after some of
+    its links were made gives them back with :meth:`discard` (``mark`` before, ``discard(mark)`` after).
+
+        >>> made = NewLinks("http://127.0.0.1:8080/", "2026-11-21T09:30:00+00:00")
+        >>> link = made.unsubscribe("m1", account="demo", recipient="447700900123")
+        >>> link[:24], len(link) - 24, len(made.rows)
+        ('http://127.0.0.1:8080/u/', 12, 1)
+    """
+
+    def __init__(self, public_url: str, created_at: str) -> None:
+        self.base = str(public_url).rstrip("/")
+        self.created_at = created_at
+        self.rows: list[tuple[Any, ...]] = []
+        self._short: dict[tuple[str, str], str] = {}  # (message id, URL) -> link: a URL once per message
+        self._pool: dict[int, list[str]] = {}  # length -> tokens drawn and not yet used
+        self._drawn: set[str] = set()  # every token drawn for this request: none is handed out twice
+        self._block = 16
+
+    def _token(self, length: int) -> str:
+        pool = self._pool.setdefault(length, [])
+        if not pool:
+            fresh = [t for t in new_tokens(self._block, length) if t not in self._drawn]
+            self._drawn.update(fresh)
+            pool.extend(fresh)
+            self._block = min(self._block * 4, 4096)
+            return self._token(length)
+        return pool.pop()
+
+    def _add(self, kind: str, length: int, message_id: str, account: str | None = None,
+             recipient: str | None = None, url: str | None = None, page: str | None = None) -> str:
+        token = self._token(length)
+        self.rows.append((token, kind, message_id, account, recipient, url, page, self.created_at))
+        suffix = ".gif" if kind == "pixel" else ""
+        return f"{self.base}/{_PREFIX[kind]}/{token}{suffix}"
+
+    def mark(self) -> int:
+        """Where the rows end now, for :meth:`discard`."""
+        return len(self.rows)
+
+    def discard(self, mark: int) -> None:
+        """Forget the links made since ``mark`` (their message was refused)."""
+        for row in self.rows[mark:]:
+            if row[1] == "short":
+                self._short.pop((row[2], row[5]), None)
+        del self.rows[mark:]
+
+    def unsubscribe(self, message_id: str, *, account: str, recipient: str) -> str:
+        """The unsubscribe page of one message (``/u/`` + 12), for ``recipient`` of ``account``."""
+        return self._add("unsubscribe", LONG_TOKEN_LENGTH, message_id, account, recipient_key(recipient))
+
+    def landing(self, message_id: str, page: str) -> str:
+        """The landing page ``page`` (HTML) of one message (``/l/`` + 12)."""
+        return self._add("landing", LONG_TOKEN_LENGTH, message_id, page=str(page))
+
+    def pixel(self, message_id: str) -> str:
+        """The open pixel of one email (``/o/`` + 12 + ``.gif``)."""
+        return self._add("pixel", LONG_TOKEN_LENGTH, message_id)
+
+    def short(self, message_id: str, url: str) -> str:
+        """The short link (``/s/`` + 8) of ``url`` in one message: the same URL in the same message gives the
+        same link. Raises ``InputError`` unless ``url`` is an http/https address."""
+        clean = _http_url(url)
+        link = self._short.get((message_id, clean))
+        if link is None:
+            link = self._short[(message_id, clean)] = self._add("short", SHORT_CODE_LENGTH, message_id, url=clean)
+        return link
+
+    def store(self, db: sqlite3.Connection) -> dict[str, str]:
+        """Insert the rows, inside the caller's transaction. A token another request took meanwhile (62**8
+        and 62**12 possibilities: astronomically rare) is replaced by a fresh one; returns ``{old link: new
+        link}`` so the caller puts the new link in its texts (landing pages stored here are updated here)."""
+        if not self.rows:
+            return {}
+        before = db.total_changes
+        # in token order: the inserts walk the token index once, left to right, instead of jumping about it
+        db.executemany(_INSERT_LINK.replace("INSERT", "INSERT OR IGNORE", 1), sorted(self.rows))
+        if db.total_changes - before == len(self.rows):
+            return {}
+        replaced: dict[str, str] = {}
+        for row in self.rows:
+            if db.execute("SELECT kind, message_id FROM links WHERE token = ?", (row[0],)).fetchone() == row[1:3]:
+                continue  # stored: the token is this request's (its message ids are its own, its tokens distinct)
+            kind, message_id = row[1], row[2]
+            prefix = f"/{_PREFIX[kind]}/"
+            for _ in range(8):
+                token = new_tokens(1, len(row[0]))[0]
+                try:
+                    db.execute(_INSERT_LINK, (token, *row[1:]))
+                except sqlite3.IntegrityError:
+                    continue
+                break
+            else:  # pragma: no cover - 62**8 possibilities, eight times over
+                raise RuntimeError("could not find a free link token")
+            old, new = f"{self.base}{prefix}{row[0]}", f"{self.base}{prefix}{token}"
+            replaced[old] = new
+            db.execute("UPDATE links SET html = replace(html, ?, ?) WHERE message_id = ? AND html IS NOT NULL",
+                       (old, new, message_id))
+        return replaced
+
+
+def _store(state: Any, kind: str, **columns: Any) -> str:
+    """Make one link of ``kind`` and store it at once, in its own transaction."""
+    made = NewLinks(_public_url(state), _now_text(state))
+    maker = getattr(made, kind)
+    link: str = maker(**columns)
+    with state.db:
+        replaced = made.store(state.db)
+    return replaced.get(link, link)
 
 
 def _existing(state: Any, sql: str, args: tuple[Any, ...]) -> str | None:
@@ -160,7 +289,8 @@ def _http_url(url: str) -> str:
 
 
 def short_link(state: Any, *, message_id: str, url: str) -> str:
-    """The short link (``{public_url}/s/`` + 8 characters) that redirects to ``url`` for one message.
+    """The short link (``{public_url}/s/`` + 8 characters) that redirects to ``url`` for one message, stored
+    at once. A send request makes its links with :class:`NewLinks` instead (stored with its messages).
 
     The same URL in the same message gives the same link; each message gets its own, so clicks are
     counted per recipient. ``url`` must be an ``http``/``https`` address.
@@ -172,43 +302,14 @@ def short_link(state: Any, *, message_id: str, url: str) -> str:
     token = _existing(
         state, "SELECT token FROM links WHERE kind = 'short' AND message_id = ? AND url = ?", (message_id, url)
     )
-    if token is None:
-        token = _store(state, "short", SHORT_CODE_LENGTH, message_id=message_id, url=url)
-    return _link(state, "short", token)
-
-
-def short_links(state: Any, *, message_id: str, urls: Iterable[str]) -> dict[str, str]:
-    """The short links of many URLs of one message at once (click tracking of an email): ``{url: link}`` for
-    every ``http``/``https`` URL (others are left out), the same as :func:`short_link` gives one by one, in
-    one transaction.
-
-    >>> short_links(state, message_id="m1", urls=["https://a.example/", "mailto:x@y.example"])  # doctest: +SKIP
-    {'https://a.example/': 'http://127.0.0.1:8080/s/Xb7Qp2Lm'}
-    """
-    wanted: dict[str, str] = {}
-    for url in urls:
-        try:
-            wanted.setdefault(url, _http_url(url))
-        except InputError:
-            continue
-    known = dict(state.db.execute("SELECT url, token FROM links WHERE kind = 'short' AND message_id = ?",
-                                  (message_id,)))
-    new = sorted({clean for clean in wanted.values() if clean not in known})
-    rows = [("".join(secrets.choice(TOKEN_ALPHABET) for _ in range(SHORT_CODE_LENGTH)), message_id, url) for url in new]
-    try:
-        with state.db:
-            state.db.executemany("INSERT INTO links(token, kind, message_id, url, created_at) "
-                                 "VALUES (?, 'short', ?, ?, ?)", [(*row, _now_text(state)) for row in rows])
-        known.update((url, token) for token, _, url in rows)
-    except sqlite3.IntegrityError:  # a token already taken (astronomically rare): one by one, each retried
-        for url in new:
-            known[url] = _store(state, "short", SHORT_CODE_LENGTH, message_id=message_id, url=url)
-    return {url: _link(state, "short", known[clean]) for url, clean in wanted.items()}
+    if token is not None:
+        return _link(state, "short", token)
+    return _store(state, "short", message_id=message_id, url=url)
 
 
 def unsubscribe_link(state: Any, *, account: str, message_id: str, recipient: str) -> str:
     """The unsubscribe page of one message (``{public_url}/u/`` + 12 characters), for ``{UNSUB_URL}``
-    and the email ``[unsubscribe_link]``.
+    and the email ``[unsubscribe_link]``, stored at once (a send request uses :class:`NewLinks`).
 
     >>> unsubscribe_link(state, account="demo", message_id="m1", recipient="447700900123")  # doctest: +SKIP
     'http://127.0.0.1:8080/u/k3J9xQ2mPa7Z'
@@ -219,11 +320,9 @@ def unsubscribe_link(state: Any, *, account: str, message_id: str, recipient: st
         "SELECT token FROM links WHERE kind = 'unsubscribe' AND message_id = ? AND account = ? AND recipient = ?",
         (message_id, account, key),
     )
-    if token is None:
-        token = _store(
-            state, "unsubscribe", LONG_TOKEN_LENGTH, message_id=message_id, account=account, recipient=key
-        )
-    return _link(state, "unsubscribe", token)
+    if token is not None:
+        return _link(state, "unsubscribe", token)
+    return _store(state, "unsubscribe", message_id=message_id, account=account, recipient=key)
 
 
 def landing_link(state: Any, *, message_id: str, html: str) -> str:
@@ -232,8 +331,7 @@ def landing_link(state: Any, *, message_id: str, html: str) -> str:
     >>> landing_link(state, message_id="m1", html="<h1>Sale</h1>")  # doctest: +SKIP
     'http://127.0.0.1:8080/l/Pq8Rt1Vw3XyZ'
     """
-    token = _store(state, "landing", LONG_TOKEN_LENGTH, message_id=message_id, html=str(html))
-    return _link(state, "landing", token)
+    return _store(state, "landing", message_id=message_id, page=html)
 
 
 def open_pixel(state: Any, *, message_id: str) -> str:
@@ -243,9 +341,9 @@ def open_pixel(state: Any, *, message_id: str) -> str:
     'http://127.0.0.1:8080/o/Zr4Tq9Wb2Nc1.gif'
     """
     token = _existing(state, "SELECT token FROM links WHERE kind = 'pixel' AND message_id = ?", (message_id,))
-    if token is None:
-        token = _store(state, "pixel", LONG_TOKEN_LENGTH, message_id=message_id)
-    return _link(state, "pixel", token)
+    if token is not None:
+        return _link(state, "pixel", token)
+    return _store(state, "pixel", message_id=message_id)
 
 
 def is_unsubscribed(state: Any, *, account: str, recipient: str) -> bool:
