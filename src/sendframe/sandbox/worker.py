@@ -116,41 +116,52 @@ def plan_message(state: SandboxState, message: dict[str, Any], arguments: dict[s
     """Ask the carrier for the steps of one message (``arguments`` as queued by ``sending``): the steps
     already due at ``moment`` are applied at once, in plan order (nothing else of this message can come
     between them), and the rest become ``work`` rows in ``out``."""
-    config, channel, to, message_id = state.carrier, arguments["channel"], arguments["to"], message["id"]
-    ready_at = moment_at(arguments["ready_at"])
-    expires_at = moment_at(arguments["expires_at"]) if arguments.get("expires_at") is not None else None
-    if channel in ("sms", "landingsms"):
-        steps = carrier.plan_sms(config, message_id=message_id, to=to, parts=arguments.get("parts", 1),
-                                 ready_at=ready_at, expires_at=expires_at,
-                                 available_times=arguments.get("available_times"))
-    elif channel in ("voice", "voiceAudio"):
-        steps = carrier.plan_call(config, message_id=message_id, to=to, ready_at=ready_at, expires_at=expires_at,
-                                  retries=arguments.get("retries", 0), amd=bool(arguments.get("amd")))
-    else:
-        steps = carrier.plan_simple(config, message_id=message_id, channel=channel, to=to, ready_at=ready_at)
-    mnc = message["mnc"] = carrier.mnc_for(config, to, message_id)
+    config, to, message_id = state.carrier, arguments["to"], message["id"]
+    expires_at = arguments.get("expires_at")
+    steps = carrier.plan_steps(config, channel=arguments["channel"], message_id=message_id, to=to,
+                               ready=_micros_at(arguments["ready_at"]),
+                               expires=None if expires_at is None else _micros_at(expires_at),
+                               parts=arguments.get("parts", 1), retries=arguments.get("retries", 0),
+                               amd=bool(arguments.get("amd")), available_times=arguments.get("available_times"))
+    mnc = message["mnc"] = carrier.mnc_for(config, to)
     first_update = len(out.updates)
     out.done["planned"] += 1
-    inline = True
-    group: list[Any] = []  # later steps with one due time share a work row (kind "group", steps in plan order)
-    for step in steps:
-        due = step.due.timestamp()
-        inline = inline and due <= moment
-        if inline:
-            apply_step(state, message, due, step.kind, {"status": step.status, "delivery": step.delivery}, out)
-            continue
-        if group and group[0][0] != due:
-            out.planned.append(_work_row(message_id, group))
+    index = 0
+    for due_us, body in steps:  # the steps due already, applied in plan order
+        due = due_us / 1_000_000
+        if due > moment:
+            break
+        apply_step(state, message, due, body[0], _inline_payload(body), out)
+        index += 1
+    # later steps with one due time share a work row (kind "group", steps in plan order)
+    group_due = 0.0
+    group: list[carrier.StepBody] = []
+    for due_us, body in steps[index:]:
+        due = due_us / 1_000_000
+        if group and due != group_due:
+            out.planned.append(_work_row(message_id, group_due, group))
             group = []
-        detail = tuple(sorted(step.detail.items())) if step.detail else ()
-        group.append((due, step.kind, step.status, step.delivery, detail))
+        group_due = due
+        group.append(body)
     if group:
-        out.planned.append(_work_row(message_id, group))
+        out.planned.append(_work_row(message_id, group_due, group))
     if len(out.updates) > first_update:  # the first update of a step already due also stores the mnc
         status, delivered, cost, _, _ = out.updates[first_update]
         out.updates[first_update] = (status, delivered, cost, mnc, message_id)
     else:
         out.updates.append((None, 0, None, mnc, message_id))
+
+
+@functools.lru_cache(maxsize=4096)
+def _micros_at(seconds: float) -> int:
+    # the epoch microseconds of moment_at(seconds) (a request's messages share their ready and expiry times)
+    return carrier.micros_of(moment_at(seconds))
+
+
+@functools.lru_cache(maxsize=1024)
+def _inline_payload(body: carrier.StepBody) -> dict[str, Any]:
+    # what apply_step reads of a step applied at once (read only, shared)
+    return {"status": body[1], "delivery": body[2]}
 
 
 def _take(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], dict[int, dict[str, Any]]]:
@@ -185,15 +196,14 @@ def _merged(updates: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return list(by_id.values())
 
 
-def _work_row(message_id: str, group: list[tuple[Any, ...]]) -> tuple[Any, ...]:
-    due, kind, status, delivery, detail = group[0]
+def _work_row(message_id: str, due: float, group: list[carrier.StepBody]) -> tuple[Any, ...]:
     if len(group) == 1:
-        return (due, message_id, kind, _payload_text(status, delivery, detail))
-    return (due, message_id, "group", _group_text(tuple(step[1:] for step in group)))
+        return (due, message_id, group[0][0], _payload_text(group[0]))
+    return (due, message_id, "group", _group_text(tuple(group)))
 
 
 @functools.lru_cache(maxsize=4096)
-def _group_text(steps: tuple[tuple[Any, ...], ...]) -> str:
+def _group_text(steps: tuple[carrier.StepBody, ...]) -> str:
     return json.dumps([{"kind": kind, "status": status, "delivery": delivery, "detail": dict(detail)}
                        for kind, status, delivery, detail in steps])
 
@@ -205,8 +215,9 @@ def _step_payload(text: str) -> Any:
 
 
 @functools.lru_cache(maxsize=4096)
-def _payload_text(status: str | None, delivery: int | None, detail: tuple[tuple[str, Any], ...]) -> str:
+def _payload_text(body: carrier.StepBody) -> str:
     # steps repeat a handful of (status, delivery, detail) combinations: encode each once
+    _, status, delivery, detail = body
     return json.dumps({"status": status, "delivery": delivery, "detail": dict(detail)})
 
 
