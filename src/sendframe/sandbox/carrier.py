@@ -242,11 +242,15 @@ def _sms_steps(config: CarrierConfig, message_id: str, to: str, parts: Any, read
         median, sigma, low, high = table.accepted
         gauss = 0.0 + 1.0 * math.sqrt(-2.0 * math.log(1.0 - (words[1] >> 11) * DRAW_SCALE)) * math.cos(
             _TWO_PI * ((words[2] >> 11) * DRAW_SCALE))
-        accepted_delay = min(high, max(low, median * math.exp(sigma * gauss)))
+        accepted_delay = median * math.exp(sigma * gauss)  # min(high, max(low, delay)), NaN and ties alike
+        accepted_delay = accepted_delay if accepted_delay > low else low
+        accepted_delay = accepted_delay if accepted_delay < high else high
         median, sigma, low, high = table.final
         gauss = 0.0 + 1.0 * math.sqrt(-2.0 * math.log(1.0 - (words[3] >> 11) * DRAW_SCALE)) * math.cos(
             _TWO_PI * ((words[4] >> 11) * DRAW_SCALE))
-        final_delay = min(high, max(low, median * math.exp(sigma * gauss)))
+        final_delay = median * math.exp(sigma * gauss)
+        final_delay = final_delay if final_delay > low else low
+        final_delay = final_delay if final_delay < high else high
         if outcome == "delivered_slow":
             final_delay = (60.0 + 60.0 * ((words[5] >> 11) * DRAW_SCALE)) - accepted_delay
         accepted_us, final_us = delay_micros(accepted_delay), delay_micros(final_delay)

@@ -30,7 +30,7 @@ from sendframe.sandbox.notifier import RETRY_DELAYS
 from sendframe.sandbox.reports import moment_at, notification_urls, report_urls, second_at
 from sendframe.sandbox.state import SandboxState
 
-__all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message"]
+__all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message", "plan_request"]
 
 log = logging.getLogger("sendframe.sandbox.worker")
 
@@ -113,43 +113,58 @@ def apply_step(state: SandboxState, message: dict[str, Any], due: float, kind: s
 
 def plan_message(state: SandboxState, message: dict[str, Any], arguments: dict[str, Any], moment: float,
                  out: Round) -> None:
-    """Ask the carrier for the steps of one message (``arguments`` as queued by ``sending``): the steps
-    already due at ``moment`` are applied at once, in plan order (nothing else of this message can come
-    between them), and the rest become ``work`` rows in ``out``."""
-    config, to, message_id = state.carrier, arguments["to"], message["id"]
+    """Ask the carrier for the steps of one message (``arguments`` as queued by ``sending``, with its
+    ``to`` and ``parts``): the steps already due at ``moment`` are applied at once, in plan order
+    (nothing else of this message can come between them), and the rest become ``work`` rows in ``out``."""
+    plan_request(state, {message["id"]: message},
+                 {**arguments, "messages": [(message["id"], arguments["to"], arguments.get("parts", 1))]}, moment, out)
+
+
+def plan_request(state: SandboxState, messages: dict[str, dict[str, Any]], arguments: dict[str, Any],
+                 moment: float, out: Round) -> None:
+    """:func:`plan_message` for every message of one ``plans`` row (``arguments`` as queued by ``sending``,
+    ``arguments["messages"]`` the ``(id, to, parts)`` of each): what they share is read once. Messages
+    missing from ``messages`` (deleted since) are skipped."""
+    config = state.carrier
     expires_at = arguments.get("expires_at")
-    steps = carrier.plan_steps(config, channel=arguments["channel"], message_id=message_id, to=to,
-                               ready=_micros_at(arguments["ready_at"]),
-                               expires=None if expires_at is None else _micros_at(expires_at),
-                               parts=arguments.get("parts", 1), retries=arguments.get("retries", 0),
-                               amd=bool(arguments.get("amd")), available_times=arguments.get("available_times"))
-    mnc = message["mnc"] = carrier.mnc_for(config, to)
-    first_update = len(out.updates)
-    out.done["planned"] += 1
-    index = 0
-    for due_us, body in steps:  # the steps due already, applied in plan order
-        due = due_us / 1_000_000
-        if due > moment:
-            break
-        apply_step(state, message, due, body[0], _inline_payload(body), out)
-        index += 1
-    # later steps with one due time share a work row (kind "group", steps in plan order)
-    group_due = 0.0
-    group: list[carrier.StepBody] = []
-    for due_us, body in steps[index:]:
-        due = due_us / 1_000_000
-        if group and due != group_due:
-            out.planned.append(_work_row(message_id, group_due, group))
-            group = []
-        group_due = due
-        group.append(body)
-    if group:
-        out.planned.append(_work_row(message_id, group_due, group))
-    if len(out.updates) > first_update:  # the first update of a step already due also stores the mnc
-        status, delivered, cost, _, _ = out.updates[first_update]
-        out.updates[first_update] = (status, delivered, cost, mnc, message_id)
-    else:
-        out.updates.append((None, 0, None, mnc, message_id))
+    ready, expires = _micros_at(arguments["ready_at"]), None if expires_at is None else _micros_at(expires_at)
+    channel, windows = arguments["channel"], arguments.get("available_times")
+    retries, amd = arguments.get("retries", 0), bool(arguments.get("amd"))
+    plan_steps, mnc_for, updates, planned = carrier.plan_steps, carrier.mnc_for, out.updates, out.planned
+    count = 0
+    for message_id, to, parts in arguments["messages"]:
+        message = messages.get(message_id)
+        if message is None:
+            continue
+        steps = plan_steps(config, channel=channel, message_id=message_id, to=to, ready=ready, expires=expires,
+                           parts=parts, retries=retries, amd=amd, available_times=windows)
+        mnc = message["mnc"] = mnc_for(config, to)
+        first_update = len(updates)
+        inline = True  # the steps due already are applied in plan order
+        group_due, group = None, []  # later steps with one due time share a work row (kind "group")
+        for due_us, body in steps:
+            due = due_us / 1_000_000
+            if inline:
+                if due <= moment:
+                    apply_step(state, message, due, body[0], _inline_payload(body), out)
+                    continue
+                inline = False
+            if due == group_due:
+                group.append(body)
+                continue
+            if group:
+                planned.append(_work_row(message_id, group_due, group))
+            group_due, group = due, [body]
+        if group:
+            planned.append(_work_row(message_id, group_due, group))
+        if len(updates) > first_update:  # the first update of a step already due also stores the mnc
+            status, delivered, cost, _, _ = updates[first_update]
+            updates[first_update] = (status, delivered, cost, mnc, message_id)
+        else:
+            updates.append((None, 0, None, mnc, message_id))
+        count += 1
+    if count:
+        out.done["planned"] += count
 
 
 @functools.lru_cache(maxsize=4096)
@@ -183,6 +198,8 @@ def _take(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], dict[int,
 def _merged(updates: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """One update per message: the same effect as applying ``updates`` in order (``status``, ``cost`` and
     ``mnc`` keep the last non-null value, ``is_delivered`` the largest)."""
+    if len({update[4] for update in updates}) == len(updates):  # one each already (a round of plans only)
+        return updates
     by_id: dict[str, tuple[Any, ...]] = {}
     for update in updates:
         message_id = update[4]
@@ -196,7 +213,7 @@ def _merged(updates: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return list(by_id.values())
 
 
-def _work_row(message_id: str, due: float, group: list[carrier.StepBody]) -> tuple[Any, ...]:
+def _work_row(message_id: str, due: float | None, group: list[carrier.StepBody]) -> tuple[Any, ...]:
     if len(group) == 1:
         return (due, message_id, group[0][0], _payload_text(group[0]))
     return (due, message_id, "group", _group_text(tuple(group)))
@@ -349,17 +366,12 @@ class Worker:
             return Counter()
         rows, plans = _take(rows)
         wanted = {r[2] for r in rows if r[3] != "plans"}
-        for arguments in plans.values():
-            wanted.update(m[0] for m in arguments["messages"])
-        messages = self._messages(wanted)
+        unplanned = [m[0] for arguments in plans.values() for m in arguments["messages"]]
+        messages = self._messages(wanted.union(unplanned), unsent=unplanned)
         out = Round()
         for seq, due, message_id, kind, payload_text in rows:
             if kind == "plans":
-                arguments = plans[seq]
-                for planned_id, to, parts in arguments.pop("messages"):
-                    message = messages.get(planned_id)
-                    if message is not None:
-                        plan_message(self.state, message, {**arguments, "to": to, "parts": parts}, moment, out)
+                plan_request(self.state, messages, plans[seq], moment, out)
                 continue
             message = messages.get(message_id)
             if message is None:
@@ -370,7 +382,8 @@ class Worker:
             else:
                 apply_step(self.state, message, due, kind, _step_payload(payload_text or "{}"), out)
         # one update per message, addressed by rowid (no lookup through the id index)
-        updates = [(*u[:4], messages[u[4]]["row_number"]) for u in _merged(out.updates)]
+        updates = [(status, delivered, cost, mnc, messages[message_id]["row_number"])
+                   for status, delivered, cost, mnc, message_id in _merged(out.updates)]
         out.updates = []
         last_due, last_seq = rows[-1][1], rows[-1][0]
         # new rows in due order (stable: rows due together keep plan order), so the rows a later round takes
@@ -395,12 +408,14 @@ class Worker:
             for message_id in list(itertools.islice(known, len(known) - MESSAGE_MEMORY // 2)):
                 del known[message_id]
 
-    def _messages(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def _messages(self, ids: Iterable[str], unsent: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
         """The messages of ``ids`` as dicts, from this worker's memory or the database. What a step reads of
         a message changes only by this worker's own rounds (``mnc``, ``cost``, ``sent_at``), so a remembered
         message is what the database holds. ``sent_at`` (the date of the ``sent`` event) is looked up only
-        for messages with a notification URL, the only ones whose reports show it (``%t``)."""
+        for messages with a notification URL, the only ones whose reports show it (``%t``), and not for
+        ``unsent`` ones (those of ``plans`` rows: a message's ``sent`` event is written with its plan)."""
         db = self.state.db
+        unsent = set(unsent)
         known = self._known
         out: dict[str, dict[str, Any]] = {}
         missing = []
@@ -420,7 +435,7 @@ class Worker:
                     message[key] = shared.setdefault(message[key], message[key])
                 message["sent_at"] = None
                 out[row[0]] = message
-                if row[5]:
+                if row[5] and row[0] not in unsent:
                     notified.append(row[0])
             if not notified:
                 continue
