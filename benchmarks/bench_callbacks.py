@@ -1,5 +1,7 @@
 """Parse an nginx access log of delivery notifications: read_callbacks vs a per-line urllib loop.
 
+The log is shaped like a campaign's: each message's ACCEPTD and final report, and some retries.
+
     python benchmarks/bench_callbacks.py            # 1,000,000 lines
     python benchmarks/bench_callbacks.py --quick    # 20,000 lines, smoke run
 
@@ -34,18 +36,25 @@ LINE = re.compile(r'^\S+ \S+ \S+ \[([^\]]+)\] "(?:GET|HEAD|POST) ([^" ]*) HTTP/[
 
 
 def write_log(path: Path, lines: int, seed: int = 0) -> None:
+    """As a campaign's log looks: each message's ACCEPTD then its final report (two lines per id, not next to
+    each other), and about one line in 200 a retry of an earlier one (the same query again, later)."""
     rng = np.random.default_rng(seed)
-    status = rng.integers(0, len(STATUSES), lines)
+    final = rng.integers(1, len(STATUSES), lines)
     minute = rng.integers(0, 600, lines)
+    retried = rng.random(lines) < 0.005
     with path.open("w") as handle:
         for i in range(lines):
-            name, value = STATUSES[status[i]]
+            message = (i // 1000) * 500 + i % 500  # ACCEPTD in the first half of each block of 1,000, final after
+            name, value = STATUSES[0] if i % 1000 < 500 else STATUSES[final[i]]
             hh, mm = divmod(int(minute[i]), 60)
             when = f"2026-11-21+{hh:02d}%3A{mm:02d}"
-            query = (f"mid={i:020x}&st={name}&d={value}&t={when}&y={when}"
-                     f"&c=0.0450&m=0{i % 4}&n=1&cid={i % 7 + 1}&ref=crm%20{i % 3}")
-            handle.write(f'10.0.0.{i % 250} - - [21/Nov/2026:{hh:02d}:{mm:02d}:{i % 60:02d} +0000] '
-                         f'"GET /dlr?{query} HTTP/1.1" 200 2 "-" "sendframe-notifier"\n')
+            query = (f"mid={message:020x}&st={name}&d={value}&t={when}&y={when}"
+                     f"&c=0.0450&m=0{message % 4}&n=1&cid={message % 7 + 1}&ref=crm%20{message % 3}")
+            line = (f'10.0.0.{i % 250} - - [21/Nov/2026:{hh:02d}:{mm:02d}:{i % 60:02d} +0000] '
+                    f'"GET /dlr?{query} HTTP/1.1" 200 2 "-" "sendframe-notifier"\n')
+            handle.write(line)
+            if retried[i]:
+                handle.write(line.replace(f":{i % 60:02d} +0000]", f":{(i + 7) % 60:02d} +0000]"))
         handle.write("a junk line\n")
 
 
@@ -107,9 +116,12 @@ def main(argv: list[str] | None = None) -> int:
             polled = read_callbacks(path, URL)
             poll_times.append(time.perf_counter() - start)
         poll = statistics.median(poll_times)
-    assert len(frame) == lines and len(baseline) == looped, (len(frame), len(baseline))
+    # every notification once (the retries dropped); the loop read the log's first `looped` lines the same way
+    assert len(frame) == lines, (len(frame), lines)
+    assert baseline["id"].isin(frame["id"]).all() and len(baseline) <= looped, len(baseline)
     scaled = f" (timed on {looped:,} lines, scaled linearly)" if looped < lines else ""
-    print(f"lines: {lines:,}; junk reported: {frame.attrs['junk_lines']}")
+    print(f"lines: {lines:,} notifications, two per message, with about 0.5% retries of earlier lines; "
+          f"junk reported: {frame.attrs['junk_lines']}")
     runs = f" (median of {REPEATS} runs)"
     print(f"read_callbacks (pyarrow): {fast:8.2f} s  {lines / fast:12,.0f} lines/s{runs}")
     print(f"per-line urllib loop:     {slow:8.2f} s  {lines / slow:12,.0f} lines/s{runs}{scaled}")
