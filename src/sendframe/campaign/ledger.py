@@ -50,8 +50,6 @@ row per recipient, for anyone reading the file with SQL.
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import os
 import sqlite3
@@ -61,151 +59,30 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
-from pydantic_core import to_json
 
-from sendframe.api.wire import send_answer
+from sendframe.campaign.ledger_format import (
+    _SCHEMA,
+    _SETTLED,
+    ANSWER_FIELDS,
+    BATCH_STATES,
+    ROW_COLUMNS,
+    SCHEMA_VERSION,
+    _answer_json,
+    _fit,
+    _json_text,
+    _row_states,
+    _typed_frame,
+)
+from sendframe.campaign.ledger_keys import ROW_TAG_PARAM, _decode_key, row_key, row_keys, row_tag
 from sendframe.campaign.lock import hold
-from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
+from sendframe.campaign.matching import match_rows, same_recipient
 from sendframe.errors import InputError, LedgerMismatchError
 
-__all__ = ["ROW_TAG_PARAM", "Ledger", "row_key", "row_keys", "row_tag", "same_recipient"]
-
-# batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
-BATCH_STATES = ("intent", "done", "unknown", "not_sent")
-SCHEMA_VERSION = 1
-
-# the fields of a result item kept per row: (key in a batch's stored answer, column of rows())
-ANSWER_FIELDS = (("accepted", "accepted"), ("id", "id"), ("parts", "parts"), ("scheduledAt", "scheduled_at"),
-                 ("expiresAt", "expires_at"), ("errorCode", "error_code"), ("errorDescription", "error_description"))
-
-# one statement each: executescript would commit the transaction the schema is written in
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE batches ("
-    " batch INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, size INTEGER NOT NULL, state TEXT NOT NULL,"
-    " http_status INTEGER, error_code INTEGER, error_description TEXT, campaign_id INTEGER, sending_id INTEGER,"
-    " intent_at TEXT NOT NULL, result_at TEXT, row_keys TEXT NOT NULL, recipients TEXT NOT NULL, answer TEXT)",
-    "CREATE VIEW rows AS SELECT b.batch AS batch, CAST(k.key AS INTEGER) AS position, k.value AS row_key,"
-    " json_extract(b.recipients, '$[' || k.key || ']') AS recipient, "
-    + ", ".join(f"json_extract(b.answer, '$.{key}[' || k.key || ']') AS {column}" for key, column in ANSWER_FIELDS)
-    + " FROM batches b, json_each(b.row_keys) k",
-    f"PRAGMA user_version = {SCHEMA_VERSION}",
-)
-# rows of unknown batches whose delivery notification came back: accepted, with the notification's message id
-_SETTLED = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL,"
-            " recipient TEXT NOT NULL, id TEXT, settled_at TEXT NOT NULL, PRIMARY KEY (batch, row_key, recipient))")
-
-ROW_COLUMNS = ("row_key", "recipient", "batch", "state", "accepted", "id", "parts", "scheduled_at", "expires_at",
-               "error_code", "error_description", "campaign_id", "sending_id")
-ROW_DTYPES = {"row_key": "string", "recipient": "string", "batch": "Int64", "state": "string", "accepted": "boolean",
-              "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
-              "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
-_ARROW_TYPES = {"string": pa.string(), "Int64": pa.int64(), "boolean": pa.bool_()}
-
-_KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # what json.dumps(..., ensure_ascii=False) uses
-_encode_json = _KEY_ENCODER.encode
-
-
-def _json_text(value: Any) -> str:
-    """Compact JSON of lists and dicts of plain values, as stored in a batch row (pydantic's serialiser: fast)."""
-    return to_json(value).decode("utf-8")
-
-
-def row_key(label: object) -> str:
-    """The text under which an index label is stored (JSON when possible, so ints stay ints).
-
-        >>> row_key(3), row_key("a"), row_key(("x", 1))
-        ('3', '"a"', '["x", 1]')
-    """
-    if hasattr(label, "item") and not isinstance(label, (str, bytes)):
-        with contextlib.suppress(TypeError, ValueError):
-            label = label.item()  # numpy scalars
-    return _encode_json(label)
-
-
-ROW_TAG_PARAM = "sf_row"  # the notificationUrl parameter that carries a row's tag (docs/api-notes.md)
-
-
-def row_tag(key: str, recipient: str) -> str:
-    """A short tag of a ledger row, carried by its notificationUrl so its notification names the row.
-
-        >>> row_tag(row_key(7), "447700900001")
-        '44c4f5ed222ceb60'
-    """
-    return hashlib.blake2b(f"{key}\x1f{recipient}".encode(), digest_size=8).hexdigest()
-
-
-def row_keys(index: pd.Index) -> list[str]:
-    """:func:`row_key` of every label of ``index``, fast for integer and text labels.
-
-        >>> row_keys(pd.RangeIndex(2)), row_keys(pd.Index(["a", "b"]))
-        (['0', '1'], ['"a"', '"b"'])
-    """
-    labels = index.tolist()
-    if index.dtype.kind in "iu":
-        return list(map(str, labels))  # a Python int's JSON is its str
-    if all(type(label) is str for label in labels):
-        return list(map(_encode_json, labels))
-    return [row_key(label) for label in labels]
-
-
-def _decode_key(text: str) -> object:
-    value = json.loads(text)
-    return tuple(value) if isinstance(value, list) else value
+__all__ = ["ROW_TAG_PARAM", "SCHEMA_VERSION", "Ledger", "row_key", "row_keys", "row_tag", "same_recipient"]
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def _answer_json(answer: Any, sent: Sequence[str]) -> tuple[Any, Any, str, int]:
-    """(campaign id, sending id, the answer's columns as the JSON kept in the batch row, rows left unknown).
-
-    A column without any value (no errors, no schedule: the usual answer) is kept as one ``null``.
-    """
-    columns = send_answer(answer)  # a SendResponse or wire dict is read through the same rules
-    kept, unknown = checked_columns(columns, sent, ANSWER_FIELDS)
-    return columns.campaign_id, columns.sending_id, _json_text(
-        {key: values if values.count(None) < len(values) else None for key, values in kept.items()}), unknown
-
-
-def _fit(values: list[Any] | None, n: int) -> list[Any]:
-    """``values`` cut or padded with None to ``n`` items (an answer holds one item per recipient, in order)."""
-    if values is None:
-        return [None] * n
-    return values if len(values) == n else (values + [None] * n)[:n]
-
-
-def _row_states(state: str, accepted: list[Any]) -> list[str]:
-    if state != "done":
-        return ["not_sent" if state == "not_sent" else "unknown"] * len(accepted)
-    return ["accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
-
-
-@functools.cache
-def _pandas_dtype(name: str) -> Any:
-    return pd.api.types.pandas_dtype(name)  # a StringDtype takes a while to build: once per name
-
-
-def _typed_frame(columns: dict[str, list[Any]], positions: Sequence[int | None] | None = None,
-                 **given: list[Any]) -> pd.DataFrame:
-    """The rows() frame of ``columns`` (taken at ``positions``, None giving <NA>), ``given`` columns as they are."""
-    indices = None if positions is None else pa.array(positions, pa.int64())
-    nothing = indices is not None and not columns["row_key"]  # an empty ledger: every value <NA>
-    data = {}
-    for name in ROW_COLUMNS:
-        dtype = _pandas_dtype(ROW_DTYPES[name])
-        kind = _ARROW_TYPES[ROW_DTYPES[name]]
-        if name in given:
-            array = pa.array(given[name], kind)
-        elif nothing:
-            array = pa.nulls(len(indices), kind)  # type: ignore[arg-type]
-        else:
-            array = pa.array(columns[name], kind)
-            array = array if indices is None else array.take(indices)
-        data[name] = dtype.__from_arrow__(array)
-    return pd.DataFrame(data)
 
 
 class Ledger:

@@ -1,0 +1,63 @@
+"""How the ledger names a contact row: its index label as JSON text (:func:`row_key`, :func:`row_keys`),
+and a short tag of (key, recipient) that the row's notificationUrl carries (:func:`row_tag`).
+
+    >>> row_keys(pd.Index([3, 4])), row_key("a")
+    (['3', '4'], '"a"')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+
+import pandas as pd
+
+__all__ = ["ROW_TAG_PARAM", "row_key", "row_keys", "row_tag"]
+
+_KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # what json.dumps(..., ensure_ascii=False) uses
+_encode_json = _KEY_ENCODER.encode
+
+
+def row_key(label: object) -> str:
+    """The text under which an index label is stored (JSON when possible, so ints stay ints).
+
+        >>> row_key(3), row_key("a"), row_key(("x", 1))
+        ('3', '"a"', '["x", 1]')
+    """
+    if hasattr(label, "item") and not isinstance(label, (str, bytes)):
+        with contextlib.suppress(TypeError, ValueError):
+            label = label.item()  # numpy scalars
+    return _encode_json(label)
+
+
+ROW_TAG_PARAM = "sf_row"  # the notificationUrl parameter that carries a row's tag (docs/api-notes.md)
+
+
+def row_tag(key: str, recipient: str) -> str:
+    """A short tag of a ledger row, carried by its notificationUrl so its notification names the row.
+
+        >>> row_tag(row_key(7), "447700900001")
+        '44c4f5ed222ceb60'
+    """
+    return hashlib.blake2b(f"{key}\x1f{recipient}".encode(), digest_size=8).hexdigest()
+
+
+def row_keys(index: pd.Index) -> list[str]:
+    """:func:`row_key` of every label of ``index``, fast for integer and text labels.
+
+        >>> row_keys(pd.RangeIndex(2)), row_keys(pd.Index(["a", "b"]))
+        (['0', '1'], ['"a"', '"b"'])
+    """
+    labels = index.tolist()
+    if index.dtype.kind in "iu":
+        return list(map(str, labels))  # a Python int's JSON is its str
+    if all(type(label) is str for label in labels):
+        return list(map(_encode_json, labels))
+    return [row_key(label) for label in labels]
+
+
+def _decode_key(text: str) -> object:
+    value = json.loads(text)
+    return tuple(value) if isinstance(value, list) else value
+
