@@ -27,13 +27,13 @@ from sendframe.sandbox import links, store
 from sendframe.sandbox.accounts import Account
 from sendframe.sandbox.sending_batch import (
     OnLoop,
-    _at_once,
-    _Batch,
-    _Common,
-    _common,
-    _plans_row,
-    _refused,
+    RequestBatch,
+    RequestCommon,
     new_message_id,
+    plans_row,
+    refused_error,
+    request_common,
+    run_at_once,
 )
 from sendframe.sandbox.sending_channels import _HANDLERS, DEFAULT_VOICE_CALLER
 
@@ -57,7 +57,7 @@ def _relinked(row: tuple[Any, ...], replaced: dict[str, str]) -> tuple[Any, ...]
     return tuple(out)
 
 
-def _store(state: Any, account: Account, channel: str, common: _Common, batch: _Batch) -> tuple[int, int]:
+def _store(state: Any, account: Account, channel: str, common: RequestCommon, batch: RequestBatch) -> tuple[int, int]:
     """Write the accepted messages and their plans row in one transaction; wake the worker. (campaign, sending)."""
     db = state.db
     with db:
@@ -69,13 +69,13 @@ def _store(state: Any, account: Account, channel: str, common: _Common, batch: _
                                                              details=details)
         replaced = batch.links.store(db)
         db.executemany(_INSERT, [(*_relinked(row, replaced), sending_id) for row in batch.messages])
-        db.execute("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", _plans_row(batch, common))
+        db.execute("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", plans_row(batch, common))
     state.poke()
     return campaign_id, sending_id
 
 
 def accept(state: Any, account: Account, channel: str, payload: object, *,
-           on_loop: OnLoop[Any] = _at_once) -> tuple[int, dict[str, Any]]:
+           on_loop: OnLoop[Any] = run_at_once) -> tuple[int, dict[str, Any]]:
     """Validate and store one send request; return (HTTP status, wire body).
 
     Raises :class:`~sendframe.errors.ApiError` (or ``RequestValidationError``) when the request is refused as a
@@ -83,17 +83,17 @@ def accept(state: Any, account: Account, channel: str, payload: object, *,
     ``anyio.from_thread.run_sync`` so the steps run on the event loop that owns the connection.
     """
     request = parse_request(channel, payload)
-    common = _common(state, account, request)
+    common = request_common(state, account, request)
     common.on_loop = on_loop
-    batch = _Batch(channel, links.NewLinks(state.public_url, common.now.isoformat(timespec="seconds")),
-                   common.scheduled, common.expires)
+    batch = RequestBatch(channel, links.NewLinks(state.public_url, common.now.isoformat(timespec="seconds")),
+                         common.scheduled, common.expires)
     _HANDLERS[channel](common, request, batch)
     if not batch.messages:
         codes = {item["error"]["code"] for item in batch.items}
         code = codes.pop() if len(codes) == 1 else int(ErrorCode.INVALID_RECIPIENT)
         first = "; ".join(item["error"]["description"] for item in batch.items[:3])
         more = f" (and {len(batch.items) - 3} more)" if len(batch.items) > 3 else ""
-        raise _refused(code, f"No recipient was accepted: {first}{more}")
+        raise refused_error(code, f"No recipient was accepted: {first}{more}")
     campaign_id, sending_id = common.db(_store, state, account, channel, common, batch)
     status = 202 if len(batch.messages) == len(batch.items) else 207
     return status, {"campaignId": campaign_id, "sendingId": sending_id, "result": batch.items}

@@ -1,10 +1,10 @@
 """The pieces every channel's handler shares when the sandbox accepts a send request.
 
-What one request produces (:class:`_Batch`: result items, ``messages`` rows, planned messages), the
-fields every channel reads once (:class:`_Common`), message ids, rendering a recipient's text or saying
+What one request produces (:class:`RequestBatch`: result items, ``messages`` rows, planned messages), the
+fields every channel reads once (:class:`RequestCommon`), message ids, rendering a recipient's text or saying
 why not, the cost of a message and its ``messages`` row. The handlers in
 :mod:`sendframe.sandbox.sending_channels` fill a batch; :func:`sendframe.sandbox.sending.accept` stores it.
-The underscored names are internal to these three modules.
+They are shared by these three modules only; the sandbox's public entry point is ``accept``.
 
     >>> len(new_message_id())
     20
@@ -40,25 +40,25 @@ OnLoop = Callable[[Callable[[], T]], T]
 """Runs a database step where the connection lives: at once (on the event loop), or from a worker thread."""
 
 
-def _at_once(step: Callable[[], T]) -> T:
+def run_at_once(step: Callable[[], T]) -> T:
     return step()
 
 
-def _refused(code: int, description: str) -> ApiError:
+def refused_error(code: int, description: str) -> ApiError:
     return ApiError(code, description, 400)
 
 
 def new_message_id() -> str:
-    """A fresh message id: 20 lower-case hex characters (see :func:`_ids`).
+    """A fresh message id: 20 lower-case hex characters (see :func:`new_message_ids`).
 
         >>> len(new_message_id())
         20
     """
-    return _ids(1)[0]
+    return new_message_ids(1)[0]
 
 
 @dataclass
-class _Batch:
+class RequestBatch:
     """What one request produces: result items, message rows and planned steps."""
 
     channel: str
@@ -75,7 +75,7 @@ class _Batch:
 
 
 @dataclass
-class _Common:
+class RequestCommon:
     """Fields every channel shares, read once per request."""
 
     state: Any
@@ -87,8 +87,8 @@ class _Common:
     campaign_name: str | None
     tags: list[str] | None
     plan_common: dict[str, Any] | None = None  # the planning arguments every message of the request shares
-    shared: dict[str, Any] | None = None  # sender, notification_url and extra of the sending (see _row)
-    on_loop: OnLoop[Any] = _at_once
+    shared: dict[str, Any] | None = None  # sender, notification_url and extra of the sending (see message_row)
+    on_loop: OnLoop[Any] = run_at_once
 
     def db(self, step: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``step(*args, **kwargs)``, a database step, run where the connection lives (``on_loop``)."""
@@ -103,17 +103,17 @@ class _Common:
         return "SCHEDULED" if self.scheduled else "QUEUED"
 
 
-def _common(state: Any, account: Account, request: Any) -> _Common:
+def request_common(state: Any, account: Account, request: Any) -> RequestCommon:
     now = state.clock.now()
     scheduled = request.schedule_datetime
     if scheduled is not None and scheduled <= now:
         scheduled = None
-    return _Common(state, account, request.channel, now, scheduled, getattr(request, "expiration_datetime", None),
-                   getattr(request, "campaign_name", None), getattr(request, "tags", None))
+    return RequestCommon(state, account, request.channel, now, scheduled, getattr(request, "expiration_datetime", None),
+                         getattr(request, "campaign_name", None), getattr(request, "tags", None))
 
 
-def _plan(batch: _Batch, message_id: str, c: _Common, to: str, parts: int | None = None,
-          **request_arguments: Any) -> None:
+def plan_message_row(batch: RequestBatch, message_id: str, c: RequestCommon, to: str, parts: int | None = None,
+                     **request_arguments: Any) -> None:
     """Queue the carrier planning of one message. A plan depends only on the seed, the message id and
     these arguments, so when it is made does not change it: :func:`accept` stores one ``plans`` row in
     ``work`` per request, due when the messages are ready, and the worker plans them then, off the
@@ -126,7 +126,7 @@ def _plan(batch: _Batch, message_id: str, c: _Common, to: str, parts: int | None
     batch.plans.append((message_id, to, parts))
 
 
-def _plans_row(batch: _Batch, c: _Common) -> tuple[Any, ...]:
+def plans_row(batch: RequestBatch, c: RequestCommon) -> tuple[Any, ...]:
     """The one ``work`` row planning every accepted message of the request: the shared arguments plus
     ``messages``, a list of ``[id, to, parts]``."""
     # orjson writes what json.dumps(separators=(",", ":")) writes, several times faster (a request's plans are long)
@@ -134,7 +134,7 @@ def _plans_row(batch: _Batch, c: _Common) -> tuple[Any, ...]:
     return (c.ready_at.timestamp(), batch.plans[0][0], "plans", payload)
 
 
-def _unsubscribed(state: Any, account: str, recipients: list[str]) -> set[str]:
+def unsubscribed_recipients(state: Any, account: str, recipients: list[str]) -> set[str]:
     """The recipients (as ``links.recipient_key``) of this request who unsubscribed from ``account``.
 
     One query per 500 recipients.
@@ -166,13 +166,13 @@ class _Sequence:
 _ID_SEQUENCE = _Sequence()
 
 
-def _ids(count: int) -> list[str]:
+def new_message_ids(count: int) -> list[str]:
     """``count`` fresh message ids, time-ordered like UUIDv7: 11 hex digits of the wall clock in milliseconds,
     5 of a process-wide sequence (unique unless a million ids are made in one millisecond), 4 random. Still
     opaque to clients; sorted ids make the index inserts of a request land on a few neighbouring pages instead
     of one random page per message, so a 500-recipient commit writes far fewer pages.
 
-        >>> a, b = _ids(2)
+        >>> a, b = new_message_ids(2)
         >>> len(a), a < b, a[:11] == b[:11]
         (20, True, True)
     """
@@ -187,51 +187,51 @@ def _ids(count: int) -> list[str]:
     return [text[i:i + 20] for i in range(0, 20 * count, 20)]
 
 
-def _vars(sub: list[dict[str, Any]] | None, index: int) -> dict[str, str]:
+def recipient_variables(sub: list[dict[str, Any]] | None, index: int) -> dict[str, str]:
     if not sub:
         return {}
     return {str(k): t for k, v in sub[index].items() if (t := sub_value_text(v)) is not None}
 
 
-class _Refusal(NamedTuple):
+class Refusal(NamedTuple):
     """Why a recipient's text cannot be rendered: the error code and description of its result item."""
 
     code: int
     description: str
 
 
-def _render(template: templates.Template, variables: dict[str, str], index: int, *, specials: dict[str, str],
-            shorten: Callable[[str], str] | None = None) -> str | _Refusal:
+def render_text(template: templates.Template, variables: dict[str, str], index: int, *, specials: dict[str, str],
+                shorten: Callable[[str], str] | None = None) -> str | Refusal:
     """Render, or explain why not."""
     try:
         return templates.render(template, variables, specials=specials, shorten=shorten)
     except MissingVariableError as exc:
-        return _Refusal(ErrorCode.MISSING_VARIABLE,
-                        f"The text needs {{{exc.name}}} but sub[{index}] has no value for it.")
+        return Refusal(ErrorCode.MISSING_VARIABLE,
+                       f"The text needs {{{exc.name}}} but sub[{index}] has no value for it.")
     except InputError as exc:  # shorten of a value that is not an http/https URL
-        return _Refusal(ErrorCode.INVALID_REQUEST, f"sub[{index}]: {exc}")
+        return Refusal(ErrorCode.INVALID_REQUEST, f"sub[{index}]: {exc}")
 
 
-def _refusal(template: templates.Template, variables: dict[str, str], index: int, *,
-             specials: dict[str, str]) -> _Refusal | None:
+def refusal_of(template: templates.Template, variables: dict[str, str], index: int, *,
+               specials: dict[str, str]) -> Refusal | None:
     """Why the template cannot be rendered for this recipient, or None when it can."""
-    rendered = _render(template, variables, index, specials=specials)
-    return rendered if isinstance(rendered, _Refusal) else None
+    rendered = render_text(template, variables, index, specials=specials)
+    return rendered if isinstance(rendered, Refusal) else None
 
 
-def _parse(text: str, field_name: str) -> templates.Template:
+def parse_template(text: str, field_name: str) -> templates.Template:
     try:
         return templates.parse(text)
     except TemplateError as exc:
-        raise _refused(ErrorCode.INVALID_REQUEST, f"{field_name}: {exc}") from None
+        raise refused_error(ErrorCode.INVALID_REQUEST, f"{field_name}: {exc}") from None
 
 
-def _placeholders(state: Any, otp_config: Any) -> tuple[dict[str, str], Callable[[str], str]]:
+def otp_placeholders(state: Any, otp_config: Any) -> tuple[dict[str, str], Callable[[str], str]]:
     cfg = otp.otp_config(otp_config)
     return templates.placeholder_links(state.public_url, otp_length=cfg["length"], otp_alpha=cfg["alpha"])
 
 
-def _check_shorten(url: str) -> str:
+def checked_shorten_url(url: str) -> str:
     scheme = url.strip().split(":", 1)[0].lower()
     if scheme not in ("http", "https") or "://" not in url:
         raise InputError(f"The shorten filter needs an http or https URL, not {url!r}.")
@@ -239,7 +239,7 @@ def _check_shorten(url: str) -> str:
 
 
 
-def _cost(state: Any, channel: str, to: str, parts: int, certified: bool) -> float:
+def message_cost(state: Any, channel: str, to: str, parts: int, certified: bool) -> float:
     # the price row depends on the prefix only: cache by the first digits the table distinguishes
     cache: dict[tuple[str, str, int, bool], float] = state.__dict__.setdefault("_price_cache", {})
     key = (channel, to[:6], parts, certified)
@@ -252,22 +252,22 @@ def _cost(state: Any, channel: str, to: str, parts: int, certified: bool) -> flo
     return cost
 
 
-def _custom_fields(sub: list[dict[str, Any]] | None, index: int, variables: dict[str, str] | None = None) -> str:
+def custom_fields_json(sub: list[dict[str, Any]] | None, index: int, variables: dict[str, str] | None = None) -> str:
     if not sub:
         return "{}"
-    values = _vars(sub, index) if variables is None else variables
+    values = recipient_variables(sub, index) if variables is None else variables
     # what json.dumps(values, ensure_ascii=False) writes, for a dict of str to str, without its encoder set-up
     return "{" + ", ".join(f"{_json_text(k)}: {_json_text(v)}" for k, v in values.items()) + "}"
 
 
-def _row(c: _Common, message_id: str, sender: str, to: str, text: str, parts: int, sub: Any, index: int,
-         url: str | None, cost: float, extra: str, variables: dict[str, str] | None = None) -> tuple[Any, ...]:
+def message_row(c: RequestCommon, message_id: str, sender: str, to: str, text: str, parts: int, sub: Any, index: int,
+                url: str | None, cost: float, extra: str, variables: dict[str, str] | None = None) -> tuple[Any, ...]:
     """A ``messages`` row (sending_id is added at insert time). Sender, notification URL and extra are the
     sending's (the first message's values); a message keeps its own only when it differs."""
     shared = c.shared
     if shared is None:
         shared = c.shared = {"sender": sender, "notification_url": url, "extra": extra}
     own_url = None if url == shared["notification_url"] else ("" if url is None else url)
-    return (message_id, to, text, parts, _custom_fields(sub, index, variables), cost,
+    return (message_id, to, text, parts, custom_fields_json(sub, index, variables), cost,
             None if sender == shared["sender"] else sender, own_url, None if extra == shared["extra"] else extra)
 

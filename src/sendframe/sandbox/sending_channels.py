@@ -2,7 +2,7 @@
 email (with click and open tracking), voice, WhatsApp.
 
 A handler checks each recipient of a parsed request, renders its text and fills the request's
-:class:`~sendframe.sandbox.sending_batch._Batch` with result items, ``messages`` rows and planned
+:class:`~sendframe.sandbox.sending_batch.RequestBatch` with result items, ``messages`` rows and planned
 messages; a request refused as a whole raises :class:`~sendframe.errors.ApiError`.
 :func:`sendframe.sandbox.sending.accept` picks the handler in :data:`_HANDLERS` and stores the batch.
 """
@@ -24,22 +24,22 @@ from sendframe.errors import ErrorCode, InputError
 from sendframe.sandbox import links, otp
 from sendframe.sandbox.accounts import EMAIL_TEMPLATES, LANDING_TEMPLATES
 from sendframe.sandbox.sending_batch import (
-    _Batch,
-    _check_shorten,
-    _Common,
-    _cost,
-    _ids,
-    _parse,
-    _placeholders,
-    _plan,
-    _Refusal,
-    _refusal,
-    _refused,
-    _render,
-    _row,
-    _unsubscribed,
-    _vars,
+    Refusal,
+    RequestBatch,
+    RequestCommon,
+    checked_shorten_url,
+    message_cost,
+    message_row,
     new_message_id,
+    new_message_ids,
+    otp_placeholders,
+    parse_template,
+    plan_message_row,
+    recipient_variables,
+    refusal_of,
+    refused_error,
+    render_text,
+    unsubscribed_recipients,
 )
 from sendframe.text import templates
 from sendframe.text.encodings import to_deliverable
@@ -58,18 +58,18 @@ _LINK_HREF = re.compile(r"""(<a(?:rea)?\s[^>]*?\bhref\s*=\s*)(["'])\s*(https?://
 # ---------------------------------------------------------------- SMS and landing SMS
 
 
-def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | None) -> None:
+def _sms_like(c: RequestCommon, request: Any, batch: RequestBatch, *, landing_html: str | None) -> None:
     state, account = c.state, c.account
-    template = _parse(request.message, "message")
+    template = parse_template(request.message, "message")
     encoding, max_parts = request.encoding, request.parts
     urls = request.notification_url
     sub = request.sub
     otp_cfg = getattr(request, "otp_config", None)
     otp_wire = otp_cfg.to_wire() if otp_cfg is not None else {}
     windows = [w.to_wire() for w in (getattr(request, "available_times", None) or [])] or None
-    landing_template = _parse(landing_html, "templateBody") if landing_html is not None else None
-    dummy_specials, dummy_shorten = _placeholders(state, otp_wire)
-    dummy_shorten_checked = (lambda url: dummy_shorten(_check_shorten(url))) if template.uses_shorten else None
+    landing_template = parse_template(landing_html, "templateBody") if landing_html is not None else None
+    dummy_specials, dummy_shorten = otp_placeholders(state, otp_wire)
+    dummy_shorten_checked = (lambda url: dummy_shorten(checked_shorten_url(url))) if template.uses_shorten else None
     page_unsubscribes = landing_template is not None and "UNSUB_URL" in landing_template.specials
     needs_links = bool(template.specials) or template.uses_shorten or page_unsubscribes
     uses_otp = "OTP_CODE" in template.specials
@@ -82,8 +82,8 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
     sizing: dict[str, tuple[str, int]] = {}
     extra = json.dumps({"encoding": encoding, "splitParts": request.split_parts, "flash": bool(request.flash),
                         "certified": bool(request.certified), "tags": c.tags})
-    unsubscribed = c.db(_unsubscribed, state, account.username, request.to)
-    ids = _ids(len(request.to))
+    unsubscribed = c.db(unsubscribed_recipients, state, account.username, request.to)
+    ids = new_message_ids(len(request.to))
     for index, to in enumerate(request.to):
         if not is_valid_phone(to):
             batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"to[{index}]: {shown(to)} is not a valid phone number "
@@ -92,13 +92,13 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
         if unsubscribed and links.recipient_key(to) in unsubscribed:
             batch.reject(to, ErrorCode.UNSUBSCRIBED, f"to[{index}]: {to} unsubscribed from this account's messages")
             continue
-        variables = _vars(sub, index)
+        variables = recipient_variables(sub, index)
         text = ""
         if precheck:  # the text and the page render? (checked before a code is issued: a refused recipient gets none)
-            rendered = _render(template, variables, index, specials=dummy_specials, shorten=dummy_shorten_checked)
+            rendered = render_text(template, variables, index, specials=dummy_specials, shorten=dummy_shorten_checked)
             if isinstance(rendered, str) and landing_template is not None:
-                rendered = _refusal(landing_template, variables, index, specials=dummy_specials) or rendered
-            if isinstance(rendered, _Refusal):
+                rendered = refusal_of(landing_template, variables, index, specials=dummy_specials) or rendered
+            if isinstance(rendered, Refusal):
                 batch.reject(to, *rendered)
                 continue
             text = rendered
@@ -118,9 +118,9 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
             if "LAND_URL" in template.specials and landing_template is not None:
                 page = templates.render(landing_template, variables, specials=specials, escape_html=True)
                 specials["LAND_URL"] = made.landing(message_id, page)
-            rendered = _render(template, variables, index, specials=specials,
-                               shorten=functools.partial(made.short, message_id) if template.uses_shorten else None)
-            if isinstance(rendered, _Refusal):
+            rendered = render_text(template, variables, index, specials=specials,
+                                   shorten=functools.partial(made.short, message_id) if template.uses_shorten else None)
+            if isinstance(rendered, Refusal):
                 made.discard(mark)
                 batch.reject(to, *rendered)
                 continue
@@ -140,26 +140,27 @@ def _sms_like(c: _Common, request: Any, batch: _Batch, *, landing_html: str | No
                          f"{max_parts} (encoding {encoding})", parts=parts)
             continue
         url = urls[index] if isinstance(urls, list) else urls
-        cost = _cost(state, c.channel, to, parts, bool(request.certified))
-        _plan(batch, message_id, c, to=to, parts=parts, available_times=windows)
-        batch.messages.append(_row(c, message_id, request.sender, to, deliverable, parts, sub, index, url, cost, extra,
-                                   variables))
+        cost = message_cost(state, c.channel, to, parts, bool(request.certified))
+        plan_message_row(batch, message_id, c, to=to, parts=parts, available_times=windows)
+        batch.messages.append(message_row(c, message_id, request.sender, to, deliverable, parts, sub, index, url, cost,
+                                          extra, variables))
         batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, parts=parts,
                                        scheduled_at=c.scheduled, expires_at=c.expires))
 
 
-def _sms(c: _Common, request: Any, batch: _Batch) -> None:
+def _sms(c: RequestCommon, request: Any, batch: RequestBatch) -> None:
     _sms_like(c, request, batch, landing_html=None)
 
 
-def _landingsms(c: _Common, request: Any, batch: _Batch) -> None:
+def _landingsms(c: RequestCommon, request: Any, batch: RequestBatch) -> None:
     if request.template_v2_id is not None or request.template_id is not None:
         generation = "templateV2Id" if request.template_v2_id is not None else "templateId"
         number = request.template_v2_id if request.template_v2_id is not None else request.template_id
         html = LANDING_TEMPLATES.get((generation, number))
         if html is None:
             known = ", ".join(str(n) for g, n in LANDING_TEMPLATES if g == generation)
-            raise _refused(ErrorCode.INVALID_REQUEST, f"{generation}: no landing template {number} (known: {known})")
+            raise refused_error(ErrorCode.INVALID_REQUEST,
+                                f"{generation}: no landing template {number} (known: {known})")
     else:
         html = request.template_body
     _sms_like(c, request, batch, landing_html=html)
@@ -168,32 +169,32 @@ def _landingsms(c: _Common, request: Any, batch: _Batch) -> None:
 # ---------------------------------------------------------------- email
 
 
-def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
+def _mailing(c: RequestCommon, request: Any, batch: RequestBatch) -> None:
     state, account = c.state, c.account
     for name, address in (("fromEmail", request.from_email), ("replyTo", request.reply_to)):
         if address.strip().lower() not in account.emails:
             validated = ", ".join(sorted(account.emails)) or "none"
-            raise _refused(ErrorCode.SENDER_NOT_VALIDATED, f"{name}: {shown(address)} is not a validated sender "
-                           f"address of account {account.username} (validated: {validated})")
+            raise refused_error(ErrorCode.SENDER_NOT_VALIDATED, f"{name}: {shown(address)} is not a validated sender "
+                                f"address of account {account.username} (validated: {validated})")
     if request.template_v2_id is not None or request.template_id is not None:
         generation = "templateV2Id" if request.template_v2_id is not None else "templateId"
         number = request.template_v2_id if request.template_v2_id is not None else request.template_id
         body = EMAIL_TEMPLATES.get((generation, number))
         if body is None:
             known = ", ".join(str(n) for g, n in EMAIL_TEMPLATES if g == generation)
-            raise _refused(ErrorCode.INVALID_REQUEST, f"{generation}: no email template {number} (known: {known})")
+            raise refused_error(ErrorCode.INVALID_REQUEST, f"{generation}: no email template {number} (known: {known})")
     else:
         body = request.body
-    subject_t, body_t = _parse(request.subject, "subject"), _parse(body, "body")
+    subject_t, body_t = parse_template(request.subject, "subject"), parse_template(body, "body")
     otp_wire = request.otp_config.to_wire() if request.otp_config is not None else {}
-    dummy_specials, _ = _placeholders(state, otp_wire)
+    dummy_specials, _ = otp_placeholders(state, otp_wire)
     uses_otp = "OTP_CODE" in subject_t.specials | body_t.specials
     uses_unsub = "UNSUB_URL" in subject_t.specials | body_t.specials or _UNSUB_MARK in body
     extra = json.dumps({"subject": None, "fromEmail": request.from_email, "fromName": request.from_name,
                         "replyTo": request.reply_to, "cc": request.cc, "bcc": request.bcc, "tags": c.tags,
                         "attachments": [a.name for a in request.attachments or []],
                         "certified": bool(request.certified)})
-    unsubscribed = c.db(_unsubscribed, state, account.username, request.to)
+    unsubscribed = c.db(unsubscribed_recipients, state, account.username, request.to)
     for index, to in enumerate(request.to):
         if not is_valid_email(to):
             batch.reject(to, ErrorCode.INVALID_RECIPIENT, f"to[{index}]: {shown(to)} is not a valid email address")
@@ -201,9 +202,9 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
         if unsubscribed and links.recipient_key(to) in unsubscribed:
             batch.reject(to, ErrorCode.UNSUBSCRIBED, f"to[{index}]: {to} unsubscribed from this account's messages")
             continue
-        variables = _vars(request.sub, index)
-        problem = (_refusal(subject_t, variables, index, specials=dummy_specials)
-                   or _refusal(body_t, variables, index, specials=dummy_specials))
+        variables = recipient_variables(request.sub, index)
+        problem = (refusal_of(subject_t, variables, index, specials=dummy_specials)
+                   or refusal_of(body_t, variables, index, specials=dummy_specials))
         if problem is not None:
             batch.reject(to, *problem)
             continue
@@ -231,10 +232,10 @@ def _mailing(c: _Common, request: Any, batch: _Batch) -> None:
             html = html[:end.start()] + pixel + html[end.start():] if end else html + pixel
         cost = state.prices.message_cost(to, "mailing", certified=bool(request.certified),
                                          attachments=len(request.attachments or []))
-        _plan(batch, message_id, c, to=to)
+        plan_message_row(batch, message_id, c, to=to)
         row_extra = extra.replace('"subject": null', f'"subject": {json.dumps(subject, ensure_ascii=False)}', 1)
-        batch.messages.append(_row(c, message_id, request.from_email, to, html, 1, request.sub, index, None, cost,
-                                   row_extra))
+        batch.messages.append(message_row(c, message_id, request.from_email, to, html, 1, request.sub, index, None,
+                                          cost, row_extra))
         batch.items.append(result_item("mailing", accepted=True, to=to, id=message_id, scheduled_at=c.scheduled))
 
 
@@ -265,9 +266,9 @@ def _track_clicks(made: links.NewLinks, message_id: str, html: str) -> str:
 # ---------------------------------------------------------------- voice
 
 
-def _voice(c: _Common, request: Any, batch: _Batch) -> None:
+def _voice(c: RequestCommon, request: Any, batch: RequestBatch) -> None:
     audio = c.channel == "voiceAudio"
-    template = None if audio else _parse(request.message, "message")
+    template = None if audio else parse_template(request.message, "message")
     callers = request.callers or {}
     extra = json.dumps({"retries": request.retries or 0, "amd": request.amd, "tags": c.tags,
                         **({"audioUrl": request.audio_url} if audio
@@ -281,15 +282,15 @@ def _voice(c: _Common, request: Any, batch: _Batch) -> None:
         if template is None:
             text = request.audio_url
         else:
-            rendered = _render(template, _vars(sub, index), index, specials={})
-            if isinstance(rendered, _Refusal):
+            rendered = render_text(template, recipient_variables(sub, index), index, specials={})
+            if isinstance(rendered, Refusal):
                 batch.reject(to, *rendered)
                 continue
             text = rendered
         message_id = new_message_id()
         sender = callers.get(calling_code(to), DEFAULT_VOICE_CALLER)
-        _plan(batch, message_id, c, to=to, retries=request.retries or 0, amd=request.amd)
-        batch.messages.append(_row(c, message_id, sender, to, text, 1, sub, index, None, 0.0, extra))
+        plan_message_row(batch, message_id, c, to=to, retries=request.retries or 0, amd=request.amd)
+        batch.messages.append(message_row(c, message_id, sender, to, text, 1, sub, index, None, 0.0, extra))
         batch.items.append(result_item(c.channel, accepted=True, to=to, id=message_id, scheduled_at=c.scheduled,
                                        expires_at=c.expires))
 
@@ -297,15 +298,16 @@ def _voice(c: _Common, request: Any, batch: _Batch) -> None:
 # ---------------------------------------------------------------- WhatsApp
 
 
-def _whatsapp(c: _Common, request: Any, batch: _Batch) -> None:
+def _whatsapp(c: RequestCommon, request: Any, batch: RequestBatch) -> None:
     state, account = c.state, c.account
     if request.template_id not in WHATSAPP_TEMPLATES:
-        raise _refused(ErrorCode.INVALID_TEMPLATE, f"templateId: {request.template_id} is not an approved WhatsApp "
-                        f"template of this account (approved: {', '.join(map(str, WHATSAPP_TEMPLATES))})")
+        raise refused_error(ErrorCode.INVALID_TEMPLATE,
+                            f"templateId: {request.template_id} is not an approved WhatsApp "
+                            f"template of this account (approved: {', '.join(map(str, WHATSAPP_TEMPLATES))})")
     if request.sender not in account.whatsapp_senders:
         registered = ", ".join(sorted(account.whatsapp_senders)) or "none"
-        raise _refused(ErrorCode.SENDER_NOT_VALIDATED, f"from: {shown(request.sender)} is not a WhatsApp sender "
-                       f"registered for account {account.username} (registered: {registered})")
+        raise refused_error(ErrorCode.SENDER_NOT_VALIDATED, f"from: {shown(request.sender)} is not a WhatsApp sender "
+                            f"registered for account {account.username} (registered: {registered})")
     needed = whatsapp_field_counts(request.template_id)
     for index, message in enumerate(request.messages):
         wire = message.to_wire()
@@ -323,14 +325,14 @@ def _whatsapp(c: _Common, request: Any, batch: _Batch) -> None:
             continue
         message_id = new_message_id()
         text = json.dumps({k: v for k, v in wire.items() if k != "to"}, ensure_ascii=False)
-        cost = _cost(state, "whatsapp", to, 1, False)
-        _plan(batch, message_id, c, to=to)
-        batch.messages.append(_row(c, message_id, request.sender, to, text, 1, None, index, None, cost,
-                                   json.dumps({"templateId": request.template_id})))
+        cost = message_cost(state, "whatsapp", to, 1, False)
+        plan_message_row(batch, message_id, c, to=to)
+        batch.messages.append(message_row(c, message_id, request.sender, to, text, 1, None, index, None, cost,
+                                          json.dumps({"templateId": request.template_id})))
         batch.items.append(result_item("whatsapp", accepted=True, to=to, id=message_id))
 
 
-_HANDLERS: dict[str, Callable[[_Common, Any, _Batch], None]] = {
+_HANDLERS: dict[str, Callable[[RequestCommon, Any, RequestBatch], None]] = {
     "sms": _sms, "landingsms": _landingsms, "mailing": _mailing,
     "voice": _voice, "voiceAudio": _voice, "whatsapp": _whatsapp,
 }
