@@ -61,19 +61,19 @@ from typing import Any
 import pandas as pd
 
 from sendframe.campaign.ledger_format import (
-    _SCHEMA,
-    _SETTLED,
     ANSWER_FIELDS,
     BATCH_STATES,
     ROW_COLUMNS,
+    SCHEMA,
     SCHEMA_VERSION,
-    _answer_json,
-    _fit,
-    _json_text,
-    _row_states,
-    _typed_frame,
+    SETTLED_SCHEMA,
+    answer_json,
+    fitted,
+    json_text,
+    row_states,
+    typed_frame,
 )
-from sendframe.campaign.ledger_keys import ROW_TAG_PARAM, _decode_key, row_key, row_keys, row_tag
+from sendframe.campaign.ledger_keys import ROW_TAG_PARAM, decode_key, row_key, row_keys, row_tag
 from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import match_rows, same_recipient
 from sendframe.errors import InputError, LedgerMismatchError
@@ -112,13 +112,13 @@ class Ledger:
             raise InputError(f"The ledger {self.path} was written by a newer sendframe (ledger format {version}, "
                              f"this one reads up to {SCHEMA_VERSION}); upgrade sendframe to resume it.")
         if version == SCHEMA_VERSION:
-            self._db.execute(_SETTLED)
+            self._db.execute(SETTLED_SCHEMA)
             return
         tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if tables:
             raise InputError(f"{self.path} is a SQLite file but not a sendframe ledger (it holds the tables "
                              f"{', '.join(sorted(tables))}); give the send a new file name.")
-        for statement in (*_SCHEMA, _SETTLED):
+        for statement in (*SCHEMA, SETTLED_SCHEMA):
             self._db.execute(statement)
 
     def __repr__(self) -> str:
@@ -214,7 +214,7 @@ class Ledger:
         recipients = [recipient for _, recipient in rows]
         self._execute("INSERT INTO batches (batch, fingerprint, size, state, intent_at, row_keys, recipients) "
                       "VALUES (?, ?, ?, 'intent', ?, ?, ?)",
-                      (batch, fingerprint, len(rows), _now(), _json_text(keys), _json_text(recipients)))
+                      (batch, fingerprint, len(rows), _now(), json_text(keys), json_text(recipients)))
 
     def record_answer(self, batch: int, answer: Any, http_status: int | None = None, *,
                       sent: Sequence[str] | None = None) -> int:
@@ -237,7 +237,7 @@ class Ledger:
             if not found:
                 raise ValueError(f"batch {batch} has no intent in the ledger {self.path}; record_intent comes first.")
             sent = json.loads(found[0][0])
-        campaign_id, sending_id, columns, unknown = _answer_json(answer, sent)
+        campaign_id, sending_id, columns, unknown = answer_json(answer, sent)
         self._execute("UPDATE batches SET state='done', http_status=?, campaign_id=?, sending_id=?, result_at=?, "
                       "answer=? WHERE batch=?", (http_status, campaign_id, sending_id, _now(), columns, batch),
                       durable=False)
@@ -270,25 +270,25 @@ class Ledger:
              sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, "
                                         "error_description, campaign_id, sending_id FROM batches"
                                         f"{only} ORDER BY batch",
-                                        () if batches is None else (_json_text([int(b) for b in batches]),)):
+                                        () if batches is None else (json_text([int(b) for b in batches]),)):
             keys = json.loads(keys_text)
             n = len(keys)
             answer = json.loads(answer_text) if answer_text else {}
-            accepted = [False] * n if state == "done" and not answer else _fit(answer.get("accepted"), n)
+            accepted = [False] * n if state == "done" and not answer else fitted(answer.get("accepted"), n)
             columns["row_key"] += keys
-            columns["recipient"] += _fit(json.loads(recipients_text), n)
+            columns["recipient"] += fitted(json.loads(recipients_text), n)
             columns["batch"] += [batch] * n
-            columns["state"] += _row_states(state, accepted)
+            columns["state"] += row_states(state, accepted)
             columns["accepted"] += accepted
             for key, column in ANSWER_FIELDS[1:5]:
-                columns[column] += _fit(answer.get(key), n)
+                columns[column] += fitted(answer.get(key), n)
             for (key, column), fallback in zip(ANSWER_FIELDS[5:], (code, description), strict=True):
-                values = _fit(answer.get(key), n)
+                values = fitted(answer.get(key), n)
                 columns[column] += values if fallback is None else [fallback if v is None else v for v in values]
             columns["campaign_id"] += [campaign_id] * n
             columns["sending_id"] += [sending_id] * n
         settled = self._query("SELECT batch, row_key, recipient, id FROM settled" + only,
-                              () if batches is None else (_json_text([int(b) for b in batches]),))
+                              () if batches is None else (json_text([int(b) for b in batches]),))
         if settled:
             where = {(b, k, r): i for i, (b, k, r) in enumerate(zip(columns["batch"], columns["row_key"],
                                                                    columns["recipient"], strict=True))}
@@ -311,7 +311,7 @@ class Ledger:
         columns = self._row_columns()
         pairs = list(zip(columns["row_key"], columns["recipient"], strict=True))
         latest = dict(zip(pairs, range(len(pairs)), strict=True))  # a row sent again: its last batch wins
-        return _typed_frame(columns, sorted(latest.values()) if len(latest) < len(pairs) else None)
+        return typed_frame(columns, sorted(latest.values()) if len(latest) < len(pairs) else None)
 
     def key_spans(self) -> dict[int, tuple[int, int]]:
         """Each batch's smallest and largest row key read as a whole number (0 for a key that is not one),
@@ -348,12 +348,12 @@ class Ledger:
         columns = self._row_columns(batches)
         keys, recipients = list(keys), list(recipients)
         if not columns["row_key"]:
-            return _typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
+            return typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
         if columns["row_key"] == keys and columns["recipient"] == recipients:
-            return _typed_frame(columns)  # the usual case: every row sent once, in order
+            return typed_frame(columns)  # the usual case: every row sent once, in order
         positions = match_rows(columns["row_key"], columns["recipient"], keys, recipients)
         matched_keys = [key if at is None else columns["row_key"][at] for key, at in zip(keys, positions, strict=True)]
-        return _typed_frame(columns, positions, row_key=matched_keys, recipient=recipients)
+        return typed_frame(columns, positions, row_key=matched_keys, recipient=recipients)
 
     def settle(self, tags: Mapping[str, str]) -> int:
         """Mark rows of unknown batches accepted when a delivery notification carried their tag.
@@ -391,7 +391,7 @@ class Ledger:
         reason = rows["error_description"].fillna(
             "the process stopped after the request was prepared, before an answer")
         return pd.DataFrame({
-            "row": [_decode_key(k) for k in rows["row_key"]],
+            "row": [decode_key(k) for k in rows["row_key"]],
             "recipient": rows["recipient"].astype("string"),
             "batch": rows["batch"].astype("Int64"),
             "reason": reason.astype("string"),

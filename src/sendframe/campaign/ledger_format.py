@@ -1,7 +1,7 @@
 """The ledger's file format: its tables and the ``rows`` view, the JSON a batch row keeps of an answer,
 and the typed frame :meth:`~sendframe.campaign.ledger.Ledger.rows` makes of stored batches.
 
-    >>> _typed_frame({name: [] for name in ROW_COLUMNS}).dtypes["accepted"]
+    >>> typed_frame({name: [] for name in ROW_COLUMNS}).dtypes["accepted"]
     BooleanDtype
 """
 
@@ -29,7 +29,7 @@ ANSWER_FIELDS = (("accepted", "accepted"), ("id", "id"), ("parts", "parts"), ("s
                  ("expiresAt", "expires_at"), ("errorCode", "error_code"), ("errorDescription", "error_description"))
 
 # one statement each: executescript would commit the transaction the schema is written in
-_SCHEMA = (
+SCHEMA = (
     "CREATE TABLE IF NOT EXISTS campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE batches ("
     " batch INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, size INTEGER NOT NULL, state TEXT NOT NULL,"
@@ -42,8 +42,9 @@ _SCHEMA = (
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 # rows of unknown batches whose delivery notification came back: accepted, with the notification's message id
-_SETTLED = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL,"
-            " recipient TEXT NOT NULL, id TEXT, settled_at TEXT NOT NULL, PRIMARY KEY (batch, row_key, recipient))")
+SETTLED_SCHEMA = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL,"
+                  " recipient TEXT NOT NULL, id TEXT, settled_at TEXT NOT NULL,"
+                  " PRIMARY KEY (batch, row_key, recipient))")
 
 ROW_COLUMNS = ("row_key", "recipient", "batch", "state", "accepted", "id", "parts", "scheduled_at", "expires_at",
                "error_code", "error_description", "campaign_id", "sending_id")
@@ -52,30 +53,30 @@ ROW_DTYPES = {"row_key": "string", "recipient": "string", "batch": "Int64", "sta
               "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
 _ARROW_TYPES = {"string": pa.string(), "Int64": pa.int64(), "boolean": pa.bool_()}
 
-def _json_text(value: Any) -> str:
+def json_text(value: Any) -> str:
     """Compact JSON of lists and dicts of plain values, as stored in a batch row (pydantic's serialiser: fast)."""
     return to_json(value).decode("utf-8")
 
 
-def _answer_json(answer: Any, sent: Sequence[str]) -> tuple[Any, Any, str, int]:
+def answer_json(answer: Any, sent: Sequence[str]) -> tuple[Any, Any, str, int]:
     """(campaign id, sending id, the answer's columns as the JSON kept in the batch row, rows left unknown).
 
     A column without any value (no errors, no schedule: the usual answer) is kept as one ``null``.
     """
     columns = send_answer(answer)  # a SendResponse or wire dict is read through the same rules
     kept, unknown = checked_columns(columns, sent, ANSWER_FIELDS)
-    return columns.campaign_id, columns.sending_id, _json_text(
+    return columns.campaign_id, columns.sending_id, json_text(
         {key: values if values.count(None) < len(values) else None for key, values in kept.items()}), unknown
 
 
-def _fit(values: list[Any] | None, n: int) -> list[Any]:
+def fitted(values: list[Any] | None, n: int) -> list[Any]:
     """``values`` cut or padded with None to ``n`` items (an answer holds one item per recipient, in order)."""
     if values is None:
         return [None] * n
     return values if len(values) == n else (values + [None] * n)[:n]
 
 
-def _row_states(state: str, accepted: list[Any]) -> list[str]:
+def row_states(state: str, accepted: list[Any]) -> list[str]:
     if state != "done":
         return ["not_sent" if state == "not_sent" else "unknown"] * len(accepted)
     return ["accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
@@ -86,8 +87,8 @@ def _pandas_dtype(name: str) -> Any:
     return pd.api.types.pandas_dtype(name)  # a StringDtype takes a while to build: once per name
 
 
-def _typed_frame(columns: dict[str, list[Any]], positions: Sequence[int | None] | None = None,
-                 **given: list[Any]) -> pd.DataFrame:
+def typed_frame(columns: dict[str, list[Any]], positions: Sequence[int | None] | None = None,
+                **given: list[Any]) -> pd.DataFrame:
     """The rows() frame of ``columns`` (taken at ``positions``, None giving <NA>), ``given`` columns as they are."""
     indices = None if positions is None else pa.array(positions, pa.int64())
     nothing = indices is not None and not columns["row_key"]  # an empty ledger: every value <NA>

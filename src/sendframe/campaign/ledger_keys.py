@@ -57,7 +57,7 @@ def row_keys(index: pd.Index) -> list[str]:
     return [row_key(label) for label in labels]
 
 
-def _decode_key(text: str) -> object:
+def decode_key(text: str) -> object:
     value = json.loads(text)
     return tuple(value) if isinstance(value, list) else value
 
