@@ -150,3 +150,20 @@ def test_a_message_refused_after_its_links_were_made_gives_them_back():
     made.discard(mark)
     assert [row[2] for row in made.rows] == ["m1"]
     assert made.short("m2", "https://shop.example/a") != first  # made anew, not the discarded one
+
+
+def test_long_tokens_of_one_request_share_the_clock_prefix_and_end_in_distinct_random_characters():
+    made = links.NewLinks("http://127.0.0.1:8080/", "2026-11-21T09:30:00+00:00")
+    tokens = [made.unsubscribe(f"m{i}", account="demo", recipient=f"3460095{i:04d}").rsplit("/", 1)[1]
+              for i in range(2000)]
+    assert {len(t) for t in tokens} == {links.LONG_TOKEN_LENGTH}
+    assert all(set(t) <= set(links.TOKEN_ALPHABET) for t in tokens)
+    assert len({t[:links.TIME_PREFIX_LENGTH] for t in tokens}) == 1  # one request: one place in the token index
+    assert len({t[links.TIME_PREFIX_LENGTH:] for t in tokens}) == 2000
+
+
+def test_the_clock_prefix_sorts_like_the_time_it_encodes():
+    tenth = 100_000_000
+    prefixes = [links.time_prefix(n * tenth) for n in (0, 1, 61, 62, 63, 3843, 3844, 62**4 - 1)]
+    assert prefixes == sorted(prefixes) and len(set(prefixes)) == len(prefixes)
+    assert links.time_prefix(62**4 * tenth) == links.time_prefix(0)  # wraps after about 17 days
