@@ -282,8 +282,10 @@ class Worker:
                 if upcoming is not None and self.state.clock.mode == "real":
                     timeout = min(max(upcoming - self.state.clock.now().timestamp(), 0.0), 1.0)
                 wake.clear()
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(wake.wait(), timeout=max(timeout, 0.005))
+                # not wait_for: on Python 3.11 it swallows a cancel (stop()) that comes as the wake is set
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(max(timeout, 0.005)):
+                        await wake.wait()
             except asyncio.CancelledError:
                 raise
             except Exception:  # keep serving; the failure is logged, the work stays due
