@@ -108,3 +108,10 @@ def test_is_number_is_the_rule_the_format_filters_use():
     numbers, others = ["12", "-1234.50", "0.5", "1234567"], ["1,5", "1e3", ".5", "-", "", " 12", "\u0661\u0662", "12."]
     assert all(is_number(v) for v in numbers) and not any(is_number(v) for v in others)
     assert all(format_comma_dot(v) == v for v in others)  # what is not a number passes through
+
+
+def test_vectorised_capitalize_leaves_leading_whitespace_of_every_kind_to_the_scalar_rule():
+    items = ["ana", " ana", "\tana", "\x1cana", "\x1fana", "\x85ana", "\xa0ana", "", " ", "1ana", "ßa", "éa", None]
+    expected = [None if v is None else FILTERS["capitalize"](v) for v in items]
+    assert apply_filter_arrow("capitalize", pa.array(items)).to_pylist() == expected
+    assert expected[3] == "\x1cAna" and expected[1] == " Ana"  # Python's \s includes the ASCII separators

@@ -126,7 +126,18 @@ FILTERS: dict[str, Callable[[str], str]] = {
 }
 
 # Arrow kernels that agree with Python's case mapping on ASCII text (not beyond: "ß".upper()).
-_ASCII_KERNELS: dict[str, Callable[[pa.Array], pa.Array]] = {"lower": pc.ascii_lower, "upper": pc.ascii_upper}
+def _capitalize_ascii(arr: pa.Array) -> pa.Array:
+    # right for ASCII rows that do not start with whitespace (the others go through the scalar filter)
+    first = pc.ascii_upper(pc.utf8_slice_codeunits(arr, 0, 1))
+    return pc.binary_join_element_wise(first, pc.utf8_slice_codeunits(arr, 1), pa.scalar("", type=arr.type))
+
+
+_ASCII_KERNELS: dict[str, Callable[[pa.Array], pa.Array]] = {
+    "lower": pc.ascii_lower, "upper": pc.ascii_upper, "capitalize": _capitalize_ascii,
+}
+# the rows a kernel cannot do, by a test other than "not ASCII": capitalize only reads the first character, so
+# it leaves to the scalar filter the rows whose first character is not ASCII or is whitespace (Python's ``\s``)
+_SCALAR_ROWS = {"capitalize": r"^([^\x00-\x7f]|[\t\n\x0b\x0c\r\x1c-\x1f ])"}
 
 
 def is_shortenable(value: str) -> bool:
@@ -192,7 +203,7 @@ def _format_number_arrow(arr: pa.Array, thousands: str, decimal: str) -> pa.Arra
 def apply_filter_arrow(name: str, arr: pa.Array) -> pa.Array:
     """Apply filter ``name`` (not ``shorten``) to a pyarrow text array, same answers as the scalar.
 
-    ``lower``/``upper`` run as Arrow kernels on ASCII rows and number formats as Arrow regex
+    ``lower``/``upper``/``capitalize`` run as Arrow kernels on ASCII rows and number formats as Arrow regex
     kernels (numpy on the UTF-8 buffer); the rest maps the distinct values through the scalar filter (campaign columns
     repeat, so this is a real vectorisation).
 
@@ -209,7 +220,10 @@ def apply_filter_arrow(name: str, arr: pa.Array) -> pa.Array:
     if kernel is None:
         return map_unique(arr, func)
     result = kernel(arr)
-    non_ascii = pc.invert(pc.string_is_ascii(arr)).fill_null(False)
+    if name in _SCALAR_ROWS:
+        non_ascii = pc.match_substring_regex(arr, _SCALAR_ROWS[name]).fill_null(False)
+    else:
+        non_ascii = pc.invert(pc.string_is_ascii(arr)).fill_null(False)
     if pc.any(non_ascii).as_py():
         fixed = map_unique(pc.filter(arr, non_ascii), func)
         result = pc.replace_with_mask(result.cast(TEXT), non_ascii, fixed)
