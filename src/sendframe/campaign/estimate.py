@@ -25,7 +25,8 @@ from sendframe import pricing
 from sendframe.api.recipient_columns import valid_emails, valid_phones
 from sendframe.api.recipients import region_of
 from sendframe.campaign.columns import recipient_column as find_column
-from sendframe.campaign.preview import placeholders, render
+from sendframe.campaign.measured import measure_texts
+from sendframe.campaign.preview import render
 from sendframe.channels import CHANNEL_INFO, CHANNELS
 from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError
@@ -39,7 +40,6 @@ from sendframe.text.encodings import (
     cheapest_encoding_series,
     message_units_series,
 )
-from sendframe.text.measure import measure_frame
 from sendframe.text.parts import sms_parts_series
 
 __all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column",
@@ -161,9 +161,7 @@ def _measure_sms(contacts: pd.DataFrame, template: str, encoding: str, otp_confi
                  link_base: str | None) -> pd.DataFrame:
     """The text engine's one-pass render and measure (``measure_frame``): text, encoding, units,
     parts and unencodable characters, each worked out per distinct value of each variable."""
-    specials, shorten = placeholders(link_base, otp_config)
-    return measure_frame(contacts, template, specials=specials, shorten=shorten,
-                         encoding=None if encoding == "auto" else encoding, unencodable=True)
+    return measure_texts(contacts, template, encoding=encoding, link_base=link_base, otp_config=otp_config)
 
 
 def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:

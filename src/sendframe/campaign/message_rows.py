@@ -28,16 +28,15 @@ from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign import estimate as estimating
 from sendframe.campaign import preflight as checking
-from sendframe.campaign import preview
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.caps import frequency_capped, history_from_ledgers
+from sendframe.campaign.measured import measure_texts
 from sendframe.campaign.message_options import WHATSAPP_WIRE_TO_OPTION
 from sendframe.campaign.policy import OUTCOMES, keep_reasons, plan_rows, skipped_summary
 from sendframe.campaign.send import send_rows
 from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.errors import InputError, RowsSkippedWarning, SendframeError
 from sendframe.options import check_options
-from sendframe.text.measure import measure_frame
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -86,11 +85,9 @@ def measure(msg: Message, frame: pd.DataFrame) -> pd.DataFrame | None:
     template = msg.fields.get("message")
     if not msg.info.is_sms or int(msg.fields.get("trans", 0)) != 0 or not isinstance(template, str):
         return None
-    specials, shorten = preview.placeholders(msg.link_base, msg.fields.get("otpConfig"))
     try:
-        return measure_frame(frame, template, specials=specials, shorten=shorten,
-                             encoding=None if msg.encoding == "auto" else checked_encoding(msg),
-                             unencodable=True)
+        return measure_texts(frame, template, encoding="auto" if msg.encoding == "auto" else checked_encoding(msg),
+                             link_base=msg.link_base, otp_config=msg.fields.get("otpConfig"))
     except SendframeError:
         return None
 

@@ -54,7 +54,8 @@ from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.estimate import foreign_characters, recipients_valid
-from sendframe.campaign.preview import placeholders, render
+from sendframe.campaign.measured import measure_texts
+from sendframe.campaign.preview import render
 from sendframe.campaign.problems import (
     PROBLEM_COLUMNS,
     Problems,
@@ -75,7 +76,6 @@ from sendframe.text import filters as text_filters
 from sendframe.text import templates
 from sendframe.text.encodings import ENCODINGS, cheapest_encoding_series
 from sendframe.text.filters import _ARROW_NUMBER  # text.filters.is_number's rule, written for Arrow
-from sendframe.text.measure import measure_frame
 from sendframe.text.parts import sms_parts_series
 from sendframe.text.templates import SPECIALS, Placeholder, Template
 
@@ -268,11 +268,9 @@ def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: s
         # render checks the arguments (on no rows); the text engine renders and measures in one go
         render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         _check_encoding(encoding)
-        specials, shorten = placeholders(link_base, otp_config)
         lossy = encoding in ("gsm", "gsm-pt")
         if measured is None:
-            measured = measure_frame(contacts, parsed, specials=specials, shorten=shorten,
-                                     encoding=None if encoding == "auto" else encoding, unencodable=lossy)
+            measured = measure_texts(contacts, parsed, encoding=encoding, link_base=link_base, otp_config=otp_config)
         names = text_array(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), n)
         lost = measured["unencodable_" + encoding.replace("-", "_")] if lossy else None
         return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)

@@ -1,0 +1,107 @@
+"""One measurement of an SMS campaign's texts, shared by the calls an analyst makes in a row.
+
+``preflight`` and then ``estimate`` (or ``msg.preflight`` then ``msg.estimate``) of the same table with the
+same message render and measure the same texts: at 1M rows that pass is most of each call. The text
+engine's answer (:func:`~sendframe.text.measure.measure_frame`, with the unencodable characters) is kept for
+the last table measured, keyed by the message's settings and a fingerprint of the table's content: its index
+and every column the template reads, hashed buffer by buffer (BLAKE2b, about 1 GB/s), so any changed value,
+row or order gives a new key and a fresh measurement. One entry is kept, so memory holds at most one table's
+texts. Hand-written because ``functools`` caches key on the arguments' equality, which a DataFrame lacks.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"name": ["ana", "luís"]})
+    >>> first = measure_texts(frame, "Hola {name|capitalize}", encoding="auto")
+    >>> again = measure_texts(frame.copy(), "Hola {name|capitalize}", encoding="auto")
+    >>> again["text"].tolist(), again is not first
+    (['Hola Ana', 'Hola Luís'], True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sendframe.campaign.preview import placeholders
+from sendframe.text.measure import measure_frame
+from sendframe.text.templates import Template, parse
+
+__all__ = ["frame_fingerprint", "measure_texts"]
+
+_LAST: dict[str, tuple[bytes, pd.DataFrame]] = {}
+_LOCK = threading.Lock()
+
+
+def _hash_series(digest: Any, series: pd.Series) -> bool:
+    """Add ``series`` to ``digest``; False for a column whose content cannot be hashed exactly and cheaply
+    (Python objects: ``1`` and ``"1"``, ``True`` and ``"True"`` would look alike), which is then not cached."""
+    digest.update(f"{series.name!r}:{series.dtype}:{len(series)}".encode())
+    values = series.array
+    if isinstance(series.dtype, np.dtype):
+        if series.dtype.kind not in "biufcmM":
+            return False
+        digest.update(np.ascontiguousarray(series.to_numpy()).view(np.uint8))
+        return True
+    if not hasattr(values, "__arrow_array__") or isinstance(series.dtype, pd.CategoricalDtype):
+        return False
+    for chunk in values.__arrow_array__().chunks:  # Arrow-backed: the buffers as they are
+        digest.update(f"{chunk.type}:{chunk.offset}:{len(chunk)}".encode())
+        for buffer in chunk.buffers():
+            if buffer is not None:
+                digest.update(memoryview(buffer))
+    return True
+
+
+def frame_fingerprint(frame: pd.DataFrame, columns: list[str]) -> bytes | None:
+    """A digest of ``frame``'s index and ``columns`` (those present): equal only for equal content; None when
+    a column holds Python objects (not fingerprinted).
+
+    >>> a = pd.DataFrame({"x": ["1", "2"]})
+    >>> frame_fingerprint(a, ["x"]) == frame_fingerprint(a.copy(), ["x"])
+    True
+    >>> frame_fingerprint(a, ["x"]) == frame_fingerprint(a.assign(x=["1", "3"]), ["x"])
+    False
+    """
+    digest = hashlib.blake2b(digest_size=32)
+    index = frame.index
+    if isinstance(index, pd.RangeIndex):
+        digest.update(f"range:{index.start}:{index.stop}:{index.step}".encode())
+    elif not _hash_series(digest, index.to_series(index=pd.RangeIndex(len(index)))):
+        return None
+    for name in columns:
+        if name in frame.columns:
+            column: pd.Series | pd.DataFrame = frame[name]
+            if not _hash_series(digest, column.iloc[:, 0] if isinstance(column, pd.DataFrame) else column):
+                return None
+        else:
+            digest.update(f"absent:{name!r}".encode())
+    return digest.digest()
+
+
+def measure_texts(frame: pd.DataFrame, template: str | Template, *, encoding: str, link_base: str | None = None,
+                  otp_config: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """``measure_frame`` of an SMS template over ``frame`` with the unencodable characters (``encoding``
+    ``"auto"``: the cheapest per row), reusing the last answer when the settings and the table are the same.
+    Returns a new frame each time."""
+    parsed = template if isinstance(template, Template) else parse(template)
+    columns = sorted({p.name for p in parsed.pieces if not isinstance(p, str) and not p.is_special})
+    fingerprint = frame_fingerprint(frame, columns)
+    settings = repr((parsed.source, encoding, link_base, otp_config, len(frame))).encode()
+    key = None if fingerprint is None else hashlib.blake2b(settings).digest() + fingerprint
+    with _LOCK:
+        last = _LAST.get("sms")
+    if key is not None and last is not None and last[0] == key:
+        return last[1].copy(deep=False)
+    specials, shorten = placeholders(link_base, otp_config)
+    measured = measure_frame(frame, parsed, specials=specials, shorten=shorten,
+                             encoding=None if encoding == "auto" else encoding, unencodable=True)
+    with _LOCK:
+        if key is None:
+            _LAST.pop("sms", None)
+        else:
+            _LAST["sms"] = (key, measured)
+    return measured.copy(deep=False)

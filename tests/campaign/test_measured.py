@@ -1,0 +1,56 @@
+"""The shared measurement: reused only for the same settings and the same table content."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+import sendframe
+from sendframe.campaign.measured import frame_fingerprint, measure_texts
+from sendframe.text.measure import measure_frame
+
+TEMPLATE = "Hola {name|capitalize}, debes {amount} EUR"
+
+
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame({"name": pd.array(["ana", "luís", None], dtype="str"), "amount": [1.5, 2.0, 3.25],
+                         "city": ["Lugo", "Vigo", "Ourense"]})
+
+
+def _fresh(frame: pd.DataFrame, encoding: str = "auto") -> pd.DataFrame:
+    return measure_frame(frame, TEMPLATE, encoding=None if encoding == "auto" else encoding, unencodable=True)
+
+
+def test_a_changed_value_row_order_or_setting_is_measured_again():
+    frame = _frame()
+    measure_texts(frame, TEMPLATE, encoding="auto")
+    changed = frame.assign(name=pd.array(["ana", "LUÍS", None], dtype="str"))
+    assert measure_texts(changed, TEMPLATE, encoding="auto")["text"].tolist()[1] == "Hola LUÍS, debes 2 EUR"
+    amounts = frame.assign(amount=[1.5, 2.0, 9.0])
+    pd.testing.assert_frame_equal(measure_texts(amounts, TEMPLATE, encoding="auto"), _fresh(amounts))
+    reordered = frame.iloc[::-1]
+    pd.testing.assert_frame_equal(measure_texts(reordered, TEMPLATE, encoding="auto"), _fresh(reordered))
+    pd.testing.assert_frame_equal(measure_texts(frame, TEMPLATE, encoding="gsm"), _fresh(frame, "gsm"))
+    longer = measure_texts(frame, TEMPLATE, encoding="gsm", link_base="https://a-much-longer-base.example")
+    pd.testing.assert_frame_equal(longer, _fresh(frame, "gsm"))  # no special in the template: same texts
+
+
+def test_a_column_the_template_does_not_read_does_not_matter_and_objects_are_never_reused():
+    frame = _frame()
+    assert frame_fingerprint(frame, ["name", "amount"]) == frame_fingerprint(frame.assign(city="x"), ["name", "amount"])
+    with_objects = frame.assign(name=pd.Series([1, "1", True], dtype=object))
+    assert frame_fingerprint(with_objects, ["name"]) is None
+    as_text = measure_texts(with_objects, "{name}", encoding="auto")["text"].tolist()
+    assert as_text == ["1", "1", "true"]
+
+
+def test_preflight_then_estimate_of_one_table_agree_with_each_measured_alone():
+    contacts = _frame().assign(phone=["34600000001", "34600000002", "34600000003"])
+    msg = sendframe.sms(TEMPLATE, "Shop", parts=2, encoding="auto")
+    msg.preflight(contacts)
+    after = msg.estimate(contacts)
+    measure_texts(contacts.iloc[:1], TEMPLATE, encoding="auto")  # another table measured in between
+    alone = msg.estimate(contacts)
+    pd.testing.assert_frame_equal(after, alone)
+    returned = measure_texts(contacts, TEMPLATE, encoding="auto")
+    returned.loc[0, "text"] = "changed by the caller"
+    assert measure_texts(contacts, TEMPLATE, encoding="auto").loc[0, "text"] == "Hola Ana, debes 1.5 EUR"
