@@ -22,7 +22,9 @@ junk), people appearing again (often typed differently), names from realistic po
 thousands of distinct names per million rows, some with characters GSM lacks), ids and amounts unique per
 row, a city and an email. Targets (issue 12): read_contacts <= 2x the floor, intake <= 4x the floor, intake >= 10x
 faster than the loop. Each sendframe and pandas phase is run ``--repeat`` times (3) and its best time kept,
-as the machine is shared; the loop runs once. Peak memory is the process's high-water mark
+as the machine is shared; the loop runs once. preflight and estimate run as a pair, each pair from cold:
+preflight measures the texts and estimate reuses that measurement (``sendframe.campaign.measured``), as it
+does when an analyst calls them one after the other on the same table. Peak memory is the process's high-water mark
 (``getrusage``) after each phase, so it includes what earlier phases held.
 """
 
@@ -36,12 +38,14 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import phonenumbers
 
 import sendframe
 from messy_data import TEMPLATE, write_messy_csv
+from sendframe.campaign.measured import forget
 from sendframe.errors import InputError
 from sendframe.pricing import load_prices
 from sendframe.text.encodings import BASIC_CHARS, GSM_EXTENSION_TABLE
@@ -111,6 +115,27 @@ def _timed(label: str, action, results: dict[str, float], repeat: int = 1):
     return value
 
 
+def _checks(contacts: pd.DataFrame, encoding: str, results: dict[str, float], repeat: int) -> tuple[Any, Any]:
+    """preflight then estimate, as an analyst runs them: the first measures the texts, the second reuses that
+    measurement. Each run starts cold (``forget``), and the run with the best total is kept."""
+    best: tuple[float, float] = (float("inf"), float("inf"))
+    problems = est = None
+    for _ in range(repeat):
+        forget()
+        start = time.perf_counter()
+        problems = sendframe.preflight(contacts, "sms", TEMPLATE, sender="Shop", parts=2, encoding=encoding)
+        middle = time.perf_counter()
+        est = sendframe.estimate(contacts, TEMPLATE, encoding="auto", parts=2)
+        run = (middle - start, time.perf_counter() - middle)
+        best = min(best, run, key=sum)
+    runs = f"best of {repeat}, each from cold" if repeat > 1 else "one run"
+    for label, seconds in zip((f"sendframe.preflight (encoding={encoding})", "sendframe.estimate (encoding=auto)"),
+                              best, strict=True):
+        results[label] = seconds
+        print(f"  {label:<38} {seconds:8.2f} s ({runs})   peak memory so far {peak_mb():7,.0f} MB", flush=True)
+    return problems, est
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -140,10 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         contacts = _timed("sendframe.read_contacts", lambda: sendframe.read_contacts(path), times, repeat)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            problems = _timed(f"sendframe.preflight (encoding={encoding})", lambda: sendframe.preflight(
-                contacts, "sms", TEMPLATE, sender="Shop", parts=2, encoding=encoding), times, repeat)
-            est = _timed("sendframe.estimate (encoding=auto)", lambda: sendframe.estimate(
-                contacts, TEMPLATE, encoding="auto", parts=2), times, repeat)
+            problems, est = _checks(contacts, encoding, times, repeat)
         _timed(f"analyst's loop ({loop_rows:,} rows)", lambda: analyst_loop(path, loop_rows), times)
     floor = times["pandas.read_csv(dtype=str)"]
     read = times["sendframe.read_contacts"]

@@ -30,10 +30,19 @@ from sendframe.campaign.preview import placeholders
 from sendframe.text.measure import measure_frame
 from sendframe.text.templates import Template, parse
 
-__all__ = ["frame_fingerprint", "measure_texts"]
+__all__ = ["forget", "frame_fingerprint", "measure_texts"]
 
 _LAST: dict[str, tuple[bytes, pd.DataFrame]] = {}
 _LOCK = threading.Lock()
+
+
+def forget() -> None:
+    """Drop the kept measurement (its memory, or to time a first measurement again).
+
+        >>> forget()
+    """
+    with _LOCK:
+        _LAST.clear()
 
 
 def _hash_series(digest: Any, series: pd.Series) -> bool:
