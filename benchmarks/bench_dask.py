@@ -168,7 +168,21 @@ class Phase:
                   f"{self.here:.1f} s)   peak per worker {' / '.join(f'{p:,.0f}' for p in peaks)} MiB of {LIMIT}")
 
 
-def _pandas_run(path: str) -> tuple[float, float, float, dict[str, int]]:
+Answers = tuple[dict[str, int], int, str]
+"""Problem counts by rule, the estimated cost in cents and its currency: compared between pandas and Dask."""
+
+
+def _answers(counts: pd.DataFrame, totals: dict[str, Any]) -> Answers:
+    problems = {str(rule): int(n) for rule, n in zip(counts["rule"], counts["problems"], strict=True)}
+    return problems, round(totals["cost"] * 100), str(totals["currency"])
+
+
+def _said(answers: Answers) -> str:
+    problems, cents, currency = answers
+    return f"problems {problems}; estimated cost {cents / 100:,.2f} {currency}"
+
+
+def _pandas_run(path: str) -> tuple[float, float, float, Answers]:
     """read_contacts + estimate + preflight of one file with pandas, in a fresh process: wall, CPU, peak MiB, counts."""
     started, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
@@ -176,8 +190,7 @@ def _pandas_run(path: str) -> tuple[float, float, float, dict[str, int]]:
         contacts = sendframe.read_contacts(path)
         totals = sendframe.estimate_totals(message().estimate(contacts))
         counts = sendframe.problem_counts(message().preflight(contacts))
-    found = dict(zip(counts["rule"], counts["problems"], strict=True)) | {"cost_cents": round(totals["cost"] * 100)}
-    return time.perf_counter() - started, time.process_time() - cpu, _peak_mib(), found
+    return time.perf_counter() - started, time.process_time() - cpu, _peak_mib(), _answers(counts, totals)
 
 
 def in_own_process(work: Callable[..., Any], *args: Any) -> Any:
@@ -185,13 +198,13 @@ def in_own_process(work: Callable[..., Any], *args: Any) -> Any:
         return pool.submit(work, *args).result()
 
 
-def dask_estimate_preflight(client: Client, source: Any, rows: int, label: str) -> dict[str, int]:
+def dask_estimate_preflight(client: Client, source: Any, rows: int, label: str) -> Answers:
     with Phase(client, f"dask read_contacts + estimate  {label}", rows):
         contacts = sendframe.read_contacts(source, dask=True)
         totals = sendframe.estimate_totals(message().estimate(contacts))
     with Phase(client, f"dask preflight                 {label}", rows):
         counts = sendframe.problem_counts(message().preflight(contacts))
-    return dict(zip(counts["rule"], counts["problems"], strict=True)) | {"cost_cents": round(totals["cost"] * 100)}
+    return _answers(counts, totals)
 
 
 def main() -> None:
@@ -226,7 +239,7 @@ def main() -> None:
         same = dask_estimate_preflight(client, first, pandas_rows, f"{pandas_rows:,}")
         print(f"  the same {pandas_rows:,} rows: dask and pandas answers {'equal' if same == alone else 'DIFFER'}")
         whole = dask_estimate_preflight(client, str(contacts_folder), rows, f"{rows:,}")
-        print(f"  {rows:,} rows: problems {whole}")
+        print(f"  {rows:,} rows: {_said(whole)}")
         if args.quick:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -234,8 +247,7 @@ def main() -> None:
                     [pd.read_parquet(p) for p in sorted(contacts_folder.glob("*.parquet"))], ignore_index=True))
                 counts = sendframe.problem_counts(message().preflight(everything))
                 totals = sendframe.estimate_totals(message().estimate(everything))
-            check = dict(zip(counts["rule"], counts["problems"], strict=True)) | {
-                "cost_cents": round(totals["cost"] * 100)}
+            check = _answers(counts, totals)
             print(f"  the whole dataset: dask and pandas answers {'equal' if check == whole else 'DIFFER'}")
 
         with Phase(client, f"dask read_callbacks + delivery_summary {lines:,} lines", lines, "lines"):
@@ -247,7 +259,7 @@ def main() -> None:
         if args.quick:
             want = sendframe.delivery_summary(callbacks=sendframe.read_callbacks(logs_folder), by="campaign_id")
             try:
-                pd.testing.assert_frame_equal(summary, want, check_dtype=False)
+                pd.testing.assert_frame_equal(summary, want)  # dtypes included
                 equal = True
             except AssertionError:
                 equal = False

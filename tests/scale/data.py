@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -53,3 +54,25 @@ def write_logs(folder: Path, messages: int = 300) -> tuple[list[Path], str]:
     with gzip.open(access, "wt") as out:
         out.write("".join(access_lines))
     return [first, access, second], URL
+
+
+def computed(lazy: Any) -> Any:
+    """``lazy.compute()``, once checked against the lazy frame's ``meta``: the columns, dtypes and index
+    dtype it promises are those its partitions hold (a meta saying float64 of a column computed as Int64,
+    or a categorical whose categories are unknown, is a bug a later step trips over)."""
+    got = lazy.compute()
+    meta = lazy._meta
+    assert type(got) is type(meta), f"meta is a {type(meta).__name__}, computed a {type(got).__name__}"
+    if isinstance(got, pd.Series):
+        assert (got.name, got.dtype) == (meta.name, meta.dtype), f"meta {meta.dtype!r}, computed {got.dtype!r}"
+    else:
+        assert list(got.columns) == list(meta.columns)
+        wrong = {c: (meta[c].dtype, got[c].dtype) for c in got.columns if meta[c].dtype != got[c].dtype}
+        assert not wrong, f"dtypes of meta and computed partitions differ: {wrong}"
+    assert got.index.dtype == meta.index.dtype, f"index: meta {meta.index.dtype!r}, computed {got.index.dtype!r}"
+    return got
+
+
+def typed(values: dict[str, Any]) -> dict[str, Any]:
+    """A dict of totals with each value's type beside it: 3 == 3.0, but a count must not come back a float."""
+    return {k: (v, type(v).__name__) for k, v in values.items()}

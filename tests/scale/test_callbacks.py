@@ -7,12 +7,14 @@ import pytest
 
 import sendframe
 from sendframe.scale.callbacks import read_logs
-from tests.scale.data import HEADER, write_logs
+from tests.scale.data import HEADER, computed, write_logs
 
 dd = pytest.importorskip("dask.dataframe")
 
 
 def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows by message and arrival: pandas keeps the logs' order, a Dask frame groups rows by id
+    (a shuffle on the id drops repeats across logs), so the rows are the same in another order."""
     return frame.sort_values(["id", "received_at"], kind="stable").reset_index(drop=True)
 
 
@@ -36,13 +38,14 @@ def test_dask_callbacks_latest_status_and_summary_equal_pandas(dask_client, tmp_
     paths, url = write_logs(tmp_path / "logs")
     expected = sendframe.read_callbacks(str(tmp_path / "logs" / "*"), url)
     lazy = sendframe.read_callbacks(str(tmp_path / "logs" / "*"), url, dask=True)
-    pd.testing.assert_frame_equal(_ordered(lazy.compute()), _ordered(expected), check_dtype=False)
-    latest = sendframe.latest_status(lazy).compute().sort_values(["id", "part"]).reset_index(drop=True)
-    pd.testing.assert_frame_equal(latest, sendframe.latest_status(expected), check_dtype=False)
+    pd.testing.assert_frame_equal(_ordered(computed(lazy)), _ordered(expected))
+    # one row per message and part, grouped by id on the partitions (a shuffle): sorted as pandas sorts them
+    latest = computed(sendframe.latest_status(lazy)).sort_values(["id", "part"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(latest, sendframe.latest_status(expected))
     for by in ("campaign_id", ("country", "mnc"), "send_hour"):
         want = sendframe.delivery_summary(callbacks=expected, by=by)
         got = sendframe.delivery_summary(callbacks=lazy, by=by)
-        pd.testing.assert_frame_equal(got, want, check_dtype=False)
+        pd.testing.assert_frame_equal(got, want)
     assert want["median_seconds_to_delivery"].notna().any()
 
 
@@ -57,11 +60,16 @@ def test_summary_of_dask_results_with_callbacks_equals_pandas(dask_client, tmp_p
     want = sendframe.delivery_summary(results, callbacks, by="campaign_id")
     got = sendframe.delivery_summary(dd.from_pandas(results, npartitions=3), dd.from_pandas(callbacks, npartitions=2),
                                      by="campaign_id")
-    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    pd.testing.assert_frame_equal(got, want)
     outcomes = sendframe.message_outcomes(dd.from_pandas(results, npartitions=3),
                                           dd.from_pandas(callbacks, npartitions=2))
-    pd.testing.assert_frame_equal(outcomes.compute().sort_index(), sendframe.message_outcomes(results, callbacks),
-                                  check_dtype=False)
+    # rows come back grouped by message id (a shuffle on the id), each on its label in results: sorted back
+    pd.testing.assert_frame_equal(computed(outcomes).sort_index(), sendframe.message_outcomes(results, callbacks))
+    alone = sendframe.message_outcomes(dd.from_pandas(results, npartitions=3))
+    pd.testing.assert_frame_equal(computed(alone).sort_index(), sendframe.message_outcomes(results))
+    # pandas frames given with a Dask one are taken with their own dtypes (not turned into string[pyarrow])
+    got = sendframe.delivery_summary(results, dd.from_pandas(callbacks, npartitions=2), by="campaign_id")
+    pd.testing.assert_frame_equal(got, want)
 
 
 def test_big_logs_are_read_in_line_ranges_with_answers_equal_to_pandas(dask_client, tmp_path):
@@ -77,10 +85,10 @@ def test_big_logs_are_read_in_line_ranges_with_answers_equal_to_pandas(dask_clie
     # several ranges per plain log, the gzip log whole
     plain = sum(p.stat().st_size for p in paths if p.suffix == ".log")
     assert lazy.npartitions >= plain // 40_000 and expected["shop"].eq("es").sum() > 500
-    pd.testing.assert_frame_equal(_ordered(lazy.compute()), _ordered(expected), check_dtype=False)
+    pd.testing.assert_frame_equal(_ordered(computed(lazy)), _ordered(expected))
     for by in ("campaign_id", ("country", "mnc")):
         want = sendframe.delivery_summary(callbacks=expected, by=by)
-        pd.testing.assert_frame_equal(sendframe.delivery_summary(callbacks=lazy, by=by), want, check_dtype=False)
+        pd.testing.assert_frame_equal(sendframe.delivery_summary(callbacks=lazy, by=by), want)
 
 
 def test_a_retry_split_across_two_ranges_of_one_log_is_kept_once(dask_client, tmp_path):
@@ -91,6 +99,6 @@ def test_a_retry_split_across_two_ranges_of_one_log_is_kept_once(dask_client, tm
     first.write_text(text + "".join(line.replace("T10:", "T12:") for line in retries))  # far from the originals
     expected = sendframe.read_callbacks([str(first)])
     lazy = read_logs(sendframe.read_callbacks, [str(first)], dask=True, blocksize=5_000)
-    got = _ordered(lazy.compute())
+    got = _ordered(computed(lazy))
     assert lazy.npartitions > 5 and got["id"].is_unique and len(got) == len(expected)
-    pd.testing.assert_frame_equal(got, _ordered(expected), check_dtype=False)
+    pd.testing.assert_frame_equal(got, _ordered(expected))

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 import sendframe
-from tests.scale.data import contacts
+from sendframe.scale.runtime import from_pandas
+from tests.scale.data import computed, contacts, typed
 
 dd = pytest.importorskip("dask.dataframe")
 
@@ -24,20 +25,23 @@ def test_estimate_of_a_dask_frame_is_lazy_and_equals_pandas_with_the_same_totals
     lazy = sendframe.estimate(ddf, "Hi {name}, {amount|formatDotComma}", encoding="auto", parts=1)
     assert lazy.npartitions == 5 and list(lazy.columns) == list(sendframe.estimate(frame.iloc[:0], "Hi {name}").columns)
     expected = sendframe.estimate(frame, "Hi {name}, {amount|formatDotComma}", encoding="auto", parts=1)
-    pd.testing.assert_frame_equal(lazy.compute(), expected)
-    assert sendframe.estimate_totals(lazy) == expected.attrs["totals"]
+    pd.testing.assert_frame_equal(computed(lazy), expected)
+    assert typed(sendframe.estimate_totals(lazy)) == typed(expected.attrs["totals"])
 
 
 def test_preflight_finds_repeats_across_partitions_exactly_as_pandas(dask_client, table):
     frame, ddf = table
     expected = sendframe.preflight(frame, "sms", "Hi {name} {amount|formatDotComma}", sender="Shop")
-    found = sendframe.preflight(ddf, "sms", "Hi {name} {amount|formatDotComma}", sender="Shop").compute()
+    lazy = sendframe.preflight(ddf, "sms", "Hi {name} {amount|formatDotComma}", sender="Shop")
+    found = computed(lazy)
     repeats = expected[expected["rule"] == "duplicate_recipient"]
     # the repeats span partitions: a later row names a first occurrence several partitions back
     first_rows = repeats["message"].str.extract(r"in row (\d+)")[0].astype(int)
     assert ((repeats["row"].astype(int) - first_rows) > len(frame) // 5).any()
+    # each partition numbers its problems from 0: the index is made 0, 1, ... as pandas' (order and rows kept)
     pd.testing.assert_frame_equal(found.reset_index(drop=True), expected)
-    counts = sendframe.problem_counts(found)
+    counts = sendframe.problem_counts(lazy)  # a Dask reduction
+    pd.testing.assert_frame_equal(counts, sendframe.problem_counts(expected))
     assert counts.set_index("rule")["problems"]["duplicate_recipient"] == len(repeats)
 
 
@@ -47,11 +51,16 @@ def test_a_message_plans_estimates_and_previews_a_dask_frame_as_pandas(dask_clie
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for method in ("plan", "preview", "estimate"):
-            pd.testing.assert_frame_equal(getattr(msg, method)(ddf).compute(), getattr(msg, method)(frame))
-        pd.testing.assert_frame_equal(msg.preflight(ddf).compute().reset_index(drop=True), msg.preflight(frame))
-        pd.testing.assert_frame_equal(msg.ready(ddf).compute(), msg.ready(frame), check_dtype=False)
-        assert msg.render(ddf).compute().equals(msg.render(frame))
-        assert sendframe.estimate_totals(msg.estimate(ddf)) == msg.estimate(frame).attrs["totals"]
+            pd.testing.assert_frame_equal(computed(getattr(msg, method)(ddf)), getattr(msg, method)(frame))
+        # each partition numbers its problems from 0: the index is made 0, 1, ... as pandas' (order kept)
+        pd.testing.assert_frame_equal(computed(msg.preflight(ddf)).reset_index(drop=True), msg.preflight(frame))
+        # ready answers the input's own rows, typed as the input is: Dask's from_pandas stored the str
+        # columns of ``frame`` as string[pyarrow] (its dataframe.convert-string), so the rows pandas
+        # answers are compared in the Dask frame's dtypes; built with pandas' dtypes, they are pandas' own
+        pd.testing.assert_frame_equal(computed(msg.ready(ddf)), msg.ready(frame).astype(ddf.dtypes.to_dict()))
+        pd.testing.assert_frame_equal(computed(msg.ready(from_pandas(frame, npartitions=5))), msg.ready(frame))
+        pd.testing.assert_series_equal(computed(msg.render(ddf)), msg.render(frame))
+        assert typed(sendframe.estimate_totals(msg.estimate(ddf))) == typed(msg.estimate(frame).attrs["totals"])
         kept = msg.plan(ddf, keep="duplicate").compute()
     assert "skipped_duplicate" not in set(kept["action"])
     assert (msg.plan(frame)["action"] == "skipped_duplicate").sum() > 20
@@ -67,7 +76,7 @@ def test_read_contacts_reads_a_csv_glob_and_a_parquet_dataset_as_the_pandas_read
     for source in (str(tmp_path / "c*.csv"), tmp_path / "pq"):
         lazy = sendframe.read_contacts(source)
         assert lazy.npartitions == 4 and lazy.divisions == (0, 100, 200, 300, 399)
-        pd.testing.assert_frame_equal(lazy.compute(), expected, check_dtype=False)
+        pd.testing.assert_frame_equal(computed(lazy), expected)
     assert expected["duplicate"].sum() > 100  # repeats across files are flagged, not only within one
 
 
@@ -87,7 +96,7 @@ def test_read_contacts_flags_repeats_across_files_whose_recipient_columns_have_o
     for options in ({}, {"phone_column": "Mobile", "email_column": "E-mail"}, {"phone_column": "Mobile",
                                                                               "email_column": None}):
         lazy = sendframe.read_contacts(str(tmp_path / "c*.csv"), **options)
-        found = lazy.compute()
+        found = computed(lazy)
         wanted = sendframe.read_contacts(raw, **options)
-        pd.testing.assert_frame_equal(found, wanted, check_dtype=False)
+        pd.testing.assert_frame_equal(found, wanted)
         assert found["duplicate"].sum() > 100  # repeats in other files are flagged, by the canonical phone column

@@ -41,7 +41,15 @@ from sendframe.api.notifications import ESCAPE_CODES
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes
 from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
 from sendframe.errors import InputError
-from sendframe.scale.runtime import byte_ranges, compute, dask_dataframe, delayed_call, is_dask_frame, meta_of
+from sendframe.scale.runtime import (
+    byte_ranges,
+    compute,
+    dask_dataframe,
+    delayed_call,
+    from_pandas,
+    is_dask_frame,
+    meta_of,
+)
 
 __all__ = ["LARGE_LOGS_BYTES", "LOG_BLOCK_BYTES", "is_many_logs", "latest_status_partitions", "log_files",
            "outcomes_partitions", "read_logs", "summary_partitions"]
@@ -184,7 +192,7 @@ def _logs_frame(read: Callable[..., pd.DataFrame], files: Sequence[str], notific
     parts = [delayed_call(_parsed_range, block, params[f], columns) for f in ranges for block in ranges[f]]
     parts += [delayed_call(_read_conformed, f, read, notification_url, columns) for f in files if f not in ranges]
     if not parts:
-        return dd.from_pandas(meta, npartitions=1)
+        return from_pandas(meta)
     frame = dd.from_delayed(parts, meta=meta, verify_meta=False)
     return frame.shuffle("id").map_partitions(_deduplicated_here, meta=meta, enforce_metadata=False)
 
@@ -250,11 +258,10 @@ def _empty_frame(files: Sequence[str], read: Callable[..., pd.DataFrame], notifi
 
 def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
     """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition)."""
-    dd = dask_dataframe()
     if callbacks is not None and not is_dask_frame(callbacks):
-        callbacks = dd.from_pandas(callbacks, npartitions=1, sort=False)
+        callbacks = from_pandas(callbacks)
     if results is not None and not is_dask_frame(results):
-        results = dd.from_pandas(results, npartitions=1, sort=False)
+        results = from_pandas(results)
     parts = max(x.npartitions for x in (results, callbacks) if x is not None)
     keyed: list[Any] = []  # Dask frames, or None where not given
     for x in (results, callbacks):
@@ -337,7 +344,12 @@ def _partition_tables(results: pd.DataFrame | None, callbacks: pd.DataFrame | No
     groups = [k for k in counts.columns if k in rows.columns and k not in (*_ADDITIVE, *_COSTS)]
     delivered = rows[rows[_SECONDS].notna()]
     times = delivered.groupby([*groups, _SECONDS], dropna=False, observed=True).size().rename("_times").reset_index()
-    return pd.concat([counts.assign(_times=0), times], ignore_index=True)
+    # the times rows get the counts' columns with the counts' dtypes (zero counts, missing costs and rates):
+    # concatenated with rows lacking them, int64 counts would turn float64, and the sums with them
+    padding = {c: pd.Series(0, index=times.index, dtype=counts[c].dtype) if c in _ADDITIVE
+               else counts[c].iloc[:0].reindex(times.index) for c in counts.columns if c not in times}
+    return pd.concat([counts.assign(_times=0), times.assign(**padding)[[*counts.columns, "_times", _SECONDS]]],
+                     ignore_index=True)
 
 
 def _quantile(values: np.ndarray, counts: np.ndarray, q: float) -> float:

@@ -25,7 +25,16 @@ import pandas as pd
 
 from sendframe.errors import InputError
 from sendframe.scale.repeats import local_positions, repeated_rows
-from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, lengths_of, meta_of, persist, settled
+from sendframe.scale.runtime import (
+    compute,
+    dask_dataframe,
+    is_dask_frame,
+    lengths_of,
+    meta_of,
+    pandas_strings,
+    persist,
+    settled,
+)
 
 __all__ = ["LARGE_FILE_BYTES", "PARTITION_BYTES", "read_partitioned", "wants_dask"]
 
@@ -85,14 +94,13 @@ def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
     kinds = {Path(p).suffix.lower() in _PARQUET for p in paths}
     if len(kinds) > 1:
         raise InputError("The contacts source mixes Parquet and CSV files; read each kind on its own.")
-    if kinds == {True}:
-        return dd.read_parquet(paths, **read_options)
     if any(Path(p).suffix.lower() in (".xlsx", ".xls", ".ods") for p in paths):
         raise InputError("Spreadsheets are read whole: read_contacts(..., dask=False), or save them as CSV or Parquet.")
-    # as the pandas reader: text as written (leading zeros kept), only empty cells missing
+    # as the pandas reader: text as written (leading zeros kept), only empty cells missing, typed str
     options = {"dtype": str, "encoding": "utf-8-sig", "keep_default_na": False, "na_values": [""],
                "blocksize": PARTITION_BYTES, **read_options}
-    return dd.read_csv(paths, **options)
+    with pandas_strings():
+        return dd.read_parquet(paths, **read_options) if kinds == {True} else dd.read_csv(paths, **options)
 
 
 def _recipient_keys(part: pd.DataFrame) -> pd.DataFrame:

@@ -12,13 +12,14 @@ when it is missing, says the exact command that installs it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any, cast
 
 import pandas as pd
 
-__all__ = ["INSTALL_HINT", "byte_ranges", "compute", "dask_dataframe", "delayed_call", "is_dask_frame", "lengths_of",
-           "meta_of", "persist", "settled"]
+__all__ = ["INSTALL_HINT", "byte_ranges", "compute", "dask_dataframe", "delayed_call", "from_pandas", "is_dask_frame",
+           "lengths_of", "meta_of", "pandas_strings", "persist", "settled"]
 
 INSTALL_HINT = "pip install 'sendframe[dask]'"
 
@@ -44,6 +45,37 @@ def dask_dataframe() -> ModuleType:
     except ImportError as exc:  # pragma: no cover - the extra is installed in CI
         raise ImportError(f"Working on Dask frames needs dask[dataframe] and distributed: {INSTALL_HINT}") from exc
     return dd
+
+
+def pandas_strings() -> AbstractContextManager[Any]:
+    """A context in which Dask builds frames with pandas' own text dtype.
+
+    By default (``dataframe.convert-string``) Dask turns every text column it reads or is given
+    (``read_csv``, ``read_parquet``, ``from_pandas``) into ``string[pyarrow]``, whose missing value
+    is ``pd.NA``, where pandas reads ``str`` (missing: ``nan``): comparisons and ``.str`` methods then
+    answer other dtypes than pandas on the same rows. Frames sendframe reads or converts itself are
+    built in this context, so a column is typed as the pandas reader types it; the choice is fixed
+    when the frame is built (computing it later, in any context, keeps it).
+
+        >>> with pandas_strings():  # doctest: +SKIP
+        ...     frame = dask_dataframe().read_csv("contacts-*.csv", dtype=str)
+    """
+    dask_dataframe()
+    import dask  # noqa: PLC0415  optional stack, imported on first use
+
+    context: AbstractContextManager[Any] = dask.config.set({"dataframe.convert-string": False})
+    return context
+
+
+def from_pandas(frame: pd.DataFrame, npartitions: int = 1) -> Any:
+    """A Dask frame of a pandas ``frame``, rows in their order and every column of the dtype it has
+    (Dask's ``from_pandas`` would turn text columns into ``string[pyarrow]``: see :func:`pandas_strings`).
+
+        >>> from_pandas(pd.DataFrame({"name": ["Ana", None]})).dtypes["name"]
+        <StringDtype(na_value=nan)>
+    """
+    with pandas_strings():
+        return dask_dataframe().from_pandas(frame, npartitions=npartitions, sort=False)
 
 
 def compute(*collections: Any) -> tuple[Any, ...]:

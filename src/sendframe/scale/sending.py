@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionDtype
 
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
@@ -37,7 +38,16 @@ from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
 from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning
 from sendframe.scale.messages import duplicate_reasons, repeats_of_plan, with_duplicates, with_key
 from sendframe.scale.repeats import ORDER_BITS, local_positions
-from sendframe.scale.runtime import compute, dask_dataframe, is_dask_frame, lengths_of, meta_of, settled
+from sendframe.scale.runtime import (
+    compute,
+    dask_dataframe,
+    from_pandas,
+    is_dask_frame,
+    lengths_of,
+    meta_of,
+    pandas_strings,
+    settled,
+)
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -179,7 +189,7 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
     if is_dask_frame(contacts):
         frame = contacts
     elif isinstance(contacts, pd.DataFrame):
-        frame = dd.from_pandas(contacts, npartitions=1, sort=False)
+        frame = from_pandas(contacts)
     else:
         raise InputError(f"send_partitions takes a Dask or pandas DataFrame, not {type(contacts).__name__}.")
     keep = sorted(keep_reasons(keep))
@@ -194,6 +204,7 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
         shutil.rmtree(target) if target.is_dir() else target.unlink()
     target.mkdir(parents=True)
     counts: dict[str, int] = {}
+    outcome_type: ExtensionDtype | np.dtype[Any] = pd.CategoricalDtype(list(OUTCOMES))  # as the files say, below
     ledger_path = os.fspath(ledger)
     with hold(ledger_path), contextlib.closing(PartitionLedger(ledger_path)) as journal:
         for number in range(frame.npartitions):
@@ -212,6 +223,7 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
                 sent = pd.concat([sent, skipped]).loc[part.index]
             sent.index.name = "row"
             _write_part(sent, target, number)
+            outcome_type = sent["outcome"].dtype
             for outcome, n in sent["outcome"].value_counts().items():
                 counts[str(outcome)] = counts.get(str(outcome), 0) + int(n)
             for warning in said:  # skipped rows are said once for the whole frame, below
@@ -235,4 +247,8 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
     summary = skipped_summary(pd.DataFrame({"action": actions_column}), "sent")
     if summary:
         warnings.warn(summary, RowsSkippedWarning, stacklevel=3)
-    return dd.read_parquet(target, index="row")
+    # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
+    # categories known (a Parquet read leaves them unknown until computed)
+    with pandas_strings():
+        written = dd.read_parquet(target, index="row")
+    return written.astype({"outcome": outcome_type})
