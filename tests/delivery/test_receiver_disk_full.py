@@ -8,46 +8,24 @@ as on a full disk.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import httpx
 import pytest
 
 from sendframe.delivery.callbacks import read_callbacks
 
+from .limited_receiver import limited_receiver
+
 resource = pytest.importorskip("resource")  # POSIX only
 
-CHILD = r"""
-import resource, signal, sys
-from sendframe.delivery.receiver import Receiver
-
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond the limit fails with EFBIG instead of killing us
-hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
-with Receiver(sys.argv[1]) as receiver:
-    print(receiver.notification_url.split("?")[0], flush=True)
-    for command in sys.stdin:
-        name, *value = command.split()
-        soft = int(value[0]) if name == "limit" else hard
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        print("ok", flush=True)
-"""
 
 LINE = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00\t[^\t\n]+\n")
 
 
 def test_a_failed_write_is_cut_off_and_later_notifications_read_back_intact(tmp_path):
     log = tmp_path / "callbacks.log"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(log)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
-
-    def tell(command: str) -> None:
-        child.stdin.write(command + "\n")
-        child.stdin.flush()
-        assert child.stdout.readline().strip() == "ok"
-
-    try:
-        base = child.stdout.readline().strip()
+    with limited_receiver(log) as (url, tell):
+        base = url.split("?")[0]
         assert httpx.get(base + "?id=first&status=DELIVRD&delivery=1&part=1").status_code == 200
         acknowledged = log.stat().st_size
         tell(f"limit {acknowledged + 20}")  # the next line (32-character arrival time alone) stops part-way
@@ -56,9 +34,6 @@ def test_a_failed_write_is_cut_off_and_later_notifications_read_back_intact(tmp_
         assert log.stat().st_size == acknowledged  # the torn 20 bytes are gone
         tell("unlimit")
         assert httpx.get(base + "?id=third&status=UNDELIV&delivery=2&part=1&ref=crm").status_code == 200
-    finally:
-        child.stdin.close()
-        assert child.wait(timeout=30) == 0
 
     lines = log.read_bytes().splitlines(keepends=True)
     assert lines[0].startswith(b"#params\t")

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import re
 import socket
-import subprocess
-import sys
 from urllib.parse import urlsplit
 
 import pytest
 
 from sendframe.delivery.callbacks import read_callbacks
 from sendframe.delivery.receiver import Receiver
+
+from .limited_receiver import limited_receiver
 
 resource = pytest.importorskip("resource")  # POSIX only
 
@@ -50,34 +50,11 @@ def test_pipelined_requests_share_a_commit_and_are_answered_in_order(tmp_path):
     assert ids == [f"n{i}" for i in range(30) if i not in (7, 12)]
 
 
-CHILD = r"""
-import resource, signal, sys
-from sendframe.delivery.receiver import Receiver
-
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond the limit fails with EFBIG instead of killing us
-hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
-with Receiver(sys.argv[1]) as receiver:
-    print(receiver.notification_url, flush=True)
-    for command in sys.stdin:
-        name, *value = command.split()
-        soft = int(value[0]) if name == "limit" else hard
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        print("ok", flush=True)
-"""
 
 
 def test_pipelined_notifications_whose_commit_fails_get_no_answer_and_leave_no_line(tmp_path):
     log = tmp_path / "callbacks.log"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(log)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
-
-    def tell(command: str) -> None:
-        child.stdin.write(command + "\n")
-        child.stdin.flush()
-        assert child.stdout.readline().strip() == "ok"
-
-    try:
-        url = child.stdout.readline().strip()
+    with limited_receiver(log) as (url, tell):
         path = urlsplit(url).path
         assert pipelined(url, [f"{path}?id=first{i}" for i in range(3)]) == [200, 200, 200]
         acknowledged = log.stat().st_size
@@ -90,8 +67,5 @@ def test_pipelined_notifications_whose_commit_fails_get_no_answer_and_leave_no_l
         assert log.stat().st_size == acknowledged
         tell("unlimit")
         assert pipelined(url, [f"{path}?id=later{i}" for i in range(4)]) == [200] * 4
-    finally:
-        child.stdin.close()
-        assert child.wait(timeout=30) == 0
     ids = read_callbacks(log)["id"].tolist()
     assert ids == [f"first{i}" for i in range(3)] + [f"later{i}" for i in range(4)]

@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
-import pytest
+from sendframe.sandbox.carrier import CarrierConfig, mnc_for
 
-from sendframe.api.models import AvailableTime
-from sendframe.pricing import load_prices
-from sendframe.sandbox import worker
-from sendframe.sandbox.carrier import CarrierConfig, mnc_for, plan_call, plan_simple, plan_sms
+from .golden import WINDOWS, assert_matches_golden, planned, stored
 
 GOLDEN = Path(__file__).with_name("carrier_golden.json")
 READY = datetime(2026, 11, 18, 9, 30, 12, 345678, tzinfo=UTC).timestamp()  # a Wednesday, with microseconds
@@ -35,15 +30,6 @@ ORDINARY = ["447700899999", "447700901000", "34600000001", "34699123456", "35191
             "12025550123", "5511987654321", "33612345678", "4915112345678", "5215512345678", "81312345678",
             "9715012345"]
 EXPIRIES = [None, -30.0, 0.0, 0.15, 0.4, 1.1, 2.5, 90.0, 700.0, 1300.0, 3600.0]
-WINDOWS: list[Any] = [
-    None,
-    [{"from": "09:00", "to": "18:00"}],
-    [{"from": "22:00", "to": "06:00", "day": 6}],
-    [{"from": "00:00", "to": "00:00", "day": 7}],
-    [{"from": "10:00", "to": "10:05"}, {"from": "13:30", "to": "14:00", "day": 3}],
-    [AvailableTime.model_validate({"from": "09:31", "to": "09:40"})],
-]
-URL = "http://127.0.0.1:9/r?i=%i&s=%s&d=%d&t=%t&y=%y&m=%m&c=%c&p=%p&P=%P&C=%C&S=%S&n=%n"
 
 
 def _id(*parts: object) -> str:
@@ -90,44 +76,6 @@ def _config(seed: int) -> CarrierConfig:
     return _CONFIGS.setdefault(seed, CarrierConfig.default(seed=seed))
 
 
-def _at(seconds: float | None) -> datetime | None:
-    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
-
-
-def _plan(case: dict[str, Any]) -> list[Any]:
-    config, channel = _config(case["seed"]), case["channel"]
-    common = dict(message_id=case["message_id"], to=case["to"], ready_at=_at(case["ready_at"]))
-    if channel in ("sms", "landingsms"):
-        steps = plan_sms(config, parts=case["parts"], expires_at=_at(case["expires_at"]),
-                         available_times=case["available_times"], **common)
-    elif channel in ("voice", "voiceAudio"):
-        steps = plan_call(config, expires_at=_at(case["expires_at"]), retries=case["retries"], amd=case["amd"],
-                          available_times=case.get("available_times"), **common)
-    else:
-        steps = plan_simple(config, channel=channel, **common)
-    return [[s.due.isoformat(), s.kind, s.status, s.delivery, sorted(s.detail.items())] for s in steps]
-
-
-def _stored(case: dict[str, Any], moment: float) -> list[Any]:
-    """What the worker collects when it plans the message at ``moment`` (as a request's ``plans`` row would)."""
-    state = SimpleNamespace(carrier=_config(case["seed"]), prices=_PRICES)
-    message = {"id": case["message_id"], "channel": case["channel"], "sender": "Shop", "recipient": case["to"],
-               "parts": case.get("parts", 1),
-               "notification_url": URL if case["channel"] in ("sms", "landingsms") else None,
-               "cost": 0.05, "mnc": None, "campaign_id": 12, "sending_id": 34, "scheduled_at": None,
-               "created_at": "2026-11-18T09:30:12+00:00", "row_number": 1, "sent_at": None}
-    arguments = {k: v for k, v in case.items() if k not in ("seed", "message_id", "to", "parts")}
-    if case["channel"] in ("voice", "voiceAudio"):
-        arguments.pop("available_times", None)  # sending never queues windows for calls
-    out = worker.Round()
-    worker.plan_message(state, message, {**arguments, "to": case["to"], "parts": case.get("parts")}, moment, out)
-    return [out.events, out.updates, out.notes, out.planned, sorted(out.done.items()), message["mnc"],
-            None if message["sent_at"] is None else message["sent_at"].isoformat()]
-
-
-_PRICES = load_prices()
-
-
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=repr).encode()).hexdigest()[:12]
 
@@ -135,11 +83,12 @@ def _digest(value: Any) -> str:
 def _record(name: str, case: dict[str, Any]) -> str:
     """``"plan=<digest> mnc=<mnc> now=<digest> soon=<digest> later=<digest>"``: the plan, then what the
     worker stores when it plans the message at its ready time, half a second later and long after."""
-    entry = [f"plan={_digest(_plan(case))}", f"mnc={mnc_for(_config(case['seed']), case['to'], case['message_id'])}"]
+    config = _config(case["seed"])
+    entry = [f"plan={_digest(planned(config, case))}", f"mnc={mnc_for(config, case['to'], case['message_id'])}"]
     if not name.startswith("call-windows"):
         ready = case["ready_at"]
         for label, moment in (("now", ready), ("soon", ready + 0.5), ("later", ready + 1e6)):
-            entry.append(f"{label}={_digest(_stored(case, moment))}")
+            entry.append(f"{label}={_digest(stored(config, case, moment))}")
     return " ".join(entry)
 
 
@@ -154,25 +103,18 @@ def test_golden_file_covers_several_hundred_cases():
 
 
 def test_plans_and_stored_steps_match_the_golden_record():
-    recorded = _recorded()
-    if os.environ.get("SENDFRAME_REGEN_GOLDEN") == "1":
-        entries = (f"{json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(recorded.items()))
-        GOLDEN.write_text("{\n" + ",\n".join(entries) + "\n}\n")
-        pytest.skip("golden file regenerated")
-    golden = json.loads(GOLDEN.read_text())
-    assert recorded.keys() == golden.keys()
-    changed = [name for name in golden if recorded[name] != golden[name]]
-    assert not changed, f"{len(changed)} plans changed, e.g. {changed[:5]}"
+    assert_matches_golden(_recorded(), GOLDEN)
 
 
 def test_the_golden_cases_reach_every_outcome():
     seen = set()
     for _, case in _cases():
-        seen.update(step[1] for step in _plan(case))
+        seen.update(step[1] for step in planned(_config(case["seed"]), case))
     assert seen >= {"sent", "notify", "delivered", "undelivered", "rejected", "expired", "answered", "machine",
                     "no_answer", "retry"}
 
 
 def test_golden_ready_times_carry_microseconds():
     # so a plan that rounded its due times differently from datetime arithmetic would change a digest
-    assert _at(READY).microsecond == 345678 and (_at(READY) + timedelta(seconds=0.1)).microsecond == 445678
+    ready = datetime.fromtimestamp(READY, UTC)
+    assert ready.microsecond == 345678 and (ready + timedelta(seconds=0.1)).microsecond == 445678

@@ -152,18 +152,23 @@ def _sms(c: RequestCommon, request: Any, batch: RequestBatch) -> None:
     _sms_like(c, request, batch, landing_html=None)
 
 
+def _stored_template(request: Any, templates_by_id: dict[tuple[str, int], str], what: str) -> str | None:
+    """The account's stored template a request names by ``templateV2Id`` or ``templateId``, or None when it names
+    none; an unknown number is refused, listing the known ones."""
+    if request.template_v2_id is None and request.template_id is None:
+        return None
+    generation = "templateV2Id" if request.template_v2_id is not None else "templateId"
+    number = request.template_v2_id if request.template_v2_id is not None else request.template_id
+    found = templates_by_id.get((generation, number))
+    if found is None:
+        known = ", ".join(str(n) for g, n in templates_by_id if g == generation)
+        raise refused_error(ErrorCode.INVALID_REQUEST, f"{generation}: no {what} template {number} (known: {known})")
+    return found
+
+
 def _landingsms(c: RequestCommon, request: Any, batch: RequestBatch) -> None:
-    if request.template_v2_id is not None or request.template_id is not None:
-        generation = "templateV2Id" if request.template_v2_id is not None else "templateId"
-        number = request.template_v2_id if request.template_v2_id is not None else request.template_id
-        html = LANDING_TEMPLATES.get((generation, number))
-        if html is None:
-            known = ", ".join(str(n) for g, n in LANDING_TEMPLATES if g == generation)
-            raise refused_error(ErrorCode.INVALID_REQUEST,
-                                f"{generation}: no landing template {number} (known: {known})")
-    else:
-        html = request.template_body
-    _sms_like(c, request, batch, landing_html=html)
+    html = _stored_template(request, LANDING_TEMPLATES, "landing")
+    _sms_like(c, request, batch, landing_html=request.template_body if html is None else html)
 
 
 # ---------------------------------------------------------------- email
@@ -176,15 +181,8 @@ def _mailing(c: RequestCommon, request: Any, batch: RequestBatch) -> None:
             validated = ", ".join(sorted(account.emails)) or "none"
             raise refused_error(ErrorCode.SENDER_NOT_VALIDATED, f"{name}: {shown(address)} is not a validated sender "
                                 f"address of account {account.username} (validated: {validated})")
-    if request.template_v2_id is not None or request.template_id is not None:
-        generation = "templateV2Id" if request.template_v2_id is not None else "templateId"
-        number = request.template_v2_id if request.template_v2_id is not None else request.template_id
-        body = EMAIL_TEMPLATES.get((generation, number))
-        if body is None:
-            known = ", ".join(str(n) for g, n in EMAIL_TEMPLATES if g == generation)
-            raise refused_error(ErrorCode.INVALID_REQUEST, f"{generation}: no email template {number} (known: {known})")
-    else:
-        body = request.body
+    stored = _stored_template(request, EMAIL_TEMPLATES, "email")
+    body = request.body if stored is None else stored
     subject_t, body_t = parse_template(request.subject, "subject"), parse_template(body, "body")
     otp_wire = request.otp_config.to_wire() if request.otp_config is not None else {}
     dummy_specials, _ = otp_placeholders(state, otp_wire)
