@@ -125,13 +125,13 @@ FILTERS: dict[str, Callable[[str], str]] = {
     "formatCommaDot": format_comma_dot,
 }
 
-# Arrow kernels that agree with Python's case mapping on ASCII text (not beyond: "ß".upper()).
 def _capitalize_ascii(arr: pa.Array) -> pa.Array:
     # right for ASCII rows that do not start with whitespace (the others go through the scalar filter)
     first = pc.ascii_upper(pc.utf8_slice_codeunits(arr, 0, 1))
     return pc.binary_join_element_wise(first, pc.utf8_slice_codeunits(arr, 1), pa.scalar("", type=arr.type))
 
 
+# Arrow kernels that agree with Python's case mapping on ASCII text (not beyond: "ß".upper()).
 _ASCII_KERNELS: dict[str, Callable[[pa.Array], pa.Array]] = {
     "lower": pc.ascii_lower, "upper": pc.ascii_upper, "capitalize": _capitalize_ascii,
 }
