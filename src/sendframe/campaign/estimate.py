@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from sendframe import pricing
 from sendframe.api.recipient_columns import valid_emails, valid_phones
@@ -35,10 +34,10 @@ from sendframe.pricing import DEFAULT_PREFIX
 from sendframe.scale import frames as scale_frames
 from sendframe.scale.runtime import is_dask_frame
 from sendframe.text.encodings import (
-    CHARSETS,
     ENCODINGS,
     cheapest_encoding_series,
     message_units_series,
+    unencodable_per_value,
 )
 from sendframe.text.parts import sms_parts_series
 
@@ -78,16 +77,9 @@ def _choose_encoding(text: pd.Series, encoding: str | None) -> pd.Series:
     return pd.Series(encoding, index=text.index, dtype="str")
 
 
-def _carried_class(encoding: str) -> str:
-    # an RE2 class of every character the encoding carries (the sets are the text engine's)
-
-    return "[" + "".join(f"\\x{{{ord(c):X}}}" for c in sorted(CHARSETS[encoding])) + "]+"
-
-
 def foreign_characters(text: pd.Series, encoding: str) -> pd.Series:
     """Characters of each text that ``encoding`` cannot carry, unique, in order of appearance,
-    joined (``""`` when none; missing text stays missing). Vectorised: Arrow removes every carried
-    character, then Python only dedupes the few distinct leftovers.
+    joined (``""`` when none; missing text stays missing), worked out on the code points of all texts at once.
 
         >>> foreign_characters(pd.Series(["Olá Ñandú 😀", "ok", None]), "gsm").tolist()
         ['áú😀', '', nan]
@@ -99,12 +91,8 @@ def foreign_characters(text: pd.Series, encoding: str) -> pd.Series:
         arr = pa.array(text.array)
     else:
         arr = pa.array(text.to_numpy(dtype=object), type=pa.large_string(), from_pandas=True)
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    left = pc.replace_substring_regex(arr, _carried_class(encoding), "")
-    codes, uniques = pd.factorize(pd.Series(left.to_pandas(), copy=False), use_na_sentinel=True)
-    deduped = np.asarray(["".join(dict.fromkeys(u)) for u in uniques] + [None], dtype=object)[codes]
-    return pd.Series(deduped, index=index, dtype="str")
+    found = pd.Series(unencodable_per_value(arr, encoding), index=index, dtype="str")
+    return found.where(text.notna())
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:

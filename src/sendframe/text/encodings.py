@@ -22,6 +22,7 @@ Series of text and are vectorised with pyarrow compute.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -247,6 +248,44 @@ def cheapest_encoding_series(series: pd.Series) -> pd.Series:
     return text_series(result, series.index, series.name)
 
 
+@functools.cache
+def _carried_code_points(encoding: str) -> np.ndarray:
+    """A table over every code point: True where ``encoding`` carries the character."""
+    table = np.zeros(0x110000, dtype=bool)
+    table[[ord(c) for c in CHARSETS[encoding]]] = True
+    return table
+
+
+def unencodable_per_value(values: pa.Array | pa.ChunkedArray, encoding: str) -> list[str]:
+    """:func:`unencodable_characters` of every value of a text array, joined (``""`` for none and for null):
+    array work on the values' code points (one decode of the whole UTF-8 buffer) instead of a loop per value.
+
+        >>> unencodable_per_value(pa.array(["añá€→á", "ok", None, "→"]), "gsm")
+        ['á→', '', '', '→']
+    """
+    check_encoding(encoding)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if len(values) == 0:
+        return []
+    if encoding == "utf-16":
+        return [""] * len(values)
+    values = pa.concat_arrays([values.cast(pa.large_string())])  # starts at offset 0, buffers line up
+    n = len(values)
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[: n + 1]
+    data = values.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]] if values.buffers()[2] is not None else b""
+    points = np.frombuffer(data.decode("utf-8").encode("utf-32-le"), dtype=np.uint32)
+    lengths = pc.utf8_length(values).fill_null(0).to_numpy(zero_copy_only=False)
+    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    foreign = np.flatnonzero(~_carried_code_points(encoding)[points])
+    # the first appearance of each (row, character), kept in the order of the text
+    _, first = np.unique(rows[foreign] * 0x110000 + points[foreign], return_index=True)
+    kept = np.sort(foreign[first])
+    text = points[kept].tobytes().decode("utf-32-le")
+    ends = np.cumsum(np.bincount(rows[kept], minlength=n))
+    return [text[a:b] for a, b in zip(np.concatenate(([0], ends[:-1])).tolist(), ends.tolist(), strict=True)]
+
+
 def unencodable_series(series: pd.Series, encoding: str = "gsm") -> pd.Series:
     """Vectorised :func:`unencodable_characters`, one joined string per row ("" when none).
 
@@ -262,7 +301,7 @@ def unencodable_series(series: pd.Series, encoding: str = "gsm") -> pd.Series:
     result = pc.if_else(pc.is_null(arr), pa.scalar(None, pa.large_string()), pa.scalar(""))
     positions = np.flatnonzero(flagged)
     if len(positions):
-        found = ["".join(unencodable_characters(t, encoding)) for t in arr.take(positions).to_pylist()]
+        found = unencodable_per_value(arr.take(positions), encoding)
         out = result.to_numpy(zero_copy_only=False).astype(object)
         out[positions] = found
         result = pa.array(out, type=pa.large_string())

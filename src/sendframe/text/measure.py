@@ -15,7 +15,6 @@ are identical to ``render`` + ``cheapest_encoding`` + ``sms_parts`` per row.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -24,43 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sendframe.text._arrow import int_series, text_series
-from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
+from sendframe.text.encodings import ENCODINGS, check_encoding, unencodable_per_value
 from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
 from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, TextStats, encoding_rank, scan_text
 from sendframe.text.templates import CodedPiece, Template, join_codes, merge_pieces, parse, piece_codes
-
-
-@functools.cache
-def _in_charset(encoding: str) -> np.ndarray:
-    """A table over every code point: True where ``encoding`` carries the character."""
-    table = np.zeros(0x110000, dtype=bool)
-    table[[ord(c) for c in CHARSETS[encoding]]] = True
-    return table
-
-
-def foreign_characters(values: pa.Array, encoding: str) -> list[str]:
-    """Per value, the characters ``encoding`` cannot carry, unique, in order of first appearance, joined:
-    array work on the values' code points (one decode of the whole UTF-8 buffer) instead of a loop per value.
-
-        >>> foreign_characters(pa.array(["añá€→á", "ok", "→"]), "gsm")
-        ['á→', '', '→']
-    """
-    values = pa.concat_arrays([values.cast(pa.large_string())]) if len(values) else values.cast(pa.large_string())
-    n = len(values)
-    if n == 0:
-        return []
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[: n + 1]
-    data = values.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]]
-    points = np.frombuffer(data.decode("utf-8").encode("utf-32-le"), dtype=np.uint32)
-    lengths = pc.utf8_length(values).fill_null(0).to_numpy(zero_copy_only=False)
-    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    foreign = np.flatnonzero(~_in_charset(encoding)[points])
-    # the first appearance of each (row, character), kept in the order of the text
-    _, first = np.unique(rows[foreign] * 0x110000 + points[foreign], return_index=True)
-    kept = np.sort(foreign[first])
-    text = points[kept].tobytes().decode("utf-32-le")
-    ends = np.cumsum(np.bincount(rows[kept], minlength=n))
-    return [text[a:b] for a, b in zip(np.concatenate(([0], ends[:-1])).tolist(), ends.tolist(), strict=True)]
 
 
 def _unencodable(pieces: list[CodedPiece], stats: list[TextStats | None], missing: np.ndarray,
@@ -75,7 +41,7 @@ def _unencodable(pieces: list[CodedPiece], stats: list[TextStats | None], missin
         flagged = np.flatnonzero(measured.flags & flag) if measured is not None else np.zeros(0, dtype=np.intp)
         if not len(flagged):
             continue
-        found = foreign_characters(piece.values.take(flagged), encoding)
+        found = unencodable_per_value(piece.values.take(flagged), encoding)
         ids, distinct = pd.factorize(np.asarray(found, dtype=object))
         value_ids = np.zeros(len(piece.values), dtype=np.int64)  # 0: nothing unencodable
         value_ids[flagged] = ids + 1
