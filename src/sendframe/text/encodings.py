@@ -258,7 +258,7 @@ def _carried_code_points(encoding: str) -> np.ndarray:
 
 def unencodable_per_value(values: pa.Array | pa.ChunkedArray, encoding: str) -> list[str]:
     """:func:`unencodable_characters` of every value of a text array, joined (``""`` for none and for null):
-    array work on the values' code points (one decode of the whole UTF-8 buffer) instead of a loop per value.
+    array work on the values' code points (one decode per block of values) instead of a loop per value.
 
         >>> unencodable_per_value(pa.array(["añá€→á", "ok", None, "→"]), "gsm")
         ['á→', '', '', '→']
@@ -266,24 +266,32 @@ def unencodable_per_value(values: pa.Array | pa.ChunkedArray, encoding: str) -> 
     check_encoding(encoding)
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
-    if len(values) == 0:
-        return []
     if encoding == "utf-16":
         return [""] * len(values)
+    found: list[str] = []
+    for start in range(0, len(values), _VALUES_PER_BLOCK):  # blocks bound the code-point arrays' memory
+        found += _unencodable_block(values.slice(start, _VALUES_PER_BLOCK), encoding)
+    return found
+
+
+_VALUES_PER_BLOCK = 65_536
+
+
+def _unencodable_block(values: pa.Array, encoding: str) -> list[str]:
     values = pa.concat_arrays([values.cast(pa.large_string())])  # starts at offset 0, buffers line up
     n = len(values)
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[: n + 1]
     data = values.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]] if values.buffers()[2] is not None else b""
     points = np.frombuffer(data.decode("utf-8").encode("utf-32-le"), dtype=np.uint32)
-    lengths = pc.utf8_length(values).fill_null(0).to_numpy(zero_copy_only=False)
-    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    ends = np.cumsum(pc.utf8_length(values).fill_null(0).to_numpy(zero_copy_only=False))  # code points, per value
     foreign = np.flatnonzero(~_carried_code_points(encoding)[points])
-    # the first appearance of each (row, character), kept in the order of the text
-    _, first = np.unique(rows[foreign] * 0x110000 + points[foreign], return_index=True)
-    kept = np.sort(foreign[first])
-    text = points[kept].tobytes().decode("utf-32-le")
-    ends = np.cumsum(np.bincount(rows[kept], minlength=n))
-    return [text[a:b] for a, b in zip(np.concatenate(([0], ends[:-1])).tolist(), ends.tolist(), strict=True)]
+    rows = np.searchsorted(ends, foreign, side="right")
+    # the first appearance of each (value, character), kept in the order of the text
+    _, first = np.unique(rows * 0x110000 + points[foreign], return_index=True)
+    kept = np.sort(first)
+    text = points[foreign[kept]].tobytes().decode("utf-32-le")
+    cut = np.cumsum(np.bincount(rows[kept], minlength=n))
+    return [text[a:b] for a, b in zip(np.concatenate(([0], cut[:-1])).tolist(), cut.tolist(), strict=True)]
 
 
 def unencodable_series(series: pd.Series, encoding: str = "gsm") -> pd.Series:
