@@ -18,6 +18,7 @@ This module puts them together for a whole table.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,17 +37,19 @@ from sendframe.api.recipient_columns import (
 )
 from sendframe.campaign.columns import RECIPIENT_ALIASES, find_recipient_column, folded
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
+from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import check_options
-from sendframe.scale.contacts import read_partitioned, wants_dask
 
-__all__ = ["ADDED_COLUMNS", "FLAG_COLUMNS", "duplicate_recipients", "read_contacts"]
+__all__ = ["ADDED_COLUMNS", "FLAG_COLUMNS", "LARGE_FILE_BYTES", "duplicate_recipients", "read_contacts", "wants_dask"]
 
 # columns read_contacts adds; they are flags, not substitution variables
 FLAG_COLUMNS: tuple[str, ...] = ("phone_valid", "email_valid", "duplicate")
 # every column it writes besides the recipients themselves; an input column of one of these names is replaced
 ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", *FLAG_COLUMNS)
 _OPTIONS = ("phone_column", "email_column", "default_region", "dask", *READ_OPTIONS)
+LARGE_FILE_BYTES = 512 * 1024 * 1024
+"""A single contacts file larger than this is read as a Dask frame unless ``dask=False``."""
 
 
 def _check_region(default_region: str | None) -> str:
@@ -84,6 +87,25 @@ def _flags(frame: pd.DataFrame, sources: dict[str, str],
     return recipients, valid
 
 
+def wants_dask(source: Any, dask: bool | None) -> bool:
+    """Whether ``read_contacts`` reads ``source`` as a Dask frame: ``dask`` when given; by default when the
+    source is several files (a folder, a glob, a list) or a file above :data:`LARGE_FILE_BYTES`.
+
+        >>> wants_dask("data/contacts.csv", None), wants_dask("data/contacts.csv", True)
+        (False, True)
+    """
+    if dask is not None or not isinstance(source, (str, os.PathLike, list, tuple)):
+        return bool(dask)
+    if isinstance(source, (list, tuple)):
+        return True
+    text = os.fspath(source)
+    if any(c in text for c in "*?[") or Path(text).is_dir():
+        return True
+    return Path(text).is_file() and Path(text).stat().st_size > LARGE_FILE_BYTES
+
+
+@dispatched("path_or_frame",
+            named_by=lambda arguments: "dask" if wants_dask(arguments["path_or_frame"], arguments["dask"]) else None)
 def read_contacts(
     path_or_frame: str | os.PathLike[str] | object,
     *,
@@ -114,16 +136,14 @@ def read_contacts(
     - Every other column is kept unchanged as a substitution variable (files: as text, so leading zeros survive).
 
     ``dask=True`` (or, by default, several files: a folder, a glob, a list; or one file over 512 MB)
-    returns a lazy Dask frame, each partition normalised the same way (:mod:`sendframe.scale.contacts`).
+    returns a lazy Dask frame, each partition normalised the same way (:mod:`sendframe.scale.contacts`, found
+    through :mod:`sendframe.engines`).
 
     At least one recipient column must be present. The input is never modified. Unknown keywords are
     refused. About half a second per million rows beyond reading the file.
 
         >>> read_contacts("data/contacts.csv")[["phone", "phone_valid"]].head(2)  # doctest: +SKIP
     """
-    if wants_dask(path_or_frame, dask):  # a Dask frame, normalised partition by partition (sendframe.scale.contacts)
-        return read_partitioned(read_contacts, path_or_frame, phone_column=phone_column, email_column=email_column,  # type: ignore[no-any-return]
-                                default_region=default_region or "", **read_options)
     check_options(read_options, _OPTIONS, "read_contacts")
     region = _check_region(default_region)
     if isinstance(path_or_frame, (str, os.PathLike)):

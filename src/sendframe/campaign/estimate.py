@@ -28,11 +28,10 @@ from sendframe.campaign.measured import measure_texts
 from sendframe.campaign.preview import render
 from sendframe.channels import CHANNEL_INFO, CHANNELS
 from sendframe.channels import channel as channel_info
+from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.pricing import DEFAULT_PREFIX
-from sendframe.scale import frames as scale_frames
-from sendframe.scale.runtime import is_dask_frame
 from sendframe.text.encodings import (
     ENCODINGS,
     cheapest_encoding_series,
@@ -187,6 +186,7 @@ def _countries(numbers: pd.Series, price_rows: pd.DataFrame) -> pd.Series:
 
 
 @keyword_checked
+@dispatched("contacts")
 def estimate(
     contacts: pd.DataFrame,
     template: str,
@@ -232,11 +232,6 @@ def estimate(
         ('gsm-pt', 'á')
     """
 
-    if is_dask_frame(contacts):  # lazily, partition by partition (sendframe.scale)
-        return scale_frames.on_partitions(  # type: ignore[no-any-return]  # a lazy Dask frame
-            estimate, contacts, template, channel=channel, encoding=encoding, parts=parts, certified=certified,
-            attachments=attachments, prices=prices, trans=trans, otp_config=otp_config, link_base=link_base,
-            to_column=to_column)
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
     column = find_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
@@ -330,6 +325,7 @@ def estimate(
     return frame
 
 
+@dispatched("frame")
 def estimate_totals(frame: pd.DataFrame) -> dict[str, Any]:
     """Totals of an :func:`estimate` frame (also after filtering it).
 
@@ -342,8 +338,6 @@ def estimate_totals(frame: pd.DataFrame) -> dict[str, Any]:
         >>> t = estimate_totals(est); t["rows"], t["messages"]
         (2, 2)
     """
-    if is_dask_frame(frame):  # a tree reduction over the partitions (sendframe.scale)
-        return scale_frames.estimate_totals(frame)
     billable = frame["billable"].to_numpy(dtype=bool)
     parts = frame["parts"].fillna(0).to_numpy(dtype=np.int64)
     lost = frame["lost_characters"].fillna("").str.len().gt(0)

@@ -58,11 +58,9 @@ from sendframe.campaign.schedule import local_send_times
 from sendframe.campaign.send import ANSWER_COLUMNS
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
+from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import check_options, keyword_checked, request_field_names
-from sendframe.scale import messages as on_dask
-from sendframe.scale.runtime import is_dask_frame
-from sendframe.scale.sending import send_partitions
 
 __all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
            "voice_audio", "whatsapp"]
@@ -157,6 +155,7 @@ class Message:
         return recipient_column(as_frame(contacts), self.info.recipient, self.to, channel=self.channel)
 
     @keyword_checked
+    @dispatched("contacts")
     def render(self, contacts: Any, *, field: str | None = None) -> pd.Series:
         """The text each recipient would read, on the contacts' index (``field``: mailing's ``"body"``).
 
@@ -164,9 +163,6 @@ class Message:
             >>> sms("Hi {name|upper}", sender="Shop").render(pd.DataFrame({"name": ["ana"]})).tolist()
             ['Hi ANA']
         """
-        if is_dask_frame(contacts):  # lazily, partition by partition (sendframe.scale)
-            lazy = on_dask.render(self, contacts, field=field)
-            return lazy  # type: ignore[no-any-return]  # a lazy Dask Series
         frame = as_frame(contacts)
         name = request_field_names(self.channel).get(field, field) if field else TEXT_FIELD.get(self.channel)
         template = self.fields.get(name) if name else None
@@ -179,6 +175,7 @@ class Message:
                               escape_html=name in self.info.html_fields)
 
     @keyword_checked
+    @dispatched("contacts")
     def preview(self, contacts: Any, *, suppression: Any = None,
                 keep: str | Iterable[str] | None = None) -> pd.DataFrame:
         """Per row: ``recipient``, ``text`` and what a send would do with it (``action``, ``reason``).
@@ -188,12 +185,10 @@ class Message:
                  recipient   text action reason
             0  34600123456  Hi Jo   send    NaN
         """
-        if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
-            lazy = on_dask.preview(self, contacts, suppression=suppression, keep=keep)
-            return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         return preview_frame(self, as_frame(contacts), suppression=suppression, keep=keep)
 
     @keyword_checked
+    @dispatched("contacts")
     def preflight(self, contacts: Any, *, suppression: Any = None) -> pd.DataFrame:
         """Every problem of sending this message to ``contacts``, one row each (see :func:`sendframe.preflight`).
 
@@ -202,12 +197,10 @@ class Message:
             >>> problems["rule"].tolist()
             ['malformed_placeholder']
         """
-        if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
-            lazy = on_dask.preflight(self, contacts, suppression=suppression)
-            return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         return find_problems(self, as_frame(contacts), suppression)
 
     @keyword_checked
+    @dispatched("contacts")
     def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
              now: Any = None, ledger: Any = None) -> pd.DataFrame:
         """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason`` (:mod:`sendframe.campaign.policy`).
@@ -217,9 +210,6 @@ class Message:
         message's list for this call; ``now`` (tz-aware) is when the frequency cap counts back from;
         ``ledger`` is the send's own ledger, left out of a history read from a folder of ledgers.
         """
-        if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
-            lazy = on_dask.plan(self, contacts, suppression=suppression, keep=keep, now=now, ledger=ledger)
-            return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
         return plan_frame(self, frame, find_problems(self, frame, suppression), keep=keep, now=now, ledger=ledger)
 
@@ -241,6 +231,7 @@ class Message:
                                 default_region=self.default_region)
 
     @keyword_checked
+    @dispatched("contacts")
     def ready(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
         """The rows a send would send (a new frame; the rest are skipped by :meth:`plan`).
 
@@ -248,14 +239,12 @@ class Message:
             >>> sms("Hi", sender="Shop").ready(pd.DataFrame({"phone": ["34600123456", "x"]})).index.tolist()
             [0]
         """
-        if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
-            lazy = on_dask.ready(self, contacts, suppression=suppression, keep=keep)
-            return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         frame = as_frame(contacts)
         plan = self.plan(frame, suppression=suppression, keep=keep)
         return frame.loc[(plan["action"] == "send").to_numpy()].copy()
 
     @keyword_checked
+    @dispatched("contacts")
     def estimate(self, contacts: Any, *, prices: Any = None, suppression: Any = None,
                  keep: str | Iterable[str] | None = None, attachments: int = 0) -> pd.DataFrame:
         """Per row encoding, length, parts and cost of what a send would send, with ``action``; totals in ``.attrs``.
@@ -269,14 +258,11 @@ class Message:
             [{'encoding': 'gsm-pt', 'parts': 1, 'action': 'send'},
              {'encoding': 'gsm-pt', 'parts': 1, 'action': 'skipped_duplicate'}]
         """
-        if is_dask_frame(contacts):  # lazily; repeats across partitions (sendframe.scale)
-            lazy = on_dask.estimate(self, contacts, prices=prices, suppression=suppression, keep=keep,
-                                    attachments=attachments)
-            return lazy  # type: ignore[no-any-return]  # a lazy Dask frame
         return estimate_frame(self, as_frame(contacts), prices=prices, suppression=suppression, keep=keep,
                               attachments=attachments)
 
     @keyword_checked
+    @dispatched("contacts", named_by=lambda arguments: "dask" if arguments["out"] is not None else None)
     def send(
         self,
         contacts: Any,
@@ -311,9 +297,9 @@ class Message:
         ``stop_after_unknown``. Under ``encoding="auto"`` each row goes in the encoding
         :meth:`estimate` chose for it (rows are grouped into requests by encoding). A Dask frame (or
         ``out=<folder>``) is sent one partition at a time through the ledger, its result written to the
-        Parquet dataset ``out`` as it goes (:func:`sendframe.scale.sending.send_partitions`). ``progress``:
-        True/False for a tqdm bar, or a tqdm-compatible object (``reset(total=)``, ``update(n)``); ``cancel``:
-        a ``threading.Event`` that, once set, starts no new batch (rows not attempted are ``not_sent``).
+        Parquet dataset ``out`` as it goes (``sendframe.scale.sending``, through :mod:`sendframe.engines`).
+        ``progress``: True/False for a tqdm bar, or a tqdm-compatible object (``reset(total=)``, ``update(n)``);
+        ``cancel``: a ``threading.Event`` that, once set, starts no new batch (rows not attempted are ``not_sent``).
 
         ``max_cost``: a cap on the estimated spend (:meth:`estimate` with ``prices``) of the whole
         campaign, counting what the ledger already sent: no batch starts that would go above it; its
@@ -337,14 +323,6 @@ class Message:
                 dry_run=dry_run, resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown,
                 progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now, out=out,
                 cancel=cancel)
-        if is_dask_frame(contacts) or out is not None:  # by partition, the result to Parquet (sendframe.scale)
-            written = send_partitions(
-                self, contacts, out=out, ledger=ledger, suppression=suppression, keep=keep, client=client,
-                batch_size=batch_size, concurrency=concurrency, requests_per_second=requests_per_second,
-                parts_per_second=parts_per_second, dry_run=dry_run, resend_unknown=resend_unknown,
-                stop_after_unknown=stop_after_unknown, progress=progress, max_cost=max_cost, prices=prices,
-                callbacks=callbacks, now=now, cancel=cancel)
-            return written  # type: ignore[no-any-return]  # a lazy Dask frame (the dataset written to out)
         return send_frame(
             self, as_frame(contacts), suppression=suppression, keep=keep, now=now, ledger=ledger, dry_run=dry_run,
             max_cost=max_cost, prices=prices, callbacks=callbacks, client=client, batch_size=batch_size,

@@ -68,10 +68,9 @@ from sendframe.campaign.problems import (
 )
 from sendframe.channels import CHANNEL_INFO, CHANNELS
 from sendframe.channels import channel as channel_info
+from sendframe.engines import dispatched
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
-from sendframe.scale.frames import preflight_partitions
-from sendframe.scale.runtime import is_dask_frame
 from sendframe.text import filters as text_filters
 from sendframe.text import templates
 from sendframe.text.encodings import ENCODINGS, cheapest_encoding_series
@@ -332,6 +331,7 @@ def _whatsapp_problems(found: Problems, contacts: pd.DataFrame, template_id: Any
 
 
 @keyword_checked
+@dispatched("contacts")
 def preflight(
     contacts: pd.DataFrame,
     channel: str,
@@ -374,12 +374,6 @@ def preflight(
         True
     """
 
-    if is_dask_frame(contacts):  # lazily, partition by partition; repeats found across partitions (sendframe.scale)
-        return preflight_partitions(  # type: ignore[no-any-return]
-            preflight, contacts, channel, template, sender=sender, parts=parts, encoding=encoding, trans=trans,
-            suppression=suppression, whatsapp_template=whatsapp_template, header_fields=header_fields,
-            body_fields=body_fields, cta_fields=cta_fields, to_column=to_column, default_region=default_region,
-            otp_config=otp_config, link_base=link_base)
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
     if channel not in _CHANNELS:

@@ -24,10 +24,9 @@ from typing import Any
 
 import pandas as pd
 
+from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
-from sendframe.scale.frames import on_partitions
-from sendframe.scale.runtime import is_dask_frame
 from sendframe.text import templates
 from sendframe.text.templates import DEFAULT_LINK_BASE, placeholder_links
 from sendframe.text.translate import translate_series
@@ -78,6 +77,7 @@ def _check_frame(contacts: object) -> pd.DataFrame:
 
 
 @keyword_checked
+@dispatched("contacts")
 def render(
     contacts: pd.DataFrame,
     template: str,
@@ -101,10 +101,6 @@ def render(
         ['Hi JO https://a.b/u/xxxxxxxxxxxx', nan]
     """
 
-    if is_dask_frame(contacts):  # lazily, partition by partition (sendframe.scale)
-        lazy = on_partitions(render, contacts, template, channel=channel, otp_config=otp_config, link_base=link_base,
-                             trans=trans)
-        return lazy  # type: ignore[no-any-return]  # a lazy Dask Series
     frame = _check_frame(contacts)
     if not isinstance(template, str):
         raise InputError(f"The template must be text, not {type(template).__name__}.")

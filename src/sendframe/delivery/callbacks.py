@@ -16,11 +16,11 @@ plus ``#params\\t<query>`` lines naming the analyst's own parameters of the noti
 from __future__ import annotations
 
 import os
-from typing import cast
 
 import pandas as pd
 
 from sendframe.api.notifications import is_final_notification
+from sendframe.delivery.many_logs import is_many_logs, read_many_logs, wants_dask
 from sendframe.delivery.parsing import (  # noqa: F401  (re-exported: the names callers know)
     CALLBACK_COLUMNS,
     JUNK_EXAMPLES,
@@ -30,15 +30,15 @@ from sendframe.delivery.parsing import (  # noqa: F401  (re-exported: the names 
     parse_lines,
 )
 from sendframe.delivery.tailing import LogReads
+from sendframe.engines import dispatched
 from sendframe.options import keyword_checked
-from sendframe.scale.callbacks import is_many_logs, latest_status_partitions, read_logs
-from sendframe.scale.runtime import is_dask_frame
 
 # the last read of the few logs read lately: the next read of each parses only what was appended
 LOG_READS = LogReads()
 
 
 @keyword_checked
+@dispatched("path", named_by=lambda arguments: "dask" if wants_dask(arguments["path"], arguments["dask"]) else None)
 def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = None, *,
                    dask: bool | None = None) -> pd.DataFrame:
     """Read a callback log into one typed frame, one row per distinct notification.
@@ -66,15 +66,17 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     >>> frame = read_callbacks("access.log", "https://shop.example/dlr?mid=%i&st=%s&ref=crm")  # doctest: +SKIP
     >>> frame[["id", "status", "ref"]]  # doctest: +SKIP
 
-    ``path`` may also name several logs (a folder, a glob, a list; receiver and access logs mixed),
-    and ``dask=True`` reads them as a Dask frame: see :mod:`sendframe.scale.callbacks`.
+    ``path`` may also name several logs (a folder, a glob, a list; receiver and access logs mixed:
+    :mod:`sendframe.delivery.many_logs`), and ``dask=True`` (by default: several logs over 1 GB
+    together) reads them as a Dask frame (:mod:`sendframe.scale.callbacks`, through :mod:`sendframe.engines`).
     """
-    if dask or is_many_logs(path):  # several logs, or a Dask frame (sendframe.scale.callbacks)
-        return cast("pd.DataFrame", read_logs(read_callbacks, path, notification_url, dask=dask))  # dask: untyped
+    if is_many_logs(path):
+        return read_many_logs(read_callbacks, path, notification_url)
     return LOG_READS.read(path, notification_url).frame
 
 
 @keyword_checked
+@dispatched("callbacks")
 def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
     """One row per message and part: the final status when one arrived, else the latest intermediate.
 
@@ -87,8 +89,6 @@ def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
     >>> latest = latest_status(read_callbacks("callbacks.log"))  # doctest: +SKIP
     >>> latest["status"].value_counts()  # doctest: +SKIP
     """
-    if is_dask_frame(callbacks):  # lazily, grouped by id (sendframe.scale.callbacks)
-        return cast("pd.DataFrame", latest_status_partitions(latest_status, callbacks))  # a Dask frame: untyped
     if callbacks.empty:
         return callbacks.copy()
     frame = callbacks.loc[callbacks["id"].notna()].copy()

@@ -19,14 +19,12 @@ from sendframe.delivery.outcomes import (
     FAILED_STATUSES,
     OUTCOME_COLUMNS,
     SKIPPED_OUTCOMES,
-    message_outcomes,
     operator_label,
     outcomes,
 )
+from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
-from sendframe.scale.callbacks import summary_partitions
-from sendframe.scale.runtime import is_dask_frame
 
 # the columns derived here for grouping, besides those of the outcome table and the contacts
 DIMENSIONS: tuple[str, ...] = ("campaign_id", "sending_id", "country", "operator", "mnc", "send_hour")
@@ -59,6 +57,7 @@ def _is_outcome_table(frame: pd.DataFrame) -> bool:
 
 
 @keyword_checked
+@dispatched("results", "callbacks")
 def delivery_summary(
     results: pd.DataFrame | None = None,
     callbacks: pd.DataFrame | None = None,
@@ -89,12 +88,6 @@ def delivery_summary(
 
     >>> delivery_summary(results, callbacks, by="country")[["accepted", "delivered", "delivery_rate"]]  # doctest: +SKIP
     """
-    if is_dask_frame(results) or is_dask_frame(callbacks):  # a tree reduction; a small pandas answer (sendframe.scale)
-        if contacts is not None:
-            raise InputError("delivery_summary of Dask frames takes no contacts=: join the contact columns to the "
-                             "results first (results.join(contacts[[...]])) and group by them.")
-        return summary_partitions(delivery_summary, message_outcomes, results, callbacks, by=by, records=records,
-                                  estimate=estimate)
     keys = [by] if isinstance(by, str) else list(by)
     if results is None:
         if contacts is not None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -24,10 +23,9 @@ import pyarrow.compute as pc
 from sendframe.api.notifications import is_final_notification, notification_status
 from sendframe.campaign.policy import SKIP_OUTCOMES
 from sendframe.delivery.countries import recipient_countries
+from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
-from sendframe.scale.callbacks import outcomes_partitions
-from sendframe.scale.runtime import is_dask_frame
 
 # display order of a message's status, best first; the dashboards keep this order and its colours
 OUTCOME_STATUSES: tuple[str, ...] = (
@@ -208,6 +206,7 @@ def _positions(keys: pa.Array, values: pa.Array) -> np.ndarray:
 
 
 @keyword_checked
+@dispatched("results", "callbacks")
 def message_outcomes(
     results: pd.DataFrame,
     callbacks: pd.DataFrame | None = None,
@@ -228,10 +227,6 @@ def message_outcomes(
     ``campaign_id`` (left out of the send) get that campaign's.
     Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
     """
-    if is_dask_frame(results) or is_dask_frame(callbacks):  # lazily, partitioned by id (sendframe.scale.callbacks)
-        lazy = outcomes_partitions(message_outcomes, results, callbacks, records=records, estimate=estimate,
-                                   recipients=recipients)
-        return cast("pd.DataFrame", lazy)  # a Dask frame: dask is untyped
     if recipients is None and "recipient" in results:
         recipients = results["recipient"]
     size = len(results)

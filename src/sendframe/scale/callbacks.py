@@ -1,18 +1,12 @@
-"""Callback logs at any size: a folder, a glob or a list of logs as one frame, pandas or Dask.
+"""Callback logs past one machine as a Dask frame, and the delivery functions over such frames.
 
-``read_callbacks`` dispatches here when given more than one log (a folder, a glob, a list) or
-``dask=True``. Each log is read by the pandas ``read_callbacks`` itself: a receiver log (``sendframe
-receive``) with its own mapping, a web server's access log with the ``notification_url``'s; the
-kind of each file is told from its first line, so the two may be mixed, plain or compressed.
-The same notification found in several logs (a retry that reached two servers, a log copied
-twice) is kept once, at its earliest arrival.
-
-With ``dask=None`` (the default) the logs are read into pandas unless together they are larger
-than :data:`LARGE_LOGS_BYTES`; the Dask frame has one partition per range of about
-:data:`LOG_BLOCK_BYTES` of a plain log (cut at line breaks, as ``dask.bytes.read_bytes`` cuts) and per
-compressed log (read whole: it cannot be cut), parsed with the log's own parameters (its ``#params``
-lines are found first, in one pass on the cluster); once repeats across logs and ranges are dropped
-(a shuffle on the message id), rows are grouped by id. ``latest_status``,
+``read_callbacks(..., dask=True)`` (or several logs larger than
+:data:`~sendframe.delivery.many_logs.LARGE_LOGS_BYTES` together) reads through :func:`read_logs`:
+one partition per range of about :data:`LOG_BLOCK_BYTES` of a plain log (cut at line breaks, as
+``dask.bytes.read_bytes`` cuts) and per compressed log (read whole: it cannot be cut), each parsed
+with the log's own parameters (its ``#params`` lines are found first, in one pass on the cluster)
+by the rules of :mod:`sendframe.delivery.many_logs`; once repeats across logs and ranges are
+dropped (a shuffle on the message id), rows are grouped by id. ``latest_status``,
 ``message_outcomes`` and ``delivery_summary`` take such frames (see :func:`latest_status_partitions`,
 :func:`outcomes_partitions` and :func:`summary_partitions`): the summary is a tree reduction
 whose answer is a small pandas frame, equal to the pandas one on the same notifications.
@@ -24,11 +18,8 @@ whose answer is a small pandas frame, equal to the pandas one on the same notifi
 
 from __future__ import annotations
 
-import glob
-import os
-import re
 import tempfile
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -39,6 +30,7 @@ import pyarrow as pa
 
 from sendframe.api.notifications import ESCAPE_CODES
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes
+from sendframe.delivery.many_logs import conformed, deduplicated, is_receiver_log, log_columns, log_files, read_one_log
 from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
 from sendframe.errors import InputError
 from sendframe.scale.runtime import (
@@ -51,128 +43,31 @@ from sendframe.scale.runtime import (
     meta_of,
 )
 
-__all__ = ["LARGE_LOGS_BYTES", "LOG_BLOCK_BYTES", "is_many_logs", "latest_status_partitions", "log_files",
-           "outcomes_partitions", "read_logs", "summary_partitions"]
+__all__ = ["LOG_BLOCK_BYTES", "latest_status_partitions", "outcomes_partitions", "read_logs", "summary_partitions"]
 
-LARGE_LOGS_BYTES = 1024 * 1024 * 1024
-"""Logs larger than this together are read as a Dask frame unless ``dask=False``."""
 LOG_BLOCK_BYTES = 64 * 1024 * 1024
 """A plain log is read by Dask in ranges of about this many bytes (a partition each)."""
-_RECEIVER_LINE = re.compile(rb"^(#params\t|\d{4}-\d\d-\d\dT[^\t\n]*\t)")
-_RECEIVER_COLUMNS = frozenset(ESCAPE_CODES.values())
 _PARAMS = "#params\t"
 
 
-def is_many_logs(source: Any) -> bool:
-    """Whether ``source`` names several logs: a folder, a glob or a list.
-
-        >>> is_many_logs("callbacks.log"), is_many_logs(["a.log", "b.log"]), is_many_logs("logs/*.log")
-        (False, True, True)
-    """
-    if isinstance(source, (list, tuple)):
-        return True
-    text = os.fspath(source)
-    return any(c in text for c in "*?[") or Path(text).is_dir()
-
-
-def log_files(source: Any) -> list[str]:
-    """The log files ``source`` names, in order (a folder: every file in it, hidden ones left out).
-
-        >>> log_files(["b.log", "a.log"])
-        ['b.log', 'a.log']
-    """
-    if isinstance(source, (list, tuple)):
-        return [f for item in source for f in log_files(item)]
-    text = os.fspath(source)
-    if any(c in text for c in "*?["):
-        found = sorted(glob.glob(text))
-    elif Path(text).is_dir():
-        found = sorted(str(p) for p in Path(text).rglob("*") if p.is_file() and not p.name.startswith("."))
-    else:
-        found = [text]
-    if not found:
-        raise InputError(f"No callback log matches {text!r}.")
-    return found
-
-
-def _head(path: str, size: int = 1 << 16) -> bytes:
-    with pa.input_stream(path, compression="detect") as stream:
-        head: bytes = stream.read(size)  # pyarrow is untyped: read answers bytes
-    return head
-
-
-def _is_receiver_log(path: str) -> bool:
-    first = next((line for line in _head(path).splitlines() if line.strip()), b"")
-    return bool(_RECEIVER_LINE.match(first))
-
-
-def _read_one(path: str, read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:
-    if _is_receiver_log(path):
-        return read(path)
-    if notification_url is None:
-        raise InputError(f"{path} is a web server's access log: pass the notification_url the service was given "
-                         "(e.g. 'https://shop.example/dlr?mid=%i&st=%s'), so its parameters can be read.")
-    return read(path, notification_url)
-
-
-def _deduplicated(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each notification once, at its earliest arrival (equal in every column but ``received_at``)."""
-    if frame.empty:
-        return frame
-    same = [c for c in frame.columns if c != "received_at"]
-    ordered = frame.sort_values("received_at", kind="stable", na_position="last")
-    return ordered.drop_duplicates(subset=same, keep="first").sort_index(kind="stable")
-
-
-def _attrs_of(frames: Sequence[pd.DataFrame], dropped: int) -> dict[Hashable | None, Any]:
-    examples = [line for f in frames for line in f.attrs.get("junk_examples", [])]
-    return {"junk_lines": sum(int(f.attrs.get("junk_lines", 0)) for f in frames), "junk_examples": examples[:5],
-            "duplicates_dropped": sum(int(f.attrs.get("duplicates_dropped", 0)) for f in frames) + dropped,
-            "other_requests": sum(int(f.attrs.get("other_requests", 0)) for f in frames), "files": len(frames)}
-
-
-def _columns(frames_columns: Iterable[Iterable[str]]) -> list[str]:
-    names: list[str] = []
-    for columns in frames_columns:
-        names += [c for c in columns if c not in names and c != "received_at"]
-    return [*names, "received_at"]
-
-
-def _conformed(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    missing = {c: pd.Series(pd.NA, index=frame.index, dtype="string") for c in columns if c not in frame}
-    return frame.assign(**missing)[list(columns)] if missing else frame[list(columns)]
-
-
 def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: str | None = None, *,
-              dask: bool | None = None, blocksize: int = LOG_BLOCK_BYTES) -> Any:
-    """Every notification of the logs ``source`` names, once (see the module docstring).
+              blocksize: int = LOG_BLOCK_BYTES) -> Any:
+    """Every notification of the logs ``source`` names, once, as a Dask frame (see the module docstring).
 
-    pandas: in the logs' order, with ``attrs`` summed over the logs (``junk_lines``,
-    ``duplicates_dropped`` including repeats across logs, ``other_requests``, ``files``).
-    Dask: one partition per range of about ``blocksize`` bytes of a plain log (cut at line breaks,
+    One partition per range of about ``blocksize`` bytes of a plain log (cut at line breaks,
     :func:`~sendframe.scale.runtime.byte_ranges`) and per compressed log (read whole), then grouped
     by message id with the repeats across logs and ranges dropped.
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
-    files = log_files(source)
-    if dask is None:
-        dask = sum(os.path.getsize(f) for f in files) > LARGE_LOGS_BYTES
-    if not dask:
-        frames = [_read_one(f, read, notification_url) for f in files]
-        columns = _columns([f.columns for f in frames])
-        together = pd.concat([_conformed(f, columns) for f in frames], ignore_index=True)
-        kept = _deduplicated(together).reset_index(drop=True)
-        kept.attrs = _attrs_of(frames, len(together) - len(kept))
-        return kept
-    return _logs_frame(read, files, notification_url, blocksize)
+    return _logs_frame(read, log_files(source), notification_url, blocksize)
 
 
 def _logs_frame(read: Callable[..., pd.DataFrame], files: Sequence[str], notification_url: str | None,
                 blocksize: int) -> Any:
     """The Dask frame of ``files``: a partition per byte range of a plain log, per compressed log; once per id."""
     dd = dask_dataframe()
-    receiver = {f: _is_receiver_log(f) for f in files}
+    receiver = {f: is_receiver_log(f) for f in files}
     ranges = {f: byte_ranges(f, blocksize) for f in files if not f.endswith(COMPRESSED_ENDINGS)}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
     found = compute(*[[delayed_call(_templates_in, block) for block in ranges[f]] if f in ranges
@@ -187,8 +82,8 @@ def _logs_frame(read: Callable[..., pd.DataFrame], files: Sequence[str], notific
                    if not (len(v) == 2 and v[0] == "%" and v[1] in ESCAPE_CODES)]
         own += [n for n in url_own if n not in own]
     empty = _empty_frame(files, read, notification_url)
-    columns = _columns([empty.columns, [c for c in own if c not in empty.columns]])
-    meta = _conformed(empty, columns).iloc[:0]
+    columns = log_columns([empty.columns, [c for c in own if c not in empty.columns]])
+    meta = conformed(empty, columns).iloc[:0]
     parts = [delayed_call(_parsed_range, block, params[f], columns) for f in ranges for block in ranges[f]]
     parts += [delayed_call(_read_conformed, f, read, notification_url, columns) for f in files if f not in ranges]
     if not parts:
@@ -231,18 +126,18 @@ def _parsed_range(block: bytes, params: LogParams, columns: Sequence[str]) -> pd
     """The notifications of one range of a plain log, parsed as the pandas reader parses the whole log."""
     frame = parse_with_queries(lines_of_bytes(pa.py_buffer(block)), params)[0]
     frame.index = pd.RangeIndex(len(frame))
-    return _conformed(frame, columns)
+    return conformed(frame, columns)
 
 
 def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
-    return _deduplicated(frame).reset_index(drop=True)  # rows of several logs meet here: labels made unique
+    return deduplicated(frame).reset_index(drop=True)  # rows of several logs meet here: labels made unique
 
 
 def _read_conformed(path: str, read: Callable[..., pd.DataFrame], notification_url: str | None,
                     columns: Sequence[str]) -> pd.DataFrame:
-    frame = _read_one(path, read, notification_url)
+    frame = read_one_log(path, read, notification_url)
     frame.index = pd.RangeIndex(len(frame))
-    return _conformed(frame, columns)
+    return conformed(frame, columns)
 
 
 def _empty_frame(files: Sequence[str], read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:

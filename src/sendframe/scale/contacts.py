@@ -1,9 +1,9 @@
 """Contact tables past one machine's memory: a large CSV, a glob of CSVs or a Parquet dataset as a Dask frame.
 
-``read_contacts(source, dask=True)`` dispatches here; so does ``dask=None`` (the default) when the
-source is more than one file (a folder, a glob, a list) or one file larger than
-:data:`LARGE_FILE_BYTES`. Each partition is normalised by the pandas ``read_contacts`` itself;
-the ``duplicate`` flag, which spans rows, is settled across partitions by a shuffle on the
+``read_contacts(source, dask=True)`` comes here (through :mod:`sendframe.engines`); so does ``dask=None``
+(the default) when the source is more than one file (a folder, a glob, a list) or one file larger than
+:data:`sendframe.campaign.contacts.LARGE_FILE_BYTES`. Each partition is normalised by the pandas
+``read_contacts`` itself; the ``duplicate`` flag, which spans rows, is settled across partitions by a shuffle on the
 recipient (:mod:`sendframe.scale.repeats`); and rows are labelled by their position in the whole
 table (0, 1, ...; the divisions are known), as the pandas reader labels them. Counting the rows
 of each partition reads one column once before the frame is returned; everything else is lazy.
@@ -36,10 +36,8 @@ from sendframe.scale.runtime import (
     settled,
 )
 
-__all__ = ["LARGE_FILE_BYTES", "PARTITION_BYTES", "read_partitioned", "wants_dask"]
+__all__ = ["PARTITION_BYTES", "read_partitioned"]
 
-LARGE_FILE_BYTES = 512 * 1024 * 1024
-"""A single contacts file larger than this is read as a Dask frame unless ``dask=False``."""
 PARTITION_BYTES = 64 * 1024 * 1024
 """CSV bytes per partition (Parquet files are split by their row groups, as Dask does)."""
 _PARQUET = (".parquet", ".parq", ".pq")
@@ -65,23 +63,6 @@ def _paths(source: Any) -> list[str]:
     if not path.is_file():
         raise InputError(f"The contacts file {text!r} does not exist.")
     return [text]
-
-
-def wants_dask(source: Any, dask: bool | None) -> bool:
-    """Whether ``read_contacts`` reads ``source`` as a Dask frame: ``dask`` when given; by default when the
-    source is a Dask frame, several files (a folder, a glob, a list) or a file above :data:`LARGE_FILE_BYTES`.
-
-        >>> wants_dask("data/contacts.csv", None), wants_dask("data/contacts.csv", True)
-        (False, True)
-    """
-    if is_dask_frame(source):
-        return True
-    if dask is not None or isinstance(source, pd.DataFrame) or not isinstance(source, (str, os.PathLike, list, tuple)):
-        return bool(dask)
-    text = os.fspath(source) if not isinstance(source, (list, tuple)) else ""
-    if isinstance(source, (list, tuple)) or any(c in text for c in "*?[") or Path(text).is_dir():
-        return True
-    return Path(text).is_file() and Path(text).stat().st_size > LARGE_FILE_BYTES
 
 
 def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:

@@ -1,0 +1,134 @@
+"""The Dask engine: what each pandas function of sendframe does when its table is a Dask frame.
+
+Registered under the ``sendframe.engines`` entry point group (pyproject.toml), so the pandas
+functions marked :func:`sendframe.engines.dispatched` find it when they meet a Dask frame and
+never import this package. Each entry maps one pandas function (by module and qualified name) to
+its Dask twin, which gets the pandas function and the call's arguments by name and runs that
+function over the partitions (:mod:`~sendframe.scale.frames`, :mod:`~sendframe.scale.messages`,
+:mod:`~sendframe.scale.contacts`, :mod:`~sendframe.scale.callbacks`, :mod:`~sendframe.scale.sending`).
+
+    >>> import pandas as pd
+    >>> DaskEngine().claims(pd.DataFrame())
+    False
+    >>> "sendframe.campaign.message.Message.plan" in TWINS
+    True
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sendframe.delivery.outcomes import message_outcomes
+from sendframe.engines import function_name
+from sendframe.errors import InputError
+from sendframe.scale import callbacks, contacts, frames, messages, sending
+from sendframe.scale.runtime import is_dask_frame
+
+__all__ = ["TWINS", "DaskEngine"]
+
+Twin = Callable[[Callable[..., Any], Mapping[str, Any]], Any]
+
+
+def _message_method(lazy: Callable[..., Any]) -> Twin:
+    """A Message method's twin: ``lazy(msg, frame, **options)`` of :mod:`sendframe.scale.messages`."""
+
+    def twin(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
+        options = {k: v for k, v in arguments.items() if k not in ("self", "contacts")}
+        return lazy(arguments["self"], arguments["contacts"], **options)
+
+    return twin
+
+
+def _send(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
+    options = {k: v for k, v in arguments.items() if k not in ("self", "contacts", "settings")}
+    if arguments["settings"]:  # the pandas send checks the run settings and sends the changed message again
+        return function(arguments["self"], arguments["contacts"], **options, **arguments["settings"])
+    return sending.send_partitions(arguments["self"], arguments["contacts"], **options)
+
+
+def _per_partition(frame_argument: str) -> Twin:
+    """A row-wise function's twin: the function on every partition (:func:`~sendframe.scale.frames.on_partitions`)."""
+
+    def twin(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
+        options = {k: v for k, v in arguments.items() if k != frame_argument}
+        return frames.on_partitions(function, arguments[frame_argument], **options)
+
+    return twin
+
+
+def _preflight(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
+    options = {k: v for k, v in arguments.items() if k not in ("contacts", "channel", "template")}
+    return frames.preflight_partitions(function, arguments["contacts"], arguments["channel"], arguments["template"],
+                                       **options)
+
+
+def _read_contacts(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
+    return contacts.read_partitioned(function, arguments["path_or_frame"], phone_column=arguments["phone_column"],
+                                     email_column=arguments["email_column"],
+                                     default_region=arguments["default_region"] or "", **arguments["read_options"])
+
+
+def _delivery_summary(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
+    if arguments["contacts"] is not None:
+        raise InputError("delivery_summary of Dask frames takes no contacts=: join the contact columns to the "
+                         "results first (results.join(contacts[[...]])) and group by them.")
+    return callbacks.summary_partitions(function, message_outcomes, arguments["results"], arguments["callbacks"],
+                                        by=arguments["by"], records=arguments["records"],
+                                        estimate=arguments["estimate"])
+
+
+TWINS: dict[str, Twin] = {
+    "sendframe.campaign.message.Message.render": _message_method(messages.render),
+    "sendframe.campaign.message.Message.preview": _message_method(messages.preview),
+    "sendframe.campaign.message.Message.preflight": _message_method(messages.preflight),
+    "sendframe.campaign.message.Message.plan": _message_method(messages.plan),
+    "sendframe.campaign.message.Message.ready": _message_method(messages.ready),
+    "sendframe.campaign.message.Message.estimate": _message_method(messages.estimate),
+    "sendframe.campaign.message.Message.send": _send,
+    "sendframe.campaign.preview.render": _per_partition("contacts"),
+    "sendframe.campaign.estimate.estimate": _per_partition("contacts"),
+    "sendframe.campaign.estimate.estimate_totals": lambda function, arguments: frames.estimate_totals(
+        arguments["frame"]),
+    "sendframe.campaign.preflight.preflight": _preflight,
+    "sendframe.campaign.contacts.read_contacts": _read_contacts,
+    "sendframe.delivery.callbacks.read_callbacks": lambda function, arguments: callbacks.read_logs(
+        function, arguments["path"], arguments["notification_url"]),
+    "sendframe.delivery.callbacks.latest_status": lambda function, arguments: callbacks.latest_status_partitions(
+        function, arguments["callbacks"]),
+    "sendframe.delivery.outcomes.message_outcomes": lambda function, arguments: callbacks.outcomes_partitions(
+        function, arguments["results"], arguments["callbacks"], records=arguments["records"],
+        estimate=arguments["estimate"], recipients=arguments["recipients"]),
+    "sendframe.delivery.metrics.delivery_summary": _delivery_summary,
+}
+"""Each dispatched pandas function's Dask twin, by the function's module and qualified name."""
+
+
+class DaskEngine:
+    """The engine of Dask DataFrames and Series (``sendframe[dask]``); Dask is imported only when one is met."""
+
+    name = "dask"
+
+    def claims(self, value: object) -> bool:
+        """Whether ``value`` is a Dask frame (told by its type, without importing Dask).
+
+            >>> DaskEngine().claims([1, 2])
+            False
+        """
+        return is_dask_frame(value)
+
+    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``function(*args, **kwargs)`` on Dask frames: its twin in :data:`TWINS`, given the arguments by name.
+
+            >>> DaskEngine().run(len, [1, 2])
+            Traceback (most recent call last):
+            ...
+            sendframe.errors.InputError: builtins.len does not take Dask frames: compute them first (.compute()).
+        """
+        twin = TWINS.get(function_name(function))
+        if twin is None:
+            raise InputError(f"{function_name(function)} does not take Dask frames: compute them first (.compute()).")
+        bound = inspect.signature(function).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return twin(function, bound.arguments)
