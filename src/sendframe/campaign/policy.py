@@ -36,21 +36,11 @@ import pyarrow.compute as pc
 
 from sendframe.errors import InputError
 from sendframe.options import closest
+from sendframe.send_outcomes import OUTCOMES, SKIP_OUTCOMES
 
 __all__ = ["KEEP_REASONS", "OUTCOMES", "SKIP_OUTCOMES", "keep_reasons", "plan_rows", "skipped_summary"]
 
-# reason -> outcome, in the order a row's first reason is taken
-SKIP_OUTCOMES: dict[str, str] = {
-    "invalid": "skipped_invalid",
-    "suppressed": "skipped_suppressed",
-    "frequency": "skipped_frequency",
-    "preflight": "skipped_preflight",
-    "duplicate": "skipped_duplicate",
-}
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
-# every outcome a send result may hold (an ordered categorical with these categories)
-OUTCOMES: tuple[str, ...] = ("accepted", "rejected", "unknown", "not_sent", "dry_run", *SKIP_OUTCOMES.values(),
-                             "holdout")
 _RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}
 _NO_REASON = -1
 _ACTIONS = pa.array(["send", *SKIP_OUTCOMES.values()], type=pa.large_string())  # by rank + 1

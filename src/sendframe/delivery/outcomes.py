@@ -21,11 +21,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sendframe.api.notifications import is_final_notification, notification_status
-from sendframe.campaign.policy import SKIP_OUTCOMES
 from sendframe.delivery.countries import recipient_countries
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
+from sendframe.send_outcomes import SKIP_OUTCOMES
 
 # display order of a message's status, best first; the dashboards keep this order and its colours
 OUTCOME_STATUSES: tuple[str, ...] = (

@@ -1,0 +1,60 @@
+"""The one dispatch point: pandas frames stay on pandas (no engine looked up), and every function marked
+``dispatched`` has its Dask twin, found through the ``sendframe.engines`` entry point."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import sendframe
+from sendframe.engines import PANDAS, dispatched, engine_for, engine_named, registered_engines
+from sendframe.errors import ConfigurationError
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "sendframe"
+
+
+def _dispatched_functions() -> set[str]:
+    """module.qualname of every function decorated with ``dispatched(...)`` in the package."""
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            methods = [(f"{node.name}.", n) for n in node.body] if isinstance(node, ast.ClassDef) else [("", node)]
+            for prefix, function in methods:
+                if isinstance(function, ast.FunctionDef) and any(
+                        ast.unparse(d).startswith("dispatched(") for d in function.decorator_list):
+                    found.add(f"{module}.{prefix}{function.name}")
+    return found
+
+
+def test_pandas_frames_never_look_up_an_engine():
+    registered_engines.cache_clear()
+    contacts = pd.DataFrame({"phone": ["34600123456", "34600123456"], "name": ["Ana", "Bo"]})
+    msg = sendframe.sms("Hi {name}", sender="Shop")
+    assert msg.plan(contacts)["action"].tolist() == ["send", "skipped_duplicate"]
+    assert sendframe.estimate_totals(msg.estimate(contacts))["rows"] == 2
+    assert registered_engines.cache_info().currsize == 0
+    assert engine_for(contacts, None, "a.csv") is PANDAS
+
+
+def test_every_dispatched_function_has_a_dask_twin_and_every_twin_a_function():
+    engine = engine_named("dask")
+    from sendframe.scale.engine import TWINS  # the test reads the engine's table; the library never imports it
+
+    marked = _dispatched_functions()
+    assert len(marked) >= 15
+    assert sorted(marked ^ set(TWINS)) == []
+    assert engine.name == "dask"
+
+
+def test_an_engine_nobody_registered_is_a_clear_error():
+    with pytest.raises(ConfigurationError, match=r"No sendframe engine named 'polars' is installed; installed: dask"):
+        engine_for(pd.DataFrame(), named="polars")
+
+
+def test_a_dispatched_function_must_name_its_frame_parameter():
+    with pytest.raises(TypeError, match="has no parameter 'frame'"):
+        dispatched("frame")(lambda contacts: contacts)
