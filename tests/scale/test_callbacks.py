@@ -81,7 +81,7 @@ def test_big_logs_are_read_in_line_ranges_with_answers_equal_to_pandas(dask_clie
     first.write_text("".join([*lines[:1500], restart, *(line.replace("&ref=crm", "&ref=crm&shop=es")
                                                           for line in lines[1500:])]))
     expected = sendframe.read_callbacks(tmp_path / "logs", url)
-    lazy = read_logs(sendframe.read_callbacks, tmp_path / "logs", url, dask=True, blocksize=40_000)
+    lazy = read_logs(sendframe.read_callbacks, tmp_path / "logs", url, blocksize=40_000)
     # several ranges per plain log, the gzip log whole
     plain = sum(p.stat().st_size for p in paths if p.suffix == ".log")
     assert lazy.npartitions >= plain // 40_000 and expected["shop"].eq("es").sum() > 500
@@ -98,7 +98,7 @@ def test_a_retry_split_across_two_ranges_of_one_log_is_kept_once(dask_client, tm
     retries = text.splitlines(keepends=True)[1:6]
     first.write_text(text + "".join(line.replace("T10:", "T12:") for line in retries))  # far from the originals
     expected = sendframe.read_callbacks([str(first)])
-    lazy = read_logs(sendframe.read_callbacks, [str(first)], dask=True, blocksize=5_000)
+    lazy = read_logs(sendframe.read_callbacks, [str(first)], blocksize=5_000)
     got = _ordered(computed(lazy))
     assert lazy.npartitions > 5 and got["id"].is_unique and len(got) == len(expected)
     pd.testing.assert_frame_equal(got, _ordered(expected))

@@ -3,8 +3,8 @@
 Registered under the ``sendframe.engines`` entry point group (pyproject.toml), so the pandas
 functions marked :func:`sendframe.engines.dispatched` find it when they meet a Dask frame and
 never import this package. Each entry maps one pandas function (by module and qualified name) to
-its Dask twin, which gets the pandas function and the call's arguments by name and runs that
-function over the partitions (:mod:`~sendframe.scale.frames`, :mod:`~sendframe.scale.messages`,
+its Dask twin, which gets that function (as its module holds it) and the call's arguments by name,
+and runs it over the partitions (:mod:`~sendframe.scale.frames`, :mod:`~sendframe.scale.messages`,
 :mod:`~sendframe.scale.contacts`, :mod:`~sendframe.scale.callbacks`, :mod:`~sendframe.scale.sending`).
 
     >>> import pandas as pd
@@ -16,6 +16,7 @@ function over the partitions (:mod:`~sendframe.scale.frames`, :mod:`~sendframe.s
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -105,6 +106,21 @@ TWINS: dict[str, Twin] = {
 """Each dispatched pandas function's Dask twin, by the function's module and qualified name."""
 
 
+def _public(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The module's own attribute of a dispatched ``function`` (its decorators included): what the workers
+    get, since a function is sent to them by its module and name.
+
+        >>> from sendframe.campaign.preview import render
+        >>> _public(inspect.unwrap(render)) is render
+        True
+    """
+    found: Any = importlib.import_module(function.__module__)
+    for name in function.__qualname__.split("."):
+        found = getattr(found, name)
+    public: Callable[..., Any] = found
+    return public
+
+
 class DaskEngine:
     """The engine of Dask DataFrames and Series (``sendframe[dask]``); Dask is imported only when one is met."""
 
@@ -131,4 +147,4 @@ class DaskEngine:
             raise InputError(f"{function_name(function)} does not take Dask frames: compute them first (.compute()).")
         bound = inspect.signature(function).bind(*args, **kwargs)
         bound.apply_defaults()
-        return twin(function, bound.arguments)
+        return twin(_public(function), bound.arguments)
