@@ -134,21 +134,22 @@ def test_the_sandbox_never_imports_the_toolkit():
     assert not [(m, t) for m in sandbox for t in EVERY_IMPORT[m] if _part(t) in TOOLKIT]
 
 
+def _imports_scale(node: ast.AST) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        return module.startswith("sendframe.scale") or (module == "sendframe" and any(
+            alias.name == "scale" for alias in node.names))
+    if isinstance(node, ast.Import):
+        return any(alias.name.startswith("sendframe.scale") for alias in node.names)
+    if isinstance(node, ast.Call) and "import" in ast.unparse(node.func):  # import_module, __import__, find_spec
+        given = [*node.args, *(keyword.value for keyword in node.keywords)]
+        return any(isinstance(arg, ast.Constant) and "scale" in str(arg.value) for arg in given)
+    return False
+
+
 def _mentions_of_scale(path: Path) -> list[str]:
     """Every import of ``sendframe.scale`` in a module: statements anywhere, and any call that imports by name."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sendframe.scale") or (
-                isinstance(node, ast.ImportFrom) and node.module == "sendframe"
-                and any(alias.name == "scale" for alias in node.names)):
-            found.append(ast.unparse(node))
-        elif isinstance(node, ast.Import) and any(a.name.startswith("sendframe.scale") for a in node.names):
-            found.append(ast.unparse(node))
-        elif isinstance(node, ast.Call) and "import" in ast.unparse(node.func) and any(
-                isinstance(arg, ast.Constant) and "scale" in str(arg.value)
-                for arg in [*node.args, *(k.value for k in node.keywords)]):
-            found.append(ast.unparse(node))
-    return found
+    return [ast.unparse(node) for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if _imports_scale(node)]
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _part(m) in PANDAS_LAYER))

@@ -123,6 +123,7 @@ def summarise_outcomes(
     ``send_time`` is the send results' own send time (``send_time_of(results)``), the start of the clock
     where no sent event is known. The table is not modified.
 
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> table = message_outcomes(pd.DataFrame({"id": ["a1", None], "outcome": ["accepted", "rejected"]}))
     >>> summarise_outcomes(table, by="outcome")[["outcome", "sent", "accepted", "rejected"]].values.tolist()
     [['accepted', 1, 1, 0], ['rejected', 1, 0, 1]]
