@@ -1,9 +1,10 @@
 """Per-row work on Dask partitions: the same pandas function on every partition, totals by reduction.
 
-``render``, ``estimate`` and ``preflight`` given a Dask frame dispatch here (one line at the top of
-each) and hand over *themselves*, so the very pandas code runs on every partition and this module
-needs none of theirs. Results are lazy Dask collections whose ``meta`` is what the function
-answers for an empty frame; nothing is read until ``.compute()``, ``.to_parquet()`` or a total.
+``render``, ``estimate`` and ``preflight`` given a Dask frame come here through the Dask engine
+(:mod:`sendframe.scale.engine`), which hands over the functions *themselves*, so the very pandas code
+runs on every partition and this module needs none of theirs. Results are lazy Dask collections
+whose ``meta`` is what the function answers for an empty frame; nothing is read until ``.compute()``,
+``.to_parquet()`` or a total.
 
     >>> import pandas as pd, dask.dataframe as dd, sendframe  # doctest: +SKIP
     >>> contacts = dd.read_parquet("contacts.parquet")  # doctest: +SKIP

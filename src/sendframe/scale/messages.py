@@ -1,7 +1,7 @@
 """A :class:`sendframe.Message` applied to a Dask frame: render, preview, preflight, plan, ready, estimate.
 
-Each method of the message dispatches here (one line at its top) when given a Dask frame. The
-message's own pandas method runs on every partition; the one rule that spans rows, a recipient
+Each method of the message comes here through the Dask engine (:mod:`sendframe.scale.engine`) when
+given a Dask frame. The message's own pandas method runs on every partition; the one rule that spans rows, a recipient
 repeated in another partition (``skipped_duplicate``), is settled across partitions by
 :func:`sendframe.scale.repeats.repeated_rows`: the rows a partition would send are the candidates,
 and a candidate whose recipient an earlier candidate of the whole frame has is skipped, with the

@@ -1,6 +1,6 @@
 """Sending from a Dask frame: partition by partition through one ledger, the result to Parquet as it goes.
 
-:func:`send_partitions` (``Message.send(frame, ..., out=...)`` dispatches here) first settles, in
+:func:`send_partitions` (``Message.send(frame, ..., out=...)``, through :mod:`sendframe.scale.engine`) first settles, in
 one pass over the frame on the cluster, which rows repeat a recipient another partition sends to
 (a shuffle on the recipient; only those repeats come back) and how long each partition is. Then
 it takes one partition at a time into this process and sends it with the message's own pandas
