@@ -126,6 +126,8 @@ def engine_for(*values: object, named: str | None = None) -> Engine:
         for engine in registered_engines().values():
             if any(engine.claims(value) for value in foreign):
                 return engine
+        if any(hasattr(value, "__dask_graph__") for value in foreign):  # a Dask collection nobody claimed
+            return engine_named("dask")  # says how to install it
     return PANDAS
 
 
