@@ -130,7 +130,7 @@ class CampaignSpec:
                    if None in recipients else [])
         if missing:
             raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row "
-                             f"{missing[0]!r}; drop or fix them first (see sendframe.preflight).")
+                             f"{missing[0]!r}; drop or fix them first (see msg.preflight).")
         variables: dict[str, None] = {}
         for name in TEMPLATE_FIELDS[channel]:
             if isinstance(fields.get(name), str):

@@ -153,7 +153,7 @@ def estimate_frame(msg: Message, frame: pd.DataFrame, *, prices: Any = None, sup
 
 def estimate_rows(msg: Message, frame: pd.DataFrame, *, prices: Any = None, attachments: int = 0,
                   measured: pd.DataFrame | None = None) -> pd.DataFrame:
-    """:func:`sendframe.estimate` of every row with this message's settings (whether sent or not)."""
+    """:func:`~sendframe.campaign.estimate.estimate` of every row with this message's settings (whether sent or not)."""
     return estimating.estimate(
         frame, msg.template or "", channel=msg.channel, encoding=msg.encoding,
         parts=msg.parts if msg.info.is_sms else None, certified=bool(msg.fields.get("certified", False)),

@@ -220,7 +220,7 @@ def message_outcomes(
 
     ``results`` is the frame returned by ``send_sms`` and friends; ``callbacks`` the frame of
     ``read_callbacks``; ``records`` the value of ``fetch_records`` (its ``messages`` and ``events``);
-    ``estimate`` the frame of ``sendframe.estimate`` (for ``estimated_cost``). The recipient is
+    ``estimate`` the frame of ``msg.estimate`` (for ``estimated_cost``). The recipient is
     ``recipients`` when given (the numbers sent to, on the results' index), else the results'
     ``recipient`` column, else what callbacks or records say. Rows the service never got
     (``rejected``, ``not_sent``, ``dry_run`` and the ``skipped_*`` outcomes) have the status
@@ -332,7 +332,7 @@ def outcomes(
 
     ``results`` is the frame a send returned (on the contacts' index, with ``recipient`` and
     ``text``); ``callbacks`` the frame of ``read_callbacks`` (or ``Receiver.wait_for``);
-    ``records`` the value of ``fetch_records``; ``estimate`` the frame of ``sendframe.estimate``.
+    ``records`` the value of ``fetch_records``; ``estimate`` the frame of ``msg.estimate``.
     The columns are those of ``message_outcomes`` (``outcome`` says what the send did: accepted,
     rejected, unknown, not_sent, dry_run or a ``skipped_*`` reason; ``status`` what became of the
     message), then ``text`` when the results carry it, then every column of ``contacts``, so any of

@@ -7,7 +7,7 @@ answers for an empty frame; nothing is read until ``.compute()``, ``.to_parquet(
 
     >>> import pandas as pd, dask.dataframe as dd, sendframe  # doctest: +SKIP
     >>> contacts = dd.read_parquet("contacts.parquet")  # doctest: +SKIP
-    >>> est = sendframe.estimate(contacts, "Hi {name}", encoding="auto")  # doctest: +SKIP
+    >>> est = sendframe.sms("Hi {name}", sender="Shop", encoding="auto").estimate(contacts)  # doctest: +SKIP
     >>> sendframe.estimate_totals(est)["cost"]  # doctest: +SKIP
 
 Preflight's ``duplicate_recipient`` spans rows: a row repeating a recipient first seen in another
@@ -65,7 +65,7 @@ def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **option
 
         >>> import pandas as pd, dask.dataframe as dd, sendframe  # doctest: +SKIP
         >>> frame = dd.from_pandas(pd.DataFrame({"n": ["a"]}), npartitions=1)  # doctest: +SKIP
-        >>> on_partitions(sendframe.render, frame, "Hi {n}").compute().tolist()  # doctest: +SKIP
+        >>> on_partitions(render, frame, "Hi {n}").compute().tolist()  # doctest: +SKIP
         ['Hi a']
     """
     meta = _empty(function(meta_of(frame), *args, **options))
@@ -162,7 +162,7 @@ def preflight_partitions(preflight: Callable[..., pd.DataFrame], frame: Any, cha
     index labels (give the frame a unique index, as :func:`sendframe.read_contacts` does, for
     labels that name one row).
 
-        >>> problems = sendframe.preflight(contacts_ddf, "sms", "Hi {name}", sender="Shop")  # doctest: +SKIP
+        >>> problems = sendframe.sms("Hi {name}", sender="Shop").preflight(contacts_ddf)  # doctest: +SKIP
         >>> problem_counts(problems)  # doctest: +SKIP
     """
     meta = _empty(preflight(meta_of(frame), channel, template, **options))  # arguments checked here, at once
@@ -219,7 +219,7 @@ def _currency_of(frame: pd.DataFrame) -> pd.Series:
 def estimate_totals(estimate: Any) -> dict[str, Any]:
     """The totals of a lazy Dask estimate, by a tree reduction (the keys of the pandas ``estimate_totals``).
 
-        >>> estimate_totals(sendframe.estimate(contacts_ddf, "Hi {name}"))["cost"]  # doctest: +SKIP
+        >>> estimate_totals(sendframe.sms("Hi {name}", sender="Shop").estimate(contacts_ddf))["cost"]  # doctest: +SKIP
     """
     meta = _partition_totals(_empty(meta_of(estimate)))
     partial = estimate.map_partitions(_partition_totals, meta=meta, enforce_metadata=False)
