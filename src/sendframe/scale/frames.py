@@ -26,7 +26,7 @@ import pandas as pd
 from sendframe.campaign.columns import recipient_column
 from sendframe.channels import channel as channel_info
 from sendframe.scale.repeats import local_positions, repeated_rows
-from sendframe.scale.runtime import compute, meta_of, persist, settled
+from sendframe.scale.runtime import compute, meta_of, optimised, persist
 from sendframe.text.encodings import ENCODINGS
 
 __all__ = ["estimate_totals", "on_partitions", "preflight_partitions", "problem_counts"]
@@ -184,7 +184,7 @@ def checked_preflight(frame: Any, full: Callable[[pd.DataFrame], pd.DataFrame],
     """The Dask preflight of :func:`preflight_partitions`, given its two runs on a pandas frame:
     ``full`` (every rule) and ``recipients_only`` (the recipient rules, on the recipient column)."""
     kind = channel_info(channel).recipient
-    frame = settled(frame)
+    frame = optimised(frame)
     # the repeats are worked out now (in the background on a cluster) and kept: the problems, read
     # later, do not hold every partition in memory while the shuffle runs
     repeats = persist(repeated_rows(frame, lambda part: _valid_rows(part[[column]], column, kind, recipients_only)))
