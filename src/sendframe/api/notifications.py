@@ -194,7 +194,8 @@ def deciding_notifications(callbacks: pd.DataFrame, groups: np.ndarray, final: n
     [0, 2]
     """
     order = deciding_order(callbacks, groups, final)
-    return order[last_of_each(np.asarray(groups)[order])]
+    deciding: np.ndarray = order[last_of_each(np.asarray(groups)[order])]
+    return deciding
 
 
 def last_of_each(ordered: np.ndarray) -> np.ndarray:
