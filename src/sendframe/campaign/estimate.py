@@ -26,6 +26,7 @@ from sendframe.api.recipients import region_of
 from sendframe.campaign.columns import recipient_column as find_column
 from sendframe.campaign.measured import measure_texts
 from sendframe.campaign.preview import render
+from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import CHANNELS, channels_where
 from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError
@@ -335,7 +336,7 @@ def estimate_totals(frame: pd.DataFrame) -> dict[str, Any]:
     """Totals of an :func:`estimate` frame (also after filtering it).
 
     Keys: ``rows``, ``billable`` (rows that would be charged), ``messages`` (SMS parts or messages
-    charged), ``cost``, ``currency``, ``encodings`` (rows per encoding), ``rows_losing_characters``,
+    charged), ``cost``, ``currency``, ``encodings`` (rows per encoding, most first), ``rows_losing_characters``,
     ``too_many_parts``, ``missing_text`` (rows with a missing variable).
 
         >>> import pandas as pd
@@ -345,18 +346,4 @@ def estimate_totals(frame: pd.DataFrame) -> dict[str, Any]:
     """
     if is_dask_frame(frame):  # a tree reduction over the partitions (sendframe.scale)
         return scale_frames.estimate_totals(frame)
-    billable = frame["billable"].to_numpy(dtype=bool)
-    parts = frame["parts"].fillna(0).to_numpy(dtype=np.int64)
-    lost = frame["lost_characters"].fillna("").str.len().gt(0)
-    encodings = frame["encoding"].value_counts(dropna=True)
-    return {
-        "rows": int(len(frame)),
-        "billable": int(billable.sum()),
-        "messages": int(parts[billable].sum()),
-        "cost": round(float(frame["cost"].sum()), 4),
-        "currency": frame.attrs.get("currency", "EUR"),
-        "encodings": {str(k): int(v) for k, v in encodings.items()},
-        "rows_losing_characters": int(lost.sum()),
-        "too_many_parts": int(frame["too_many_parts"].sum()),
-        "missing_text": int(frame["text"].isna().sum()),
-    }
+    return totals_of_sums(estimate_sums(frame), frame.attrs.get("currency", "EUR"))
