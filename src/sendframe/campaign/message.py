@@ -39,14 +39,12 @@ from sendframe.campaign.budget import Budget
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.message_options import (
     RUN_SETTINGS,
-    WHATSAPP_WIRE_TO_OPTION,
     message_settings,
     wire_spelling,
     without_query,
 )
 from sendframe.campaign.message_rows import (
     SEND_OPTIONS,
-    TEXT_FIELD,
     estimate_frame,
     find_problems,
     plan_frame,
@@ -157,7 +155,7 @@ class Message:
         if self.encoding is not None:
             options["encoding"] = self.encoding
         options.update(self.fields)
-        options.update({WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()})
+        options.update({self.info.column_field_option(k): v for k, v in self.whatsapp_columns.items()})
         changed = dict(changes)
         if "sender" in changed:
             changed["from"] = changed.pop("sender")
@@ -181,7 +179,7 @@ class Message:
             lazy = on_dask.render(self, contacts, field=field)
             return lazy  # type: ignore[no-any-return]  # a lazy Dask Series
         frame = as_frame(contacts)
-        name = request_field_names(self.channel).get(field, field) if field else TEXT_FIELD.get(self.channel)
+        name = request_field_names(self.channel).get(field, field) if field else self.info.result_text_field
         template = self.fields.get(name) if name else None
         if not isinstance(template, str):
             raise InputError(f"A {self.channel} message has no text {field or ''} to render"

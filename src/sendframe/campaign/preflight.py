@@ -81,7 +81,7 @@ from sendframe.text.templates import SPECIALS, Placeholder, Template
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
-_MAX_PARTS = {name: info.max_parts for name, info in CHANNEL_INFO.items() if info.is_sms}
+_MAX_PARTS = {name: info.max_parts for name, info in CHANNEL_INFO.items() if info.sends_sms}
 _SMS_CHANNELS = tuple(_MAX_PARTS)
 _CHANNELS = CHANNELS
 _TEXT = pa.large_string()
@@ -173,7 +173,7 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
 def _suppressed_values(suppression: Any, channel: str, default_region: str) -> set[str]:
     if suppression is None:
         return set()
-    wanted = "email" if channel == "mailing" else "phone"
+    wanted = channel_info(channel).recipient
     if isinstance(suppression, (str, os.PathLike)):
         table = pd.read_csv(suppression, dtype=str, encoding="utf-8-sig")
         column = wanted if wanted in table.columns else table.columns[0]
@@ -402,7 +402,7 @@ def preflight(
     if blocked:
         _opted_out(found, contacts, channel, column, valid, blocked)
     if channel == "whatsapp":
-        fields = {"headerFields": header_fields, "bodyFields": body_fields, "callToActionFields": cta_fields}
+        fields = dict(zip(WHATSAPP_FIELDS, (header_fields, body_fields, cta_fields), strict=True))
         _whatsapp_problems(found, contacts, whatsapp_template, fields)
     elif template is not None:
         for written in templates.malformed_placeholders(template):
