@@ -28,10 +28,9 @@ from sendframe.scale.runtime import meta_of, optimised, persist
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["RECIPIENT_KEY", "duplicate_reasons", "estimate", "plan", "preflight", "preview", "ready", "render",
-           "repeats_of_plan", "with_duplicates", "with_key"]
+__all__ = ["duplicate_reasons", "estimate", "plan", "preflight", "preview", "ready", "render", "sent_repeats",
+           "with_duplicates"]
 
-RECIPIENT_KEY = "_recipient_key"
 _NO_PROBLEMS = pd.DataFrame({"row": pd.Series([], dtype=object), "rule": pd.Series([], dtype="str"),
                              "message": pd.Series([], dtype="str"), "severity": pd.Series([], dtype="str")})
 
@@ -61,36 +60,34 @@ def duplicate_reasons(keys: Iterable[Any]) -> np.ndarray:
     return np.asarray([by_key[k] for k in keys], dtype=object)
 
 
-def with_key(part: pd.DataFrame, method: Callable[..., pd.DataFrame], options: dict[str, Any],
-             column: str, kind: str) -> pd.DataFrame:
-    """``method(part, **options)`` with each row's recipient key (emails folded) in a hidden column.
-
-        >>> with_key(pd.DataFrame({"email": ["A@b.co"]}), lambda p: p[[]], {}, "email", "email")[RECIPIENT_KEY].tolist()
-        ['a@b.co']
-    """
-    out = method(part, **options)
-    key = part[column].str.lower() if kind == "email" else part[column]
-    attrs = dict(out.attrs)
-    out = out.assign(**{RECIPIENT_KEY: key.to_numpy(dtype=object)})
-    out.attrs = attrs
-    return out
+def _sent_keys(part: pd.DataFrame, msg: Message, options: dict[str, Any], column: str) -> pd.DataFrame:
+    """Per row of a partition: the partition's own plan's ``action`` and the recipient as compared (emails folded)."""
+    plan = msg.plan(part, **options)
+    key = part[column].str.lower() if msg.info.recipient == "email" else part[column]
+    return pd.DataFrame({"action": plan["action"].to_numpy(dtype=object), "key": key.to_numpy(dtype=object)},
+                        index=part.index)
 
 
 def _sent_candidates(local: pd.DataFrame) -> pd.DataFrame:
-    sending = (local["action"] == "send").to_numpy() & local[RECIPIENT_KEY].notna().to_numpy()
-    return pd.DataFrame({"key": local[RECIPIENT_KEY].to_numpy(dtype=object)[sending], "label": local.index[sending]},
+    sending = (local["action"] == "send").to_numpy() & local["key"].notna().to_numpy()
+    return pd.DataFrame({"key": local["key"].to_numpy(dtype=object)[sending], "label": local.index[sending]},
                         index=np.flatnonzero(sending))
 
 
-def repeats_of_plan(local: Any) -> Any:
-    """The rows a partition would send whose recipient an earlier row of the whole frame sends to
-    (``local``: a lazy frame with ``action`` and the hidden key, see :func:`with_key`)."""
+def sent_repeats(msg: Message, frame: Any, options: dict[str, Any]) -> Any:
+    """The rows whose recipient an earlier row of the whole (optimised) ``frame`` is sent to, among the rows
+    each partition's own plan (``msg.plan(partition, **options)``, repeats kept) sends: a lazy frame of
+    :func:`~sendframe.scale.repeats.repeated_rows`."""
+    column = msg.recipient_column(meta_of(frame))
+    meta = pd.DataFrame({"action": pd.Series([], dtype=object), "key": pd.Series([], dtype=object)},
+                        index=meta_of(frame).index[:0])
+    local = frame.map_partitions(_sent_keys, msg, options, column, meta=meta, enforce_metadata=False)
     return repeated_rows(local, _sent_candidates)
 
 
-def _skip_repeats(local: pd.DataFrame, repeats: pd.DataFrame) -> pd.DataFrame:
-    attrs = {k: v for k, v in local.attrs.items() if k != "totals"}
-    out = local.drop(columns=RECIPIENT_KEY)
+def _skip_repeats(out: pd.DataFrame, repeats: pd.DataFrame) -> pd.DataFrame:
+    """A partition's plan, preview or estimate with the rows of ``repeats`` skipped as duplicates."""
+    attrs = {k: v for k, v in out.attrs.items() if k != "totals"}
     if len(repeats):
         at = local_positions(repeats.index.to_numpy())
         action = out["action"].to_numpy(dtype=object).copy()
@@ -114,24 +111,21 @@ def _skip_repeats(local: pd.DataFrame, repeats: pd.DataFrame) -> pd.DataFrame:
 def _planned(msg: Message, frame: Any, method: Callable[..., pd.DataFrame], options: dict[str, Any],
              keep: str | Iterable[str] | None) -> Any:
     """``method`` (a message's plan, estimate or preview) on every partition, repeats skipped across partitions."""
-    meta_frame = meta_of(frame)
-    column = msg.recipient_column(meta_frame)
     if "duplicate" in keep_reasons(keep):  # repeats are sent: nothing spans partitions
         return on_partitions(_call, frame, method, {**options, "keep": keep})
-    kind = msg.info.recipient
     wider = {**options, "keep": with_duplicates(keep)}
-    meta = with_key(meta_frame, method, wider, column, kind).iloc[:0]
+    meta = method(meta_of(frame), **wider).iloc[:0]
     frame = optimised(frame)
-    local = frame.map_partitions(with_key, method, wider, column, kind, meta=meta, enforce_metadata=False)
+    plan_options = {k: v for k, v in wider.items() if k in ("suppression", "keep", "now", "ledger")}
     # worked out now and kept, so the answer (read later) does not hold every partition during the shuffle
-    repeats = persist(repeats_of_plan(local))
-    return frame.map_partitions(_keyed_then_skipped, repeats, method, wider, column, kind,
-                                meta=meta.drop(columns=RECIPIENT_KEY), align_dataframes=False, enforce_metadata=False)
+    repeats = persist(sent_repeats(msg, frame, plan_options))
+    return frame.map_partitions(_skipped_where_repeated, repeats, method, wider, meta=meta, align_dataframes=False,
+                                enforce_metadata=False)
 
 
-def _keyed_then_skipped(part: pd.DataFrame, repeats: pd.DataFrame, method: Callable[..., pd.DataFrame],
-                        options: dict[str, Any], column: str, kind: str) -> pd.DataFrame:
-    return _skip_repeats(with_key(part, method, options, column, kind), repeats)
+def _skipped_where_repeated(part: pd.DataFrame, repeats: pd.DataFrame, method: Callable[..., pd.DataFrame],
+                            options: dict[str, Any]) -> pd.DataFrame:
+    return _skip_repeats(method(part, **options), repeats)
 
 
 def _call(part: pd.DataFrame, method: Callable[..., Any], options: dict[str, Any]) -> Any:

@@ -36,7 +36,7 @@ from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
 from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
 from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning
-from sendframe.scale.messages import duplicate_reasons, repeats_of_plan, with_duplicates, with_key
+from sendframe.scale.messages import duplicate_reasons, sent_repeats, with_duplicates
 from sendframe.scale.repeats import ORDER_BITS, local_positions
 from sendframe.scale.runtime import (
     compute,
@@ -44,7 +44,6 @@ from sendframe.scale.runtime import (
     from_pandas,
     is_dask_frame,
     lengths_of,
-    meta_of,
     optimised,
     pandas_strings,
 )
@@ -122,17 +121,12 @@ class PartitionLedger(Ledger):
 def _candidates_and_lengths(msg: Message, frame: Any, suppression: Any, keep: Any) -> tuple[pd.DataFrame, list[int]]:
     """One pass over the frame: the rows whose recipient another partition sends to first, and each
     partition's length."""
-    meta_frame = meta_of(frame)
-    column = msg.recipient_column(meta_frame)
     lengths = lengths_of(frame)
     if "duplicate" in keep_reasons(keep):
         (counted,) = compute(lengths)
         return pd.DataFrame({"key": [], "first_order": []}, index=pd.Index([], dtype="int64")), _numbers(counted)
-    options = {"suppression": suppression, "keep": with_duplicates(keep)}
-    meta = with_key(meta_frame, msg.plan, options, column, msg.info.recipient).iloc[:0]
-    local = frame.map_partitions(with_key, msg.plan, options, column, msg.info.recipient, meta=meta,
-                                 enforce_metadata=False)
-    repeats, counted = compute(repeats_of_plan(local), lengths)
+    repeats, counted = compute(sent_repeats(msg, frame, {"suppression": suppression, "keep": with_duplicates(keep)}),
+                               lengths)
     # a repeat of a row in its own partition is the partition's own send's to skip
     elsewhere = (repeats["first_order"].to_numpy() >> ORDER_BITS) != (repeats.index.to_numpy() >> ORDER_BITS)
     return repeats[elsewhere], _numbers(counted)
