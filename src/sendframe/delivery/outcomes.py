@@ -21,9 +21,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe.api.countries import recipient_countries
 from sendframe.api.notifications import is_final_notification, notification_status
 from sendframe.campaign.policy import SKIP_OUTCOMES
-from sendframe.delivery.countries import recipient_countries
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import outcomes_partitions
