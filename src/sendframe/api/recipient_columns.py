@@ -365,9 +365,22 @@ def recipient_keys(values: pd.Series, kind: str, *, default_region: str | None =
     kind = check_kind(kind)
     region = (default_region or "").upper()
     if kind == "phone":
-        return _series(_normalise(phone_texts(values), region), values)
+        return _series(_phone_keys(values, region), values)
     keys, valid = _email_keys(values)
     if kind == "any" and not valid.all():
-        phones = np.flatnonzero(~valid)
-        keys = pc.replace_with_mask(keys, pa.array(~valid), _normalise(phone_texts(values.iloc[phones]), region))
+        keys = pc.replace_with_mask(keys, pa.array(~valid), _phone_keys(values.iloc[np.flatnonzero(~valid)], region))
     return _series(keys, values)
+
+
+def _phone_keys(values: pd.Series, region: str) -> pa.Array:
+    # normalise_phone of each value; without a region, text already in API form is its own answer, found by
+    # one cheap check (a column read_contacts wrote, a ledger's recipients), and only the rest is cleaned
+    strings = _arrow_strings(values) if not region else None
+    if strings is None:
+        return _normalise(phone_texts(values), region)
+    own = valid_digit_strings(strings)
+    if own.all():
+        return strings
+    rest = ~own
+    kept = pc.if_else(pa.array(own, pa.bool_()), strings, pa.scalar(None, pa.large_string()))
+    return pc.replace_with_mask(kept, pa.array(rest), _normalise(strings.filter(pa.array(rest)), region))
