@@ -1,9 +1,9 @@
 """The recipient rule over whole columns: the answers of :mod:`sendframe.api.recipients`, as array work.
 
 ``normalise_phones(series, region)`` gives, for every value, exactly what ``normalise_phone(value, region)``
-gives, and ``valid_phones`` / ``valid_emails`` exactly what ``is_valid_phone`` / ``is_valid_email`` give
-(property tests compare them on generated messy values). A million messy phones take about half a second
-instead of 15.
+gives, ``valid_phones`` / ``valid_emails`` exactly what ``is_valid_phone`` / ``is_valid_email`` give, and
+``recipient_keys`` what ``recipient_key`` gives: the one rule for "the same recipient" (property tests compare
+them on generated messy values). A million messy phones take about half a second instead of 15.
 
 Why parts of it are written by hand:
 
