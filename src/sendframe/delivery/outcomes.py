@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe.api.countries import recipient_countries
 from sendframe.api.notifications import (
     deciding_order,
     is_final_notification,
@@ -29,7 +30,6 @@ from sendframe.api.notifications import (
     utc_instants,
 )
 from sendframe.campaign.policy import SKIP_OUTCOMES
-from sendframe.delivery.countries import recipient_countries
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import outcomes_partitions
