@@ -4,6 +4,7 @@ The docstrings stay as they are (prose, ``literal`` reST markup, indented doctes
 is built, each one is rewritten in memory:
 
 - a doctest example becomes a fenced ``pycon`` block (its ``# doctest:`` directives dropped: they are for the tests);
+- a ``<`` in prose is a character, not the start of an HTML tag;
 - a reST role (``:func:`estimate_totals```, ``:meth:`~sendframe.Message.send```) becomes a cross-reference to the
   object it names, resolved the way Python resolves the name where the docstring is written (the object, its
   parents, their imports). It links where that object has a page and reads as code where it has none (a private
@@ -24,6 +25,7 @@ log = logging.getLogger("mkdocs.plugins.sendframe.rst_docstrings")
 PACKAGE = "sendframe"
 ROLE = re.compile(r":(?:py:)?(?P<role>func|meth|class|mod|data|attr|exc|obj|const):`(?P<text>[^`]+)`")
 EXPLICIT_TITLE = re.compile(r"^(?P<title>.+?)\s*<(?P<target>[^<>]+)>$")
+CODE_SPAN = re.compile(r"(``.+?``|`[^`]+`)")
 DOCTEST_DIRECTIVE = re.compile(r"\s*#\s*doctest:.*$")
 
 
@@ -42,14 +44,25 @@ def _objects(obj: griffe.Object) -> list[griffe.Object]:
     """``obj`` and every object defined under it (imports left out: they are documented where they are defined)."""
     found = [obj]
     for member in obj.members.values():
-        if not member.is_alias:
-            found.extend(_objects(member))  # type: ignore[arg-type]
+        if not isinstance(member, griffe.Alias):
+            found.extend(_objects(member))
     return found
 
 
 def _markdown(obj: griffe.Object, text: str, loader: griffe.GriffeLoader) -> str:
     lines = _fenced_examples(text.splitlines())
+    fence = False
+    for i, line in enumerate(lines):
+        fence ^= line.startswith("```")
+        if not fence:
+            lines[i] = _escaped_prose(line)
     return ROLE.sub(lambda match: _reference(obj, match, loader), "\n".join(lines))
+
+
+def _escaped_prose(line: str) -> str:
+    """``<`` outside code spans as ``&lt;``: prose such as "missing text -> <NA>" is no HTML tag."""
+    pieces = CODE_SPAN.split(line)  # the code spans at odd positions
+    return "".join(piece if i % 2 else piece.replace("<", "&lt;") for i, piece in enumerate(pieces))
 
 
 def _fenced_examples(lines: list[str]) -> list[str]:
@@ -101,20 +114,19 @@ def _resolve(obj: griffe.Object, target: str, loader: griffe.GriffeLoader) -> st
 
 
 def _follow(found: griffe.Object | griffe.Alias, rest: list[str]) -> str | None:
+    target = _target(found)
     for name in rest:
-        found = _target(found)
-        if isinstance(found, str) or name not in found.members:
+        if isinstance(target, str) or name not in target.members:
             return None
-        found = found.members[name]
-    resolved = _target(found)
-    return resolved if isinstance(resolved, str) else resolved.path
+        target = _target(target.members[name])
+    return target if isinstance(target, str) else target.path
 
 
 def _target(found: griffe.Object | griffe.Alias) -> griffe.Object | griffe.Alias | str:
     """What an import points to, or its dotted path when it points outside the loaded packages."""
-    if not found.is_alias:
+    if not isinstance(found, griffe.Alias):
         return found
     try:
-        return found.final_target  # type: ignore[union-attr]
+        return found.final_target
     except (griffe.AliasResolutionError, griffe.CyclicAliasError):
-        return found.target_path  # type: ignore[union-attr]
+        return found.target_path

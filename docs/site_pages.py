@@ -43,7 +43,7 @@ SECTIONS = {
 
 @event_priority(100)  # before mkdocs-jupyter's on_files, which wraps the notebooks added here
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    root = Path(config.config_file_path).parent
+    root = Path(str(config.config_file_path)).parent
     package = _imported_package(root)
     files.append(File.generated(config, "index.md", content=(root / "README.md").read_text(encoding="utf-8")))
     for notebook in sorted((root / "notebooks").glob("*.ipynb")):
@@ -57,9 +57,10 @@ def _imported_package(root: Path) -> Any:
     """sendframe as Python imports it, checked to be this checkout's (mkdocstrings reads the source in src/)."""
     package = importlib.import_module(PACKAGE)
     source = (root / "src" / PACKAGE).resolve()
-    if Path(package.__file__).resolve().parent != source:
+    imported = Path(str(package.__file__)).resolve().parent
+    if imported != source:
         raise PluginError(
-            f"Python imports {PACKAGE} from {Path(package.__file__).parent}, not from {source}: "
+            f"Python imports {PACKAGE} from {imported}, not from {source}: "
             "install this checkout (pip install -e .) or set PYTHONPATH=src"
         )
     return package
@@ -76,8 +77,8 @@ def public_paths(package: Any) -> dict[str, str]:
 
 
 def _check_documented(name: str, value: Any) -> None:
-    own_docstring = value.__dict__.get("__doc__") if inspect.isclass(value) else value.__doc__
-    if not (own_docstring or "").strip():
+    own_docstring = (value.__dict__.get("__doc__") if inspect.isclass(value) else value.__doc__) or ""
+    if not own_docstring.strip():
         log.warning("%s.%s has no docstring: the reference would show its name alone", PACKAGE, name)
     elif inspect.isfunction(value) and ">>>" not in own_docstring:
         log.warning("%s.%s has no example (a doctest line, >>>) in its docstring", PACKAGE, name)
