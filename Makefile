@@ -31,7 +31,7 @@ docs: $(STAMP)
 
 # ruff and mypy first: they answer in seconds, the suite in minutes
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks conftest.py
+	$(VENV)/bin/ruff check src tests benchmarks conftest.py docs
 	$(VENV)/bin/mypy src
 
 test: $(STAMP) system-deps lint

@@ -18,6 +18,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import griffe
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
@@ -71,16 +72,25 @@ def public_paths(package: Any) -> dict[str, str]:
     paths = {}
     for name in package.__all__:
         value = getattr(package, name)
-        paths[name] = f"{value.__module__}.{value.__qualname__}"
-        _check_documented(name, value)
+        if inspect.isclass(value) or inspect.isroutine(value):
+            paths[name] = f"{value.__module__}.{value.__qualname__}"
+            docstring = value.__dict__.get("__doc__") if inspect.isclass(value) else value.__doc__
+            _check_documented(name, docstring or "", example=inspect.isfunction(value))
+        else:  # a value (a constant): where it is defined and its docstring are read from the source
+            paths[name] = f"{package._EXPORTS[name]}.{name}"  # noqa: SLF001  the lazy exports name its module
+            _check_documented(name, _source_docstring(package, paths[name]), example=False)
     return paths
 
 
-def _check_documented(name: str, value: Any) -> None:
-    own_docstring = (value.__dict__.get("__doc__") if inspect.isclass(value) else value.__doc__) or ""
-    if not own_docstring.strip():
+def _source_docstring(package: Any, path: str) -> str:
+    found = griffe.load(path, search_paths=[str(Path(str(package.__file__)).parents[1])])
+    return found.docstring.value if found.docstring else ""
+
+
+def _check_documented(name: str, docstring: str, *, example: bool) -> None:
+    if not docstring.strip():
         log.warning("%s.%s has no docstring: the reference would show its name alone", PACKAGE, name)
-    elif inspect.isfunction(value) and ">>>" not in own_docstring:
+    elif example and ">>>" not in docstring:
         log.warning("%s.%s has no example (a doctest line, >>>) in its docstring", PACKAGE, name)
 
 
