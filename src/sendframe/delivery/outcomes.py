@@ -217,6 +217,10 @@ def message_outcomes(
     ``NOT_SENT``; their ``outcome`` says why. When the results are one campaign's, rows without a
     ``campaign_id`` (left out of the send) get that campaign's.
     Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
+
+        >>> results = pd.DataFrame({"id": ["a1", None], "accepted": [True, False], "outcome": ["accepted", "rejected"]})
+        >>> message_outcomes(results)[["status", "outcome"]].values.tolist()
+        [['PENDING', 'accepted'], ['NOT_SENT', 'rejected']]
     """
     if is_dask_frame(results) or is_dask_frame(callbacks):  # lazily, partitioned by id (sendframe.scale.callbacks)
         lazy = outcomes_partitions(message_outcomes, results, callbacks, records=records, estimate=estimate,
