@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe.api.countries import recipient_countries
 from sendframe.api.notifications import (
     deciding_order,
     is_final_notification,
@@ -27,7 +28,6 @@ from sendframe.api.notifications import (
     notification_status,
     utc_instants,
 )
-from sendframe.delivery.countries import recipient_countries
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
@@ -216,6 +216,10 @@ def message_outcomes(
     ``NOT_SENT``; their ``outcome`` says why. When the results are one campaign's, rows without a
     ``campaign_id`` (left out of the send) get that campaign's.
     Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
+
+        >>> results = pd.DataFrame({"id": ["a1", None], "accepted": [True, False], "outcome": ["accepted", "rejected"]})
+        >>> message_outcomes(results)[["status", "outcome"]].values.tolist()
+        [['PENDING', 'accepted'], ['NOT_SENT', 'rejected']]
     """
     if recipients is None and "recipient" in results:
         recipients = results["recipient"]

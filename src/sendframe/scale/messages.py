@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.scale.frames import checked_preflight, on_partitions
 from sendframe.scale.repeats import local_positions, repeated_rows
@@ -61,9 +62,9 @@ def duplicate_reasons(keys: Iterable[Any]) -> np.ndarray:
 
 
 def _sent_keys(part: pd.DataFrame, msg: Message, options: dict[str, Any], column: str) -> pd.DataFrame:
-    """Per row of a partition: the partition's own plan's ``action`` and the recipient as compared (emails folded)."""
+    """Per row of a partition: its own plan's ``action`` and its recipient key (the recipient as compared)."""
     plan = msg.plan(part, **options)
-    key = part[column].str.lower() if msg.info.recipient == "email" else part[column]
+    key = recipient_keys(part[column], msg.info.recipient, default_region=None)
     return pd.DataFrame({"action": plan["action"].to_numpy(dtype=object), "key": key.to_numpy(dtype=object)},
                         index=part.index)
 
