@@ -30,12 +30,16 @@ from sendframe.campaign.message_options import MESSAGE_OPTIONS, WHATSAPP_WIRE_TO
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
 
-__all__ = ["CONSTRUCTORS", "OptionSpec", "channel_options", "option_names", "split_options"]
+__all__ = ["CONSTRUCTORS", "PREVIEW_PLACEHOLDERS", "OptionSpec", "channel_options", "option_names", "split_options"]
 
 # the constructor of each channel, whose parameters come first (positional where it takes them)
 CONSTRUCTORS: dict[str, Callable[..., Message]] = {
     "sms": sms, "landingsms": landing_sms, "mailing": mailing, "voice": voice, "voiceAudio": voice_audio,
     "whatsapp": whatsapp}
+# what a preview puts in a required option it has not been given, so the text shows before the message is complete
+PREVIEW_PLACEHOLDERS: dict[str, Any] = {
+    "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
+    "gender": "F", "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
 # request fields that are not options: built from the contacts, or named otherwise (campaign_name is `campaign`)
 _NOT_OPTIONS = frozenset({"to", "sub", "messages", "campaign_name"})
 _HELP: dict[str, str] = {
@@ -53,9 +57,12 @@ _HELP: dict[str, str] = {
     "template_id": "whatsapp: the approved template's id; landingsms: a stored landing page instead of template_body",
     "template_body": "the landing page's HTML (default: a page showing the message)",
     "campaign": "campaign name (groups the statistics)",
+    "schedule_date": "when the service sends: a tz-aware time, or the spec's text",
+    "expiration_date": "when the service gives up sending: a tz-aware time, or the spec's text",
+    "tags": "labels of the send, for the statistics",
     "encoding": "gsm, gsm-pt, utf-16, or auto: the cheapest that carries each row's text, sent as estimated "
                 "(default: the service's, gsm)",
-    "parts": "most SMS parts per message (default 1); rows needing more are skipped",
+    "parts": "most SMS parts per message; rows needing more are skipped",
     "trans": "1: replace accented characters per the spec's table",
     "certified": "certified sending (priced as such)",
     "notification_url": "delivery notification address (escape codes such as %i, %s), or a column holding one per row",
@@ -73,7 +80,9 @@ _HELP: dict[str, str] = {
     "quiet_hours": "(FROM, TO): deliver only between these local times",
     "client": "the API client (default: one from the environment)",
     "ledger": "SQLite journal that makes the send resumable: rows already answered are not sent again",
-    "keep": "send rows the policy leaves out anyway: invalid, suppressed, preflight, duplicate",
+    "keep": "send rows the policy leaves out anyway: invalid (missing or invalid recipient), suppressed (on the "
+            "suppression list), preflight (another preflight error of the row), duplicate (the recipient repeats an "
+            "earlier row), frequency (over the frequency cap); by default they are skipped with outcome skipped_<reason>",
     "batch_size": "recipients per request (at most 1000)",
     "concurrency": "requests in flight at once",
     "requests_per_second": "most requests started per second",
@@ -114,11 +123,12 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
         (1, 'setting', 500, True)
     """
     info = channel(channel_name)
+    wire = request_field_names(info.name)
     specs: dict[str, OptionSpec] = {}
 
     def add(name: str, default: Any, role: str, hint: Any, required: bool = False) -> None:
         if name not in specs:
-            specs[name] = OptionSpec(name, default, role, _value(hint, default), _HELP.get(name, _field_help(name)),
+            specs[name] = OptionSpec(name, default, role, _value(hint, default), _HELP.get(name, f"the request's {wire.get(name, name)} (see the API spec)"),
                                      required)
 
     constructor = CONSTRUCTORS[info.name]
@@ -155,10 +165,6 @@ def option_names(channel_name: str, *roles: str) -> tuple[str, ...]:
         ('template_id', 'sender')
     """
     return tuple(o.name for o in channel_options(channel_name) if not roles or o.role in roles)
-
-
-def _field_help(name: str) -> str:
-    return f"the request's {name} (see the API spec)"
 
 
 def _value(hint: Any, default: Any) -> str:
