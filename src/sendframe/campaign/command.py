@@ -49,7 +49,7 @@ from sendframe.channels import CHANNELS, channel
 from sendframe.errors import InputError, RowsSkippedWarning
 
 __all__ = ["NOT_FLAGS", "add_arguments", "default_ledger_path", "flag", "message_from_args", "message_ledger_path",
-           "run"]
+           "options_from_args", "run"]
 
 # options of the table that are no flag of the command, and why
 NOT_FLAGS: dict[str, str] = {
@@ -174,11 +174,18 @@ def _write(frame: pd.DataFrame, out: str | None) -> None:
         print(f"wrote {len(frame)} rows to {out}")
 
 
-def _options(args: argparse.Namespace, role_of_send: bool) -> dict[str, Any]:
-    """The options the command line gives (flags not given are left out: the library's defaults hold)."""
-    return {option.name: value for option in channel_options(args.channel)
-            if (option.role == "send") == role_of_send and option.name not in NOT_FLAGS
-            and (value := getattr(args, option.name, None)) is not None}
+def options_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the message's options, send's) a command line gives; flags not given are left out: the library's defaults hold.
+
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments("send", parser)
+        >>> options_from_args(parser.parse_args(["c.csv", "--message", "Hi", "--parts", "2", "--batch-size", "9"]))
+        ({'message': 'Hi', 'parts': 2}, {'batch_size': 9})
+    """
+    given = [(option, getattr(args, option.name, None)) for option in channel_options(args.channel)
+             if option.name not in NOT_FLAGS]
+    return ({o.name: v for o, v in given if v is not None and o.role != "send"},
+            {o.name: v for o, v in given if v is not None and o.role == "send"})
 
 
 def message_from_args(args: argparse.Namespace) -> Message:
@@ -193,7 +200,7 @@ def message_from_args(args: argparse.Namespace) -> Message:
     if missing:
         raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for --channel "
                          f"{name}.")
-    return CONSTRUCTORS[name](**_options(argparse.Namespace(**{**vars(args), "channel": name}), False))
+    return CONSTRUCTORS[name](**options_from_args(argparse.Namespace(**{**vars(args), "channel": name}))[0])
 
 
 def _preview_message(args: argparse.Namespace, command: str) -> Message:
@@ -265,7 +272,7 @@ def message_ledger_path(contacts: str | Path, msg: Message, folder: str | Path =
 def _send(args: argparse.Namespace) -> int:
     msg = message_from_args(args)
     contacts = _contacts(args)
-    options = _options(args, True)
+    options = options_from_args(args)[1]
     options["ledger"] = str(args.ledger or message_ledger_path(args.contacts, msg))
     if options.get("stop_after_unknown") == 0:
         options["stop_after_unknown"] = None  # never stops

@@ -38,6 +38,7 @@ from sendframe.channels import CHANNEL_INFO, CHANNELS
 from sendframe.errors import InputError, RowsSkippedWarning, SendframeError
 from sendframe.notebook.form import (
     CHANNEL_INPUTS,
+    COLUMN_INPUTS,
     ENCODING_CHOICES,
     GENDERS,
     INPUT_LABELS,
@@ -112,10 +113,8 @@ class Composer:
         # the message's settings no input shows: the given message's, then those given here
         self._settings: dict[str, Any] = {name: getattr(written, name) for name in MESSAGE_SETTINGS} if written else {}
         self._settings.update({name: value for name, value in settings.items() if value is not None})
-        self.client, self.keep = send_options.pop("client", None), send_options.pop("keep", None)
-        self._ledger = send_options.pop("ledger", None)
         self.send_options = send_options
-        """The options of :meth:`sendframe.Message.send` every send of this Composer takes (``batch_size``, ...)."""
+        """The options of :meth:`sendframe.Message.send` every send of this Composer takes (``ledger``, ...)."""
         self.sample_size = sample_size
         self.results: pd.DataFrame | None = None
         self.error: BaseException | None = None
@@ -159,7 +158,7 @@ class Composer:
             w.HBox([i["sender"], i["encoding"], i["parts"], i["trans"]]),
             w.HBox([i["subject"], i["from_email"], i["reply_to"]]),
             w.HBox([i["language"], i["gender"], i["audio_url"], i["template_id"]]),
-            i["header_fields"], i["body_fields"], i["cta_fields"],
+            *(i[name] for name in COLUMN_INPUTS),
             i["to"], i["message"], i["body"], i["template_body"],
             self.counter, w.HTML("<b>Preview</b>"), self.preview, self.readiness, self.ledger_line,
             w.HBox([self.check_button, self.send_button]), self.problems,
@@ -191,10 +190,9 @@ class Composer:
         self.gender = w.Dropdown(options=GENDERS, value=form.gender)
         self.audio_url = w.Text(value=form.audio_url, placeholder="https://…/message.mp3", layout=w.Layout(width="60%"))
         self.template_id = w.BoundedIntText(value=form.template_id, min=0, max=2**31 - 1)
-        self.header_fields, self.body_fields, self.cta_fields = (
-            w.TagsInput(value=list(getattr(form, name)), allowed_tags=columns, allow_duplicates=True,
-                        layout=w.Layout(width="100%"))
-            for name in ("header_fields", "body_fields", "cta_fields"))
+        for name in COLUMN_INPUTS:
+            setattr(self, name, w.TagsInput(value=list(getattr(form, name)), allowed_tags=columns,
+                                            allow_duplicates=True, layout=w.Layout(width="100%")))
         inputs: dict[str, w.Widget] = {name: text if name == "message" else getattr(self, name) for name in form_fields()
                                        if name not in ("channel", "campaign", "extra_fields")}
         for name, control in inputs.items():
@@ -219,7 +217,7 @@ class Composer:
     def form(self) -> ComposerForm:
         """The inputs' current values."""
         values = {name: control.value for name, control in self.inputs.items()}
-        for name in ("header_fields", "body_fields", "cta_fields"):
+        for name in COLUMN_INPUTS:
             values[name] = tuple(values[name])
         extra = self._extra[1] if self.channel.value == self._extra[0] else {}
         return ComposerForm(channel=self.channel.value, campaign=self.campaign.value, extra_fields=extra, **values)
@@ -256,15 +254,15 @@ class Composer:
 
         None while the message is incomplete (no default file can be named yet).
         """
-        if self._ledger is not None:
-            return self._ledger
+        if self.send_options.get("ledger") is not None:
+            return self.send_options["ledger"]
         if self._message is None:
             return None
         table = self._tables[self.table.value]
         return ledger_for(str(table) if isinstance(table, (str, os.PathLike)) else self.table.value, self._message)
 
     def _secrets(self) -> list[str]:
-        config = getattr(self.client, "config", None)
+        config = getattr(self.send_options.get("client"), "config", None)
         password = getattr(config, "api_password", None)
         found = [os.environ.get(ENV_API_PASSWORD, "")]
         if password is not None:
@@ -290,7 +288,7 @@ class Composer:
         self.inputs["sender"].placeholder = "34911111111" if name == "whatsapp" else "Shop"
         self.inputs["parts"].max = CHANNEL_INFO[name].max_parts
         columns = list(self.contacts.columns)
-        for field in ("header_fields", "body_fields", "cta_fields"):
+        for field in COLUMN_INPUTS:
             self.inputs[field].allowed_tags = columns
 
     def _counter(self, msg: Message) -> MessageCounter:
@@ -357,7 +355,7 @@ class Composer:
         try:
             msg = self.message
             problems = msg.preflight(self.contacts, suppression=msg.suppression)
-            skipped = skipped_summary(msg.plan(self.contacts, keep=self.keep))
+            skipped = skipped_summary(msg.plan(self.contacts, keep=self.send_options.get("keep")))
         except SendframeError as exc:
             self.problems.value = error_html("Cannot check", exc, self._secrets())
             return None
@@ -370,7 +368,7 @@ class Composer:
             self.status.value = "A send is already running: wait for it to end, or Cancel it."
             return
         try:
-            estimate = self.message.estimate(self.contacts, keep=self.keep)
+            estimate = self.message.estimate(self.contacts, keep=self.send_options.get("keep"))
         except SendframeError as exc:
             self.status.value = error_html("Not sent", exc, self._secrets())
             return
@@ -401,7 +399,7 @@ class Composer:
             return
         contacts, ledger = self.contacts.copy(), self.ledger_path
         self._sent_ledger = getattr(ledger, "path", ledger)  # named at the end, whatever is typed meanwhile
-        options = {**self.send_options, "client": self.client, "ledger": ledger, "keep": self.keep}
+        options = {**self.send_options, "ledger": ledger}
         self.results, self.error = None, None
         self.send_button.disabled = self.check_button.disabled = True
         self.progress.value, self.progress.max, self.progress.bar_style = 0, 1, ""

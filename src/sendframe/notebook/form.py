@@ -30,20 +30,22 @@ from sendframe.channels import channel
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names
 
-__all__ = ["CHANNEL_INPUTS", "ENCODING_CHOICES", "GENDERS", "INPUT_LABELS", "LANGUAGES", "MESSAGE_SETTINGS",
+__all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "GENDERS", "INPUT_LABELS", "LANGUAGES", "MESSAGE_SETTINGS",
            "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "ComposerForm", "checked_form", "composer_options", "form_fields",
            "form_from_message", "ledger_for", "message_from_form", "preview_message", "template_label"]
 
 ENCODING_CHOICES: tuple[str, ...] = ("auto", "gsm", "gsm-pt", "utf-16")
+# the WhatsApp inputs naming the columns that fill each array of the template
+COLUMN_INPUTS: tuple[str, ...] = tuple(WHATSAPP_WIRE_TO_OPTION.values())
 
 # the inputs each channel uses, in the order the widget shows them (table, channel and campaign: always)
 CHANNEL_INPUTS: dict[str, tuple[str, ...]] = {
     "sms": ("to", "sender", "encoding", "parts", "trans", "message"),
-    "landingsms": ("to", "sender", "encoding", "parts", "trans", "message", "template_body"),
-    "mailing": ("to", "subject", "from_email", "reply_to", "body"),
+    "landingsms": ("to", "sender", "encoding", "parts", "trans", "message", "template_body", "template_id"),
+    "mailing": ("to", "subject", "from_email", "reply_to", "body", "template_id"),
     "voice": ("to", "language", "gender", "message"),
     "voiceAudio": ("to", "audio_url"),
-    "whatsapp": ("to", "template_id", "sender", "header_fields", "body_fields", "cta_fields"),
+    "whatsapp": ("to", "template_id", "sender", *COLUMN_INPUTS),
 }
 # what each input is called on screen (errors name the input as the analyst sees it)
 INPUT_LABELS: dict[str, str] = {
@@ -51,7 +53,8 @@ INPUT_LABELS: dict[str, str] = {
     "message": "Message", "template_body": "Landing page", "subject": "Subject", "body": "Body (HTML)",
     "from_email": "From email", "reply_to": "Reply to", "language": "Language", "gender": "Gender",
     "audio_url": "Audio URL", "template_id": "Template id", "header_fields": "Header fields",
-    "body_fields": "Body fields", "cta_fields": "Button fields", "campaign": "Campaign",
+    "body_fields": "Body fields", "cta_fields": "Button fields", "default_answer": "Default answer fields",
+    "campaign": "Campaign",
 }
 _TEMPLATE_LABELS = {"voice": "Spoken text"}
 # inputs a message cannot go without, and what to put in them
@@ -107,10 +110,11 @@ class ComposerForm:
     gender: str = "F"
     audio_url: str = ""
     template_id: int = 0
-    """whatsapp: the approved template's id (0: not given)."""
+    """whatsapp: the approved template's id; landingsms, mailing: a stored page or template instead (0: none)."""
     header_fields: tuple[str, ...] = ()
     body_fields: tuple[str, ...] = ()
     cta_fields: tuple[str, ...] = ()
+    default_answer: tuple[str, ...] = ()
     extra_fields: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Request fields no input shows (``otpConfig``, ``scheduleDate``, ...), by wire name: sent as given."""
 
@@ -185,7 +189,7 @@ def text_input(channel_name: str) -> str | None:
 
 def _missing(form: ComposerForm) -> list[str]:
     return [f"{_label(form.channel, name)} ({what})" for name, what in _REQUIRED[form.channel]
-            if not _given(getattr(form, name))]
+            if not _given(getattr(form, name)) and not (name == "body" and form.template_id)]  # or a stored one
 
 
 def _label(channel_name: str, name: str) -> str:
@@ -269,7 +273,7 @@ def preview_message(form: ComposerForm, **settings: Any) -> Message:
         'Preview'
     """
     filled: dict[str, Any] = {name: value for name, value in PREVIEW_PLACEHOLDERS.items()
-                              if name in CHANNEL_INPUTS[form.channel] and not _given(getattr(form, name))}
+                              if name in dict(_REQUIRED[form.channel]) and not _given(getattr(form, name))}
     return message_from_form(dataclasses.replace(form, **filled), **settings)
 
 
