@@ -1,4 +1,4 @@
-"""Every option of each channel in one table: what ``sms(...)``, ``send_sms(...)``, ``sendframe send`` and the Composer take.
+"""Every option of each channel in one table: what ``sms()``, ``send_sms()``, ``sendframe send`` and the Composer take.
 
 The table is read from the code that uses the options, so it cannot drift from it: the
 constructor's own parameters (``sms(message, sender)``), the channel's request fields (the
@@ -82,7 +82,8 @@ _HELP: dict[str, str] = {
     "ledger": "SQLite journal that makes the send resumable: rows already answered are not sent again",
     "keep": "send rows the policy leaves out anyway: invalid (missing or invalid recipient), suppressed (on the "
             "suppression list), preflight (another preflight error of the row), duplicate (the recipient repeats an "
-            "earlier row), frequency (over the frequency cap); by default they are skipped with outcome skipped_<reason>",
+            "earlier row), frequency (over the frequency cap); by default they are skipped with outcome "
+            "skipped_<reason>",
     "batch_size": "recipients per request (at most 1000)",
     "concurrency": "requests in flight at once",
     "requests_per_second": "most requests started per second",
@@ -128,8 +129,8 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
 
     def add(name: str, default: Any, role: str, hint: Any, required: bool = False) -> None:
         if name not in specs:
-            specs[name] = OptionSpec(name, default, role, _value(hint, default), _HELP.get(name, f"the request's {wire.get(name, name)} (see the API spec)"),
-                                     required)
+            text = _HELP.get(name, f"the request's {wire.get(name, name)} (see the API spec)")
+            specs[name] = OptionSpec(name, default, role, _value(hint, default), text, required)
 
     constructor = CONSTRUCTORS[info.name]
     hints = typing.get_type_hints(constructor)
@@ -208,10 +209,10 @@ def split_options(channel_name: str, options: dict[str, Any], where: str) -> tup
 
         >>> split_options("sms", {"parts": 2, "dry_run": True}, "sendframe.send_sms")
         ({'parts': 2}, {'dry_run': True})
-        >>> split_options("sms", {"dryrun": True}, "sendframe.send_sms")
+        >>> split_options("sms", {"dryrun": True}, "send_sms")
         Traceback (most recent call last):
         ...
-        sendframe.errors.UnknownOptionError: sendframe.send_sms() got an unknown option 'dryrun'. Did you mean 'dry_run'?
+        sendframe.errors.UnknownOptionError: send_sms() got an unknown option 'dryrun'. Did you mean 'dry_run'?
     """
     wire = request_field_names(channel(channel_name).name)
     check_options(options, [*option_names(channel_name), *wire], where)

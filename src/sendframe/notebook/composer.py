@@ -170,7 +170,7 @@ class Composer:
 
     def _make_inputs(self, form: ComposerForm) -> dict[str, w.Widget]:
         """One widget per input of the form, also reachable as an attribute (``composer.sender``, ...), except
-        ``message``: ``composer.message`` is the message the inputs make (its input is ``composer.inputs["message"]``)."""
+        ``message``: ``composer.message`` is the message the inputs make (its input: ``composer.inputs["message"]``)."""
         columns = list(self.contacts.columns)
         self.sender = w.Text(value=form.sender)
         self.encoding = w.Dropdown(options=ENCODING_CHOICES, value=form.encoding)
@@ -193,8 +193,8 @@ class Composer:
         for name in COLUMN_INPUTS:
             setattr(self, name, w.TagsInput(value=list(getattr(form, name)), allowed_tags=columns,
                                             allow_duplicates=True, layout=w.Layout(width="100%")))
-        inputs: dict[str, w.Widget] = {name: text if name == "message" else getattr(self, name) for name in form_fields()
-                                       if name not in ("channel", "campaign", "extra_fields")}
+        inputs: dict[str, w.Widget] = {name: text if name == "message" else getattr(self, name)
+                                       for name in form_fields() if name not in ("channel", "campaign", "extra_fields")}
         for name, control in inputs.items():
             control.description = INPUT_LABELS[name]
         return inputs

@@ -30,9 +30,10 @@ from sendframe.channels import channel
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names
 
-__all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "GENDERS", "INPUT_LABELS", "LANGUAGES", "MESSAGE_SETTINGS",
-           "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "ComposerForm", "checked_form", "composer_options", "form_fields",
-           "form_from_message", "ledger_for", "message_from_form", "preview_message", "template_label"]
+__all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "GENDERS", "INPUT_LABELS", "LANGUAGES",
+           "MESSAGE_SETTINGS", "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "ComposerForm", "checked_form",
+           "composer_options", "form_fields", "form_from_message", "ledger_for", "message_from_form", "preview_message",
+           "template_label", "text_input"]
 
 ENCODING_CHOICES: tuple[str, ...] = ("auto", "gsm", "gsm-pt", "utf-16")
 # the WhatsApp inputs naming the columns that fill each array of the template
