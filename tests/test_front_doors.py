@@ -87,7 +87,7 @@ def given(option: OptionSpec) -> dict:
 
 
 def composer_defaults(name: str) -> dict:
-    return COMPOSER_STARTS_ON if channel(name).is_sms else {}
+    return COMPOSER_STARTS_ON if channel(name).sends_sms else {}
 
 
 def test_the_exclusions_are_the_doors_own():

@@ -26,7 +26,7 @@ import pydantic
 
 from sendframe.api.models import REQUEST_MODELS
 from sendframe.campaign.message import Message, landing_sms, mailing, sms, voice, voice_audio, whatsapp
-from sendframe.campaign.message_options import MESSAGE_OPTIONS, WHATSAPP_WIRE_TO_OPTION
+from sendframe.campaign.message_options import MESSAGE_OPTIONS
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
 
@@ -141,13 +141,12 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
     settings = {f.name: f for f in dataclasses.fields(Message)}
     message_hints = typing.get_type_hints(Message)
     for name in ("encoding", *MESSAGE_OPTIONS):  # settings before fields: they own encoding and notification_url
-        if (name == "encoding" and not info.is_sms) or (name == "notification_url" and not info.has_notifications):
+        if (name == "encoding" and not info.sends_sms) or (name == "notification_url" and not info.has_notifications):
             continue
         field = settings.get(name)
         add(name, field.default if field else None, "setting", message_hints.get(name, str))
-    if info.name == "whatsapp":
-        for name in WHATSAPP_WIRE_TO_OPTION.values():
-            add(name, None, "setting", list[str])
+    for wire_name in dict.fromkeys(wire_name for _, wire_name in info.column_fields):  # whatsapp
+        add(info.column_field_option(wire_name), None, "setting", list[str])
     for name, model_field in REQUEST_MODELS[info.name].model_fields.items():
         if name not in _NOT_OPTIONS:
             add(name, model_field.default, "field", model_field.annotation)

@@ -211,7 +211,7 @@ def _preview_message(args: argparse.Namespace, command: str) -> Message:
         raise InputError(f"{name} has no message text to {command}.")
     if getattr(args, text) is None:
         raise InputError(f"{flag(text)} TEXT is required: the template to {command}.")
-    if args.sender is not None and channel(name).is_sms and sender_label_problem(args.sender):
+    if args.sender is not None and channel(name).sends_sms and sender_label_problem(args.sender):
         print(f"--sender: the sender label {sender_label_problem(args.sender)}; send would refuse it.", file=sys.stderr)
         args = argparse.Namespace(**{**vars(args), "sender": None})
     required = {o.name for o in channel_options(name) if o.required}

@@ -25,7 +25,6 @@ from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.campaign.channel_options import CONSTRUCTORS, PREVIEW_PLACEHOLDERS, option_names
 from sendframe.campaign.command import message_ledger_path
 from sendframe.campaign.message import Message
-from sendframe.campaign.message_options import WHATSAPP_WIRE_TO_OPTION
 from sendframe.channels import channel
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names
@@ -37,7 +36,8 @@ __all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "GENDERS", "IN
 
 ENCODING_CHOICES: tuple[str, ...] = ("auto", "gsm", "gsm-pt", "utf-16")
 # the WhatsApp inputs naming the columns that fill each array of the template
-COLUMN_INPUTS: tuple[str, ...] = tuple(WHATSAPP_WIRE_TO_OPTION.values())
+COLUMN_INPUTS: tuple[str, ...] = tuple(
+    dict.fromkeys(channel("whatsapp").column_field_option(wire) for _, wire in channel("whatsapp").column_fields))
 
 # the inputs each channel uses, in the order the widget shows them (table, channel and campaign: always)
 CHANNEL_INPUTS: dict[str, tuple[str, ...]] = {
@@ -256,10 +256,10 @@ def form_from_message(message: Message) -> ComposerForm:
     inputs = {names[name]: name for name in CHANNEL_INPUTS[message.channel] if name in names}
     inputs["campaignName"] = "campaign"
     values: dict[str, Any] = {inputs[k]: v for k, v in message.fields.items() if k in inputs}
-    values.update({WHATSAPP_WIRE_TO_OPTION[k]: tuple(v) for k, v in message.whatsapp_columns.items()})
+    values.update({message.info.column_field_option(k): tuple(v) for k, v in message.whatsapp_columns.items()})
     if "trans" in values:
         values["trans"] = bool(values["trans"])
-    if message.info.is_sms:
+    if message.info.sends_sms:
         values["encoding"] = message.encoding or "gsm"  # the service's default
     extra = {k: v for k, v in message.fields.items() if k not in inputs}
     return ComposerForm(channel=message.channel, to=message.to or "", extra_fields=extra, **values)
