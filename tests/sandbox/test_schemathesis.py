@@ -17,6 +17,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import CHECKS, load_all_checks
+from schemathesis.config import SchemathesisConfig
 from schemathesis.core.failures import Failure, FailureGroup
 
 from sendframe.api.models import phone_pattern
@@ -28,21 +29,21 @@ RUN_SECONDS = 90  # a bound on the whole run, far above its usual time
 
 EMAIL = f"^{EMAIL_PATTERN}$"
 
-# docs/api-notes.md, "What /openapi.json cannot state": (operations, error code, what the description says)
+# docs/api-notes.md, "What /openapi.json cannot state": name -> (operations, error codes, what the description says)
 _SENDS = ("sms", "landingsms", "mailing", "voice", "voiceAudio", "whatsapp")
 _TEXTS = ("sms", "landingsms", "mailing", "voice")
-UNSTATABLE: dict[str, tuple[tuple[str, ...], int, str]] = {
-    "body rule in unknown fields": ((*_SENDS, "otp/check"), 100,
+UNSTATABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], str]] = {
+    "body rule in unknown fields": ((*_SENDS, "otp/check"), (100,),
                                     r"must be a number between -9007199254740991 and 9007199254740991"
                                     r"|is not Unicode text|deeper than 32 levels"),
-    "an integer written with a fraction": ((*_SENDS,), 100, r"must be a whole number \(got -?\d+\.0\)"),
-    "sizes that follow the recipients": (_SENDS, 100, r"must hold one (object|address) per recipient"),
-    "expiry before schedule": (_SENDS, 100, r"expirationDate \(\d+\) must not be earlier than scheduleDate"),
-    "unknown template id": (("landingsms", "mailing"), 100, r"template(V2)?Id: no (landing|email) template"),
-    "unknown WhatsApp template": (("whatsapp",), 140, r"is not an approved WhatsApp template"),
-    "unvalidated sender": (("mailing", "whatsapp"), 110, r"is not a (validated sender address|WhatsApp sender)"),
-    "text the recipients cannot get": (_TEXTS, 102, r"^No recipient was accepted: "),
-    "text that cannot be a template": (_TEXTS, 100, r"placeholder|filter|\{"),
+    "an integer written with a fraction": (_SENDS, (100,), r"must be a whole number \(got -?\d+\.0\)"),
+    "sizes that follow the recipients": (_SENDS, (100,), r"must hold one (object|address) per recipient"),
+    "expiry before schedule": (_SENDS, (100,), r"expirationDate \(\d+\) must not be earlier than scheduleDate"),
+    "unknown template id": (("landingsms", "mailing"), (100,), r"template(V2)?Id: no (landing|email) template"),
+    "unknown WhatsApp template": (("whatsapp",), (140,), r"is not an approved WhatsApp template"),
+    "unvalidated sender": (("mailing", "whatsapp"), (110,), r"is not a (validated sender address|WhatsApp sender)"),
+    "text the recipients cannot get": (_TEXTS, (105, 107), r"^No recipient was accepted: "),
+    "unknown filter": (_TEXTS, (100,), r"Unknown filter '"),
 }
 
 
@@ -52,8 +53,8 @@ def unstatable(operation: str, status: int, answer: object) -> str | None:
         return None
     code, description = answer["error"].get("code"), str(answer["error"].get("description"))
     endpoint = operation.split("/api/rest/", 1)[-1]
-    for name, (operations, expected_code, pattern) in UNSTATABLE.items():
-        if endpoint in operations and code == expected_code and re.search(pattern, description):
+    for name, (operations, codes, pattern) in UNSTATABLE.items():
+        if endpoint in operations and code in codes and re.search(pattern, description):
             return name
     return None
 
@@ -80,7 +81,9 @@ def run_schemathesis(sandbox, mode: str) -> tuple[list[str], dict[str, int]]:
     """(failures outside the documented list, how many documented refusals were seen by name)."""
     load_all_checks()
     checks = [check for check in CHECKS.get_all() if not isinstance(check, type)]
-    schema = schemathesis.openapi.from_url(sandbox.base_url + "/openapi.json")
+    # schemathesis' defaults, not schemathesis.toml (which lets the CLI run expect the documented statuses):
+    # here each such answer is judged by its error code and description
+    schema = schemathesis.openapi.from_url(sandbox.base_url + "/openapi.json", config=SchemathesisConfig())
     schema.config.auth.update(basic=(sandbox.username, sandbox.api_password))  # left out where a case tests its absence
     unexpected: list[str] = []
     seen: dict[str, int] = {}
@@ -123,6 +126,7 @@ def run_schemathesis(sandbox, mode: str) -> tuple[list[str], dict[str, int]]:
     return unexpected, seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["positive", "negative"])
 def test_schemathesis_with_all_checks_finds_only_the_refusals_no_schema_can_state(sandbox, mode):
     unexpected, _ = run_schemathesis(sandbox, mode)
