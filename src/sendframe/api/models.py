@@ -16,32 +16,21 @@ explicit ``null`` for an optional field counts as absent; unknown fields are ign
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Literal
 
-from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE
 from pydantic import (
     AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
-    GetJsonSchemaHandler,
     PlainSerializer,
     Strict,
     model_validator,
 )
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
 
-from sendframe.api.recipients import (
-    EMAIL_PATTERN,
-    MAX_EMAIL_LENGTH,
-    MAX_PHONE_DIGITS,
-    MIN_PHONE_DIGITS,
-    is_valid_phone,
-)
+from sendframe.api.json_schema import RecipientSchema, SchemaRules, one_given, present, state_request_schema
 from sendframe.api.validation import (
     Base64Text,
     ClockTime,
@@ -86,52 +75,8 @@ Bool = Annotated[bool, Strict()]
 Texts = Annotated[list[Text], Strict()]
 
 
-def _digit_runs(lengths: list[int]) -> str:
-    runs: list[tuple[int, int]] = []
-    for size in lengths:
-        if runs and runs[-1][1] == size - 1:
-            runs[-1] = (runs[-1][0], size)
-        else:
-            runs.append((size, size))
-    pattern = "|".join(f"[0-9]{{{low}}}" if low == high else f"[0-9]{{{low},{high}}}" for low, high in runs)
-    return pattern if len(runs) == 1 else f"({pattern})"
-
-
-@lru_cache(maxsize=1)
-def phone_pattern() -> str:
-    """The regular expression of exactly the phone recipients :func:`~sendframe.api.recipients.is_valid_phone`
-    accepts, derived from it: per calling code, the lengths the numbering plan lists as possible.
-
-        >>> import re
-        >>> [bool(re.fullmatch(phone_pattern(), n)) for n in ("447700900123", "00000000", "+447700900123")]
-        [True, False, False]
-    """
-    by_lengths: dict[tuple[int, ...], list[str]] = {}
-    for code in sorted(str(code) for code in COUNTRY_CODE_TO_REGION_CODE):
-        lengths = tuple(size - len(code) for size in range(MIN_PHONE_DIGITS, MAX_PHONE_DIGITS + 1)
-                        if is_valid_phone(code + "9" * (size - len(code))))  # the rule reads only the length
-        if lengths:
-            by_lengths.setdefault(lengths, []).append(code)
-    groups = [f"({'|'.join(codes)}){_digit_runs(list(lengths))}" for lengths, codes in by_lengths.items()]
-    return "^(" + "|".join(groups) + ")$"
-
-
-class _RecipientSchema:
-    """JSON schema of one recipient, stated but not checked by the model: the service checks each recipient on
-    its own (a bad one is rejected in its result item, code 102, and the others are sent: 207)."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-
-    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        if self.kind == "phone":  # built when the schema is asked for: it reads every country's numbering plan
-            return {"type": "string", "pattern": phone_pattern(),
-                    "description": "digits only, country calling code first, a possible length for that country"}
-        return {"type": "string", "pattern": f"^{EMAIL_PATTERN}$", "maxLength": MAX_EMAIL_LENGTH}
-
-
-Phone = Annotated[Text, _RecipientSchema("phone")]
-Email = Annotated[Text, _RecipientSchema("email")]
+Phone = Annotated[Text, RecipientSchema("phone")]
+Email = Annotated[Text, RecipientSchema("email")]
 PhoneRecipients = Annotated[list[Phone], Field(min_length=1, max_length=MAX_RECIPIENTS)]
 EmailRecipients = Annotated[list[Email], Field(min_length=1, max_length=MAX_RECIPIENTS)]
 
@@ -143,45 +88,10 @@ LandingSmsParts = Annotated[int, Strict(), between(1, channel("landingsms").max_
 
 # ---------------------------------------------------------------- rules across fields, in JSON schema
 
-SchemaRules = tuple[dict[str, Any], ...]
-
-
-def present(field: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
-    """JSON schema: ``field`` is given and not ``null`` (an explicit ``null`` counts as absent).
-
-        >>> present("body")
-        {'required': ['body'], 'properties': {'body': {'not': {'type': 'null'}}}}
-    """
-    return {"required": [field], "properties": {field: schema or {"not": {"type": "null"}}}}
-
-
-def one_given(*fields: str) -> dict[str, Any]:
-    """JSON schema: at least one of ``fields`` is given (not ``null``), e.g. "body, templateId or templateV2Id".
-
-        >>> len(one_given("body", "templateId")["anyOf"])
-        2
-    """
-    return {"anyOf": [present(field) for field in fields]}
-
-
 TAGS_NEED_CAMPAIGN_NAME = {"anyOf": [{"properties": {"tags": {"type": "null"}}},
                                      present("campaignName", {"type": "string", "minLength": 1})]}
 FEMALE_ONLY_VOICES = {"anyOf": [{"properties": {"language": {"not": {"enum": sorted(FEMALE_ONLY_LANGUAGES)}}}},
                                 present("gender", {"const": "F"})]}
-
-
-def _schema_of_request(schema: dict[str, Any], model: type[BaseModel]) -> None:
-    # ``null`` for an optional field counts as absent (RequestModel._null_is_absent): the schema says so
-    required = set(schema.get("required", ()))
-    for name, prop in schema.get("properties", {}).items():
-        branches = prop.get("anyOf", [prop])
-        if name in required or any(branch.get("type") == "null" for branch in branches):
-            continue
-        keep = {key: prop.pop(key) for key in ("title", "default", "description") if key in prop}
-        schema["properties"][name] = {"anyOf": [dict(prop), {"type": "null"}], **keep}
-    rules = getattr(model, "schema_rules", ())
-    if rules:
-        schema["allOf"] = list(rules)
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -192,8 +102,6 @@ def format_timestamp(moment: datetime) -> str:
         '2026-11-21T09:30:05+00:00'
     """
     return moment.astimezone(UTC).isoformat(timespec="seconds")
-
-
 
 
 Timestamp = Annotated[AwareDatetime, PlainSerializer(format_timestamp, return_type=str, when_used="json")]
@@ -220,7 +128,7 @@ class RequestModel(WireModel):
     ``problems()`` that checks them.
     """
 
-    model_config = ConfigDict(json_schema_extra=_schema_of_request)
+    model_config = ConfigDict(json_schema_extra=state_request_schema)
     schema_rules: ClassVar[SchemaRules] = ()
 
     def __init__(self, **data: Any) -> None:
