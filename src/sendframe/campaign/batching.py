@@ -26,6 +26,8 @@ from sendframe.api.models import parse_request
 from sendframe.api.wire import EncodedRequest, normalise_channel, wire_json
 from sendframe.campaign.ledger import row_keys
 from sendframe.campaign.preview import render
+from sendframe.channels import channel as channel_info
+from sendframe.channels import channels_where
 from sendframe.errors import InputError
 from sendframe.text.parts import sms_parts_series
 from sendframe.text.templates import column_to_arrow, parse
@@ -34,17 +36,9 @@ __all__ = ["Batch", "CampaignSpec", "TokenBucket", "estimate_parts", "plan_batch
 
 MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
 
-# text fields that hold templates (docs/api-notes.md, "Where variables and filters apply")
-TEMPLATE_FIELDS: dict[str, tuple[str, ...]] = {
-    "sms": ("message",), "landingsms": ("message",), "voice": ("message",), "mailing": ("subject", "body"),
-    "voiceAudio": (), "whatsapp": (),
-}
 # fields that make a campaign what it is: a ledger refuses to resume with different values
 IDENTITY_FIELDS = ("message", "subject", "body", "templateId", "templateV2Id", "templateBody", "audioUrl",
                    "from", "fromEmail", "language", "gender")
-WHATSAPP_FIELD_COLUMNS = {"header_fields": "headerFields", "body_fields": "bodyFields",
-                          "cta_fields": "callToActionFields", "call_to_action_fields": "callToActionFields",
-                          "default_answer": "defaultAnswer"}
 _DATE_FIELDS = {"scheduleDate", "expirationDate"}
 
 
@@ -119,20 +113,21 @@ class CampaignSpec:
             raise InputError(f"The contacts' index has repeated labels ({duplicated}); the ledger keys rows by label. "
                              "Use contacts.reset_index(drop=True) first.")
         raw = dict(request_fields)
-        wa_columns = {wire: tuple(raw.pop(name) or ()) for name, wire in WHATSAPP_FIELD_COLUMNS.items() if name in raw}
+        wa_columns = {wire: tuple(raw.pop(name) or ())
+                      for name, wire in channel_info("whatsapp").column_fields if name in raw}
         fields = wire_fields(raw)
         for reserved in ("to", "sub", "messages", "notificationUrl"):
             if reserved in fields:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
-        to_column = to_column or ("email" if channel == "mailing" else "phone")
+        to_column = to_column or channel_info(channel).recipient
         recipients = _text_values(_column(contacts, to_column, "recipient"))
         missing = ([label for label, value in zip(contacts.index, recipients, strict=True) if value is None]
                    if None in recipients else [])
         if missing:
             raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row "
-                             f"{missing[0]!r}; drop or fix them first (see sendframe.preflight).")
+                             f"{missing[0]!r}; drop or fix them first (see msg.preflight).")
         variables: dict[str, None] = {}
-        for name in TEMPLATE_FIELDS[channel]:
+        for name in channel_info(channel).template_fields:
             if isinstance(fields.get(name), str):
                 variables.update(dict.fromkeys(parse(fields[name]).variables))
         absent = [v for v in variables if v not in contacts.columns]
@@ -147,10 +142,11 @@ class CampaignSpec:
                     raise InputError(f"A per-recipient notificationUrl (column {notification_url!r}) is only allowed "
                                      f"for sms; {channel} takes one address for the whole request.")
                 urls = _text_values(contacts[notification_url])
-            elif channel in {"sms", "landingsms"}:
+            elif channel_info(channel).has_notifications:
                 fields["notificationUrl"] = notification_url
             else:
-                raise InputError(f"notification_url is only allowed for sms and landingsms, not {channel}.")
+                raise InputError(f"notification_url is only allowed for "
+                                 f"{' and '.join(channels_where(lambda c: c.has_notifications))}, not {channel}.")
         whatsapp: dict[str, list[list[str | None]]] = {}
         if channel == "whatsapp":
             for wire, columns in wa_columns.items():
@@ -278,7 +274,7 @@ def _chunks(spec: CampaignSpec, positions: Sequence[int], batch_size: int) -> li
 def estimate_parts(contacts: pd.DataFrame, spec: CampaignSpec, base_url: str | None = None) -> list[int]:
     """SMS parts per row from the rendered text (1 per recipient for other channels, or when unrenderable)."""
     message = spec.fields.get("message")
-    if spec.channel not in {"sms", "landingsms"} or not isinstance(message, str):
+    if not channel_info(spec.channel).sends_sms or not isinstance(message, str):
         return [1] * len(spec.recipients)
 
     text = render(contacts, message, otp_config=spec.fields.get("otpConfig"), link_base=base_url,

@@ -31,7 +31,6 @@ from sendframe.campaign import preflight as checking
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.caps import frequency_capped, history_from_ledgers
 from sendframe.campaign.measured import measure_texts
-from sendframe.campaign.message_options import WHATSAPP_WIRE_TO_OPTION
 from sendframe.campaign.policy import OUTCOMES, keep_reasons, plan_rows, skipped_summary
 from sendframe.campaign.send import send_rows
 from sendframe.campaign.settling import tags_from_callbacks
@@ -41,7 +40,7 @@ from sendframe.options import check_options
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["SEND_OPTIONS", "TEXT_FIELD", "checked_encoding", "estimate_frame", "estimate_rows", "find_problems",
+__all__ = ["SEND_OPTIONS", "measured_encoding", "estimate_frame", "estimate_rows", "find_problems",
            "measure", "plan_frame", "preview_frame", "send_frame", "send_plan", "texts"]
 
 # options of Message.send besides the contacts (the message's own settings are not repeated here)
@@ -51,15 +50,13 @@ SEND_OPTIONS: tuple[str, ...] = (
     "callbacks",
     "cancel",
 )
-# the text column of a send result: what the recipient reads (mailing: the subject)
-TEXT_FIELD = {"sms": "message", "landingsms": "message", "voice": "message", "mailing": "subject"}
 
 
-def checked_encoding(msg: Message) -> str:
-    """The encoding preflight checks: each row's own under ``"auto"``, gsm when none is asked (the default).
+def measured_encoding(msg: Message) -> str:
+    """The encoding preflight measures the texts under: each row's own under ``"auto"``, gsm when none is asked.
 
         >>> import sendframe
-        >>> checked_encoding(sendframe.sms("Hi", sender="Shop"))
+        >>> measured_encoding(sendframe.sms("Hi", sender="Shop"))
         'gsm'
     """
     return msg.encoding or "gsm"
@@ -68,10 +65,10 @@ def checked_encoding(msg: Message) -> str:
 def find_problems(msg: Message, frame: pd.DataFrame, suppression: Any,
                   measured: pd.DataFrame | None = None) -> pd.DataFrame:
     """``msg.preflight`` of a pandas frame; ``measured`` (:func:`measure`) spares measuring the text again."""
-    whatsapp = {WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in msg.whatsapp_columns.items()}
+    whatsapp = {msg.info.column_field_option(k): v for k, v in msg.whatsapp_columns.items()}
     return checking.preflight(
         frame, msg.channel, msg.template, sender=msg.fields.get("from"), parts=msg.parts,
-        encoding=checked_encoding(msg), trans=int(msg.fields.get("trans", 0)),
+        encoding=measured_encoding(msg), trans=int(msg.fields.get("trans", 0)),
         suppression=msg.suppression if suppression is None else suppression,
         whatsapp_template=msg.fields.get("templateId") if msg.channel == "whatsapp" else None,
         to_column=msg.recipient_column(frame), default_region=msg.default_region,
@@ -83,10 +80,10 @@ def measure(msg: Message, frame: pd.DataFrame) -> pd.DataFrame | None:
     preflight, estimate and a send's result all read; ``None`` when they measure their own way (other
     channels, ``trans``) or the template is broken (preflight then says how)."""
     template = msg.fields.get("message")
-    if not msg.info.is_sms or int(msg.fields.get("trans", 0)) != 0 or not isinstance(template, str):
+    if not msg.info.sends_sms or int(msg.fields.get("trans", 0)) != 0 or not isinstance(template, str):
         return None
     try:
-        return measure_texts(frame, template, encoding="auto" if msg.encoding == "auto" else checked_encoding(msg),
+        return measure_texts(frame, template, encoding="auto" if msg.encoding == "auto" else measured_encoding(msg),
                              link_base=msg.link_base, otp_config=msg.fields.get("otpConfig"))
     except SendframeError:
         return None
@@ -96,7 +93,7 @@ def texts(msg: Message, frame: pd.DataFrame, measured: pd.DataFrame | None) -> p
     """What each row's recipient reads (as ``msg.render``), from ``measured`` when there is one."""
     if measured is not None:
         return pd.Series(measured["text"], index=frame.index).astype("str")
-    if msg.channel in TEXT_FIELD:
+    if msg.info.result_text_field:
         return msg.render(frame)
     return pd.Series(pd.NA, index=frame.index, dtype="str")
 
@@ -153,10 +150,10 @@ def estimate_frame(msg: Message, frame: pd.DataFrame, *, prices: Any = None, sup
 
 def estimate_rows(msg: Message, frame: pd.DataFrame, *, prices: Any = None, attachments: int = 0,
                   measured: pd.DataFrame | None = None) -> pd.DataFrame:
-    """:func:`sendframe.estimate` of every row with this message's settings (whether sent or not)."""
+    """:func:`~sendframe.campaign.estimate.estimate` of every row with this message's settings (whether sent or not)."""
     return estimating.estimate(
         frame, msg.template or "", channel=msg.channel, encoding=msg.encoding,
-        parts=msg.parts if msg.info.is_sms else None, certified=bool(msg.fields.get("certified", False)),
+        parts=msg.parts if msg.info.sends_sms else None, certified=bool(msg.fields.get("certified", False)),
         attachments=attachments, prices=prices, trans=int(msg.fields.get("trans", 0)),
         otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, to_column=msg.recipient_column(frame),
         measured=measured)
@@ -195,10 +192,10 @@ def send_plan(msg: Message, frame: pd.DataFrame, plan: pd.DataFrame, measured: p
         measured_sent = None  # a template may show the recipient, which has just changed
     row_fields: dict[str, Sequence[Any]] = {}
     priced = None
-    if (msg.encoding == "auto" and msg.info.is_sms or budget is not None) and len(to_send):
+    if (msg.encoding == "auto" and msg.info.sends_sms or budget is not None) and len(to_send):
         # every row sent is priced (the plan has had its say): the rows' own estimate, measured once
         priced = estimate_rows(msg, to_send, prices=prices, measured=measured_sent)
-    if msg.encoding == "auto" and msg.info.is_sms and priced is not None:
+    if msg.encoding == "auto" and msg.info.sends_sms and priced is not None:
         row_fields["encoding"] = priced["encoding"].fillna("gsm").tolist()
     if budget is not None:
         budget.start(priced["cost"].tolist() if priced is not None else [])

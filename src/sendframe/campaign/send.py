@@ -49,7 +49,6 @@ import pandas as pd
 from sendframe.api.client import AsyncClient, Client
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import (
-    WHATSAPP_FIELD_COLUMNS,
     Batch,
     CampaignSpec,
     TokenBucket,
@@ -60,6 +59,7 @@ from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger, row_tag
 from sendframe.campaign.policy import OUTCOMES
 from sendframe.campaign.settling import GRACE
+from sendframe.channels import channel as channel_info
 from sendframe.errors import (
     ApiError,
     AuthenticationError,
@@ -74,7 +74,6 @@ __all__ = ["ANSWER_COLUMNS", "send_rows"]
 
 ANSWER_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
                   "campaign_id", "sending_id", "batch", "outcome")
-_WHATSAPP_OPTION_OF_WIRE = {wire: option for option, wire in WHATSAPP_FIELD_COLUMNS.items()}
 
 
 
@@ -293,7 +292,7 @@ def send_rows(
                          f"got {stop_after_unknown!r}.")
     request_fields: dict[str, Any] = dict(fields)
     for wire_name, columns in (whatsapp_columns or {}).items():
-        request_fields[_WHATSAPP_OPTION_OF_WIRE[wire_name]] = tuple(columns)
+        request_fields[channel_info("whatsapp").column_field_option(wire_name)] = tuple(columns)
     spec = CampaignSpec.build(contacts, channel, request_fields, to_column=to_column, notification_url=notification_url,
                               row_fields=row_fields)
     if dry_run:
