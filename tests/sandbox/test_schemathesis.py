@@ -20,7 +20,7 @@ from schemathesis.checks import CHECKS, load_all_checks
 from schemathesis.config import SchemathesisConfig
 from schemathesis.core.failures import Failure, FailureGroup
 
-from sendframe.api.models import phone_pattern
+from sendframe.api.json_schema import phone_pattern
 from sendframe.api.recipients import EMAIL_PATTERN
 from sendframe.sandbox import Sandbox
 
