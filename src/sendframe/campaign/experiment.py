@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.batching import IDENTITY_FIELDS
 from sendframe.campaign.budget import Budget
@@ -104,8 +105,8 @@ class Variants:
             part = frame.loc[rows]
             plan.loc[rows, ["action", "reason"]] = message.plan(part, suppression=suppression,
                                                                 keep=reasons | {"duplicate"}).to_numpy()
-            recipients = part[message.recipient_column(part)].astype("str")
-            keys[rows] = recipients.str.lower() if message.info.recipient == "email" else recipients
+            keys[rows] = recipient_keys(part[message.recipient_column(part)], message.info.recipient,
+                                        default_region=None)
         unassigned = frame[self.column].isna().to_numpy()  # assign_variants found no usable recipient
         plan.loc[unassigned, "action"] = "skipped_invalid"
         plan.loc[unassigned, "reason"] = "no variant: the recipient is missing or not valid."

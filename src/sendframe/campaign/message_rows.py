@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign import estimate as estimating
@@ -107,7 +108,7 @@ def plan_frame(msg: Message, frame: pd.DataFrame, problems: pd.DataFrame, *,
         raise InputError(f"This {msg.channel} message cannot be sent as it is:\n{lines}")
     column = msg.recipient_column(frame)
     values = frame[column]
-    key = values.str.lower() if msg.info.recipient == "email" else values
+    key = recipient_keys(values, msg.info.recipient, default_region=None)
     capped, why = _capped(msg, values, now, ledger)
     return plan_rows(problems, frame.index, key.reset_index(drop=True), keep_reasons(keep), capped, why)
 
