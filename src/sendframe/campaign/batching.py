@@ -25,12 +25,10 @@ from pydantic_core import to_json
 from sendframe.api.models import parse_request
 from sendframe.api.wire import EncodedRequest, normalise_channel, wire_json
 from sendframe.campaign.ledger import row_keys
-from sendframe.campaign.preview import render
 from sendframe.errors import InputError
-from sendframe.text.parts import sms_parts_series
 from sendframe.text.templates import column_to_arrow, parse
 
-__all__ = ["Batch", "CampaignSpec", "TokenBucket", "estimate_parts", "plan_batches", "wire_fields"]
+__all__ = ["Batch", "CampaignSpec", "TokenBucket", "plan_batches", "wire_fields"]
 
 MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
 
@@ -107,8 +105,12 @@ class CampaignSpec:
     @classmethod
     def build(cls, contacts: pd.DataFrame, channel: str, request_fields: Mapping[str, Any], *,
               to_column: str | None = None, notification_url: str | None = None,
-              row_fields: Mapping[str, Sequence[Any]] | None = None) -> CampaignSpec:
-        """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem."""
+              row_fields: Mapping[str, Sequence[Any]] | None = None, rows_checked: bool = False) -> CampaignSpec:
+        """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem.
+
+        ``rows_checked``: the rows passed preflight (a prepared frame's rows to send), so their
+        recipients and the template's columns are not checked again.
+        """
 
         channel = normalise_channel(channel)
         if not isinstance(contacts, pd.DataFrame):
@@ -127,7 +129,7 @@ class CampaignSpec:
         to_column = to_column or ("email" if channel == "mailing" else "phone")
         recipients = _text_values(_column(contacts, to_column, "recipient"))
         missing = ([label for label, value in zip(contacts.index, recipients, strict=True) if value is None]
-                   if None in recipients else [])
+                   if not rows_checked and None in recipients else [])
         if missing:
             raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row "
                              f"{missing[0]!r}; drop or fix them first (see sendframe.preflight).")
@@ -135,7 +137,7 @@ class CampaignSpec:
         for name in TEMPLATE_FIELDS[channel]:
             if isinstance(fields.get(name), str):
                 variables.update(dict.fromkeys(parse(fields[name]).variables))
-        absent = [v for v in variables if v not in contacts.columns]
+        absent = [] if rows_checked else [v for v in variables if v not in contacts.columns]
         if absent:
             raise InputError(f"The template needs {', '.join('{' + v + '}' for v in absent)} but the contacts have "
                              f"no such column; columns are: {', '.join(map(str, contacts.columns))}.")
@@ -273,20 +275,6 @@ def _chunks(spec: CampaignSpec, positions: Sequence[int], batch_size: int) -> li
         groups.setdefault(tuple(column[i] for column in columns), []).append(i)
     return [tuple(group[start:start + batch_size]) for group in groups.values()
             for start in range(0, len(group), batch_size)]
-
-
-def estimate_parts(contacts: pd.DataFrame, spec: CampaignSpec, base_url: str | None = None) -> list[int]:
-    """SMS parts per row from the rendered text (1 per recipient for other channels, or when unrenderable)."""
-    message = spec.fields.get("message")
-    if spec.channel not in {"sms", "landingsms"} or not isinstance(message, str):
-        return [1] * len(spec.recipients)
-
-    text = render(contacts, message, otp_config=spec.fields.get("otpConfig"), link_base=base_url,
-                  trans=int(spec.fields.get("trans", 0) or 0))
-    encoding = spec.row_fields.get("encoding")
-    counted = sms_parts_series(text.astype("string"), pd.Series(encoding, index=text.index) if encoding is not None
-                               else spec.fields.get("encoding", "gsm"))
-    return [int(p) if pd.notna(p) else 1 for p in counted]
 
 
 class TokenBucket:

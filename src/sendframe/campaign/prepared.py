@@ -1,0 +1,192 @@
+"""One prepared frame: what a message does to each row of a contact table, worked out once.
+
+:func:`prepare` checks the rows (preflight), renders and measures the texts, plans who is sent to
+(:mod:`sendframe.campaign.policy`), prices what is sent and, under ``local_time``/``quiet_hours``,
+schedules it. ``preview``, ``preflight``, ``plan``, ``ready``, ``estimate``, ``schedule`` and ``send``
+of a :class:`~sendframe.campaign.message.Message` are views of the :class:`Prepared` answer, so what
+the estimate prices is what the send sends, row for row. The last answer is kept
+(:mod:`sendframe.campaign.measured`): ``msg.estimate(df)`` then ``msg.send(df)`` prepares once.
+
+    >>> import pandas as pd, sendframe
+    >>> msg = sendframe.sms("Hi {name}", sender="Shop")
+    >>> prepared = prepare(msg, pd.DataFrame({"phone": ["34600123456", "34600123456"], "name": ["Jo", "Al"]}))
+    >>> prepared.frame[["recipient", "text", "parts", "action"]]
+         recipient   text  parts             action
+    0  34600123456  Hi Jo      1               send
+    1  34600123456  Hi Al      1  skipped_duplicate
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from sendframe.campaign import measured as kept
+from sendframe.campaign.estimate import estimate_totals
+from sendframe.campaign.message_rows import (
+    TEXT_FIELD,
+    capped_rows,
+    estimate_rows,
+    find_problems,
+    measure,
+    texts,
+)
+from sendframe.campaign.policy import keep_reasons, plan_rows
+from sendframe.campaign.schedule import local_send_times
+from sendframe.errors import InputError
+
+if TYPE_CHECKING:
+    from sendframe.campaign.message import Message
+
+__all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "recipient_keys"]
+
+# the columns of msg.estimate, in order (the text engine's and the price list's answer per row, then the plan's)
+ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_characters", "country", "unit_price",
+                    "cost", "billable", "too_many_parts", "action")
+
+
+def recipient_keys(values: pd.Series, kind: str) -> pd.Series:
+    """The recipient as compared to find repeats: an email lower-cased, a phone as the column holds it.
+
+        >>> recipient_keys(pd.Series(["Ana@X.org"]), "email").tolist()
+        ['ana@x.org']
+    """
+    return values.str.lower() if kind == "email" else values
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Prepared:
+    """A message applied to a contact table: the problems at once, the per-row table when first read.
+
+    ``problems`` is the preflight frame; :attr:`plan` (``action``, ``reason``) and :attr:`frame` (every
+    per-row column) are computed when first read and raise ``InputError`` when a problem stops the
+    whole campaign (a malformed template): no row could be sent as meant.
+    """
+
+    message: Message
+    contacts: pd.DataFrame
+    problems: pd.DataFrame
+    measured: pd.DataFrame | None
+    keep: frozenset[str]
+    moment: Any
+    """When the run counts from (frequency cap, schedule): ``now``, else the present for a message whose
+    ``frequency_cap``, ``local_time`` or ``quiet_hours`` depend on it (None otherwise)."""
+    ledger: Any = None
+    prices: Any = None
+    attachments: int = 0
+
+    def _check_sendable(self) -> None:
+        problems = self.problems
+        fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
+        if len(fatal):
+            lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
+            raise InputError(f"This {self.message.channel} message cannot be sent as it is:\n{lines}")
+
+    @functools.cached_property
+    def recipient_column(self) -> str:
+        """The column of the contacts the message sends to."""
+        return self.message.recipient_column(self.contacts)
+
+    @functools.cached_property
+    def plan(self) -> pd.DataFrame:
+        """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason``."""
+        self._check_sendable()
+        msg, values = self.message, self.contacts[self.recipient_column]
+        capped, why = capped_rows(msg, values, self.moment, self.ledger)
+        key = recipient_keys(values, msg.info.recipient)
+        return plan_rows(self.problems, self.contacts.index, key.reset_index(drop=True), self.keep, capped, why)
+
+    @functools.cached_property
+    def schedule(self) -> pd.DataFrame:
+        """Each row's zone and local and UTC send time under the message's ``local_time`` / ``quiet_hours``."""
+        msg = self.message
+        return local_send_times(self.contacts, msg.local_time, quiet_hours=msg.quiet_hours, now=self.moment,
+                                recipient=self.recipient_column if msg.info.recipient == "phone" else None,
+                                default_region=msg.default_region)
+
+    @functools.cached_property
+    def frame(self) -> pd.DataFrame:
+        """Per row: ``recipient`` (as typed), ``recipient_key``, ``text`` (what the recipient reads; mailing:
+        the subject), ``priced_text`` (when the price counts more than that: mailing's subject and body),
+        the estimate's columns (encoding, length, parts, cost, billable: skipped rows cost 0), ``action``,
+        ``reason`` and, under ``local_time``/``quiet_hours``, ``send_at_utc``. Totals in ``.attrs``."""
+        msg, contacts, plan = self.message, self.contacts, self.plan
+        values = contacts[self.recipient_column]
+        priced = estimate_rows(msg, contacts, prices=self.prices, attachments=self.attachments, measured=self.measured)
+        sent = (plan["action"] == "send").to_numpy()
+        front = {"recipient": values.astype("str"), "recipient_key": recipient_keys(values, msg.info.recipient),
+                 "text": texts(msg, contacts, self.measured)}
+        if TEXT_FIELD.get(msg.channel) and msg.template != msg.fields.get(TEXT_FIELD[msg.channel]):
+            front["priced_text"] = priced["text"]
+        columns = pd.DataFrame(front, index=contacts.index)
+        table = pd.concat([columns, priced.drop(columns="text").assign(
+            billable=priced["billable"].to_numpy() & sent, cost=priced["cost"].where(sent, 0.0)), plan], axis=1)
+        if msg.local_time is not None or msg.quiet_hours is not None:
+            table["send_at_utc"] = self.schedule["send_at_utc"].to_numpy()
+        table.attrs = {"currency": priced.attrs.get("currency", "EUR")}
+        table.attrs["totals"] = estimate_totals(table)
+        return table
+
+    @property
+    def estimate(self) -> pd.DataFrame:
+        """``msg.estimate``: the priced columns and ``action``, totals in ``.attrs``."""
+        table = self.frame
+        text = table["priced_text"] if "priced_text" in table else table["text"]
+        view = table[list(ESTIMATE_COLUMNS[1:])].assign(text=text)[list(ESTIMATE_COLUMNS)]
+        view.attrs = dict(table.attrs)
+        return view
+
+    @property
+    def sent(self) -> np.ndarray:
+        """Which rows a send sends (positions)."""
+        return (self.plan["action"] == "send").to_numpy()
+
+    def replanned(self, plan: pd.DataFrame) -> Prepared:
+        """The same preparation with another plan (``action``, ``reason``): a campaign of several messages
+        (:class:`~sendframe.Variants`) decides repeats across them. Rows newly skipped cost nothing."""
+        again = dataclasses.replace(self)
+        table = self.frame.assign(action=plan["action"], reason=plan["reason"])
+        sent = (plan["action"] == "send").to_numpy()
+        table = table.assign(billable=table["billable"].to_numpy() & sent, cost=table["cost"].where(sent, 0.0))
+        table.attrs = {"currency": self.frame.attrs["currency"]}
+        table.attrs["totals"] = estimate_totals(table)
+        # a cached_property keeps its value in the instance's __dict__: the new plan is seeded there
+        again.__dict__.update(plan=plan[["action", "reason"]], frame=table)
+        return again
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two option values are the same for reuse: the same object, or equal plain values."""
+    plain = (str, int, float, bool, tuple, frozenset, type(None))
+    return a is b or (isinstance(a, plain) and type(a) is type(b) and a == b)
+
+
+def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
+            now: Any = None, ledger: Any = None, prices: Any = None, attachments: int = 0) -> Prepared:
+    """``msg.prepare`` of a pandas frame; the last answer is reused for the same message, options and content.
+
+    ``now`` only matters to a message with ``frequency_cap``, ``local_time`` or ``quiet_hours``; such a
+    message prepared without ``now`` counts from the present and is not reused.
+    """
+    reasons = keep_reasons(keep)
+    timed = msg.frequency_cap is not None or msg.local_time is not None or msg.quiet_hours is not None
+    options = (suppression, reasons, now, ledger if msg.frequency_cap else None, prices, attachments)
+    reusable = not (timed and now is None)
+    fingerprint = kept.frame_fingerprint(frame, [str(c) for c in frame.columns]) if reusable else None
+    last = kept.last("prepared")
+    if fingerprint is not None and last is not None:
+        last_msg, last_options, last_fingerprint, last_prepared = last
+        if (last_msg is msg and last_fingerprint == fingerprint
+                and all(_same(a, b) for a, b in zip(last_options, options, strict=True))):
+            return last_prepared  # type: ignore[no-any-return]
+    moment = pd.Timestamp.now(tz="UTC") if now is None and timed else now
+    measured = measure(msg, frame)
+    prepared = Prepared(msg, frame, find_problems(msg, frame, suppression, measured), measured, reasons, moment,
+                        ledger=ledger, prices=prices, attachments=attachments)
+    kept.store("prepared", None if fingerprint is None else (msg, options, fingerprint, prepared))
+    return prepared
