@@ -109,7 +109,7 @@ class CampaignSpec:
         """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem.
 
         ``rows_checked``: the rows passed preflight (a prepared frame's rows to send), so their
-        recipients and the template's columns are not checked again.
+        recipients are not looked through again.
         """
 
         channel = normalise_channel(channel)
@@ -137,7 +137,7 @@ class CampaignSpec:
         for name in TEMPLATE_FIELDS[channel]:
             if isinstance(fields.get(name), str):
                 variables.update(dict.fromkeys(parse(fields[name]).variables))
-        absent = [] if rows_checked else [v for v in variables if v not in contacts.columns]
+        absent = [v for v in variables if v not in contacts.columns]
         if absent:
             raise InputError(f"The template needs {', '.join('{' + v + '}' for v in absent)} but the contacts have "
                              f"no such column; columns are: {', '.join(map(str, contacts.columns))}.")

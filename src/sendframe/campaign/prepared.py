@@ -43,7 +43,7 @@ from sendframe.errors import InputError
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "recipient_keys"]
+__all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "recipient_keys", "same_option"]
 
 # the columns of msg.estimate, in order (the text engine's and the price list's answer per row, then the plan's)
 ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_characters", "country", "unit_price",
@@ -160,8 +160,12 @@ class Prepared:
         return again
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Whether two option values are the same for reuse: the same object, or equal plain values."""
+def same_option(a: Any, b: Any) -> bool:
+    """Whether two option values are the same for reuse: the same object, or equal plain values.
+
+        >>> same_option(("a",), ("a",)), same_option([1], [1])
+        (True, False)
+    """
     plain = (str, int, float, bool, tuple, frozenset, type(None))
     return a is b or (isinstance(a, plain) and type(a) is type(b) and a == b)
 
@@ -182,7 +186,7 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
     if fingerprint is not None and last is not None:
         last_msg, last_options, last_fingerprint, last_prepared = last
         if (last_msg is msg and last_fingerprint == fingerprint
-                and all(_same(a, b) for a, b in zip(last_options, options, strict=True))):
+                and all(same_option(a, b) for a, b in zip(last_options, options, strict=True))):
             return last_prepared  # type: ignore[no-any-return]
     moment = pd.Timestamp.now(tz="UTC") if now is None and timed else now
     measured = measure(msg, frame)
