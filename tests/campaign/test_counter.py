@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sendframe
 from sendframe.campaign.counter import MessageCounter
 from sendframe.campaign.estimate import estimate
 
@@ -103,10 +106,6 @@ def test_large_table_keystroke_uses_cached_measurements():
 
 
 def test_the_counters_recipients_are_the_rows_the_send_sends_on_the_shipped_sample():
-    from pathlib import Path
-
-    import sendframe
-
     contacts = sendframe.read_contacts(Path(__file__).parents[2] / "data" / "contacts.csv")
     msg = sendframe.sms("Hi {name}, see you soon", sender="Shop", parts=2, encoding="auto")
     totals = MessageCounter(contacts).count(msg.template, "auto", parts=2, message=msg)

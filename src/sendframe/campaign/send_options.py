@@ -15,13 +15,15 @@ import dataclasses
 import inspect
 import os
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from sendframe.errors import InputError
 from sendframe.options import check_options
 
-__all__ = ["SEND_OPTIONS", "SendOptions"]
+__all__ = ["SEND_OPTIONS", "SendOptions", "send_signature"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,10 +77,10 @@ class SendOptions:
 SEND_OPTIONS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SendOptions))
 
 
-def send_signature(function: Any) -> Any:
+def send_signature(function: F) -> F:
     """Give ``function(self, contacts, **options)`` the signature of its options, for help() and editors."""
     given = list(inspect.signature(function).parameters.values())
     keywords = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default)
                 for f in dataclasses.fields(SendOptions)]
-    function.__signature__ = inspect.Signature([*given[:2], *keywords, *given[2:]])
+    function.__signature__ = inspect.Signature([*given[:2], *keywords, *given[2:]])  # type: ignore[attr-defined]
     return function
