@@ -217,12 +217,15 @@ def _empty_rows(n: int) -> dict[str, list[Any]]:
 
 
 def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Sequence[int] | None) -> pd.DataFrame:
-    rows = _empty_rows(len(index))
+    rows: dict[str, Any] = _empty_rows(len(index))
+    number = np.full(len(index), np.nan)
     for batch in batches:
-        for i in batch.positions:
-            rows["batch"][i] = batch.number
-            rows["state"][i] = "dry_run"
-            rows["parts"][i] = parts[i] if parts is not None else None
+        number[list(batch.positions)] = batch.number
+    planned = ~np.isnan(number)
+    rows["batch"] = number
+    rows["state"] = pd.Series(["dry_run"] * len(index), dtype=object).where(planned, None)
+    if parts is not None:
+        rows["parts"] = np.where(planned, np.asarray(parts, dtype="float64"), np.nan)
     return _typed_result(pd.DataFrame(rows), index)
 
 

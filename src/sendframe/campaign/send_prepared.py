@@ -55,11 +55,11 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         budget = Budget(options.max_cost, [])
     column = prepared.recipient_column
     sending = prepared.sent
-    to_send, rows = contacts.loc[sending], table.loc[sending]
+    rows = table.loc[sending]
     if "invalid" in prepared.keep:  # sent as written: the service answers for them (102)
         raw = f"{column}_raw"
-        fallback = to_send[raw] if raw in to_send else pd.Series("", index=to_send.index)
-        to_send = to_send.assign(**{column: to_send[column].fillna(fallback).fillna("")})
+        fallback = contacts[raw] if raw in contacts else pd.Series("", index=contacts.index)
+        contacts = contacts.assign(**{column: contacts[column].fillna(fallback).fillna("")})
     row_fields: dict[str, Sequence[Any]] = {}
     if msg.encoding == "auto" and msg.info.is_sms:
         row_fields["encoding"] = rows["encoding"].fillna("gsm").tolist()
@@ -74,11 +74,11 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         fields["encoding"] = msg.encoding
     for wire_name, names in msg.whatsapp_columns.items():
         fields[_WHATSAPP_OPTION_OF_WIRE[wire_name]] = tuple(names)
-    spec = CampaignSpec.build(to_send, msg.channel, fields, to_column=column, notification_url=msg.notification_url,
-                              row_fields=row_fields, rows_checked=True)
+    spec = CampaignSpec.build(contacts, msg.channel, fields, to_column=column, notification_url=msg.notification_url,
+                              row_fields=row_fields, rows=sending)
     parts = (rows["parts"].fillna(1).astype("int64").tolist() if msg.channel in _PARTS_CHANNELS
              else [1] * len(rows))
-    sent = send_rows(spec, to_send.index, options, parts=parts, budget=budget, identity=identity,
+    sent = send_rows(spec, rows.index, options, parts=parts, budget=budget, identity=identity,
                      settle=tags_from_callbacks(options.callbacks, msg.notification_url))
     if budget is not None and budget.left_out:
         currency = table.attrs.get("currency", "")
