@@ -114,3 +114,5 @@ def test_the_counters_recipients_are_the_rows_the_send_sends_on_the_shipped_samp
     assert totals.rows == len(contacts) > totals.recipients  # the sample has repeats and invalid rows
     assert totals.recipients == len(msg.ready(contacts)) == int((sent["outcome"] == "dry_run").sum())
     assert totals.cost == pytest.approx(msg.estimate(contacts).attrs["totals"]["cost"])
+    kept = MessageCounter(contacts).count(msg.template, "auto", parts=2, message=msg, keep="duplicate")
+    assert totals.recipients < kept.recipients == len(msg.ready(contacts, keep="duplicate"))

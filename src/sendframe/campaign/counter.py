@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from sendframe import pricing
 from sendframe.campaign.estimate import SMS_CHANNELS, _load_table, recipient_column, recipients_valid
+from sendframe.campaign.policy import keep_reasons
 from sendframe.campaign.prepared import recipient_keys, same_option
 from sendframe.campaign.preview import placeholders
 from sendframe.errors import InputError
@@ -81,10 +82,10 @@ def _measure(arr: pa.Array) -> _Measure:
     return _Measure(units, foreign, double, stats.missing, outside)
 
 
-def _policy_settings(message: Message) -> tuple[Any, ...]:
+def _policy_settings(message: Message, keep: frozenset[str]) -> tuple[Any, ...]:
     """What decides who a message is sent to, whatever its template."""
     return (message.channel, message.to, message.default_region, message.suppression, message.frequency_cap,
-            message.history)
+            message.history, keep)
 
 
 class MessageCounter:
@@ -116,17 +117,17 @@ class MessageCounter:
         # (the message's policy settings, the rows they let through, each row's recipient code)
         self._policy: tuple[tuple[Any, ...], np.ndarray, np.ndarray] | None = None
 
-    def _recipients(self, message: Message | None) -> tuple[np.ndarray, np.ndarray]:
+    def _recipients(self, message: Message | None, keep: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
         """Rows the send policy lets through whatever the template (valid, not suppressed, under the
         frequency cap: from ``message``'s prepared frame), and each row's recipient as a code."""
-        settings = None if message is None else _policy_settings(message)
+        settings = None if message is None else _policy_settings(message, keep)
         if self._policy is not None and (settings is None or all(
                 same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True))):
             return self._policy[1], self._policy[2]
         allowed, values = self._valid, self.contacts[self._column]
         if message is not None:
             try:
-                prepared = message.prepare(self.contacts, keep=_PER_TEMPLATE)
+                prepared = message.prepare(self.contacts, keep=keep | set(_PER_TEMPLATE))
                 allowed = (prepared.plan["action"] == "send").to_numpy()
                 values = self.contacts[prepared.recipient_column]
             except InputError:  # a template that cannot be sent (the preview says why): recipients by validity
@@ -147,12 +148,13 @@ class MessageCounter:
         return self._measures[key]
 
     def count(self, template: str, encoding: str = "auto", parts: int | None = None, *,
-              message: Message | None = None) -> CounterTotals:
+              message: Message | None = None, keep: Any = None) -> CounterTotals:
         """Totals for ``template``; ``parts`` is the most parts a request will allow (None: no limit).
 
         ``message`` (the one being written): count as its send would, so ``recipients`` is the number of
         rows its prepared frame sends to and only they are priced (suppression, frequency cap, repeats).
-        Without it every valid row with a text is priced, as :func:`sendframe.estimate` does.
+        Without it every valid row with a text is priced, as :func:`sendframe.estimate` does. ``keep``: the
+        send's ``keep`` (skip reasons it sends anyway).
         """
         if encoding != "auto":
             check_encoding(encoding)
@@ -205,10 +207,11 @@ class MessageCounter:
                                          shorten=self._shorten)
                     needed[exact] = [sms_parts(t, enc) for t in texts]
         too_many = (needed > parts) & ~missing if parts is not None else np.zeros(n, dtype=bool)
-        allowed, codes = self._recipients(message)
-        sendable = np.flatnonzero(allowed & ~missing & ~too_many)
+        kept = keep_reasons(keep)
+        allowed, codes = self._recipients(message, kept)
+        sendable = np.flatnonzero(allowed & (~(missing | too_many) if "preflight" not in kept else True))
         first = np.zeros(n, dtype=bool)  # a recipient's first row that can be sent (policy.plan_rows' rule)
-        first[sendable[np.unique(codes[sendable], return_index=True)[1]]] = True
+        first[sendable if "duplicate" in kept else sendable[np.unique(codes[sendable], return_index=True)[1]]] = True
         billable = first if message is not None else ~missing & self._valid & ~too_many
         found = self._prices
         # the price list's cost of an uncertified message without attachments (a call counted as answered)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,7 +43,7 @@ from sendframe.errors import InputError
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "recipient_keys", "same_option"]
+__all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "recipient_keys", "same_message", "same_option"]
 
 # the columns of msg.estimate, in order (the text engine's and the price list's answer per row, then the plan's)
 ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_characters", "country", "unit_price",
@@ -170,9 +170,29 @@ def same_option(a: Any, b: Any) -> bool:
     return a is b or (isinstance(a, plain) and type(a) is type(b) and a == b)
 
 
+def same_message(a: Message, b: Message) -> bool:
+    """Whether two messages have the same settings (a list or frame given as a setting: the same object).
+
+        >>> import sendframe
+        >>> same_message(sendframe.sms("Hi", sender="Shop"), sendframe.sms("Hi", sender="Shop"))
+        True
+    """
+    if a is b:
+        return True
+    for field in dataclasses.fields(a):
+        mine, theirs = getattr(a, field.name), getattr(b, field.name)
+        if isinstance(mine, Mapping) and isinstance(theirs, Mapping):
+            if dict(mine) != dict(theirs):
+                return False
+        elif not same_option(mine, theirs):
+            return False
+    return True
+
+
 def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
             now: Any = None, ledger: Any = None, prices: Any = None, attachments: int = 0) -> Prepared:
-    """``msg.prepare`` of a pandas frame; the last answer is reused for the same message, options and content.
+    """``msg.prepare`` of a pandas frame; the last answer is reused for the same message settings, options and
+    table content (:func:`same_message`, :func:`same_option`, :func:`~sendframe.campaign.measured.frame_fingerprint`).
 
     ``now`` only matters to a message with ``frequency_cap``, ``local_time`` or ``quiet_hours``; such a
     message prepared without ``now`` counts from the present and is not reused.
@@ -185,7 +205,7 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
     last = kept.last("prepared")
     if fingerprint is not None and last is not None:
         last_msg, last_options, last_fingerprint, last_prepared = last
-        if (last_msg is msg and last_fingerprint == fingerprint
+        if (last_fingerprint == fingerprint and same_message(last_msg, msg)
                 and all(same_option(a, b) for a, b in zip(last_options, options, strict=True))):
             return last_prepared  # type: ignore[no-any-return]
     moment = pd.Timestamp.now(tz="UTC") if now is None and timed else now

@@ -308,7 +308,7 @@ class Composer:
         try:
             msg = self._message or preview_message(form, **self._settings)
             totals = self._counter(msg).count(msg.template or "", form.encoding if info.is_sms else "auto",
-                                              parts=msg.parts if info.is_sms else None, message=msg)
+                                              parts=msg.parts if info.is_sms else None, message=msg, keep=self.keep)
             self.preview.value = self._preview(msg)
         except SendframeError as exc:
             self.counter.value, self.preview.value = error_html("Cannot preview", exc), ""
