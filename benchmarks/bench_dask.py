@@ -44,6 +44,7 @@ from distributed import Client, LocalCluster
 
 import sendframe
 from messy_data import messy_contacts
+from sendframe.scale.frames import problem_counts
 
 TEMPLATE = "Hola {name|capitalize}, tu saldo es {amount|formatDotComma} EUR"
 LIMIT = "3GiB"
@@ -189,7 +190,7 @@ def _pandas_run(path: str) -> tuple[float, float, float, Answers]:
         warnings.simplefilter("ignore")
         contacts = sendframe.read_contacts(path)
         totals = sendframe.estimate_totals(message().estimate(contacts))
-        counts = sendframe.problem_counts(message().preflight(contacts))
+        counts = problem_counts(message().preflight(contacts))
     return time.perf_counter() - started, time.process_time() - cpu, _peak_mib(), _answers(counts, totals)
 
 
@@ -203,7 +204,7 @@ def dask_estimate_preflight(client: Client, source: Any, rows: int, label: str) 
         contacts = sendframe.read_contacts(source, dask=True)
         totals = sendframe.estimate_totals(message().estimate(contacts))
     with Phase(client, f"dask preflight                 {label}", rows):
-        counts = sendframe.problem_counts(message().preflight(contacts))
+        counts = problem_counts(message().preflight(contacts))
     return _answers(counts, totals)
 
 
@@ -245,7 +246,7 @@ def main() -> None:
                 warnings.simplefilter("ignore")
                 everything = sendframe.read_contacts(pd.concat(
                     [pd.read_parquet(p) for p in sorted(contacts_folder.glob("*.parquet"))], ignore_index=True))
-                counts = sendframe.problem_counts(message().preflight(everything))
+                counts = problem_counts(message().preflight(everything))
                 totals = sendframe.estimate_totals(message().estimate(everything))
             check = _answers(counts, totals)
             print(f"  the whole dataset: dask and pandas answers {'equal' if check == whole else 'DIFFER'}")

@@ -45,7 +45,9 @@ import phonenumbers
 
 import sendframe
 from messy_data import TEMPLATE, write_messy_csv
+from sendframe.campaign.estimate import estimate
 from sendframe.campaign.measured import forget
+from sendframe.campaign.preflight import preflight
 from sendframe.errors import InputError
 from sendframe.pricing import load_prices
 from sendframe.text.encodings import BASIC_CHARS, GSM_EXTENSION_TABLE
@@ -96,7 +98,7 @@ def peak_mb() -> float:
 def _preflight_encoding(contacts: pd.DataFrame) -> str:
     # today's preflight may not know encoding="auto" yet: then it is timed with what would be sent (gsm)
     try:
-        sendframe.preflight(contacts.head(20), "sms", TEMPLATE, sender="Shop", parts=2, encoding="auto")
+        preflight(contacts.head(20), "sms", TEMPLATE, sender="Shop", parts=2, encoding="auto")
     except InputError:
         return "gsm"
     return "auto"
@@ -123,9 +125,9 @@ def _checks(contacts: pd.DataFrame, encoding: str, results: dict[str, float], re
     for _ in range(repeat):
         forget()
         start = time.perf_counter()
-        problems = sendframe.preflight(contacts, "sms", TEMPLATE, sender="Shop", parts=2, encoding=encoding)
+        problems = preflight(contacts, "sms", TEMPLATE, sender="Shop", parts=2, encoding=encoding)
         middle = time.perf_counter()
-        est = sendframe.estimate(contacts, TEMPLATE, encoding="auto", parts=2)
+        est = estimate(contacts, TEMPLATE, encoding="auto", parts=2)
         run = (middle - start, time.perf_counter() - middle)
         best = min(best, run, key=sum)
     runs = f"best of {repeat}, each from cold" if repeat > 1 else "one run"
@@ -158,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         encoding = _preflight_encoding(warm)
         if encoding != "auto":
             print("note: today's preflight refuses encoding='auto'; it is timed with encoding='gsm'")
-        sendframe.estimate(warm, TEMPLATE, encoding="auto", parts=2)  # price table, parsed template
+        estimate(warm, TEMPLATE, encoding="auto", parts=2)  # price table, parsed template
         times: dict[str, float] = {}
         repeat = max(args.repeat, 1)
         _timed("pandas.read_csv(dtype=str)", lambda: pd.read_csv(path, dtype=str), times, repeat)

@@ -1,8 +1,9 @@
 """sendframe: messaging campaigns from pandas DataFrames.
 
-    >>> import sendframe
-    >>> sendframe.sms_parts("Hello {name}!")
-    1
+    >>> import pandas as pd, sendframe
+    >>> sendframe.sms("Hello {name}!", sender="Shop").estimate(pd.DataFrame({"phone": ["34600123456"],
+    ...                                                                       "name": ["Ana"]}))["parts"].tolist()
+    [1]
 
 Public names are imported lazily, so ``import sendframe`` stays fast and the optional
 notebook stack (plotly, ipywidgets) is only needed by the functions that draw.
@@ -18,7 +19,6 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "Message": "sendframe.campaign.message",
-    "Variants": "sendframe.campaign.experiment",
     "variants": "sendframe.campaign.experiment",
     "message": "sendframe.campaign.message",
     "sms": "sendframe.campaign.message",
@@ -53,35 +53,21 @@ _EXPORTS: dict[str, str] = {
     "Ledger": "sendframe.campaign.ledger",
     "Monitor": "sendframe.notebook.widgets",
     "Receiver": "sendframe.delivery.receiver",
-    "cheapest_encoding": "sendframe.text.encodings",
     "dashboard": "sendframe.notebook.charts",
     "delivery_summary": "sendframe.delivery.metrics",
-    "estimate": "sendframe.campaign.estimate",
     "estimate_totals": "sendframe.campaign.estimate",
-    "latest_status": "sendframe.delivery.callbacks",
-    "message_outcomes": "sendframe.delivery.outcomes",
     "outcomes": "sendframe.delivery.outcomes",
-    "MessageCounter": "sendframe.campaign.counter",
-    "send_campaign": "sendframe.campaign.shortcuts",
     "fetch_records": "sendframe.delivery.records",
-    "preflight": "sendframe.campaign.preflight",
-    "problem_counts": "sendframe.scale.frames",
     "read_callbacks": "sendframe.delivery.callbacks",
     "read_contacts": "sendframe.campaign.contacts",
-    "render": "sendframe.campaign.preview",
     "send_landingsms": "sendframe.campaign.shortcuts",
     "send_mailing": "sendframe.campaign.shortcuts",
     "send_sms": "sendframe.campaign.shortcuts",
     "send_voice": "sendframe.campaign.shortcuts",
     "send_voice_audio": "sendframe.campaign.shortcuts",
     "send_whatsapp": "sendframe.campaign.shortcuts",
-    "sms_parts": "sendframe.text.parts",
-    "sms_parts_series": "sendframe.text.parts",
-    "unencodable_characters": "sendframe.text.encodings",
-    # campaign design (issue 13): variants, their comparison, local-time schedules
     "assign_variants": "sendframe.campaign.variants",
     "compare_variants": "sendframe.delivery.experiments",
-    "local_send_times": "sendframe.campaign.schedule",
     "variant_chart": "sendframe.notebook.experiment_charts",
 }
 
@@ -89,10 +75,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.api.client import AsyncClient as AsyncClient
     from sendframe.api.client import Client as Client
     from sendframe.campaign.contacts import read_contacts as read_contacts
-    from sendframe.campaign.counter import MessageCounter as MessageCounter
-    from sendframe.campaign.estimate import estimate as estimate
     from sendframe.campaign.estimate import estimate_totals as estimate_totals
-    from sendframe.campaign.experiment import Variants as Variants
     from sendframe.campaign.experiment import variants as variants
     from sendframe.campaign.ledger import Ledger as Ledger
     from sendframe.campaign.message import Message as Message
@@ -103,10 +86,6 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.campaign.message import voice as voice
     from sendframe.campaign.message import voice_audio as voice_audio
     from sendframe.campaign.message import whatsapp as whatsapp
-    from sendframe.campaign.preflight import preflight as preflight
-    from sendframe.campaign.preview import render as render
-    from sendframe.campaign.schedule import local_send_times as local_send_times
-    from sendframe.campaign.shortcuts import send_campaign as send_campaign
     from sendframe.campaign.shortcuts import send_landingsms as send_landingsms
     from sendframe.campaign.shortcuts import send_mailing as send_mailing
     from sendframe.campaign.shortcuts import send_sms as send_sms
@@ -114,11 +93,9 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.campaign.shortcuts import send_voice_audio as send_voice_audio
     from sendframe.campaign.shortcuts import send_whatsapp as send_whatsapp
     from sendframe.campaign.variants import assign_variants as assign_variants
-    from sendframe.delivery.callbacks import latest_status as latest_status
     from sendframe.delivery.callbacks import read_callbacks as read_callbacks
     from sendframe.delivery.experiments import compare_variants as compare_variants
     from sendframe.delivery.metrics import delivery_summary as delivery_summary
-    from sendframe.delivery.outcomes import message_outcomes as message_outcomes
     from sendframe.delivery.outcomes import outcomes as outcomes
     from sendframe.delivery.receiver import Receiver as Receiver
     from sendframe.delivery.records import fetch_records as fetch_records
@@ -146,11 +123,6 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.notebook.widgets import Composer as Composer
     from sendframe.notebook.widgets import Monitor as Monitor
     from sendframe.sandbox.server import Sandbox as Sandbox
-    from sendframe.scale.frames import problem_counts as problem_counts
-    from sendframe.text.encodings import cheapest_encoding as cheapest_encoding
-    from sendframe.text.encodings import unencodable_characters as unencodable_characters
-    from sendframe.text.parts import sms_parts as sms_parts
-    from sendframe.text.parts import sms_parts_series as sms_parts_series
 
 __all__ = sorted(_EXPORTS)
 

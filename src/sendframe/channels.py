@@ -5,10 +5,10 @@ CLI, the Composer) and the sandbox read the same facts from here.
 
     >>> channel("email").name
     'mailing'
-    >>> channel("sms").recipient, channel("sms").billed_per_part
-    ('phone', True)
-    >>> [c.name for c in CHANNEL_INFO.values() if c.has_notifications]
-    ['sms', 'landingsms']
+    >>> channel("sms").recipient, channel("sms").sends_sms, channel("sms").billed_per_part
+    ('phone', True, True)
+    >>> channels_where(lambda info: info.has_notifications)
+    ('sms', 'landingsms')
 
 Next to :mod:`sendframe.errors` at the bottom of the layering: it imports nothing else of sendframe.
 """
@@ -16,11 +16,12 @@ Next to :mod:`sendframe.errors` at the bottom of the layering: it imports nothin
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sendframe.errors import InputError
 
-__all__ = ["CHANNELS", "CHANNEL_INFO", "ChannelInfo", "channel", "channel_name"]
+__all__ = ["CHANNELS", "CHANNEL_INFO", "ChannelInfo", "channel", "channel_name", "channels_where"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class ChannelInfo:
     """``"phone"`` or ``"email"``: the kind of recipient, and the default column holding it."""
     template_fields: tuple[str, ...]
     """Request fields whose ``{variables}`` are filled per recipient from ``sub``."""
+    sends_sms: bool
+    """True when the recipient gets an SMS: the text's encoding, its parts and the sender label apply."""
     billed_per_part: bool
     """True when the price is per SMS part (SMS and landing SMS); else per message or answered call."""
     has_notifications: bool
@@ -45,27 +48,42 @@ class ChannelInfo:
     """Other spellings analysts use for the channel."""
     html_fields: tuple[str, ...] = ()
     """Template fields that are HTML: values substituted into them are HTML-escaped (docs/api-notes.md)."""
+    result_text_field: str | None = None
+    """The field whose text a send result's ``text`` column shows (what the recipient reads first), or None."""
+    column_fields: tuple[tuple[str, str], ...] = ()
+    """Per-message arrays filled from contact columns (WhatsApp): ``(option name, wire name)`` pairs in the
+    wire's order; a wire array named by two options (``cta_fields``, ``call_to_action_fields``) has two pairs."""
 
-    @property
-    def is_sms(self) -> bool:
-        """True for the channels whose text is an SMS (encoding, parts, sender label)."""
-        return self.billed_per_part
+    def column_field_option(self, wire_name: str) -> str:
+        """The option naming the column-filled array ``wire_name`` (its first spelling in :attr:`column_fields`).
+
+            >>> channel("whatsapp").column_field_option("callToActionFields")
+            'cta_fields'
+        """
+        return next(option for option, wire in self.column_fields if wire == wire_name)
 
 
 CHANNEL_INFO: dict[str, ChannelInfo] = {
     info.name: info
     for info in (
-        ChannelInfo("sms", "phone", ("message",), billed_per_part=True, has_notifications=True, max_parts=15),
-        ChannelInfo("mailing", "email", ("subject", "body"), billed_per_part=False, has_notifications=False,
-                    max_parts=1, aliases=("email", "mail"), html_fields=("subject", "body")),
-        ChannelInfo("voice", "phone", ("message",), billed_per_part=False, has_notifications=False, max_parts=1,
-                    billed_per_answered_call=True),
-        ChannelInfo("voiceAudio", "phone", (), billed_per_part=False, has_notifications=False, max_parts=1,
-                    billed_per_answered_call=True, aliases=("voice_audio", "voiceaudio", "audio")),
-        ChannelInfo("landingsms", "phone", ("message",), billed_per_part=True, has_notifications=True, max_parts=8,
-                    aliases=("landing_sms", "landing"), html_fields=("templateBody",)),
-        ChannelInfo("whatsapp", "phone", (), billed_per_part=False, has_notifications=False, max_parts=1,
-                    aliases=("wa",)),
+        ChannelInfo("sms", "phone", ("message",), sends_sms=True, billed_per_part=True, has_notifications=True,
+                    max_parts=15, result_text_field="message"),
+        ChannelInfo("mailing", "email", ("subject", "body"), sends_sms=False, billed_per_part=False,
+                    has_notifications=False, max_parts=1, aliases=("email", "mail"), html_fields=("subject", "body"),
+                    result_text_field="subject"),
+        ChannelInfo("voice", "phone", ("message",), sends_sms=False, billed_per_part=False, has_notifications=False,
+                    max_parts=1, billed_per_answered_call=True, result_text_field="message"),
+        ChannelInfo("voiceAudio", "phone", (), sends_sms=False, billed_per_part=False, has_notifications=False,
+                    max_parts=1, billed_per_answered_call=True, aliases=("voice_audio", "voiceaudio", "audio")),
+        ChannelInfo("landingsms", "phone", ("message",), sends_sms=True, billed_per_part=True, has_notifications=True,
+                    max_parts=8, aliases=("landing_sms", "landing"), html_fields=("templateBody",),
+                    result_text_field="message"),
+        ChannelInfo("whatsapp", "phone", (), sends_sms=False, billed_per_part=False, has_notifications=False,
+                    max_parts=1, aliases=("wa",),
+                    column_fields=(("header_fields", "headerFields"), ("body_fields", "bodyFields"),
+                                   ("cta_fields", "callToActionFields"),
+                                   ("call_to_action_fields", "callToActionFields"),
+                                   ("default_answer", "defaultAnswer"))),
     )
 }
 CHANNELS: tuple[str, ...] = tuple(CHANNEL_INFO)
@@ -95,3 +113,12 @@ def channel(name: str) -> ChannelInfo:
         ('message',)
     """
     return CHANNEL_INFO[channel_name(name)]
+
+
+def channels_where(fact: Callable[[ChannelInfo], bool]) -> tuple[str, ...]:
+    """The spec's names of the channels ``fact`` holds for, in the registry's order.
+
+        >>> channels_where(lambda info: info.sends_sms)
+        ('sms', 'landingsms')
+    """
+    return tuple(info.name for info in CHANNEL_INFO.values() if fact(info))

@@ -295,3 +295,30 @@ def test_an_in_memory_ledger_needs_no_lock():
     ledger = Ledger(":memory:")
     with ledger.exclusive(), ledger.exclusive():
         pass
+
+
+def test_a_read_only_ledger_lists_a_row_once_per_batch_with_its_intent_time_and_never_writes(tmp_path):
+    path = tmp_path / "spring.sqlite"
+    with Ledger(path) as ledger:
+        ledger.record_intent(1, "f1", ROWS[:1])
+        ledger.record_failure(1, "not_sent", 429, "rate limited", 429)
+        ledger.record_intent(2, "f2", ROWS[:1])
+        ledger.record_answer(2, ANSWER | {"result": ANSWER["result"][:1]})
+    before = path.read_bytes()
+    with Ledger(path, read_only=True) as reader:
+        sent = reader.batch_rows()
+        assert reader.rows()["batch"].tolist() == [2]  # rows(): the latest batch of each row
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            reader.record_intent(3, "f3", ROWS[1:])
+    assert path.read_bytes() == before
+    assert sent[["batch", "state"]].values.tolist() == [[1, "not_sent"], [2, "accepted"]]
+    assert str(sent["intent_at"].dt.tz) == "UTC" and sent["intent_at"].notna().all()
+
+
+def test_a_read_only_ledger_refuses_a_file_that_is_no_ledger(tmp_path):
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE t (x)")
+    with pytest.raises(InputError, match="not a sendframe ledger"):
+        Ledger(other, read_only=True)
+    assert sqlite3.connect(other).execute("SELECT name FROM sqlite_master").fetchall() == [("t",)]

@@ -10,6 +10,9 @@ import pyarrow as pa
 import pytest
 
 import sendframe
+from sendframe.campaign.estimate import estimate
+from sendframe.campaign.preflight import preflight
+from sendframe.campaign.preview import render
 from sendframe.errors import InputError, RequestValidationError, RowsSkippedWarning, UnknownOptionError
 
 ES, PT, UK = "34600123456", "351912345678", "447700900001"
@@ -52,9 +55,9 @@ def test_the_input_frame_is_never_modified(contacts):
     (lambda **kw: sendframe.sms("Hi", sender="Shop", **kw), "notification_ur", "notification_url"),
     (lambda **kw: sendframe.mailing("Hi", "<p>x</p>", from_email="a@b.co", **kw), "replyto", "reply_to"),
     (lambda **kw: sendframe.send_sms(pd.DataFrame({"phone": [ES]}), "Hi", "Shop", **kw), "batchsize", "batch_size"),
-    (lambda **kw: sendframe.preflight(pd.DataFrame({"phone": [ES]}), "sms", "Hi", **kw), "sendr", "sender"),
-    (lambda **kw: sendframe.estimate(pd.DataFrame({"phone": [ES]}), "Hi", **kw), "encodign", "encoding"),
-    (lambda **kw: sendframe.render(pd.DataFrame({"phone": [ES]}), "Hi", **kw), "link_bas", "link_base"),
+    (lambda **kw: preflight(pd.DataFrame({"phone": [ES]}), "sms", "Hi", **kw), "sendr", "sender"),
+    (lambda **kw: estimate(pd.DataFrame({"phone": [ES]}), "Hi", **kw), "encodign", "encoding"),
+    (lambda **kw: render(pd.DataFrame({"phone": [ES]}), "Hi", **kw), "link_bas", "link_base"),
 ])
 def test_an_unknown_option_is_an_error_naming_the_closest_known_one(make, wrong, meant):
     with pytest.raises(UnknownOptionError, match=f"'{wrong}'.*Did you mean '{meant}'"):
@@ -261,7 +264,7 @@ def test_estimate_is_the_engines_estimate_of_every_row_priced_by_the_plan(messy,
     msg = sendframe.sms("Hola {name|capitalize}, {amount|formatDotComma} EUR {UNSUB_URL}", sender="Shop", parts=2,
                         link_base="https://sndf.io", **options)
     est = msg.estimate(messy)
-    engine = sendframe.estimate(messy, msg.template, encoding=encoding, parts=2, link_base="https://sndf.io")
+    engine = estimate(messy, msg.template, encoding=encoding, parts=2, link_base="https://sndf.io")
     plan = msg.plan(messy)
     sent = (plan["action"] == "send").to_numpy()
     pd.testing.assert_frame_equal(est.drop(columns=["billable", "cost", "action"]),

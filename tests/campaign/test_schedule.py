@@ -10,7 +10,6 @@ import phonenumbers
 import pytest
 from phonenumbers import timezone as phone_zones
 
-import sendframe
 from sendframe.api.client import Client
 from sendframe.api.recipients import normalise_phone
 from sendframe.api.validation import format_wire_datetime
@@ -213,6 +212,3 @@ def test_each_group_goes_out_at_its_time_when_sent_with_its_schedule_date():
         sb.advance((second - first).total_seconds())
         assert sb.messages().set_index("recipient")["status"][second_number] != "SCHEDULED"
 
-
-def test_local_send_times_is_exported_at_the_top_level():
-    assert sendframe.local_send_times is local_send_times

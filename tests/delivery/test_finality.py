@@ -17,7 +17,7 @@ from sendframe.api.notifications import is_final_notification, notification_stat
 from sendframe.campaign.shortcuts import send_sms
 from sendframe.delivery.callbacks import latest_status, read_callbacks
 from sendframe.delivery.metrics import delivery_summary
-from sendframe.delivery.outcomes import message_outcomes
+from sendframe.delivery.outcomes import final_status_per_message, message_outcomes
 from sendframe.delivery.receiver import Receiver
 from sendframe.sandbox import Sandbox
 
@@ -97,3 +97,15 @@ def test_outcomes_and_summary_read_the_delivery_value_when_the_status_is_missing
     row = delivery_summary(results, callbacks).iloc[0]
     assert (row["accepted"], row["delivered"], row["failed"], row["pending"]) == (4, 1, 2, 1)
     assert row["delivery_rate"] == pytest.approx(0.25)
+
+
+def test_latest_status_and_the_outcomes_pick_the_same_notification_when_one_has_no_report_time():
+    """One rule (api.notifications.deciding_order): a notification without %y counts as the latest of its kind."""
+    callbacks = pd.DataFrame({
+        "id": ["a1", "a1", "b2", "b2"], "part": [1, 1, 1, 1], "status": ["ACCEPTD", "ACCEPTD", "DELIVRD", "ACCEPTD"],
+        "delivery": [4, 4, 1, 4], "sent_at": pd.NaT, "cost": 0.05, "recipient": "34600123456",
+        "reported_at": pd.to_datetime(["2026-01-01 10:05", None, "2026-01-01 10:01", "2026-01-01 10:09"], utc=True),
+        "mnc": ["01", "02", "03", "04"]})
+    latest = latest_status(callbacks)
+    decided = final_status_per_message(callbacks)
+    assert latest["mnc"].tolist() == decided["mnc"].tolist() == ["02", "03"]  # b2: the final one, though earlier

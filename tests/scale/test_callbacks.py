@@ -6,6 +6,8 @@ import pandas as pd
 import pytest
 
 import sendframe
+from sendframe.delivery.callbacks import latest_status
+from sendframe.delivery.outcomes import message_outcomes
 from sendframe.scale.callbacks import read_logs
 from tests.scale.data import HEADER, computed, write_logs
 
@@ -40,8 +42,8 @@ def test_dask_callbacks_latest_status_and_summary_equal_pandas(dask_client, tmp_
     lazy = sendframe.read_callbacks(str(tmp_path / "logs" / "*"), url, dask=True)
     pd.testing.assert_frame_equal(_ordered(computed(lazy)), _ordered(expected))
     # one row per message and part, grouped by id on the partitions (a shuffle): sorted as pandas sorts them
-    latest = computed(sendframe.latest_status(lazy)).sort_values(["id", "part"]).reset_index(drop=True)
-    pd.testing.assert_frame_equal(latest, sendframe.latest_status(expected))
+    latest = computed(latest_status(lazy)).sort_values(["id", "part"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(latest, latest_status(expected))
     for by in ("campaign_id", ("country", "mnc"), "send_hour"):
         want = sendframe.delivery_summary(callbacks=expected, by=by)
         got = sendframe.delivery_summary(callbacks=lazy, by=by)
@@ -61,12 +63,12 @@ def test_summary_of_dask_results_with_callbacks_equals_pandas(dask_client, tmp_p
     got = sendframe.delivery_summary(dd.from_pandas(results, npartitions=3), dd.from_pandas(callbacks, npartitions=2),
                                      by="campaign_id")
     pd.testing.assert_frame_equal(got, want)
-    outcomes = sendframe.message_outcomes(dd.from_pandas(results, npartitions=3),
+    outcomes = message_outcomes(dd.from_pandas(results, npartitions=3),
                                           dd.from_pandas(callbacks, npartitions=2))
     # rows come back grouped by message id (a shuffle on the id), each on its label in results: sorted back
-    pd.testing.assert_frame_equal(computed(outcomes).sort_index(), sendframe.message_outcomes(results, callbacks))
-    alone = sendframe.message_outcomes(dd.from_pandas(results, npartitions=3))
-    pd.testing.assert_frame_equal(computed(alone).sort_index(), sendframe.message_outcomes(results))
+    pd.testing.assert_frame_equal(computed(outcomes).sort_index(), message_outcomes(results, callbacks))
+    alone = message_outcomes(dd.from_pandas(results, npartitions=3))
+    pd.testing.assert_frame_equal(computed(alone).sort_index(), message_outcomes(results))
     # pandas frames given with a Dask one are taken with their own dtypes (not turned into string[pyarrow])
     got = sendframe.delivery_summary(results, dd.from_pandas(callbacks, npartitions=2), by="campaign_id")
     pd.testing.assert_frame_equal(got, want)

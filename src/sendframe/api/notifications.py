@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from operator import itemgetter
 from urllib.parse import quote
 
+import numpy as np
 import pandas as pd
 
 # escape letter -> column name in sendframe's callback frames (read_callbacks keeps these names)
@@ -148,3 +149,61 @@ def is_final_notification(status: pd.Series, delivery: pd.Series | None = None) 
     [False, True, False, True]
     """
     return notification_status(status, delivery).isin(FINAL_STATUSES).fillna(False).astype(bool)
+
+
+def utc_instants(values: pd.Series) -> np.ndarray:
+    """Timestamps as naive UTC ``datetime64[us]`` values (NaT where missing), without a Python object per value.
+
+    >>> utc_instants(pd.Series(["2026-01-01T11:00:00+01:00", None])).tolist()
+    [datetime.datetime(2026, 1, 1, 10, 0), None]
+    """
+    stamps = pd.to_datetime(values, utc=True).astype("datetime64[us, UTC]")
+    return np.asarray(stamps.dt.tz_localize(None).to_numpy(), dtype="datetime64[us]")
+
+
+def deciding_order(callbacks: pd.DataFrame, groups: np.ndarray, final: np.ndarray | None = None) -> np.ndarray:
+    """The one rule for "which notification decides a message's status", as an order of the rows.
+
+    ``groups`` numbers each row's message (or message and part). Returns the row positions sorted by
+    group and, within one, from the notification that decides least to the one that decides (the last):
+    a final notification (:func:`is_final_notification`, or ``final`` when the caller has it) over an
+    intermediate one whenever it arrived; among notifications of the same kind the latest ``reported_at``
+    (a missing one counts as latest), then the latest ``received_at`` when the frame has one, then the later row.
+
+    >>> frame = pd.DataFrame({"status": ["DELIVRD", "ACCEPTD", "ACCEPTD"],
+    ...     "reported_at": pd.to_datetime(["2026-01-01 10:01", "2026-01-01 10:05", None], utc=True)})
+    >>> deciding_order(frame, np.array([0, 0, 1])).tolist()
+    [1, 0, 2]
+    """
+    if final is None:
+        final = is_final_notification(callbacks["status"], callbacks.get("delivery")).to_numpy(dtype=bool)
+    keys = [np.arange(len(callbacks))]  # np.lexsort: the last key sorts first
+    for column in ("received_at", "reported_at"):
+        if column in callbacks:
+            instants = utc_instants(callbacks[column]).view(np.int64)
+            keys.append(np.where(instants == np.iinfo(np.int64).min, np.iinfo(np.int64).max, instants))
+    order: np.ndarray = np.lexsort([*keys, np.asarray(final, dtype=bool), np.asarray(groups)])
+    return order
+
+
+def deciding_notifications(callbacks: pd.DataFrame, groups: np.ndarray, final: np.ndarray | None = None) -> np.ndarray:
+    """The row position of the notification deciding each group's status (:func:`deciding_order`), groups ascending.
+
+    >>> frame = pd.DataFrame({"status": ["DELIVRD", "ACCEPTD", "ACCEPTD"], "delivery": [None, 4, 4]})
+    >>> deciding_notifications(frame, np.array([0, 0, 1])).tolist()
+    [0, 2]
+    """
+    order = deciding_order(callbacks, groups, final)
+    deciding: np.ndarray = order[last_of_each(np.asarray(groups)[order])]
+    return deciding
+
+
+def last_of_each(ordered: np.ndarray) -> np.ndarray:
+    """Where each run of equal values in ``ordered`` ends (a mask).
+
+    >>> last_of_each(np.array([3, 3, 5, 7, 7])).tolist()
+    [False, True, True, False, True]
+    """
+    ends = np.ones(len(ordered), dtype=bool)
+    ends[:-1] = ordered[1:] != ordered[:-1]
+    return ends

@@ -11,6 +11,8 @@ a complete message is. Each entry is ``(header, body, call_to_action)`` field co
 
 from __future__ import annotations
 
+from sendframe.channels import channel
+
 __all__ = ["WHATSAPP_FIELDS", "WHATSAPP_TEMPLATES", "whatsapp_field_counts"]
 
 # templateId -> (header fields, body fields, call-to-action fields)
@@ -20,8 +22,10 @@ WHATSAPP_TEMPLATES: dict[int, tuple[int, int, int]] = {
     1003: (1, 2, 1),  # one header, two body, one button variable
 }
 
-# wire names of the three positional arrays, in the order of the tuples above
-WHATSAPP_FIELDS: tuple[str, str, str] = ("headerFields", "bodyFields", "callToActionFields")
+# wire names of the three positional arrays, in the order of the tuples above: the column-filled arrays but the
+# default answer (channels.py's table)
+WHATSAPP_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(
+    wire for _, wire in channel("whatsapp").column_fields if wire != "defaultAnswer"))
 
 
 def whatsapp_field_counts(template_id: int) -> dict[str, int]:

@@ -26,6 +26,8 @@ from pydantic_core import to_json
 from sendframe.api.models import parse_request
 from sendframe.api.wire import EncodedRequest, normalise_channel, wire_json
 from sendframe.campaign.ledger import row_keys
+from sendframe.channels import channel as channel_info
+from sendframe.channels import channels_where
 from sendframe.errors import InputError
 from sendframe.text.templates import column_to_arrow, parse
 
@@ -33,17 +35,9 @@ __all__ = ["Batch", "CampaignSpec", "TokenBucket", "plan_batches", "wire_fields"
 
 MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
 
-# text fields that hold templates (docs/api-notes.md, "Where variables and filters apply")
-TEMPLATE_FIELDS: dict[str, tuple[str, ...]] = {
-    "sms": ("message",), "landingsms": ("message",), "voice": ("message",), "mailing": ("subject", "body"),
-    "voiceAudio": (), "whatsapp": (),
-}
 # fields that make a campaign what it is: a ledger refuses to resume with different values
 IDENTITY_FIELDS = ("message", "subject", "body", "templateId", "templateV2Id", "templateBody", "audioUrl",
                    "from", "fromEmail", "language", "gender")
-WHATSAPP_FIELD_COLUMNS = {"header_fields": "headerFields", "body_fields": "bodyFields",
-                          "cta_fields": "callToActionFields", "call_to_action_fields": "callToActionFields",
-                          "default_answer": "defaultAnswer"}
 _DATE_FIELDS = {"scheduleDate", "expirationDate"}
 
 
@@ -123,12 +117,13 @@ class CampaignSpec:
             raise InputError(f"The contacts' index has repeated labels ({duplicated}); the ledger keys rows by label. "
                              "Use contacts.reset_index(drop=True) first.")
         raw = dict(request_fields)
-        wa_columns = {wire: tuple(raw.pop(name) or ()) for name, wire in WHATSAPP_FIELD_COLUMNS.items() if name in raw}
+        wa_columns = {wire: tuple(raw.pop(name) or ())
+                      for name, wire in channel_info("whatsapp").column_fields if name in raw}
         fields = wire_fields(raw)
         for reserved in ("to", "sub", "messages", "notificationUrl"):
             if reserved in fields:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
-        to_column = to_column or ("email" if channel == "mailing" else "phone")
+        to_column = to_column or channel_info(channel).recipient
 
         def values(series: pd.Series) -> list[str | None]:
             return _text_values(series if rows is None else series[rows])
@@ -138,9 +133,9 @@ class CampaignSpec:
                    if rows is None and None in recipients else [])
         if missing:
             raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row "
-                             f"{missing[0]!r}; drop or fix them first (see sendframe.preflight).")
+                             f"{missing[0]!r}; drop or fix them first (see msg.preflight).")
         variables: dict[str, None] = {}
-        for name in TEMPLATE_FIELDS[channel]:
+        for name in channel_info(channel).template_fields:
             if isinstance(fields.get(name), str):
                 variables.update(dict.fromkeys(parse(fields[name]).variables))
         absent = [v for v in variables if v not in contacts.columns]
@@ -155,10 +150,11 @@ class CampaignSpec:
                     raise InputError(f"A per-recipient notificationUrl (column {notification_url!r}) is only allowed "
                                      f"for sms; {channel} takes one address for the whole request.")
                 urls = values(contacts[notification_url])
-            elif channel in {"sms", "landingsms"}:
+            elif channel_info(channel).has_notifications:
                 fields["notificationUrl"] = notification_url
             else:
-                raise InputError(f"notification_url is only allowed for sms and landingsms, not {channel}.")
+                raise InputError(f"notification_url is only allowed for "
+                                 f"{' and '.join(channels_where(lambda c: c.has_notifications))}, not {channel}.")
         whatsapp: dict[str, list[list[str | None]]] = {}
         if channel == "whatsapp":
             for wire, columns in wa_columns.items():

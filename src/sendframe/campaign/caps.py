@@ -20,30 +20,21 @@ counting them is the side that never messages anyone too often). Rejected and no
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
 
-from sendframe.campaign.ledger import SCHEMA_VERSION
+from sendframe.campaign.ledger import Ledger, is_ledger
 from sendframe.campaign.variants import recipient_keys
 from sendframe.errors import InputError
 
 __all__ = ["HISTORY_COLUMNS", "frequency_capped", "history_from_ledgers", "recent_sends"]
 
 HISTORY_COLUMNS: tuple[str, ...] = ("recipient", "sent_at", "state", "ledger", "batch")
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
-# one row per (ledger row, batch): what the rows() of campaign/ledger.py derive, read with SQL only
-_LEDGER_ROWS = """
-SELECT r.recipient, r.accepted, r.scheduled_at, b.state, b.intent_at, b.batch, b.answer IS NULL AS no_answer
-FROM rows r JOIN batches b ON b.batch = r.batch
-"""
 
 
 def aware_moment(moment: object, name: str) -> pd.Timestamp:
@@ -136,13 +127,9 @@ def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.Pa
     if isinstance(folder_or_paths, (str, os.PathLike)):
         place = Path(folder_or_paths)
         if place.is_dir():
-            found = []
-            for path in sorted(place.iterdir()):
-                if path.is_file() and not path.name.endswith(("-wal", "-shm", "-journal", ".lock")):
-                    with path.open("rb") as handle:
-                        if handle.read(16) == _SQLITE_HEADER:
-                            found.append(path)
-            return found
+            return [path for path in sorted(place.iterdir())
+                    if path.is_file() and not path.name.endswith(("-wal", "-shm", "-journal", ".lock"))
+                    and is_ledger(path)]
         paths = [place]
     else:
         paths = [Path(p) for p in folder_or_paths]
@@ -152,42 +139,18 @@ def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.Pa
     return paths
 
 
-def _read_ledger(path: Path) -> pd.DataFrame | None:
-    """The counted rows of one ledger, or None when the file is an SQLite database but no ledger."""
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-    try:
-        db = sqlite3.connect(uri, uri=True)
-    except sqlite3.Error as exc:
-        raise InputError(f"The ledger {str(path)!r} cannot be opened: {exc}.") from None
-    try:
-        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-        if not {"batches", "rows", "campaign"} <= tables:
-            return None
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version != SCHEMA_VERSION:
-            raise InputError(f"The ledger {str(path)!r} is in format {version}; this sendframe reads format "
-                             f"{SCHEMA_VERSION}. Resume it once with this sendframe to convert it.")
-        frame = pd.read_sql_query(_LEDGER_ROWS, db)
-    except sqlite3.DatabaseError as exc:
-        raise InputError(f"The file {str(path)!r} is not a readable ledger: {exc}.") from None
-    finally:
-        db.close()
-    accepted = frame["accepted"]
-    done = frame["state"] == "done"
-    state = np.select(
-        [done & (accepted == 1), done & ((accepted == 0) | frame["no_answer"].astype(bool)), done,
-         frame["state"] == "not_sent"],
-        ["accepted", "rejected", "unknown", "not_sent"], default="unknown")
-    counted = np.isin(state, ["accepted", "unknown"])
-    scheduled = pd.to_datetime(frame["scheduled_at"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
-    intent = pd.to_datetime(frame["intent_at"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
+def _read_ledger(path: Path) -> pd.DataFrame:
+    """The counted rows of one ledger, one per (row, batch), read through the Ledger without writing to it."""
+    with Ledger(path, read_only=True) as ledger:
+        rows = ledger.batch_rows()
+    scheduled = pd.to_datetime(rows["scheduled_at"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
     return pd.DataFrame({
-        "recipient": frame["recipient"].astype("string"),
-        "sent_at": scheduled.fillna(intent),
-        "state": pd.Series(state, dtype="string"),
+        "recipient": rows["recipient"],
+        "sent_at": scheduled.fillna(rows["intent_at"].astype("datetime64[us, UTC]")),
+        "state": rows["state"],
         "ledger": str(path),
-        "batch": frame["batch"].astype("Int64"),
-    })[counted].reset_index(drop=True)
+        "batch": rows["batch"],
+    })[rows["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool)].reset_index(drop=True)
 
 
 def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
@@ -209,12 +172,7 @@ def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str 
     for path in _ledger_paths(folder_or_paths):
         if left_out is not None and path.resolve() == left_out:
             continue
-        frame = _read_ledger(path)
-        if frame is None:
-            if not (isinstance(folder_or_paths, (str, os.PathLike)) and Path(folder_or_paths).is_dir()):
-                raise InputError(f"The file {str(path)!r} is not a sendframe ledger (it has no batches table).")
-            continue
-        frames.append(frame)
+        frames.append(_read_ledger(path))
     if not frames:
         empty = {"recipient": "string", "sent_at": "datetime64[us, UTC]", "state": "string", "ledger": "string",
                  "batch": "Int64"}

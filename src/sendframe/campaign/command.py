@@ -43,6 +43,7 @@ from sendframe.campaign.message import (
 )
 from sendframe.campaign.policy import KEEP_REASONS, skipped_summary
 from sendframe.channels import CHANNELS
+from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError, RowsSkippedWarning
 
 __all__ = ["add_arguments", "default_ledger_path", "message_from_args", "message_ledger_path", "run"]
@@ -234,7 +235,7 @@ def message_from_args(args: argparse.Namespace) -> Message:
                               "history": args.history,
                               "frequency_cap": (int(args.frequency_cap[0]), args.frequency_cap[1])
                               if args.frequency_cap else None}
-    if channel in ("sms", "landingsms"):
+    if channel_info(channel).sends_sms:
         common.update(encoding=args.encoding, parts=args.parts, trans=args.trans or None,
                       certified=getattr(args, "certified", False) or None)
         if getattr(args, "notification_url", None):
@@ -279,7 +280,7 @@ def _preview_message(args: argparse.Namespace, command: str) -> Message:
         raise InputError(f"--message TEXT is required: the template to {command}.")
     if args.channel in ("sms", "landingsms", "whatsapp") and args.sender is None:
         args = argparse.Namespace(**{**vars(args), "sender": "Preview"})
-    elif args.sender is not None and args.channel in ("sms", "landingsms"):
+    elif args.sender is not None and channel_info(args.channel).sends_sms:
         problem = sender_label_problem(args.sender)
         if problem:
             print(f"--from: the sender label {problem}; send would refuse it.", file=sys.stderr)

@@ -5,7 +5,7 @@ change, so :class:`MessageCounter` measures each ``{variable|filter}`` column on
 every encoding, which characters it holds outside gsm and gsm-pt) and, per keystroke, only adds
 those measurements to the literal text's: a few numpy operations over the table, whatever its size.
 Rows where a part boundary could fall on an escape sequence or a surrogate pair are rendered and
-split exactly, so the answers equal :func:`sendframe.estimate`'s.
+split exactly, so the answers equal :func:`~sendframe.campaign.estimate.estimate`'s.
 
     >>> import pandas as pd
     >>> counter = MessageCounter(pd.DataFrame({"phone": ["34600123456"], "name": ["Zoë"]}))
@@ -91,7 +91,7 @@ def _policy_settings(message: Message, keep: frozenset[str]) -> tuple[Any, ...]:
 class MessageCounter:
     """Counts a contact table's campaign totals for template after template, fast.
 
-    Give the same arguments you would give :func:`sendframe.estimate`; :meth:`count` then takes
+    Give the same arguments you would give :func:`~sendframe.campaign.estimate.estimate`; :meth:`count` then takes
     the template and the encoding (``"auto"`` for the cheapest per row) and returns
     :class:`CounterTotals`. The contacts frame is not modified.
     """

@@ -26,7 +26,8 @@ from sendframe.api.recipients import region_of
 from sendframe.campaign.columns import recipient_column as find_column
 from sendframe.campaign.measured import measure_texts
 from sendframe.campaign.preview import render
-from sendframe.channels import CHANNEL_INFO, CHANNELS
+from sendframe.campaign.totals import estimate_sums, totals_of_sums
+from sendframe.channels import CHANNELS, channels_where
 from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
@@ -44,7 +45,7 @@ from sendframe.text.parts import sms_parts_series
 __all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column",
            "recipients_valid"]
 
-SMS_CHANNELS: tuple[str, ...] = tuple(name for name, info in CHANNEL_INFO.items() if info.is_sms)
+SMS_CHANNELS: tuple[str, ...] = channels_where(lambda info: info.sends_sms)
 _CHANNELS = CHANNELS
 
 
@@ -56,7 +57,7 @@ def recipient_column(channel: str, to_column: str | None = None) -> str:
     """
     if channel not in _CHANNELS:
         raise InputError(f"Unknown channel {channel!r}: use one of {', '.join(_CHANNELS)}.")
-    return to_column or ("email" if channel == "mailing" else "phone")
+    return to_column or channel_info(channel).recipient
 
 
 def _check_encoding(encoding: str | None) -> str:
@@ -164,7 +165,8 @@ def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.nd
     flag = f"{column}_valid"
     if f"{column}_raw" in contacts.columns and flag in contacts.columns and contacts[flag].dtype == bool:
         return contacts[flag].to_numpy(dtype=bool)
-    return valid_emails(contacts[column]) if channel == "mailing" else valid_phones(contacts[column])
+    valid = valid_emails if channel_info(channel).recipient == "email" else valid_phones
+    return valid(contacts[column])
 
 
 def _load_table(prices: Any) -> Any:
@@ -296,7 +298,7 @@ def estimate(
     billable = has_text & valid & ~too_many
 
     table = _load_table(prices)
-    if channel == "mailing":  # priced by the default row: an address has no country
+    if channel_info(channel).recipient == "email":  # priced by the default row: an address has no country
         numbers = pd.Series(pd.NA, index=index, dtype="str")
         country = pd.Series(pd.NA, index=index, dtype="str")
         found = table.lookup(numbers, channel)
@@ -304,7 +306,7 @@ def estimate(
         numbers = recipients.astype("str").where(valid)
         found = table.lookup(numbers, channel)
         country = _countries(numbers, found)
-    charged_parts = needed.fillna(1).astype("int64") if channel in SMS_CHANNELS else 1
+    charged_parts = needed.fillna(1).astype("int64") if channel_info(channel).billed_per_part else 1
     costs = table.costs(numbers, channel, parts=charged_parts, certified=certified, attachments=attachments)
     cost = np.where(billable, costs.to_numpy(dtype=float), 0.0)
     currencies = found["currency"].dropna().unique().tolist()
@@ -334,7 +336,7 @@ def estimate_totals(frame: pd.DataFrame) -> dict[str, Any]:
     """Totals of an :func:`estimate` frame (also after filtering it).
 
     Keys: ``rows``, ``billable`` (rows that would be charged), ``messages`` (SMS parts or messages
-    charged), ``cost``, ``currency``, ``encodings`` (rows per encoding), ``rows_losing_characters``,
+    charged), ``cost``, ``currency``, ``encodings`` (rows per encoding, most first), ``rows_losing_characters``,
     ``too_many_parts``, ``missing_text`` (rows with a missing variable).
 
         >>> import pandas as pd
@@ -344,18 +346,4 @@ def estimate_totals(frame: pd.DataFrame) -> dict[str, Any]:
     """
     if is_dask_frame(frame):  # a tree reduction over the partitions (sendframe.scale)
         return scale_frames.estimate_totals(frame)
-    billable = frame["billable"].to_numpy(dtype=bool)
-    parts = frame["parts"].fillna(0).to_numpy(dtype=np.int64)
-    lost = frame["lost_characters"].fillna("").str.len().gt(0)
-    encodings = frame["encoding"].value_counts(dropna=True)
-    return {
-        "rows": int(len(frame)),
-        "billable": int(billable.sum()),
-        "messages": int(parts[billable].sum()),
-        "cost": round(float(frame["cost"].sum()), 4),
-        "currency": frame.attrs.get("currency", "EUR"),
-        "encodings": {str(k): int(v) for k, v in encodings.items()},
-        "rows_losing_characters": int(lost.sum()),
-        "too_many_parts": int(frame["too_many_parts"].sum()),
-        "missing_text": int(frame["text"].isna().sum()),
-    }
+    return totals_of_sums(estimate_sums(frame), frame.attrs.get("currency", "EUR"))

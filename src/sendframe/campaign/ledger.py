@@ -56,7 +56,9 @@ import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -78,11 +80,45 @@ from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import match_rows, same_recipient
 from sendframe.errors import InputError, LedgerMismatchError
 
-__all__ = ["ROW_TAG_PARAM", "SCHEMA_VERSION", "Ledger", "row_key", "row_keys", "row_tag", "same_recipient"]
+__all__ = ["ROW_TAG_PARAM", "SCHEMA_VERSION", "Ledger", "is_ledger", "row_key", "row_keys", "row_tag",
+           "same_recipient"]
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_LEDGER_TABLES = {"batches", "rows", "campaign"}
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+
+
+def _read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True, check_same_thread=False,
+                           isolation_level=None, timeout=30.0)
+
+
+def is_ledger(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` is a sendframe ledger (an SQLite file with its tables), read without writing.
+
+        >>> is_ledger(__file__)
+        False
+    """
+    with open(path, "rb") as handle:
+        if handle.read(16) != _SQLITE_HEADER:
+            return False
+    try:
+        db = _read_only(path)
+    except sqlite3.Error:
+        return False
+    try:
+        return _tables(db) >= _LEDGER_TABLES
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        db.close()
 
 
 class Ledger:
@@ -93,11 +129,17 @@ class Ledger:
         True
     """
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False) -> None:
+        """``read_only``: read an existing ledger (an earlier campaign's) without writing to its file;
+        a file that is no ledger, or of another format, is refused with ``InputError``."""
         self.path = os.fspath(path)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
         self._durable = True
+        self._settled_table = True
+        if read_only:
+            self._db = self._open_read_only()
+            return
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
@@ -105,6 +147,21 @@ class Ledger:
         except BaseException:
             self._db.close()
             raise
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if not is_ledger(self.path):
+            raise InputError(f"The file {self.path!r} is not a sendframe ledger (it has no batches table).")
+        db = _read_only(self.path)
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                raise InputError(f"The ledger {self.path!r} is in format {version}; this sendframe reads format "
+                                 f"{SCHEMA_VERSION}. Resume it once with this sendframe to convert it.")
+            self._settled_table = "settled" in _tables(db)  # written by the first run that settles or resumes
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def _prepare_schema(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -288,7 +345,8 @@ class Ledger:
             columns["campaign_id"] += [campaign_id] * n
             columns["sending_id"] += [sending_id] * n
         settled = self._query("SELECT batch, row_key, recipient, id FROM settled" + only,
-                              () if batches is None else (json_text([int(b) for b in batches]),))
+                              () if batches is None else (json_text([int(b) for b in batches]),)
+                              ) if self._settled_table else []
         if settled:
             where = {(b, k, r): i for i, (b, k, r) in enumerate(zip(columns["batch"], columns["row_key"],
                                                                    columns["recipient"], strict=True))}
@@ -312,6 +370,22 @@ class Ledger:
         pairs = list(zip(columns["row_key"], columns["recipient"], strict=True))
         latest = dict(zip(pairs, range(len(pairs)), strict=True))  # a row sent again: its last batch wins
         return typed_frame(columns, sorted(latest.values()) if len(latest) < len(pairs) else None)
+
+    def batch_rows(self) -> pd.DataFrame:
+        """Every (row, recipient) once per batch that carried it (a row sent again appears again), with the
+        columns of :meth:`rows` and the batch's ``intent_at`` (tz-aware UTC): what a send history reads.
+
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+            >>> ledger.record_intent(2, "f2", [(row_key(0), "447700900001")])
+            >>> ledger.batch_rows()[["batch", "state"]].values.tolist()
+            [[1, 'unknown'], [2, 'unknown']]
+        """
+        frame = typed_frame(self._row_columns())
+        frame["intent_at"] = pd.to_datetime(frame["batch"].map(self._intents()), utc=True, format="ISO8601")
+        return frame
+
+    def _intents(self) -> dict[int, str]:
+        return dict(self._query("SELECT batch, intent_at FROM batches"))
 
     def key_spans(self) -> dict[int, tuple[int, int]]:
         """Each batch's smallest and largest row key read as a whole number (0 for a key that is not one),
@@ -387,7 +461,7 @@ class Ledger:
         """
         rows = self.rows()
         rows = rows[rows["state"] == "unknown"]
-        intents = dict(self._query("SELECT batch, intent_at FROM batches"))
+        intents = self._intents()
         reason = rows["error_description"].fillna(
             "the process stopped after the request was prepared, before an answer")
         return pd.DataFrame({

@@ -37,12 +37,10 @@ from sendframe.campaign import preview
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.message_options import (
     RUN_SETTINGS,
-    WHATSAPP_WIRE_TO_OPTION,
     message_settings,
     wire_spelling,
     without_query,
 )
-from sendframe.campaign.message_rows import TEXT_FIELD
 from sendframe.campaign.prepared import Prepared, prepare
 from sendframe.campaign.send import ANSWER_COLUMNS
 from sendframe.campaign.send_options import SEND_OPTIONS, SendOptions, send_signature
@@ -54,6 +52,7 @@ from sendframe.options import keyword_checked, request_field_names
 from sendframe.scale import messages as on_dask
 from sendframe.scale.runtime import is_dask_frame
 from sendframe.scale.sending import send_partitions
+from sendframe.text.templates import parse
 
 __all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
            "voice_audio", "whatsapp"]
@@ -114,6 +113,18 @@ class Message:
         """The most SMS parts a message may take (the request's ``parts``; 1 when not set)."""
         return int(self.fields.get("parts", 1))
 
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The contact columns the message reads: its templates' ``{variables}`` in order, then WhatsApp's fields.
+
+            >>> sms("Hi {name|upper}, your code is {OTP_CODE}. {UNSUB_URL} {nickname}", sender="Shop").variables
+            ('name', 'nickname')
+        """
+        names = [name for field in self.info.template_fields if isinstance(self.fields.get(field), str)
+                 for name in parse(self.fields[field]).variables]
+        names += [column for columns in self.whatsapp_columns.values() for column in columns]
+        return tuple(dict.fromkeys(names))
+
     def __repr__(self) -> str:
         shown = {k: v for k, v in self.fields.items() if k != "notificationUrl"}
         extras = {"encoding": self.encoding, "to": self.to, "link_base": self.link_base}
@@ -135,7 +146,7 @@ class Message:
         if self.encoding is not None:
             options["encoding"] = self.encoding
         options.update(self.fields)
-        options.update({WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in self.whatsapp_columns.items()})
+        options.update({self.info.column_field_option(k): v for k, v in self.whatsapp_columns.items()})
         changed = dict(changes)
         if "sender" in changed:
             changed["from"] = changed.pop("sender")
@@ -159,7 +170,7 @@ class Message:
             lazy = on_dask.render(self, contacts, field=field)
             return lazy  # type: ignore[no-any-return]  # a lazy Dask Series
         frame = as_frame(contacts)
-        name = request_field_names(self.channel).get(field, field) if field else TEXT_FIELD.get(self.channel)
+        name = request_field_names(self.channel).get(field, field) if field else self.info.result_text_field
         template = self.fields.get(name) if name else None
         if not isinstance(template, str):
             raise InputError(f"A {self.channel} message has no text {field or ''} to render"
@@ -207,7 +218,8 @@ class Message:
 
     @keyword_checked
     def preflight(self, contacts: Any, *, suppression: Any = None) -> pd.DataFrame:
-        """Every problem of sending this message to ``contacts``, one row each (see :func:`sendframe.preflight`).
+        """Every problem of sending this message to ``contacts``, one row each (see
+        :func:`~sendframe.campaign.preflight.preflight`).
 
             >>> import pandas as pd
             >>> problems = sms("Hi {First Name}", sender="Shop").preflight(pd.DataFrame({"phone": ["34600123456"]}))
@@ -238,7 +250,7 @@ class Message:
     def schedule(self, contacts: Any, *, now: Any = None) -> pd.DataFrame:
         """When each row would be sent under ``local_time`` / ``quiet_hours``: its zone, local and UTC send time.
 
-        See :func:`sendframe.local_send_times`; nothing is sent.
+        See :func:`~sendframe.campaign.schedule.local_send_times`; nothing is sent.
 
             >>> import pandas as pd
             >>> msg = sms("Hi", sender="Shop", local_time="10:00")
@@ -291,7 +303,7 @@ class Message:
         (accepted, rejected, unknown, not_sent, dry_run, or a ``skipped_*`` reason), ``reason``
         (why a row was skipped) and the service's answer (``accepted``, ``id``, ``parts``,
         ``scheduled_at``, ...). ``ledger`` (a file) makes the campaign resumable: see
-        :func:`sendframe.send_campaign` for unknown outcomes, ``resend_unknown`` and
+        :func:`~sendframe.campaign.shortcuts.send_campaign` for unknown outcomes, ``resend_unknown`` and
         ``stop_after_unknown``. Under ``encoding="auto"`` each row goes in the encoding
         :meth:`estimate` chose for it (rows are grouped into requests by encoding). A Dask frame (or
         ``out=<folder>``) is sent one partition at a time through the ledger, its result written to the

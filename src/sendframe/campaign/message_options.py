@@ -21,13 +21,12 @@ import pandas as pd
 
 from sendframe.api.models import parse_request
 from sendframe.campaign.batching import wire_fields
-from sendframe.channels import ChannelInfo, channel
+from sendframe.channels import ChannelInfo, channel, channels_where
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names, snake_case
 from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["MESSAGE_OPTIONS", "RUN_SETTINGS", "WHATSAPP_WIRE_TO_OPTION", "message_settings", "wire_spelling",
-           "without_query"]
+__all__ = ["MESSAGE_OPTIONS", "RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
 
 # settings of a Message that are not request fields
 MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "campaign", "suppression", "frequency_cap",
@@ -35,8 +34,6 @@ MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "cam
 # settings a send may also take for one run (they override the message's)
 RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
 _PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
-WHATSAPP_WIRE_TO_OPTION = {"headerFields": "header_fields", "bodyFields": "body_fields",
-                           "callToActionFields": "cta_fields", "defaultAnswer": "default_answer"}
 
 
 def without_query(url: str) -> str:
@@ -73,11 +70,8 @@ def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, An
     """
     info = channel(channel_name)
     names = request_field_names(info.name)
-    whatsapp_options = {option: wire for wire, option in WHATSAPP_WIRE_TO_OPTION.items()} | {
-        "call_to_action_fields": "callToActionFields"}
-    known = [*names, *MESSAGE_OPTIONS, "encoding"]
-    if info.name == "whatsapp":
-        known += list(whatsapp_options)
+    whatsapp_options = dict(info.column_fields)
+    known = [*names, *MESSAGE_OPTIONS, "encoding", *whatsapp_options]
     check_options(options, known, "sendframe.message",
                   hint=f"A {info.name} message takes: {', '.join(sorted({*_public_names(names), *MESSAGE_OPTIONS}))}.")
     settings = {k: options.pop(k) for k in MESSAGE_OPTIONS if k in options}
@@ -88,8 +82,8 @@ def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, An
     if encoding is not None and encoding != "auto" and encoding not in ENCODINGS:
         raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} or 'auto' "
                          "(the cheapest that carries each row's text).")
-    if encoding is not None and not info.is_sms:
-        raise InputError(f"encoding applies to sms and landingsms, not {info.name}.")
+    if encoding is not None and not info.sends_sms:
+        raise InputError(f"encoding applies to {' and '.join(channels_where(lambda c: c.sends_sms))}, not {info.name}.")
     fields: dict[str, Any] = {}
     for name, value in options.items():
         if value is not None:
@@ -119,7 +113,7 @@ def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, An
     if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
         raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
     if notification_url is not None and not info.has_notifications:
-        raise InputError(f"notification_url applies to {' and '.join(c for c in ('sms', 'landingsms'))}, "
+        raise InputError(f"notification_url applies to {' and '.join(channels_where(lambda c: c.has_notifications))}, "
                          f"not {info.name}.")
     _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
     return {"channel": info.name, "fields": MappingProxyType(fields), "encoding": encoding, "to": settings.get("to"),

@@ -24,23 +24,19 @@ from sendframe.campaign import estimate as estimating
 from sendframe.campaign import preflight as checking
 from sendframe.campaign.caps import frequency_capped, history_from_ledgers
 from sendframe.campaign.measured import measure_texts
-from sendframe.campaign.message_options import WHATSAPP_WIRE_TO_OPTION
 from sendframe.errors import SendframeError
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["TEXT_FIELD", "capped_rows", "checked_encoding", "estimate_rows", "find_problems", "measure", "texts"]
-
-# the text column of a send result: what the recipient reads (mailing: the subject)
-TEXT_FIELD = {"sms": "message", "landingsms": "message", "voice": "message", "mailing": "subject"}
+__all__ = ["capped_rows", "estimate_rows", "find_problems", "measure", "measured_encoding", "texts"]
 
 
-def checked_encoding(msg: Message) -> str:
-    """The encoding preflight checks: each row's own under ``"auto"``, gsm when none is asked (the default).
+def measured_encoding(msg: Message) -> str:
+    """The encoding preflight measures the texts under: each row's own under ``"auto"``, gsm when none is asked.
 
         >>> import sendframe
-        >>> checked_encoding(sendframe.sms("Hi", sender="Shop"))
+        >>> measured_encoding(sendframe.sms("Hi", sender="Shop"))
         'gsm'
     """
     return msg.encoding or "gsm"
@@ -49,10 +45,10 @@ def checked_encoding(msg: Message) -> str:
 def find_problems(msg: Message, frame: pd.DataFrame, suppression: Any,
                   measured: pd.DataFrame | None = None) -> pd.DataFrame:
     """``msg.preflight`` of a pandas frame; ``measured`` (:func:`measure`) spares measuring the text again."""
-    whatsapp = {WHATSAPP_WIRE_TO_OPTION[k]: v for k, v in msg.whatsapp_columns.items()}
+    whatsapp = {msg.info.column_field_option(k): v for k, v in msg.whatsapp_columns.items()}
     return checking.preflight(
         frame, msg.channel, msg.template, sender=msg.fields.get("from"), parts=msg.parts,
-        encoding=checked_encoding(msg), trans=int(msg.fields.get("trans", 0)),
+        encoding=measured_encoding(msg), trans=int(msg.fields.get("trans", 0)),
         suppression=msg.suppression if suppression is None else suppression,
         whatsapp_template=msg.fields.get("templateId") if msg.channel == "whatsapp" else None,
         to_column=msg.recipient_column(frame), default_region=msg.default_region,
@@ -64,10 +60,10 @@ def measure(msg: Message, frame: pd.DataFrame) -> pd.DataFrame | None:
     preflight, estimate and a send's result all read; ``None`` when they measure their own way (other
     channels, ``trans``) or the template is broken (preflight then says how)."""
     template = msg.fields.get("message")
-    if not msg.info.is_sms or int(msg.fields.get("trans", 0)) != 0 or not isinstance(template, str):
+    if not msg.info.sends_sms or int(msg.fields.get("trans", 0)) != 0 or not isinstance(template, str):
         return None
     try:
-        return measure_texts(frame, template, encoding="auto" if msg.encoding == "auto" else checked_encoding(msg),
+        return measure_texts(frame, template, encoding="auto" if msg.encoding == "auto" else measured_encoding(msg),
                              link_base=msg.link_base, otp_config=msg.fields.get("otpConfig"))
     except SendframeError:
         return None
@@ -77,7 +73,7 @@ def texts(msg: Message, frame: pd.DataFrame, measured: pd.DataFrame | None) -> p
     """What each row's recipient reads (as ``msg.render``), from ``measured`` when there is one."""
     if measured is not None:
         return pd.Series(measured["text"], index=frame.index).astype("str")
-    if msg.channel in TEXT_FIELD:
+    if msg.info.result_text_field:
         return msg.render(frame)
     return pd.Series(pd.NA, index=frame.index, dtype="str")
 
@@ -97,10 +93,10 @@ def capped_rows(msg: Message, recipients: pd.Series, now: Any, ledger: Any) -> t
 
 def estimate_rows(msg: Message, frame: pd.DataFrame, *, prices: Any = None, attachments: int = 0,
                   measured: pd.DataFrame | None = None) -> pd.DataFrame:
-    """:func:`sendframe.estimate` of every row with this message's settings (whether sent or not)."""
+    """:func:`~sendframe.campaign.estimate.estimate` of every row with this message's settings (whether sent or not)."""
     return estimating.estimate(
         frame, msg.template or "", channel=msg.channel, encoding=msg.encoding,
-        parts=msg.parts if msg.info.is_sms else None, certified=bool(msg.fields.get("certified", False)),
+        parts=msg.parts if msg.info.sends_sms else None, certified=bool(msg.fields.get("certified", False)),
         attachments=attachments, prices=prices, trans=int(msg.fields.get("trans", 0)),
         otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, to_column=msg.recipient_column(frame),
         measured=measured)

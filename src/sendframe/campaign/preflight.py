@@ -81,7 +81,7 @@ from sendframe.text.templates import SPECIALS, Placeholder, Template
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
-_MAX_PARTS = {name: info.max_parts for name, info in CHANNEL_INFO.items() if info.is_sms}
+_MAX_PARTS = {name: info.max_parts for name, info in CHANNEL_INFO.items() if info.sends_sms}
 _SMS_CHANNELS = tuple(_MAX_PARTS)
 _CHANNELS = CHANNELS
 _TEXT = pa.large_string()
@@ -173,7 +173,7 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
 def _suppressed_values(suppression: Any, channel: str, default_region: str) -> set[str]:
     if suppression is None:
         return set()
-    wanted = "email" if channel == "mailing" else "phone"
+    wanted = channel_info(channel).recipient
     if isinstance(suppression, (str, os.PathLike)):
         table = pd.read_csv(suppression, dtype=str, encoding="utf-8-sig")
         column = wanted if wanted in table.columns else table.columns[0]
@@ -260,7 +260,8 @@ class _Measured:
 def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: str, encoding: str, trans: int,
              otp_config: Mapping[str, Any] | None, link_base: str | None, measured: pd.DataFrame | None) -> _Measured:
     """Parts and lost characters of each row's text in ``encoding`` (``"auto"``: the cheapest per row, as
-    :func:`sendframe.estimate` chooses it, which loses nothing). Without ``trans`` the text engine renders
+    :func:`~sendframe.campaign.estimate.estimate` chooses it, which loses nothing). Without ``trans`` the text engine
+    renders
     and measures in one pass over the distinct values (or ``measured`` is that pass, done by the caller
     with ``unencodable=True``); with it the translated texts are measured."""
     n = len(contacts)
@@ -360,7 +361,7 @@ def preflight(
     (``header_fields``, ``body_fields``, ``cta_fields``); ``template`` is not used. The sender
     label rule is the models' own (:func:`sendframe.api.validation.sender_label_problem`).
     ``encoding``: ``"gsm"``, ``"gsm-pt"``, ``"utf-16"``, or ``"auto"``: each row in the cheapest
-    encoding that carries it, as :func:`sendframe.estimate` chooses it (so no character is lost, and
+    encoding that carries it, as :func:`~sendframe.campaign.estimate.estimate` chooses it (so no character is lost, and
     parts are counted in that encoding). A frame from :func:`sendframe.read_contacts` brings its
     ``phone_valid`` / ``email_valid`` flags, which are used as they are. ``measured``: the text engine's
     :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``), when the
@@ -401,7 +402,7 @@ def preflight(
     if blocked:
         _opted_out(found, contacts, channel, column, valid, blocked)
     if channel == "whatsapp":
-        fields = {"headerFields": header_fields, "bodyFields": body_fields, "callToActionFields": cta_fields}
+        fields = dict(zip(WHATSAPP_FIELDS, (header_fields, body_fields, cta_fields), strict=True))
         _whatsapp_problems(found, contacts, whatsapp_template, fields)
     elif template is not None:
         for written in templates.malformed_placeholders(template):

@@ -29,7 +29,6 @@ import pandas as pd
 from sendframe.campaign import measured as kept
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message_rows import (
-    TEXT_FIELD,
     capped_rows,
     estimate_rows,
     find_problems,
@@ -121,7 +120,7 @@ class Prepared:
         sent = (plan["action"] == "send").to_numpy()
         front = {"recipient": values.astype("str"), "recipient_key": recipient_keys(values, msg.info.recipient),
                  "text": texts(msg, contacts, self.measured)}
-        if TEXT_FIELD.get(msg.channel) and msg.template != msg.fields.get(TEXT_FIELD[msg.channel]):
+        if msg.info.result_text_field and msg.template != msg.fields.get(msg.info.result_text_field):
             front["priced_text"] = priced["text"]
         columns = pd.DataFrame(front, index=contacts.index)
         table = pd.concat([columns, priced.drop(columns="text").assign(

@@ -1,7 +1,7 @@
 """The problem table preflight returns, and the text of its messages, built as column work.
 
 :class:`Problems` collects problems rule by rule (the rows' positions and one message each) and
-turns them into the frame :func:`sendframe.preflight` returns, sorted the way it promises:
+turns them into the frame :func:`~sendframe.campaign.preflight.preflight` returns, sorted the way it promises:
 campaign-wide problems first, then by row, each row's rules in :data:`RULE_ORDER`. Messages are
 made only for the rows with a problem, once per distinct value (:func:`messages`), or joined from
 Arrow arrays (:func:`joined`), so a million rows cost array work, not a Python loop.

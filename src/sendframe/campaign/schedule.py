@@ -370,7 +370,7 @@ def local_send_times(
         ('2026-03-29 01:00:00+00:00', 'column')
     """
     check_options(options, ["date", "quiet_hours", "timezone_column", "recipient", "now", "default_timezone",
-                            "default_region"], "sendframe.local_send_times")
+                            "default_region"], "local_send_times")
     frame: pd.DataFrame = as_frame(contacts)
     moment = _aware_now(now)
     at = None if local_time is None else _time_of_day(local_time, "local_time")

@@ -24,7 +24,7 @@ import pandas as pd
 
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import user_stacklevel
-from sendframe.campaign.batching import WHATSAPP_FIELD_COLUMNS, CampaignSpec
+from sendframe.campaign.batching import CampaignSpec
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.policy import OUTCOMES, skipped_summary
 from sendframe.campaign.prepared import Prepared
@@ -35,8 +35,6 @@ from sendframe.errors import RowsSkippedWarning
 
 __all__ = ["send_prepared"]
 
-_WHATSAPP_OPTION_OF_WIRE = {wire: option for option, wire in WHATSAPP_FIELD_COLUMNS.items()}
-_PARTS_CHANNELS = ("sms", "landingsms")  # the channels whose requests are paced by parts
 
 
 def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | None = None,
@@ -61,7 +59,7 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         fallback = contacts[raw] if raw in contacts else pd.Series("", index=contacts.index)
         contacts = contacts.assign(**{column: contacts[column].fillna(fallback).fillna("")})
     row_fields: dict[str, Sequence[Any]] = {}
-    if msg.encoding == "auto" and msg.info.is_sms:
+    if msg.encoding == "auto" and msg.info.sends_sms:
         row_fields["encoding"] = rows["encoding"].fillna("gsm").tolist()
     if budget is not None:
         budget.start(rows["cost"].tolist())
@@ -73,11 +71,10 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
     if msg.encoding not in (None, "auto"):
         fields["encoding"] = msg.encoding
     for wire_name, names in msg.whatsapp_columns.items():
-        fields[_WHATSAPP_OPTION_OF_WIRE[wire_name]] = tuple(names)
+        fields[msg.info.column_field_option(wire_name)] = tuple(names)
     spec = CampaignSpec.build(contacts, msg.channel, fields, to_column=column, notification_url=msg.notification_url,
                               row_fields=row_fields, rows=sending)
-    parts = (rows["parts"].fillna(1).astype("int64").tolist() if msg.channel in _PARTS_CHANNELS
-             else [1] * len(rows))
+    parts = rows["parts"].fillna(1).astype("int64").tolist() if msg.info.sends_sms else [1] * len(rows)
     sent = send_rows(spec, rows.index, options, parts=parts, budget=budget, identity=identity,
                      settle=tags_from_callbacks(options.callbacks, msg.notification_url))
     if budget is not None and budget.left_out:

@@ -26,7 +26,7 @@ __all__ = ["send_campaign", "send_landingsms", "send_mailing", "send_sms", "send
            "send_whatsapp"]
 
 _SETTINGS = ("to_column", "notification_url", "campaign", "link_base", "encoding", "default_region")
-_WHATSAPP_OPTIONS = ("header_fields", "body_fields", "cta_fields", "call_to_action_fields", "default_answer")
+_WHATSAPP_OPTIONS = tuple(option for option, _ in channel_info("whatsapp").column_fields)
 
 
 def _split(channel: str, options: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -20,7 +20,7 @@ from typing import cast
 
 import pandas as pd
 
-from sendframe.api.notifications import is_final_notification
+from sendframe.api.notifications import deciding_notifications
 from sendframe.delivery.parsing import (  # noqa: F401  (re-exported: the names callers know)
     CALLBACK_COLUMNS,
     JUNK_EXAMPLES,
@@ -80,9 +80,9 @@ def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
 
     Arrival order does not matter: a final notification (DELIVRD, UNDELIV, EXPIRED, REJECTD,
     DELETED) is never overridden by an intermediate one (ACCEPTD, ...), whenever it arrived.
-    Without a known status the delivery value decides (1, 2, 16 final; 4 intermediate), as
-    ``sendframe.api.notifications.is_final_notification`` says.
-    Among notifications of the same kind the latest ``reported_at`` wins.
+    Without a known status the delivery value decides (1, 2, 16 final; 4 intermediate).
+    Among notifications of the same kind the latest ``reported_at`` wins (a missing one counts as latest):
+    the rule of ``sendframe.api.notifications.deciding_order``, which ``message_outcomes`` follows too.
 
     >>> latest = latest_status(read_callbacks("callbacks.log"))  # doctest: +SKIP
     >>> latest["status"].value_counts()  # doctest: +SKIP
@@ -91,11 +91,9 @@ def latest_status(callbacks: pd.DataFrame) -> pd.DataFrame:
         return cast("pd.DataFrame", latest_status_partitions(latest_status, callbacks))  # a Dask frame: untyped
     if callbacks.empty:
         return callbacks.copy()
-    frame = callbacks.loc[callbacks["id"].notna()].copy()
-    frame["_final"] = is_final_notification(frame["status"], frame.get("delivery"))
-    order = ["_final", "reported_at"] + (["received_at"] if "received_at" in frame else [])
-    frame = frame.sort_values(order, kind="stable", na_position="first")
-    last = frame.groupby(["id", "part"], dropna=False, sort=False).tail(1)
-    last = last.drop(columns="_final").sort_values(["id", "part"], kind="stable").reset_index(drop=True)
+    frame = callbacks.loc[callbacks["id"].notna()]
+    groups = frame.groupby(["id", "part"], dropna=False, sort=False).ngroup().to_numpy()
+    last = frame.iloc[deciding_notifications(frame, groups)]
+    last = last.sort_values(["id", "part"], kind="stable").reset_index(drop=True)
     last.attrs = {}
     return last

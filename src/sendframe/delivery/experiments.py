@@ -179,7 +179,7 @@ def compare_variants(
 ) -> pd.DataFrame:
     """One row per variant: rate of ``metric`` with its interval, difference from ``control``, p-value.
 
-    ``outcomes`` is the per-recipient outcome table (:func:`sendframe.message_outcomes` joined with
+    ``outcomes`` is the per-recipient outcome table (:func:`~sendframe.delivery.outcomes.message_outcomes` joined with
     the contacts' ``variant``) or any frame with a ``column`` of variants and a True/False column
     named ``metric``. ``delivered`` is derived from ``status`` when absent, ``delivered_then_clicked``
     from ``clicked`` among the delivered. Columns: ``variant``, ``recipients`` (the denominator's

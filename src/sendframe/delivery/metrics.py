@@ -72,7 +72,7 @@ def delivery_summary(
 
     ``results`` is the send frame (``send_sms`` ...) or the outcome table of ``sendframe.outcomes``
     (then given alone: ``delivery_summary(outcomes, by="city")``), ``callbacks`` the frame of ``read_callbacks``,
-    ``records`` the value of ``fetch_records``, ``estimate`` the frame of ``sendframe.estimate``
+    ``records`` the value of ``fetch_records``, ``estimate`` the frame of ``msg.estimate``
     on the results' index (for ``estimated_cost``), ``contacts`` the contact table the results
     were sent from. ``by`` is one column or a list of them: any column of the outcome table
     (``sendframe.outcomes``: campaign_id, sending_id, country, mnc, status, outcome, ...), any

@@ -21,7 +21,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sendframe.api.notifications import is_final_notification, notification_status
+from sendframe.api.notifications import (
+    deciding_order,
+    is_final_notification,
+    last_of_each,
+    notification_status,
+    utc_instants,
+)
 from sendframe.campaign.policy import SKIP_OUTCOMES
 from sendframe.delivery.countries import recipient_countries
 from sendframe.errors import InputError
@@ -112,12 +118,6 @@ def _text_array(values: pd.Series) -> pa.Array:
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
-def _utc(values: pd.Series) -> np.ndarray:
-    """Timestamps as naive UTC datetime64[us] values (NaT where missing), without a Python object per value."""
-    stamps = pd.to_datetime(values, utc=True).astype("datetime64[us, UTC]")
-    return np.asarray(stamps.dt.tz_localize(None).to_numpy(), dtype="datetime64[us]")
-
-
 def _among(values: pd.Series, wanted: Iterable[str]) -> np.ndarray:
     """Which rows hold one of ``wanted`` (missing: no), decided once per distinct value."""
     codes, uniques = pd.factorize(values)
@@ -145,9 +145,8 @@ def _statuses(callbacks: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
     """The notification that decides each message's status, and its billed cost, as array work.
 
-    The rule of ``final_status_per_message``: per id, a final notification over an intermediate one, then
-    the latest ``reported_at`` (missing last), then the later row; the cost billed is the highest of the
-    message's parts, each part's from its first notification in that order.
+    Per id, the notification :func:`~sendframe.api.notifications.deciding_order` puts last; the cost billed
+    is the highest of the message's parts, each part's from its first notification in that order.
 
     >>> frame = pd.DataFrame({"id": ["a1", "a1", "b2"], "status": ["DELIVRD", "ACCEPTD", "ACCEPTD"],
     ...     "reported_at": pd.to_datetime(["2026-01-01 10:01", "2026-01-01 10:05", None], utc=True),
@@ -160,21 +159,12 @@ def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
     present = np.flatnonzero(np.asarray(ids.is_valid()))
     encoded = pc.dictionary_encode(ids.take(pa.array(present)) if len(present) < len(ids) else ids)
     code = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    needed = [c for c in ("status", "delivery", "reported_at", "part", "cost") if c in callbacks]
+    needed = [c for c in ("status", "delivery", "reported_at", "received_at", "part", "cost") if c in callbacks]
     kept = callbacks[needed] if len(present) == len(ids) else callbacks[needed].iloc[present]
     status, is_final = _statuses(kept)
-    reported = _utc(kept["reported_at"]).view(np.int64)
-    # per id: final over intermediate, then the latest report (a missing one counts as latest), then the later row
-    times, when = np.unique(reported, return_inverse=True)  # NaT is the smallest int64: made the latest below
-    when = when.reshape(-1).astype(np.int64)
-    if len(times) and times[0] == np.iinfo(np.int64).min:
-        when = np.where(when == 0, len(times), when)
-    rank = is_final.astype(np.int64) * (len(times) + 1) + when
-    order = np.argsort(code * (2 * len(times) + 2) + rank, kind="stable")
+    order = deciding_order(kept, code, is_final)
     ordered = code[order]
-    ends = np.ones(len(ordered), dtype=bool)
-    ends[:-1] = ordered[1:] != ordered[:-1]
-    last = order[ends]  # one per id, ids in code order
+    last = order[last_of_each(ordered)]  # one per id, ids in code order
     # billed once per message: each part's cost from its first notification, the highest of the parts
     part_codes = pd.factorize(kept["part"], use_na_sentinel=False)[0] if "part" in kept else np.zeros(len(kept), int)
     pair = ordered * (int(part_codes.max(initial=0)) + 1) + part_codes[order]
@@ -220,7 +210,7 @@ def message_outcomes(
 
     ``results`` is the frame returned by ``send_sms`` and friends; ``callbacks`` the frame of
     ``read_callbacks``; ``records`` the value of ``fetch_records`` (its ``messages`` and ``events``);
-    ``estimate`` the frame of ``sendframe.estimate`` (for ``estimated_cost``). The recipient is
+    ``estimate`` the frame of ``msg.estimate`` (for ``estimated_cost``). The recipient is
     ``recipients`` when given (the numbers sent to, on the results' index), else the results'
     ``recipient`` column, else what callbacks or records say. Rows the service never got
     (``rejected``, ``not_sent``, ``dry_run`` and the ``skipped_*`` outcomes) have the status
@@ -272,9 +262,10 @@ def message_outcomes(
         decided = latest.rows[which]  # the notification (row of the callbacks) that decides each hit's status
         # an intermediate notification (ACCEPTD, ...) leaves the message pending
         status[rows] = np.where(latest.is_final[which], latest.status[which], "PENDING")
-        sent_at[rows] = _utc(callbacks["sent_at"].iloc[decided])
+        sent_at[rows] = utc_instants(callbacks["sent_at"].iloc[decided])
         delivered = latest.status[which] == "DELIVRD"
-        delivered_at[rows] = np.where(delivered, _utc(callbacks["reported_at"].iloc[decided]), np.datetime64("NaT"))
+        reported_at = utc_instants(callbacks["reported_at"].iloc[decided])
+        delivered_at[rows] = np.where(delivered, reported_at, np.datetime64("NaT"))
         mnc.iloc[rows] = callbacks["mnc"].iloc[decided].astype("string").to_numpy()
         billed[rows] = latest.billed[which]
         if recipients is None:
@@ -292,7 +283,7 @@ def message_outcomes(
                 missing = rows[recipient.isna().to_numpy()[rows]]
                 recipient.iloc[missing] = known["recipient"].astype("string").iloc[found[missing]].to_numpy()
         if events is not None and not events.empty:
-            dates = _utc(events["date"])
+            dates = utc_instants(events["date"])
             kinds = events["type"].to_numpy(dtype=object)
             event_ids = _text_array(events["id"])
             # record events carry seconds, notifications only minutes: the events win where both exist
@@ -332,7 +323,7 @@ def outcomes(
 
     ``results`` is the frame a send returned (on the contacts' index, with ``recipient`` and
     ``text``); ``callbacks`` the frame of ``read_callbacks`` (or ``Receiver.wait_for``);
-    ``records`` the value of ``fetch_records``; ``estimate`` the frame of ``sendframe.estimate``.
+    ``records`` the value of ``fetch_records``; ``estimate`` the frame of ``msg.estimate``.
     The columns are those of ``message_outcomes`` (``outcome`` says what the send did: accepted,
     rejected, unknown, not_sent, dry_run or a ``skipped_*`` reason; ``status`` what became of the
     message), then ``text`` when the results carry it, then every column of ``contacts``, so any of

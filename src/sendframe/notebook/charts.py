@@ -1,6 +1,6 @@
 """Delivery dashboards as plotly figures.
 
-Every function takes the tidy per-recipient frame of :func:`sendframe.message_outcomes` and
+Every function takes the tidy per-recipient frame of :func:`~sendframe.delivery.outcomes.message_outcomes` and
 returns a ``go.Figure``; none shows it. Each chart aggregates before it plots (counts, bins,
 quantiles, the biggest groups and one "other" bar), so a figure holds at most a few thousand
 points whether the campaign had ten recipients or ten million. Statuses keep one order and one

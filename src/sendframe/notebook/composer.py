@@ -307,13 +307,13 @@ class Composer:
             return
         try:
             msg = self._message or preview_message(form, **self._settings)
-            totals = self._counter(msg).count(msg.template or "", form.encoding if info.is_sms else "auto",
-                                              parts=msg.parts if info.is_sms else None, message=msg, keep=self.keep)
+            totals = self._counter(msg).count(msg.template or "", form.encoding if info.sends_sms else "auto",
+                                              parts=msg.parts if info.sends_sms else None, message=msg, keep=self.keep)
             self.preview.value = self._preview(msg)
         except SendframeError as exc:
             self.counter.value, self.preview.value = error_html("Cannot preview", exc), ""
             return
-        self.counter.value = counter_html(counter_figures(totals), sms=info.is_sms)
+        self.counter.value = counter_html(counter_figures(totals), sms=info.sends_sms)
         self.last_update_seconds = time.perf_counter() - started
 
     def _preview(self, msg: Message) -> str:
@@ -329,7 +329,7 @@ class Composer:
             texts = pd.Series([s if not isinstance(s, str) or not isinstance(b, str)
                                else f"{s} — {_TAGS.sub(' ', b).strip()[:200]}"
                                for s, b in zip(texts, bodies, strict=True)], index=sample.index, dtype=object)
-        mark = (lambda text: unencodable_characters(text, "gsm")) if msg.info.is_sms else None
+        mark = (lambda text: unencodable_characters(text, "gsm")) if msg.info.sends_sms else None
         return preview_html(texts.items(), mark=mark)
 
     # ------------------------------------------------------------------ check, confirm, send

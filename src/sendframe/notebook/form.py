@@ -71,7 +71,6 @@ _WIRE_INPUTS: dict[str, dict[str, str]] = {
     "whatsapp": {"templateId": "template_id", "from": "sender", "campaignName": "campaign"},
 }
 _WIRE_INPUTS["landingsms"] = {**_WIRE_INPUTS["sms"], "templateBody": "landing_body"}
-_COLUMN_INPUTS = {"headerFields": "header_fields", "bodyFields": "body_fields", "callToActionFields": "cta_fields"}
 # a Message's settings that are not request fields (what the Composer carries besides its inputs)
 MESSAGE_SETTINGS: tuple[str, ...] = tuple(
     f.name for f in dataclasses.fields(Message) if f.name not in ("channel", "fields", "encoding", "whatsapp_columns"))
@@ -182,7 +181,7 @@ def message_from_form(form: ComposerForm, **settings: Any) -> Message:
     if not info.has_notifications:
         common.pop("notification_url", None)
     common["campaign"] = _text(form.campaign)
-    if info.is_sms:
+    if info.sends_sms:
         # parts 1 is the service's default: left out, as `sendframe send` without --parts does (same ledger)
         common.update(encoding=form.encoding, parts=int(form.parts) if int(form.parts) != 1 else None,
                       trans=1 if form.trans else None)
@@ -212,10 +211,10 @@ def form_from_message(message: Message) -> ComposerForm:
     """
     inputs = _WIRE_INPUTS[message.channel]
     values: dict[str, Any] = {inputs[k]: v for k, v in message.fields.items() if k in inputs}
-    values.update({_COLUMN_INPUTS[k]: tuple(v) for k, v in message.whatsapp_columns.items()})
+    values.update({message.info.column_field_option(k): tuple(v) for k, v in message.whatsapp_columns.items()})
     if "trans" in values:
         values["trans"] = bool(values["trans"])
-    if message.info.is_sms:
+    if message.info.sends_sms:
         values["encoding"] = message.encoding or "gsm"  # the service's default
     extra = {k: v for k, v in message.fields.items() if k not in inputs}
     return ComposerForm(channel=message.channel, extra_fields=extra, **values)

@@ -16,8 +16,8 @@ import hmac
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from sendframe.channels import CHANNELS
-from sendframe.errors import ConfigurationError
+from sendframe.channels import CHANNELS, channel_name
+from sendframe.errors import ConfigurationError, InputError
 
 __all__ = [
     "ALL_CHANNELS",
@@ -33,8 +33,6 @@ __all__ = [
 
 ALL_CHANNELS: frozenset[str] = frozenset(CHANNELS)
 LOOPBACK_IPS: frozenset[str] = frozenset({"127.0.0.1", "::1"})
-_CHANNEL_NAMES = {c.lower(): c for c in ALL_CHANNELS} | {
-    "email": "mailing", "voice_audio": "voiceAudio", "landing_sms": "landingsms"}
 
 # Built-in email templates (body HTML); (generation, id) -> body. {name} variables are personalised.
 EMAIL_TEMPLATES: dict[tuple[str, int], str] = {
@@ -101,11 +99,11 @@ def parse_account_spec(spec: str, ips: Iterable[str] = ()) -> Account:
         raise ConfigurationError(f"--account for {username!r}: the password must not be empty")
     channels = {"sms"}
     for raw in filter(None, (c.strip() for c in channel_text.split(","))):
-        name = _CHANNEL_NAMES.get(raw.lower())
-        if name is None:
+        try:
+            channels.add(channel_name(raw))
+        except InputError:
             raise ConfigurationError(f"--account for {username!r}: unknown channel {raw!r}; "
-                                     f"use one of {', '.join(sorted(ALL_CHANNELS))}")
-        channels.add(name)
+                                     f"use one of {', '.join(sorted(ALL_CHANNELS))}") from None
     return Account(username=username, api_password=password, channels=frozenset(channels),
                    ips=LOOPBACK_IPS | frozenset(ips))
 

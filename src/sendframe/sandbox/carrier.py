@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
+from sendframe.channels import channel as channel_info
 from sendframe.sandbox.carrier_config import (
     DRAW_SCALE,
     DRAW_WORDS,
@@ -336,7 +337,7 @@ def plan_steps(config: CarrierConfig, *, channel: str, message_id: str, to: str,
     ...  to="447700900000", ready=at, expires=None)]
     [(0, 'sent'), (100000, 'notify'), (300000, 'delivered'), (300000, 'notify')]
     """
-    if channel in ("sms", "landingsms"):
+    if channel_info(channel).sends_sms:
         return _sms_steps(config, message_id, to, parts, ready, expires, available_times)
     if channel in ("voice", "voiceAudio"):
         return _call_steps(config, message_id, to, ready, expires, retries, amd, available_times)

@@ -276,7 +276,7 @@ def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
 def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFrame], callbacks: Any) -> Any:
     """``latest_status`` of a Dask callback frame: lazily, one row per message and part (rows grouped by id).
 
-        >>> sendframe.latest_status(callbacks_ddf).compute()  # doctest: +SKIP
+        >>> latest_status(callbacks_ddf).compute()  # doctest: +SKIP
     """
     meta = latest_status(meta_of(callbacks))
     keyed = callbacks.shuffle("id")
@@ -299,7 +299,7 @@ def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: 
                         records: Any = None, estimate: Any = None, recipients: Any = None) -> Any:
     """``message_outcomes`` of Dask results (and callbacks): lazily, one row per result, on the results' index.
 
-        >>> sendframe.message_outcomes(results_ddf, callbacks_ddf).to_parquet("outcomes.parquet")  # doctest: +SKIP
+        >>> message_outcomes(results_ddf, callbacks_ddf).to_parquet("outcomes.parquet")  # doctest: +SKIP
     """
     dask_dataframe()
     _only_frames(records=records, estimate=estimate, recipients=recipients)

@@ -31,9 +31,9 @@ from sendframe.scale.runtime import (
     is_dask_frame,
     lengths_of,
     meta_of,
+    optimised,
     pandas_strings,
     persist,
-    settled,
 )
 
 __all__ = ["LARGE_FILE_BYTES", "PARTITION_BYTES", "read_partitioned", "wants_dask"]
@@ -154,7 +154,7 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
         >>> contacts = read_partitioned(sendframe.read_contacts, "contacts.parquet")  # doctest: +SKIP
     """
     dd = dask_dataframe()
-    raw = settled(_raw_frame(source, read_options))
+    raw = optimised(_raw_frame(source, read_options))
     options = {"phone_column": phone_column, "email_column": email_column, "default_region": default_region}
     meta = read_contacts(meta_of(raw), **options)  # a table without a recipient column fails here, at once
     meta.index = pd.RangeIndex(0)

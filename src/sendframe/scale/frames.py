@@ -7,7 +7,7 @@ answers for an empty frame; nothing is read until ``.compute()``, ``.to_parquet(
 
     >>> import pandas as pd, dask.dataframe as dd, sendframe  # doctest: +SKIP
     >>> contacts = dd.read_parquet("contacts.parquet")  # doctest: +SKIP
-    >>> est = sendframe.estimate(contacts, "Hi {name}", encoding="auto")  # doctest: +SKIP
+    >>> est = sendframe.sms("Hi {name}", sender="Shop", encoding="auto").estimate(contacts)  # doctest: +SKIP
     >>> sendframe.estimate_totals(est)["cost"]  # doctest: +SKIP
 
 Preflight's ``duplicate_recipient`` spans rows: a row repeating a recipient first seen in another
@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from sendframe.campaign.columns import recipient_column
+from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
 from sendframe.scale.repeats import local_positions, repeated_rows
-from sendframe.scale.runtime import compute, meta_of, persist, settled
-from sendframe.text.encodings import ENCODINGS
+from sendframe.scale.runtime import compute, meta_of, optimised, persist
 
 __all__ = ["estimate_totals", "on_partitions", "preflight_partitions", "problem_counts"]
 
@@ -65,7 +65,7 @@ def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **option
 
         >>> import pandas as pd, dask.dataframe as dd, sendframe  # doctest: +SKIP
         >>> frame = dd.from_pandas(pd.DataFrame({"n": ["a"]}), npartitions=1)  # doctest: +SKIP
-        >>> on_partitions(sendframe.render, frame, "Hi {n}").compute().tolist()  # doctest: +SKIP
+        >>> on_partitions(render, frame, "Hi {n}").compute().tolist()  # doctest: +SKIP
         ['Hi a']
     """
     meta = _empty(function(meta_of(frame), *args, **options))
@@ -162,7 +162,7 @@ def preflight_partitions(preflight: Callable[..., pd.DataFrame], frame: Any, cha
     index labels (give the frame a unique index, as :func:`sendframe.read_contacts` does, for
     labels that name one row).
 
-        >>> problems = sendframe.preflight(contacts_ddf, "sms", "Hi {name}", sender="Shop")  # doctest: +SKIP
+        >>> problems = sendframe.sms("Hi {name}", sender="Shop").preflight(contacts_ddf)  # doctest: +SKIP
         >>> problem_counts(problems)  # doctest: +SKIP
     """
     meta = _empty(preflight(meta_of(frame), channel, template, **options))  # arguments checked here, at once
@@ -184,7 +184,7 @@ def checked_preflight(frame: Any, full: Callable[[pd.DataFrame], pd.DataFrame],
     """The Dask preflight of :func:`preflight_partitions`, given its two runs on a pandas frame:
     ``full`` (every rule) and ``recipients_only`` (the recipient rules, on the recipient column)."""
     kind = channel_info(channel).recipient
-    frame = settled(frame)
+    frame = optimised(frame)
     # the repeats are worked out now (in the background on a cluster) and kept: the problems, read
     # later, do not hold every partition in memory while the shuffle runs
     repeats = persist(repeated_rows(frame, lambda part: _valid_rows(part[[column]], column, kind, recipients_only)))
@@ -195,21 +195,8 @@ def checked_preflight(frame: Any, full: Callable[[pd.DataFrame], pd.DataFrame],
 # ---------------------------------------------------------------------- totals
 
 
-_TOTAL_COLUMNS = ("rows", "billable", "messages", "cost", "rows_losing_characters", "too_many_parts", "missing_text")
-
-
-def _partition_totals(frame: pd.DataFrame) -> pd.DataFrame:
-    billable = frame["billable"].to_numpy(dtype=bool)
-    parts = frame["parts"].fillna(0).to_numpy(dtype=np.int64)
-    counts = frame["encoding"].value_counts(dropna=True)
-    row = {
-        "rows": len(frame), "billable": int(billable.sum()), "messages": int(parts[billable].sum()),
-        "cost": float(frame["cost"].sum()),
-        "rows_losing_characters": int(frame["lost_characters"].fillna("").str.len().gt(0).sum()),
-        "too_many_parts": int(frame["too_many_parts"].sum()), "missing_text": int(frame["text"].isna().sum()),
-        **{f"encoding:{name}": int(counts.get(name, 0)) for name in ENCODINGS},
-    }
-    return pd.DataFrame({k: [v] for k, v in row.items()})
+def _partition_sums(frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({k: [v] for k, v in estimate_sums(frame).items()})
 
 
 def _currency_of(frame: pd.DataFrame) -> pd.Series:
@@ -217,24 +204,18 @@ def _currency_of(frame: pd.DataFrame) -> pd.Series:
 
 
 def estimate_totals(estimate: Any) -> dict[str, Any]:
-    """The totals of a lazy Dask estimate, by a tree reduction (the keys of the pandas ``estimate_totals``).
+    """The totals of a lazy Dask estimate: the pandas ``estimate_sums`` of each partition added up by a tree
+    reduction, made totals by the pandas ``totals_of_sums`` (so both answer alike).
 
-        >>> estimate_totals(sendframe.estimate(contacts_ddf, "Hi {name}"))["cost"]  # doctest: +SKIP
+        >>> estimate_totals(sendframe.sms("Hi {name}", sender="Shop").estimate(contacts_ddf))["cost"]  # doctest: +SKIP
     """
-    meta = _partition_totals(_empty(meta_of(estimate)))
-    partial = estimate.map_partitions(_partition_totals, meta=meta, enforce_metadata=False)
+    meta = _partition_sums(_empty(meta_of(estimate)))
+    partial = estimate.map_partitions(_partition_sums, meta=meta, enforce_metadata=False)
     currencies = estimate.map_partitions(_currency_of, meta=pd.Series([], dtype="str"), enforce_metadata=False)
     sums, seen = compute(partial.sum(), currencies.drop_duplicates())
     found = [c for c in dict.fromkeys(seen.tolist()) if c]
     currency = found[0] if len(found) == 1 else "/".join(found) if found else "EUR"
-    encodings = {name: int(sums[f"encoding:{name}"]) for name in ENCODINGS if int(sums[f"encoding:{name}"])}
-    return {
-        "rows": int(sums["rows"]), "billable": int(sums["billable"]), "messages": int(sums["messages"]),
-        "cost": round(float(sums["cost"]), 4), "currency": currency,
-        "encodings": dict(sorted(encodings.items(), key=lambda item: -item[1])),
-        "rows_losing_characters": int(sums["rows_losing_characters"]),
-        "too_many_parts": int(sums["too_many_parts"]), "missing_text": int(sums["missing_text"]),
-    }
+    return totals_of_sums(sums.to_dict(), currency)
 
 
 def problem_counts(problems: Any) -> pd.DataFrame:

@@ -23,7 +23,7 @@ import pandas as pd
 from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.scale.frames import checked_preflight, on_partitions
 from sendframe.scale.repeats import local_positions, repeated_rows
-from sendframe.scale.runtime import meta_of, persist, settled
+from sendframe.scale.runtime import meta_of, optimised, persist
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -121,7 +121,7 @@ def _planned(msg: Message, frame: Any, method: Callable[..., pd.DataFrame], opti
     kind = msg.info.recipient
     wider = {**options, "keep": with_duplicates(keep)}
     meta = with_key(meta_frame, method, wider, column, kind).iloc[:0]
-    frame = settled(frame)
+    frame = optimised(frame)
     local = frame.map_partitions(with_key, method, wider, column, kind, meta=meta, enforce_metadata=False)
     # worked out now and kept, so the answer (read later) does not hold every partition during the shuffle
     repeats = persist(repeats_of_plan(local))
@@ -184,7 +184,7 @@ def _rows_to_send(part: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
 
 def ready(msg: Message, frame: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> Any:
     """:meth:`Message.ready` of a Dask frame: the rows a send would send, lazily."""
-    frame = settled(frame)
+    frame = optimised(frame)
     planned = plan(msg, frame, suppression=suppression, keep=keep)
     return frame.map_partitions(_rows_to_send, planned, meta=meta_of(frame), align_dataframes=False,
                                 enforce_metadata=False)

@@ -19,7 +19,7 @@ from typing import Any, cast
 import pandas as pd
 
 __all__ = ["INSTALL_HINT", "byte_ranges", "compute", "dask_dataframe", "delayed_call", "from_pandas", "is_dask_frame",
-           "lengths_of", "meta_of", "pandas_strings", "persist", "settled"]
+           "lengths_of", "meta_of", "pandas_strings", "optimised", "persist"]
 
 INSTALL_HINT = "pip install 'sendframe[dask]'"
 
@@ -119,11 +119,11 @@ def meta_of(frame: Any) -> pd.DataFrame:
     return cast(Callable[[Any], pd.DataFrame], make_meta)(frame)
 
 
-def settled(frame: Any) -> Any:
+def optimised(frame: Any) -> Any:
     """``frame`` with its partitions fixed: Dask may fuse the partitions of a Parquet read when
     only some columns are used, so the work that must pair partitions runs on the optimised frame.
 
-        >>> settled(frame).npartitions  # doctest: +SKIP
+        >>> optimised(frame).npartitions  # doctest: +SKIP
     """
     return frame.optimize() if hasattr(frame, "optimize") else frame
 

@@ -45,8 +45,8 @@ from sendframe.scale.runtime import (
     is_dask_frame,
     lengths_of,
     meta_of,
+    optimised,
     pandas_strings,
-    settled,
 )
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
     if send_options.get("dry_run"):
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
-    frame = settled(frame)
+    frame = optimised(frame)
     repeats, lengths = _candidates_and_lengths(msg, frame, suppression, keep)
     offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
     target = Path(out)
