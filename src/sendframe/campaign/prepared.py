@@ -117,19 +117,14 @@ class Prepared:
         msg, contacts, plan = self.message, self.contacts, self.plan
         values = contacts[self.recipient_column]
         priced = estimate_rows(msg, contacts, prices=self.prices, attachments=self.attachments, measured=self.measured)
-        sent = (plan["action"] == "send").to_numpy()
         front = {"recipient": values.astype("str"), "recipient_key": recipient_keys(values, msg.info.recipient),
                  "text": texts(msg, contacts, self.measured)}
         if msg.info.result_text_field and msg.template != msg.fields.get(msg.info.result_text_field):
             front["priced_text"] = priced["text"]
-        columns = pd.DataFrame(front, index=contacts.index)
-        table = pd.concat([columns, priced.drop(columns="text").assign(
-            billable=priced["billable"].to_numpy() & sent, cost=priced["cost"].where(sent, 0.0)), plan], axis=1)
+        table = pd.concat([pd.DataFrame(front, index=contacts.index), priced.drop(columns="text"), plan], axis=1)
         if msg.local_time is not None or msg.quiet_hours is not None:
             table["send_at_utc"] = self.schedule["send_at_utc"].to_numpy()
-        table.attrs = {"currency": priced.attrs.get("currency", "EUR")}
-        table.attrs["totals"] = estimate_totals(table)
-        return table
+        return _priced_as_sent(table, priced.attrs.get("currency", "EUR"))
 
     @property
     def estimate(self) -> pd.DataFrame:
@@ -142,21 +137,27 @@ class Prepared:
 
     @property
     def sent(self) -> np.ndarray:
-        """Which rows a send sends (positions)."""
+        """Which rows a send sends (a boolean mask over the contacts' rows)."""
         return (self.plan["action"] == "send").to_numpy()
 
     def replanned(self, plan: pd.DataFrame) -> Prepared:
         """The same preparation with another plan (``action``, ``reason``): a campaign of several messages
         (:class:`~sendframe.Variants`) decides repeats across them. Rows newly skipped cost nothing."""
         again = dataclasses.replace(self)
-        table = self.frame.assign(action=plan["action"], reason=plan["reason"])
-        sent = (plan["action"] == "send").to_numpy()
-        table = table.assign(billable=table["billable"].to_numpy() & sent, cost=table["cost"].where(sent, 0.0))
-        table.attrs = {"currency": self.frame.attrs["currency"]}
-        table.attrs["totals"] = estimate_totals(table)
+        table = _priced_as_sent(self.frame.assign(action=plan["action"], reason=plan["reason"]),
+                                self.frame.attrs["currency"])
         # a cached_property keeps its value in the instance's __dict__: the new plan is seeded there
         again.__dict__.update(plan=plan[["action", "reason"]], frame=table)
         return again
+
+
+def _priced_as_sent(table: pd.DataFrame, currency: str) -> pd.DataFrame:
+    """``table`` with the rows its ``action`` skips costing nothing (not billable); its totals in ``.attrs``."""
+    sent = (table["action"] == "send").to_numpy()
+    priced = table.assign(billable=table["billable"].to_numpy() & sent, cost=table["cost"].where(sent, 0.0))
+    priced.attrs = {"currency": currency}
+    priced.attrs["totals"] = estimate_totals(priced)
+    return priced
 
 
 def same_option(a: Any, b: Any) -> bool:
