@@ -89,7 +89,8 @@ class Variants:
         return pd.concat(found, ignore_index=True)
 
     def prepare(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
-                prices: Any = None, attachments: int = 0) -> tuple[dict[str, Prepared], pd.DataFrame]:
+                now: Any = None, ledger: Any = None, prices: Any = None,
+                attachments: int = 0) -> tuple[dict[str, Prepared], pd.DataFrame]:
         """Each variant's prepared frame (:meth:`Message.prepare <sendframe.Message.prepare>`) and the campaign's
         plan: ``action`` (``send``, ``holdout`` or a skipped outcome), ``reason`` and ``variant``. The prepared
         frames follow that plan: a recipient repeated across variants gets one message, its first row's."""
@@ -103,7 +104,7 @@ class Variants:
         for name, rows in rows_of.items():
             message = self.messages[name]
             prepared[name] = message.prepare(frame.loc[rows], suppression=suppression, keep=reasons | {"duplicate"},
-                                             prices=prices, attachments=attachments)
+                                             now=now, ledger=ledger, prices=prices, attachments=attachments)
             plan.loc[rows, ["action", "reason"]] = prepared[name].plan.to_numpy()
             recipients = frame.loc[rows, prepared[name].recipient_column].astype("str")
             keys[rows] = recipient_keys(recipients, message.info.recipient)
@@ -160,8 +161,12 @@ class Variants:
             >>> result = test.send(contacts, client=client, ledger="ab.sqlite", max_cost=50)  # doctest: +SKIP
         """
         how = SendOptions.of(options, "Variants.send")
+        if how.out is not None:
+            raise InputError("Variants.send takes a pandas frame and returns its result: out= is for a message's send "
+                             "of a Dask frame (send each variant's rows with its message instead).")
         frame = as_frame(contacts)
-        prepared, plan = self.prepare(frame, suppression=how.suppression, keep=how.keep, prices=how.prices)
+        prepared, plan = self.prepare(frame, suppression=how.suppression, keep=how.keep, now=how.now,
+                                      ledger=how.ledger, prices=how.prices)
         summary = skipped_summary(plan, "sent" if not how.dry_run else "to be sent")
         if summary:
             warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
