@@ -15,7 +15,7 @@ from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE, SUPPORTED_
 
 from sendframe.api import numbering
 from sendframe.api import recipient_columns as columns
-from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone
+from sendframe.api.recipients import email_key, is_valid_email, is_valid_phone, normalise_phone
 
 REGIONS = sorted(SUPPORTED_REGIONS)
 # default regions worth a closer look: a trunk prefix (GB, DE, FR), none (ES, IT), another IDD (US 011, RU 810),
@@ -169,8 +169,8 @@ def test_valid_emails_agrees_with_is_valid_email(values):
     expected = [is_valid_email(v) for v in values]
     assert columns.valid_emails(pd.Series(values, dtype=object)).tolist() == expected
     assert columns.valid_emails(pd.Series(values, dtype="str")).tolist() == expected
-    keys = columns.email_keys(pd.Series(values, dtype="str")).tolist()
-    assert [None if pd.isna(k) else k for k in keys] == [None if v is None else v.strip().lower() for v in values]
+    keys = columns.recipient_keys(pd.Series(values, dtype="str"), "email").tolist()
+    assert [None if pd.isna(k) else k for k in keys] == [email_key(v) for v in values]
 
 
 @settings(max_examples=200, deadline=None)

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from sendframe.api import recipients
+from sendframe.api.recipient_columns import normalise_phones
 from sendframe.api.recipients import (
     calling_code,
     is_valid_email,
     is_valid_phone,
     normalise_phone,
-    normalise_phone_series,
     region_of,
 )
 
@@ -100,21 +100,21 @@ def test_every_normalised_number_is_valid():
         assert result is not None and is_valid_phone(result), raw
 
 
-def test_normalise_phone_series_keeps_index_and_name_and_leaves_input_alone():
+def test_normalise_phones_keeps_index_and_name_and_leaves_input_alone():
     raw = pd.Series(["+34 600 123 456", "nope", 34600123456.0, None, "+34 600 123 456"], index=[10, 11, 12, 13, 14],
                     name="phone", dtype=object)
     before = raw.copy()
-    result = normalise_phone_series(raw)
+    result, _ = normalise_phones(raw)
     assert result.index.tolist() == [10, 11, 12, 13, 14] and result.name == "phone"
     assert result.tolist()[0::2] == ["34600123456", "34600123456", "34600123456"]
     assert result.isna().tolist() == [False, True, False, True, False]
     pd.testing.assert_series_equal(raw, before)
 
 
-def test_normalise_phone_series_on_a_float_column_and_on_nothing():
+def test_normalise_phones_on_a_float_column_and_on_nothing():
     floats = pd.Series([34600123456.0, np.nan, 447700900123.0])
-    assert normalise_phone_series(floats).tolist()[0::2] == ["34600123456", "447700900123"]
-    assert normalise_phone_series(pd.Series([], dtype="str")).empty
+    assert normalise_phones(floats)[0].tolist()[0::2] == ["34600123456", "447700900123"]
+    assert normalise_phones(pd.Series([], dtype="str"))[0].empty
 
 
 def test_is_valid_phone_is_fast_enough_for_large_lists():

@@ -12,6 +12,8 @@ local-only one; no trunk prefix such as the ``0`` of ``4407700900123``).
     '447700900123'
     >>> calling_code("34600123456"), region_of("34600123456")
     ('34', 'ES')
+    >>> recipient_key(" Ana@Example.COM", "email"), recipient_key("+34 600 12 34 56", "phone")
+    ('ana@example.com', '34600123456')
 """
 
 from __future__ import annotations
@@ -25,21 +27,26 @@ import phonenumbers
 from phonenumbers import PhoneNumber, ValidationResult
 from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE, UNKNOWN_REGION
 
+from sendframe.errors import InputError
+
 __all__ = [
     "MAX_EMAIL_LENGTH",
     "MAX_PHONE_DIGITS",
     "MIN_PHONE_DIGITS",
+    "RECIPIENT_KINDS",
     "calling_code",
     "is_valid_email",
     "is_valid_phone",
     "normalise_phone",
-    "normalise_phone_series",
+    "recipient_key",
     "region_of",
 ]
 
 MIN_PHONE_DIGITS = 8
 MAX_PHONE_DIGITS = 15
 MAX_EMAIL_LENGTH = 254
+
+RECIPIENT_KINDS = ("phone", "email", "any")
 
 # calling codes as text ("1", "34", "351"); they are prefix-free, so at most one matches a number
 _CALLING_CODES: frozenset[str] = frozenset(str(code) for code in COUNTRY_CODE_TO_REGION_CODE)
@@ -187,7 +194,7 @@ def _via_phonenumbers(text: str, region: str | None) -> str | None:
     return candidate if is_valid_phone(candidate) else None
 
 
-def normalise_phone(raw: object, default_region: str = "ES") -> str | None:
+def normalise_phone(raw: object, default_region: str | None = "ES") -> str | None:
     """Turn a phone number as people write it into API form, or ``None`` when it cannot be repaired.
 
     Repairs: a leading ``+`` or ``00``; spaces, dashes, dots, slashes and parentheses; a trunk
@@ -206,17 +213,58 @@ def normalise_phone(raw: object, default_region: str = "ES") -> str | None:
     return _normalise_text(text, (default_region or "").upper())
 
 
-def normalise_phone_series(series: pd.Series, default_region: str = "ES") -> pd.Series:
-    """:func:`normalise_phone` over a Series, once per distinct value; same index and name.
+def email_key(address: object) -> str | None:
+    """The form under which two email addresses are the same recipient, or ``None`` when it is no valid address.
 
-    Returns a ``str`` Series with missing values where a number cannot be repaired. The input is
-    not modified.
+    Surrounding whitespace is dropped and the address case-folded (``str.casefold``, docs/api-notes.md,
+    "Recipients"); an address that is not valid once stripped has no key.
 
-        >>> normalise_phone_series(pd.Series(["+34 600 123 456", "nope", 34600123456.0])).tolist()
-        ['34600123456', nan, '34600123456']
+        >>> email_key("  Ana@Example.COM "), email_key("a b@x.es")
+        ('ana@example.com', None)
+        >>> email_key("STRASSE@x.de") == email_key("straße@x.de")  # casefold, not lower
+        True
     """
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    mapped = [normalise_phone(value, default_region) for value in uniques]
-    lookup = pd.array(mapped + [None], dtype="str")  # the extra slot answers code -1 (missing)
-    values = lookup.take(codes, allow_fill=False) if len(codes) else pd.array([], dtype="str")
-    return pd.Series(values, index=series.index, name=series.name, dtype="str")
+    if type(address) is not str:
+        return None
+    stripped = address.strip()
+    return stripped.casefold() if is_valid_email(stripped) else None
+
+
+def check_kind(kind: object) -> str:
+    """``kind`` when it names a recipient kind, else an error saying which ones there are.
+
+        >>> check_kind("email")
+        'email'
+    """
+    if kind not in RECIPIENT_KINDS:
+        raise InputError(f"kind must be one of {', '.join(map(repr, RECIPIENT_KINDS))}; got {kind!r}.")
+    return str(kind)
+
+
+def recipient_key(value: object, kind: str, *, default_region: str | None = "ES") -> str | None:
+    """The form under which two recipients are the same, or ``None`` when ``value`` is no valid recipient.
+
+    - ``"phone"``: the number in API form, as :func:`normalise_phone` gives it for ``default_region``.
+      Pass ``default_region=None`` for values already in API form (a ledger, an answer's ``to``): a
+      digit run is then read as international, so ``"672123456"`` stays Norfolk Island instead of
+      becoming the Spanish mobile ``34672123456``.
+    - ``"email"``: :func:`email_key`, stripped and case-folded.
+    - ``"any"``: each value by what it is: a valid email address (once stripped) as an email, anything
+      else as a phone number. The two never overlap (no phone number has an ``@``), so this is a
+      rule, not a guess; it is for recipients of mixed channels (a send history, the sandbox's store).
+
+    :func:`sendframe.api.recipient_columns.recipient_keys` gives the same answers for a whole column.
+
+        >>> recipient_key("0034 600-12-34-56", "phone"), recipient_key("600123456", "phone")
+        ('34600123456', '34600123456')
+        >>> recipient_key("672123456", "phone"), recipient_key("672123456", "phone", default_region=None)
+        ('34672123456', '672123456')
+        >>> recipient_key(" Ana@Example.com", "any"), recipient_key("+44 7700 900123", "any"), recipient_key("x", "any")
+        ('ana@example.com', '447700900123', None)
+    """
+    kind = check_kind(kind)
+    if kind != "phone":
+        key = email_key(value)
+        if kind == "email" or key is not None:
+            return key
+    return normalise_phone(value, default_region)

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.ledger import Ledger, is_ledger
-from sendframe.campaign.variants import recipient_keys
 from sendframe.errors import InputError
 
 __all__ = ["HISTORY_COLUMNS", "frequency_capped", "history_from_ledgers", "recent_sends"]
@@ -96,7 +96,7 @@ def recent_sends(history: pd.DataFrame, days: float, now: datetime | str, *, def
     _check_window(1, days)
     start = aware_moment(now, "now") - pd.Timedelta(days=float(days))
     recent = history[(history["sent_at"] > start).fillna(False).to_numpy(dtype=bool)]
-    keys = recipient_keys(recent["recipient"], default_region).dropna()
+    keys = recipient_keys(recent["recipient"], "any", default_region=default_region).dropna()
     counts = keys.value_counts(sort=False).astype("Int64")
     counts.index.name = "recipient"
     return counts.rename("sends")
@@ -118,7 +118,7 @@ def frequency_capped(recipients: pd.Series | Iterable[Any], history: pd.DataFram
     _check_window(n, days)
     series = recipients if isinstance(recipients, pd.Series) else pd.Series(list(recipients), dtype=object)
     counts = recent_sends(history, days, now, default_region=default_region)
-    keys = recipient_keys(series, default_region)
+    keys = recipient_keys(series, "any", default_region=default_region)
     sent = keys.map(counts).astype("Int64").fillna(0)
     return (sent >= int(n)).to_numpy(dtype=bool)
 

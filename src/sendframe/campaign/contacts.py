@@ -28,9 +28,9 @@ import pyarrow.compute as pc
 
 from sendframe.api.recipient_columns import (
     clean_emails,
-    email_keys,
     normalise_phones,
     phone_numbers,
+    recipient_keys,
     valid_emails,
     valid_phones,
 )
@@ -194,7 +194,7 @@ def duplicate_recipients(values: pd.Series, kind: str = "phone", *, valid: np.nd
     if kind not in ("phone", "email"):
         raise InputError(f"kind must be 'phone' or 'email', not {kind!r}.")
     if kind == "email":
-        keys = email_keys(values)
+        keys = recipient_keys(values, "email")
         valid = valid_emails(keys) if valid is None else np.asarray(valid, dtype=bool)
         codes = np.where(valid, _email_codes(keys), -1)
     else:  # valid numbers in API form are at most 15 digits without a leading zero: compared as integers

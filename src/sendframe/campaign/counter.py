@@ -25,9 +25,10 @@ import pandas as pd
 import pyarrow as pa
 
 from sendframe import pricing
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.estimate import SMS_CHANNELS, _load_table, recipient_column, recipients_valid
 from sendframe.campaign.policy import keep_reasons
-from sendframe.campaign.prepared import recipient_keys, same_option
+from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
 from sendframe.errors import InputError
 from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
@@ -124,15 +125,17 @@ class MessageCounter:
         if self._policy is not None and (settings is None or all(
                 same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True))):
             return self._policy[1], self._policy[2]
-        allowed, values = self._valid, self.contacts[self._column]
+        allowed, keys = self._valid, None
         if message is not None:
             try:
                 prepared = message.prepare(self.contacts, keep=keep | set(_PER_TEMPLATE))
-                allowed = (prepared.plan["action"] == "send").to_numpy()
-                values = self.contacts[prepared.recipient_column]
+                allowed, keys = prepared.sent, prepared.recipient_key
             except InputError:  # a template that cannot be sent (the preview says why): recipients by validity
                 message = None
-        codes = pd.factorize(recipient_keys(values.astype("str"), self._kind))[0]
+        if keys is None:
+            keys = recipient_keys(self.contacts[self._column], self._kind, default_region=None)
+        codes = pd.factorize(keys)[0]
+        codes = np.where(codes < 0, -1 - np.arange(len(codes)), codes)  # no key (not a valid recipient): its own
         if settings is not None and message is not None:
             self._policy = (settings, allowed, codes)
         return allowed, codes

@@ -21,8 +21,8 @@ import pandas as pd
 import pyarrow as pa
 
 from sendframe import pricing
+from sendframe.api.countries import recipient_countries
 from sendframe.api.recipient_columns import valid_emails, valid_phones
-from sendframe.api.recipients import region_of
 from sendframe.campaign.columns import recipient_column as find_column
 from sendframe.campaign.measured import measure_texts
 from sendframe.campaign.preview import render
@@ -176,15 +176,13 @@ def _load_table(prices: Any) -> Any:
 
 
 def _countries(numbers: pd.Series, price_rows: pd.DataFrame) -> pd.Series:
-    # the price table's country for its prefix (vectorised); numbers priced by the default row
-    # get the recipient rule's region, once per distinct number
+    # the price table's country for its prefix; numbers priced by the default row get the recipient rule's country
 
     country = price_rows["country"].astype("str").where(price_rows["prefix"] != DEFAULT_PREFIX)
     country = pd.Series(country.array, index=numbers.index, dtype="str", copy=True)
     open_rows = (country.isna() & numbers.notna()).to_numpy(dtype=bool)
     if open_rows.any():
-        codes, uniques = pd.factorize(numbers[open_rows])
-        country[open_rows] = np.asarray([region_of(v) for v in uniques], dtype=object)[codes]
+        country[open_rows] = recipient_countries(numbers[open_rows]).to_numpy(dtype=object, na_value=np.nan)
     return country
 
 

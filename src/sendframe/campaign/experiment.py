@@ -33,7 +33,7 @@ from sendframe.campaign.budget import Budget
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import Message
 from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
-from sendframe.campaign.prepared import Prepared, recipient_keys
+from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions, send_signature
 from sendframe.campaign.send_prepared import send_prepared
 from sendframe.campaign.tables import as_frame
@@ -106,8 +106,7 @@ class Variants:
             prepared[name] = message.prepare(frame.loc[rows], suppression=suppression, keep=reasons | {"duplicate"},
                                              now=now, ledger=ledger, prices=prices, attachments=attachments)
             plan.loc[rows, ["action", "reason"]] = prepared[name].plan.to_numpy()
-            recipients = frame.loc[rows, prepared[name].recipient_column].astype("str")
-            keys[rows] = recipient_keys(recipients, message.info.recipient)
+            keys[rows] = prepared[name].recipient_key.to_numpy()
         unassigned = frame[self.column].isna().to_numpy()  # assign_variants found no usable recipient
         plan.loc[unassigned, "action"] = "skipped_invalid"
         plan.loc[unassigned, "reason"] = "no variant: the recipient is missing or not valid."

@@ -7,6 +7,9 @@ The rules the ledger applies (its module docstring tells them in full):
 - a contact row is the ledger row with the same (label, recipient), else the k-th unmatched row of its
   recipient is the k-th unmatched ledger row of that recipient (:func:`match_rows`).
 
+Recipients are compared by their :func:`~sendframe.api.recipients.recipient_key` (in API form, so
+``default_region=None``): numbers by their digits, emails case-folded.
+
     >>> match_rows(["0", "1"], ["447700900001", "447700900002"], ["1", "2"], ["447700900001", "447700900002"])
     [0, 1]
 """
@@ -14,31 +17,25 @@ The rules the ledger applies (its module docstring tells them in full):
 from __future__ import annotations
 
 import collections
-import re
 from collections.abc import Sequence
 from typing import Any
 
+import pandas as pd
+
+from sendframe.api.recipient_columns import recipient_keys
+from sendframe.api.recipients import recipient_key
 from sendframe.api.wire import SendAnswer
 
 __all__ = ["checked_columns", "match_rows", "same_recipient"]
-
-_PHONE_LIKE = re.compile(r"[0-9+()./ \t-]+")
-
-
-def _recipient_form(text: str) -> str:
-    text = text.strip()
-    if _PHONE_LIKE.fullmatch(text):
-        digits = re.sub(r"[^0-9]", "", text)
-        return digits[2:] if not text.startswith("+") and digits.startswith("00") else digits
-    return text.casefold()
 
 
 def same_recipient(sent: str, answered: str | None) -> bool:
     """Whether a result item's ``to`` names the recipient sent at its position.
 
     The spec says ``to`` is the recipient as sent; a service that reformats it is still recognised:
-    both are trimmed, phone numbers compared by their digits (``+``, a leading ``00`` and separators
-    dropped), anything else (emails) without regard to case.
+    both are compared by their recipient key (numbers in API form, whatever ``+``, ``00`` or separators
+    the answer writes; emails trimmed and case-folded). A value that is no valid recipient only matches
+    itself.
 
         >>> same_recipient("447700900001", "+44 7700 900001"), same_recipient("a@b.co", "A@B.CO ")
         (True, True)
@@ -47,7 +44,10 @@ def same_recipient(sent: str, answered: str | None) -> bool:
     """
     if answered is None:
         return False
-    return sent == answered or _recipient_form(sent) == _recipient_form(answered)
+    if sent == answered:
+        return True
+    key = recipient_key(sent, "any", default_region=None)
+    return key is not None and key == recipient_key(answered, "any", default_region=None)
 
 
 def checked_columns(columns: SendAnswer, sent: Sequence[str],
@@ -88,13 +88,15 @@ def match_rows(stored_keys: list[str], stored_recipients: list[str], keys: list[
                recipients: list[str]) -> list[int | None]:
     """For each given (key, recipient), the position in the stored rows of the ledger row it is, or None.
 
-    Stored rows repeat a (key, recipient) pair sent again: its last entry holds what is known. First the
-    same pair, then the k-th unmatched given row of a recipient takes the k-th unmatched ledger row of that
-    recipient, in the order the ledger first recorded them.
+    Stored rows repeat a (key, recipient) pair sent again: its last entry holds what is known. Recipients
+    are compared by their recipient key (``"Ana@x.es"`` is ``"ana@x.es"``). First the same pair, then the
+    k-th unmatched given row of a recipient takes the k-th unmatched ledger row of that recipient, in the
+    order the ledger first recorded them.
 
         >>> match_rows(["0", "1"], ["A", "B"], ["0", "1", "2"], ["X", "A", "B"])  # a row inserted at the top
         [None, 0, 1]
     """
+    stored_recipients, recipients = _keyed(stored_recipients), _keyed(recipients)
     latest: dict[tuple[str, str], int] = {}
     for at, pair in enumerate(zip(stored_keys, stored_recipients, strict=True)):
         latest[pair] = at  # a dict keeps first-insertion order: the order rows were first recorded
@@ -117,3 +119,10 @@ def match_rows(stored_keys: list[str], stored_recipients: list[str], keys: list[
             if queue:
                 positions[i] = queue.popleft()
     return positions
+
+
+def _keyed(recipients: list[str]) -> list[str]:
+    # each recipient's key; a value that is no valid recipient stands for itself
+    keys = recipient_keys(pd.Series(recipients, dtype="str"), "any", default_region=None)
+    return [key if isinstance(key, str) else recipient
+            for key, recipient in zip(keys.tolist(), recipients, strict=True)]

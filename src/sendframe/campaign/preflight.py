@@ -49,7 +49,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sendframe.api.recipient_columns import normalise_phones
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column
@@ -161,7 +161,8 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
             shown = pc.if_else(pa.array(values[bad].isna().to_numpy(dtype=bool)), raw, shown)
         found.rows(bad, column, "invalid_recipient", made_once(
             shown, lambda s: f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)."))
-    repeated, first = _repeats(_key_codes(values.str.lower() if mailing else values))
+    keys = recipient_keys(values, channel_info(channel).recipient, default_region=None)
+    repeated, first = _repeats(_key_codes(keys))
     repeated &= valid
     if repeated.any():
         found.rows(repeated, column, "duplicate_recipient", joined(
@@ -187,15 +188,12 @@ def _suppressed_values(suppression: Any, channel: str, default_region: str) -> s
     else:
         raise InputError("suppression must be a CSV path, a DataFrame or a list of numbers/emails, "
                          f"not {type(suppression).__name__}.")
-    values = values.dropna()
-    if channel == "mailing":
-        return set(values.astype(str).str.strip().str.lower())
-    return set(normalise_phones(values.astype(object), default_region)[0].dropna())
+    return set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
 
 
 def _opted_out(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray,
                blocked: set[str]) -> None:
-    key = contacts[column].str.lower() if channel == "mailing" else contacts[column]
+    key = recipient_keys(contacts[column], channel_info(channel).recipient, default_region=None)
     opted = key.isin(blocked).to_numpy(dtype=bool) & valid
     if opted.any():
         found.rows(opted, column, "opted_out", messages(contacts[column][opted], lambda v: (

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign import measured as kept
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message_rows import (
@@ -42,20 +43,11 @@ from sendframe.errors import InputError
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "recipient_keys", "same_message", "same_option"]
+__all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "same_message", "same_option"]
 
 # the columns of msg.estimate, in order (the text engine's and the price list's answer per row, then the plan's)
 ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_characters", "country", "unit_price",
                     "cost", "billable", "too_many_parts", "action")
-
-
-def recipient_keys(values: pd.Series, kind: str) -> pd.Series:
-    """The recipient as compared to find repeats: an email lower-cased, a phone as the column holds it.
-
-        >>> recipient_keys(pd.Series(["Ana@X.org"]), "email").tolist()
-        ['ana@x.org']
-    """
-    return values.str.lower() if kind == "email" else values
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -92,13 +84,19 @@ class Prepared:
         return self.message.recipient_column(self.contacts)
 
     @functools.cached_property
+    def recipient_key(self) -> pd.Series:
+        """Each row's recipient as compared (the one rule: :func:`~sendframe.api.recipient_columns.recipient_keys`)."""
+        values = self.contacts[self.recipient_column]
+        return recipient_keys(values, self.message.info.recipient, default_region=None)
+
+    @functools.cached_property
     def plan(self) -> pd.DataFrame:
         """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason``."""
         self._check_sendable()
         msg, values = self.message, self.contacts[self.recipient_column]
         capped, why = capped_rows(msg, values, self.moment, self.ledger)
-        key = recipient_keys(values, msg.info.recipient)
-        return plan_rows(self.problems, self.contacts.index, key.reset_index(drop=True), self.keep, capped, why)
+        key = self.recipient_key.reset_index(drop=True)
+        return plan_rows(self.problems, self.contacts.index, key, self.keep, capped, why)
 
     @functools.cached_property
     def schedule(self) -> pd.DataFrame:
@@ -117,7 +115,7 @@ class Prepared:
         msg, contacts, plan = self.message, self.contacts, self.plan
         values = contacts[self.recipient_column]
         priced = estimate_rows(msg, contacts, prices=self.prices, attachments=self.attachments, measured=self.measured)
-        front = {"recipient": values.astype("str"), "recipient_key": recipient_keys(values, msg.info.recipient),
+        front = {"recipient": values.astype("str"), "recipient_key": self.recipient_key,
                  "text": texts(msg, contacts, self.measured)}
         if msg.info.result_text_field and msg.template != msg.fields.get(msg.info.result_text_field):
             front["priced_text"] = priced["text"]

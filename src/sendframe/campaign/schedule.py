@@ -52,7 +52,8 @@ from phonenumbers import (
 )
 from phonenumbers import timezone as phone_zones
 
-from sendframe.api.recipients import calling_code, normalise_phone_series
+from sendframe.api.recipient_columns import normalise_phones
+from sendframe.api.recipients import calling_code
 from sendframe.campaign.caps import aware_moment
 from sendframe.campaign.columns import find_recipient_column
 from sendframe.campaign.tables import as_frame
@@ -321,7 +322,7 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
         if phone not in contacts:
             columns = ", ".join(map(str, contacts.columns))
             raise InputError(f"The contacts have no column {phone!r}; columns are: {columns}.")
-        numbers = normalise_phone_series(contacts.loc[missing, phone], default_region)
+        numbers, _ = normalise_phones(contacts.loc[missing, phone], default_region)
         found_zone, found_source = zones_of_numbers(numbers)
         zone[missing] = found_zone
         source[missing] = found_source

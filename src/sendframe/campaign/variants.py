@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.recipients import normalise_phone_series
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.columns import find_recipient_column, recipient_column
 from sendframe.campaign.tables import as_frame
 from sendframe.errors import InputError
 from sendframe.options import check_options
 
-__all__ = ["HOLDOUT", "VARIANTS_ATTR", "assign_variants", "recipient_keys", "recipient_uniforms", "variant_weights"]
+__all__ = ["HOLDOUT", "VARIANTS_ATTR", "assign_variants", "recipient_uniforms", "variant_weights"]
 
 HOLDOUT = "holdout"
 """The name of the group that is never sent, unless ``holdout=`` names another."""
@@ -102,28 +102,6 @@ def recipient_uniforms(recipients: pd.Series, seed: int | str = 0) -> np.ndarray
     return uniform[codes]  # code -1 (missing) takes the NaN appended last
 
 
-def _looks_like_emails(values: pd.Series) -> bool:
-    present = values.dropna().astype("str")
-    return bool(len(present)) and float(present.str.contains("@", regex=False).mean()) > 0.5
-
-
-def recipient_keys(values: pd.Series, default_region: str = "ES", *, email: bool | None = None) -> pd.Series:
-    """Each recipient as one comparable text: phones as ``read_contacts`` normalises them, emails trimmed, lower case.
-
-    ``email``: whether the values are emails (by default: when most contain ``@``). Values that are
-    no usable recipient give a missing value. Same index; the input is not modified.
-
-        >>> recipient_keys(pd.Series(["+34 600 000 001", "600000001", None])).tolist()
-        ['34600000001', '34600000001', nan]
-        >>> recipient_keys(pd.Series([" Ana@Example.com", "nope"]), email=True).tolist()
-        ['ana@example.com', nan]
-    """
-    if email if email is not None else _looks_like_emails(values):
-        emails = values.astype("str").str.strip().str.lower()
-        return emails.where(values.notna() & emails.str.contains("@", regex=False))
-    return normalise_phone_series(values, default_region)
-
-
 def assign_variants(
     contacts: Any,
     weights: Mapping[str, float] | Sequence[str],
@@ -143,9 +121,11 @@ def assign_variants(
     - ``seed``: an int or text; another seed gives another, independent split.
     - ``contacts``: a pandas frame, or any frame that exports Arrow (polars, DuckDB, pyarrow).
     - ``recipient``: the column to hash; by default the phone column (``phone``, ``Mobile``, ...),
-      else the email column. Phones are normalised as :func:`read_contacts` does (``default_region``
-      for national numbers), emails stripped and lower-cased, so a re-exported table keeps everyone's
-      group. Rows without a usable recipient get ``<NA>`` (they are not sent anyway).
+      else the email column. Recipients are compared by
+      :func:`~sendframe.api.recipient_columns.recipient_keys` (phones as :func:`read_contacts` normalises
+      them, ``default_region`` for national numbers; emails stripped and case-folded; a column named
+      neither way by what each value is), so a re-exported table keeps everyone's group. Rows without a
+      valid recipient get ``<NA>`` (they are not sent anyway).
     - ``holdout``: the group that is never sent; by default ``"holdout"`` when ``weights`` has it,
       else none. ``None`` says there is no holdout.
 
@@ -177,8 +157,8 @@ def assign_variants(
         source = found if found is not None else recipient_column(frame, "phone")  # raises, naming the columns
     else:
         source = recipient_column(frame, "phone", recipient)
-    is_email = find_recipient_column(frame[[source]], "email") is not None or None  # else: by its values
-    keys = recipient_keys(frame[source], default_region, email=is_email)
+    kinds = [kind for kind in ("phone", "email") if find_recipient_column(frame[[source]], kind) is not None]
+    keys = recipient_keys(frame[source], kinds[0] if kinds else "any", default_region=default_region)
 
     uniform = recipient_uniforms(keys, seed)
     share_values = np.array(list(shares.values()), dtype=np.float64)

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe.api.countries import recipient_countries
 from sendframe.api.notifications import (
     deciding_order,
     is_final_notification,
@@ -29,7 +30,6 @@ from sendframe.api.notifications import (
     utc_instants,
 )
 from sendframe.campaign.policy import SKIP_OUTCOMES
-from sendframe.delivery.countries import recipient_countries
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.scale.callbacks import outcomes_partitions
@@ -217,6 +217,10 @@ def message_outcomes(
     ``NOT_SENT``; their ``outcome`` says why. When the results are one campaign's, rows without a
     ``campaign_id`` (left out of the send) get that campaign's.
     Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
+
+        >>> results = pd.DataFrame({"id": ["a1", None], "accepted": [True, False], "outcome": ["accepted", "rejected"]})
+        >>> message_outcomes(results)[["status", "outcome"]].values.tolist()
+        [['PENDING', 'accepted'], ['NOT_SENT', 'rejected']]
     """
     if is_dask_frame(results) or is_dask_frame(callbacks):  # lazily, partitioned by id (sendframe.scale.callbacks)
         lazy = outcomes_partitions(message_outcomes, results, callbacks, records=records, estimate=estimate,

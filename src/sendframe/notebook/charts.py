@@ -135,7 +135,7 @@ def funnel(outcomes: pd.DataFrame) -> go.Figure:
     before sending (skipped, held out, not sent yet) are their own grey steps. Shares are of all recipients
     down to "sent", then of the sent ones.
 
-    >>> from sendframe import message_outcomes
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1", None], "outcome": ["accepted", "rejected"]}))
     >>> list(funnel(outcomes).data[0].x)
     [2, 1, 0, 0]
@@ -190,7 +190,7 @@ def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figu
     """Stacked counts of final status by send time, bucketed by ``freq`` (``"min"``, ``"h"``, ``"D"``, ...;
     by default the finest that gives at most 200 bars).
 
-    >>> from sendframe import message_outcomes
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}))
     >>> status_over_time(outcomes).layout.annotations[0].text
     'No send times yet: callbacks or records give them.'
@@ -228,7 +228,7 @@ def time_to_delivery(outcomes: pd.DataFrame) -> go.Figure:
     """The share of delivered messages delivered within x seconds (an ECDF through at most 1,001 points),
     with 5 s and 60 s marks.
 
-    >>> from sendframe import message_outcomes
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}))
     >>> time_to_delivery(outcomes).layout.annotations[0].text
     'No delivered messages with both dates yet.'
@@ -277,7 +277,7 @@ def failures(outcomes: pd.DataFrame) -> go.Figure:
     """Failed recipients by status, and by API error for those the API rejected (the 15 biggest reasons, then one
     bar for the rest).
 
-    >>> from sendframe import message_outcomes
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> outcomes = message_outcomes(pd.DataFrame({"id": [None], "outcome": ["rejected"], "error_code": [102]}))
     >>> list(failures(outcomes).data[0].y)
     ['error 102']
@@ -332,7 +332,7 @@ def _one_region(countries: pd.Series) -> bool:
 def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
     """A world map of delivery rate (delivered / accepted) by recipient country.
 
-    >>> from sendframe import message_outcomes
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}),
     ...                             recipients=pd.Series(["34600123456"]))
     >>> list(delivery_rate_by_country(outcomes).data[0].locations)
@@ -365,7 +365,7 @@ def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     """Delivery rate by country and operator (MNC), with the denominator on each bar: the 15 operators with the most
     accepted messages, then one bar for the rest.
 
-    >>> from sendframe import message_outcomes
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}),
     ...                             recipients=pd.Series(["34600123456"]))
     >>> list(delivery_rate_by_operator(outcomes).data[0].y)
@@ -394,7 +394,7 @@ def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
 def cost(outcomes: pd.DataFrame) -> go.Figure:
     """Estimated versus billed cost by country (the 15 costliest, then one bar for the rest).
 
-    >>> from sendframe import message_outcomes
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}),
     ...                             estimate=pd.DataFrame({"cost": [0.05]}))
     >>> [float(v) for v in cost(outcomes).data[0].y]
@@ -418,7 +418,7 @@ def cost(outcomes: pd.DataFrame) -> go.Figure:
 def clicks(outcomes: pd.DataFrame) -> go.Figure:
     """Click-through: clicked recipients among delivered ones, by country (the 15 with most deliveries, then the rest).
 
-    >>> from sendframe import message_outcomes
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}))
     >>> clicks(outcomes).layout.annotations[0].text
     'No delivered messages yet.'
@@ -465,7 +465,7 @@ def _utc(moment: pd.Timestamp) -> str:
 def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> dict[str, str]:
     """The report's header: campaign, first and last send (UTC), recipients, cost (estimated, and billed when known).
 
-    >>> from sendframe import message_outcomes
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1", None], "outcome": ["accepted", "rejected"]}))
     >>> campaign_facts(outcomes, campaign="Black Friday")["recipients"]
     '2 (sent 2)'
@@ -500,7 +500,7 @@ def dashboard(outcomes: pd.DataFrame, *, summary: pd.DataFrame | None = None, ti
     ``campaign`` names the campaign in the header (its ids come from the frame); ``summary`` is a table
     shown under the header (``delivery_summary``).
 
-    >>> from sendframe import message_outcomes
+    >>> from sendframe.delivery.outcomes import message_outcomes
     >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1", None], "outcome": ["accepted", "rejected"]}))
     >>> board = dashboard(outcomes, campaign="Black Friday")
     >>> board.header["campaign"], list(board.figures)[:2]

@@ -40,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from sendframe.api import recipients
 from sendframe.errors import InputError
 from sendframe.sandbox.useragent import parse_user_agent
 
@@ -111,12 +112,15 @@ _LANDING_HEADERS = {**_SAFE, "Content-Security-Policy": LANDING_CSP}
 
 
 def recipient_key(to: str) -> str:
-    """The form under which a recipient is remembered (unsubscribes, OTP codes): trimmed and lower-cased.
+    """The form under which a recipient is remembered (unsubscribes, OTP codes): the toolkit's
+    :func:`~sendframe.api.recipients.recipient_key` of an API-form recipient (numbers as they are,
+    emails trimmed and case-folded); text that is no valid recipient is kept trimmed.
 
-    >>> recipient_key(" Ana@Example.COM ")
-    'ana@example.com'
+    >>> recipient_key(" Ana@Example.COM "), recipient_key("447700900123")
+    ('ana@example.com', '447700900123')
     """
-    return str(to).strip().lower()
+    text = str(to).strip()
+    return recipients.recipient_key(text, "any", default_region=None) or text
 
 
 def _now_text(state: Any) -> str:

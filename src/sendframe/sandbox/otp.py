@@ -48,7 +48,7 @@ SCHEMA = (
     CREATE TABLE IF NOT EXISTS otp_codes(
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         account TEXT NOT NULL,
-        recipient TEXT NOT NULL,      -- recipient_key(to): trimmed, lower-cased
+        recipient TEXT NOT NULL,      -- recipient_key(to): the toolkit's recipient key
         app_id TEXT NOT NULL,
         salt TEXT NOT NULL,
         digest TEXT NOT NULL,         -- sha256(salt + code), hex; the code itself is never stored

@@ -115,9 +115,9 @@ def request_common(state: Any, account: Account, request: Any) -> RequestCommon:
 def plan_message_row(batch: RequestBatch, message_id: str, c: RequestCommon, to: str, parts: int | None = None,
                      **request_arguments: Any) -> None:
     """Queue the carrier planning of one message. A plan depends only on the seed, the message id and
-    these arguments, so when it is made does not change it: :func:`accept` stores one ``plans`` row in
-    ``work`` per request, due when the messages are ready, and the worker plans them then, off the
-    request's path (see :mod:`sendframe.sandbox.worker`).
+    these arguments, so when it is made does not change it: :func:`~sendframe.sandbox.sending.accept`
+    stores one ``plans`` row in ``work`` per request, due when the messages are ready, and the worker
+    plans them then, off the request's path (see :mod:`sendframe.sandbox.worker`).
 
     ``request_arguments`` are the same for every message of a request: they are kept once."""
     if c.plan_common is None:

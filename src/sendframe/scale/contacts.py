@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.errors import InputError
 from sendframe.scale.repeats import local_positions, repeated_rows
 from sendframe.scale.runtime import (
@@ -104,7 +105,7 @@ def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
 
 
 def _recipient_keys(part: pd.DataFrame) -> pd.DataFrame:
-    """Candidates of the ``duplicate`` flag: valid phones as written, valid emails folded (as read_contacts compares).
+    """Candidates of the ``duplicate`` flag: valid recipients by their ``recipient_keys`` (as read_contacts compares).
 
     ``part`` is read_contacts' answer, so its recipients are in the canonical ``phone`` and ``email``
     columns whatever the source called them (``Mobile``, ``E-mail``, ...).
@@ -114,15 +115,12 @@ def _recipient_keys(part: pd.DataFrame) -> pd.DataFrame:
         ['p:34600123456']
     """
     keys = []
-    if "phone" in part:
-        valid = part["phone_valid"].to_numpy(dtype=bool)
-        keys.append(pd.DataFrame({"key": ("p:" + part["phone"].astype("str"))[valid].to_numpy(dtype=object),
-                                  "label": part.index[valid]}, index=np.flatnonzero(valid)))
-    if "email" in part:
-        valid = part["email_valid"].to_numpy(dtype=bool)
-        folded = "e:" + part["email"].astype("str").str.strip().str.lower()
-        keys.append(pd.DataFrame({"key": folded[valid].to_numpy(dtype=object), "label": part.index[valid]},
-                                 index=np.flatnonzero(valid)))
+    for kind in ("phone", "email"):
+        if kind in part:
+            key = kind[0] + ":" + recipient_keys(part[kind], kind, default_region=None)
+            valid = part[f"{kind}_valid"].to_numpy(dtype=bool) & key.notna().to_numpy()
+            keys.append(pd.DataFrame({"key": key[valid].to_numpy(dtype=object), "label": part.index[valid]},
+                                     index=np.flatnonzero(valid)))
     return pd.concat(keys) if keys else pd.DataFrame({"key": [], "label": []})
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
@@ -75,10 +76,6 @@ def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **option
 # ---------------------------------------------------------------------- preflight
 
 
-def _recipient_key(values: pd.Series, kind: str) -> pd.Series:
-    return values.str.lower() if kind == "email" else values
-
-
 def _valid_rows(part: pd.DataFrame, column: str, kind: str,
                 recipients_only: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
     """Candidates of the duplicate rule: rows with a valid recipient (preflight's own rule decides)."""
@@ -87,7 +84,7 @@ def _valid_rows(part: pd.DataFrame, column: str, kind: str,
     invalid = problems.loc[problems["rule"] == "invalid_recipient", "row"].to_numpy(dtype=np.int64)
     valid = np.ones(len(part), dtype=bool)
     valid[invalid] = False
-    key = _recipient_key(positional[column], kind)
+    key = recipient_keys(positional[column], kind, default_region=None)
     valid &= key.notna().to_numpy()
     return pd.DataFrame({"key": key[valid].to_numpy(dtype=object), "label": part.index[valid]},
                         index=np.flatnonzero(valid))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.scale.frames import checked_preflight, on_partitions
 from sendframe.scale.repeats import local_positions, repeated_rows
@@ -69,7 +70,7 @@ def with_key(part: pd.DataFrame, method: Callable[..., pd.DataFrame], options: d
         ['a@b.co']
     """
     out = method(part, **options)
-    key = part[column].str.lower() if kind == "email" else part[column]
+    key = recipient_keys(part[column], kind, default_region=None)
     attrs = dict(out.attrs)
     out = out.assign(**{RECIPIENT_KEY: key.to_numpy(dtype=object)})
     out.attrs = attrs

@@ -25,7 +25,8 @@ from sendframe.text._arrow import TEXT
 from sendframe.text.encodings import CHARSETS, DOUBLE_CHARS
 
 FOREIGN_GSM, FOREIGN_PT, DOUBLE_GSM, DOUBLE_PT, ASTRAL = 1, 2, 4, 8, 16
-#: per encoding (in :data:`ENCODINGS` order): the flag of a character it cannot carry, of a 2-unit one
+#: per encoding (in :data:`~sendframe.text.encodings.ENCODINGS` order): the flag of a character it cannot carry,
+#: of a 2-unit one
 FOREIGN_FLAG: tuple[int, ...] = (FOREIGN_GSM, FOREIGN_PT, 0)
 DOUBLE_FLAG: tuple[int, ...] = (DOUBLE_GSM, DOUBLE_PT, ASTRAL)
 
@@ -47,7 +48,7 @@ _BYTE_TABLE = np.concatenate([CLASS_TABLE[:0x80], np.zeros(0x80, dtype=np.uint8)
 
 @dataclass(frozen=True)
 class TextStats:
-    """Per value: ``units`` (one row per encoding, :data:`ENCODINGS` order), OR-ed character
+    """Per value: ``units`` (one row per encoding, :data:`~sendframe.text.encodings.ENCODINGS` order), OR-ed character
     ``flags`` and ``missing`` (null values have 0 units and no flags)."""
 
     units: np.ndarray  # (3, n) int64
@@ -104,7 +105,8 @@ def encoding_rank(flags: int) -> int: ...
 @overload
 def encoding_rank(flags: np.ndarray) -> np.ndarray: ...
 def encoding_rank(flags: np.ndarray | int) -> np.ndarray | int:
-    """Index in :data:`ENCODINGS` of the cheapest encoding for these flags (0 gsm, 1 gsm-pt, 2 utf-16).
+    """Index in :data:`~sendframe.text.encodings.ENCODINGS` of the cheapest encoding for these flags
+    (0 gsm, 1 gsm-pt, 2 utf-16).
 
     >>> encoding_rank(np.array([0, FOREIGN_GSM, FOREIGN_GSM | FOREIGN_PT])).tolist()
     [0, 1, 2]

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from phonenumbers import PhoneNumberType
 
+from sendframe.api.countries import recipient_countries
 from sendframe.api.recipients import region_of
-from sendframe.delivery.countries import recipient_countries
 
 SHARED_CODES = sorted(code for code, regions in phonenumbers.COUNTRY_CODE_TO_REGION_CODE.items() if len(regions) > 1)
 MESSY = [
