@@ -50,7 +50,7 @@ def main() -> None:
     for end in range(1, len(TEMPLATE) + 1):
         text = TEMPLATE[:end]
         started = time.perf_counter()
-        composer.template.value = text
+        composer.inputs["message"].value = text
         elapsed = time.perf_counter() - started
         closed = text.endswith("}")
         (first_use if closed and text not in seen_pieces else steady).append(elapsed)

@@ -47,7 +47,7 @@ def test_estimate_prices_what_send_sends_leaving_out_repeated_recipients(tmp_pat
     out, kept = tmp_path / "estimate.csv", tmp_path / "kept.csv"
     assert main(["estimate", str(CONTACTS), "--message", "Hola {name}", "--out", str(out)]) == 0
     assert "3 whose recipient repeats an earlier row (skipped_duplicate)" in capsys.readouterr().out
-    assert main(["estimate", str(CONTACTS), "--message", "Hola {name}", "--keep-duplicates", "--out", str(kept)]) == 0
+    assert main(["estimate", str(CONTACTS), "--message", "Hola {name}", "--keep", "duplicate", "--out", str(kept)]) == 0
     written, counted = pd.read_csv(out), pd.read_csv(kept)
     assert len(written) == len(counted) == len(read_contacts(CONTACTS))  # one row per contact either way
     repeated = written["phone"].notna() & written["phone"].duplicated()
@@ -65,7 +65,7 @@ def test_estimate_runs_as_a_console_command():
 def test_send_help_documents_the_default_ledger():
     proc = subprocess.run([sys.executable, "-m", "sendframe.cli", "send", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
-    for flag in ("--channel", "--message", "--from", "--campaign", "--batch-size", "--ledger", "--out",
+    for flag in ("--channel", "--message", "--sender", "--campaign", "--batch-size", "--ledger", "--out",
                  "--notification-url"):
         assert flag in proc.stdout
     assert "resum" in proc.stdout and "current folder" in proc.stdout
@@ -85,11 +85,11 @@ def test_default_ledger_depends_on_campaign_and_message():
     ("voice", ["--language", "en_GB", "--gender", "F"], "--message is required"),
     ("voiceAudio", [], "--audio-url is required for --channel voiceAudio"),
     ("voiceAudio", ["--audio-url", "https://example.org/a.mp3", "--message", "Hi"], "--message does not apply"),
-    ("voiceAudio", ["--audio-url", "https://example.org/a.mp3", "--from", "Shop"], "--from does not apply"),
-    ("whatsapp", ["--from", "34911111111"], "--template-id is required for --channel whatsapp"),
-    ("whatsapp", ["--template-id", "1002"], "--from is required for --channel whatsapp"),
-    ("mailing", ["--message", "<p>Hi</p>", "--subject", "Hi"], "--from-email is required"),
-    ("landingsms", ["--message", "{LAND_URL}"], "--from is required"),
+    ("voiceAudio", ["--audio-url", "https://example.org/a.mp3", "--sender", "Shop"], "--sender does not apply"),
+    ("whatsapp", ["--sender", "34911111111"], "--template-id is required for --channel whatsapp"),
+    ("whatsapp", ["--template-id", "1002"], "--sender is required for --channel whatsapp"),
+    ("mailing", ["--body", "<p>Hi</p>", "--subject", "Hi"], "--from-email is required"),
+    ("landingsms", ["--message", "{LAND_URL}"], "--sender is required"),
 ])
 def test_send_names_the_flag_a_channel_is_missing(channel, flags, error, capsys):
     assert main(["send", str(CONTACTS), "--channel", channel, *flags]) == 1
@@ -98,7 +98,7 @@ def test_send_names_the_flag_a_channel_is_missing(channel, flags, error, capsys)
 
 def test_send_sms_without_a_sender_is_a_clear_error(capsys):
     assert main(["send", str(CONTACTS), "--message", "Hi"]) == 1
-    assert "--from" in capsys.readouterr().err
+    assert "--sender" in capsys.readouterr().err
 
 
 def test_send_dry_run_builds_every_request(tmp_path, monkeypatch):
@@ -106,7 +106,7 @@ def test_send_dry_run_builds_every_request(tmp_path, monkeypatch):
     monkeypatch.setenv("SENDFRAME_USERNAME", "nobody")
     monkeypatch.setenv("SENDFRAME_API_PASSWORD", "not-used")
     out = tmp_path / "dry.csv"
-    code = main(["send", str(CONTACTS), "--message", "Hi {name}", "--from", "Shop", "--dry-run", "--no-progress",
+    code = main(["send", str(CONTACTS), "--message", "Hi {name}", "--sender", "Shop", "--dry-run", "--no-progress",
                  "--ledger", str(tmp_path / "l.sqlite"), "--out", str(out)])
     assert code == 0
     written = pd.read_csv(out, dtype=str)
@@ -123,7 +123,7 @@ def test_send_against_the_sandbox_writes_one_row_per_contact_and_resumes(tmp_pat
         monkeypatch.setenv("SENDFRAME_API_PASSWORD", sb.api_password)
         monkeypatch.chdir(tmp_path)
         out = tmp_path / "results.csv"
-        argv = ["send", str(CONTACTS), "--channel", "sms", "--message", "Hola {name}", "--from", "Shop",
+        argv = ["send", str(CONTACTS), "--channel", "sms", "--message", "Hola {name}", "--sender", "Shop",
                 "--campaign", "spring", "--batch-size", "50", "--out", str(out), "--no-progress"]
         assert main(argv) == 0
         results = pd.read_csv(out, dtype=str)
@@ -165,12 +165,12 @@ def sandbox_env(tmp_path, monkeypatch):
 
 
 CHANNEL_FLAGS = {
-    "sms": ["--message", "Hola {name}", "--from", "Shop"],
-    "landingsms": ["--message", "Hola {name}: {LAND_URL}", "--from", "Shop"],
-    "mailing": ["--message", "<p>Hola {name}</p>", "--subject", "Hola {name}", "--from-email", "news@example.org"],
+    "sms": ["--message", "Hola {name}", "--sender", "Shop"],
+    "landingsms": ["--message", "Hola {name}: {LAND_URL}", "--sender", "Shop"],
+    "mailing": ["--body", "<p>Hola {name}</p>", "--subject", "Hola {name}", "--from-email", "news@example.org"],
     "voice": ["--message", "Hola {name}", "--language", "es_ES", "--gender", "F"],
     "voiceAudio": ["--audio-url", "https://example.org/hola.mp3"],
-    "whatsapp": ["--template-id", "1002", "--from", "34911111111", "--body-fields", "name"],
+    "whatsapp": ["--template-id", "1002", "--sender", "34911111111", "--body-fields", "name"],
 }
 
 
@@ -194,7 +194,7 @@ def test_send_on_every_channel_reaches_the_sandbox_once_per_recipient(channel, s
 
 def test_keep_duplicates_sends_repeated_recipients_again(sandbox_env, tmp_path, capsys):
     out = tmp_path / "results.csv"
-    argv = ["send", str(CONTACTS), *CHANNEL_FLAGS["sms"], "--keep-duplicates", "--out", str(out), "--no-progress"]
+    argv = ["send", str(CONTACTS), *CHANNEL_FLAGS["sms"], "--keep", "duplicate", "--out", str(out), "--no-progress"]
     assert main(argv) == 0
     results = pd.read_csv(out, dtype=str)
     assert "skipped_duplicate" not in set(results["outcome"])
@@ -249,8 +249,8 @@ def test_the_readme_preview_and_estimate_lines_run_and_so_does_its_send_line_ren
 
 
 def test_preview_reports_a_sender_label_send_would_refuse(capsys):
-    assert main(["preview", str(CONTACTS), "--message", "Hi", "--from", "My Shop!", "--rows", "1"]) == 0
-    assert "--from: the sender label must be" in capsys.readouterr().err
+    assert main(["preview", str(CONTACTS), "--message", "Hi", "--sender", "My Shop!", "--rows", "1"]) == 0
+    assert "--sender: the sender label must be" in capsys.readouterr().err
 
 
 def test_preview_and_estimate_help_say_which_send_flags_are_accepted():
@@ -258,6 +258,6 @@ def test_preview_and_estimate_help_say_which_send_flags_are_accepted():
         proc = subprocess.run([sys.executable, "-m", "sendframe.cli", name, "--help"], capture_output=True, text=True)
         assert proc.returncode == 0
         assert "accepted for the same command line as send" in proc.stdout
-        for flag in ("--from", "--campaign", "--batch-size", "--ledger", "--out", "--notification-url",
-                     "--keep-duplicates"):
+        for flag in ("--sender", "--campaign", "--batch-size", "--ledger", "--out", "--notification-url",
+                     "--keep"):
             assert flag in proc.stdout

@@ -66,7 +66,7 @@ def test_an_unknown_option_is_an_error_naming_the_closest_known_one(make, wrong,
 
 def test_an_option_no_channel_field_has_is_refused_before_anything_is_sent(contacts):
     with pytest.raises(UnknownOptionError, match="local_time"):
-        sendframe.send_sms(contacts, "Hi", "Shop", local_time="10:00", dry_run=True)
+        sendframe.send_sms(contacts, "Hi", "Shop", local_tim="10:00", dry_run=True)
     with pytest.raises(TypeError):  # an UnknownOptionError is a TypeError, as Python's own is
         sendframe.sms("Hi", sender="Shop").send(contacts, max_parts=2)
 

@@ -28,22 +28,22 @@ from sendframe.notebook.widget_html import confirmation_html, error_html, outcom
 
 # each channel: the form an analyst fills in, the library's own constructor call, the CLI's flags
 CASES = {
-    "sms": (ComposerForm(template="Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=True,
+    "sms": (ComposerForm(message="Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=True,
                          campaign="spring"),
             lambda: sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=1, campaign="spring"),
-            ["--message", "Hi {name}", "--from", "Shop", "--parts", "2", "--encoding", "gsm-pt", "--trans", "1",
+            ["--message", "Hi {name}", "--sender", "Shop", "--parts", "2", "--encoding", "gsm-pt", "--trans", "1",
              "--campaign", "spring"]),
-    "landingsms": (ComposerForm(channel="landingsms", template="{name}: {LAND_URL}", sender="Shop",
-                                landing_body="<p>Hi</p>"),
+    "landingsms": (ComposerForm(channel="landingsms", message="{name}: {LAND_URL}", sender="Shop",
+                                template_body="<p>Hi</p>"),
                    lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", template_body="<p>Hi</p>",
                                                  encoding="auto"),
-                   ["--message", "{name}: {LAND_URL}", "--from", "Shop", "--template-body", "<p>Hi</p>",
+                   ["--message", "{name}: {LAND_URL}", "--sender", "Shop", "--template-body", "<p>Hi</p>",
                     "--encoding", "auto"]),
-    "mailing": (ComposerForm(channel="mailing", subject="Hi {name}", template="<p>From {city}</p>",
+    "mailing": (ComposerForm(channel="mailing", subject="Hi {name}", body="<p>From {city}</p>",
                              from_email="news@example.org"),
                 lambda: sendframe.mailing("Hi {name}", "<p>From {city}</p>", from_email="news@example.org"),
-                ["--subject", "Hi {name}", "--message", "<p>From {city}</p>", "--from-email", "news@example.org"]),
-    "voice": (ComposerForm(channel="voice", template="Hola {name}", language="es_ES", gender="M"),
+                ["--subject", "Hi {name}", "--body", "<p>From {city}</p>", "--from-email", "news@example.org"]),
+    "voice": (ComposerForm(channel="voice", message="Hola {name}", language="es_ES", gender="M"),
               lambda: sendframe.voice("Hola {name}", language="es_ES", gender="M"),
               ["--message", "Hola {name}", "--language", "es_ES", "--gender", "M"]),
     "voiceAudio": (ComposerForm(channel="voiceAudio", audio_url="https://example.org/a.mp3"),
@@ -53,7 +53,7 @@ CASES = {
                               body_fields=("name", "city"), cta_fields=("name",)),
                  lambda: sendframe.whatsapp(1003, "34911111111", header_fields=["city"], body_fields=["name", "city"],
                                             cta_fields=["name"]),
-                 ["--template-id", "1003", "--from", "34911111111", "--header-fields", "city", "--body-fields",
+                 ["--template-id", "1003", "--sender", "34911111111", "--header-fields", "city", "--body-fields",
                   "name,city", "--cta-fields", "name"]),
 }
 
@@ -61,7 +61,7 @@ CASES = {
 CASES["whatsapp, body only"] = (
     ComposerForm(channel="whatsapp", template_id=1002, sender="34911111111", body_fields=("name",)),
     lambda: sendframe.whatsapp(1002, "34911111111", body_fields=["name"]),
-    ["--template-id", "1002", "--from", "34911111111", "--body-fields", "name"])
+    ["--template-id", "1002", "--sender", "34911111111", "--body-fields", "name"])
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -80,11 +80,11 @@ def test_every_channel_of_the_registry_has_its_inputs_each_with_a_label():
 
 
 @pytest.mark.parametrize(("form", "said"), [
-    (ComposerForm(template="Hi"), "To send by sms, fill in From (the sender label"),
-    (ComposerForm(channel="mailing", template="<p>x</p>"), "fill in Subject (the subject) and From email"),
+    (ComposerForm(message="Hi"), "To send by sms, fill in From (the sender label"),
+    (ComposerForm(channel="mailing", body="<p>x</p>"), "fill in Subject (the subject) and From email"),
     (ComposerForm(channel="voiceAudio"), "fill in Audio URL"),
     (ComposerForm(channel="whatsapp", sender="34911111111"), "fill in Template id (the approved template's id)"),
-    (ComposerForm(channel="voice", template="  "), "fill in Spoken text (the text to speak)"),
+    (ComposerForm(channel="voice", message="  "), "fill in Spoken text (the text to speak)"),
 ])
 def test_an_empty_input_a_channel_needs_is_named_as_the_analyst_sees_it(form, said):
     with pytest.raises(InputError, match=r"fill in") as info:
@@ -94,23 +94,23 @@ def test_an_empty_input_a_channel_needs_is_named_as_the_analyst_sees_it(form, sa
 
 def test_a_wrong_value_is_refused_with_the_services_rule():
     with pytest.raises(InputError, match="gender must be F for language arb"):
-        message_from_form(ComposerForm(channel="voice", template="Hi", language="arb", gender="M"))
+        message_from_form(ComposerForm(channel="voice", message="Hi", language="arb", gender="M"))
 
 
 def test_the_composers_own_settings_reach_the_message_only_where_the_channel_takes_them():
-    sms = message_from_form(ComposerForm(template="Hi", sender="Shop"), notification_url="http://127.0.0.1:9/n",
-                            to="Mobile")
+    sms = message_from_form(ComposerForm(message="Hi", sender="Shop", to="Mobile"),
+                            notification_url="http://127.0.0.1:9/n")
     assert sms.notification_url == "http://127.0.0.1:9/n" and sms.to == "Mobile"
-    voice = message_from_form(ComposerForm(channel="voice", template="Hi"), notification_url="http://127.0.0.1:9/n")
+    voice = message_from_form(ComposerForm(channel="voice", message="Hi"), notification_url="http://127.0.0.1:9/n")
     assert voice.notification_url is None  # voice takes no notification address: not an error in the widget
-    assert message_from_form(ComposerForm(channel="mailing", subject="S", template="B", from_email="a@b.co",
+    assert message_from_form(ComposerForm(channel="mailing", subject="S", body="B", from_email="a@b.co",
                                           reply_to=" ")).fields["replyTo"] == "a@b.co"
 
 
 def test_a_preview_fills_only_the_empty_inputs_it_does_not_show():
-    assert preview_message(ComposerForm(template="Hi {name}")).fields["from"] == "Preview"
-    assert preview_message(ComposerForm(template="Hi", sender="Shop")).fields["from"] == "Shop"
-    mail = preview_message(ComposerForm(channel="mailing", template="<p>Hi</p>"))
+    assert preview_message(ComposerForm(message="Hi {name}")).fields["from"] == "Preview"
+    assert preview_message(ComposerForm(message="Hi", sender="Shop")).fields["from"] == "Shop"
+    mail = preview_message(ComposerForm(channel="mailing", body="<p>Hi</p>"))
     assert mail.fields["subject"] == "(subject)" and mail.fields["fromEmail"] == "preview@example.com"
 
 
@@ -124,7 +124,7 @@ def test_the_default_ledger_is_the_one_sendframe_send_uses(tmp_path):
     msg = message_from_form(CASES["sms"][0])
     assert ledger_for("data/contacts.csv", msg) == message_ledger_path("data/contacts.csv", msg)
     assert ledger_for("spring list", msg).name.startswith("spring-")  # the campaign names it
-    other = message_from_form(ComposerForm(template="Hi {name}!", sender="Shop", parts=2, encoding="gsm-pt",
+    other = message_from_form(ComposerForm(message="Hi {name}!", sender="Shop", parts=2, encoding="gsm-pt",
                                            trans=True, campaign="spring"))
     assert ledger_for("x", other) != ledger_for("x", msg)  # a changed message starts a new ledger
 

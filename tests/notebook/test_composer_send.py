@@ -28,10 +28,10 @@ PHONES = ["34600123456", "351912345678", "447700900001"]
 EMAILS = ["ana@example.com", "joao@example.com", "zoe@example.com"]
 
 FORMS = {
-    "sms": {"template": "Hi {name}", "sender": "Shop"},
-    "landingsms": {"template": "{name}: {LAND_URL}", "sender": "Shop", "landing_body": "<p>Hi {name}</p>"},
-    "mailing": {"subject": "Hi {name}", "template": "<p>From {city}</p>", "from_email": "news@example.org"},
-    "voice": {"template": "Hola {name}", "language": "es_ES", "gender": "M"},
+    "sms": {"message": "Hi {name}", "sender": "Shop"},
+    "landingsms": {"message": "{name}: {LAND_URL}", "sender": "Shop", "template_body": "<p>Hi {name}</p>"},
+    "mailing": {"subject": "Hi {name}", "body": "<p>From {city}</p>", "from_email": "news@example.org"},
+    "voice": {"message": "Hola {name}", "language": "es_ES", "gender": "M"},
     "voiceAudio": {"audio_url": "https://example.org/a.mp3"},
     "whatsapp": {"template_id": 1003, "sender": "34911111111", "header_fields": ["city"],
                  "body_fields": ["name", "city"], "cta_fields": ["name"]},
@@ -167,7 +167,7 @@ def test_the_composer_resumes_what_sendframe_send_sent_from_the_same_file(sb, cl
     monkeypatch.setenv("SENDFRAME_API_PASSWORD", sb.api_password)
     parser = argparse.ArgumentParser()
     add_arguments("send", parser)
-    args = parser.parse_args(["spring.csv", "--message", "Hi {name}", "--from", "Shop", "--no-progress"])
+    args = parser.parse_args(["spring.csv", "--message", "Hi {name}", "--sender", "Shop", "--no-progress"])
     assert run("send", args) == 0
     capsys.readouterr()
     [cli_ledger] = in_tmp.glob("*.ledger.sqlite")

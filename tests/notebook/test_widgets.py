@@ -25,18 +25,18 @@ def test_highlight_marks_and_escapes():
 
 def test_typing_updates_counter_and_preview():
     composer = Composer(CONTACTS, sender="Shop")
-    composer.template.value = "Hi {name|upper}"
+    composer.inputs["message"].value = "Hi {name|upper}"
     assert "<b>3</b> recipients" in composer.counter.value  # the rows the send sends to: "12" is not a number
     assert "HI" not in composer.preview.value and "Hi ANA" in composer.preview.value
     assert "forced to utf-16 by <mark>Ë</mark>" in composer.counter.value
     # the Ë of Zoë is marked in the preview of the row that holds it
     assert '<mark title="outside GSM-7">Ë</mark>' in composer.preview.value
-    composer.template.value = "Hi {name}"
+    composer.inputs["message"].value = "Hi {name}"
     assert "Hi ana" in composer.preview.value
 
 
 def test_the_composer_holds_the_one_message_the_library_would_build():
-    composer = Composer(CONTACTS, sender="Shop", template="Hi {name}", parts=2, encoding="gsm-pt")
+    composer = Composer(CONTACTS, sender="Shop", message="Hi {name}", parts=2, encoding="gsm-pt")
     assert composer.message == sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="gsm-pt")
     composer.parts.value = 1  # the service's default: left out, as the library and the CLI leave it
     assert composer.message == sendframe.sms("Hi {name}", sender="Shop", encoding="gsm-pt")
@@ -46,15 +46,15 @@ def test_the_composer_holds_the_one_message_the_library_would_build():
 
 def test_missing_variable_and_bad_filter_are_shown_not_raised():
     composer = Composer(CONTACTS)
-    composer.template.value = "Hi {nickname}"
+    composer.inputs["message"].value = "Hi {nickname}"
     assert "4 rows miss a variable" in composer.counter.value
     assert "missing variable" in composer.preview.value
-    composer.template.value = "Hi {name|shout}"
+    composer.inputs["message"].value = "Hi {name|shout}"
     assert "Unknown filter" in composer.counter.value
 
 
 def test_an_incomplete_message_still_previews_and_says_what_is_missing():
-    composer = Composer(CONTACTS, template="Hi {name}")  # no sender yet
+    composer = Composer(CONTACTS, message="Hi {name}")  # no sender yet
     assert "Hi ana" in composer.preview.value
     assert "fill in From" in composer.readiness.value
     with pytest.raises(InputError, match="fill in From"):
@@ -68,7 +68,7 @@ def test_an_incomplete_message_still_previews_and_says_what_is_missing():
 def test_parts_limit_shows_rows_that_need_more():
     composer = Composer(CONTACTS)
     composer.parts.value = 1
-    composer.template.value = "x" * 165
+    composer.inputs["message"].value = "x" * 165
     assert "rows need more parts than allowed" in composer.counter.value
 
 
@@ -81,15 +81,15 @@ def test_only_the_inputs_the_channel_uses_are_shown(channel):
 
 def test_switching_channel_relabels_the_text_and_bounds_the_parts():
     contacts = CONTACTS.assign(email=["ana@example.com", "joao@example.com", "zoe@example.com", "nobody"])
-    composer = Composer(contacts, template="<p>Hi {name}</p>", channel="landingsms")
+    composer = Composer(contacts, message="<p>Hi {name}</p>", channel="landingsms")
     assert composer.parts.max == 8
-    composer.channel.value = "mailing"
-    assert composer.template.description == "Body (HTML)"
+    composer.channel.value = "mailing"  # the text travels to the mailing's body
+    assert composer.body.description == "Body (HTML)" and composer.body.value == "<p>Hi {name}</p>"
     composer.set(subject="News for {name}", from_email="news@example.org")
     assert "News for ana — Hi ana" in composer.preview.value
     assert composer.message.fields["replyTo"] == "news@example.org"
     composer.set(channel="voice", language="pt_BR", gender="M")
-    assert composer.template.description == "Spoken text"
+    assert composer.inputs["message"].description == "Spoken text"
     assert composer.message.fields == {"message": "<p>Hi {name}</p>", "language": "pt_BR", "gender": "M"}
 
 
@@ -103,7 +103,7 @@ def test_whatsapp_field_columns_are_picked_from_the_tables_columns():
 
 def test_check_button_shows_the_preflight_table_and_what_a_send_skips():
     composer = Composer(CONTACTS, sender="Shop")
-    composer.template.value = "Hi {name}"
+    composer.inputs["message"].value = "Hi {name}"
     composer.check_button.click()
     assert "problem(s)" in composer.problems.value
     assert "12" in composer.problems.value  # the invalid number is named
@@ -114,7 +114,7 @@ def test_send_asks_first_then_sends_through_the_sandbox(tmp_path):
     with Sandbox() as sb:
         client = sendframe.Client(sb.base_url, sb.username, sb.api_password)
         composer = Composer({"sample": CONTACTS}, client=client, sender="Shop", ledger=tmp_path / "ledger.sqlite")
-        composer.template.value = "Hi {name}"
+        composer.inputs["message"].value = "Hi {name}"
         composer.send_button.click()
         assert "Send this sms campaign to <b>3</b> recipients" in composer.confirmation.value
         assert "1 of 4 rows not sent" in composer.confirmation.value
@@ -176,7 +176,8 @@ def test_a_message_written_once_elsewhere_starts_the_composer_unchanged():
                         schedule_date="20300101100000", to="phone")
     composer = Composer(CONTACTS, message=msg)
     assert composer.message == msg  # the inputs show it; the fields no input shows are kept
-    assert (composer.template.value, composer.sender.value, composer.campaign.value) == ("Hi {name}", "Shop", "spring")
+    shown = (composer.inputs["message"].value, composer.sender.value, composer.campaign.value)
+    assert shown == ("Hi {name}", "Shop", "spring")
     composer.set(parts=3)
     assert composer.message == msg.replace(parts=3)
     composer.set(channel="voice")  # another channel: the SMS-only extras stay behind
@@ -204,5 +205,5 @@ def test_the_messages_settings_no_input_shows_travel_with_it(tmp_path):
     assert composer.message == msg
     composer.check_button.click()  # the message's own suppression list and frequency cap
     assert "skipped_suppressed" in composer.problems.value
-    given = Composer(CONTACTS, template="Hi", sender="Shop", suppression=["34600123456"])
+    given = Composer(CONTACTS, message="Hi", sender="Shop", suppression=["34600123456"])
     assert list(given.message.suppression) == ["34600123456"]

@@ -18,10 +18,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, Strict, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    Strict,
+    model_validator,
+)
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
+from sendframe.api.json_schema import RecipientSchema, SchemaRules, one_given, present, state_request_schema
 from sendframe.api.validation import (
     Base64Text,
     ClockTime,
@@ -41,7 +50,7 @@ from sendframe.api.validation import (
     shown,
     sub_problems,
 )
-from sendframe.channels import CHANNELS
+from sendframe.channels import CHANNELS, channel
 from sendframe.errors import Problem, RequestValidationError, TemplateError  # noqa: F401  (re-exported for callers)
 from sendframe.text.templates import parse
 
@@ -63,8 +72,26 @@ GENDERS = ("F", "M")
 
 Int = Annotated[int, Strict()]
 Bool = Annotated[bool, Strict()]
-Recipients = Annotated[list[Text], Field(min_length=1, max_length=MAX_RECIPIENTS)]
 Texts = Annotated[list[Text], Strict()]
+
+
+Phone = Annotated[Text, RecipientSchema("phone")]
+Email = Annotated[Text, RecipientSchema("email")]
+PhoneRecipients = Annotated[list[Phone], Field(min_length=1, max_length=MAX_RECIPIENTS)]
+EmailRecipients = Annotated[list[Email], Field(min_length=1, max_length=MAX_RECIPIENTS)]
+
+
+# ``parts``: 1 (the service's default) up to the channel's maximum
+SmsParts = Annotated[int, Strict(), between(1, channel("sms").max_parts)]
+LandingSmsParts = Annotated[int, Strict(), between(1, channel("landingsms").max_parts)]
+
+
+# ---------------------------------------------------------------- rules across fields, in JSON schema
+
+TAGS_NEED_CAMPAIGN_NAME = {"anyOf": [{"properties": {"tags": {"type": "null"}}},
+                                     present("campaignName", {"type": "string", "minLength": 1})]}
+FEMALE_ONLY_VOICES = {"anyOf": [{"properties": {"language": {"not": {"enum": sorted(FEMALE_ONLY_LANGUAGES)}}}},
+                                present("gender", {"const": "F"})]}
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -75,8 +102,6 @@ def format_timestamp(moment: datetime) -> str:
         '2026-11-21T09:30:05+00:00'
     """
     return moment.astimezone(UTC).isoformat(timespec="seconds")
-
-
 
 
 Timestamp = Annotated[AwareDatetime, PlainSerializer(format_timestamp, return_type=str, when_used="json")]
@@ -97,7 +122,14 @@ class WireModel(BaseModel):
 
 
 class RequestModel(WireModel):
-    """A request (or part of one): strict types, ``null`` means absent, plain-English failures."""
+    """A request (or part of one): strict types, ``null`` means absent, plain-English failures.
+
+    ``schema_rules`` states the model's rules across fields in JSON schema (``allOf``), next to the
+    ``problems()`` that checks them.
+    """
+
+    model_config = ConfigDict(json_schema_extra=state_request_schema)
+    schema_rules: ClassVar[SchemaRules] = ()
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -157,7 +189,7 @@ class Attachment(RequestModel):
 class WhatsappMessage(RequestModel):
     """One WhatsApp message: recipient and the template's positional fields."""
 
-    to: Text
+    to: Phone
     header_fields: Texts | None = None
     body_fields: Texts | None = None
     call_to_action_fields: Texts | None = None
@@ -213,7 +245,8 @@ class SendRequest(RequestModel):
 
 
 class _Campaign(SendRequest):
-    to: Recipients
+    schema_rules: ClassVar[SchemaRules] = (TAGS_NEED_CAMPAIGN_NAME,)
+    to: PhoneRecipients
     schedule_date: WireDateTime | None = None
     campaign_name: Text | None = None
     tags: Texts | None = None
@@ -235,7 +268,7 @@ class SmsRequest(_SmsFields):
     """POST /api/rest/sms."""
 
     channel: ClassVar[str] = "sms"
-    parts: Annotated[int, Strict(), between(1, 15)] = 1
+    parts: SmsParts = 1
     notification_url: TextOrTexts | None = None
     available_times: list[AvailableTime] | None = None
     otp_config: OtpConfig | None = None
@@ -255,7 +288,9 @@ class LandingSmsRequest(_SmsFields):
     """POST /api/rest/landingsms: the SMS fields (no availableTimes, otpConfig) plus the landing page."""
 
     channel: ClassVar[str] = "landingsms"
-    parts: Annotated[int, Strict(), between(1, 8)] = 1
+    schema_rules: ClassVar[SchemaRules] = (TAGS_NEED_CAMPAIGN_NAME,
+                                           one_given("templateBody", "templateId", "templateV2Id"))
+    parts: LandingSmsParts = 1
     notification_url: Text | None = None
     template_body: NonEmptyText | None = None
     template_id: Int | None = None
@@ -294,6 +329,8 @@ class MailingRequest(_Campaign):
     """POST /api/rest/mailing."""
 
     channel: ClassVar[str] = "mailing"
+    schema_rules: ClassVar[SchemaRules] = (TAGS_NEED_CAMPAIGN_NAME, one_given("body", "templateId", "templateV2Id"))
+    to: EmailRecipients
     cc: Texts | None = None
     bcc: Texts | None = None
     from_email: NonEmptyText
@@ -329,6 +366,7 @@ class VoiceRequest(_CallFields):
     """POST /api/rest/voice: a text-to-speech call."""
 
     channel: ClassVar[str] = "voice"
+    schema_rules: ClassVar[SchemaRules] = (TAGS_NEED_CAMPAIGN_NAME, FEMALE_ONLY_VOICES)
     message: Annotated[str, Strict(), Field(min_length=1, max_length=500)]
     language: Annotated[str, Strict(), one_of(*LANGUAGES)]
     gender: Annotated[str, Strict(), one_of(*GENDERS)]

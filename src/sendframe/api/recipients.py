@@ -30,6 +30,7 @@ from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE, UNKNOWN_RE
 from sendframe.errors import InputError
 
 __all__ = [
+    "EMAIL_PATTERN",
     "MAX_EMAIL_LENGTH",
     "MAX_PHONE_DIGITS",
     "MIN_PHONE_DIGITS",
@@ -50,7 +51,8 @@ RECIPIENT_KINDS = ("phone", "email", "any")
 
 # calling codes as text ("1", "34", "351"); they are prefix-free, so at most one matches a number
 _CALLING_CODES: frozenset[str] = frozenset(str(code) for code in COUNTRY_CODE_TO_REGION_CODE)
-_EMAIL = re.compile(r"[^@\s]+@[^@\s.][^@\s]*\.[^@\s]*[^@\s.]")
+EMAIL_PATTERN = r"[^@\s]+@[^@\s.][^@\s]*\.[^@\s]*[^@\s.]"  # a valid email, matched whole
+_EMAIL = re.compile(EMAIL_PATTERN)
 _SEPARATORS = re.compile(r"[\s\-().\u00a0/]")
 _FLOAT_TEXT = re.compile(r"\+?\d+\.0+")  # "34600123456.0": a number that went through a float column
 

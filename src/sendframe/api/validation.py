@@ -20,13 +20,15 @@ import json
 import math
 import numbers
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, PlainValidator, Strict
+from pydantic import BeforeValidator, Field, GetCoreSchemaHandler, GetJsonSchemaHandler, PlainValidator, Strict
 from pydantic import ValidationError as PydanticValidationError
-from pydantic_core import ErrorDetails, PydanticCustomError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
 
 from sendframe.api.body import (
     MAX_JSON_DEPTH,
@@ -50,6 +52,7 @@ __all__ = [
     "Base64Text",
     "ClockTime",
     "NonEmptyText",
+    "Rule",
     "SenderLabel",
     "SubValue",
     "TextOrTexts",
@@ -113,7 +116,30 @@ def _fail(rule: str, message: str) -> PydanticCustomError:
 # ---------------------------------------------------------------- field rules (annotated types)
 
 
-def between(low: int, high: int) -> AfterValidator:
+@dataclass(frozen=True)
+class Rule:
+    """A field rule: its check (failing with our plain-English message) and the JSON schema that states it.
+
+    Used in ``Annotated`` like pydantic's own constraints; pydantic runs ``check`` after the type is
+    validated and writes ``schema`` into the model's JSON schema (``model_json_schema``), so the
+    OpenAPI document says what the check accepts.
+
+        >>> from pydantic import TypeAdapter
+        >>> TypeAdapter(Annotated[int, Strict(), between(3, 10)]).json_schema()
+        {'maximum': 10, 'minimum': 3, 'type': 'integer'}
+    """
+
+    check: Callable[[Any], Any]
+    schema: tuple[tuple[str, Any], ...]
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {**handler(schema), **dict(self.schema)}
+
+
+def between(low: int, high: int) -> Rule:
     """An inclusive range rule for an integer field: ``Annotated[int, Strict(), between(3, 10)]``."""
 
     def check(value: int) -> int:
@@ -121,10 +147,10 @@ def between(low: int, high: int) -> AfterValidator:
             raise _fail("range", f"must be between {low} and {high} (got {value})")
         return value
 
-    return AfterValidator(check)
+    return Rule(check, (("minimum", low), ("maximum", high)))
 
 
-def one_of(*allowed: object) -> AfterValidator:
+def one_of(*allowed: object) -> Rule:
     """An enumeration rule: ``Annotated[str, Strict(), one_of("gsm", "gsm-pt", "utf-16")]``."""
     allowed_set = frozenset(allowed)
     listing = ", ".join(str(value) for value in allowed)
@@ -134,7 +160,7 @@ def one_of(*allowed: object) -> AfterValidator:
             raise _fail("enum", f"must be one of {listing} (got {shown(value)})")
         return value
 
-    return AfterValidator(check)
+    return Rule(check, (("enum", list(allowed)),))
 
 
 def _check_text_or_texts(value: Any) -> str | list[str]:
@@ -220,12 +246,6 @@ def _check_clock(value: str) -> str:
     return value
 
 
-def _check_not_empty(value: str) -> str:
-    if not value:
-        raise _fail("not_empty", "must not be empty")
-    return value
-
-
 def _check_base64(value: str) -> str:
     try:
         binascii.a2b_base64(value, strict_mode=True)
@@ -234,12 +254,21 @@ def _check_base64(value: str) -> str:
     return value
 
 
+# the JSON-schema patterns state exactly what the checks above accept
 Text = Annotated[str, Strict()]
-NonEmptyText = Annotated[str, Strict(), AfterValidator(_check_not_empty)]
-SenderLabel = Annotated[str, Strict(), AfterValidator(_check_sender)]
-WireDateTime = Annotated[str, BeforeValidator(_datetime_to_text), Strict(), AfterValidator(_check_wire_datetime)]
-ClockTime = Annotated[str, Strict(), AfterValidator(_check_clock)]
-Base64Text = Annotated[str, Strict(), AfterValidator(_check_base64)]
+NonEmptyText = Annotated[str, Strict(), Field(min_length=1)]
+# "at least one letter" of the alphanumeric form adds nothing: 1 to 11 digits are valid as digits
+SenderLabel = Annotated[str, Strict(), Rule(_check_sender, (("pattern", "^([0-9]{1,15}|[A-Za-z0-9]{1,11})$"),))]
+_YEAR = "([0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
+_MONTH_DAY = "((0[1-9]|1[0-2])(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])(29|30)|(0[13578]|1[02])31)"
+_LEAP_DAY = "([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)0229"
+WIRE_DATETIME_PATTERN = f"^({_YEAR}{_MONTH_DAY}|{_LEAP_DAY})([01][0-9]|2[0-3])[0-5][0-9][0-5][0-9]$"
+WireDateTime = Annotated[str, BeforeValidator(_datetime_to_text), Strict(), Rule(_check_wire_datetime, (
+    ("pattern", WIRE_DATETIME_PATTERN), ("description", "UTC date-time YYYYmmddHHiiss (a real calendar date-time)")))]
+ClockTime = Annotated[str, Strict(), Rule(_check_clock, (("pattern", "^([01][0-9]|2[0-3]):[0-5][0-9]$"),
+                                                         ("description", "HH:MM, UTC 24-hour")))]
+Base64Text = Annotated[str, Strict(), Rule(_check_base64, (
+    ("pattern", "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"), ("contentEncoding", "base64")))]
 TextOrTexts = Annotated[str | list[str], PlainValidator(_check_text_or_texts, json_schema_input_type=str | list[str])]
 
 

@@ -2,17 +2,20 @@
 
     sendframe preview data/contacts.csv --message "Hola {name|capitalize}"
     sendframe estimate data/contacts.csv --message "Hola {name}" --encoding auto --out estimate.csv
-    sendframe send data/contacts.csv --channel sms --message "Hola {name}" --from Shop --campaign spring
+    sendframe send data/contacts.csv --channel sms --message "Hola {name}" --sender Shop --campaign spring
     sendframe send data/contacts.csv --channel voice --message "Hola {name}" --language es_ES --gender F
     sendframe send data/contacts.csv --channel voiceAudio --audio-url https://example.com/a.mp3
-    sendframe send data/contacts.csv --channel whatsapp --template-id 1002 --from 34911111111 --body-fields name
-    sendframe send data/contacts.csv --channel mailing --message "<p>Hola {name}</p>" --subject Hi --from-email a@b.es
+    sendframe send data/contacts.csv --channel whatsapp --template-id 1002 --sender 34911111111 --body-fields name
+    sendframe send data/contacts.csv --channel mailing --body "<p>Hola {name}</p>" --subject Hi --from-email a@b.es
 
-The three build one :class:`~sendframe.Message` from the same flags, so what ``preview`` shows and
-``estimate`` prices is what ``send`` sends; ``preview`` and ``estimate`` also accept send's own flags
-(a send's command line runs with the subcommand's name changed). Rows the policy leaves out
-(invalid or repeated recipients, suppressed, preflight errors) are skipped by all three with their
-own outcome unless ``--keep REASON``.
+The flags are the options of the channels' constructors and of ``Message.send``, spelled from
+their names (``notification_url`` is ``--notification-url``) and made from the same table
+(:func:`~sendframe.campaign.channel_options.channel_options`); :data:`NOT_FLAGS` lists the options
+that are no flag, and why. The three build one :class:`~sendframe.Message` from the same flags, so
+what ``preview`` shows and ``estimate`` prices is what ``send`` sends; ``preview`` and ``estimate``
+also accept send's own flags (a send's command line runs with the subcommand's name changed). Rows
+the policy leaves out (invalid or repeated recipients, suppressed, preflight errors) are skipped by
+all three with their own outcome unless ``--keep REASON``.
 
 Credentials for ``send`` come from the environment: SENDFRAME_BASE_URL, SENDFRAME_USERNAME,
 SENDFRAME_API_PASSWORD (never from a flag, so they stay out of shell history).
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import re
 import sys
 import warnings
@@ -30,98 +34,81 @@ from typing import Any
 
 import pandas as pd
 
+from sendframe.api.models import GENDERS
 from sendframe.api.validation import sender_label_problem
-from sendframe.campaign.contacts import read_contacts
-from sendframe.campaign.message import (
-    Message,
-    landing_sms,
-    mailing,
-    sms,
-    voice,
-    voice_audio,
-    whatsapp,
+from sendframe.campaign.channel_options import (
+    CONSTRUCTORS,
+    PREVIEW_PLACEHOLDERS,
+    OptionSpec,
+    channel_options,
 )
+from sendframe.campaign.contacts import read_contacts
+from sendframe.campaign.message import Message
 from sendframe.campaign.policy import KEEP_REASONS, skipped_summary
-from sendframe.channels import CHANNELS
-from sendframe.channels import channel as channel_info
+from sendframe.channels import CHANNELS, channel
 from sendframe.errors import InputError, RowsSkippedWarning
 
-__all__ = ["add_arguments", "default_ledger_path", "message_from_args", "message_ledger_path", "run"]
+__all__ = ["NOT_FLAGS", "add_arguments", "default_ledger_path", "flag", "message_from_args", "message_ledger_path",
+           "options_from_args", "run"]
 
-_NO_MESSAGE = {"voiceAudio": "it plays --audio-url", "whatsapp": "it sends the approved template --template-id"}
-
+# options of the table that are no flag of the command, and why
+NOT_FLAGS: dict[str, str] = {
+    "client": "credentials come from the environment (SENDFRAME_BASE_URL, SENDFRAME_USERNAME, SENDFRAME_API_PASSWORD)",
+    "cancel": "Ctrl-C stops a command; the ledger keeps what was answered",
+    "now": "a command runs now",
+    "out": "--out writes the result, one row per contact, as CSV",
+}
+# send's options that preview and estimate use (their other send flags are accepted and ignored)
+_USED_WITHOUT_SENDING = {"preview": ("keep",), "estimate": ("keep", "prices")}
 _LEDGER_HELP = (
     "SQLite journal that makes the send resumable: run the same command again with the same ledger "
     "and rows already answered are skipped. Default: ./<campaign or contacts file name>-<hash>.ledger.sqlite "
     "in the current folder, where <hash> is 8 hex digits of the channel, sender and message, so the "
-    "same command resumes and a changed message starts a new ledger."
+    "same command resumes and a changed message starts a new ledger"
 )
-_KEEP_HELP = (
-    "send rows the policy leaves out anyway (repeatable): invalid (missing or invalid recipient), suppressed "
-    "(on --suppression), preflight (another preflight error of the row), duplicate (the recipient repeats an "
-    "earlier row). By default they are skipped, a line says how many, and --out keeps them with outcome "
-    "skipped_<reason>"
-)
-_FIELDS_HELP = "comma-separated column names filling the template's {} variables in order (whatsapp)"
+# how a flag parses its value: by the option's kind of value, then what some options need besides
+_BY_VALUE: dict[str, dict[str, Any]] = {
+    "bool": {"action": argparse.BooleanOptionalAction}, "int": {"type": int, "metavar": "N"},
+    "float": {"type": float, "metavar": "X"}, "pair": {"nargs": 2},
+    "list": {"type": lambda text: [c.strip() for c in text.split(",") if c.strip()], "metavar": "A,B"},
+    "structure": {"type": json.loads, "metavar": "JSON"}, "text": {}, "object": {}}
+_SHAPES: dict[str, dict[str, Any]] = {
+    "keep": {"action": "append", "choices": KEEP_REASONS, "type": str, "metavar": None},
+    "encoding": {"choices": ("gsm", "gsm-pt", "utf-16", "auto")}, "gender": {"choices": GENDERS},
+    "trans": {"choices": (0, 1)}, "frequency_cap": {"type": float, "metavar": ("N", "DAYS")},
+    "quiet_hours": {"metavar": ("FROM", "TO")}, "ledger": {"metavar": "FILE"},
+    "stop_after_unknown": {"help": "start no new batch after N batches in a row end with an unknown outcome "
+                                   "(default 3; 0 never stops); running the same command again continues"},
+}
 
-# the message and the policy: the same for send, preview and estimate (one Message from one command line)
-_MESSAGE_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any], str], ...] = (
-    (("--from",), {"dest": "sender", "metavar": "SENDER"},
-     "sender: an SMS sender label (15 digits or 11 letters/digits), required for sms and landingsms; "
-     "the registered WhatsApp sender, required for whatsapp"),
-    (("--campaign",), {"metavar": "NAME"}, "campaign name (groups the statistics)"),
-    (("--encoding",), {"choices": ("gsm", "gsm-pt", "utf-16", "auto")},
-     "SMS encoding (default: the service's, gsm); auto: the cheapest that carries each row's text, sent as estimated"),
-    (("--parts",), {"type": int, "metavar": "N"},
-     "most SMS parts per message (service default 1); rows needing more are skipped"),
-    (("--trans",), {"type": int, "choices": (0, 1), "default": 0},
-     "1: replace accented characters per the spec's table"),
-    (("--certified",), {"action": "store_true"}, "certified sending (priced as such)"),
-    (("--notification-url",), {"metavar": "URL"},
-     "delivery notification address (escape codes such as %%i, %%s; sms and landingsms)"),
-    (("--subject",), {}, "email subject (mailing, required)"),
-    (("--from-email",), {}, "validated sender address (mailing, required)"),
-    (("--reply-to",), {}, "validated reply address (mailing; default: --from-email)"),
-    (("--template-body",), {"metavar": "HTML"}, "landing page HTML (landingsms; default: a page with the message)"),
-    (("--template-id",), {"type": int, "metavar": "ID"},
-     "approved template id (whatsapp, required); for landingsms a stored landing page instead of --template-body"),
-    (("--language",), {"metavar": "CODE"},
-     "text-to-speech language (voice, required): en_GB, en_US, es_ES, es_US, pt_PT, pt_BR, cmn_CN, arb, de_DE, "
-     "fr_FR, it_IT, hi_IN (cmn_CN, arb and hi_IN only with --gender F)"),
-    (("--gender",), {"choices": ("F", "M")}, "voice gender (voice, required): F or M"),
-    (("--audio-url",), {"metavar": "URL"}, "address of the audio file to play (voiceAudio, required; no --message)"),
-    (("--header-fields",), {"metavar": "COLS"}, _FIELDS_HELP.format("header")),
-    (("--body-fields",), {"metavar": "COLS"}, _FIELDS_HELP.format("body")),
-    (("--cta-fields",), {"metavar": "COLS"}, _FIELDS_HELP.format("button (call to action)")),
-    (("--suppression",), {"metavar": "FILE"}, "suppression list (CSV of phones or emails): those rows are skipped"),
-    (("--local-time",), {"metavar": "HH:MM"},
-     "send at this time on each recipient's clock (zone from a timezone column, else from the number)"),
-    (("--quiet-hours",), {"nargs": 2, "metavar": ("FROM", "TO")}, "deliver only between these local times"),
-    (("--frequency-cap",), {"nargs": 2, "type": float, "metavar": ("N", "DAYS")},
-     "skip recipients already sent N messages in the last DAYS days (per --history)"),
-    (("--history",), {"metavar": "FOLDER"}, "folder of earlier campaigns' ledgers, for --frequency-cap"),
-    (("--keep",), {"action": "append", "choices": KEEP_REASONS}, _KEEP_HELP),
-    (("--keep-duplicates",), {"action": "store_true"}, "the same as --keep duplicate"),
-)
-# how the send runs: accepted by preview and estimate too (a send's command line runs renamed), used by send
-_SEND_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any], str], ...] = (
-    (("--batch-size",), {"type": int, "default": 500, "metavar": "N"},
-     "recipients per request (default 500, at most 1000)"),
-    (("--ledger",), {"metavar": "FILE"}, _LEDGER_HELP),
-    (("--resend-unknown",), {"action": "store_true"},
-     "also send rows whose earlier outcome is unknown (they may have been sent already: check them first)"),
-    (("--stop-after-unknown",), {"type": int, "default": 3, "metavar": "N"},
-     "start no new batch after N batches in a row end with an unknown outcome (default 3; 0 never stops); "
-     "running the same command again continues"),
-    (("--max-cost",), {"type": float, "metavar": "AMOUNT"},
-     "cap on the estimated spend of the whole campaign (the price table's currency, counting what the ledger sent): "
-     "no batch starts that would go above it; the same command with a higher cap continues"),
-    (("--callbacks",), {"metavar": "LOG"},
-     "the callback log of this campaign's notifications: rows whose outcome was unknown and whose notification "
-     "came back are marked accepted before sending (never sent twice)"),
-    (("--dry-run",), {"action": "store_true"}, "build and validate every request, send nothing"),
-    (("--no-progress",), {"action": "store_true"}, "no progress bar"),
-)
+
+def flag(name: str) -> str:
+    """The command-line flag of an option.
+
+        >>> flag("notification_url")
+        '--notification-url'
+    """
+    return "--" + name.replace("_", "-")
+
+
+def _flag_options() -> dict[str, tuple[OptionSpec, tuple[str, ...]]]:
+    """Every option of any channel that is a flag -> (its spec, the channels taking it)."""
+    found: dict[str, tuple[OptionSpec, tuple[str, ...]]] = {}
+    for name in CHANNELS:
+        for option in channel_options(name):
+            if option.name not in NOT_FLAGS:
+                spec, channels = found.get(option.name, (option, ()))
+                found[option.name] = (spec, (*channels, name))
+    return dict(sorted(found.items(), key=lambda item: item[1][0].role == "send"))  # the message's flags first
+
+
+def _add_flag(group: Any, option: OptionSpec, channels: tuple[str, ...], prefix: str = "") -> None:
+    shape = {**_BY_VALUE[option.value], **_SHAPES.get(option.name, {})}
+    default = "" if option.default is None or option.value == "bool" else f" (default: {option.default})"
+    where = "" if len(channels) == len(CHANNELS) else f" ({', '.join(channels)})"
+    text = shape.pop("help", _LEDGER_HELP if option.name == "ledger" else option.help + default)
+    group.add_argument(flag(option.name), dest=option.name, default=None,
+                       help=(prefix + text + where).replace("%", "%%"), **shape)
 
 
 def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
@@ -132,41 +119,25 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
 
         >>> parser = argparse.ArgumentParser()
         >>> add_arguments("preview", parser)
-        >>> parser.parse_args(["c.csv", "--message", "Hi", "--from", "Shop", "--campaign", "x"]).sender
+        >>> parser.parse_args(["c.csv", "--message", "Hi", "--sender", "Shop", "--campaign", "x"]).sender
         'Shop'
     """
     parser.add_argument("contacts", metavar="CONTACTS",
                         help="contact table: CSV (any delimiter), Excel, ODS, Parquet or JSON lines; read as text")
     parser.add_argument("--channel", default="sms", choices=CHANNELS,
                         help="sms (default), landingsms, mailing, voice, voiceAudio, whatsapp")
-    parser.add_argument("--message", metavar="TEXT",
-                        help="message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}; "
-                             "for mailing the HTML body. Required, except for voiceAudio and whatsapp "
-                             "(which take none)")
-    parser.add_argument("--phone-column", default=None,
-                        help="column of phone numbers (default: phone, or a usual name such as Mobile, Móvil, "
-                             "Telefone)")
-    parser.add_argument("--email-column", default=None, help="column of email addresses (default: email, E-mail, ...)")
-    parser.add_argument("--region", default="ES", help="country assumed for national numbers (ISO code, default: ES)")
     parser.add_argument("--out", metavar="FILE.csv", help="also write the result, one row per contact, as CSV")
-    for flags, options, help_text in _MESSAGE_FLAGS:
-        parser.add_argument(*flags, **options, help=help_text)
     if name in ("preview", "estimate"):
-        parser.add_argument("--link-base", metavar="URL",
-                            help="base address of generated links (default: $SENDFRAME_BASE_URL)")
         parser.add_argument("--rows", type=int, default=20, metavar="N", help="rows to print (default 20; 0 = all)")
-        parser.add_argument("--prices", metavar="PRICES.csv",
-                            help="price table (default: the one shipped with sendframe)")
-    if name == "send":
-        for flags, options, help_text in _SEND_FLAGS:
-            parser.add_argument(*flags, **options, help=help_text)
-        return
-    group = parser.add_argument_group(
+    ignored = parser.add_argument_group(
         "accepted for the same command line as send",
         f"Every flag of send is accepted, so a send's command line runs with send replaced by {name}; these are "
-        "ignored here.")
-    for flags, options, help_text in _SEND_FLAGS:
-        group.add_argument(*flags, **options, help=f"ignored here. In send: {help_text}")
+        "ignored here.") if name != "send" else parser
+    for option, channels in _flag_options().values():
+        if option.role != "send" or name == "send" or option.name in _USED_WITHOUT_SENDING[name]:
+            _add_flag(parser, option, channels)
+        else:
+            _add_flag(ignored, option, channels, prefix="ignored here. In send: ")
 
 
 def default_ledger_path(contacts: str | Path, channel: str, message: str, sender: str | None, campaign: str | None,
@@ -183,8 +154,9 @@ def default_ledger_path(contacts: str | Path, channel: str, message: str, sender
 
 
 def _contacts(args: argparse.Namespace) -> pd.DataFrame:
-    columns = {k: v for k, v in (("phone_column", args.phone_column), ("email_column", args.email_column)) if v}
-    return read_contacts(args.contacts, default_region=args.region, **columns)
+    column = "email_column" if channel(args.channel).recipient == "email" else "phone_column"
+    return read_contacts(args.contacts, default_region=args.default_region or "ES",
+                         **({column: args.to} if args.to else {}))
 
 
 def _show(frame: pd.DataFrame, rows: int) -> str:
@@ -202,95 +174,49 @@ def _write(frame: pd.DataFrame, out: str | None) -> None:
         print(f"wrote {len(frame)} rows to {out}")
 
 
-def _given(args: argparse.Namespace, flag: str) -> Any:
-    return getattr(args, "sender" if flag == "--from" else flag[2:].replace("-", "_"), None)
+def options_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the message's options, send's) a command line gives; flags not given are left out: the library's defaults hold.
 
-
-def _require(args: argparse.Namespace, channel: str, *flags: str) -> None:
-    missing = [flag for flag in flags if _given(args, flag) in (None, "")]
-    if missing:
-        verb = "is" if len(missing) == 1 else "are"
-        raise InputError(f"{' and '.join(missing)} {verb} required for --channel {channel}.")
-
-
-def _refuse(args: argparse.Namespace, channel: str, flag: str, why: str) -> None:
-    if _given(args, flag) is not None:
-        raise InputError(f"{flag} does not apply to --channel {channel}: {why}.")
-
-
-def _keep(args: argparse.Namespace) -> list[str]:
-    keep = list(getattr(args, "keep", None) or [])
-    if getattr(args, "keep_duplicates", False):
-        keep.append("duplicate")
-    return keep
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments("send", parser)
+        >>> options_from_args(parser.parse_args(["c.csv", "--message", "Hi", "--parts", "2", "--batch-size", "9"]))
+        ({'message': 'Hi', 'parts': 2}, {'batch_size': 9})
+    """
+    given = [(option, getattr(args, option.name, None)) for option in channel_options(args.channel)
+             if option.name not in NOT_FLAGS]
+    return ({o.name: v for o, v in given if v is not None and o.role != "send"},
+            {o.name: v for o, v in given if v is not None and o.role == "send"})
 
 
 def message_from_args(args: argparse.Namespace) -> Message:
     """The :class:`~sendframe.Message` a command line describes (the same one for send, preview and estimate)."""
-    channel = args.channel
-    common: dict[str, Any] = {"to": args.email_column if channel == "mailing" else args.phone_column,
-                              "campaign": getattr(args, "campaign", None),
-                              "link_base": getattr(args, "link_base", None), "suppression": args.suppression,
-                              "local_time": args.local_time, "quiet_hours": args.quiet_hours,
-                              "history": args.history,
-                              "frequency_cap": (int(args.frequency_cap[0]), args.frequency_cap[1])
-                              if args.frequency_cap else None}
-    if channel_info(channel).sends_sms:
-        common.update(encoding=args.encoding, parts=args.parts, trans=args.trans or None,
-                      certified=getattr(args, "certified", False) or None)
-        if getattr(args, "notification_url", None):
-            common["notification_url"] = args.notification_url
-    else:
-        for flag, value in (("--encoding", args.encoding), ("--parts", args.parts)):
-            if value is not None:
-                raise InputError(f"{flag} applies to sms and landingsms, not --channel {channel}.")
-        if getattr(args, "notification_url", None) and channel != "mailing":  # email sends no notifications
-            raise InputError(f"--notification-url applies to sms and landingsms, not {channel}.")
-    if channel in _NO_MESSAGE:
-        _refuse(args, channel, "--message", _NO_MESSAGE[channel])
-    else:
-        _require(args, channel, "--message")
-    if channel == "sms":
-        _require(args, channel, "--from")
-        return sms(args.message, args.sender, **common)
-    if channel == "landingsms":
-        _require(args, channel, "--from")
-        return landing_sms(args.message, args.sender, template_body=args.template_body,
-                           template_id=args.template_id, **common)
-    if channel == "mailing":
-        _require(args, channel, "--subject", "--from-email")
-        return mailing(args.subject, args.message, from_email=args.from_email, reply_to=args.reply_to, **common)
-    if channel in ("voice", "voiceAudio"):
-        _refuse(args, channel, "--from", "calls come from the account's caller numbers")
-        if channel == "voice":
-            _require(args, channel, "--language", "--gender")
-            return voice(args.message, language=args.language, gender=args.gender, **common)
-        _require(args, channel, "--audio-url")
-        return voice_audio(args.audio_url, **common)
-    _require(args, channel, "--template-id", "--from")  # whatsapp
-    return whatsapp(args.template_id, args.sender, header_fields=args.header_fields or (),
-                    body_fields=args.body_fields or (), cta_fields=args.cta_fields or (), **common)
+    name = channel(args.channel).name
+    taken = {option.name for option in channel_options(name)}
+    for option, channels in _flag_options().values():
+        if option.name not in taken and getattr(args, option.name, None) is not None:
+            raise InputError(f"{flag(option.name)} does not apply to --channel {name}: it applies to "
+                             f"{', '.join(channels)}.")
+    missing = [flag(o.name) for o in channel_options(name) if o.required and getattr(args, o.name, None) in (None, "")]
+    if missing:
+        raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for --channel "
+                         f"{name}.")
+    return CONSTRUCTORS[name](**options_from_args(argparse.Namespace(**{**vars(args), "channel": name}))[0])
 
 
 def _preview_message(args: argparse.Namespace, command: str) -> Message:
-    """The message of a preview or estimate: send's whole command line, with --from optional."""
-    if args.message is None and args.channel in _NO_MESSAGE:
-        raise InputError(f"{args.channel} has no message text to {command}: {_NO_MESSAGE[args.channel]}.")
-    if args.message is None:
-        raise InputError(f"--message TEXT is required: the template to {command}.")
-    if args.channel in ("sms", "landingsms", "whatsapp") and args.sender is None:
-        args = argparse.Namespace(**{**vars(args), "sender": "Preview"})
-    elif args.sender is not None and channel_info(args.channel).sends_sms:
-        problem = sender_label_problem(args.sender)
-        if problem:
-            print(f"--from: the sender label {problem}; send would refuse it.", file=sys.stderr)
-            args = argparse.Namespace(**{**vars(args), "sender": "Preview"})
-    if args.channel == "mailing":
-        args = argparse.Namespace(**{**vars(args), "subject": args.subject or "(subject)",
-                                     "from_email": args.from_email or "preview@example.com"})
-    if args.channel == "voice":
-        args = argparse.Namespace(**{**vars(args), "language": args.language or "en_GB", "gender": args.gender or "F"})
-    return message_from_args(args)
+    """The message of a preview or estimate: send's whole command line, with placeholders for what only send needs."""
+    name = channel(args.channel).name
+    text = "body" if name == "mailing" else "message"
+    if text not in {o.name for o in channel_options(name)}:
+        raise InputError(f"{name} has no message text to {command}.")
+    if getattr(args, text) is None:
+        raise InputError(f"{flag(text)} TEXT is required: the template to {command}.")
+    if args.sender is not None and channel(name).sends_sms and sender_label_problem(args.sender):
+        print(f"--sender: the sender label {sender_label_problem(args.sender)}; send would refuse it.", file=sys.stderr)
+        args = argparse.Namespace(**{**vars(args), "sender": None})
+    required = {o.name for o in channel_options(name) if o.required}
+    filled = {k: v for k, v in PREVIEW_PLACEHOLDERS.items() if k in required and getattr(args, k, None) is None}
+    return message_from_args(argparse.Namespace(**{**vars(args), **filled}))
 
 
 def _say_skipped(plan: pd.DataFrame, verb: str) -> None:
@@ -302,7 +228,7 @@ def _say_skipped(plan: pd.DataFrame, verb: str) -> None:
 def _preview(args: argparse.Namespace) -> int:
     msg = _preview_message(args, "preview")
     contacts = _contacts(args)
-    table = msg.preview(contacts, keep=_keep(args))
+    table = msg.preview(contacts, keep=args.keep)
     print(_show(table, args.rows))
     _write(table, args.out)
     _say_skipped(table, "sent")
@@ -312,7 +238,7 @@ def _preview(args: argparse.Namespace) -> int:
 def _estimate(args: argparse.Namespace) -> int:
     msg = _preview_message(args, "estimate")
     contacts = _contacts(args)
-    est = msg.estimate(contacts, prices=args.prices, keep=_keep(args))
+    est = msg.estimate(contacts, prices=args.prices, keep=args.keep)
     column = msg.recipient_column(contacts)
     table = pd.concat([contacts[[column]], est], axis=1)
     table.loc[table["action"] != "send", "cost"] = float("nan")
@@ -334,6 +260,7 @@ def message_ledger_path(contacts: str | Path, msg: Message, folder: str | Path =
     """The default ledger of sending ``msg`` to the table ``contacts`` (a file or a table's name): the same
     file for ``sendframe send`` and the Composer, so neither sends twice what the other sent.
 
+        >>> from sendframe.campaign.message import sms
         >>> message_ledger_path("data/contacts.csv", sms("Hi", "Shop")).name
         'contacts-42653ac0.ledger.sqlite'
     """
@@ -343,17 +270,16 @@ def message_ledger_path(contacts: str | Path, msg: Message, folder: str | Path =
 
 
 def _send(args: argparse.Namespace) -> int:
-    if args.batch_size < 1 or args.batch_size > 1000:
-        raise InputError(f"--batch-size must be between 1 and 1000 (got {args.batch_size}).")
     msg = message_from_args(args)
     contacts = _contacts(args)
-    ledger = args.ledger or message_ledger_path(args.contacts, msg)
+    options = options_from_args(args)[1]
+    options["ledger"] = str(args.ledger or message_ledger_path(args.contacts, msg))
+    if options.get("stop_after_unknown") == 0:
+        options["stop_after_unknown"] = None  # never stops
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RowsSkippedWarning)  # said below, in the command's own words
-        result = msg.send(contacts, ledger=str(ledger), batch_size=args.batch_size, progress=not args.no_progress,
-                          dry_run=args.dry_run, resend_unknown=args.resend_unknown,
-                          stop_after_unknown=args.stop_after_unknown or None,
-                          keep=_keep(args), max_cost=args.max_cost, callbacks=args.callbacks)
+        result = msg.send(contacts, **options)
+    ledger = options["ledger"]
     _say_skipped(result.rename(columns={"outcome": "action"}), "sent")
     _write(result, args.out)
     outcome = result["outcome"].astype("str")

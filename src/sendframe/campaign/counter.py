@@ -156,8 +156,8 @@ class MessageCounter:
 
         ``message`` (the one being written): count as its send would, so ``recipients`` is the number of
         rows its prepared frame sends to and only they are priced (suppression, frequency cap, repeats).
-        Without it every valid row with a text is priced, as :func:`~sendframe.campaign.estimate.estimate` does. ``keep``: the
-        send's ``keep`` (skip reasons it sends anyway).
+        Without it every valid row with a text is priced, as :func:`~sendframe.campaign.estimate.estimate`
+        does. ``keep``: the send's ``keep`` (skip reasons it sends anyway).
         """
         if encoding != "auto":
             check_encoding(encoding)

@@ -1,9 +1,9 @@
-"""One run per ledger at a time: an OS lock on the sibling file ``<ledger>.lock``.
+"""One run per ledger at a time: a ``filelock`` lock on the sibling file ``<ledger>.lock``.
 
 Two runs sending with one ledger at once could both find a row unsent and both send it, so a send
 holds this lock from before it reads the ledger until its last answer is recorded. A second run fails
-at once, naming the ledger. The lock belongs to the process: a run that is killed never leaves the
-ledger locked, and the ``.lock`` file left on disk means nothing by itself.
+at once, naming the ledger. The lock belongs to the process (an OS lock, ``flock`` on POSIX): a run
+that is killed never leaves the ledger locked, and the ``.lock`` file left on disk means nothing by itself.
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "c.sqlite")
@@ -21,52 +21,35 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+from filelock import FileLock, Timeout
+
 from sendframe.errors import LedgerInUseError
 
 __all__ = ["hold"]
 
 
-def _try_lock(fd: int) -> bool:
-    """Take an exclusive lock on the open file ``fd`` without waiting; False when another holds it."""
-    try:
-        import fcntl  # noqa: PLC0415  a platform module: POSIX only, tried where the lock is taken
-    except ImportError:  # Windows: lock the first byte
-        import msvcrt  # noqa: PLC0415  a platform module: Windows only
-
-        os.lseek(fd, 0, os.SEEK_SET)
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
-        except OSError:
-            return False
-        return True
-    try:
-        # flock, not fcntl() record locks: SQLite's own record locks on the ledger are left alone
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
-
-
-def _unlock(fd: int) -> None:
-    try:
-        import fcntl  # noqa: PLC0415  a platform module: POSIX only, tried where the lock is taken
-    except ImportError:
-        import msvcrt  # noqa: PLC0415  a platform module: Windows only
-
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
-        return
-    fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-def _holder(fd: int) -> str:
+def _holder(lock_path: str) -> str:
     """' (process N)' when the lock file names the process holding it, else ''."""
     try:
-        os.lseek(fd, 0, os.SEEK_SET)
-        text = os.read(fd, 32).decode("ascii", "replace").strip()
+        with open(lock_path, "rb") as file:
+            text = file.read(32).decode("ascii", "replace").strip()
     except OSError:
         return ""
     return f" (process {text})" if text.isdigit() else ""
+
+
+def _name_holder(lock_path: str) -> None:
+    # filelock opens the file without truncating it, so the holder's process id stays readable to a second run
+    with open(lock_path, "r+b") as file:
+        file.truncate(0)
+        file.write(str(os.getpid()).encode("ascii"))
+
+
+def _unusable(exc: OSError, ledger_path: str, lock_path: str) -> OSError:
+    """The same kind of OSError, saying which lock file could not be created or written and why."""
+    return type(exc)(exc.errno, f"The lock file {lock_path} of the ledger {ledger_path} cannot be created or written "
+                     f"({exc.strerror or exc}): the ledger's folder must be writable and have free space",
+                     lock_path)
 
 
 @contextlib.contextmanager
@@ -74,7 +57,8 @@ def hold(ledger_path: str) -> Iterator[None]:
     """Hold the lock of the ledger at ``ledger_path`` while the block runs; nothing for ``:memory:``.
 
     Raises :class:`LedgerInUseError` at once when another run (another process, or another thread
-    of this one) holds it.
+    of this one) holds it, and an ``OSError`` naming the lock file when it cannot be created (a
+    read-only folder, a full disk, a folder that does not exist).
 
         >>> with hold(":memory:"):
         ...     pass
@@ -83,19 +67,24 @@ def hold(ledger_path: str) -> Iterator[None]:
         yield
         return
     lock_path = ledger_path + ".lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    folder = os.path.dirname(os.path.abspath(lock_path))
+    if not os.path.isdir(folder):  # filelock would create the folder; a mistyped ledger path is an error instead
+        raise _unusable(FileNotFoundError(2, "no such folder"), ledger_path, lock_path)
+    lock = FileLock(lock_path, blocking=False)
     try:
-        if not _try_lock(fd):
-            raise LedgerInUseError(
-                f"The ledger {ledger_path} is in use by another run{_holder(fd)}: two runs sending with one ledger "
-                "at once could send a row twice. Wait for the other run to finish (or stop it), then run again "
-                f"(the lock is held on {lock_path}).")
+        lock.acquire()
+    except Timeout:
+        raise LedgerInUseError(
+            f"The ledger {ledger_path} is in use by another run{_holder(lock_path)}: two runs sending with one "
+            "ledger at once could send a row twice. Wait for the other run to finish (or stop it), then run again "
+            f"(the lock is held on {lock_path}).") from None
+    except OSError as exc:
+        raise _unusable(exc, ledger_path, lock_path) from exc
+    try:
         try:
-            os.ftruncate(fd, 0)
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, str(os.getpid()).encode("ascii"))
-            yield
-        finally:
-            _unlock(fd)
+            _name_holder(lock_path)
+        except OSError as exc:
+            raise _unusable(exc, ledger_path, lock_path) from exc
+        yield
     finally:
-        os.close(fd)
+        lock.release()

@@ -356,7 +356,7 @@ def message(channel_name: str, **options: Any) -> Message:
 # ---------------------------------------------------------------------- one constructor per channel
 
 
-def sms(message_text: str, sender: str, **options: Any) -> Message:
+def sms(message: str, sender: str, **options: Any) -> Message:
     """An SMS: ``sms("Hi {name|capitalize}", sender="Shop", parts=2, encoding="auto")``.
 
     Options: the SMS request fields (``parts``, ``encoding``, ``trans``, ``otp_config``,
@@ -365,10 +365,10 @@ def sms(message_text: str, sender: str, **options: Any) -> Message:
         >>> sms("Hi {name}", sender="Shop", parts=2).parts
         2
     """
-    return message("sms", message=message_text, sender=sender, **options)
+    return Message(**message_settings("sms", {"message": message, "sender": sender, **options}))
 
 
-def landing_sms(message_text: str, sender: str, *, template_body: str | None = None, **options: Any) -> Message:
+def landing_sms(message: str, sender: str, *, template_body: str | None = None, **options: Any) -> Message:
     """An SMS with a landing page (``{LAND_URL}``):
     ``landing_sms("See {LAND_URL}", "Shop", template_body="<p>Hi</p>")``.
 
@@ -376,9 +376,10 @@ def landing_sms(message_text: str, sender: str, *, template_body: str | None = N
         'landingsms'
     """
     if template_body is None and options.get("template_id") is None and options.get("templateId") is None:
-        page_text = re.sub(r"\s*\{\s*LAND_URL[^}]*\}", "", message_text).strip()
+        page_text = re.sub(r"\s*\{\s*LAND_URL[^}]*\}", "", message).strip()
         template_body = f"<p>{page_text}</p>"  # the default page shows the message, without the link to itself
-    return message("landingsms", message=message_text, sender=sender, template_body=template_body, **options)
+    return Message(**message_settings("landingsms", {"message": message, "sender": sender,
+                                                     "template_body": template_body, **options}))
 
 
 def mailing(subject: str, body: str | None = None, *, from_email: str, reply_to: str | None = None,
@@ -393,13 +394,14 @@ def mailing(subject: str, body: str | None = None, *, from_email: str, reply_to:
                    reply_to=reply_to or from_email, **options)
 
 
-def voice(message_text: str, *, language: str, gender: str, **options: Any) -> Message:
+def voice(message: str, *, language: str, gender: str, **options: Any) -> Message:
     """A text-to-speech call: ``voice("Hello {name}", language="en_GB", gender="F")``.
 
         >>> voice("Hello", language="en_GB", gender="F").channel
         'voice'
     """
-    return message("voice", message=message_text, language=language, gender=gender, **options)
+    return Message(**message_settings("voice", {"message": message, "language": language, "gender": gender,
+                                                **options}))
 
 
 def voice_audio(audio_url: str, **options: Any) -> Message:

@@ -140,7 +140,8 @@ class Prepared:
 
     def replanned(self, plan: pd.DataFrame) -> Prepared:
         """The same preparation with another plan (``action``, ``reason``): a campaign of several messages
-        (:class:`~sendframe.campaign.experiment.Variants`) decides repeats across them. Rows newly skipped cost nothing."""
+        (:class:`~sendframe.campaign.experiment.Variants`) decides repeats across them. Rows newly skipped cost
+        nothing."""
         again = dataclasses.replace(self)
         table = _priced_as_sent(self.frame.assign(action=plan["action"], reason=plan["reason"]),
                                 self.frame.attrs["currency"])

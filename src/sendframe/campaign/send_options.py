@@ -15,6 +15,7 @@ import dataclasses
 import inspect
 import os
 import threading
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -78,9 +79,13 @@ SEND_OPTIONS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SendOpt
 
 
 def send_signature(function: F) -> F:
-    """Give ``function(self, contacts, **options)`` the signature of its options, for help() and editors."""
+    """Give ``function(self, contacts, **options)`` the signature and type hints of its options, for help(),
+    editors and the front doors that read them (:mod:`sendframe.campaign.channel_options`)."""
     given = list(inspect.signature(function).parameters.values())
-    keywords = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default)
+    hints = typing.get_type_hints(SendOptions)
+    keywords = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=hints[f.name])
                 for f in dataclasses.fields(SendOptions)]
     function.__signature__ = inspect.Signature([*given[:2], *keywords, *given[2:]])  # type: ignore[attr-defined]
+    function.__annotations__ = {**function.__annotations__, **{f.name: hints[f.name]
+                                                                for f in dataclasses.fields(SendOptions)}}
     return function

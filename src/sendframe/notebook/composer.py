@@ -17,7 +17,7 @@ import html
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -38,6 +38,7 @@ from sendframe.channels import CHANNEL_INFO, CHANNELS
 from sendframe.errors import InputError, RowsSkippedWarning, SendframeError
 from sendframe.notebook.form import (
     CHANNEL_INPUTS,
+    COLUMN_INPUTS,
     ENCODING_CHOICES,
     GENDERS,
     INPUT_LABELS,
@@ -45,12 +46,14 @@ from sendframe.notebook.form import (
     MESSAGE_SETTINGS,
     ComposerForm,
     checked_form,
+    composer_options,
     form_fields,
     form_from_message,
     ledger_for,
     message_from_form,
     preview_message,
     template_label,
+    text_input,
 )
 from sendframe.notebook.sending import BackgroundSend
 from sendframe.notebook.widget_html import (
@@ -80,35 +83,39 @@ class Composer:
 
     ``tables`` maps a name to a contact table (a DataFrame, any frame exporting Arrow, or a file read
     with :func:`sendframe.read_contacts`); a single frame is named ``contacts``. The form's starting
-    values are keywords named as :class:`~sendframe.notebook.form.ComposerForm`'s (``channel``,
-    ``template``, ``sender``, ``subject``, ``language``, ...); ``message`` starts the form from a
-    :class:`~sendframe.Message` written elsewhere (its fields no input shows are sent as they are,
-    as long as the channel stays the same; its settings, such as ``suppression``, ``local_time`` or
-    ``frequency_cap``, always). ``to``, ``notification_url``, ``link_base``, ``default_region`` and
-    ``suppression`` set those settings of the message; ``keep``, ``batch_size`` and ``concurrency``
-    are as for :meth:`sendframe.Message.send`. ``ledger`` defaults to a file in the current folder
+    values are keywords named as the library's options and :class:`~sendframe.notebook.form.ComposerForm`'s
+    (``channel``, ``message``, ``sender``, ``to``, ``subject``, ``template_body``, ...); ``message`` may
+    also be a :class:`~sendframe.Message` written elsewhere, which the form starts from (its fields no
+    input shows are sent as they are, as long as the channel stays the same; its settings, such as
+    ``suppression``, ``local_time`` or ``frequency_cap``, always). The message's other options
+    (``notification_url``, ``link_base``, ``suppression``, ``local_time``, request fields such as
+    ``schedule_date``, ...) and those of :meth:`sendframe.Message.send` (``client``, ``ledger``,
+    ``keep``, ``batch_size``, ``max_cost``, ...; not ``progress``, ``cancel`` or ``out``: the widget has
+    its own) are keywords too, by the same names. ``ledger`` defaults to a file in the current folder
     named from the table, the campaign and the message (the one ``sendframe send`` would use).
     """
 
-    def __init__(self, tables: Mapping[str, Any] | Any, *, message: Message | None = None, client: Any = None,
-                 ledger: Any = None, suppression: Any = None, keep: str | Iterable[str] | None = None,
-                 to: str | None = None, notification_url: str | None = None, link_base: str | None = None,
-                 default_region: str | None = None, sample_size: int = 5, batch_size: int = 500, concurrency: int = 4,
-                 **form: Any) -> None:
+    def __init__(self, tables: Mapping[str, Any] | Any, *, message: Message | str | None = None,
+                 sample_size: int = 5, **options: Any) -> None:
         self._tables = dict(tables) if isinstance(tables, Mapping) else {"contacts": tables}
         if not self._tables:
             raise InputError("Composer needs at least one contact table.")
-        initial = checked_form(form, base=form_from_message(message) if message is not None else None)
+        written = message if isinstance(message, Message) else None
+        if isinstance(message, str):
+            options["message"] = message
+        base = form_from_message(written) if written is not None else ComposerForm()
+        form, settings, send_options = composer_options(options, options.get("channel") or base.channel)
+        if "extra_fields" in form:
+            form["extra_fields"] = {**base.extra_fields, **form["extra_fields"]}
+        initial = checked_form(form, base=base)
         self._extra = (initial.channel, initial.extra_fields)
         self._frames: dict[str, pd.DataFrame] = {}
         # the message's settings no input shows: the given message's, then those given here
-        self._settings: dict[str, Any] = {name: getattr(message, name) for name in MESSAGE_SETTINGS} if message else {}
-        given = {"to": to, "notification_url": notification_url, "link_base": link_base,
-                 "default_region": default_region, "suppression": suppression}
-        self._settings.update({name: value for name, value in given.items() if value is not None})
-        self.client, self.keep = client, keep
-        self.sample_size, self.batch_size, self.concurrency = sample_size, batch_size, concurrency
-        self._ledger = ledger
+        self._settings: dict[str, Any] = {name: getattr(written, name) for name in MESSAGE_SETTINGS} if written else {}
+        self._settings.update({name: value for name, value in settings.items() if value is not None})
+        self.send_options = send_options
+        """The options of :meth:`sendframe.Message.send` every send of this Composer takes (``ledger``, ...)."""
+        self.sample_size = sample_size
         self.results: pd.DataFrame | None = None
         self.error: BaseException | None = None
         self.last_update_seconds = 0.0
@@ -151,8 +158,8 @@ class Composer:
             w.HBox([i["sender"], i["encoding"], i["parts"], i["trans"]]),
             w.HBox([i["subject"], i["from_email"], i["reply_to"]]),
             w.HBox([i["language"], i["gender"], i["audio_url"], i["template_id"]]),
-            i["header_fields"], i["body_fields"], i["cta_fields"],
-            i["template"], i["landing_body"],
+            *(i[name] for name in COLUMN_INPUTS),
+            i["to"], i["message"], i["body"], i["template_body"],
             self.counter, w.HTML("<b>Preview</b>"), self.preview, self.readiness, self.ledger_line,
             w.HBox([self.check_button, self.send_button]), self.problems,
             w.HBox([self.confirmation, self.confirm_button, self.back_button]),
@@ -162,16 +169,20 @@ class Composer:
         self.update()
 
     def _make_inputs(self, form: ComposerForm) -> dict[str, w.Widget]:
-        """One widget per input of the form, also reachable as an attribute (``composer.template``, ...)."""
+        """One widget per input of the form, also reachable as an attribute (``composer.sender``, ...), except
+        ``message``: ``composer.message`` is the message the inputs make (its input: ``composer.inputs["message"]``)."""
         columns = list(self.contacts.columns)
         self.sender = w.Text(value=form.sender)
         self.encoding = w.Dropdown(options=ENCODING_CHOICES, value=form.encoding)
         self.parts = w.BoundedIntText(value=form.parts, min=1, max=15)
         self.trans = w.Checkbox(value=form.trans, indent=False)
-        self.template = w.Textarea(value=form.template, placeholder="Hi {name|capitalize}, ...", continuous_update=True,
-                                   layout=w.Layout(width="100%", height="90px"))
-        self.landing_body = w.Textarea(value=form.landing_body, layout=w.Layout(width="100%", height="70px"),
-                                       placeholder="<p>Hi {name}</p> (empty: a page showing the message)")
+        self.to = w.Text(value=form.to, placeholder="(phone or email, found in the table)")
+        text = w.Textarea(value=form.message, placeholder="Hi {name|capitalize}, ...", continuous_update=True,
+                          layout=w.Layout(width="100%", height="90px"))
+        self.body = w.Textarea(value=form.body, placeholder="<p>Hi {name|capitalize}</p>", continuous_update=True,
+                               layout=w.Layout(width="100%", height="90px"))
+        self.template_body = w.Textarea(value=form.template_body, layout=w.Layout(width="100%", height="70px"),
+                                        placeholder="<p>Hi {name}</p> (empty: a page showing the message)")
         self.subject = w.Text(value=form.subject, placeholder="Hi {name}")
         self.from_email = w.Text(value=form.from_email, placeholder="news@shop.example")
         self.reply_to = w.Text(value=form.reply_to, placeholder="(the from email)")
@@ -179,12 +190,11 @@ class Composer:
         self.gender = w.Dropdown(options=GENDERS, value=form.gender)
         self.audio_url = w.Text(value=form.audio_url, placeholder="https://…/message.mp3", layout=w.Layout(width="60%"))
         self.template_id = w.BoundedIntText(value=form.template_id, min=0, max=2**31 - 1)
-        self.header_fields, self.body_fields, self.cta_fields = (
-            w.TagsInput(value=list(getattr(form, name)), allowed_tags=columns, allow_duplicates=True,
-                        layout=w.Layout(width="100%"))
-            for name in ("header_fields", "body_fields", "cta_fields"))
-        inputs: dict[str, w.Widget] = {name: getattr(self, name) for name in form_fields()
-                                       if name not in ("channel", "campaign", "extra_fields")}
+        for name in COLUMN_INPUTS:
+            setattr(self, name, w.TagsInput(value=list(getattr(form, name)), allowed_tags=columns,
+                                            allow_duplicates=True, layout=w.Layout(width="100%")))
+        inputs: dict[str, w.Widget] = {name: text if name == "message" else getattr(self, name)
+                                       for name in form_fields() if name not in ("channel", "campaign", "extra_fields")}
         for name, control in inputs.items():
             control.description = INPUT_LABELS[name]
         return inputs
@@ -207,7 +217,7 @@ class Composer:
     def form(self) -> ComposerForm:
         """The inputs' current values."""
         values = {name: control.value for name, control in self.inputs.items()}
-        for name in ("header_fields", "body_fields", "cta_fields"):
+        for name in COLUMN_INPUTS:
             values[name] = tuple(values[name])
         extra = self._extra[1] if self.channel.value == self._extra[0] else {}
         return ComposerForm(channel=self.channel.value, campaign=self.campaign.value, extra_fields=extra, **values)
@@ -215,10 +225,10 @@ class Composer:
     def set(self, **values: Any) -> None:
         """Set several inputs at once (names of :class:`~sendframe.notebook.form.ComposerForm`, ``table``).
 
-            >>> composer.set(channel="voice", template="Hola {name}", language="es_ES")  # doctest: +SKIP
+            >>> composer.set(channel="voice", message="Hola {name}", language="es_ES")  # doctest: +SKIP
         """
         table = values.pop("table", None)
-        form = checked_form(values, "Composer.set()", base=self.form)
+        form = checked_form(values, "Composer.set", base=self.form)
         if table is not None:
             self.table.value = table
         for name in form_fields():
@@ -244,15 +254,15 @@ class Composer:
 
         None while the message is incomplete (no default file can be named yet).
         """
-        if self._ledger is not None:
-            return self._ledger
+        if self.send_options.get("ledger") is not None:
+            return self.send_options["ledger"]
         if self._message is None:
             return None
         table = self._tables[self.table.value]
         return ledger_for(str(table) if isinstance(table, (str, os.PathLike)) else self.table.value, self._message)
 
     def _secrets(self) -> list[str]:
-        config = getattr(self.client, "config", None)
+        config = getattr(self.send_options.get("client"), "config", None)
         password = getattr(config, "api_password", None)
         found = [os.environ.get(ENV_API_PASSWORD, "")]
         if password is not None:
@@ -260,6 +270,10 @@ class Composer:
         return [s for s in found if s]
 
     def _on_change(self, change: Any) -> None:
+        if change["owner"] is self.channel:  # what was written travels to the new channel's text input
+            old, new = text_input(change["old"]), text_input(change["new"])
+            if old and new and old != new and not self.inputs[new].value.strip():
+                self.inputs[new].value = self.inputs[old].value
         if change["owner"] in (self.channel, self.table):
             self._show_channel_inputs()
         self.update()
@@ -269,11 +283,12 @@ class Composer:
         used = CHANNEL_INPUTS[name]
         for input_name, control in self.inputs.items():
             control.layout.display = _SHOWN if input_name in used else _HIDDEN
-        self.inputs["template"].description = template_label(name)
+        if text_input(name) == "message":
+            self.inputs["message"].description = template_label(name)
         self.inputs["sender"].placeholder = "34911111111" if name == "whatsapp" else "Shop"
         self.inputs["parts"].max = CHANNEL_INFO[name].max_parts
         columns = list(self.contacts.columns)
-        for field in ("header_fields", "body_fields", "cta_fields"):
+        for field in COLUMN_INPUTS:
             self.inputs[field].allowed_tags = columns
 
     def _counter(self, msg: Message) -> MessageCounter:
@@ -301,14 +316,16 @@ class Composer:
         path = self.ledger_path
         self.ledger_line.value = ledger_html(path if path is None else getattr(path, "path", path))
         info = CHANNEL_INFO[form.channel]
-        if info.template_fields and not form.template.strip():
+        text = text_input(form.channel)
+        if text and not getattr(form, text).strip():
             self.counter.value, self.preview.value = f"<i>Write the {template_label(form.channel).lower()} to see "\
                 "the counter and the preview.</i>", ""
             return
         try:
             msg = self._message or preview_message(form, **self._settings)
             totals = self._counter(msg).count(msg.template or "", form.encoding if info.sends_sms else "auto",
-                                              parts=msg.parts if info.sends_sms else None, message=msg, keep=self.keep)
+                                              parts=msg.parts if info.sends_sms else None, message=msg,
+                                              keep=self.send_options.get("keep"))
             self.preview.value = self._preview(msg)
         except SendframeError as exc:
             self.counter.value, self.preview.value = error_html("Cannot preview", exc), ""
@@ -339,7 +356,7 @@ class Composer:
         try:
             msg = self.message
             problems = msg.preflight(self.contacts, suppression=msg.suppression)
-            skipped = skipped_summary(msg.plan(self.contacts, keep=self.keep))
+            skipped = skipped_summary(msg.plan(self.contacts, keep=self.send_options.get("keep")))
         except SendframeError as exc:
             self.problems.value = error_html("Cannot check", exc, self._secrets())
             return None
@@ -352,7 +369,7 @@ class Composer:
             self.status.value = "A send is already running: wait for it to end, or Cancel it."
             return
         try:
-            estimate = self.message.estimate(self.contacts, keep=self.keep)
+            estimate = self.message.estimate(self.contacts, keep=self.send_options.get("keep"))
         except SendframeError as exc:
             self.status.value = error_html("Not sent", exc, self._secrets())
             return
@@ -383,8 +400,7 @@ class Composer:
             return
         contacts, ledger = self.contacts.copy(), self.ledger_path
         self._sent_ledger = getattr(ledger, "path", ledger)  # named at the end, whatever is typed meanwhile
-        options = {"client": self.client, "ledger": ledger, "keep": self.keep,
-                   "batch_size": self.batch_size, "concurrency": self.concurrency}
+        options = {**self.send_options, "ledger": ledger}
         self.results, self.error = None, None
         self.send_button.disabled = self.check_button.disabled = True
         self.progress.value, self.progress.max, self.progress.bar_style = 0, 1, ""

@@ -1,10 +1,10 @@
 """The OpenAPI 3.1 document of the public API, served by the sandbox at ``GET /openapi.json``.
 
-Built from the shared pydantic models (``sendframe.api.models``): request bodies use their validation
-schemas, answers their serialization schemas, so the document cannot drift from what the sandbox
-validates. The models' own rule validators (``between``, ``one_of``, the 14-digit date-time, ...) are
-invisible to pydantic's schema generator, so :func:`document` reads them off the fields and writes
-them as ``minimum``/``maximum``/``enum``/``pattern``.
+Built from the shared pydantic models (``sendframe.api.models``) by pydantic itself: request bodies use
+their validation schemas, answers their serialization schemas, so the document cannot drift from what
+the sandbox validates. The models state their rules (ranges, enumerations, patterns, lengths, the rules
+across fields such as "body, templateId or templateV2Id"); what no schema can state is listed in
+docs/api-notes.md ("What /openapi.json cannot state").
 
     >>> doc = document("http://127.0.0.1:8080")
     >>> sorted(doc["paths"])[:2]
@@ -14,7 +14,6 @@ them as ``minimum``/``maximum``/``enum``/``pattern``.
 from __future__ import annotations
 
 import copy
-import inspect
 from functools import lru_cache
 from typing import Any
 
@@ -37,84 +36,7 @@ _SEND_PATHS: dict[str, tuple[str, str]] = {
     "whatsapp": ("/api/rest/whatsapp", "Send WhatsApp template messages"),
 }
 
-# schema fragments for the models' named rule validators (sendframe.api.validation)
-_VALIDATOR_SCHEMAS: dict[str, dict[str, Any]] = {
-    "_check_not_empty": {"minLength": 1},
-    "_check_wire_datetime": {"pattern": "^[0-9]{14}$", "description": "UTC date-time YYYYmmddHHiiss"},
-    "_check_clock": {"pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$", "description": "HH:MM, UTC 24-hour"},
-    # "at least one letter" of the alphanumeric form adds nothing: 1-11 digits are valid as digits
-    "_check_sender": {"pattern": "^([0-9]{1,15}|[A-Za-z0-9]{1,11})$"},
-    "_check_base64": {"contentEncoding": "base64"},
-}
-_TEXT_OR_TEXTS = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
-
 _ERROR = {"$ref": "#/components/schemas/ErrorResponse"}
-
-
-def _rule_schema(validator: Any) -> dict[str, Any]:
-    """The JSON-schema fragment of one AfterValidator/PlainValidator of a model field, or {}."""
-    func = getattr(validator, "func", None)
-    if func is None:
-        return {}
-    name = getattr(func, "__qualname__", "")
-    if name.startswith("between.") or name.startswith("one_of."):
-        scope = inspect.getclosurevars(func).nonlocals
-        if "low" in scope and "high" in scope:
-            return {"minimum": scope["low"], "maximum": scope["high"]}
-        if "allowed_set" in scope:
-            return {"enum": sorted(scope["allowed_set"], key=str)}
-    if name == "_check_text_or_texts":
-        return dict(_TEXT_OR_TEXTS)
-    return dict(_VALIDATOR_SCHEMAS.get(name, {}))
-
-
-def _field_rules(field: Any) -> dict[str, Any]:
-    rules: dict[str, Any] = {}
-    for item in field.metadata:
-        rules.update(_rule_schema(item))
-    # rules hidden one level down, e.g. ``NonEmptyText | None`` or ``Annotated[int, between()] | None``
-    for arg in getattr(field.annotation, "__args__", ()) or ():
-        for item in getattr(arg, "__metadata__", ()) or ():
-            rules.update(_rule_schema(item))
-    return rules
-
-
-def _apply_rules(schema: dict[str, Any], rules: dict[str, Any]) -> None:
-    """Put ``rules`` on the non-null branch of a property schema (or on the schema itself)."""
-    if "anyOf" in rules:
-        nullable = any(branch.get("type") == "null" for branch in schema.get("anyOf", []))
-        schema.pop("anyOf", None)
-        schema.pop("type", None)
-        schema["anyOf"] = rules["anyOf"] + ([{"type": "null"}] if nullable else [])
-        return
-    branches = [b for b in schema.get("anyOf", []) if b.get("type") != "null"] or [schema]
-    for branch in branches:
-        for key, value in rules.items():
-            if key == "description":
-                schema.setdefault("description", value)
-            elif key == "contentEncoding" and branch.get("type") != "string":
-                continue
-            else:
-                branch[key] = value
-
-
-def _enrich(defs: dict[str, Any], models: dict[str, type[BaseModel]]) -> None:
-    for name, schema in defs.items():
-        schema.pop("title", None)
-        model = models.get(name)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        if model is None:
-            continue
-        for field_name, field in model.model_fields.items():
-            wire = field.alias or field_name
-            prop = schema.get("properties", {}).get(wire)
-            if prop is not None:
-                _apply_rules(prop, _field_rules(field))
-
-
-def _all_models() -> dict[str, type[BaseModel]]:
-    return {name: getattr(models, name) for name in models.__all__ if isinstance(getattr(models, name), type)}
 
 
 @lru_cache(maxsize=1)
@@ -127,9 +49,7 @@ def _components() -> dict[str, Any]:
         *((model, "serialization") for model in answer_models),
     ]
     _, top = models_json_schema(modes, ref_template=_REF)
-    defs: dict[str, Any] = top["$defs"]
-    _enrich(defs, _all_models())
-    return defs
+    return top["$defs"]  # type: ignore[no-any-return]
 
 
 def _json(schema: dict[str, Any]) -> dict[str, Any]:

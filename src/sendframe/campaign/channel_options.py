@@ -1,0 +1,221 @@
+"""Every option of each channel in one table: what ``sms()``, ``send_sms()``, ``sendframe send`` and the Composer take.
+
+The table is read from the code that uses the options, so it cannot drift from it: the
+constructor's own parameters (``sms(message, sender)``), the channel's request fields (the
+service's models), the message's settings (:data:`~sendframe.campaign.message_options.MESSAGE_OPTIONS`)
+and the keyword parameters of :meth:`Message.send <sendframe.campaign.message.Message.send>`. The
+one-call functions, the CLI's flags and the Composer's inputs are spelled from it.
+
+    >>> [(o.name, o.default, o.role) for o in channel_options("voiceAudio")][:3]
+    [('audio_url', None, 'argument'), ('to', None, 'setting'), ('link_base', None, 'setting')]
+    >>> option_names("sms", "send")[:3]
+    ('client', 'ledger', 'keep')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import pydantic
+
+from sendframe.api.models import REQUEST_MODELS
+from sendframe.campaign.message import Message, landing_sms, mailing, sms, voice, voice_audio, whatsapp
+from sendframe.campaign.message_options import MESSAGE_OPTIONS
+from sendframe.channels import channel
+from sendframe.options import check_options, request_field_names
+
+__all__ = ["CONSTRUCTORS", "PREVIEW_PLACEHOLDERS", "OptionSpec", "channel_options", "option_names", "split_options"]
+
+# the constructor of each channel, whose parameters come first (positional where it takes them)
+CONSTRUCTORS: dict[str, Callable[..., Message]] = {
+    "sms": sms, "landingsms": landing_sms, "mailing": mailing, "voice": voice, "voiceAudio": voice_audio,
+    "whatsapp": whatsapp}
+# what a preview puts in a required option it has not been given, so the text shows before the message is complete
+PREVIEW_PLACEHOLDERS: dict[str, Any] = {
+    "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
+    "gender": "F", "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
+# request fields that are not options: built from the contacts, or named otherwise (campaign_name is `campaign`)
+_NOT_OPTIONS = frozenset({"to", "sub", "messages", "campaign_name"})
+_HELP: dict[str, str] = {
+    "message": "the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}",
+    "sender": "sms/landingsms: the sender label (15 digits or 11 letters and digits); whatsapp: the registered "
+              "sender number",
+    "subject": "the email subject (a template)",
+    "body": "the email's HTML body (a template)",
+    "from_email": "a validated sender address",
+    "reply_to": "a validated reply address (default: from_email)",
+    "language": "text-to-speech language: en_GB, en_US, es_ES, es_US, pt_PT, pt_BR, cmn_CN, arb, de_DE, fr_FR, "
+                "it_IT, hi_IN (cmn_CN, arb and hi_IN only with gender F)",
+    "gender": "voice gender: F or M",
+    "audio_url": "address of the audio file to play",
+    "template_id": "whatsapp: the approved template's id; landingsms: a stored landing page instead of template_body",
+    "template_body": "the landing page's HTML (default: a page showing the message)",
+    "campaign": "campaign name (groups the statistics)",
+    "schedule_date": "when the service sends: a tz-aware time, or the spec's text",
+    "expiration_date": "when the service gives up sending: a tz-aware time, or the spec's text",
+    "tags": "labels of the send, for the statistics",
+    "encoding": "gsm, gsm-pt, utf-16, or auto: the cheapest that carries each row's text, sent as estimated "
+                "(default: the service's, gsm)",
+    "parts": "most SMS parts per message; rows needing more are skipped",
+    "trans": "1: replace accented characters per the spec's table",
+    "certified": "certified sending (priced as such)",
+    "notification_url": "delivery notification address (escape codes such as %i, %s), or a column holding one per row",
+    "to": "the recipient column (default: phone or email, or a usual name such as Mobile, Móvil, E-mail)",
+    "link_base": "base address that previews show in {UNSUB_URL}, {LAND_URL} and shortened links",
+    "default_region": "country assumed for national numbers (ISO code)",
+    "header_fields": "columns filling the template's header variables, in order",
+    "body_fields": "columns filling the template's body variables, in order",
+    "cta_fields": "columns filling the template's button (call to action) variables, in order",
+    "default_answer": "columns filling the template's default answer, in order",
+    "suppression": "recipients never sent to (a CSV of phones or emails): those rows are skipped",
+    "frequency_cap": "(N, DAYS): skip recipients already sent N messages in the last DAYS days (per history)",
+    "history": "earlier campaigns' ledgers (a folder), for frequency_cap",
+    "local_time": "send at this time (HH:MM) on each recipient's clock (zone from a timezone column, else the number)",
+    "quiet_hours": "(FROM, TO): deliver only between these local times",
+    "client": "the API client (default: one from the environment)",
+    "ledger": "SQLite journal that makes the send resumable: rows already answered are not sent again",
+    "keep": "send rows the policy leaves out anyway: invalid (missing or invalid recipient), suppressed (on the "
+            "suppression list), preflight (another preflight error of the row), duplicate (the recipient repeats an "
+            "earlier row), frequency (over the frequency cap); by default they are skipped with outcome "
+            "skipped_<reason>",
+    "batch_size": "recipients per request (at most 1000)",
+    "concurrency": "requests in flight at once",
+    "requests_per_second": "most requests started per second",
+    "parts_per_second": "most SMS parts sent per second",
+    "dry_run": "build and validate every request, send nothing",
+    "resend_unknown": "also send rows whose earlier outcome is unknown (they may have been sent already)",
+    "stop_after_unknown": "start no new batch after N batches in a row end with an unknown outcome (None: never)",
+    "progress": "show a progress bar",
+    "max_cost": "cap on the estimated spend of the whole campaign, counting what the ledger already sent",
+    "prices": "price table (CSV; default: the one shipped with sendframe)",
+    "callbacks": "the campaign's callback log: unknown rows whose notification came back are marked accepted",
+    "now": "when the run counts from (tz-aware; default: now)",
+    "out": "a folder: send one partition at a time, the result written to it as Parquet",
+    "cancel": "a threading.Event that, once set, starts no new batch",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionSpec:
+    """One option of a channel: its name, the library's default, where it goes, its kind of value."""
+
+    name: str
+    default: Any
+    role: str
+    """``argument`` (the constructor's own), ``field`` (a request field), ``setting`` (of the message) or ``send``."""
+    value: str
+    """``bool``, ``int``, ``float``, ``text``, ``list`` (of names), ``pair``, ``structure`` (JSON) or ``object``."""
+    help: str
+    required: bool = False
+
+
+@functools.cache
+def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
+    """Every option of ``channel_name``, in order: the constructor's, request fields, settings, then send's.
+
+        >>> spec = {o.name: o for o in channel_options("sms")}
+        >>> spec["parts"].default, spec["encoding"].role, spec["batch_size"].default, spec["message"].required
+        (1, 'setting', 500, True)
+    """
+    info = channel(channel_name)
+    wire = request_field_names(info.name)
+    specs: dict[str, OptionSpec] = {}
+
+    def add(name: str, default: Any, role: str, hint: Any, required: bool = False) -> None:
+        if name not in specs:
+            text = _HELP.get(name, f"the request's {wire.get(name, name)} (see the API spec)")
+            specs[name] = OptionSpec(name, default, role, _value(hint, default), text, required)
+
+    constructor = CONSTRUCTORS[info.name]
+    hints = typing.get_type_hints(constructor)
+    for name, parameter in inspect.signature(constructor).parameters.items():
+        if parameter.kind is not inspect.Parameter.VAR_KEYWORD:
+            empty = parameter.default is inspect.Parameter.empty
+            add(name, None if empty else parameter.default, "argument", hints.get(name), empty)
+    settings = {f.name: f for f in dataclasses.fields(Message)}
+    message_hints = typing.get_type_hints(Message)
+    for name in ("encoding", *MESSAGE_OPTIONS):  # settings before fields: they own encoding and notification_url
+        if (name == "encoding" and not info.sends_sms) or (name == "notification_url" and not info.has_notifications):
+            continue
+        field = settings.get(name)
+        add(name, field.default if field else None, "setting", message_hints.get(name, str))
+    for wire_name in dict.fromkeys(wire_name for _, wire_name in info.column_fields):  # whatsapp
+        add(info.column_field_option(wire_name), None, "setting", list[str])
+    for name, model_field in REQUEST_MODELS[info.name].model_fields.items():
+        if name not in _NOT_OPTIONS:
+            add(name, model_field.default, "field", model_field.annotation)
+    send = inspect.signature(Message.send)
+    send_hints = typing.get_type_hints(Message.send)
+    for name, parameter in list(send.parameters.items())[2:]:
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+            add(name, parameter.default, "send", send_hints.get(name))
+    return tuple(specs.values())
+
+
+def option_names(channel_name: str, *roles: str) -> tuple[str, ...]:
+    """The names of ``channel_name``'s options with one of ``roles`` (all of them when none is given).
+
+        >>> option_names("whatsapp", "argument")
+        ('template_id', 'sender')
+    """
+    return tuple(o.name for o in channel_options(channel_name) if not roles or o.role in roles)
+
+
+def _value(hint: Any, default: Any) -> str:
+    """The kind of value a type hint describes (what a command-line flag parses it as)."""
+    if hint is None or hint is Any:
+        return "bool" if isinstance(default, bool) else "object"
+    kinds = {_base(arg) for arg in typing.get_args(hint)} - {None} if _is_union(hint) else {_base(hint)}
+    if len(kinds) != 1:
+        return "list" if "list" in kinds else "object"
+    return str(kinds.pop())
+
+
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) in (typing.Union, types.UnionType)
+
+
+def _base(hint: Any) -> str | None:
+    while typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    if hint is type(None):
+        return None
+    if _is_union(hint):
+        kinds = {_base(arg) for arg in typing.get_args(hint)} - {None}
+        return kinds.pop() if len(kinds) == 1 else "object"
+    origin = typing.get_origin(hint) or hint
+    if origin is tuple:
+        return "pair"
+    if origin in (list, Iterable, Sequence):
+        inner = typing.get_args(hint)
+        return "list" if not inner or _base(inner[0]) == "text" else "structure"
+    if origin is dict or (isinstance(origin, type) and issubclass(origin, pydantic.BaseModel)):
+        return "structure"
+    simple = {bool: "bool", int: "int", float: "float", str: "text"}
+    return simple.get(origin, "object") if isinstance(origin, type) else "object"
+
+
+def split_options(channel_name: str, options: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``options`` as (the message's, the send's), by the table; an unknown name raises with the closest known one.
+
+    Request fields may also be spelled as the spec does (``campaignName``, ``from``).
+
+        >>> split_options("sms", {"parts": 2, "dry_run": True}, "sendframe.send_sms")
+        ({'parts': 2}, {'dry_run': True})
+        >>> split_options("sms", {"dryrun": True}, "send_sms")
+        Traceback (most recent call last):
+        ...
+        sendframe.errors.UnknownOptionError: send_sms() got an unknown option 'dryrun'. Did you mean 'dry_run'?
+    """
+    wire = request_field_names(channel(channel_name).name)
+    check_options(options, [*option_names(channel_name), *wire], where)
+    arguments = {wire[name]: name for name in option_names(channel_name, "argument") if name in wire}
+    send = set(option_names(channel_name, "send"))
+    message_options = {arguments.get(wire.get(k, ""), k): v for k, v in options.items() if k not in send}
+    return message_options, {k: v for k, v in options.items() if k in send}
