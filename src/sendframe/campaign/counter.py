@@ -30,7 +30,7 @@ from sendframe.campaign.estimate import SMS_CHANNELS, _load_table, recipient_col
 from sendframe.campaign.policy import keep_reasons
 from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
-from sendframe.errors import InputError
+from sendframe.errors import InputError, SendframeError
 from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
 from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
 from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, FOREIGN_PT, scan_text
@@ -130,7 +130,8 @@ class MessageCounter:
             try:
                 prepared = message.prepare(self.contacts, keep=keep | set(_PER_TEMPLATE))
                 allowed, keys = prepared.sent, prepared.recipient_key
-            except InputError:  # a template that cannot be sent (the preview says why): recipients by validity
+            except (SendframeError, OSError):  # a broken template, an unreadable suppression list (the check
+                # and the send say why): the recipients by validity meanwhile
                 message = None
         if keys is None:
             keys = recipient_keys(self.contacts[self._column], self._kind, default_region=None)
