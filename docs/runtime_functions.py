@@ -25,7 +25,7 @@ class RuntimeFunctions(griffe.Extension):
             return
         for module in _modules(pkg):
             built = [name for name, member in module.members.items()
-                     if not member.is_alias and member.is_attribute and isinstance(member.value, griffe.ExprCall)
+                     if isinstance(member, griffe.Attribute) and isinstance(member.value, griffe.ExprCall)
                      and _is_built_function(importlib.import_module(module.path), name)]
             if built:
                 inspected = griffe.inspect(module.path)
