@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sendframe
 from sendframe.campaign.counter import MessageCounter
 from sendframe.campaign.estimate import estimate
 
@@ -100,3 +103,16 @@ def test_large_table_keystroke_uses_cached_measurements():
     counter = MessageCounter(big)
     totals = counter.count("Hi {name}", "auto")
     assert totals.rows == 12000 and totals.encodings == {"gsm": 12000}
+
+
+def test_the_counters_recipients_are_the_rows_the_send_sends_on_the_shipped_sample():
+    contacts = sendframe.read_contacts(Path(__file__).parents[2] / "data" / "contacts.csv")
+    msg = sendframe.sms("Hi {name}, see you soon", sender="Shop", parts=2, encoding="auto")
+    totals = MessageCounter(contacts).count(msg.template, "auto", parts=2, message=msg)
+    with pytest.warns(sendframe.errors.RowsSkippedWarning):
+        sent = msg.send(contacts, dry_run=True, progress=False)
+    assert totals.rows == len(contacts) > totals.recipients  # the sample has repeats and invalid rows
+    assert totals.recipients == len(msg.ready(contacts)) == int((sent["outcome"] == "dry_run").sum())
+    assert totals.cost == pytest.approx(msg.estimate(contacts).attrs["totals"]["cost"])
+    kept = MessageCounter(contacts).count(msg.template, "auto", parts=2, message=msg, keep="duplicate")
+    assert totals.recipients < kept.recipients == len(msg.ready(contacts, keep="duplicate"))

@@ -60,3 +60,15 @@ def test_a_variant_without_a_message_is_refused(contacts, test_campaign):
         test_campaign.plan(contacts.assign(variant=["A", "B", "C"] * 4))
     with pytest.raises(InputError, match="no 'variant' column"):
         test_campaign.plan(contacts.drop(columns="variant"))
+
+
+def test_a_dry_run_sends_what_the_estimate_priced_and_refuses_an_out_folder(contacts, test_campaign, tmp_path):
+    campaign = test_campaign
+    contacts = pd.concat([contacts, contacts.iloc[[0]].assign(variant="B")], ignore_index=True)  # a repeat across
+    estimate = campaign.estimate(contacts)
+    with pytest.warns(sendframe.errors.RowsSkippedWarning, match="repeats"):
+        result = campaign.send(contacts, dry_run=True, progress=False)
+    assert (result["outcome"] == "dry_run").tolist() == (estimate["action"] == "send").tolist()
+    assert result["parts"].fillna(0).tolist() == estimate["parts"].where(estimate["action"] == "send", 0).tolist()
+    with pytest.raises(InputError, match="out="):
+        campaign.send(contacts, dry_run=True, out=tmp_path / "results")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pandas as pd
 
 import sendframe
-from sendframe.campaign.measured import frame_fingerprint, measure_texts
+from sendframe.campaign.measured import forget, frame_fingerprint, measure_texts
 from sendframe.text.measure import measure_frame
 
 TEMPLATE = "Hola {name|capitalize}, debes {amount} EUR"
@@ -54,3 +56,20 @@ def test_preflight_then_estimate_of_one_table_agree_with_each_measured_alone():
     returned = measure_texts(contacts, TEMPLATE, encoding="auto")
     returned.loc[0, "text"] = "changed by the caller"
     assert measure_texts(contacts, TEMPLATE, encoding="auto").loc[0, "text"] == "Hola Ana, debes 1.5 EUR"
+
+
+def test_a_send_of_the_table_just_estimated_reuses_its_prepared_frame():
+    frame = pd.DataFrame({"phone": ["34600123456", "34600123457", "x"], "name": ["Ana", "Bo", "Cy"]})
+    msg = sendframe.sms("Hi {name}", sender="Shop", encoding="auto")
+    prepared = msg.prepare(frame)
+    assert msg.prepare(frame.copy()) is prepared  # same message, options and content: prepared once
+    estimated = msg.estimate(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sendframe.errors.RowsSkippedWarning)
+        sent = msg.send(frame, dry_run=True, progress=False)
+    assert msg.prepare(frame) is prepared  # the estimate and the send read it; neither prepared again
+    assert sent["text"].tolist() == estimated["text"].tolist() and sent["parts"].tolist()[:2] == [1, 1]
+    assert msg.prepare(frame.assign(name=["Ana", "Bo", "Dee"])) is not prepared  # other content, prepared anew
+    forget()
+    assert msg.prepare(frame) is not prepared  # forgotten: prepared again
+    assert msg.prepare(frame, keep="invalid") is not msg.prepare(frame)  # other options, prepared anew

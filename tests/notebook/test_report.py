@@ -153,7 +153,7 @@ def test_sendframe_report_draws_what_sendframe_send_wrote(tmp_path, monkeypatch,
         monkeypatch.setenv("SENDFRAME_API_PASSWORD", sb.api_password)
         monkeypatch.chdir(tmp_path)
         results = tmp_path / "results.csv"
-        assert main(["send", str(CONTACTS), "--message", "Hola {name}", "--from", "Shop", "--campaign", "spring",
+        assert main(["send", str(CONTACTS), "--message", "Hola {name}", "--sender", "Shop", "--campaign", "spring",
                      "--notification-url", receiver.notification_url, "--out", str(results), "--no-progress"]) == 0
         sent = pd.read_csv(results, dtype=str)
         sb.advance(7 * 86400)

@@ -5,12 +5,14 @@ pydantic writes each field's schema from its type and constraints (``Field(min_l
 (:mod:`sendframe.sandbox.openapi`) says what the sandbox accepts: the form of a recipient (checked one by
 one by the service, not by the model), ``null`` for optional fields, and the rules across fields.
 
-    >>> one_given("body", "templateId")["anyOf"][0]
+    >>> one_given("body", "templateId", content="the email content").schema["anyOf"][0]
     {'required': ['body'], 'properties': {'body': {'not': {'type': 'null'}}}}
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -26,8 +28,10 @@ from sendframe.api.recipients import (
     MIN_PHONE_DIGITS,
     is_valid_phone,
 )
+from sendframe.errors import Problem
 
-__all__ = ["RecipientSchema", "SchemaRules", "one_given", "phone_pattern", "present", "state_request_schema"]
+__all__ = ["FieldsRule", "RecipientSchema", "SchemaRules", "one_given", "phone_pattern", "present",
+           "state_request_schema"]
 
 
 def _digit_runs(lengths: list[int]) -> str:
@@ -74,7 +78,22 @@ class RecipientSchema:
         return {"type": "string", "pattern": f"^{EMAIL_PATTERN}$", "maxLength": MAX_EMAIL_LENGTH}
 
 
-SchemaRules = tuple[dict[str, Any], ...]
+@dataclass(frozen=True)
+class FieldsRule:
+    """A rule across a request's fields, stated once: its JSON schema (``/openapi.json``) and its check (the
+    problem a 400 names), so the document and the service cannot disagree.
+
+        >>> rule = one_given("body", "templateId", content="the email content")
+        >>> rule.broken({"body": None, "template_id": None}.get).message
+        'body or templateId is required (the email content)'
+    """
+
+    schema: dict[str, Any]
+    broken: Callable[[Callable[[str], Any]], Problem | None]
+    """Given the request's field values (by snake_case name), the problem when the rule is broken, else None."""
+
+
+SchemaRules = tuple[FieldsRule, ...]
 
 
 def present(field: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -86,13 +105,26 @@ def present(field: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"required": [field], "properties": {field: schema or {"not": {"type": "null"}}}}
 
 
-def one_given(*fields: str) -> dict[str, Any]:
-    """JSON schema: at least one of ``fields`` is given (not ``null``), e.g. "body, templateId or templateV2Id".
+def one_given(*fields: str, content: str) -> FieldsRule:
+    """At least one of ``fields`` (wire names) is given, not ``null``: "body, templateId or templateV2Id is required
+    (``content``)", the problem naming the first field.
 
-        >>> len(one_given("body", "templateId")["anyOf"])
+        >>> len(one_given("body", "templateId", content="the email content").schema["anyOf"])
         2
     """
-    return {"anyOf": [present(field) for field in fields]}
+    names = [_snake(field) for field in fields]
+    listed = f"{', '.join(fields[:-1])} or {fields[-1]}"
+
+    def broken(value: Callable[[str], Any]) -> Problem | None:
+        if any(value(name) is not None for name in names):
+            return None
+        return Problem(fields[0], "body_or_template", f"{listed} is required ({content})")
+
+    return FieldsRule({"anyOf": [present(field) for field in fields]}, broken)
+
+
+def _snake(wire_name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in wire_name)
 
 
 def state_request_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
@@ -111,6 +143,6 @@ def state_request_schema(schema: dict[str, Any], model: type[BaseModel]) -> None
             continue
         keep = {key: prop.pop(key) for key in ("title", "default", "description") if key in prop}
         schema["properties"][name] = {"anyOf": [dict(prop), {"type": "null"}], **keep}
-    rules = getattr(model, "schema_rules", ())
+    rules: SchemaRules = getattr(model, "schema_rules", ())
     if rules:
-        schema["allOf"] = list(rules)
+        schema["allOf"] = [rule.schema for rule in rules]

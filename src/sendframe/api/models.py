@@ -30,7 +30,14 @@ from pydantic import (
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
-from sendframe.api.json_schema import RecipientSchema, SchemaRules, one_given, present, state_request_schema
+from sendframe.api.json_schema import (
+    FieldsRule,
+    RecipientSchema,
+    SchemaRules,
+    one_given,
+    present,
+    state_request_schema,
+)
 from sendframe.api.validation import (
     Base64Text,
     ClockTime,
@@ -88,10 +95,18 @@ LandingSmsParts = Annotated[int, Strict(), between(1, channel("landingsms").max_
 
 # ---------------------------------------------------------------- rules across fields, in JSON schema
 
-TAGS_NEED_CAMPAIGN_NAME = {"anyOf": [{"properties": {"tags": {"type": "null"}}},
-                                     present("campaignName", {"type": "string", "minLength": 1})]}
-FEMALE_ONLY_VOICES = {"anyOf": [{"properties": {"language": {"not": {"enum": sorted(FEMALE_ONLY_LANGUAGES)}}}},
-                                present("gender", {"const": "F"})]}
+TAGS_NEED_CAMPAIGN_NAME = FieldsRule(
+    {"anyOf": [{"properties": {"tags": {"type": "null"}}},
+               present("campaignName", {"type": "string", "minLength": 1})]},
+    lambda value: Problem("tags", "requires_campaign_name", "tags requires campaignName to be given")
+    if value("tags") is not None and not value("campaign_name") else None)
+FEMALE_ONLY_VOICES = FieldsRule(
+    {"anyOf": [{"properties": {"language": {"not": {"enum": sorted(FEMALE_ONLY_LANGUAGES)}}}},
+               present("gender", {"const": "F"})]},
+    lambda value: Problem("gender", "female_only_language",
+                          f"gender must be F for language {value('language')} (cmn_CN, arb and hi_IN have only a "
+                          f"female voice; got {shown(value('gender'))})")
+    if value("language") in FEMALE_ONLY_LANGUAGES and value("gender") != "F" else None)
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -206,10 +221,9 @@ class SendRequest(RequestModel):
 
     def problems(self) -> list[Problem]:
         """Rules across fields (the field rules have passed); empty when the request is valid."""
-        problems: list[Problem] = []
         fields = type(self).model_fields
-        if "tags" in fields and self.tags is not None and not self.campaign_name:  # type: ignore[attr-defined]
-            problems.append(Problem("tags", "requires_campaign_name", "tags requires campaignName to be given"))
+        field_value = self.__dict__.get
+        problems = [problem for rule in self.schema_rules if (problem := rule.broken(field_value)) is not None]
         recipients = len(self.recipients)
         if "sub" in fields and self.sub is not None:  # type: ignore[attr-defined]
             problems += sub_problems(self.sub, recipients)  # type: ignore[attr-defined]
@@ -288,8 +302,9 @@ class LandingSmsRequest(_SmsFields):
     """POST /api/rest/landingsms: the SMS fields (no availableTimes, otpConfig) plus the landing page."""
 
     channel: ClassVar[str] = "landingsms"
-    schema_rules: ClassVar[SchemaRules] = (TAGS_NEED_CAMPAIGN_NAME,
-                                           one_given("templateBody", "templateId", "templateV2Id"))
+    schema_rules: ClassVar[SchemaRules] = (
+        TAGS_NEED_CAMPAIGN_NAME,
+        one_given("templateBody", "templateId", "templateV2Id", content="the landing page content"))
     parts: LandingSmsParts = 1
     notification_url: Text | None = None
     template_body: NonEmptyText | None = None
@@ -298,9 +313,6 @@ class LandingSmsRequest(_SmsFields):
 
     def problems(self) -> list[Problem]:
         problems = super().problems()
-        if self.template_body is None and self.template_id is None and self.template_v2_id is None:
-            problems.append(Problem("templateBody", "body_or_template",
-                                    "templateBody, templateId or templateV2Id is required (the landing page content)"))
         if self.template_body is not None:
             problems.extend(landing_page_problems(self.template_body))
         return problems
@@ -329,7 +341,8 @@ class MailingRequest(_Campaign):
     """POST /api/rest/mailing."""
 
     channel: ClassVar[str] = "mailing"
-    schema_rules: ClassVar[SchemaRules] = (TAGS_NEED_CAMPAIGN_NAME, one_given("body", "templateId", "templateV2Id"))
+    schema_rules: ClassVar[SchemaRules] = (
+        TAGS_NEED_CAMPAIGN_NAME, one_given("body", "templateId", "templateV2Id", content="the email content"))
     to: EmailRecipients
     cc: Texts | None = None
     bcc: Texts | None = None
@@ -346,13 +359,6 @@ class MailingRequest(_Campaign):
     track_opens: Bool = True
     track_clicks: Bool = True
     otp_config: OtpConfig | None = None
-
-    def problems(self) -> list[Problem]:
-        problems = super().problems()
-        if self.body is None and self.template_id is None and self.template_v2_id is None:
-            problems.append(Problem("body", "body_or_template",
-                                    "body, templateId or templateV2Id is required (the email content)"))
-        return problems
 
 
 class _CallFields(_Campaign):
@@ -371,14 +377,6 @@ class VoiceRequest(_CallFields):
     language: Annotated[str, Strict(), one_of(*LANGUAGES)]
     gender: Annotated[str, Strict(), one_of(*GENDERS)]
     sub: list[dict[str, SubValue]] | None = None
-
-    def problems(self) -> list[Problem]:
-        problems = super().problems()
-        if self.language in FEMALE_ONLY_LANGUAGES and self.gender != "F":
-            problems.append(Problem("gender", "female_only_language",
-                                    f"gender must be F for language {self.language} (cmn_CN, arb and hi_IN have only a "
-                                    f"female voice; got {shown(self.gender)})"))
-        return problems
 
 
 class VoiceAudioRequest(_CallFields):

@@ -19,20 +19,19 @@ from datetime import date, datetime
 from itertools import repeat
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic_core import to_json
 
 from sendframe.api.models import parse_request
 from sendframe.api.wire import EncodedRequest, normalise_channel, wire_json
 from sendframe.campaign.ledger import row_keys
-from sendframe.campaign.preview import render
 from sendframe.channels import channel as channel_info
 from sendframe.channels import channels_where
 from sendframe.errors import InputError
-from sendframe.text.parts import sms_parts_series
 from sendframe.text.templates import column_to_arrow, parse
 
-__all__ = ["Batch", "CampaignSpec", "TokenBucket", "estimate_parts", "plan_batches", "wire_fields"]
+__all__ = ["Batch", "CampaignSpec", "TokenBucket", "plan_batches", "wire_fields"]
 
 MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
 
@@ -101,8 +100,13 @@ class CampaignSpec:
     @classmethod
     def build(cls, contacts: pd.DataFrame, channel: str, request_fields: Mapping[str, Any], *,
               to_column: str | None = None, notification_url: str | None = None,
-              row_fields: Mapping[str, Sequence[Any]] | None = None) -> CampaignSpec:
-        """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem."""
+              row_fields: Mapping[str, Sequence[Any]] | None = None,
+              rows: np.ndarray | None = None) -> CampaignSpec:
+        """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem.
+
+        ``rows``: send only the rows of this boolean mask, which passed preflight (a prepared frame's rows
+        to send): each column read is taken as it is read, and the recipients are not looked through again.
+        """
 
         channel = normalise_channel(channel)
         if not isinstance(contacts, pd.DataFrame):
@@ -120,9 +124,13 @@ class CampaignSpec:
             if reserved in fields:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
         to_column = to_column or channel_info(channel).recipient
-        recipients = _text_values(_column(contacts, to_column, "recipient"))
+
+        def values(series: pd.Series) -> list[str | None]:
+            return _text_values(series if rows is None else series[rows])
+
+        recipients = values(_column(contacts, to_column, "recipient"))
         missing = ([label for label, value in zip(contacts.index, recipients, strict=True) if value is None]
-                   if None in recipients else [])
+                   if rows is None and None in recipients else [])
         if missing:
             raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row "
                              f"{missing[0]!r}; drop or fix them first (see msg.preflight).")
@@ -134,14 +142,14 @@ class CampaignSpec:
         if absent:
             raise InputError(f"The template needs {', '.join('{' + v + '}' for v in absent)} but the contacts have "
                              f"no such column; columns are: {', '.join(map(str, contacts.columns))}.")
-        sub_values = {v: _text_values(contacts[v]) for v in variables}
+        sub_values = {v: values(contacts[v]) for v in variables}
         urls = None
         if notification_url is not None:
             if notification_url in contacts.columns:
                 if channel != "sms":
                     raise InputError(f"A per-recipient notificationUrl (column {notification_url!r}) is only allowed "
                                      f"for sms; {channel} takes one address for the whole request.")
-                urls = _text_values(contacts[notification_url])
+                urls = values(contacts[notification_url])
             elif channel_info(channel).has_notifications:
                 fields["notificationUrl"] = notification_url
             else:
@@ -151,16 +159,17 @@ class CampaignSpec:
         if channel == "whatsapp":
             for wire, columns in wa_columns.items():
                 if columns:
-                    texts = [_text_values(_column(contacts, c, wire)) for c in columns]
+                    texts = [values(_column(contacts, c, wire)) for c in columns]
                     whatsapp[wire] = [list(row) for row in zip(*texts, strict=True)]
         elif wa_columns:
             raise InputError(f"{', '.join(wa_columns)} apply to whatsapp only, not {channel}.")
-        per_row = {wire_name: list(values) for wire_name, values in wire_fields(row_fields or {}).items()}
-        for wire_name, values in per_row.items():
-            if len(values) != len(contacts):
-                raise InputError(f"{wire_name}: {len(values)} values given per row for {len(contacts)} rows.")
+        index = contacts.index if rows is None else contacts.index[rows]
+        per_row = {wire_name: list(given) for wire_name, given in wire_fields(row_fields or {}).items()}
+        for wire_name, given in per_row.items():
+            if len(given) != len(index):
+                raise InputError(f"{wire_name}: {len(given)} values given per row for {len(index)} rows.")
             fields.pop(wire_name, None)
-        return cls(channel, fields, list(map(str, recipients)), row_keys(contacts.index), tuple(variables), sub_values,
+        return cls(channel, fields, list(map(str, recipients)), row_keys(index), tuple(variables), sub_values,
                    urls, whatsapp, per_row)
 
     def identity(self) -> dict[str, Any]:
@@ -260,29 +269,20 @@ def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: in
 
 
 def _chunks(spec: CampaignSpec, positions: Sequence[int], batch_size: int) -> list[tuple[int, ...]]:
-    """``positions`` cut into requests of at most ``batch_size`` rows that share their per-row fields."""
+    """``positions`` cut into requests of at most ``batch_size`` rows that share their per-row fields
+    (groups in the order of their first row, rows in their order within a group)."""
     if not spec.row_fields:
         return [tuple(positions[start:start + batch_size]) for start in range(0, len(positions), batch_size)]
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    columns = list(spec.row_fields.values())
-    for i in positions:
-        groups.setdefault(tuple(column[i] for column in columns), []).append(i)
-    return [tuple(group[start:start + batch_size]) for group in groups.values()
-            for start in range(0, len(group), batch_size)]
-
-
-def estimate_parts(contacts: pd.DataFrame, spec: CampaignSpec, base_url: str | None = None) -> list[int]:
-    """SMS parts per row from the rendered text (1 per recipient for other channels, or when unrenderable)."""
-    message = spec.fields.get("message")
-    if not channel_info(spec.channel).sends_sms or not isinstance(message, str):
-        return [1] * len(spec.recipients)
-
-    text = render(contacts, message, otp_config=spec.fields.get("otpConfig"), link_base=base_url,
-                  trans=int(spec.fields.get("trans", 0) or 0))
-    encoding = spec.row_fields.get("encoding")
-    counted = sms_parts_series(text.astype("string"), pd.Series(encoding, index=text.index) if encoding is not None
-                               else spec.fields.get("encoding", "gsm"))
-    return [int(p) if pd.notna(p) else 1 for p in counted]
+    at = np.asarray(positions, dtype=np.int64)
+    group = np.zeros(len(at), dtype=np.int64)
+    for column in spec.row_fields.values():
+        codes, uniques = pd.factorize(np.asarray(column, dtype=object)[at], use_na_sentinel=False)
+        group = group * max(len(uniques), 1) + codes
+    group = pd.factorize(group)[0]  # numbered in the order of each group's first row
+    order = np.argsort(group, kind="stable")
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    return [tuple(members[start:start + batch_size].tolist()) for members in np.split(at[order], bounds)
+            for start in range(0, len(members), batch_size)]
 
 
 class TokenBucket:

@@ -18,22 +18,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from sendframe import pricing
+from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.estimate import SMS_CHANNELS, _load_table, recipient_column, recipients_valid
+from sendframe.campaign.policy import keep_reasons
+from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
-from sendframe.errors import InputError
+from sendframe.errors import InputError, SendframeError
 from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
 from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
 from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, FOREIGN_PT, scan_text
 from sendframe.text.templates import parse, render_frame
 
+if TYPE_CHECKING:
+    from sendframe.campaign.message import Message
+
 _SMS_CHANNELS = SMS_CHANNELS
+# the rules a counter applies per keystroke itself: text problems and repeats (those depend on the template)
+_PER_TEMPLATE = ("duplicate", "preflight")
 _SMS_ENCODINGS = ("gsm", "gsm-pt", "utf-16")
 
 
@@ -42,6 +50,7 @@ class CounterTotals:
     """What the counter shows for one template."""
 
     rows: int
+    recipients: int  # rows a send would send to (action == send): one per recipient, with a text that fits
     encodings: dict[str, int]  # rows per encoding
     characters_max: int  # longest message, in message units
     parts: int  # parts of every billable row
@@ -74,6 +83,12 @@ def _measure(arr: pa.Array) -> _Measure:
     return _Measure(units, foreign, double, stats.missing, outside)
 
 
+def _policy_settings(message: Message, keep: frozenset[str]) -> tuple[Any, ...]:
+    """What decides who a message is sent to, whatever its template."""
+    return (message.channel, message.to, message.default_region, message.suppression, message.frequency_cap,
+            message.history, keep)
+
+
 class MessageCounter:
     """Counts a contact table's campaign totals for template after template, fast.
 
@@ -98,6 +113,33 @@ class MessageCounter:
         else:
             numbers = contacts[column].astype("str").where(self._valid)
         self._prices = _load_table(prices).lookup(numbers, channel)
+        self._kind = "email" if channel == "mailing" else "phone"
+        self._column = column
+        # (the message's policy settings, the rows they let through, each row's recipient code)
+        self._policy: tuple[tuple[Any, ...], np.ndarray, np.ndarray] | None = None
+
+    def _recipients(self, message: Message | None, keep: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Rows the send policy lets through whatever the template (valid, not suppressed, under the
+        frequency cap: from ``message``'s prepared frame), and each row's recipient as a code."""
+        settings = None if message is None else _policy_settings(message, keep)
+        if self._policy is not None and (settings is None or all(
+                same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True))):
+            return self._policy[1], self._policy[2]
+        allowed, keys = self._valid, None
+        if message is not None:
+            try:
+                prepared = message.prepare(self.contacts, keep=keep | set(_PER_TEMPLATE))
+                allowed, keys = prepared.sent, prepared.recipient_key
+            except (SendframeError, OSError):  # a broken template, an unreadable suppression list (the check
+                # and the send say why): the recipients by validity meanwhile
+                message = None
+        if keys is None:
+            keys = recipient_keys(self.contacts[self._column], self._kind, default_region=None)
+        codes = pd.factorize(keys)[0]
+        codes = np.where(codes < 0, -1 - np.arange(len(codes)), codes)  # no key (not a valid recipient): its own
+        if settings is not None and message is not None:
+            self._policy = (settings, allowed, codes)
+        return allowed, codes
 
     def _piece(self, name: str, filter_name: str | None) -> _Measure:
         key = (name, filter_name)
@@ -109,8 +151,15 @@ class MessageCounter:
             self._measures[key] = _measure(array.cast(pa.large_string()))
         return self._measures[key]
 
-    def count(self, template: str, encoding: str = "auto", parts: int | None = None) -> CounterTotals:
-        """Totals for ``template``; ``parts`` is the most parts a request will allow (None: no limit)."""
+    def count(self, template: str, encoding: str = "auto", parts: int | None = None, *,
+              message: Message | None = None, keep: Any = None) -> CounterTotals:
+        """Totals for ``template``; ``parts`` is the most parts a request will allow (None: no limit).
+
+        ``message`` (the one being written): count as its send would, so ``recipients`` is the number of
+        rows its prepared frame sends to and only they are priced (suppression, frequency cap, repeats).
+        Without it every valid row with a text is priced, as :func:`~sendframe.campaign.estimate.estimate`
+        does. ``keep``: the send's ``keep`` (skip reasons it sends anyway).
+        """
         if encoding != "auto":
             check_encoding(encoding)
         parsed = parse(template)
@@ -162,7 +211,12 @@ class MessageCounter:
                                          shorten=self._shorten)
                     needed[exact] = [sms_parts(t, enc) for t in texts]
         too_many = (needed > parts) & ~missing if parts is not None else np.zeros(n, dtype=bool)
-        billable = ~missing & self._valid & ~too_many
+        kept = keep_reasons(keep)
+        allowed, codes = self._recipients(message, kept)
+        sendable = np.flatnonzero(allowed & (~(missing | too_many) if "preflight" not in kept else True))
+        first = np.zeros(n, dtype=bool)  # a recipient's first row that can be sent (policy.plan_rows' rule)
+        first[sendable if "duplicate" in kept else sendable[np.unique(codes[sendable], return_index=True)[1]]] = True
+        billable = first if message is not None else ~missing & self._valid & ~too_many
         found = self._prices
         # the price list's cost of an uncertified message without attachments (a call counted as answered)
         unit = found["unit_price"].to_numpy(dtype="float64")
@@ -175,6 +229,7 @@ class MessageCounter:
             forced = "".join(dict.fromkeys("".join(m.outside_pt for m in measures)))
         return CounterTotals(
             rows=n,
+            recipients=int(first.sum()),
             encodings={str(k): int(v) for k, v in encodings.items()},
             characters_max=int(units[present].max()) if present.any() else 0,
             parts=int(needed[billable].sum()),

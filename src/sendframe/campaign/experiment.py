@@ -27,18 +27,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.batching import IDENTITY_FIELDS
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.estimate import estimate_totals
-from sendframe.campaign.message import SEND_OPTIONS, Message
+from sendframe.campaign.message import Message
 from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
-from sendframe.campaign.settling import tags_from_callbacks
+from sendframe.campaign.prepared import Prepared
+from sendframe.campaign.send_options import SendOptions, send_signature
+from sendframe.campaign.send_prepared import send_prepared
 from sendframe.campaign.tables import as_frame
 from sendframe.campaign.variants import HOLDOUT
 from sendframe.errors import InputError, RowsSkippedWarning
-from sendframe.options import check_options, keyword_checked
+from sendframe.options import keyword_checked
 
 __all__ = ["Variants", "variants"]
 
@@ -87,26 +88,25 @@ class Variants:
                  for name, rows in self._groups(frame).items() if name in self.messages]
         return pd.concat(found, ignore_index=True)
 
-    @keyword_checked
-    def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
-        """Per row: ``action`` (``send``, ``holdout`` or a skipped outcome), ``reason`` and ``variant``.
-
-        A recipient repeated across variants gets one message: its first row's.
-        """
+    def prepare(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
+                now: Any = None, ledger: Any = None, prices: Any = None,
+                attachments: int = 0) -> tuple[dict[str, Prepared], pd.DataFrame]:
+        """Each variant's prepared frame (:meth:`Message.prepare <sendframe.Message.prepare>`) and the campaign's
+        plan: ``action`` (``send``, ``holdout`` or a skipped outcome), ``reason`` and ``variant``. The prepared
+        frames follow that plan: a recipient repeated across variants gets one message, its first row's."""
         frame = as_frame(contacts)
         reasons = keep_reasons(keep)
         plan = pd.DataFrame({"action": pd.Series("holdout", index=frame.index, dtype="str"),
                              "reason": pd.Series(pd.NA, index=frame.index, dtype="str")})
         keys = pd.Series(pd.NA, index=frame.index, dtype="str")
-        for name, rows in self._groups(frame).items():
-            if name not in self.messages or not rows.any():
-                continue
+        prepared: dict[str, Prepared] = {}
+        rows_of = {name: rows for name, rows in self._groups(frame).items() if name in self.messages and rows.any()}
+        for name, rows in rows_of.items():
             message = self.messages[name]
-            part = frame.loc[rows]
-            plan.loc[rows, ["action", "reason"]] = message.plan(part, suppression=suppression,
-                                                                keep=reasons | {"duplicate"}).to_numpy()
-            keys[rows] = recipient_keys(part[message.recipient_column(part)], message.info.recipient,
-                                        default_region=None)
+            prepared[name] = message.prepare(frame.loc[rows], suppression=suppression, keep=reasons | {"duplicate"},
+                                             now=now, ledger=ledger, prices=prices, attachments=attachments)
+            plan.loc[rows, ["action", "reason"]] = prepared[name].plan.to_numpy()
+            keys[rows] = prepared[name].recipient_key.to_numpy()
         unassigned = frame[self.column].isna().to_numpy()  # assign_variants found no usable recipient
         plan.loc[unassigned, "action"] = "skipped_invalid"
         plan.loc[unassigned, "reason"] = "no variant: the recipient is missing or not valid."
@@ -117,7 +117,16 @@ class Variants:
             plan.loc[repeated, "action"] = "skipped_duplicate"
             plan.loc[repeated, "reason"] = [f"{v} already gets the message from an earlier row."
                                             for v in keys[repeated]]
-        return plan.assign(variant=frame[self.column].astype("str"))
+        plan = plan.assign(variant=frame[self.column].astype("str"))
+        return {name: prepared[name].replanned(plan.loc[rows]) for name, rows in rows_of.items()}, plan
+
+    @keyword_checked
+    def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
+        """Per row: ``action`` (``send``, ``holdout`` or a skipped outcome), ``reason`` and ``variant``.
+
+        A recipient repeated across variants gets one message: its first row's.
+        """
+        return self.prepare(contacts, suppression=suppression, keep=keep)[1]
 
     @keyword_checked
     def estimate(self, contacts: Any, *, prices: Any = None, suppression: Any = None,
@@ -125,11 +134,8 @@ class Variants:
         """Per row estimate under its variant's message; totals overall in ``.attrs["totals"]`` and per
         variant in ``.attrs["by_variant"]`` (a frame: rows, billable, messages, cost)."""
         frame = as_frame(contacts)
-        plan = self.plan(frame, suppression=suppression, keep=keep)
-        pieces = []
-        for name, rows in self._groups(frame).items():
-            if name in self.messages and rows.any():
-                pieces.append(self.messages[name].estimate(frame.loc[rows], prices=prices, keep=KEEP_ALL))
+        prepared, plan = self.prepare(frame, suppression=suppression, keep=keep, prices=prices)
+        pieces = [p.estimate for p in prepared.values()]
         priced = pd.concat(pieces).reindex(frame.index) if pieces else pd.DataFrame(index=frame.index)
         sent = (plan["action"] == "send").to_numpy()
         priced = priced.assign(billable=priced["billable"].fillna(False).astype(bool).to_numpy() & sent,
@@ -144,10 +150,8 @@ class Variants:
         priced.attrs["by_variant"] = pd.DataFrame.from_dict(by_variant, orient="index").rename_axis("variant")
         return priced
 
-    @keyword_checked
-    def send(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
-             max_cost: float | None = None, prices: Any = None, callbacks: Any = None,
-             **send_options: Any) -> pd.DataFrame:
+    @send_signature
+    def send(self, contacts: Any, **options: Any) -> pd.DataFrame:
         """Send each variant's message to its rows through one ledger; holdout rows get outcome ``holdout``.
 
         Takes the options of :meth:`Message.send <sendframe.Message.send>`; ``max_cost`` caps the
@@ -155,23 +159,19 @@ class Variants:
 
             >>> result = test.send(contacts, client=client, ledger="ab.sqlite", max_cost=50)  # doctest: +SKIP
         """
-        check_options(send_options, [o for o in SEND_OPTIONS if o not in ("max_cost", "prices", "callbacks")],
-                      "Variants.send")
+        how = SendOptions.of(options, "Variants.send")
+        if how.out is not None:
+            raise InputError("Variants.send takes a pandas frame and returns its result: out= is for a message's send "
+                             "of a Dask frame (send each variant's rows with its message instead).")
         frame = as_frame(contacts)
-        plan = self.plan(frame, suppression=suppression, keep=keep)
-        summary = skipped_summary(plan, "sent")
+        prepared, plan = self.prepare(frame, suppression=how.suppression, keep=how.keep, now=how.now,
+                                      ledger=how.ledger, prices=how.prices)
+        summary = skipped_summary(plan, "sent" if not how.dry_run else "to be sent")
         if summary:
             warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
-        budget = Budget(max_cost, []) if max_cost is not None else None
-        results = []
-        for name, rows in self._groups(frame).items():
-            if name not in self.messages or not rows.any():
-                continue
-            part = frame.loc[rows]
-            message = self.messages[name]
-            results.append(message.send_planned(
-                part, plan.loc[rows, ["action", "reason"]], budget=budget, identity=self._identity(), keep=keep,
-                prices=prices, settle=tags_from_callbacks(callbacks, message.notification_url), **send_options))
+        budget = Budget(how.max_cost, []) if how.max_cost is not None else None
+        results = [send_prepared(p, how, budget=budget, identity=self._identity(), warn=False)
+                   for p in prepared.values()]
         result = pd.concat(results).reindex(frame.index) if results else pd.DataFrame(index=frame.index)
         held = (plan["action"] == "holdout").to_numpy()
         outcome = result["outcome"].astype("str").where(~held, "holdout")
@@ -179,9 +179,6 @@ class Variants:
                                accepted=result["accepted"].mask(held, False), variant=plan["variant"])
         first = next(iter(self.messages.values()))
         return result.assign(recipient=result["recipient"].fillna(frame[first.recipient_column(frame)].astype("str")))
-
-
-KEEP_ALL = ("invalid", "suppressed", "preflight", "duplicate")
 
 
 def variants(messages: Mapping[str, Message], *, column: str = "variant",

@@ -6,7 +6,9 @@ engine's answer (:func:`~sendframe.text.measure.measure_frame`, with the unencod
 the last table measured, keyed by the message's settings and a fingerprint of the table's content: its index
 and every column the template reads, hashed buffer by buffer (BLAKE2b, about 1 GB/s), so any changed value,
 row or order gives a new key and a fresh measurement. One entry is kept, so memory holds at most one table's
-texts. Hand-written because ``functools`` caches key on the arguments' equality, which a DataFrame lacks.
+texts. :mod:`sendframe.campaign.prepared` keeps its last prepared frame here the same way (:func:`last`,
+:func:`store`), so ``msg.estimate(df)`` then ``msg.send(df)`` prepares once. Hand-written because ``functools`` caches
+key on the arguments' equality, which a DataFrame lacks.
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"name": ["ana", "luís"]})
@@ -30,9 +32,10 @@ from sendframe.campaign.preview import placeholders
 from sendframe.text.measure import measure_frame
 from sendframe.text.templates import Template, parse
 
-__all__ = ["forget", "frame_fingerprint", "measure_texts"]
+__all__ = ["forget", "frame_fingerprint", "last", "measure_texts", "store"]
 
-_LAST: dict[str, tuple[bytes, pd.DataFrame]] = {}
+# kind -> (key, value): the last measurement ("sms") and the last prepared frame ("prepared")
+_LAST: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
@@ -43,6 +46,25 @@ def forget() -> None:
     """
     with _LOCK:
         _LAST.clear()
+
+
+def last(kind: str) -> Any:
+    """What :func:`store` kept last under ``kind`` (None when nothing is kept).
+
+        >>> store("example", ("key", 1)); last("example")
+        ('key', 1)
+    """
+    with _LOCK:
+        return _LAST.get(kind)
+
+
+def store(kind: str, entry: Any) -> None:
+    """Keep ``entry`` as the last of ``kind`` (one per kind, replacing the one before); None drops it."""
+    with _LOCK:
+        if entry is None:
+            _LAST.pop(kind, None)
+        else:
+            _LAST[kind] = entry
 
 
 def _hash_series(digest: Any, series: pd.Series) -> bool:
@@ -101,16 +123,11 @@ def measure_texts(frame: pd.DataFrame, template: str | Template, *, encoding: st
     fingerprint = frame_fingerprint(frame, columns)
     settings = repr((parsed.source, encoding, link_base, otp_config, len(frame))).encode()
     key = None if fingerprint is None else hashlib.blake2b(settings).digest() + fingerprint
-    with _LOCK:
-        last = _LAST.get("sms")
-    if key is not None and last is not None and last[0] == key:
-        return last[1].copy(deep=False)
+    previous = last("sms")
+    if key is not None and previous is not None and previous[0] == key:
+        return previous[1].copy(deep=False)  # type: ignore[no-any-return]
     specials, shorten = placeholders(link_base, otp_config)
     measured = measure_frame(frame, parsed, specials=specials, shorten=shorten,
                              encoding=None if encoding == "auto" else encoding, unencodable=True)
-    with _LOCK:
-        if key is None:
-            _LAST.pop("sms", None)
-        else:
-            _LAST["sms"] = (key, measured)
+    store("sms", None if key is None else (key, measured))
     return measured.copy(deep=False)

@@ -19,23 +19,21 @@ validated with the service's own models. Every method reads the same settings, s
 
 Rows that should not be sent are left out by one policy (:mod:`sendframe.campaign.policy`), said
 once in a warning, and kept in the result with their own outcome. The options are checked by
-:mod:`sendframe.campaign.message_options`; what the methods do to a pandas frame's rows (measure,
-check, plan, price, send) is in :mod:`sendframe.campaign.message_rows`.
+:mod:`sendframe.campaign.message_options`. Every method is a view of one prepared frame
+(:meth:`Message.prepare`, :mod:`sendframe.campaign.prepared`): each row checked, rendered, measured,
+planned and priced once; ``send`` sends it (:mod:`sendframe.campaign.send_prepared`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 
 from sendframe.campaign import preview
-from sendframe.campaign.budget import Budget
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.message_options import (
     RUN_SETTINGS,
@@ -43,22 +41,15 @@ from sendframe.campaign.message_options import (
     wire_spelling,
     without_query,
 )
-from sendframe.campaign.message_rows import (
-    SEND_OPTIONS,
-    estimate_frame,
-    find_problems,
-    plan_frame,
-    preview_frame,
-    send_frame,
-    send_plan,
-)
-from sendframe.campaign.schedule import local_send_times
+from sendframe.campaign.prepared import Prepared, prepare
 from sendframe.campaign.send import ANSWER_COLUMNS
+from sendframe.campaign.send_options import SEND_OPTIONS, SendOptions, send_signature
+from sendframe.campaign.send_prepared import send_prepared
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
-from sendframe.options import check_options, keyword_checked, request_field_names
+from sendframe.options import keyword_checked, request_field_names
 from sendframe.text.templates import parse
 
 __all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
@@ -186,6 +177,26 @@ class Message:
                               escape_html=name in self.info.html_fields)
 
     @keyword_checked
+    def prepare(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
+                now: Any = None, ledger: Any = None, prices: Any = None, attachments: int = 0) -> Prepared:
+        """Everything this message does to each row of ``contacts``, worked out once (:class:`Prepared`).
+
+        ``.problems`` is the preflight frame; ``.frame`` has per row the recipient (as typed and as
+        compared), the text, encoding, parts, cost (0 for a skipped row), ``action``, ``reason`` and, under
+        ``local_time``/``quiet_hours``, ``send_at_utc``. The other methods are views of it, and the last one
+        is reused for the same message, options and table content: an estimate then a send prepare once.
+
+            >>> import pandas as pd
+            >>> prepared = sms("Hi {name}", sender="Shop").prepare(pd.DataFrame({"phone": ["34600123456", "x"],
+            ...                                                                  "name": ["Jo", "Al"]}))
+            >>> prepared.frame[["text", "parts", "action"]].to_dict("records")  # doctest: +NORMALIZE_WHITESPACE
+            [{'text': 'Hi Jo', 'parts': 1, 'action': 'send'},
+             {'text': 'Hi Al', 'parts': 1, 'action': 'skipped_invalid'}]
+        """
+        return prepare(self, as_frame(contacts), suppression=suppression, keep=keep, now=now, ledger=ledger,
+                       prices=prices, attachments=attachments)
+
+    @keyword_checked
     @dispatched("contacts")
     def preview(self, contacts: Any, *, suppression: Any = None,
                 keep: str | Iterable[str] | None = None) -> pd.DataFrame:
@@ -196,7 +207,8 @@ class Message:
                  recipient   text action reason
             0  34600123456  Hi Jo   send    NaN
         """
-        return preview_frame(self, as_frame(contacts), suppression=suppression, keep=keep)
+        return self.prepare(contacts, suppression=suppression, keep=keep).frame[["recipient", "text", "action",
+                                                                                 "reason"]].copy()
 
     @keyword_checked
     @dispatched("contacts")
@@ -209,7 +221,7 @@ class Message:
             >>> problems["rule"].tolist()
             ['malformed_placeholder']
         """
-        return find_problems(self, as_frame(contacts), suppression)
+        return self.prepare(contacts, suppression=suppression).problems.copy()
 
     @keyword_checked
     @dispatched("contacts")
@@ -222,8 +234,7 @@ class Message:
         message's list for this call; ``now`` (tz-aware) is when the frequency cap counts back from;
         ``ledger`` is the send's own ledger, left out of a history read from a folder of ledgers.
         """
-        frame = as_frame(contacts)
-        return plan_frame(self, frame, find_problems(self, frame, suppression), keep=keep, now=now, ledger=ledger)
+        return self.prepare(contacts, suppression=suppression, keep=keep, now=now, ledger=ledger).plan.copy()
 
     @keyword_checked
     def schedule(self, contacts: Any, *, now: Any = None) -> pd.DataFrame:
@@ -237,10 +248,7 @@ class Message:
             ...     .loc[0, "send_at_utc"])
             '2026-11-25 09:00:00+00:00'
         """
-        frame = as_frame(contacts)
-        return local_send_times(frame, self.local_time, quiet_hours=self.quiet_hours, now=now,
-                                recipient=self.recipient_column(frame) if self.info.recipient == "phone" else None,
-                                default_region=self.default_region)
+        return self.prepare(contacts, now=now).schedule.copy()
 
     @keyword_checked
     @dispatched("contacts")
@@ -251,9 +259,8 @@ class Message:
             >>> sms("Hi", sender="Shop").ready(pd.DataFrame({"phone": ["34600123456", "x"]})).index.tolist()
             [0]
         """
-        frame = as_frame(contacts)
-        plan = self.plan(frame, suppression=suppression, keep=keep)
-        return frame.loc[(plan["action"] == "send").to_numpy()].copy()
+        prepared = self.prepare(contacts, suppression=suppression, keep=keep)
+        return prepared.contacts.loc[prepared.sent].copy()
 
     @keyword_checked
     @dispatched("contacts")
@@ -270,35 +277,12 @@ class Message:
             [{'encoding': 'gsm-pt', 'parts': 1, 'action': 'send'},
              {'encoding': 'gsm-pt', 'parts': 1, 'action': 'skipped_duplicate'}]
         """
-        return estimate_frame(self, as_frame(contacts), prices=prices, suppression=suppression, keep=keep,
-                              attachments=attachments)
+        return self.prepare(contacts, prices=prices, suppression=suppression, keep=keep,
+                            attachments=attachments).estimate
 
-    @keyword_checked
-    @dispatched("contacts", named_by=lambda arguments: "dask" if arguments["out"] is not None else None)
-    def send(
-        self,
-        contacts: Any,
-        *,
-        client: Any = None,
-        ledger: Any = None,
-        suppression: Any = None,
-        keep: str | Iterable[str] | None = None,
-        batch_size: int = 500,
-        concurrency: int = 4,
-        requests_per_second: float | None = None,
-        parts_per_second: float | None = None,
-        dry_run: bool = False,
-        resend_unknown: bool = False,
-        stop_after_unknown: int | None = 3,
-        progress: Any = True,
-        max_cost: float | None = None,
-        prices: Any = None,
-        callbacks: Any = None,
-        now: Any = None,
-        out: str | os.PathLike[str] | None = None,
-        cancel: threading.Event | None = None,
-        **settings: Any,
-    ) -> pd.DataFrame:
+    @send_signature
+    @dispatched("contacts", named_by=lambda arguments: "dask" if arguments["options"].get("out") is not None else None)
+    def send(self, contacts: Any, **options: Any) -> pd.DataFrame:
         """Send to every row the policy lets through; one result row per contact, on the contacts' index.
 
         Columns: ``recipient``, ``text`` (what the recipient reads; mailing: the subject), ``outcome``
@@ -327,32 +311,13 @@ class Message:
 
             >>> result = sms("Hi {name}", sender="Shop").send(contacts, ledger="spring.sqlite")  # doctest: +SKIP
         """
-        check_options(settings, [s for s in RUN_SETTINGS if s != "suppression"], "Message.send")
+        settings = {name: options.pop(name) for name in RUN_SETTINGS if name != "suppression" and name in options}
         if settings:
-            return self.replace(**settings).send(
-                contacts, client=client, ledger=ledger, suppression=suppression, keep=keep, batch_size=batch_size,
-                concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second,
-                dry_run=dry_run, resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown,
-                progress=progress, max_cost=max_cost, prices=prices, callbacks=callbacks, now=now, out=out,
-                cancel=cancel)
-        return send_frame(
-            self, as_frame(contacts), suppression=suppression, keep=keep, now=now, ledger=ledger, dry_run=dry_run,
-            max_cost=max_cost, prices=prices, callbacks=callbacks, client=client, batch_size=batch_size,
-            concurrency=concurrency, requests_per_second=requests_per_second, parts_per_second=parts_per_second,
-            resend_unknown=resend_unknown, stop_after_unknown=stop_after_unknown, progress=progress, cancel=cancel)
-
-    def send_planned(self, contacts: pd.DataFrame, plan: pd.DataFrame, *, budget: Budget | None = None,
-                     identity: Mapping[str, Any] | None = None, keep: str | Iterable[str] | None = None,
-                     prices: Any = None, settle: Mapping[str, str] | None = None, now: Any = None,
-                     **send_options: Any) -> pd.DataFrame:
-        """Send the rows ``plan`` (from :meth:`plan`) lets through; the building block of :meth:`send`.
-
-        For callers that plan several messages as one campaign (:class:`~sendframe.campaign.experiment.Variants`): a
-        shared ``budget`` and the ledger ``identity`` of the whole campaign. ``send_options`` are
-        those of :meth:`send` that say how to send (client, ledger, batch_size, ...).
-        """
-        return send_plan(self, contacts, plan, None, budget=budget, identity=identity, keep=keep, prices=prices,
-                         settle=settle, now=now, **send_options)
+            return self.replace(**settings).send(contacts, **options)
+        how = SendOptions.of(options, "Message.send", also=RUN_SETTINGS)
+        prepared = self.prepare(contacts, suppression=how.suppression, keep=how.keep, now=how.now,
+                                ledger=how.ledger, prices=how.prices)
+        return send_prepared(prepared, how)
 
 
 def message(channel_name: str, **options: Any) -> Message:

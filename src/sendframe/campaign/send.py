@@ -48,18 +48,12 @@ import pandas as pd
 
 from sendframe.api.client import AsyncClient, Client
 from sendframe.api.wire import WireConfig, user_stacklevel
-from sendframe.campaign.batching import (
-    Batch,
-    CampaignSpec,
-    TokenBucket,
-    estimate_parts,
-    plan_batches,
-)
+from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger, row_tag
 from sendframe.campaign.policy import OUTCOMES
+from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.settling import GRACE
-from sendframe.channels import channel as channel_info
 from sendframe.errors import (
     ApiError,
     AuthenticationError,
@@ -74,8 +68,6 @@ __all__ = ["ANSWER_COLUMNS", "send_rows"]
 
 ANSWER_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
                   "campaign_id", "sending_id", "batch", "outcome")
-
-
 
 
 @dataclass
@@ -118,12 +110,12 @@ def _run_in_private_loop(coro_factory: Any, stop: threading.Event) -> Any:
 
 
 async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequence[Batch], config: WireConfig,
-                        ledger: Ledger, *, concurrency: int, requests_per_second: float | None,
-                        parts_per_second: float | None, stop_after_unknown: int | None, progress: Any,
-                        stop: threading.Event, budget: Budget | None) -> _Run:
-    request_bucket = TokenBucket(requests_per_second) if requests_per_second else None
-    parts_bucket = TokenBucket(parts_per_second) if parts_per_second else None
-    semaphore = asyncio.Semaphore(concurrency)
+                        ledger: Ledger, options: SendOptions, *, progress: Any, stop: threading.Event,
+                        budget: Budget | None) -> _Run:
+    rps, pps, stop_after_unknown = options.requests_per_second, options.parts_per_second, options.stop_after_unknown
+    request_bucket = TokenBucket(rps) if rps else None
+    parts_bucket = TokenBucket(pps) if pps else None
+    semaphore = asyncio.Semaphore(options.concurrency)
     run = _Run()
 
     def ended(unknown: bool, why: str = "") -> None:
@@ -224,85 +216,50 @@ def _empty_rows(n: int) -> dict[str, list[Any]]:
                                     "error_description", "campaign_id", "sending_id", "batch", "state")}
 
 
-def _dry_run_result(contacts: pd.DataFrame, batches: Sequence[Batch], parts: list[int] | None) -> pd.DataFrame:
-    rows = _empty_rows(len(contacts))
+def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Sequence[int] | None) -> pd.DataFrame:
+    rows: dict[str, Any] = _empty_rows(len(index))
+    number = np.full(len(index), np.nan)
     for batch in batches:
-        for i in batch.positions:
-            rows["batch"][i] = batch.number
-            rows["state"][i] = "dry_run"
-            rows["parts"][i] = parts[i] if parts is not None else None
-    return _typed_result(pd.DataFrame(rows), contacts.index)
+        number[list(batch.positions)] = batch.number
+    planned = ~np.isnan(number)
+    rows["batch"] = number
+    rows["state"] = pd.Series(["dry_run"] * len(index), dtype=object).where(planned, None)
+    if parts is not None:
+        rows["parts"] = np.where(planned, np.asarray(parts, dtype="float64"), np.nan)
+    return _typed_result(pd.DataFrame(rows), index)
 
 
-def send_rows(
-    contacts: pd.DataFrame,
-    channel: str,
-    *,
-    fields: Mapping[str, Any],
-    client: Client | AsyncClient | None = None,
-    ledger: Ledger | str | os.PathLike[str] | None = None,
-    batch_size: int = 500,
-    concurrency: int = 4,
-    requests_per_second: float | None = None,
-    parts_per_second: float | None = None,
-    dry_run: bool = False,
-    resend_unknown: bool = False,
-    stop_after_unknown: int | None = 3,
-    progress: Any = True,
-    cancel: threading.Event | None = None,
-    notification_url: str | None = None,
-    to_column: str | None = None,
-    row_fields: Mapping[str, Sequence[Any]] | None = None,
-    whatsapp_columns: Mapping[str, Sequence[str]] | None = None,
-    budget: Budget | None = None,
-    identity: Mapping[str, Any] | None = None,
-    settle: Mapping[str, str] | None = None,
-) -> pd.DataFrame:
-    """Send every row of ``contacts`` on ``channel`` (no row left out: :class:`sendframe.Message` decides that).
+def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, parts: Sequence[int] | None = None,
+              budget: Budget | None = None, identity: Mapping[str, Any] | None = None,
+              settle: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Send every row of ``spec`` (no row left out: :class:`sendframe.Message` decides that), as ``options`` say.
 
-    ``fields`` are the request fields by wire name; the template's ``{variables}`` are filled per
-    recipient from the columns of the same name (``sub``). ``notification_url`` is an address, or
-    the name of a column holding one per row (sms). ``row_fields``: request-wide fields that differ
-    by row (rows are grouped into requests by them); ``whatsapp_columns``: wire array name -> columns.
-    ``progress``: True/False for a tqdm bar, or a tqdm-compatible object (``reset(total=)``,
-    ``update(n)``); ``cancel``: an event that, once set, starts no new batch.
-    The result is on the contacts' index with the columns of :data:`ANSWER_COLUMNS`; ``outcome`` is
+    ``spec`` (:meth:`CampaignSpec.build`) holds the request fields, recipients and per-row variables;
+    ``index`` labels its rows (the ledger keys rows by label). ``parts``: each row's SMS parts (for
+    ``parts_per_second`` and a dry run's result; 1 per row when not given).
+    The result is on ``index`` with the columns of :data:`ANSWER_COLUMNS`; ``outcome`` is
     accepted / rejected / unknown / not_sent (or dry_run), as the module docstring explains.
 
-    ``ledger`` (a file) makes the campaign resumable; the run holds it, and a second run on the same
-    file meanwhile raises ``LedgerInUseError``. ``stop_after_unknown``: after that many batches in a
+    ``options.ledger`` (a file) makes the campaign resumable; the run holds it, and a second run on the
+    same file meanwhile raises ``LedgerInUseError``. ``options.stop_after_unknown``: after that many batches in a
     row end with an unknown outcome, no new batch starts (``None`` or 0: never stop). ``budget``
-    (:class:`~sendframe.campaign.budget.Budget`, with a cost per row of ``contacts``): no batch starts
+    (:class:`~sendframe.campaign.budget.Budget`, with a cost per row): no batch starts
     that would take the spend above its cap; its rows are ``not_sent`` and ``budget.left_out`` lists
     them. ``identity``: what the ledger checks before resuming (default: the channel, template, sender).
 
-    An sms ``notification_url`` address is sent as one URL per row carrying the row's tag
+    An sms ``notificationUrl`` address is sent as one URL per row carrying the row's tag
     (:data:`~sendframe.campaign.ledger.ROW_TAG_PARAM`), so a notification names the row it is about;
     ``settle`` (tag -> message id, from notifications) marks rows of unknown batches accepted before
     anything is sent (:meth:`Ledger.settle`).
 
-        >>> result = send_rows(  # doctest: +SKIP
-        ...     contacts, "sms", fields={"message": "Hi", "from": "Shop"}, ledger="c.sqlite")
-        >>> result["outcome"].value_counts()  # doctest: +SKIP
+        >>> spec = CampaignSpec.build(contacts, "sms", {"message": "Hi", "from": "Shop"})  # doctest: +SKIP
+        >>> send_rows(spec, contacts.index, SendOptions(ledger="c.sqlite"))["outcome"].value_counts()  # doctest: +SKIP
     """
-    if concurrency < 1:
-        raise InputError(f"concurrency must be at least 1, got {concurrency}.")
-    if stop_after_unknown is not None and (isinstance(stop_after_unknown, bool) or stop_after_unknown < 0):
-        raise InputError(f"stop_after_unknown must be a whole number of batches (0 or None: never stop), "
-                         f"got {stop_after_unknown!r}.")
-    request_fields: dict[str, Any] = dict(fields)
-    for wire_name, columns in (whatsapp_columns or {}).items():
-        request_fields[channel_info("whatsapp").column_field_option(wire_name)] = tuple(columns)
-    spec = CampaignSpec.build(contacts, channel, request_fields, to_column=to_column, notification_url=notification_url,
-                              row_fields=row_fields)
-    if dry_run:
-        dry_parts = estimate_parts(contacts, spec, None)
-        batches = plan_batches(spec, range(len(contacts)), batch_size=batch_size, parts=dry_parts)
-        return _dry_run_result(contacts, batches, dry_parts)
-    config = _config_for(client)
-    parts = estimate_parts(contacts, spec, config.base_url) if parts_per_second else None
-
-    journal, owned = _open_ledger(ledger)
+    if options.dry_run:
+        batches = plan_batches(spec, range(len(index)), batch_size=options.batch_size, parts=parts)
+        return _dry_run_result(index, batches, parts)
+    config = _config_for(options.client)
+    journal, owned = _open_ledger(options.ledger)
     run = _Run()
     try:
         with journal.exclusive():
@@ -312,19 +269,17 @@ def send_rows(
             pending: Sequence[int] = range(len(spec.keys))
             if first_batch > 1:
                 journal.settle(settle or {})
-                keys, pending, spent = _pending(journal, spec, resend_unknown)
+                keys, pending, spent = _pending(journal, spec, options.resend_unknown)
                 if budget is not None:
                     budget.count(spent)
-            batches = plan_batches(_tagged(spec, keys), pending, batch_size=batch_size, first_batch=first_batch,
-                                   parts=parts)
+            batches = plan_batches(_tagged(spec, keys), pending, batch_size=options.batch_size,
+                                   first_batch=first_batch, parts=parts)
             if batches:
-                run = _send(spec, keys, batches, config, journal, concurrency=concurrency,
-                            requests_per_second=requests_per_second, parts_per_second=parts_per_second,
-                            stop_after_unknown=stop_after_unknown, progress=progress, total=len(pending),
-                            budget=budget, cancel=cancel)
+                run = _send_with_progress(spec, keys, batches, config, journal, options, total=len(pending),
+                                          budget=budget)
                 if run.auth_failure is not None:
                     raise run.auth_failure
-            result = _result_from_ledger(journal, keys, spec.recipients, contacts.index)
+            result = _result_from_ledger(journal, keys, spec.recipients, index)
     finally:
         if owned:
             journal.close()
@@ -378,21 +333,19 @@ def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple
     return known["row_key"].tolist(), (~done).nonzero()[0].tolist(), spent.nonzero()[0].tolist()
 
 
-def _send(spec: CampaignSpec, keys: Sequence[str], batches: list[Batch], config: WireConfig, journal: Ledger, *,
-          concurrency: int, requests_per_second: float | None, parts_per_second: float | None,
-          stop_after_unknown: int | None, progress: Any, total: int, budget: Budget | None,
-          cancel: threading.Event | None) -> _Run:
+def _send_with_progress(spec: CampaignSpec, keys: Sequence[str], batches: list[Batch], config: WireConfig,
+                        journal: Ledger, options: SendOptions, *, total: int, budget: Budget | None) -> _Run:
     from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
 
-    stop = cancel if cancel is not None else threading.Event()
+    stop = options.cancel if options.cancel is not None else threading.Event()
+    progress = options.progress
     if not isinstance(progress, bool):  # the caller's tqdm-compatible object (the Composer's bar)
         progress.reset(total=total)
     with (tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress)
           if isinstance(progress, bool) else contextlib.nullcontext(progress)) as bar:
         return _run_in_private_loop(  # type: ignore[no-any-return]
-            lambda: _send_batches(spec, keys, batches, config, journal, concurrency=concurrency,
-                                  requests_per_second=requests_per_second, parts_per_second=parts_per_second,
-                                  stop_after_unknown=stop_after_unknown, progress=bar, stop=stop, budget=budget),
+            lambda: _send_batches(spec, keys, batches, config, journal, options, progress=bar, stop=stop,
+                                  budget=budget),
             stop)
 
 

@@ -324,7 +324,8 @@ class Composer:
         try:
             msg = self._message or preview_message(form, **self._settings)
             totals = self._counter(msg).count(msg.template or "", form.encoding if info.sends_sms else "auto",
-                                              parts=msg.parts if info.sends_sms else None)
+                                              parts=msg.parts if info.sends_sms else None, message=msg,
+                                              keep=self.send_options.get("keep"))
             self.preview.value = self._preview(msg)
         except SendframeError as exc:
             self.counter.value, self.preview.value = error_html("Cannot preview", exc), ""

@@ -48,7 +48,7 @@ def highlight(text: str, characters: str | Iterable[str] | None) -> str:
 def counter_figures(totals: Any) -> dict[str, Any]:
     """What the composer's counter shows, from :class:`~sendframe.campaign.counter.CounterTotals`."""
     return {
-        "recipients": totals.rows,
+        "recipients": totals.recipients,
         "encoding": ", ".join(f"{name} ×{count:,}" for name, count in totals.encodings.items()) or "—",
         "characters_max": totals.characters_max,
         "parts": totals.parts,

@@ -21,6 +21,8 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sendframe.campaign.message_options import RUN_SETTINGS
+from sendframe.campaign.send_options import SendOptions
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.engines import function_name
 from sendframe.errors import InputError
@@ -43,10 +45,11 @@ def _message_method(lazy: Callable[..., Any]) -> Twin:
 
 
 def _send(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
-    options = {k: v for k, v in arguments.items() if k not in ("self", "contacts", "settings")}
-    if arguments["settings"]:  # the pandas send checks the run settings and sends the changed message again
-        return function(arguments["self"], arguments["contacts"], **options, **arguments["settings"])
-    return sending.send_partitions(arguments["self"], arguments["contacts"], **options)
+    msg, contacts, options = arguments["self"], arguments["contacts"], arguments["options"]
+    if any(name in options for name in RUN_SETTINGS if name != "suppression"):
+        # the pandas send's own body applies them and sends the changed message (back here, without them)
+        return inspect.unwrap(function)(msg, contacts, **options)
+    return sending.send_partitions(msg, contacts, SendOptions.of(options, "Message.send", also=RUN_SETTINGS))
 
 
 def _per_partition(frame_argument: str) -> Twin:

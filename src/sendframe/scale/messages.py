@@ -1,10 +1,11 @@
 """A :class:`sendframe.Message` applied to a Dask frame: render, preview, preflight, plan, ready, estimate.
 
 Each method of the message comes here through the Dask engine (:mod:`sendframe.scale.engine`) when
-given a Dask frame. The message's own pandas method runs on every partition; the one rule that spans rows, a recipient
+given a Dask frame, and runs itself on every partition. The one rule that spans rows, a recipient
 repeated in another partition (``skipped_duplicate``), is settled across partitions by
-:func:`sendframe.scale.repeats.repeated_rows`: the rows a partition would send are the candidates,
-and a candidate whose recipient an earlier candidate of the whole frame has is skipped, with the
+:func:`sendframe.scale.repeats.repeated_rows`: the rows each partition's prepared frame
+(:meth:`sendframe.Message.prepare`) sends are the candidates, compared by its ``recipient_key``, and
+a candidate whose recipient an earlier candidate of the whole frame has is skipped, with the
 policy's own words. The answers equal pandas' on the same rows.
 
     >>> msg = sendframe.sms("Hi {name}", sender="Shop", encoding="auto")  # doctest: +SKIP
@@ -20,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.scale.frames import checked_preflight, on_partitions
 from sendframe.scale.repeats import local_positions, repeated_rows
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
 __all__ = ["duplicate_reasons", "estimate", "plan", "preflight", "preview", "ready", "render", "sent_repeats",
-           "with_duplicates"]
+           "skipped_as_repeats", "with_duplicates"]
 
 _NO_PROBLEMS = pd.DataFrame({"row": pd.Series([], dtype=object), "rule": pd.Series([], dtype="str"),
                              "message": pd.Series([], dtype="str"), "severity": pd.Series([], dtype="str")})
@@ -61,12 +61,11 @@ def duplicate_reasons(keys: Iterable[Any]) -> np.ndarray:
     return np.asarray([by_key[k] for k in keys], dtype=object)
 
 
-def _sent_keys(part: pd.DataFrame, msg: Message, options: dict[str, Any], column: str) -> pd.DataFrame:
-    """Per row of a partition: its own plan's ``action`` and its recipient key (the recipient as compared)."""
-    plan = msg.plan(part, **options)
-    key = recipient_keys(part[column], msg.info.recipient, default_region=None)
-    return pd.DataFrame({"action": plan["action"].to_numpy(dtype=object), "key": key.to_numpy(dtype=object)},
-                        index=part.index)
+def _sent_keys(part: pd.DataFrame, msg: Message, options: dict[str, Any]) -> pd.DataFrame:
+    """Per row of a partition: its prepared plan's ``action`` and ``recipient_key`` (the recipient as compared)."""
+    prepared = msg.prepare(part, **options)
+    return pd.DataFrame({"action": prepared.plan["action"].to_numpy(dtype=object),
+                         "key": prepared.recipient_key.to_numpy(dtype=object)}, index=part.index)
 
 
 def _sent_candidates(local: pd.DataFrame) -> pd.DataFrame:
@@ -77,34 +76,45 @@ def _sent_candidates(local: pd.DataFrame) -> pd.DataFrame:
 
 def sent_repeats(msg: Message, frame: Any, options: dict[str, Any]) -> Any:
     """The rows whose recipient an earlier row of the whole (optimised) ``frame`` is sent to, among the rows
-    each partition's own plan (``msg.plan(partition, **options)``, repeats kept) sends: a lazy frame of
-    :func:`~sendframe.scale.repeats.repeated_rows`."""
-    column = msg.recipient_column(meta_of(frame))
+    each partition's own prepared frame (``msg.prepare(partition, **options)``, repeats kept) sends: a lazy
+    frame of :func:`~sendframe.scale.repeats.repeated_rows`."""
     meta = pd.DataFrame({"action": pd.Series([], dtype=object), "key": pd.Series([], dtype=object)},
                         index=meta_of(frame).index[:0])
-    local = frame.map_partitions(_sent_keys, msg, options, column, meta=meta, enforce_metadata=False)
+    local = frame.map_partitions(_sent_keys, msg, options, meta=meta, enforce_metadata=False)
     return repeated_rows(local, _sent_candidates)
 
 
+def skipped_as_repeats(plan: pd.DataFrame, at: np.ndarray, keys: np.ndarray) -> pd.DataFrame:
+    """``plan`` (``action`` and, if it has one, ``reason``) with the rows at positions ``at`` skipped as
+    repeats of their recipients (``keys``), in the policy's words; the other columns as they were.
+
+        >>> plan = pd.DataFrame({"action": ["send", "send"], "reason": [None, None]})
+        >>> skipped_as_repeats(plan, np.array([1]), np.array(["34600123456"]))["action"].tolist()
+        ['send', 'skipped_duplicate']
+    """
+    if not len(at):
+        return plan
+    action = plan["action"].to_numpy(dtype=object).copy()
+    action[at] = "skipped_duplicate"
+    changed: dict[str, Any] = {"action": pd.Series(action, dtype=plan["action"].dtype).array}
+    if "reason" in plan:
+        reason = plan["reason"].to_numpy(dtype=object).copy()
+        reason[at] = duplicate_reasons(keys)
+        changed["reason"] = pd.Series(reason, dtype=plan["reason"].dtype).array
+    return plan.assign(**changed)
+
+
 def _skip_repeats(out: pd.DataFrame, repeats: pd.DataFrame) -> pd.DataFrame:
-    """A partition's plan, preview or estimate with the rows of ``repeats`` skipped as duplicates."""
+    """A partition's plan, preview or estimate with the rows of ``repeats`` skipped (an estimate's cost nothing)."""
     attrs = {k: v for k, v in out.attrs.items() if k != "totals"}
-    if len(repeats):
-        at = local_positions(repeats.index.to_numpy())
-        action = out["action"].to_numpy(dtype=object).copy()
-        action[at] = "skipped_duplicate"
-        changed: dict[str, Any] = {"action": pd.Series(action, dtype=out["action"].dtype).array}
-        if "reason" in out:
-            reason = out["reason"].to_numpy(dtype=object).copy()
-            reason[at] = duplicate_reasons(repeats["key"].to_numpy(dtype=object))
-            changed["reason"] = pd.Series(reason, dtype=out["reason"].dtype).array
-        if "billable" in out:  # an estimate: a skipped row costs nothing
-            billable = out["billable"].to_numpy(dtype=bool).copy()
-            billable[at] = False
-            cost = out["cost"].to_numpy(dtype=float).copy()
-            cost[at] = 0.0
-            changed.update(billable=billable, cost=cost)
-        out = out.assign(**changed)
+    at = local_positions(repeats.index.to_numpy())
+    out = skipped_as_repeats(out, at, repeats["key"].to_numpy(dtype=object))
+    if len(at) and "billable" in out:
+        billable = out["billable"].to_numpy(dtype=bool).copy()
+        billable[at] = False
+        cost = out["cost"].to_numpy(dtype=float).copy()
+        cost[at] = 0.0
+        out = out.assign(billable=billable, cost=cost)
     out.attrs = attrs
     return out
 

@@ -1,11 +1,13 @@
 """Sending from a Dask frame: partition by partition through one ledger, the result to Parquet as it goes.
 
-:func:`send_partitions` (``Message.send(frame, ..., out=...)``, through :mod:`sendframe.scale.engine`) first settles, in
-one pass over the frame on the cluster, which rows repeat a recipient another partition sends to
-(a shuffle on the recipient; only those repeats come back) and how long each partition is. Then
-it takes one partition at a time into this process and sends it with the message's own pandas
-``send``, through one ledger held for the whole run (one writer), and writes that partition's
-result as one file of the Parquet dataset ``out`` before taking the next. Memory is one partition
+:func:`send_partitions` (``Message.send(frame, ..., out=...)``, through :mod:`sendframe.scale.engine`)
+first settles, in one pass over the frame on the cluster, which rows repeat a recipient another
+partition sends to (a shuffle on the recipient; only those repeats come back) and how long each
+partition is. Then it takes one partition at a time into this process, prepares it with the
+message (:meth:`sendframe.Message.prepare`), skips those repeats in its plan, sends its rows with
+:func:`~sendframe.campaign.send_prepared.send_prepared` (what a pandas send does with the whole
+frame) through one ledger held for the whole run (one writer), and writes that partition's result
+as one file of the Parquet dataset ``out`` before taking the next. Memory is one partition
 (and the list of repeats), whatever the size of the frame.
 
 Rows are keyed in the ledger by their position in the whole frame (0, 1, ...), so a run killed at
@@ -20,11 +22,12 @@ rows already answered are not sent again, rows caught in flight are *unknown* (s
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import threading
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,8 +38,11 @@ from pandas.api.extensions import ExtensionDtype
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
 from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
+from sendframe.campaign.prepared import Prepared
+from sendframe.campaign.send_options import SendOptions
+from sendframe.campaign.send_prepared import send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning
-from sendframe.scale.messages import duplicate_reasons, sent_repeats, with_duplicates
+from sendframe.scale.messages import sent_repeats, skipped_as_repeats, with_duplicates
 from sendframe.scale.repeats import ORDER_BITS, local_positions
 from sendframe.scale.runtime import (
     compute,
@@ -144,26 +150,29 @@ def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
     os.replace(temporary, target)
 
 
-def _skipped_rows(msg: Message, rows: pd.DataFrame, keys: np.ndarray, like: pd.DataFrame) -> pd.DataFrame:
-    """Result rows for repeats of a recipient another partition sends to: skipped_duplicate, with the
-    policy's reason."""
-    shown = msg.preview(rows, keep=["invalid", "suppressed", "preflight", "duplicate"])
-    result = like.iloc[:0].reindex(rows.index)
-    outcome = pd.Categorical(["skipped_duplicate"] * len(rows), categories=list(OUTCOMES))
-    return result.assign(recipient=shown["recipient"].astype(like["recipient"].dtype),
-                         text=shown["text"].astype(like["text"].dtype), accepted=False, outcome=outcome,
-                         reason=pd.Series(duplicate_reasons(keys), dtype=like["reason"].dtype).array)
+def _skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
+    """``prepared`` (a partition's) with the rows of ``repeats`` skipped: an earlier partition's row sends to
+    their recipient (the policy's words, as a pandas send of the whole frame says them)."""
+    if repeats.empty:
+        return prepared
+    at = local_positions(repeats.index.to_numpy())
+    return prepared.replanned(skipped_as_repeats(prepared.plan, at, repeats["key"].to_numpy(dtype=object)))
 
 
-def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] | None, ledger: Any,
-                    suppression: Any = None, keep: str | Iterable[str] | None = None,
-                    cancel: threading.Event | None = None, **send_options: Any) -> Any:
+def _stopped(sent: pd.DataFrame, cancel: threading.Event | None) -> bool:
+    """Whether a partition's send stopped before its end: cancelled, or rows left not attempted by a breaker
+    trip (``not_sent`` with no reason; the budget's ``not_sent`` rows say why)."""
+    untried = (sent["outcome"] == "not_sent").to_numpy() & sent["reason"].isna().to_numpy()
+    return (cancel is not None and cancel.is_set()) or bool(untried.any())
+
+
+def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
     """Send ``msg`` to every row of a Dask (or pandas) frame, one partition at a time; the result goes to ``out``.
 
-    ``out`` is a Parquet dataset (a folder, written again whole by every run), one file per
+    ``options.out`` is a Parquet dataset (a folder, written again whole by every run), one file per
     partition, each written as soon as its partition is answered; the answer is that dataset, read
-    lazily. ``ledger`` (a file) is required: it is what makes the run resumable. The other options
-    are those of :meth:`sendframe.Message.send` (``client``, ``batch_size``, ``concurrency``, ...).
+    lazily. ``options.ledger`` (a file) is required: it is what makes the run resumable. The other
+    options are those of :meth:`sendframe.Message.send` (``client``, ``batch_size``, ``concurrency``, ...).
     ``cancel`` (a ``threading.Event``), once set, starts no new batch, as in a pandas send: the rows
     of the partition under way that were not attempted are ``not_sent`` in its file, and no further
     partition is read (a warning says how many rows that leaves without a result file; running
@@ -171,13 +180,14 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
     The result's index is the row's position in the whole frame (``row``); its columns are those of
     a pandas send.
 
-        >>> result = send_partitions(msg, contacts_ddf, out="results.parquet", ledger="c.sqlite")  # doctest: +SKIP
+        >>> how = SendOptions(out="results.parquet", ledger="c.sqlite")  # doctest: +SKIP
+        >>> result = send_partitions(msg, contacts_ddf, how)  # doctest: +SKIP
     """
     dd = dask_dataframe()
-    if out is None:
+    if options.out is None:
         raise InputError("A send from a Dask frame writes its result to a Parquet dataset as it goes: pass "
                          "out=<folder>, e.g. msg.send(frame, ledger='spring.sqlite', out='spring-results.parquet').")
-    if ledger is None or str(ledger) == ":memory:":
+    if options.ledger is None or str(options.ledger) == ":memory:":
         raise InputError("A send from a Dask frame needs ledger=<file>: it is what lets the run be resumed "
                          "partition by partition.")
     if is_dask_frame(contacts):
@@ -186,48 +196,39 @@ def send_partitions(msg: Message, contacts: Any, *, out: str | os.PathLike[str] 
         frame = from_pandas(contacts)
     else:
         raise InputError(f"send_partitions takes a Dask or pandas DataFrame, not {type(contacts).__name__}.")
-    keep = sorted(keep_reasons(keep))
-    if send_options.get("dry_run"):
+    keep = sorted(keep_reasons(options.keep))
+    if options.dry_run:
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
     frame = optimised(frame)
-    repeats, lengths = _candidates_and_lengths(msg, frame, suppression, keep)
+    repeats, lengths = _candidates_and_lengths(msg, frame, options.suppression, keep)
     offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
-    target = Path(out)
+    target = Path(options.out)
     if target.exists():
         shutil.rmtree(target) if target.is_dir() else target.unlink()
     target.mkdir(parents=True)
     counts: dict[str, int] = {}
     outcome_type: ExtensionDtype | np.dtype[Any] = pd.CategoricalDtype(list(OUTCOMES))  # as the files say, below
-    ledger_path = os.fspath(ledger)
+    ledger_path = os.fspath(options.ledger)
     with hold(ledger_path), contextlib.closing(PartitionLedger(ledger_path)) as journal:
+        how = dataclasses.replace(options, ledger=journal, keep=keep, out=None)
         for number in range(frame.npartitions):
             part = frame.get_partition(number).compute()
             part.index = pd.RangeIndex(offsets[number], offsets[number + 1], name="row")
             journal.scope = range(int(offsets[number]), int(offsets[number + 1]))
             mine = repeats[(repeats.index.to_numpy() >> ORDER_BITS) == number]
-            elsewhere = np.zeros(len(part), dtype=bool)
-            elsewhere[local_positions(mine.index.to_numpy())] = True
-            with warnings.catch_warnings(record=True) as said:
-                warnings.simplefilter("always")
-                sent = msg.send(part[~elsewhere], ledger=journal, suppression=suppression, keep=keep, cancel=cancel,
-                                **send_options)
-            if elsewhere.any():
-                skipped = _skipped_rows(msg, part[elsewhere], mine["key"].to_numpy(dtype=object), sent)
-                sent = pd.concat([sent, skipped]).loc[part.index]
+            prepared = msg.prepare(part, suppression=how.suppression, keep=keep, now=how.now, ledger=journal,
+                                   prices=how.prices)
+            prepared = _skip_elsewhere(prepared, mine)
+            sent = send_prepared(prepared, how, warn=False)  # the rows skipped are said once, for the whole frame
             sent.index.name = "row"
             _write_part(sent, target, number)
             outcome_type = sent["outcome"].dtype
             for outcome, n in sent["outcome"].value_counts().items():
                 counts[str(outcome)] = counts.get(str(outcome), 0) + int(n)
-            for warning in said:  # skipped rows are said once for the whole frame, below
-                if not issubclass(warning.category, RowsSkippedWarning):
-                    warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-            cancelled = cancel is not None and cancel.is_set()
-            if number + 1 < frame.npartitions and (
-                    cancelled or any(issubclass(w.category, CampaignStoppedWarning) for w in said)):
+            if number + 1 < frame.npartitions and _stopped(sent, options.cancel):
                 left, rows = frame.npartitions - number - 1, int(offsets[-1] - offsets[number + 1])
-                why = "was cancelled" if cancelled else "stopped"
+                why = "was cancelled" if options.cancel is not None and options.cancel.is_set() else "stopped"
                 warnings.warn(f"The send {why} after partition {number + 1} of {frame.npartitions}: the "
                               f"{rows} row(s) of the {left} partition(s) after it were not sent and have no result "
                               "file. Run again with the same ledger to continue.", CampaignStoppedWarning,

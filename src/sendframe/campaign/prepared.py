@@ -1,0 +1,215 @@
+"""One prepared frame: what a message does to each row of a contact table, worked out once.
+
+:func:`prepare` checks the rows (preflight), renders and measures the texts, plans who is sent to
+(:mod:`sendframe.campaign.policy`), prices what is sent and, under ``local_time``/``quiet_hours``,
+schedules it. ``preview``, ``preflight``, ``plan``, ``ready``, ``estimate``, ``schedule`` and ``send``
+of a :class:`~sendframe.campaign.message.Message` are views of the :class:`Prepared` answer, so what
+the estimate prices is what the send sends, row for row. The last answer is kept
+(:mod:`sendframe.campaign.measured`): ``msg.estimate(df)`` then ``msg.send(df)`` prepares once.
+
+    >>> import pandas as pd, sendframe
+    >>> msg = sendframe.sms("Hi {name}", sender="Shop")
+    >>> prepared = prepare(msg, pd.DataFrame({"phone": ["34600123456", "34600123456"], "name": ["Jo", "Al"]}))
+    >>> prepared.frame[["recipient", "text", "parts", "action"]]
+         recipient   text  parts             action
+    0  34600123456  Hi Jo      1               send
+    1  34600123456  Hi Al      1  skipped_duplicate
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from sendframe.api.recipient_columns import recipient_keys
+from sendframe.campaign import measured as kept
+from sendframe.campaign.estimate import estimate_totals
+from sendframe.campaign.message_rows import (
+    capped_rows,
+    estimate_rows,
+    find_problems,
+    measure,
+    texts,
+)
+from sendframe.campaign.policy import keep_reasons, plan_rows
+from sendframe.campaign.schedule import local_send_times
+from sendframe.errors import InputError
+
+if TYPE_CHECKING:
+    from sendframe.campaign.message import Message
+
+__all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "same_message", "same_option"]
+
+# the columns of msg.estimate, in order (the text engine's and the price list's answer per row, then the plan's)
+ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_characters", "country", "unit_price",
+                    "cost", "billable", "too_many_parts", "action")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Prepared:
+    """A message applied to a contact table: the problems at once, the per-row table when first read.
+
+    ``problems`` is the preflight frame; :attr:`plan` (``action``, ``reason``) and :attr:`frame` (every
+    per-row column) are computed when first read and raise ``InputError`` when a problem stops the
+    whole campaign (a malformed template): no row could be sent as meant.
+    """
+
+    message: Message
+    contacts: pd.DataFrame
+    problems: pd.DataFrame
+    measured: pd.DataFrame | None
+    keep: frozenset[str]
+    moment: Any
+    """When the run counts from (frequency cap, schedule): ``now``, else the present for a message whose
+    ``frequency_cap``, ``local_time`` or ``quiet_hours`` depend on it (None otherwise)."""
+    ledger: Any = None
+    prices: Any = None
+    attachments: int = 0
+
+    def _check_sendable(self) -> None:
+        problems = self.problems
+        fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
+        if len(fatal):
+            lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
+            raise InputError(f"This {self.message.channel} message cannot be sent as it is:\n{lines}")
+
+    @functools.cached_property
+    def recipient_column(self) -> str:
+        """The column of the contacts the message sends to."""
+        return self.message.recipient_column(self.contacts)
+
+    @functools.cached_property
+    def recipient_key(self) -> pd.Series:
+        """Each row's recipient as compared (the one rule: :func:`~sendframe.api.recipient_columns.recipient_keys`)."""
+        values = self.contacts[self.recipient_column]
+        return recipient_keys(values, self.message.info.recipient, default_region=None)
+
+    @functools.cached_property
+    def plan(self) -> pd.DataFrame:
+        """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason``."""
+        self._check_sendable()
+        msg, values = self.message, self.contacts[self.recipient_column]
+        capped, why = capped_rows(msg, values, self.moment, self.ledger)
+        key = self.recipient_key.reset_index(drop=True)
+        return plan_rows(self.problems, self.contacts.index, key, self.keep, capped, why)
+
+    @functools.cached_property
+    def schedule(self) -> pd.DataFrame:
+        """Each row's zone and local and UTC send time under the message's ``local_time`` / ``quiet_hours``."""
+        msg = self.message
+        return local_send_times(self.contacts, msg.local_time, quiet_hours=msg.quiet_hours, now=self.moment,
+                                recipient=self.recipient_column if msg.info.recipient == "phone" else None,
+                                default_region=msg.default_region)
+
+    @functools.cached_property
+    def frame(self) -> pd.DataFrame:
+        """Per row: ``recipient`` (as typed), ``recipient_key``, ``text`` (what the recipient reads; mailing:
+        the subject), ``priced_text`` (when the price counts more than that: mailing's subject and body),
+        the estimate's columns (encoding, length, parts, cost, billable: skipped rows cost 0), ``action``,
+        ``reason`` and, under ``local_time``/``quiet_hours``, ``send_at_utc``. Totals in ``.attrs``."""
+        msg, contacts, plan = self.message, self.contacts, self.plan
+        values = contacts[self.recipient_column]
+        priced = estimate_rows(msg, contacts, prices=self.prices, attachments=self.attachments, measured=self.measured)
+        front = {"recipient": values.astype("str"), "recipient_key": self.recipient_key,
+                 "text": texts(msg, contacts, self.measured)}
+        if msg.info.result_text_field and msg.template != msg.fields.get(msg.info.result_text_field):
+            front["priced_text"] = priced["text"]
+        table = pd.concat([pd.DataFrame(front, index=contacts.index), priced.drop(columns="text"), plan], axis=1)
+        if msg.local_time is not None or msg.quiet_hours is not None:
+            table["send_at_utc"] = self.schedule["send_at_utc"].to_numpy()
+        return _priced_as_sent(table, priced.attrs.get("currency", "EUR"))
+
+    @property
+    def estimate(self) -> pd.DataFrame:
+        """``msg.estimate``: the priced columns and ``action``, totals in ``.attrs``."""
+        table = self.frame
+        text = table["priced_text"] if "priced_text" in table else table["text"]
+        view = table[list(ESTIMATE_COLUMNS[1:])].assign(text=text)[list(ESTIMATE_COLUMNS)]
+        view.attrs = dict(table.attrs)
+        return view
+
+    @property
+    def sent(self) -> np.ndarray:
+        """Which rows a send sends (a boolean mask over the contacts' rows)."""
+        return (self.plan["action"] == "send").to_numpy()
+
+    def replanned(self, plan: pd.DataFrame) -> Prepared:
+        """The same preparation with another plan (``action``, ``reason``): a campaign of several messages
+        (:class:`~sendframe.campaign.experiment.Variants`) decides repeats across them. Rows newly skipped cost
+        nothing."""
+        again = dataclasses.replace(self)
+        table = _priced_as_sent(self.frame.assign(action=plan["action"], reason=plan["reason"]),
+                                self.frame.attrs["currency"])
+        # a cached_property keeps its value in the instance's __dict__: the new plan is seeded there
+        again.__dict__.update(plan=plan[["action", "reason"]], frame=table)
+        return again
+
+
+def _priced_as_sent(table: pd.DataFrame, currency: str) -> pd.DataFrame:
+    """``table`` with the rows its ``action`` skips costing nothing (not billable); its totals in ``.attrs``."""
+    sent = (table["action"] == "send").to_numpy()
+    priced = table.assign(billable=table["billable"].to_numpy() & sent, cost=table["cost"].where(sent, 0.0))
+    priced.attrs = {"currency": currency}
+    priced.attrs["totals"] = estimate_totals(priced)
+    return priced
+
+
+def same_option(a: Any, b: Any) -> bool:
+    """Whether two option values are the same for reuse: the same object, or equal plain values.
+
+        >>> same_option(("a",), ("a",)), same_option([1], [1])
+        (True, False)
+    """
+    plain = (str, int, float, bool, tuple, frozenset, type(None))
+    return a is b or (isinstance(a, plain) and type(a) is type(b) and a == b)
+
+
+def same_message(a: Message, b: Message) -> bool:
+    """Whether two messages have the same settings (a list or frame given as a setting: the same object).
+
+        >>> import sendframe
+        >>> same_message(sendframe.sms("Hi", sender="Shop"), sendframe.sms("Hi", sender="Shop"))
+        True
+    """
+    if a is b:
+        return True
+    for field in dataclasses.fields(a):
+        mine, theirs = getattr(a, field.name), getattr(b, field.name)
+        if isinstance(mine, Mapping) and isinstance(theirs, Mapping):
+            if dict(mine) != dict(theirs):
+                return False
+        elif not same_option(mine, theirs):
+            return False
+    return True
+
+
+def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
+            now: Any = None, ledger: Any = None, prices: Any = None, attachments: int = 0) -> Prepared:
+    """``msg.prepare`` of a pandas frame; the last answer is reused for the same message settings, options and
+    table content (:func:`same_message`, :func:`same_option`, :func:`~sendframe.campaign.measured.frame_fingerprint`).
+
+    ``now`` only matters to a message with ``frequency_cap``, ``local_time`` or ``quiet_hours``; such a
+    message prepared without ``now`` counts from the present and is not reused.
+    """
+    reasons = keep_reasons(keep)
+    timed = msg.frequency_cap is not None or msg.local_time is not None or msg.quiet_hours is not None
+    options = (suppression, reasons, now, ledger if msg.frequency_cap else None, prices, attachments)
+    reusable = not (timed and now is None)
+    fingerprint = kept.frame_fingerprint(frame, [str(c) for c in frame.columns]) if reusable else None
+    last = kept.last("prepared")
+    if fingerprint is not None and last is not None:
+        last_msg, last_options, last_fingerprint, last_prepared = last
+        if (last_fingerprint == fingerprint and same_message(last_msg, msg)
+                and all(same_option(a, b) for a, b in zip(last_options, options, strict=True))):
+            return last_prepared  # type: ignore[no-any-return]
+    moment = pd.Timestamp.now(tz="UTC") if now is None and timed else now
+    measured = measure(msg, frame)
+    prepared = Prepared(msg, frame, find_problems(msg, frame, suppression, measured), measured, reasons, moment,
+                        ledger=ledger, prices=prices, attachments=attachments)
+    kept.store("prepared", None if fingerprint is None else (msg, options, fingerprint, prepared))
+    return prepared
