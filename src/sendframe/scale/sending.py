@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.extensions import ExtensionDtype
 
+from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
 from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
@@ -232,7 +233,7 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
                 warnings.warn(f"The send {why} after partition {number + 1} of {frame.npartitions}: the "
                               f"{rows} row(s) of the {left} partition(s) after it were not sent and have no result "
                               "file. Run again with the same ledger to continue.", CampaignStoppedWarning,
-                              stacklevel=3)
+                              stacklevel=user_stacklevel())
                 break
     actions = [o if o.startswith("skipped") else "send" for o in counts]
     categories = list(dict.fromkeys(actions))
@@ -241,7 +242,7 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
     actions_column = pd.Categorical.from_codes(codes, categories=pd.Index(categories))
     summary = skipped_summary(pd.DataFrame({"action": actions_column}), "sent")
     if summary:
-        warnings.warn(summary, RowsSkippedWarning, stacklevel=3)
+        warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
     # categories known (a Parquet read leaves them unknown until computed)
     with pandas_strings():
