@@ -99,7 +99,7 @@ class CampaignSpec:
 
     @classmethod
     def build(cls, contacts: pd.DataFrame, channel: str, request_fields: Mapping[str, Any], *,
-              to_column: str | None = None, notification_url: str | None = None,
+              to: str | None = None, notification_url: str | None = None,
               row_fields: Mapping[str, Sequence[Any]] | None = None,
               rows: np.ndarray | None = None) -> CampaignSpec:
         """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem.
@@ -123,16 +123,16 @@ class CampaignSpec:
         for reserved in ("to", "sub", "messages", "notificationUrl"):
             if reserved in fields:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
-        to_column = to_column or channel_info(channel).recipient
+        column = to or channel_info(channel).recipient
 
         def values(series: pd.Series) -> list[str | None]:
             return _text_values(series if rows is None else series[rows])
 
-        recipients = values(_column(contacts, to_column, "recipient"))
+        recipients = values(_column(contacts, column, "recipient"))
         missing = ([label for label, value in zip(contacts.index, recipients, strict=True) if value is None]
                    if rows is None and None in recipients else [])
         if missing:
-            raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row "
+            raise InputError(f"{len(missing)} row(s) have no recipient in column {column!r}, e.g. row "
                              f"{missing[0]!r}; drop or fix them first (see msg.preflight).")
         variables: dict[str, None] = {}
         for name in channel_info(channel).template_fields:

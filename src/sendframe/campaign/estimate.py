@@ -23,11 +23,11 @@ import pyarrow as pa
 from sendframe import pricing
 from sendframe.api.countries import recipient_countries
 from sendframe.api.recipient_columns import valid_emails, valid_phones
-from sendframe.campaign.columns import recipient_column as find_column
+from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.measured import measure_texts
 from sendframe.campaign.preview import render
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
-from sendframe.channels import CHANNELS, channels_where
+from sendframe.channels import channels_where
 from sendframe.channels import channel as channel_info
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
@@ -41,22 +41,9 @@ from sendframe.text.encodings import (
 )
 from sendframe.text.parts import sms_parts_series
 
-__all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column",
-           "recipients_valid"]
+__all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipients_valid"]
 
 SMS_CHANNELS: tuple[str, ...] = channels_where(lambda info: info.sends_sms)
-_CHANNELS = CHANNELS
-
-
-def recipient_column(channel: str, to_column: str | None = None) -> str:
-    """The column holding the recipients of ``channel``: ``email`` for mailing, else ``phone``.
-
-        >>> recipient_column("mailing"), recipient_column("sms"), recipient_column("sms", "mobile")
-        ('email', 'phone', 'mobile')
-    """
-    if channel not in _CHANNELS:
-        raise InputError(f"Unknown channel {channel!r}: use one of {', '.join(_CHANNELS)}.")
-    return to_column or channel_info(channel).recipient
 
 
 def _check_encoding(encoding: str | None) -> str:
@@ -145,13 +132,6 @@ def _unencodable_of_text(text: pd.Series) -> tuple[pd.Series, pd.Series]:
     return not_gsm, not_pt
 
 
-def _measure_sms(contacts: pd.DataFrame, template: str, encoding: str, otp_config: Any,
-                 link_base: str | None) -> pd.DataFrame:
-    """The text engine's one-pass render and measure (``measure_frame``): text, encoding, units,
-    parts and unencodable characters, each worked out per distinct value of each variable."""
-    return measure_texts(contacts, template, encoding=encoding, link_base=link_base, otp_config=otp_config)
-
-
 def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
     """Whether each recipient in ``column`` is valid: :func:`sendframe.read_contacts`' flag when the frame
     carries it (``phone_valid`` / ``email_valid`` beside ``phone_raw`` / ``email_raw``: the same rule,
@@ -200,7 +180,7 @@ def estimate(
     trans: int = 0,
     otp_config: Mapping[str, Any] | None = None,
     link_base: str | None = None,
-    to_column: str | None = None,
+    to: str | None = None,
     measured: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Per row: ``text, encoding, length, parts, forced_by, lost_characters, country, unit_price,
@@ -234,7 +214,7 @@ def estimate(
 
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
-    column = find_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
+    column = recipient_column(contacts, channel_info(channel).recipient, to, channel=channel)
     if parts is not None and (isinstance(parts, bool) or not isinstance(parts, int) or parts < 1):
         raise InputError(f"parts must be a whole number of at least 1 (got {parts!r}).")
     if isinstance(attachments, bool) or not isinstance(attachments, int) or attachments < 0:
@@ -246,7 +226,7 @@ def estimate(
         render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         asked = _check_encoding(encoding)
         if measured is None:
-            measured = _measure_sms(contacts, template, asked, otp_config, link_base)
+            measured = measure_texts(contacts, template, encoding=asked, link_base=link_base, otp_config=otp_config)
         text = pd.Series(measured["text"], index=index, name="text").astype("str")
         has_text = text.notna().to_numpy(dtype=bool)
         if asked == "auto":

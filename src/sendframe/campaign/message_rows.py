@@ -51,7 +51,7 @@ def find_problems(msg: Message, frame: pd.DataFrame, suppression: Any,
         encoding=measured_encoding(msg), trans=int(msg.fields.get("trans", 0)),
         suppression=msg.suppression if suppression is None else suppression,
         whatsapp_template=msg.fields.get("templateId") if msg.channel == "whatsapp" else None,
-        to_column=msg.recipient_column(frame), default_region=msg.default_region,
+        to=msg.recipient_column(frame), default_region=msg.default_region,
         otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, measured=measured, **whatsapp)
 
 
@@ -98,5 +98,5 @@ def estimate_rows(msg: Message, frame: pd.DataFrame, *, prices: Any = None, atta
         frame, msg.template or "", channel=msg.channel, encoding=msg.encoding,
         parts=msg.parts if msg.info.sends_sms else None, certified=bool(msg.fields.get("certified", False)),
         attachments=attachments, prices=prices, trans=int(msg.fields.get("trans", 0)),
-        otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, to_column=msg.recipient_column(frame),
+        otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, to=msg.recipient_column(frame),
         measured=measured)

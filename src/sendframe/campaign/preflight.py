@@ -345,7 +345,7 @@ def preflight(
     header_fields: Sequence[str] = (),
     body_fields: Sequence[str] = (),
     cta_fields: Sequence[str] = (),
-    to_column: str | None = None,
+    to: str | None = None,
     default_region: str = "ES",
     otp_config: Mapping[str, Any] | None = None,
     link_base: str | None = None,
@@ -388,7 +388,7 @@ def preflight(
                            f"parts must be between 1 and {_MAX_PARTS[channel]} for {channel} (got {parts!r}); "
                            "the service would reject the request (100).")
             parts = _MAX_PARTS[channel]
-    column = recipient_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
+    column = recipient_column(contacts, channel_info(channel).recipient, to, channel=channel)
     valid = _recipient_problems(found, contacts, channel, column)
     blocked = _suppressed_values(suppression, channel, default_region)
     if blocked:

@@ -72,7 +72,7 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         fields["encoding"] = msg.encoding
     for wire_name, names in msg.whatsapp_columns.items():
         fields[msg.info.column_field_option(wire_name)] = tuple(names)
-    spec = CampaignSpec.build(contacts, msg.channel, fields, to_column=column, notification_url=msg.notification_url,
+    spec = CampaignSpec.build(contacts, msg.channel, fields, to=column, notification_url=msg.notification_url,
                               row_fields=row_fields, rows=sending)
     parts = rows["parts"].fillna(1).astype("int64").tolist() if msg.info.sends_sms else [1] * len(rows)
     sent = send_rows(spec, rows.index, options, parts=parts, budget=budget, identity=identity,

@@ -296,7 +296,7 @@ class Composer:
         key = (self.table.value, msg.channel, column, msg.link_base)
         if self._counter_key != key or self._counter_value is None:
             self._counter_value = MessageCounter(self.contacts, channel=msg.channel, link_base=msg.link_base,
-                                                 to_column=column)
+                                                 to=column)
             self._counter_key = key
         return self._counter_value
 

@@ -164,14 +164,14 @@ def preflight_partitions(preflight: Callable[..., pd.DataFrame], frame: Any, cha
         >>> problem_counts(problems)  # doctest: +SKIP
     """
     meta = _empty(preflight(meta_of(frame), channel, template, **options))  # arguments checked here, at once
-    column = recipient_column(meta_of(frame), channel_info(channel).recipient, options.get("to_column"),
+    column = recipient_column(meta_of(frame), channel_info(channel).recipient, options.get("to"),
                               channel=channel)
 
     def full(part: pd.DataFrame) -> pd.DataFrame:
         return preflight(part, channel, template, **options)
 
     def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
-        return preflight(part, channel, None, to_column=column)
+        return preflight(part, channel, None, to=column)
 
     return checked_preflight(frame, full, recipients_only, channel, column, meta)
 
