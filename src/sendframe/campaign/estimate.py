@@ -27,8 +27,8 @@ from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.measured import measure_texts
 from sendframe.campaign.preview import render
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
-from sendframe.channels import channels_where
 from sendframe.channels import channel as channel_info
+from sendframe.channels import channels_where
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked

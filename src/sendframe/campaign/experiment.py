@@ -32,7 +32,7 @@ from sendframe.campaign.batching import IDENTITY_FIELDS
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import Message
-from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
+from sendframe.campaign.policy import keep_reasons, skipped_summary
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions, send_signature
 from sendframe.campaign.send_prepared import send_prepared
@@ -40,6 +40,7 @@ from sendframe.campaign.tables import as_frame
 from sendframe.campaign.variants import HOLDOUT
 from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import keyword_checked
+from sendframe.send_outcomes import OUTCOMES
 
 __all__ = ["Variants", "variants"]
 

@@ -36,9 +36,9 @@ import pyarrow.compute as pc
 
 from sendframe.errors import InputError
 from sendframe.options import closest
-from sendframe.send_outcomes import OUTCOMES, SKIP_OUTCOMES
+from sendframe.send_outcomes import SKIP_OUTCOMES
 
-__all__ = ["KEEP_REASONS", "OUTCOMES", "SKIP_OUTCOMES", "keep_reasons", "plan_rows", "skipped_summary"]
+__all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "skipped_summary"]
 
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
 _RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}

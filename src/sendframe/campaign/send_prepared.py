@@ -26,12 +26,13 @@ from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.batching import CampaignSpec
 from sendframe.campaign.budget import Budget
-from sendframe.campaign.policy import OUTCOMES, skipped_summary
+from sendframe.campaign.policy import skipped_summary
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send import send_rows
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.errors import RowsSkippedWarning
+from sendframe.send_outcomes import OUTCOMES
 
 __all__ = ["send_prepared"]
 

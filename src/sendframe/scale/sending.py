@@ -38,7 +38,7 @@ from pandas.api.extensions import ExtensionDtype
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
-from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
+from sendframe.campaign.policy import keep_reasons, skipped_summary
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.send_prepared import send_prepared
@@ -54,6 +54,7 @@ from sendframe.scale.runtime import (
     optimised,
     pandas_strings,
 )
+from sendframe.send_outcomes import OUTCOMES
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
