@@ -134,6 +134,16 @@ class Prepared:
         return view
 
     @property
+    def preview(self) -> pd.DataFrame:
+        """``msg.preview``: per row ``recipient``, ``text``, ``action`` and ``reason``."""
+        return self.frame[["recipient", "text", "action", "reason"]].copy()
+
+    @property
+    def ready(self) -> pd.DataFrame:
+        """``msg.ready``: the rows a send sends (a new frame)."""
+        return self.contacts.loc[self.sent].copy()
+
+    @property
     def sent(self) -> np.ndarray:
         """Which rows a send sends (a boolean mask over the contacts' rows)."""
         return (self.plan["action"] == "send").to_numpy()
