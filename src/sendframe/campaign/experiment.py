@@ -32,7 +32,7 @@ from sendframe.campaign.batching import IDENTITY_FIELDS
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import Message
-from sendframe.campaign.policy import keep_reasons, skipped_summary
+from sendframe.campaign.policy import keep_reasons, repeat_reasons, skipped_summary
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions, send_signature
 from sendframe.campaign.send_prepared import send_prepared
@@ -116,8 +116,7 @@ class Variants:
             repeated = np.zeros(len(frame), dtype=bool)
             repeated[sending] = keys[sending].duplicated(keep="first").to_numpy()
             plan.loc[repeated, "action"] = "skipped_duplicate"
-            plan.loc[repeated, "reason"] = [f"{v} already gets the message from an earlier row."
-                                            for v in keys[repeated]]
+            plan.loc[repeated, "reason"] = repeat_reasons(keys[repeated])
         plan = plan.assign(variant=frame[self.column].astype("str"))
         return {name: prepared[name].replanned(plan.loc[rows]) for name, rows in rows_of.items()}, plan
 

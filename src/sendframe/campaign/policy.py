@@ -28,6 +28,7 @@ skipped_duplicate      the recipient already gets the message from an earlier ro
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ from sendframe.errors import InputError
 from sendframe.options import closest
 from sendframe.send_outcomes import SKIP_OUTCOMES
 
-__all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "skipped_summary"]
+__all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "repeat_reasons", "skipped_summary"]
 
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
 _RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}
@@ -115,13 +116,21 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
         repeated[candidates] = pd.Series(codes[candidates]).duplicated(keep="first").to_numpy()
         if repeated.any():
             rank[repeated] = KEEP_REASONS.index("duplicate")
-            said = (pd.Series(pd.Series(recipients).to_numpy(dtype=object)[repeated], dtype="str")
-                    + " already gets the message from an earlier row.")
-            messages[repeated] = said.to_numpy(dtype=object)
+            messages[repeated] = repeat_reasons(pd.Series(recipients).to_numpy(dtype=object)[repeated])
     action = _ACTIONS.take(pa.array(rank.astype(np.int64) + 1))
     reason = pa.array(messages, type=pa.large_string(), from_pandas=True)
     return pd.DataFrame({"action": pd.array(action, dtype="str"), "reason": pd.array(reason, dtype="str")},
                         index=index)
+
+
+def repeat_reasons(recipients: Iterable[Any]) -> np.ndarray:
+    """The reason of a row skipped because each of ``recipients`` already gets the message from an earlier row.
+
+        >>> repeat_reasons(["34600123456"]).tolist()
+        ['34600123456 already gets the message from an earlier row.']
+    """
+    said = pd.Series(list(recipients), dtype="str") + " already gets the message from an earlier row."
+    return said.to_numpy(dtype=object)
 
 
 def _key_codes(recipients: pd.Series | np.ndarray) -> np.ndarray:

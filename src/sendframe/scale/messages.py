@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sendframe.campaign.policy import keep_reasons, plan_rows
+from sendframe.campaign.policy import keep_reasons, repeat_reasons
 from sendframe.campaign.prepared import Prepared
 from sendframe.scale.frames import checked_preflight, on_partitions
 from sendframe.scale.repeats import local_positions, repeated_rows
@@ -30,12 +30,8 @@ from sendframe.scale.runtime import meta_of, optimised, persist
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["duplicate_reasons", "preflight", "prepared_view", "render", "sent_repeats", "skip_elsewhere",
+__all__ = ["preflight", "prepared_view", "render", "sent_repeats", "skip_elsewhere",
            "skipped_as_repeats", "with_duplicates"]
-
-_NO_PROBLEMS = pd.DataFrame({"row": pd.Series([], dtype=object), "rule": pd.Series([], dtype="str"),
-                             "message": pd.Series([], dtype="str"), "severity": pd.Series([], dtype="str")})
-
 
 def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
     """``keep`` with ``"duplicate"`` added: the reasons a partition's own plan keeps.
@@ -44,22 +40,6 @@ def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
         ['duplicate', 'invalid']
     """
     return sorted(keep_reasons(keep) | {"duplicate"})
-
-
-def duplicate_reasons(keys: Iterable[Any]) -> np.ndarray:
-    """The policy's reason for a row repeating each recipient key (``plan_rows``' own words).
-
-        >>> duplicate_reasons(["34600123456"]).tolist()
-        ['34600123456 already gets the message from an earlier row.']
-    """
-    keys = list(keys)
-    distinct = list(dict.fromkeys(keys))
-    n = len(distinct)
-    if not n:
-        return np.zeros(0, dtype=object)
-    reasons = plan_rows(_NO_PROBLEMS, pd.RangeIndex(2 * n), pd.Series(distinct + distinct, dtype=object))["reason"]
-    by_key = dict(zip(distinct, reasons.to_numpy(dtype=object)[n:], strict=True))
-    return np.asarray([by_key[k] for k in keys], dtype=object)
 
 
 def _sent_keys(part: pd.DataFrame, msg: Message, options: dict[str, Any]) -> pd.DataFrame:
@@ -100,7 +80,7 @@ def skipped_as_repeats(plan: pd.DataFrame, at: np.ndarray, keys: np.ndarray) -> 
     changed: dict[str, Any] = {"action": pd.Series(action, dtype=plan["action"].dtype).array}
     if "reason" in plan:
         reason = plan["reason"].to_numpy(dtype=object).copy()
-        reason[at] = duplicate_reasons(keys)
+        reason[at] = repeat_reasons(keys)
         changed["reason"] = pd.Series(reason, dtype=plan["reason"].dtype).array
     return plan.assign(**changed)
 
