@@ -29,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
 
 from sendframe.api.wire import ENV_API_PASSWORD
+from sendframe.campaign.command import message_ledger_path
 from sendframe.campaign.contacts import read_contacts
 from sendframe.campaign.counter import MessageCounter
 from sendframe.campaign.message import Message
@@ -49,7 +50,6 @@ from sendframe.notebook.form import (
     composer_options,
     form_fields,
     form_from_message,
-    ledger_for,
     message_from_form,
     preview_message,
     template_label,
@@ -259,7 +259,8 @@ class Composer:
         if self._message is None:
             return None
         table = self._tables[self.table.value]
-        return ledger_for(str(table) if isinstance(table, (str, os.PathLike)) else self.table.value, self._message)
+        return message_ledger_path(str(table) if isinstance(table, (str, os.PathLike)) else self.table.value,
+                                   self._message)
 
     def _secrets(self) -> list[str]:
         config = getattr(self.send_options.get("client"), "config", None)
@@ -355,8 +356,8 @@ class Composer:
         """Run the message's preflight over the table and show its problems and what a send would skip."""
         try:
             msg = self.message
-            problems = msg.preflight(self.contacts, suppression=msg.suppression)
-            skipped = skipped_summary(msg.plan(self.contacts, keep=self.send_options.get("keep")))
+            prepared = msg.prepare(self.contacts, keep=self.send_options.get("keep"))
+            problems, skipped = prepared.problems.copy(), skipped_summary(prepared.plan)
         except SendframeError as exc:
             self.problems.value = error_html("Cannot check", exc, self._secrets())
             return None

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.campaign.channel_options import CONSTRUCTORS, PREVIEW_PLACEHOLDERS, option_names
-from sendframe.campaign.command import message_ledger_path
 from sendframe.campaign.message import Message
 from sendframe.channels import channel
 from sendframe.errors import InputError
@@ -31,7 +29,7 @@ from sendframe.options import check_options, request_field_names
 
 __all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "GENDERS", "INPUT_LABELS", "LANGUAGES",
            "MESSAGE_SETTINGS", "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "ComposerForm", "checked_form",
-           "composer_options", "form_fields", "form_from_message", "ledger_for", "message_from_form", "preview_message",
+           "composer_options", "form_fields", "form_from_message", "message_from_form", "preview_message",
            "template_label", "text_input"]
 
 ENCODING_CHOICES: tuple[str, ...] = ("auto", "gsm", "gsm-pt", "utf-16")
@@ -277,15 +275,3 @@ def preview_message(form: ComposerForm, **settings: Any) -> Message:
                               if name in dict(_REQUIRED[form.channel]) and not _given(getattr(form, name))}
     return message_from_form(dataclasses.replace(form, **filled), **settings)
 
-
-def ledger_for(table: str | Path, message: Message, folder: str | Path = ".") -> Path:
-    """The Composer's default ledger: the file ``sendframe send`` would use for this table and message.
-
-    ``table`` is the contacts file, or the name the table has in the Composer; the name also holds
-    the campaign (or the table) and a hash of the message, so a changed message starts a new ledger.
-
-        >>> from sendframe.campaign.message import sms
-        >>> ledger_for("spring contacts", sms("Hi", "Shop")).name
-        'spring-contacts-42653ac0.ledger.sqlite'
-    """
-    return message_ledger_path(table, message, folder)
