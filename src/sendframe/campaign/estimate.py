@@ -24,7 +24,7 @@ from sendframe import pricing
 from sendframe.api.countries import recipient_countries
 from sendframe.api.recipient_columns import valid_emails, valid_phones
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.measured import measure_texts
+from sendframe.campaign.measured import measure_rendered, measure_texts
 from sendframe.campaign.preview import render
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
@@ -33,53 +33,25 @@ from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.pricing import DEFAULT_PREFIX
-from sendframe.text.encodings import (
-    ENCODINGS,
-    cheapest_encoding_series,
-    message_units_series,
-    unencodable_per_value,
-)
-from sendframe.text.parts import sms_parts_series
+from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipients_valid"]
+__all__ = ["SMS_CHANNELS", "asked_encoding", "estimate", "estimate_totals", "recipients_valid"]
 
 SMS_CHANNELS: tuple[str, ...] = channels_where(lambda info: info.sends_sms)
 
 
-def _check_encoding(encoding: str | None) -> str:
-    """The encoding asked for: ``"auto"`` or a name (``None`` is what a request without one gets: gsm)."""
+def asked_encoding(encoding: str | None) -> str:
+    """The encoding asked for, checked: ``"auto"`` or a name (``None`` is what a request without one gets: gsm).
+
+        >>> asked_encoding(None), asked_encoding("auto")
+        ('gsm', 'auto')
+    """
     if encoding is None:
         return "gsm"
     if encoding != "auto" and encoding not in ENCODINGS:
         raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} "
                          "or 'auto' (the cheapest per row).")
     return encoding
-
-
-def _choose_encoding(text: pd.Series, encoding: str | None) -> pd.Series:
-    encoding = _check_encoding(encoding)
-    if encoding == "auto":
-        chosen = cheapest_encoding_series(text)
-        return chosen.astype("str")
-    return pd.Series(encoding, index=text.index, dtype="str")
-
-
-def foreign_characters(text: pd.Series, encoding: str) -> pd.Series:
-    """Characters of each text that ``encoding`` cannot carry, unique, in order of appearance,
-    joined (``""`` when none; missing text stays missing), worked out on the code points of all texts at once.
-
-        >>> foreign_characters(pd.Series(["Olá Ñandú 😀", "ok", None]), "gsm").tolist()
-        ['áú😀', '', nan]
-    """
-    index = text.index
-    if encoding == "utf-16":
-        return pd.Series("", index=index, dtype="str").where(text.notna())
-    if hasattr(text.array, "__arrow_array__"):
-        arr = pa.array(text.array)
-    else:
-        arr = pa.array(text.to_numpy(dtype=object), type=pa.large_string(), from_pandas=True)
-    found = pd.Series(unencodable_per_value(arr, encoding), index=index, dtype="str")
-    return found.where(text.notna())
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
@@ -104,32 +76,14 @@ def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, a
 
 
 def _forced_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
+    """Characters that pushed a row off gsm: for gsm-pt the ones gsm lacks; for utf-16 the ones neither gsm
+    nor gsm-pt carries (or, when each lacks different ones, every one of them)."""
     if encoding == "gsm-pt":  # gsm-pt rows need only what gsm lacks
         return not_gsm
     if encoding != "utf-16":
         return ""
     neither = "".join(c for c in not_gsm if c in not_pt)
     return neither or "".join(dict.fromkeys(not_gsm + not_pt))
-
-
-def _forced_by(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series) -> pd.Series:
-    """Characters that pushed each row off gsm: for gsm-pt the ones gsm lacks; for utf-16 the ones
-    neither gsm nor gsm-pt carries (or, when each lacks different ones, every one of them).
-    Worked out once per distinct combination of (gsm's, gsm-pt's unencodable characters, encoding)."""
-    return _per_combination(not_gsm, not_pt, chosen, _forced_answer)
-
-
-def _lost_characters(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series) -> pd.Series:
-    """Characters the chosen encoding cannot carry (they arrive as ``?``), per distinct combination."""
-    return _per_combination(not_gsm, not_pt, chosen,
-                            lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt" else "")
-
-
-def _unencodable_of_text(text: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Categoricals of the characters gsm and gsm-pt cannot carry in each text."""
-    not_gsm, not_pt = (pd.Series(pd.Categorical(foreign_characters(text, name)), index=text.index)
-                       for name in ("gsm", "gsm-pt"))
-    return not_gsm, not_pt
 
 
 def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
@@ -221,12 +175,15 @@ def estimate(
         raise InputError(f"attachments must be a whole number of at least 0 (got {attachments!r}).")
     index = contacts.index
     sms = channel in SMS_CHANNELS
-    if sms and trans == 0:
+    if sms:
         # render checks the arguments (on no rows); the text engine renders and measures in one go
         render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
-        asked = _check_encoding(encoding)
-        if measured is None:
+        asked = asked_encoding(encoding)
+        if measured is None and trans == 0:
             measured = measure_texts(contacts, template, encoding=asked, link_base=link_base, otp_config=otp_config)
+        elif measured is None:  # the translated texts, measured as they are
+            measured = measure_rendered(render(contacts, template, channel=channel, otp_config=otp_config,
+                                               link_base=link_base, trans=trans), asked)
         text = pd.Series(measured["text"], index=index, name="text").astype("str")
         has_text = text.notna().to_numpy(dtype=bool)
         if asked == "auto":
@@ -235,23 +192,16 @@ def estimate(
             chosen = pd.Series(asked, index=index, dtype="str").where(has_text)
         length, needed = measured["units"], measured["parts"]
         not_gsm, not_pt = measured["unencodable_gsm"], measured["unencodable_gsm_pt"]
+        if encoding == "auto":  # the cheapest encoding carries every character: nothing is lost
+            forced = _per_combination(not_gsm, not_pt, chosen, _forced_answer)
+            lost = pd.Series("", index=index, dtype="str")
+        else:  # the characters the chosen encoding cannot carry: they arrive as ``?``
+            forced = pd.Series("", index=index, dtype="str")
+            lost = _per_combination(not_gsm, not_pt, chosen, lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt"
+                                    else "")
     else:
         text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         has_text = text.notna().to_numpy(dtype=bool)
-    if sms and trans != 0:
-        chosen = _choose_encoding(text, encoding)
-        chosen = chosen.where(has_text)
-        length = message_units_series(text, chosen.fillna("gsm"))
-        needed = sms_parts_series(text, chosen.fillna("gsm"))
-        not_gsm, not_pt = _unencodable_of_text(text)
-    if sms:
-        if encoding == "auto":  # the cheapest encoding carries every character: nothing is lost
-            forced = _forced_by(not_gsm, not_pt, chosen)
-            lost = pd.Series("", index=index, dtype="str")
-        else:
-            forced = pd.Series("", index=index, dtype="str")
-            lost = _lost_characters(not_gsm, not_pt, chosen)
-    else:
         chosen = pd.Series(pd.NA, index=index, dtype="str")
         length = text.str.len().astype("Int64")
         needed = pd.Series(1, index=index, dtype="Int64")

@@ -53,8 +53,8 @@ from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.estimate import foreign_characters, recipients_valid
-from sendframe.campaign.measured import measure_texts
+from sendframe.campaign.estimate import asked_encoding, recipients_valid
+from sendframe.campaign.measured import measure_rendered, measure_texts
 from sendframe.campaign.preview import render
 from sendframe.campaign.problems import (
     PROBLEM_COLUMNS,
@@ -73,9 +73,7 @@ from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
 from sendframe.text import filters as text_filters
 from sendframe.text import templates
-from sendframe.text.encodings import ENCODINGS, cheapest_encoding_series
 from sendframe.text.filters import _ARROW_NUMBER  # text.filters.is_number's rule, written for Arrow
-from sendframe.text.parts import sms_parts_series
 from sendframe.text.templates import SPECIALS, Placeholder, Template
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
@@ -238,12 +236,6 @@ def _filter_uses(parsed: Template) -> list[tuple[str, str]]:
     return list(dict.fromkeys(pairs))
 
 
-def _check_encoding(encoding: str) -> None:
-    if encoding != "auto" and encoding not in ENCODINGS:
-        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} "
-                         "or 'auto' (the cheapest per row, as estimate chooses it).")
-
-
 @dataclass(frozen=True)
 class _Measured:
     """What the text rules need of each row's message."""
@@ -258,29 +250,19 @@ def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: s
              otp_config: Mapping[str, Any] | None, link_base: str | None, measured: pd.DataFrame | None) -> _Measured:
     """Parts and lost characters of each row's text in ``encoding`` (``"auto"``: the cheapest per row, as
     :func:`~sendframe.campaign.estimate.estimate` chooses it, which loses nothing). Without ``trans`` the text engine
-    renders
-    and measures in one pass over the distinct values (or ``measured`` is that pass, done by the caller
+    renders and measures in one pass over the distinct values (or ``measured`` is that pass, done by the caller
     with ``unencodable=True``); with it the translated texts are measured."""
-    n = len(contacts)
-    if trans == 0:
-        # render checks the arguments (on no rows); the text engine renders and measures in one go
-        render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
-        _check_encoding(encoding)
-        lossy = encoding in ("gsm", "gsm-pt")
-        if measured is None:
-            measured = measure_texts(contacts, parsed, encoding=encoding, link_base=link_base, otp_config=otp_config)
-        names = text_array(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), n)
-        lost = measured["unencodable_" + encoding.replace("-", "_")] if lossy else None
-        return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)
-    text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
-    _check_encoding(encoding)
-    has_text = text.notna().to_numpy(dtype=bool)
-    if encoding == "auto":
-        chosen = cheapest_encoding_series(text).astype("str")
-        names = text_array(chosen.fillna("gsm"))
-        return _Measured(has_text, sms_parts_series(text, chosen.fillna("gsm")), names, None)
-    lost = foreign_characters(text, encoding).fillna("") if encoding != "utf-16" else None
-    return _Measured(has_text, sms_parts_series(text, encoding), pa.repeat(pa.scalar(encoding), n), lost)
+    # render checks the arguments (on no rows); the text engine renders and measures in one go
+    render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+    asked_encoding(encoding)
+    if measured is None and trans == 0:
+        measured = measure_texts(contacts, parsed, encoding=encoding, link_base=link_base, otp_config=otp_config)
+    elif measured is None:  # the translated texts, measured as they are
+        measured = measure_rendered(render(contacts, template, channel=channel, otp_config=otp_config,
+                                           link_base=link_base, trans=trans), encoding)
+    names = text_array(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), len(contacts))
+    lost = measured["unencodable_" + encoding.replace("-", "_")] if encoding in ("gsm", "gsm-pt") else None
+    return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)
 
 
 def _text_problems(found: Problems, measured: _Measured, encoding: str, parts: int) -> None:
