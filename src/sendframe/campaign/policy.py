@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from sendframe.campaign.problems import key_codes
 from sendframe.errors import InputError
 from sendframe.options import closest
 from sendframe.send_outcomes import SKIP_OUTCOMES
@@ -110,7 +110,7 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
         rank[over] = KEEP_REASONS.index("frequency")
         messages[over] = capped_reason
     if "duplicate" not in keep:
-        codes = _key_codes(recipients)
+        codes = key_codes(recipients)
         candidates = (rank == _NO_REASON) & (codes >= 0)
         repeated = np.zeros(n, dtype=bool)
         repeated[candidates] = pd.Series(codes[candidates]).duplicated(keep="first").to_numpy()
@@ -131,19 +131,6 @@ def repeat_reasons(recipients: Iterable[Any]) -> np.ndarray:
     """
     said = pd.Series(list(recipients), dtype="str") + " already gets the message from an earlier row."
     return said.to_numpy(dtype=object)
-
-
-def _key_codes(recipients: pd.Series | np.ndarray) -> np.ndarray:
-    """A code per recipient, equal codes for equal values (-1: missing), by hashing the column in Arrow or pandas."""
-    values = recipients if isinstance(recipients, pd.Series) else pd.Series(recipients)
-    if isinstance(values.dtype, pd.StringDtype):
-        strings = pa.array(values.array)
-        if isinstance(strings, pa.ChunkedArray):
-            strings = strings.combine_chunks()
-        codes: np.ndarray = pc.dictionary_encode(strings).indices.fill_null(-1).to_numpy(zero_copy_only=False)
-        return codes.astype(np.int64)
-    found, _ = pd.factorize(values, use_na_sentinel=True)
-    return np.asarray(found, dtype=np.int64)
 
 
 def skipped_summary(plan: pd.DataFrame, verb: str = "sent") -> str | None:

@@ -61,12 +61,13 @@ from sendframe.campaign.problems import (
     Problems,
     arrow_text,
     joined,
+    key_codes,
     label_texts,
     made_once,
     messages,
     text_array,
 )
-from sendframe.channels import CHANNEL_INFO, CHANNELS
+from sendframe.channels import CHANNEL_INFO, channel_name
 from sendframe.channels import channel as channel_info
 from sendframe.engines import dispatched
 from sendframe.errors import InputError, TemplateError
@@ -80,7 +81,6 @@ __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
 _MAX_PARTS = {name: info.max_parts for name, info in CHANNEL_INFO.items() if info.sends_sms}
 _SMS_CHANNELS = tuple(_MAX_PARTS)
-_CHANNELS = CHANNELS
 _TEXT = pa.large_string()
 _PHONE_HINT = " (digits only, country code first; sendframe.read_contacts repairs most forms)"
 
@@ -92,16 +92,6 @@ def _snake(written: str) -> str:
 
 
 # ---------------------------------------------------------------- column helpers
-
-
-def _key_codes(key: pd.Series) -> np.ndarray:
-    """Per row, a code for its key counting up in order of first appearance (-1: missing)."""
-    strings = arrow_text(key) if isinstance(key.dtype, pd.StringDtype) else None
-    if strings is not None:
-        codes: np.ndarray = pc.dictionary_encode(strings).indices.fill_null(-1).to_numpy(zero_copy_only=False)
-        return codes.astype(np.int64)
-    found, _ = pd.factorize(key, use_na_sentinel=True)
-    return np.asarray(found, dtype=np.int64)
 
 
 def _repeats(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -159,7 +149,7 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
         found.rows(bad, column, "invalid_recipient", made_once(
             shown, lambda s: f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)."))
     keys = recipient_keys(values, channel_info(channel).recipient, default_region=None)
-    repeated, first = _repeats(_key_codes(keys))
+    repeated, first = _repeats(key_codes(keys))
     repeated &= valid
     if repeated.any():
         found.rows(repeated, column, "duplicate_recipient", joined(
@@ -357,8 +347,7 @@ def preflight(
 
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
-    if channel not in _CHANNELS:
-        raise InputError(f"Unknown channel {channel!r}: use one of {', '.join(_CHANNELS)}.")
+    channel = channel_name(channel)
     found = Problems(contacts.index)
     if channel in _SMS_CHANNELS:
         problem = sender_label_problem(sender) if sender is not None else "is missing"
