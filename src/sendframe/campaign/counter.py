@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe import pricing
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.estimate import SMS_CHANNELS, _load_table, recipients_valid
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
 
 # the rules a counter applies per keystroke itself: text problems and repeats (those depend on the template)
 _PER_TEMPLATE = ("duplicate", "preflight")
-_SMS_ENCODINGS = ("gsm", "gsm-pt", "utf-16")
 
 
 @dataclass(frozen=True)
@@ -195,7 +193,7 @@ class MessageCounter:
                 chosen = np.full(n, encoding, dtype=object)
             units = np.zeros(n, dtype=np.int64)
             needed = np.zeros(n, dtype=np.int64)
-            for enc in _SMS_ENCODINGS:
+            for enc in ENCODINGS:
                 rows = chosen == enc
                 if not rows.any():
                     continue
@@ -218,7 +216,7 @@ class MessageCounter:
         found = self._prices
         # the price list's cost of an uncertified message without attachments (a call counted as answered)
         unit = found["unit_price"].to_numpy(dtype="float64")
-        per_part = self.channel in pricing.PER_PART_CHANNELS
+        per_part = channel_info(self.channel).billed_per_part
         costs = np.round(unit * needed.astype("float64") if per_part else unit * 1.0, 4)
         present = ~missing
         encodings = pd.Series(chosen[present & (chosen != "")]).value_counts()
