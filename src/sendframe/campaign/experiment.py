@@ -137,10 +137,9 @@ class Variants:
         prepared, plan = self.prepare(frame, suppression=suppression, keep=keep, prices=prices)
         pieces = [p.estimate for p in prepared.values()]
         priced = pd.concat(pieces).reindex(frame.index) if pieces else pd.DataFrame(index=frame.index)
-        sent = (plan["action"] == "send").to_numpy()
-        priced = priced.assign(billable=priced["billable"].fillna(False).astype(bool).to_numpy() & sent,
-                               cost=priced["cost"].where(sent, 0.0).fillna(0.0), action=plan["action"],
-                               variant=plan["variant"])
+        # each piece follows the campaign's plan (skipped rows cost nothing); holdout rows have no piece
+        priced = priced.assign(billable=priced["billable"].fillna(False).astype(bool), cost=priced["cost"].fillna(0.0),
+                               action=plan["action"], variant=plan["variant"])
         currency = next((piece.attrs.get("currency") for piece in pieces), "EUR")
         priced.attrs = {"currency": currency}
         priced.attrs["totals"] = estimate_totals(priced)
