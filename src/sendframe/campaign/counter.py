@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.estimate import SMS_CHANNELS, _load_table, recipients_valid
+from sendframe.campaign.estimate import _load_table, recipients_valid
 from sendframe.campaign.policy import keep_reasons
 from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
@@ -179,7 +179,7 @@ class MessageCounter:
         for m, is_literal in zip(measures, broadcast, strict=True):
             if not is_literal:
                 missing |= m.missing
-        sms = self.channel in SMS_CHANNELS
+        sms = channel_info(self.channel).sends_sms
         if not sms:
             chosen = np.full(n, "", dtype=object)
             units = total("units", "utf-16", np.add)

@@ -28,16 +28,13 @@ from sendframe.campaign.measured import measure_rendered, measure_texts
 from sendframe.campaign.preview import render
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
-from sendframe.channels import channels_where
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.pricing import DEFAULT_PREFIX
 from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["SMS_CHANNELS", "asked_encoding", "estimate", "estimate_totals", "recipients_valid"]
-
-SMS_CHANNELS: tuple[str, ...] = channels_where(lambda info: info.sends_sms)
+__all__ = ["asked_encoding", "estimate", "estimate_totals", "recipients_valid"]
 
 
 def asked_encoding(encoding: str | None) -> str:
@@ -174,7 +171,7 @@ def estimate(
     if isinstance(attachments, bool) or not isinstance(attachments, int) or attachments < 0:
         raise InputError(f"attachments must be a whole number of at least 0 (got {attachments!r}).")
     index = contacts.index
-    sms = channel in SMS_CHANNELS
+    sms = channel_info(channel).sends_sms
     if sms:
         # render checks the arguments (on no rows); the text engine renders and measures in one go
         render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)

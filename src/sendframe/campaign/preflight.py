@@ -67,8 +67,8 @@ from sendframe.campaign.problems import (
     messages,
     text_array,
 )
-from sendframe.channels import CHANNEL_INFO, channel_name
 from sendframe.channels import channel as channel_info
+from sendframe.channels import channel_name
 from sendframe.engines import dispatched
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
@@ -79,8 +79,6 @@ from sendframe.text.templates import SPECIALS, Placeholder, Template
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
-_MAX_PARTS = {name: info.max_parts for name, info in CHANNEL_INFO.items() if info.sends_sms}
-_SMS_CHANNELS = tuple(_MAX_PARTS)
 _TEXT = pa.large_string()
 _PHONE_HINT = " (digits only, country code first; sendframe.read_contacts repairs most forms)"
 
@@ -349,17 +347,18 @@ def preflight(
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
     channel = channel_name(channel)
     found = Problems(contacts.index)
-    if channel in _SMS_CHANNELS:
+    info = channel_info(channel)
+    if info.sends_sms:
         problem = sender_label_problem(sender) if sender is not None else "is missing"
         if problem:
             found.campaign("from", "invalid_sender",
                            f"the sender label {problem}; the service would reject the request (100).")
-        if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= _MAX_PARTS[channel]:
+        if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= info.max_parts:
             found.campaign("parts", "parts_out_of_range",
-                           f"parts must be between 1 and {_MAX_PARTS[channel]} for {channel} (got {parts!r}); "
+                           f"parts must be between 1 and {info.max_parts} for {channel} (got {parts!r}); "
                            "the service would reject the request (100).")
-            parts = _MAX_PARTS[channel]
-    column = recipient_column(contacts, channel_info(channel).recipient, to, channel=channel)
+            parts = info.max_parts
+    column = recipient_column(contacts, info.recipient, to, channel=channel)
     valid = _recipient_problems(found, contacts, channel, column)
     blocked = _suppressed_values(suppression, channel, default_region)
     if blocked:
@@ -380,7 +379,7 @@ def preflight(
             found.campaign("message", "invalid_template", f"{exc} The service would reject the request (100).")
             return found.frame()
         _variable_problems(found, contacts, parsed)
-        if channel in _SMS_CHANNELS:
+        if info.sends_sms:
             rows = _measure(contacts, template, parsed, channel, encoding, trans, otp_config, link_base, measured)
             _text_problems(found, rows, encoding, parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before
