@@ -29,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
 
 from sendframe.api.wire import ENV_API_PASSWORD
+from sendframe.campaign.channel_options import text_option
 from sendframe.campaign.command import message_ledger_path
 from sendframe.campaign.contacts import read_contacts
 from sendframe.campaign.counter import MessageCounter
@@ -53,7 +54,6 @@ from sendframe.notebook.form import (
     message_from_form,
     preview_message,
     template_label,
-    text_input,
 )
 from sendframe.notebook.sending import BackgroundSend
 from sendframe.notebook.widget_html import (
@@ -272,7 +272,7 @@ class Composer:
 
     def _on_change(self, change: Any) -> None:
         if change["owner"] is self.channel:  # what was written travels to the new channel's text input
-            old, new = text_input(change["old"]), text_input(change["new"])
+            old, new = text_option(change["old"]), text_option(change["new"])
             if old and new and old != new and not self.inputs[new].value.strip():
                 self.inputs[new].value = self.inputs[old].value
         if change["owner"] in (self.channel, self.table):
@@ -284,7 +284,7 @@ class Composer:
         used = CHANNEL_INPUTS[name]
         for input_name, control in self.inputs.items():
             control.layout.display = _SHOWN if input_name in used else _HIDDEN
-        if text_input(name) == "message":
+        if text_option(name) == "message":
             self.inputs["message"].description = template_label(name)
         self.inputs["sender"].placeholder = "34911111111" if name == "whatsapp" else "Shop"
         self.inputs["parts"].max = CHANNEL_INFO[name].max_parts
@@ -317,7 +317,7 @@ class Composer:
         path = self.ledger_path
         self.ledger_line.value = ledger_html(path if path is None else getattr(path, "path", path))
         info = CHANNEL_INFO[form.channel]
-        text = text_input(form.channel)
+        text = text_option(form.channel)
         if text and not getattr(form, text).strip():
             self.counter.value, self.preview.value = f"<i>Write the {template_label(form.channel).lower()} to see "\
                 "the counter and the preview.</i>", ""
