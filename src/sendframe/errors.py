@@ -249,7 +249,7 @@ def naming_full_disk(path: str | os.PathLike[str], advice: str, *, torn: bool = 
         full = full_disk_error(error, path, advice)
         if full is None:
             raise
-        if torn:
+        if torn and os.path.isfile(path):  # a regular file only: never a device such as /dev/full
             with contextlib.suppress(OSError):
                 os.remove(path)
         if full is error:
