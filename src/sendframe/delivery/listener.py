@@ -150,7 +150,8 @@ class LogWriter:
                 os.fsync(self._fd)
             except OSError:
                 try:
-                    self._cut_back()
+                    if os.lseek(self._fd, 0, os.SEEK_END) != self._end:  # something of the batch was written
+                        self._cut_back()
                 except OSError as exc:  # tried again before the next batch
                     logger.error("receiver: could not cut a failed write off the log: %s", exc)
                 raise
