@@ -52,20 +52,20 @@ def test_a_failed_write_is_cut_off_and_later_notifications_read_back_intact(tmp_
 
 def test_a_full_disk_is_answered_507_and_nothing_acknowledged_is_lost(small_disk, caplog):
     log = small_disk.path / "callbacks.log"
-    with Receiver(log) as receiver:
+    with Receiver(log) as receiver, httpx.Client(timeout=10) as http:
         base = receiver.notification_url.split("?")[0]
-        assert httpx.get(base + "?id=first&status=DELIVRD&delivery=1&part=1").status_code == 200
+        assert http.get(base + "?id=first&status=DELIVRD&delivery=1&part=1").status_code == 200
         small_disk.fill()
         acknowledged, status = [], 200
         while status == 200 and len(acknowledged) < 200:  # the log's last page still has room for a few lines
             size = log.stat().st_size
-            status = httpx.get(base + f"?id=n{len(acknowledged)}&status=DELIVRD", timeout=10).status_code
+            status = http.get(base + f"?id=n{len(acknowledged)}&status=DELIVRD").status_code
             if status == 200:
                 acknowledged.append(f"n{len(acknowledged)}")
         assert status == 507  # Insufficient Storage: the service sends it again later
         assert log.stat().st_size == size  # nothing of the refused line stays
         small_disk.free()
-        assert httpx.get(base + "?id=third&status=UNDELIV&delivery=2&part=1").status_code == 200
+        assert http.get(base + "?id=third&status=UNDELIV&delivery=2&part=1").status_code == 200
     assert read_callbacks(log)["id"].tolist() == ["first", *acknowledged, "third"]
     assert any(f"The disk holding {log} is full" in r.getMessage() for r in caplog.records)
 
