@@ -16,6 +16,7 @@ import pytest
 
 from sendframe import send_sms
 from sendframe.campaign.ledger import Ledger
+from sendframe.campaign.lock import hold
 from sendframe.cli import main
 from sendframe.errors import DiskFullError, SendframeWarning
 
@@ -131,3 +132,11 @@ def test_sendframe_send_on_a_full_disk_says_so_in_one_line_and_sends_nothing(sb,
     small_disk.free()
     assert main(argv) == 0
     assert (sent_per_recipient(sb, contacts["phone"].astype(str)) == 1).all()
+
+
+def test_a_lock_file_that_cannot_be_written_on_a_full_disk_is_named(small_disk):
+    ledger = small_disk.path / "c.sqlite"
+    small_disk.fill()
+    with pytest.raises(DiskFullError, match=f"The disk holding {ledger}.lock is full: the lock file of the ledger"), \
+            hold(str(ledger)):
+        pass
