@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["preflight", "prepared_view", "render", "sent_repeats", "skip_elsewhere",
            "skipped_as_repeats", "with_duplicates"]
 
+
 def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
     """``keep`` with ``"duplicate"`` added: the reasons a partition's own plan keeps.
 
@@ -87,7 +88,11 @@ def skipped_as_repeats(plan: pd.DataFrame, at: np.ndarray, keys: np.ndarray) -> 
 
 def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
     """``prepared`` (a partition's) with the rows of ``repeats`` skipped: an earlier row of the whole frame
-    sends to their recipient (the policy's words, as pandas says them of the whole frame); they cost nothing."""
+    sends to their recipient (the policy's words, as pandas says them of the whole frame); they cost nothing.
+
+        >>> partition = skip_elsewhere(msg.prepare(part, keep=["duplicate"]), repeats)  # doctest: +SKIP
+        >>> partition.plan["action"].value_counts()  # doctest: +SKIP
+    """
     if repeats.empty:
         return prepared
     at = local_positions(repeats.index.to_numpy())
@@ -107,7 +112,11 @@ def _view(part: pd.DataFrame, msg: Message, name: str, options: dict[str, Any],
 
 def prepared_view(msg: Message, frame: Any, name: str, options: dict[str, Any]) -> Any:
     """:meth:`Message.plan`, ``preview``, ``estimate`` or ``ready`` (``name``, a view of
-    :class:`~sendframe.campaign.prepared.Prepared`) of a Dask frame, lazily, repeats skipped across partitions."""
+    :class:`~sendframe.campaign.prepared.Prepared`) of a Dask frame, lazily, repeats skipped across partitions.
+
+        >>> plan = prepared_view(msg, contacts_ddf, "plan", {"suppression": None, "keep": None})  # doctest: +SKIP
+        >>> plan["action"].value_counts().compute()  # doctest: +SKIP
+    """
     keep = options.get("keep")
     if "duplicate" in keep_reasons(keep):  # repeats are sent: nothing spans partitions
         return on_partitions(_view, frame, msg, name, options)
