@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 import sendframe
-from sendframe.campaign.policy import OUTCOMES
+from sendframe.send_outcomes import OUTCOMES
 from sendframe.delivery.callbacks import read_callbacks
 from sendframe.delivery.metrics import delivery_summary
 from sendframe.delivery.outcomes import message_outcomes
