@@ -27,6 +27,7 @@ import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe.api.number_types import number_types
 from sendframe.api.recipient_columns import (
     clean_emails,
     normalise_phones,
@@ -46,7 +47,7 @@ __all__ = ["ADDED_COLUMNS", "FLAG_COLUMNS", "LARGE_FILE_BYTES", "duplicate_recip
 # columns read_contacts adds; they are flags, not substitution variables
 FLAG_COLUMNS: tuple[str, ...] = ("phone_valid", "email_valid", "duplicate")
 # every column it writes besides the recipients themselves; an input column of one of these names is replaced
-ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", *FLAG_COLUMNS)
+ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", "phone_type", *FLAG_COLUMNS)
 _OPTIONS = ("phone_column", "email_column", "default_region", "dask", *READ_OPTIONS)
 LARGE_FILE_BYTES = 512 * 1024 * 1024
 """A single contacts file larger than this is read as a Dask frame unless ``dask=False``."""
@@ -133,6 +134,10 @@ def read_contacts(
       second and later rows that repeat an earlier row's phone *or* email (emails compared ignoring case;
       missing and invalid values never count). To check only the column one channel sends to, use
       :func:`duplicate_recipients` (what ``sendframe send`` does).
+    - ``phone_type``: what kind of line each valid phone is, from phonenumbers' metadata (``mobile``,
+      ``fixed_line``, ``fixed_line_or_mobile``, ``toll_free``, ``premium_rate``, ``voip``, ...; see
+      :mod:`sendframe.api.number_types`), a categorical; missing for invalid phones. Preflight flags the
+      ones that cannot receive a text message for the SMS-like channels.
     - Every other column is kept unchanged as a substitution variable (files: as text, so leading zeros survive).
 
     ``dask=True`` (or, by default, several files: a folder, a glob, a list; or one file over 512 MB)
@@ -179,6 +184,8 @@ def read_contacts(
             out[column] = frame[column]
     for kind in sources:
         out[f"{kind}_valid"] = pd.Series(valid[kind], index=frame.index)
+    if "phone" in sources:
+        out["phone_type"] = number_types(recipients["phone"]).rename("phone_type")
     repeated = np.zeros(len(frame), dtype=bool)
     for kind in sources:
         repeated |= duplicate_recipients(recipients[kind], kind, valid=valid[kind]).to_numpy()
