@@ -11,6 +11,8 @@ Rules (the code the service would answer, docs/api-notes.md, in brackets):
 rule                     severity  when
 =======================  ========  ============================================================
 invalid_recipient        error     the phone number / email is not a valid recipient (102)
+landline                 error     SMS, landing SMS, WhatsApp: the number's line cannot receive the message
+                                   (fixed line, toll free, premium rate, ...: ``api.number_types``)
 duplicate_recipient      warning   the recipient appears in an earlier row: it gets it twice
 opted_out                error     the recipient is on the suppression list (108 if unsubscribed)
 missing_variable         error     a ``{variable}`` has no value in this row (107)
@@ -49,6 +51,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe.api.number_types import number_types, receives_sms
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
@@ -168,6 +171,22 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
             f"{column}: ", text_array(values[repeated]), " already appears in row ",
             label_texts(contacts.index, first[repeated]), "; it would receive the message twice."), "warning")
     return valid
+
+
+def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray) -> None:
+    """Valid numbers whose line cannot receive a text message (``read_contacts``' ``phone_type`` when it has it)."""
+    if column == "phone" and isinstance(contacts.get("phone_type", pd.Series()).dtype, pd.CategoricalDtype):
+        types = contacts["phone_type"]
+    else:
+        types = number_types(recipient_keys(contacts[column], "phone", default_region=None))
+    cannot = valid & ~receives_sms(types)
+    if cannot.any():
+        what = "a WhatsApp message" if channel == "whatsapp" else "a text message"
+        found.rows(cannot, column, "landline", joined(
+            f"{column}: ", text_array(contacts[column][cannot]), " is a ",
+            text_array(types[cannot].astype("str").str.replace("_", " ")),
+            f" number, which cannot receive {what}; a send leaves it out (skipped_landline) unless "
+            "keep='landline'."))
 
 
 def _suppressed_values(suppression: Any, channel: str, default_region: str) -> set[str]:
@@ -390,6 +409,8 @@ def preflight(
             parts = _MAX_PARTS[channel]
     column = recipient_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
     valid = _recipient_problems(found, contacts, channel, column)
+    if channel_info(channel).sends_sms or channel == "whatsapp":
+        _line_problems(found, contacts, channel, column, valid)
     blocked = _suppressed_values(suppression, channel, default_region)
     if blocked:
         _opted_out(found, contacts, channel, column, valid, blocked)
