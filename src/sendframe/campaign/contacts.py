@@ -36,7 +36,15 @@ from sendframe.api.recipient_columns import (
     valid_emails,
     valid_phones,
 )
-from sendframe.campaign.columns import RECIPIENT_ALIASES, find_recipient_column, folded
+from sendframe.campaign.columns import (
+    MOBILE_TYPES,
+    MULTI_VALUE_SEPARATOR,
+    RECIPIENT_ALIASES,
+    candidate_columns,
+    find_recipient_column,
+    folded,
+    numbered_type_column,
+)
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
@@ -62,18 +70,70 @@ def _check_region(default_region: str | None) -> str:
     return default_region.upper()
 
 
-def _source(frame: pd.DataFrame, kind: str, given: str | None) -> str | None:
-    # the column holding recipients of this kind; a column the analyst named must exist
+_MOBILE_LINES = ("mobile", "fixed_line_or_mobile")
+
+
+def _mobile_share(values: pd.Series, region: str) -> float:
+    # the share of a phone column's valid numbers that are mobiles (or may be), by phonenumbers' metadata
+    phones, valid = normalise_phones(_best_values(values, "phone", region), region)
+    return float(number_types(phones[valid]).isin(_MOBILE_LINES).mean()) if valid.any() else 0.0
+
+
+def _chosen(frame: pd.DataFrame, kind: str, region: str) -> tuple[str | None, str]:
+    """The column holding recipients of ``kind`` when the analyst did not name one, and why it was taken.
+
+    Several phone columns (an export's "Phone Number" and "Mobile Phone Number", "Phone 1 - Value" and
+    "Phone 2 - Value"): a column named as a mobile wins; then a numbered column whose Type says Mobile in
+    most rows; then the column whose numbers are most often mobiles (phonenumbers' metadata)."""
+    candidates = candidate_columns(frame, kind)
+    if len(candidates) <= 1 or kind != "phone" or candidates[0][1] in ("named as a mobile column",
+                                                                       "read_contacts' own column"):
+        return (candidates[0] if candidates else (None, ""))
+    names = [name for name, _ in candidates]
+    typed = {name: type_column for name in names if (type_column := numbered_type_column(frame, name)) is not None}
+    if typed:
+        said = {name: int(frame[column].map(folded, na_action="ignore").isin(MOBILE_TYPES).sum())
+                for name, column in typed.items()}
+        best = max(said, key=lambda name: said[name])
+        if said[best]:
+            return best, f"its {typed[best]!r} says mobile in {said[best]} of {len(frame)} rows"
+    shares = {name: _mobile_share(frame[name], region) for name in names}
+    best = max(names, key=lambda name: shares[name])
+    return best, f"{shares[best]:.0%} of its valid numbers are mobiles (the most of {', '.join(map(repr, names))})"
+
+
+def _best_values(values: pd.Series, kind: str, region: str) -> pd.Series:
+    """Multi-valued cells (``"+34 600 ::: +34 912"``, as Google Contacts writes them) reduced to one value each:
+    the first mobile (phones) or the first valid one, else the first."""
+    text = values.astype("str") if values.dtype == object or pd.api.types.is_string_dtype(values.dtype) else None
+    if text is None or not text.str.contains(MULTI_VALUE_SEPARATOR, regex=False, na=False).any():
+        return values
+    each = pd.Series(text.to_numpy(dtype=object)).str.split(MULTI_VALUE_SEPARATOR, regex=False).explode().str.strip()
+    row = each.index.to_numpy()  # the position of the cell each value came from
+    if kind == "phone":
+        phones, valid = normalise_phones(each, region)
+        score = valid.astype(int) + number_types(phones).isin(_MOBILE_LINES).to_numpy(dtype=int)
+    else:
+        score = valid_emails(each).astype(int)
+    order = np.lexsort((np.arange(len(each)), -score, row))  # per cell: best score first, then as written
+    first = order[np.r_[True, row[order][1:] != row[order][:-1]]]
+    return pd.Series(each.to_numpy(dtype=object)[first], index=values.index, name=values.name, dtype="str")
+
+
+def _source(frame: pd.DataFrame, kind: str, given: str | None, region: str) -> tuple[str | None, str]:
+    # the column holding recipients of this kind, and why; a column the analyst named must exist
     if given is None:
-        return None
+        return None, ""
     if not isinstance(given, str):
         raise InputError(f"{kind}_column must be a column name or None, not {type(given).__name__}.")
+    if folded(given) == kind and given not in frame.columns:
+        return _chosen(frame, kind, region)
     found = find_recipient_column(frame, kind, given)
     if found is None and folded(given) != kind:
         columns = ", ".join(map(str, frame.columns)) or "no columns"
         raise InputError(f"The contacts have no column {given!r} for {kind} recipients (given as {kind}_column=); "
                          f"columns are: {columns}.")
-    return found
+    return found, "named" if found == given else f"{given!r} as the contacts spell it"
 
 
 def _flags(frame: pd.DataFrame, sources: dict[str, str],
@@ -81,9 +141,10 @@ def _flags(frame: pd.DataFrame, sources: dict[str, str],
     recipients: dict[str, pd.Series] = {}
     valid: dict[str, np.ndarray] = {}
     if "phone" in sources:
-        recipients["phone"], valid["phone"] = normalise_phones(frame[sources["phone"]], default_region)
+        phones = _best_values(frame[sources["phone"]], "phone", default_region)
+        recipients["phone"], valid["phone"] = normalise_phones(phones, default_region)
     if "email" in sources:
-        recipients["email"] = clean_emails(frame[sources["email"]])
+        recipients["email"] = clean_emails(_best_values(frame[sources["email"]], "email", default_region))
         valid["email"] = valid_emails(recipients["email"])
     return recipients, valid
 
@@ -125,8 +186,16 @@ def read_contacts(
     - Recipient columns are found as analysts name them: ``phone_column="phone"`` (the default) means the
       phone column under its usual names (Phone, Mobile, Móvil, Telefone, ..., any case); another name
       means that column; ``None`` means none. Likewise ``email_column`` (Email, E-mail, Correo, ...).
+    - Exports of CRMs and contact books are read as they come (Google Contacts and Outlook CSV, HubSpot,
+      Salesforce, Mailchimp, Brevo, Zoho, and names in Spanish, Portuguese, German, French, Italian): with
+      several phone columns and no ``phone_column=``, a column named as a mobile wins (``Mobile Phone
+      Number``, ``MobilePhone``, ``Móvil``, ``Handy``, ...), then a numbered ``Phone N - Value`` whose
+      ``Phone N - Type`` / ``Label`` says Mobile in most rows, then the column whose numbers are most often
+      mobiles (phonenumbers' metadata). Cells holding several values (``"+34 912 ::: +34 600"``) give
+      their first mobile (phones) or first valid address (emails).
     - The result names them ``phone`` and ``email`` whatever they were called, and says where they came
-      from in ``result.attrs["recipient_columns"]`` (``{"phone": "Mobile"}``). Phones are in API form
+      from in ``result.attrs["recipient_columns"]`` (``{"phone": "Mobile"}``) and why in
+      ``result.attrs["recipient_choice"]``. Phones are in API form
       (digits, country code first; ``+``, ``00``, spaces, ``(0)``, float columns repaired, national
       numbers get ``default_region``'s code) or missing when they cannot be repaired; emails are stripped.
       What was typed stays in ``phone_raw`` / ``email_raw``.
@@ -161,8 +230,9 @@ def read_contacts(
     if frame.columns.has_duplicates:
         twice = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
         raise InputError(f"The contacts name these columns more than once: {', '.join(twice)}; rename them first.")
-    found = (("phone", _source(frame, "phone", phone_column)), ("email", _source(frame, "email", email_column)))
-    sources = {kind: column for kind, column in found if column is not None}
+    found = {kind: _source(frame, kind, given, region) for kind, given in (("phone", phone_column),
+                                                                           ("email", email_column))}
+    sources = {kind: column for kind, (column, _) in found.items() if column is not None}
     if not sources:
         wanted = " or ".join(repr(c) for c in (phone_column, email_column) if c)
         raise InputError(
@@ -192,6 +262,7 @@ def read_contacts(
     out["duplicate"] = pd.Series(repeated, index=frame.index)
     result = pd.DataFrame(out, index=frame.index)
     result.attrs["recipient_columns"] = dict(sources)
+    result.attrs["recipient_choice"] = {kind: why for kind, (column, why) in found.items() if column is not None}
     return result
 
 
