@@ -109,3 +109,40 @@ def test_a_frame_from_read_contacts_keeps_its_own_phone_column_for_every_later_s
     assert "Phone Number" in contacts.columns  # kept as a variable
     assert sendframe.sms("Hi", sender="Shop").recipient_column(contacts) == "phone"
 
+
+
+def test_each_rows_country_column_gives_the_region_of_its_national_numbers():
+    frame = pd.DataFrame({"Email Address": ["a@example.com", "b@example.com", "c@example.com", "d@example.com"],
+                          "Phone Number": ["912 345 678", "07400 123456", "612 345 678", "+351 912 345 678"],
+                          "CC": ["PT", "United Kingdom", None, "ES"]})
+    contacts = sendframe.read_contacts(frame)
+    assert contacts["phone"].tolist() == ["351912345678", "447400123456", "34612345678", "351912345678"]
+    assert contacts.attrs["row_regions"] == {"column": "CC", "rows": {"ES": 2, "PT": 1, "GB": 1}}
+    plain = sendframe.read_contacts(frame, country_column=None)
+    assert plain["phone"].iloc[0] == "34912345678" and plain["phone_valid"].tolist()[:2] == [True, False]
+    assert "row_regions" not in plain.attrs
+
+
+@pytest.mark.parametrize("column", ["country", "Country Code", "País", "MailingCountry"])
+@pytest.mark.parametrize("value", ["PT", "pt", "Portugal", "+351", "351"])
+def test_country_columns_take_iso_codes_calling_codes_and_names(column, value):
+    contacts = sendframe.read_contacts(pd.DataFrame({"phone": ["912 345 678"], column: [value]}))
+    assert contacts["phone"].tolist() == ["351912345678"]
+
+
+def test_a_named_country_column_must_exist():
+    with pytest.raises(sendframe.InputError, match="no column 'Nation'"):
+        sendframe.read_contacts(pd.DataFrame({"phone": ["600123456"]}), country_column="Nation")
+
+
+@pytest.mark.parametrize("column", ["TIMEZONE", "Time Zone", "timezone"])
+def test_each_rows_time_zone_column_feeds_local_time_and_quiet_hours(column):
+    contacts = sendframe.read_contacts(pd.DataFrame({"Phone Number": ["+34600123456", "+34600123457"],
+                                                     column: ["America/New_York", None]}))
+    now = pd.Timestamp("2026-03-28 12:00", tz="UTC")
+    plan = sendframe.sms("Hi", sender="Shop", local_time="10:00").schedule(contacts, now=now)
+    assert plan["timezone"].tolist() == ["America/New_York", "Europe/Madrid"]
+    assert plan["timezone_source"].tolist() == ["column", "country default"]
+    assert str(plan["local_send_at"].iloc[0]) == "2026-03-28 10:00:00-04:00"
+    quiet = sendframe.sms("Hi", sender="Shop", quiet_hours=("09:00", "20:00")).schedule(contacts, now=now)
+    assert str(quiet["local_send_at"].iloc[0]) == "2026-03-28 09:00:00-04:00"

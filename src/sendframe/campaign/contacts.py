@@ -45,6 +45,7 @@ from sendframe.campaign.columns import (
     folded,
     numbered_type_column,
 )
+from sendframe.campaign.row_regions import find_country_column, row_regions
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
@@ -56,7 +57,7 @@ __all__ = ["ADDED_COLUMNS", "FLAG_COLUMNS", "LARGE_FILE_BYTES", "duplicate_recip
 FLAG_COLUMNS: tuple[str, ...] = ("phone_valid", "email_valid", "duplicate")
 # every column it writes besides the recipients themselves; an input column of one of these names is replaced
 ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", "phone_type", *FLAG_COLUMNS)
-_OPTIONS = ("phone_column", "email_column", "default_region", "dask", *READ_OPTIONS)
+_OPTIONS = ("phone_column", "email_column", "default_region", "country_column", "dask", *READ_OPTIONS)
 LARGE_FILE_BYTES = 512 * 1024 * 1024
 """A single contacts file larger than this is read as a Dask frame unless ``dask=False``."""
 
@@ -136,13 +137,28 @@ def _source(frame: pd.DataFrame, kind: str, given: str | None, region: str) -> t
     return found, "named" if found == given else f"{given!r} as the contacts spell it"
 
 
-def _flags(frame: pd.DataFrame, sources: dict[str, str],
-           default_region: str) -> tuple[dict[str, pd.Series], dict[str, np.ndarray]]:
+def _phones_by_region(phones: pd.Series, regions: pd.Series | None,
+                      default_region: str) -> tuple[pd.Series, np.ndarray]:
+    """normalise_phones with each row's own region (national numbers only depend on it), once per region."""
+    if regions is None or (regions == default_region).all():
+        return normalise_phones(phones, default_region)
+    answer = pd.Series(np.full(len(phones), None, dtype=object), index=phones.index, name=phones.name, dtype="str")
+    valid = np.zeros(len(phones), dtype=bool)
+    codes, names = pd.factorize(regions)
+    for position, region in enumerate(names):
+        rows = np.flatnonzero(codes == position)
+        found, ok = normalise_phones(phones.iloc[rows], region)
+        answer.iloc[rows], valid[rows] = found.to_numpy(dtype=object), ok
+    return answer, valid
+
+
+def _flags(frame: pd.DataFrame, sources: dict[str, str], default_region: str,
+           regions: pd.Series | None) -> tuple[dict[str, pd.Series], dict[str, np.ndarray]]:
     recipients: dict[str, pd.Series] = {}
     valid: dict[str, np.ndarray] = {}
     if "phone" in sources:
         phones = _best_values(frame[sources["phone"]], "phone", default_region)
-        recipients["phone"], valid["phone"] = normalise_phones(phones, default_region)
+        recipients["phone"], valid["phone"] = _phones_by_region(phones, regions, default_region)
     if "email" in sources:
         recipients["email"] = clean_emails(_best_values(frame[sources["email"]], "email", default_region))
         valid["email"] = valid_emails(recipients["email"])
@@ -174,6 +190,7 @@ def read_contacts(
     phone_column: str | None = "phone",
     email_column: str | None = "email",
     default_region: str | None = "ES",
+    country_column: str | None = "country",
     dask: bool | None = None,
     **read_options: Any,
 ) -> pd.DataFrame:
@@ -195,7 +212,14 @@ def read_contacts(
       their first mobile (phones) or first valid address (emails).
     - The result names them ``phone`` and ``email`` whatever they were called, and says where they came
       from in ``result.attrs["recipient_columns"]`` (``{"phone": "Mobile"}``) and why in
-      ``result.attrs["recipient_choice"]``. Phones are in API form
+      ``result.attrs["recipient_choice"]``.
+    - Each row's own country: a country column (``country_column="country"``, the default, finds
+      ``country``, ``CC``, ``Country Code``, ``Country/Region``, ``MailingCountry``, ``País``, ``Land``, ...;
+      ISO codes, calling codes or names, see :mod:`sendframe.campaign.row_regions`) gives the region its
+      national numbers are read in; ``default_region`` for the rows without one.
+      ``result.attrs["row_regions"]`` names the column and counts rows per region. A ``timezone`` column
+      (``TIMEZONE``, ``Time Zone``) is kept and read by ``local_time`` / ``quiet_hours`` (see
+      :mod:`sendframe.campaign.schedule`). Phones are in API form
       (digits, country code first; ``+``, ``00``, spaces, ``(0)``, float columns repaired, national
       numbers get ``default_region``'s code) or missing when they cannot be repaired; emails are stripped.
       What was typed stays in ``phone_raw`` / ``email_raw``.
@@ -243,7 +267,12 @@ def read_contacts(
         if column != kind and kind in frame.columns:
             raise InputError(f"The contacts have a column {kind!r} besides {column!r}, the {kind} recipients "
                              f"(given as {kind}_column=); rename or drop one of them.")
-    recipients, valid = _flags(frame, sources, region)
+    country = find_country_column(frame, country_column) if "phone" in sources else None
+    if country_column not in (None, "country") and country is None:
+        raise InputError(f"The contacts have no column {country_column!r} (given as country_column=); columns are: "
+                         f"{', '.join(map(str, frame.columns))}.")
+    regions = row_regions(frame[country], region) if country is not None else None
+    recipients, valid = _flags(frame, sources, region, regions)
     out: dict[Any, pd.Series] = {}
     for column in frame.columns:
         source_of = next((k for k, c in sources.items() if c == column), None)
@@ -262,6 +291,9 @@ def read_contacts(
     out["duplicate"] = pd.Series(repeated, index=frame.index)
     result = pd.DataFrame(out, index=frame.index)
     result.attrs["recipient_columns"] = dict(sources)
+    if country is not None and regions is not None:
+        counts = regions.value_counts()
+        result.attrs["row_regions"] = {"column": country, "rows": {str(k): int(v) for k, v in counts.items()}}
     result.attrs["recipient_choice"] = {kind: why for kind, (column, why) in found.items() if column is not None}
     return result
 
