@@ -146,3 +146,30 @@ def test_each_rows_time_zone_column_feeds_local_time_and_quiet_hours(column):
     assert str(plan["local_send_at"].iloc[0]) == "2026-03-28 10:00:00-04:00"
     quiet = sendframe.sms("Hi", sender="Shop", quiet_hours=("09:00", "20:00")).schedule(contacts, now=now)
     assert str(quiet["local_send_at"].iloc[0]) == "2026-03-28 09:00:00-04:00"
+
+
+def test_names_snake_lets_a_template_name_an_exports_columns_and_says_how():
+    frame = pd.DataFrame({"First Name": ["ana"], "Last Name": ["Pérez"], "Mobile Phone Number": [MOBILE],
+                          "MEMBER_RATING": ["2"], "city": ["Madrid"]})
+    contacts = sendframe.read_contacts(frame, names="snake")
+    assert contacts.attrs["column_names"] == {"first_name": "First Name", "last_name": "Last Name",
+                                              "member_rating": "MEMBER_RATING"}
+    assert {"first_name", "last_name", "member_rating", "city", "phone"} <= set(contacts.columns)
+    msg = sendframe.sms("Hola {first_name|capitalize} de {city}", sender="Shop")
+    assert msg.preview(contacts)["text"].tolist() == ["Hola Ana de Madrid"]
+    assert preflight(contacts, "sms", "Hola {first_name}", sender="Shop").empty
+
+
+def test_without_names_snake_a_spaced_placeholder_stays_an_error_that_points_at_it():
+    contacts = sendframe.read_contacts(pd.DataFrame({"First Name": ["Ana"], "phone": [MOBILE]}))
+    problems = preflight(contacts, "sms", "Hi {First Name}", sender="Shop")
+    assert problems["rule"].tolist() == ["malformed_placeholder"]
+    assert "names='snake'" in problems["message"].iloc[0] and "{first_name}" in problems["message"].iloc[0]
+
+
+def test_names_snake_refuses_two_columns_that_would_share_a_name_and_other_values():
+    with pytest.raises(sendframe.InputError, match="would name both 'First Name' and 'first name' 'first_name'"):
+        sendframe.read_contacts(pd.DataFrame({"phone": [MOBILE], "First Name": ["a"], "first name": ["b"]}),
+                                names="snake")
+    with pytest.raises(sendframe.InputError, match="names= takes 'snake'"):
+        sendframe.read_contacts(pd.DataFrame({"phone": [MOBILE]}), names="camel")

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from sendframe.errors import InputError
 
 __all__ = ["MOBILE_ALIASES", "MOBILE_TYPES", "MULTI_VALUE_SEPARATOR", "RECIPIENT_ALIASES", "candidate_columns",
-           "find_recipient_column", "folded", "numbered_type_column", "recipient_column"]
+           "find_recipient_column", "folded", "numbered_type_column", "recipient_column", "snake_name"]
 
 # Compared after folding case, accents, spaces, dashes and underscores ("E-mail" == "email", "Móvil" == "movil").
 # Mobile names come first: when an export has several phone columns (HubSpot's "Phone Number" and "Mobile Phone
@@ -49,6 +49,16 @@ def folded(name: object) -> str:
     """
     text = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode("ascii")
     return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def snake_name(name: object) -> str:
+    """A column name as a template variable can write it: ASCII letters, digits and ``_``, lower case.
+
+        >>> snake_name("First Name"), snake_name("Teléfono Móvil"), snake_name("MEMBER_RATING"), snake_name("%")
+        ('first_name', 'telefono_movil', 'member_rating', 'name')
+    """
+    ascii_name = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode()
+    return re.sub(r"[^0-9A-Za-z_]+", "_", ascii_name).strip("_").lower() or "name"
 
 
 def find_recipient_column(frame: object, kind: str, given: str | None = None) -> str | None:

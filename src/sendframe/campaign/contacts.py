@@ -44,6 +44,7 @@ from sendframe.campaign.columns import (
     find_recipient_column,
     folded,
     numbered_type_column,
+    snake_name,
 )
 from sendframe.campaign.row_regions import find_country_column, row_regions
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
@@ -57,7 +58,7 @@ __all__ = ["ADDED_COLUMNS", "FLAG_COLUMNS", "LARGE_FILE_BYTES", "duplicate_recip
 FLAG_COLUMNS: tuple[str, ...] = ("phone_valid", "email_valid", "duplicate")
 # every column it writes besides the recipients themselves; an input column of one of these names is replaced
 ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", "phone_type", *FLAG_COLUMNS)
-_OPTIONS = ("phone_column", "email_column", "default_region", "country_column", "dask", *READ_OPTIONS)
+_OPTIONS = ("phone_column", "email_column", "default_region", "country_column", "names", "dask", *READ_OPTIONS)
 LARGE_FILE_BYTES = 512 * 1024 * 1024
 """A single contacts file larger than this is read as a Dask frame unless ``dask=False``."""
 
@@ -191,6 +192,7 @@ def read_contacts(
     email_column: str | None = "email",
     default_region: str | None = "ES",
     country_column: str | None = "country",
+    names: str | None = None,
     dask: bool | None = None,
     **read_options: Any,
 ) -> pd.DataFrame:
@@ -219,7 +221,10 @@ def read_contacts(
       national numbers are read in; ``default_region`` for the rows without one.
       ``result.attrs["row_regions"]`` names the column and counts rows per region. A ``timezone`` column
       (``TIMEZONE``, ``Time Zone``) is kept and read by ``local_time`` / ``quiet_hours`` (see
-      :mod:`sendframe.campaign.schedule`). Phones are in API form
+      :mod:`sendframe.campaign.schedule`).
+    - ``names="snake"``: the other columns renamed as a template can name them (``First Name`` ->
+      ``first_name``, ``MEMBER_RATING`` -> ``member_rating``), the mapping in ``result.attrs["column_names"]``
+      (``{"first_name": "First Name"}``); two columns that would get one name are an error. Phones are in API form
       (digits, country code first; ``+``, ``00``, spaces, ``(0)``, float columns repaired, national
       numbers get ``default_region``'s code) or missing when they cannot be repaired; emails are stripped.
       What was typed stays in ``phone_raw`` / ``email_raw``.
@@ -290,12 +295,29 @@ def read_contacts(
         repeated |= duplicate_recipients(recipients[kind], kind, valid=valid[kind]).to_numpy()
     out["duplicate"] = pd.Series(repeated, index=frame.index)
     result = pd.DataFrame(out, index=frame.index)
+    if names is not None:
+        result, renamed = _snake_columns(result, names)
+        result.attrs["column_names"] = renamed
     result.attrs["recipient_columns"] = dict(sources)
     if country is not None and regions is not None:
         counts = regions.value_counts()
         result.attrs["row_regions"] = {"column": country, "rows": {str(k): int(v) for k, v in counts.items()}}
     result.attrs["recipient_choice"] = {kind: why for kind, (column, why) in found.items() if column is not None}
     return result
+
+
+def _snake_columns(frame: pd.DataFrame, names: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The columns renamed as template variables can name them ({First Name} -> {first_name}), and the mapping."""
+    if names != "snake":
+        raise InputError(f"names= takes 'snake' (First Name -> first_name) or None, not {names!r}.")
+    renamed = {c: snake_name(c) for c in frame.columns if isinstance(c, str) and snake_name(c) != c}
+    taken: dict[str, str] = {}
+    for column in frame.columns:
+        new = renamed.get(column, column)
+        if new in taken:
+            raise InputError(f"names='snake' would name both {taken[new]!r} and {column!r} {new!r}; rename one first.")
+        taken[new] = str(column)
+    return frame.rename(columns=renamed), {new: old for old, new in renamed.items()}
 
 
 def _repeats(codes: np.ndarray) -> np.ndarray:

@@ -40,8 +40,6 @@ whatsapp_field_missing   error     a WhatsApp field column has no value in this 
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,7 +53,7 @@ from sendframe.api.number_types import number_types, receives_sms
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
-from sendframe.campaign.columns import recipient_column
+from sendframe.campaign.columns import recipient_column, snake_name
 from sendframe.campaign.estimate import foreign_characters, recipients_valid
 from sendframe.campaign.measured import measure_texts
 from sendframe.campaign.preview import render
@@ -91,9 +89,7 @@ _PHONE_HINT = " (digits only, country code first; sendframe.read_contacts repair
 
 
 def _snake(written: str) -> str:
-    name = written.strip("{} ").split("|")[0].strip()
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    return re.sub(r"[^0-9A-Za-z_]+", "_", ascii_name).strip("_").lower() or "name"
+    return snake_name(written.strip("{} ").split("|")[0].strip())
 
 
 # ---------------------------------------------------------------- column helpers
@@ -423,7 +419,8 @@ def preflight(
                            f"{written} is not a variable (a name holds letters, digits, _ . - and no spaces; a filter "
                            f"follows one |), so it would be sent as written. Rename the column, e.g. "
                            f"contacts.rename(columns={{{written.strip('{} ').split('|')[0].strip()!r}: "
-                           f"{_snake(written)!r}}}), and write {{{_snake(written)}}}.")
+                           f"{_snake(written)!r}}}) or read them with read_contacts(..., names='snake'), and write "
+                           f"{{{_snake(written)}}}.")
         try:
             parsed = templates.parse(template)
         except TemplateError as exc:
