@@ -22,10 +22,10 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
 
-from sendframe.campaign.policy import SKIP_OUTCOMES
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import fetch_records
 from sendframe.notebook.charts import CHARTS, STATUS_LABELS
+from sendframe.send_outcomes import SKIP_OUTCOMES
 
 __all__ = ["Monitor", "monitor_summary_html", "skipped_counts"]
 
