@@ -173,3 +173,11 @@ def test_names_snake_refuses_two_columns_that_would_share_a_name_and_other_value
                                 names="snake")
     with pytest.raises(sendframe.InputError, match="names= takes 'snake'"):
         sendframe.read_contacts(pd.DataFrame({"phone": [MOBILE]}), names="camel")
+
+
+def test_the_choice_among_several_phone_columns_is_logged_once(caplog):
+    with caplog.at_level("INFO", logger="sendframe.campaign.contacts"):
+        sendframe.read_contacts(pd.DataFrame(LAYOUTS["hubspot"][0]))
+    said = [r.getMessage() for r in caplog.records if r.name == "sendframe.campaign.contacts"]
+    assert said == ["read_contacts: phone recipients from 'Mobile Phone Number' (named as a mobile column), not "
+                    "'Phone Number'; name another with phone_column=."]

@@ -17,6 +17,7 @@ This module puts them together for a whole table.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,8 @@ from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import check_options
 
+log = logging.getLogger(__name__)
+
 __all__ = ["ADDED_COLUMNS", "FLAG_COLUMNS", "LARGE_FILE_BYTES", "duplicate_recipients", "read_contacts", "wants_dask"]
 
 # columns read_contacts adds; they are flags, not substitution variables
@@ -86,11 +89,22 @@ def _chosen(frame: pd.DataFrame, kind: str, region: str) -> tuple[str | None, st
 
     Several phone columns (an export's "Phone Number" and "Mobile Phone Number", "Phone 1 - Value" and
     "Phone 2 - Value"): a column named as a mobile wins; then a numbered column whose Type says Mobile in
-    most rows; then the column whose numbers are most often mobiles (phonenumbers' metadata)."""
+    most rows; then the column whose numbers are most often mobiles (phonenumbers' metadata). The choice
+    is logged once (``logging``, at INFO) and kept in the result's ``attrs["recipient_choice"]``."""
     candidates = candidate_columns(frame, kind)
-    if len(candidates) <= 1 or kind != "phone" or candidates[0][1] in ("named as a mobile column",
-                                                                       "read_contacts' own column"):
-        return (candidates[0] if candidates else (None, ""))
+    if len(candidates) > 1:  # said once, here: the frame's attrs keep it
+        column, why = _chosen_among(frame, kind, region, candidates)
+        others = ", ".join(repr(name) for name, _ in candidates if name != column)
+        log.info("read_contacts: %s recipients from %r (%s), not %s; name another with %s_column=.", kind, column,
+                 why, others, kind)
+        return column, why
+    return candidates[0] if candidates else (None, "")
+
+
+def _chosen_among(frame: pd.DataFrame, kind: str, region: str,
+                  candidates: list[tuple[str, str]]) -> tuple[str, str]:
+    if kind != "phone" or candidates[0][1] in ("named as a mobile column", "read_contacts' own column"):
+        return candidates[0]
     names = [name for name, _ in candidates]
     typed = {name: type_column for name in names if (type_column := numbered_type_column(frame, name)) is not None}
     if typed:
