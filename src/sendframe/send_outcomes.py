@@ -17,6 +17,7 @@ __all__ = ["OUTCOMES", "SKIP_OUTCOMES"]
 # reason -> outcome, in the order a row's first reason is taken
 SKIP_OUTCOMES: dict[str, str] = {
     "invalid": "skipped_invalid",
+    "landline": "skipped_landline",
     "suppressed": "skipped_suppressed",
     "frequency": "skipped_frequency",
     "preflight": "skipped_preflight",

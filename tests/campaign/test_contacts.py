@@ -80,7 +80,7 @@ def test_other_columns_are_kept_as_variables_and_the_input_is_not_modified():
     out = read_contacts(frame)
     pd.testing.assert_frame_equal(frame, before)
     assert out.loc["a", "name"] == "Ana" and out.loc["a", "zip"] == "08001"
-    assert list(out.columns) == ["phone", "phone_raw", "name", "zip", "phone_valid", "duplicate"]
+    assert list(out.columns) == ["phone", "phone_raw", "name", "zip", "phone_valid", "phone_type", "duplicate"]
 
 
 def test_csv_is_read_as_text_so_leading_zeros_and_na_words_survive(tmp_path):
@@ -136,7 +136,7 @@ def test_recipient_columns_are_found_by_their_usual_names_and_named_phone_and_em
     frame = pd.DataFrame({"Móvil": ["+34 600 123 456"], "Nombre": ["Ana"], "E-Mail": [" Ana@Example.com "]})
     out = read_contacts(frame)
     assert list(out.columns) == ["phone", "phone_raw", "Nombre", "email", "email_raw", "phone_valid", "email_valid",
-                                 "duplicate"]
+                                 "phone_type", "duplicate"]
     assert out.loc[0, "phone"] == "34600123456" and out.loc[0, "phone_raw"] == "+34 600 123 456"
     assert out.loc[0, "email"] == "Ana@Example.com" and out.loc[0, "email_raw"] == " Ana@Example.com "
     assert out.attrs["recipient_columns"] == {"phone": "Móvil", "email": "E-Mail"}
@@ -244,3 +244,11 @@ def test_the_original_column_name_still_finds_the_renamed_recipients():
     out = read_contacts(pd.DataFrame({"Mobile": ["600123456"], "name": ["Ana"]}), phone_column="Mobile")
     assert recipient_column(out, "phone", "Mobile") == "phone"
     assert recipient_column(out.head(1), "phone", "mobile") == "phone"  # attrs survive, compared without case
+
+
+def test_each_valid_phone_gets_its_line_type_and_invalid_ones_none():
+    frame = pd.DataFrame({"phone": ["+34 600 123 456", "912 345 678", "900 123 456", "nope"]})
+    out = read_contacts(frame)
+    assert out["phone_type"].tolist()[:3] == ["mobile", "fixed_line", "toll_free"]
+    assert pd.isna(out["phone_type"].iloc[3]) and isinstance(out["phone_type"].dtype, pd.CategoricalDtype)
+    assert "phone_type" not in read_contacts(pd.DataFrame({"email": ["ana@example.com"]}))

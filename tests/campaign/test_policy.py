@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from sendframe.campaign.policy import KEEP_REASONS, plan_rows
 from sendframe.send_outcomes import SKIP_OUTCOMES
 
-RULES = ["invalid_recipient", "opted_out", "missing_variable", "too_many_parts", "duplicate_recipient"]
-_RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}
+RULES = ["invalid_recipient", "landline", "opted_out", "missing_variable", "too_many_parts", "duplicate_recipient"]
+_RULE_REASON = {"invalid_recipient": "invalid", "landline": "landline", "opted_out": "suppressed"}
 
 
 def row_by_row(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series, keep: frozenset[str],

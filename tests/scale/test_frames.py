@@ -103,3 +103,14 @@ def test_read_contacts_flags_repeats_across_files_whose_recipient_columns_have_o
         wanted = sendframe.read_contacts(raw, **options)
         pd.testing.assert_frame_equal(found, wanted)
         assert found["duplicate"].sum() > 100  # repeats in other files are flagged, by the canonical phone column
+
+
+def test_read_contacts_takes_names_and_the_country_column_on_dask_as_in_pandas(dask_client, tmp_path):
+    raw = pd.DataFrame({"Mobile Phone Number": ["612 345 678", "912 345 678", "07400 123456", "600 111 222"] * 25,
+                        "First Name": ["Ana", "Bo", "Cy", "Di"] * 25, "CC": ["ES", "PT", "GB", None] * 25})
+    raw.iloc[:50].to_csv(tmp_path / "c0.csv", index=False)
+    raw.iloc[50:].to_csv(tmp_path / "c1.csv", index=False)
+    expected = sendframe.read_contacts(raw, names="snake")
+    lazy = sendframe.read_contacts(str(tmp_path / "c*.csv"), names="snake")
+    pd.testing.assert_frame_equal(computed(lazy), expected)
+    assert {"first_name", "cc"} <= set(expected.columns) and expected["phone"].iloc[2] == "447400123456"

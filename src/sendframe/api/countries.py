@@ -30,25 +30,27 @@ import pandas as pd
 import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
-from phonenumbers import PhoneMetadata, PhoneNumberDesc
+from phonenumbers import PhoneMetadata
 from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE, UNKNOWN_REGION
 
-from sendframe.api.numbering import as_numbers, lengths, match, tables, valid_digit_strings
+from sendframe.api.numbering import (
+    Desc,
+    anchored,
+    compiles,
+    lengths,
+    match,
+    matches_desc,
+    number_desc,
+    tables,
+    valid_digit_numbers,
+)
 from sendframe.api.recipients import region_of
 
-__all__ = ["recipient_countries"]
+__all__ = ["NumberRegions", "number_regions", "recipient_countries"]
 
 _NON_GEOGRAPHIC = "001"
 _NUMBER_TYPES = ("premium_rate", "toll_free", "shared_cost", "voip", "personal_number", "pager", "uan", "voicemail",
                  "fixed_line")  # the mobile pattern counts too, unless it is the fixed-line one
-
-
-@dataclass(frozen=True)
-class _Desc:
-    """One PhoneNumberDesc: its possible lengths (empty: any) and its pattern anchored for RE2."""
-
-    lengths: tuple[int, ...]
-    pattern: str | None
 
 
 @dataclass(frozen=True)
@@ -57,8 +59,8 @@ class _Region:
 
     name: str
     leading: str | None  # "^(?:...)": leading digits, when the region has them
-    general: _Desc | None
-    types: tuple[_Desc, ...]
+    general: Desc | None
+    types: tuple[Desc, ...]
 
 
 @dataclass(frozen=True)
@@ -69,34 +71,30 @@ class _SharedCode:
     compiles: bool
 
 
-def _anchored(pattern: str | None, end: str = "") -> str | None:
-    return f"^(?:{pattern}){end}" if pattern else None
+@dataclass(frozen=True)
+class NumberRegions:
+    """phonenumbers' ``region_code_for_number`` of numbers in API form, as arrays (one entry per number)."""
 
+    strings: pa.Array  # the numbers
+    regions: np.ndarray  # object: the region ("001" for non-geographic codes); None: invalid, or no region claims it
+    codes: np.ndarray  # the calling code (0: invalid)
+    code_sizes: np.ndarray  # its length in digits
+    hard: np.ndarray  # the rows only the scalar rule answers (a national part starting with a trunk prefix, ...)
 
-def _desc(desc: PhoneNumberDesc | None) -> _Desc | None:
-    if desc is None:
-        return None
-    return _Desc(tuple(desc.possible_length), _anchored(desc.national_number_pattern, "$"))
-
-
-def _compiles(pattern: str | None) -> bool:
-    try:
-        if pattern is not None:
-            pc.match_substring_regex(pa.array(["0"]), pattern=pattern)
-    except pa.ArrowInvalid:
-        return False
-    return True
+    def national(self, rows: np.ndarray) -> pa.Array:
+        """The national significant numbers of ``rows`` (which share one calling code)."""
+        return pc.utf8_slice_codeunits(self.strings.take(pa.array(rows)), int(self.code_sizes[rows[0]]))
 
 
 def _region(name: str) -> _Region | None:
     metadata = PhoneMetadata.metadata_for_region(name, None)
     if metadata is None:
         return None
-    types = [_desc(getattr(metadata, kind)) for kind in _NUMBER_TYPES]
+    types = [number_desc(getattr(metadata, kind)) for kind in _NUMBER_TYPES]
     if not metadata.same_mobile_and_fixed_line_pattern:
-        types.append(_desc(metadata.mobile))
+        types.append(number_desc(metadata.mobile))
     leading = None if metadata.leading_digits is None else f"^(?:{metadata.leading_digits})"
-    return _Region(name, leading, _desc(metadata.general_desc),
+    return _Region(name, leading, number_desc(metadata.general_desc),
                    tuple(t for t in types if t is not None))
 
 
@@ -108,60 +106,48 @@ def _country(region: str | None) -> str | None:
 def _shared_code(code: int) -> _SharedCode:
     main = phonenumbers.region_code_for_country_code(code)
     metadata = PhoneMetadata.metadata_for_region_or_calling_code(code, main)
-    trunk = _anchored(metadata.national_prefix_for_parsing) if metadata is not None else None
+    trunk = anchored(metadata.national_prefix_for_parsing) if metadata is not None else None
     regions = tuple(r for r in map(_region, COUNTRY_CODE_TO_REGION_CODE[code]) if r is not None)
     patterns = [trunk] + [p for r in regions for p in (r.leading, r.general.pattern if r.general else None,
                                                          *(t.pattern for t in r.types))]
-    return _SharedCode(_country(main), trunk, regions, all(map(_compiles, patterns)))
+    return _SharedCode(_country(main), trunk, regions, compiles(*patterns))
 
 
 @cache
-def _code_countries() -> tuple[np.ndarray, list[str | None]]:
-    """By calling code (0..999): an index into the names (0: no country), -1 where several countries share it."""
+def _code_regions() -> tuple[np.ndarray, list[str | None]]:
+    """By calling code (0..999): an index into the region names (0: none), -1 where several regions share it."""
     names: list[str | None] = [None]
     index = np.zeros(1000, dtype=np.int32)
     for code, regions in COUNTRY_CODE_TO_REGION_CODE.items():
         if len(regions) > 1:
             index[code] = -1
-        elif _country(regions[0]) is not None:
+        else:
             names.append(regions[0])
             index[code] = len(names) - 1
     return index, names
-
-
-def _matches(national: pa.Array, sizes: np.ndarray, desc: _Desc | None) -> np.ndarray:
-    # phonenumbers' _is_number_matching_desc: a listed length, then the whole pattern
-    if desc is None or desc.pattern is None:
-        return np.zeros(len(national), dtype=bool)
-    fits = np.isin(sizes, desc.lengths) if desc.lengths else np.ones(len(national), dtype=bool)
-    if not fits.any():
-        return fits
-    found = np.zeros(len(national), dtype=bool)
-    rows = np.flatnonzero(fits)
-    found[rows] = match(national.take(pa.array(rows)), desc.pattern)
-    return found
 
 
 def _claimed_by(region: _Region, national: pa.Array, sizes: np.ndarray) -> np.ndarray:
     """The numbers ``region`` claims: by its leading digits, else by one of its number types."""
     if region.leading is not None:
         return match(national, region.leading)
-    claimed = _matches(national, sizes, region.general)
+    claimed = matches_desc(national, sizes, region.general)
     if not claimed.any():
         return claimed
     rows = np.flatnonzero(claimed)
     subset, subset_sizes = national.take(pa.array(rows)), sizes[rows]
     typed = np.zeros(len(rows), dtype=bool)
     for desc in region.types:
-        typed |= _matches(subset, subset_sizes, desc)
+        typed |= matches_desc(subset, subset_sizes, desc)
     claimed[rows] = typed
     return claimed
 
 
 def _settle_shared(code: int, national: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """Countries (object array) of the valid numbers of one shared code, and which rows region_of must answer."""
+    """Regions (object array, None where none claims the number) of the valid numbers of one shared code, and
+    which rows only the scalar rule can answer."""
     shared = _shared_code(code)
-    answer = np.full(len(national), shared.main, dtype=object)
+    answer = np.full(len(national), None, dtype=object)
     if not shared.compiles:
         return answer, np.ones(len(national), dtype=bool)
     hard = match(national, shared.trunk)
@@ -176,6 +162,32 @@ def _settle_shared(code: int, national: pa.Array) -> tuple[np.ndarray, np.ndarra
     return answer, hard
 
 
+def number_regions(recipients: pd.Series) -> NumberRegions:
+    """The region phonenumbers gives each number in API form (``region_code_for_number``), as array work.
+
+        >>> number_regions(pd.Series(["34600123456", "14165550123", "80012345678", "123"])).regions.tolist()
+        ['ES', 'CA', '001', None]
+    """
+    text = recipients if isinstance(recipients.dtype, pd.StringDtype) else recipients.astype("string")
+    strings = pa.array(text, type=pa.large_string(), from_pandas=True)
+    if isinstance(strings, pa.ChunkedArray):
+        strings = strings.combine_chunks()
+    size = len(strings)
+    valid, numbers, sizes = valid_digit_numbers(strings)
+    first3 = np.where(valid, numbers // (10 ** np.clip(sizes - 3, 0, 18)), 0).clip(0, 999)
+    table = tables()
+    code_size = table.code_length[first3].astype(np.int64)
+    code = np.where(valid, table.code_value[first3], 0).astype(np.int64)
+    index, names = _code_regions()
+    regions = np.asarray(names, dtype=object)[np.maximum(index[code], 0)]
+    found = NumberRegions(strings, regions, code, code_size, np.zeros(size, dtype=bool))
+    shared = valid & (index[code] < 0)
+    for one_code in np.unique(code[shared]):
+        rows = np.flatnonzero(shared & (code == one_code))
+        regions[rows], found.hard[rows] = _settle_shared(int(one_code), found.national(rows))
+    return found
+
+
 def recipient_countries(recipients: pd.Series) -> pd.Series:
     """``region_of`` of every recipient: its ISO 3166 country, missing for invalid numbers and non-geographic codes.
 
@@ -184,29 +196,16 @@ def recipient_countries(recipients: pd.Series) -> pd.Series:
         >>> recipient_countries(pd.Series(["447400123456", "441481256789", "447624123456", "17875550123"])).tolist()
         ['GB', 'GG', 'IM', 'PR']
     """
-    text = recipients if isinstance(recipients.dtype, pd.StringDtype) else recipients.astype("string")
-    strings = pa.array(text, type=pa.large_string(), from_pandas=True)
-    if isinstance(strings, pa.ChunkedArray):
-        strings = strings.combine_chunks()
-    size = len(strings)
-    valid = valid_digit_strings(strings) if size else np.zeros(0, dtype=bool)
-    sizes = lengths(strings)
-    numbers = as_numbers(strings, valid)
-    first3 = np.where(valid, numbers // (10 ** np.clip(sizes - 3, 0, 18)), 0).clip(0, 999)
-    table = tables()
-    code_size = table.code_length[first3].astype(np.int64)
-    code = np.where(valid, table.code_value[first3], 0).astype(np.int64)
-    index, names = _code_countries()
-    answer = np.asarray(names, dtype=object)[np.maximum(index[code], 0)]
-    hard = np.zeros(size, dtype=bool)
-    shared = valid & (index[code] < 0)
-    for one_code in np.unique(code[shared]):
-        rows = np.flatnonzero(shared & (code == one_code))
-        national = pc.utf8_slice_codeunits(strings.take(pa.array(rows)), int(code_size[rows[0]]))
-        answer[rows], hard[rows] = _settle_shared(int(one_code), national)
+    found = number_regions(recipients)
+    answer = found.regions.copy()
+    unclaimed = np.flatnonzero((found.codes > 0) & pd.isna(answer) & ~found.hard)
+    answer[answer == _NON_GEOGRAPHIC] = None
+    for one_code in np.unique(found.codes[unclaimed]):  # what no region claims gets the code's main country
+        answer[unclaimed[found.codes[unclaimed] == one_code]] = _shared_code(int(one_code)).main
+    hard = found.hard
     if hard.any():  # once per distinct value
         rows = np.flatnonzero(hard)
-        encoded = pc.dictionary_encode(strings.take(pa.array(rows)))
+        encoded = pc.dictionary_encode(found.strings.take(pa.array(rows)))
         distinct = np.array([region_of(value) for value in encoded.dictionary.to_pylist()], dtype=object)
         answer[rows] = distinct[encoded.indices.to_numpy(zero_copy_only=False)]
     return pd.Series(pd.array(answer, dtype="string"), index=recipients.index, name=recipients.name)

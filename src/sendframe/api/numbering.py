@@ -29,14 +29,15 @@ import numpy as np
 import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
-from phonenumbers import PhoneMetadata, ValidationResult
+from phonenumbers import PhoneMetadata, PhoneNumberDesc, ValidationResult
 from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE
 
 from sendframe.api.recipients import MAX_PHONE_DIGITS, MIN_PHONE_DIGITS
 
-__all__ = ["MAX_INT_DIGITS", "Answers", "Plan", "Tables", "as_numbers", "filled", "length_answers", "lengths", "match",
-           "parse_international", "parse_national", "region_plan", "tables", "valid_digit_strings", "valid_numbers",
-           "where"]
+__all__ = ["MAX_INT_DIGITS", "Answers", "Desc", "Plan", "Tables", "anchored", "as_numbers", "compiles", "filled",
+           "length_answers", "lengths", "match", "matches_desc", "national_significant", "number_desc",
+           "parse_international", "parse_national", "region_plan", "tables", "valid_digit_numbers",
+           "valid_digit_strings", "valid_numbers", "where"]
 
 _MAX_INPUT = 250  # phonenumbers refuses longer input
 _MAX_NSN = 17  # ... and national numbers longer than this
@@ -97,7 +98,13 @@ def length_answers(metadata: PhoneMetadata) -> np.ndarray:
     return answers
 
 
-def _compiles(*patterns: str | None) -> bool:
+def anchored(pattern: str | None, end: str = "") -> str | None:
+    """A metadata pattern anchored for RE2 (``"^(?:...)"`` + ``end``), None when there is none."""
+    return f"^(?:{pattern}){end}" if pattern else None
+
+
+def compiles(*patterns: str | None) -> bool:
+    """Whether RE2 compiles every pattern (the few it refuses are left to the scalar rule)."""
     try:
         for pattern in patterns:
             if pattern is not None:
@@ -108,15 +115,12 @@ def _compiles(*patterns: str | None) -> bool:
 
 
 def _plan(metadata: PhoneMetadata) -> Plan:
-    def anchored(pattern: str | None, end: str = "") -> str | None:
-        return f"^(?:{pattern}){end}" if pattern else None
-
     idd = anchored(metadata.international_prefix)
     trunk = anchored(metadata.national_prefix_for_parsing)
     national = anchored(metadata.general_desc.national_number_pattern if metadata.general_desc else None, "$")
     rewrites = bool(metadata.national_prefix_transform_rule)
     return Plan(code=str(metadata.country_code), idd=idd, trunk=trunk, rewrites=rewrites,
-                 national=national, lengths=length_answers(metadata), compiles=_compiles(idd, trunk, national))
+                 national=national, lengths=length_answers(metadata), compiles=compiles(idd, trunk, national))
 
 
 def _metadata_of_code(code: int) -> PhoneMetadata:
@@ -207,12 +211,17 @@ def as_numbers(digits: pa.Array, usable: np.ndarray) -> np.ndarray:
     return np.asarray(pc.fill_null(pc.cast(chosen, pa.int64()), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def valid_digit_strings(strings: pa.Array) -> np.ndarray:
-    """is_valid_phone over an Arrow text array (missing and non-digit values are not valid)."""
+def valid_digit_numbers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """is_valid_phone over an Arrow text array, with the work done on the way: (valid, numbers as int64, lengths)."""
     sizes = lengths(strings)
     usable = (sizes >= MIN_PHONE_DIGITS) & (sizes <= MAX_PHONE_DIGITS) & match(strings, "^[0-9]+$")
-    valid: np.ndarray = usable & valid_numbers(as_numbers(strings, usable), sizes)
-    return valid
+    numbers = as_numbers(strings, usable)
+    return usable & valid_numbers(numbers, sizes), numbers, sizes
+
+
+def valid_digit_strings(strings: pa.Array) -> np.ndarray:
+    """is_valid_phone over an Arrow text array (missing and non-digit values are not valid)."""
+    return valid_digit_numbers(strings)[0]
 
 
 def _first3(digits: pa.Array) -> np.ndarray:
@@ -220,6 +229,34 @@ def _first3(digits: pa.Array) -> np.ndarray:
     head = pc.utf8_slice_codeunits(digits, 0, 3)
     head = pc.if_else(pc.match_substring_regex(head, pattern="^[0-9]{3}$"), head, pa.scalar(None, head.type))
     return np.asarray(pc.fill_null(pc.cast(head, pa.int16()), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Desc:
+    """One PhoneNumberDesc (a number type's or the general one): its possible lengths (empty: any) and its
+    pattern anchored for RE2."""
+
+    lengths: tuple[int, ...]
+    pattern: str | None
+
+
+def number_desc(desc: PhoneNumberDesc | None) -> Desc | None:
+    return None if desc is None else Desc(tuple(desc.possible_length), anchored(desc.national_number_pattern, "$"))
+
+
+def matches_desc(national: pa.Array, sizes: np.ndarray, desc: Desc | None) -> np.ndarray:
+    """phonenumbers' ``_is_number_matching_desc`` over national numbers: a listed length, then the whole pattern."""
+    if desc is None or desc.pattern is None:
+        return np.zeros(len(national), dtype=bool)
+    fits = np.isin(sizes, desc.lengths) if desc.lengths else np.ones(len(national), dtype=bool)
+    if not fits.any():
+        return fits
+    if fits.all():
+        return match(national, desc.pattern)
+    found = np.zeros(len(national), dtype=bool)
+    rows = np.flatnonzero(fits)
+    found[rows] = match(national.take(pa.array(rows)), desc.pattern)
+    return found
 
 
 # ---- the answer being built, one group of distinct values at a time ------------------------------------
@@ -258,7 +295,7 @@ def _without_trunk(national: pa.Array, plan: Plan) -> tuple[pa.Array, np.ndarray
     return where(matched & ~keep, stripped, national), unsettled
 
 
-def _national_significant(national: pa.Array, plan: Plan) -> tuple[pa.Array, np.ndarray]:
+def national_significant(national: pa.Array, plan: Plan) -> tuple[pa.Array, np.ndarray]:
     """The end of phonenumbers.parse once the calling code is known: trunk prefix, length checks.
 
     Returns the national significant number (missing where parse fails) and the rows left to the scalar rule.
@@ -279,7 +316,7 @@ def _put_candidates(code: str, national: pa.Array, plan: Plan, *, answers: Answe
     if not plan.compiles:
         unsettled[positions] = True
         return
-    nsn, hard = _national_significant(national, plan)
+    nsn, hard = national_significant(national, plan)
     candidates = pc.binary_join_element_wise(pa.scalar(code, pa.large_string()), nsn.cast(pa.large_string()),
                                             pa.scalar("", pa.large_string()))
     good = valid_digit_strings(candidates) & ~hard

@@ -9,22 +9,36 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 
 from sendframe.errors import InputError
 
-__all__ = ["RECIPIENT_ALIASES", "find_recipient_column", "folded", "recipient_column"]
+__all__ = ["MOBILE_ALIASES", "MOBILE_TYPES", "MULTI_VALUE_SEPARATOR", "RECIPIENT_ALIASES", "candidate_columns",
+           "find_recipient_column", "folded", "numbered_type_column", "recipient_column", "snake_name"]
 
 # Compared after folding case, accents, spaces, dashes and underscores ("E-mail" == "email", "Móvil" == "movil").
+# Mobile names come first: when an export has several phone columns (HubSpot's "Phone Number" and "Mobile Phone
+# Number", Salesforce's "Phone" and "Mobile"), the mobile one reaches every channel, the other is often a desk line.
+MOBILE_ALIASES: tuple[str, ...] = (
+    "mobile", "mobilephone", "mobilephonenumber", "mobilenumber", "mobileno", "cell", "cellphone", "cellular", "msisdn",
+    "movil", "telefonomovil", "numeromovil", "celular", "telemovel", "handy", "handynummer", "mobilnummer", "portable",
+    "telephoneportable", "mobiel", "cellulare", "numerocellulare", "whatsapp", "sms")
 RECIPIENT_ALIASES: dict[str, tuple[str, ...]] = {
-    "phone": ("phone", "phonenumber", "phoneno", "mobile", "mobilephone", "mobilenumber", "cell", "cellphone",
-              "msisdn", "movil", "telefono", "telefonomovil", "celular", "telemovel", "telefone", "telephone", "tel",
-              "handy", "telefon", "portable", "cellular", "mobiel", "cellulare", "numerotelefono", "numerodetelefono",
-              "contactnumber", "whatsapp"),
+    "phone": ("phone", *MOBILE_ALIASES, "phonenumber", "phoneno", "telefono", "telefone", "telephone", "tel",
+              "telefon", "numerotelefono", "numerodetelefono", "contactnumber", "primaryphone", "workphone",
+              "businessphone", "homephone", "otherphone", "phone1", "phone2", "phone3"),
     "email": ("email", "emailaddress", "mail", "correo", "correoelectronico", "courriel", "emailadresse", "mailaddress",
-              "adresseemail", "enderecoemail"),
+              "adresseemail", "enderecoemail", "email1", "emailaddress1", "primaryemail", "workemail"),
 }
+# the words a contact book's Type cell uses for a mobile ("Mobile", "Cell", "Móvil", ...), folded
+MOBILE_TYPES: frozenset[str] = frozenset({"mobile", "cell", "cellular", "movil", "celular", "telemovel", "handy",
+                                          "portable", "cellulare", "mobiel", "mobil"})
+# Google Contacts and Outlook CSV: "Phone 1 - Value" with its "Phone 1 - Type", "E-mail 2 - Value"
+_NUMBERED = re.compile(r"^(phone|email)(\d+)value$")
+MULTI_VALUE_SEPARATOR = " ::: "
+"""How Google Contacts writes several values in one cell."""
 
 
 def folded(name: object) -> str:
@@ -35,6 +49,16 @@ def folded(name: object) -> str:
     """
     text = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode("ascii")
     return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def snake_name(name: object) -> str:
+    """A column name as a template variable can write it: ASCII letters, digits and ``_``, lower case.
+
+        >>> snake_name("First Name"), snake_name("Teléfono Móvil"), snake_name("MEMBER_RATING"), snake_name("%")
+        ('first_name', 'telefono_movil', 'member_rating', 'name')
+    """
+    ascii_name = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode()
+    return re.sub(r"[^0-9A-Za-z_]+", "_", ascii_name).strip("_").lower() or "name"
 
 
 def find_recipient_column(frame: object, kind: str, given: str | None = None) -> str | None:
@@ -68,13 +92,62 @@ def find_recipient_column(frame: object, kind: str, given: str | None = None) ->
         same = [c for c in names if folded(c) == folded(given)]
         if same or folded(given) != kind:
             return same[0] if same else None
+    candidates = candidate_columns(frame, kind)
+    return candidates[0][0] if candidates else None
+
+
+def candidate_columns(frame: object, kind: str) -> list[tuple[str, str]]:
+    """Every column that may hold recipients of ``kind``, best first, each with why it was taken.
+
+    A frame ``read_contacts`` made keeps its own ``phone`` / ``email`` first. Otherwise, for phones, mobile
+    names (:data:`MOBILE_ALIASES`) come before the others; then the usual names in the order of
+    :data:`RECIPIENT_ALIASES`; then numbered contact-book columns (``Phone 1 - Value``, ``E-mail 1 - Value``).
+
+        >>> import pandas as pd
+        >>> hubspot = pd.DataFrame({"Phone Number": ["1"], "Mobile Phone Number": ["2"]})
+        >>> candidate_columns(hubspot, "phone")  # doctest: +NORMALIZE_WHITESPACE
+        [('Mobile Phone Number', 'named as a mobile column'), ('Phone Number', 'a usual name of a phone column')]
+        >>> candidate_columns(pd.DataFrame({"E-mail 1 - Value": ["a@b.co"]}), "email")
+        [('E-mail 1 - Value', 'the first numbered email column')]
+    """
+    columns: Iterable[object] = getattr(frame, "columns", ())
+    names = [c for c in columns if isinstance(c, str)]
     by_fold: dict[str, str] = {}
     for name in names:
         by_fold.setdefault(folded(name), name)
+    found: list[tuple[str, str]] = []
+    made_here = kind in (getattr(frame, "attrs", {}).get("recipient_columns") or {})
+    if made_here and kind in names:
+        found.append((kind, "read_contacts' own column"))
+    for alias in (MOBILE_ALIASES if kind == "phone" else ()):
+        if alias in by_fold:
+            found.append((by_fold[alias], "named as a mobile column"))
     for alias in RECIPIENT_ALIASES[kind]:
         if alias in by_fold:
-            return by_fold[alias]
-    return None
+            found.append((by_fold[alias], f"a usual name of a {kind} column"))
+    numbered = sorted((int(m.group(2)), name) for name in names
+                      if (m := _NUMBERED.match(folded(name))) is not None and m.group(1) == kind)
+    for position, (_, name) in enumerate(numbered):
+        found.append((name, f"the {'first' if position == 0 else 'next'} numbered {kind} column"))
+    first_reason: dict[str, str] = {}
+    for name, why in found:
+        first_reason.setdefault(name, why)
+    return list(first_reason.items())
+
+
+def numbered_type_column(frame: object, column: str) -> str | None:
+    """The ``Phone N - Type`` (or ``- Label``) column beside a ``Phone N - Value`` column (Google Contacts), or None.
+
+        >>> import pandas as pd
+        >>> google = pd.DataFrame({"Phone 1 - Type": ["Mobile"], "Phone 1 - Value": ["1"]})
+        >>> numbered_type_column(google, "Phone 1 - Value")
+        'Phone 1 - Type'
+    """
+    found = _NUMBERED.match(folded(column))
+    if found is None:
+        return None
+    wanted = {f"{found.group(1)}{found.group(2)}{word}" for word in ("type", "label")}  # Google now says Label
+    return next((c for c in getattr(frame, "columns", ()) if isinstance(c, str) and folded(c) in wanted), None)
 
 
 def recipient_column(frame: object, kind: str, given: str | None = None, *, channel: str | None = None) -> str:

@@ -17,6 +17,7 @@ This module puts them together for a whole table.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe.api.number_types import number_types
 from sendframe.api.recipient_columns import (
     clean_emails,
     normalise_phones,
@@ -35,19 +37,31 @@ from sendframe.api.recipient_columns import (
     valid_emails,
     valid_phones,
 )
-from sendframe.campaign.columns import RECIPIENT_ALIASES, find_recipient_column, folded
+from sendframe.campaign.columns import (
+    MOBILE_TYPES,
+    MULTI_VALUE_SEPARATOR,
+    RECIPIENT_ALIASES,
+    candidate_columns,
+    find_recipient_column,
+    folded,
+    numbered_type_column,
+    snake_name,
+)
+from sendframe.campaign.row_regions import find_country_column, row_regions
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import check_options
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ADDED_COLUMNS", "FLAG_COLUMNS", "LARGE_FILE_BYTES", "duplicate_recipients", "read_contacts", "wants_dask"]
 
 # columns read_contacts adds; they are flags, not substitution variables
 FLAG_COLUMNS: tuple[str, ...] = ("phone_valid", "email_valid", "duplicate")
 # every column it writes besides the recipients themselves; an input column of one of these names is replaced
-ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", *FLAG_COLUMNS)
-_OPTIONS = ("phone_column", "email_column", "default_region", "dask", *READ_OPTIONS)
+ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", "phone_type", *FLAG_COLUMNS)
+_OPTIONS = ("phone_column", "email_column", "default_region", "country_column", "names", "dask", *READ_OPTIONS)
 LARGE_FILE_BYTES = 512 * 1024 * 1024
 """A single contacts file larger than this is read as a Dask frame unless ``dask=False``."""
 
@@ -61,28 +75,107 @@ def _check_region(default_region: str | None) -> str:
     return default_region.upper()
 
 
-def _source(frame: pd.DataFrame, kind: str, given: str | None) -> str | None:
-    # the column holding recipients of this kind; a column the analyst named must exist
+_MOBILE_LINES = ("mobile", "fixed_line_or_mobile")
+
+
+def _mobile_share(values: pd.Series, region: str) -> float:
+    # the share of a phone column's valid numbers that are mobiles (or may be), by phonenumbers' metadata
+    phones, valid = normalise_phones(_best_values(values, "phone", region), region)
+    return float(number_types(phones[valid]).isin(_MOBILE_LINES).mean()) if valid.any() else 0.0
+
+
+def _chosen(frame: pd.DataFrame, kind: str, region: str) -> tuple[str | None, str]:
+    """The column holding recipients of ``kind`` when the analyst did not name one, and why it was taken.
+
+    Several phone columns (an export's "Phone Number" and "Mobile Phone Number", "Phone 1 - Value" and
+    "Phone 2 - Value"): a column named as a mobile wins; then a numbered column whose Type says Mobile in
+    most rows; then the column whose numbers are most often mobiles (phonenumbers' metadata). The choice
+    is logged once (``logging``, at INFO) and kept in the result's ``attrs["recipient_choice"]``."""
+    candidates = candidate_columns(frame, kind)
+    if len(candidates) > 1:  # said once, here: the frame's attrs keep it
+        column, why = _chosen_among(frame, kind, region, candidates)
+        others = ", ".join(repr(name) for name, _ in candidates if name != column)
+        log.info("read_contacts: %s recipients from %r (%s), not %s; name another with %s_column=.", kind, column,
+                 why, others, kind)
+        return column, why
+    return candidates[0] if candidates else (None, "")
+
+
+def _chosen_among(frame: pd.DataFrame, kind: str, region: str,
+                  candidates: list[tuple[str, str]]) -> tuple[str, str]:
+    if kind != "phone" or candidates[0][1] in ("named as a mobile column", "read_contacts' own column"):
+        return candidates[0]
+    names = [name for name, _ in candidates]
+    typed = {name: type_column for name in names if (type_column := numbered_type_column(frame, name)) is not None}
+    if typed:
+        said = {name: int(frame[column].map(folded, na_action="ignore").isin(MOBILE_TYPES).sum())
+                for name, column in typed.items()}
+        best = max(said, key=lambda name: said[name])
+        if said[best]:
+            return best, f"its {typed[best]!r} says mobile in {said[best]} of {len(frame)} rows"
+    shares = {name: _mobile_share(frame[name], region) for name in names}
+    best = max(names, key=lambda name: shares[name])
+    return best, f"{shares[best]:.0%} of its valid numbers are mobiles (the most of {', '.join(map(repr, names))})"
+
+
+def _best_values(values: pd.Series, kind: str, region: str) -> pd.Series:
+    """Multi-valued cells (``"+34 600 ::: +34 912"``, as Google Contacts writes them) reduced to one value each:
+    the first mobile (phones) or the first valid one, else the first."""
+    text = values.astype("str") if values.dtype == object or pd.api.types.is_string_dtype(values.dtype) else None
+    if text is None or not text.str.contains(MULTI_VALUE_SEPARATOR, regex=False, na=False).any():
+        return values
+    each = pd.Series(text.to_numpy(dtype=object)).str.split(MULTI_VALUE_SEPARATOR, regex=False).explode().str.strip()
+    row = each.index.to_numpy()  # the position of the cell each value came from
+    if kind == "phone":
+        phones, valid = normalise_phones(each, region)
+        score = valid.astype(int) + number_types(phones).isin(_MOBILE_LINES).to_numpy(dtype=int)
+    else:
+        score = valid_emails(each).astype(int)
+    order = np.lexsort((np.arange(len(each)), -score, row))  # per cell: best score first, then as written
+    first = order[np.r_[True, row[order][1:] != row[order][:-1]]]
+    return pd.Series(each.to_numpy(dtype=object)[first], index=values.index, name=values.name, dtype="str")
+
+
+def _source(frame: pd.DataFrame, kind: str, given: str | None, region: str) -> tuple[str | None, str]:
+    # the column holding recipients of this kind, and why; a column the analyst named must exist
     if given is None:
-        return None
+        return None, ""
     if not isinstance(given, str):
         raise InputError(f"{kind}_column must be a column name or None, not {type(given).__name__}.")
+    if folded(given) == kind and given not in frame.columns:
+        return _chosen(frame, kind, region)
     found = find_recipient_column(frame, kind, given)
     if found is None and folded(given) != kind:
         columns = ", ".join(map(str, frame.columns)) or "no columns"
         raise InputError(f"The contacts have no column {given!r} for {kind} recipients (given as {kind}_column=); "
                          f"columns are: {columns}.")
-    return found
+    return found, "named" if found == given else f"{given!r} as the contacts spell it"
 
 
-def _flags(frame: pd.DataFrame, sources: dict[str, str],
-           default_region: str) -> tuple[dict[str, pd.Series], dict[str, np.ndarray]]:
+def _phones_by_region(phones: pd.Series, regions: pd.Series | None,
+                      default_region: str) -> tuple[pd.Series, np.ndarray]:
+    """normalise_phones with each row's own region (national numbers only depend on it), once per region."""
+    if regions is None or (regions == default_region).all():
+        return normalise_phones(phones, default_region)
+    answer = pd.Series(np.full(len(phones), None, dtype=object), index=phones.index, name=phones.name, dtype="str")
+    valid = np.zeros(len(phones), dtype=bool)
+    codes, names = pd.factorize(regions)
+    for position, region in enumerate(names):
+        rows = np.flatnonzero(codes == position)
+        found, ok = normalise_phones(phones.iloc[rows], region)
+        answer.iloc[rows], valid[rows] = found.to_numpy(dtype=object), ok
+    return answer, valid
+
+
+def _flags(frame: pd.DataFrame, sources: dict[str, str], default_region: str,
+           regions: pd.Series | None) -> tuple[dict[str, pd.Series], dict[str, np.ndarray]]:
     recipients: dict[str, pd.Series] = {}
     valid: dict[str, np.ndarray] = {}
     if "phone" in sources:
-        recipients["phone"], valid["phone"] = normalise_phones(frame[sources["phone"]], default_region)
+        phones = _best_values(frame[sources["phone"]], "phone", default_region)
+        recipients["phone"], valid["phone"] = _phones_by_region(phones, regions, default_region)
     if "email" in sources:
-        recipients["email"] = clean_emails(frame[sources["email"]])
+        recipients["email"] = clean_emails(_best_values(frame[sources["email"]], "email", default_region))
         valid["email"] = valid_emails(recipients["email"])
     return recipients, valid
 
@@ -112,6 +205,8 @@ def read_contacts(
     phone_column: str | None = "phone",
     email_column: str | None = "email",
     default_region: str | None = "ES",
+    country_column: str | None = "country",
+    names: str | None = None,
     dask: bool | None = None,
     **read_options: Any,
 ) -> pd.DataFrame:
@@ -124,8 +219,26 @@ def read_contacts(
     - Recipient columns are found as analysts name them: ``phone_column="phone"`` (the default) means the
       phone column under its usual names (Phone, Mobile, Móvil, Telefone, ..., any case); another name
       means that column; ``None`` means none. Likewise ``email_column`` (Email, E-mail, Correo, ...).
+    - Exports of CRMs and contact books are read as they come (Google Contacts and Outlook CSV, HubSpot,
+      Salesforce, Mailchimp, Brevo, Zoho, and names in Spanish, Portuguese, German, French, Italian): with
+      several phone columns and no ``phone_column=``, a column named as a mobile wins (``Mobile Phone
+      Number``, ``MobilePhone``, ``Móvil``, ``Handy``, ...), then a numbered ``Phone N - Value`` whose
+      ``Phone N - Type`` / ``Label`` says Mobile in most rows, then the column whose numbers are most often
+      mobiles (phonenumbers' metadata). Cells holding several values (``"+34 912 ::: +34 600"``) give
+      their first mobile (phones) or first valid address (emails).
     - The result names them ``phone`` and ``email`` whatever they were called, and says where they came
-      from in ``result.attrs["recipient_columns"]`` (``{"phone": "Mobile"}``). Phones are in API form
+      from in ``result.attrs["recipient_columns"]`` (``{"phone": "Mobile"}``) and why in
+      ``result.attrs["recipient_choice"]``.
+    - Each row's own country: a country column (``country_column="country"``, the default, finds
+      ``country``, ``CC``, ``Country Code``, ``Country/Region``, ``MailingCountry``, ``País``, ``Land``, ...;
+      ISO codes, calling codes or names, see :mod:`sendframe.campaign.row_regions`) gives the region its
+      national numbers are read in; ``default_region`` for the rows without one.
+      ``result.attrs["row_regions"]`` names the column and counts rows per region. A ``timezone`` column
+      (``TIMEZONE``, ``Time Zone``) is kept and read by ``local_time`` / ``quiet_hours`` (see
+      :mod:`sendframe.campaign.schedule`).
+    - ``names="snake"``: the other columns renamed as a template can name them (``First Name`` ->
+      ``first_name``, ``MEMBER_RATING`` -> ``member_rating``), the mapping in ``result.attrs["column_names"]``
+      (``{"first_name": "First Name"}``); two columns that would get one name are an error. Phones are in API form
       (digits, country code first; ``+``, ``00``, spaces, ``(0)``, float columns repaired, national
       numbers get ``default_region``'s code) or missing when they cannot be repaired; emails are stripped.
       What was typed stays in ``phone_raw`` / ``email_raw``.
@@ -133,6 +246,10 @@ def read_contacts(
       second and later rows that repeat an earlier row's phone *or* email (emails compared ignoring case;
       missing and invalid values never count). To check only the column one channel sends to, use
       :func:`duplicate_recipients` (what ``sendframe send`` does).
+    - ``phone_type``: what kind of line each valid phone is, from phonenumbers' metadata (``mobile``,
+      ``fixed_line``, ``fixed_line_or_mobile``, ``toll_free``, ``premium_rate``, ``voip``, ...; see
+      :mod:`sendframe.api.number_types`), a categorical; missing for invalid phones. Preflight flags the
+      ones that cannot receive a text message for the SMS-like channels.
     - Every other column is kept unchanged as a substitution variable (files: as text, so leading zeros survive).
 
     ``dask=True`` (or, by default, several files: a folder, a glob, a list; or one file over 512 MB)
@@ -156,8 +273,9 @@ def read_contacts(
     if frame.columns.has_duplicates:
         twice = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
         raise InputError(f"The contacts name these columns more than once: {', '.join(twice)}; rename them first.")
-    found = (("phone", _source(frame, "phone", phone_column)), ("email", _source(frame, "email", email_column)))
-    sources = {kind: column for kind, column in found if column is not None}
+    found = {kind: _source(frame, kind, given, region) for kind, given in (("phone", phone_column),
+                                                                           ("email", email_column))}
+    sources = {kind: column for kind, (column, _) in found.items() if column is not None}
     if not sources:
         wanted = " or ".join(repr(c) for c in (phone_column, email_column) if c)
         raise InputError(
@@ -168,7 +286,12 @@ def read_contacts(
         if column != kind and kind in frame.columns:
             raise InputError(f"The contacts have a column {kind!r} besides {column!r}, the {kind} recipients "
                              f"(given as {kind}_column=); rename or drop one of them.")
-    recipients, valid = _flags(frame, sources, region)
+    country = find_country_column(frame, country_column) if "phone" in sources else None
+    if country_column not in (None, "country") and country is None:
+        raise InputError(f"The contacts have no column {country_column!r} (given as country_column=); columns are: "
+                         f"{', '.join(map(str, frame.columns))}.")
+    regions = row_regions(frame[country], region) if country is not None else None
+    recipients, valid = _flags(frame, sources, region, regions)
     out: dict[Any, pd.Series] = {}
     for column in frame.columns:
         source_of = next((k for k, c in sources.items() if c == column), None)
@@ -179,13 +302,36 @@ def read_contacts(
             out[column] = frame[column]
     for kind in sources:
         out[f"{kind}_valid"] = pd.Series(valid[kind], index=frame.index)
+    if "phone" in sources:
+        out["phone_type"] = number_types(recipients["phone"]).rename("phone_type")
     repeated = np.zeros(len(frame), dtype=bool)
     for kind in sources:
         repeated |= duplicate_recipients(recipients[kind], kind, valid=valid[kind]).to_numpy()
     out["duplicate"] = pd.Series(repeated, index=frame.index)
     result = pd.DataFrame(out, index=frame.index)
+    if names is not None:
+        result, renamed = _snake_columns(result, names)
+        result.attrs["column_names"] = renamed
     result.attrs["recipient_columns"] = dict(sources)
+    if country is not None and regions is not None:
+        counts = regions.value_counts()
+        result.attrs["row_regions"] = {"column": country, "rows": {str(k): int(v) for k, v in counts.items()}}
+    result.attrs["recipient_choice"] = {kind: why for kind, (column, why) in found.items() if column is not None}
     return result
+
+
+def _snake_columns(frame: pd.DataFrame, names: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The columns renamed as template variables can name them ({First Name} -> {first_name}), and the mapping."""
+    if names != "snake":
+        raise InputError(f"names= takes 'snake' (First Name -> first_name) or None, not {names!r}.")
+    renamed = {c: snake_name(c) for c in frame.columns if isinstance(c, str) and snake_name(c) != c}
+    taken: dict[str, str] = {}
+    for column in frame.columns:
+        new = renamed.get(column, column)
+        if new in taken:
+            raise InputError(f"names='snake' would name both {taken[new]!r} and {column!r} {new!r}; rename one first.")
+        taken[new] = str(column)
+    return frame.rename(columns=renamed), {new: old for old, new in renamed.items()}
 
 
 def _repeats(codes: np.ndarray) -> np.ndarray:

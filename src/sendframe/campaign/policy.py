@@ -7,6 +7,10 @@ outcome                why
 =====================  ==========================================================================
 skipped_invalid        the recipient is missing or not a valid phone number / email (preflight's
                        ``invalid_recipient``): the service would reject it (102)
+skipped_landline       an SMS, landing SMS or WhatsApp message to a number whose line cannot receive it:
+                       fixed line, toll free, premium rate, shared cost, UAN, voicemail, pager
+                       (preflight's ``landline``, from phonenumbers' metadata; ``fixed_line_or_mobile``
+                       is sent): it would be billed and never arrive
 skipped_suppressed     the recipient is on the suppression list given to the send (``opted_out``)
 skipped_frequency      the recipient was already sent ``n`` messages in the last ``days`` days
                        (``frequency_cap=(n, days)``, from earlier campaigns' ledgers or a history)
@@ -15,7 +19,7 @@ skipped_preflight      another preflight error of the row (a missing variable, t
 skipped_duplicate      the recipient already gets the message from an earlier row that is sent
 =====================  ==========================================================================
 
-``keep=`` names the reasons to send anyway (``"invalid"``, ``"suppressed"``, ``"frequency"``,
+``keep=`` names the reasons to send anyway (``"invalid"``, ``"landline"``, ``"suppressed"``, ``"frequency"``,
 ``"preflight"``, ``"duplicate"``): the service then answers for those rows as it would.
 
     >>> import pandas as pd
@@ -42,11 +46,12 @@ from sendframe.send_outcomes import SKIP_OUTCOMES
 __all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "repeat_reasons", "skipped_summary"]
 
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
-_RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}
+_RULE_REASON = {"invalid_recipient": "invalid", "landline": "landline", "opted_out": "suppressed"}
 _NO_REASON = -1
 _ACTIONS = pa.array(["send", *SKIP_OUTCOMES.values()], type=pa.large_string())  # by rank + 1
 _WHAT = {
     "invalid": "with a missing or invalid recipient",
+    "landline": "whose number's line cannot receive the message (fixed line, toll free, ...)",
     "suppressed": "on the suppression list",
     "frequency": "over the frequency cap",
     "preflight": "with a preflight error (see .preflight())",

@@ -11,6 +11,8 @@ Rules (the code the service would answer, docs/api-notes.md, in brackets):
 rule                     severity  when
 =======================  ========  ============================================================
 invalid_recipient        error     the phone number / email is not a valid recipient (102)
+landline                 error     SMS, landing SMS, WhatsApp: the number's line cannot receive the message
+                                   (fixed line, toll free, premium rate, ...: ``api.number_types``)
 duplicate_recipient      warning   the recipient appears in an earlier row: it gets it twice
 opted_out                error     the recipient is on the suppression list (108 if unsubscribed)
 missing_variable         error     a ``{variable}`` has no value in this row (107)
@@ -38,8 +40,6 @@ whatsapp_field_missing   error     a WhatsApp field column has no value in this 
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,10 +49,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sendframe.api.number_types import number_types, receives_sms
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
-from sendframe.campaign.columns import recipient_column
+from sendframe.campaign.columns import recipient_column, snake_name
 from sendframe.campaign.estimate import asked_encoding, recipients_valid
 from sendframe.campaign.measured import measure_rendered, measure_texts
 from sendframe.campaign.preview import render
@@ -84,9 +85,7 @@ _PHONE_HINT = " (digits only, country code first; sendframe.read_contacts repair
 
 
 def _snake(written: str) -> str:
-    name = written.strip("{} ").split("|")[0].strip()
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    return re.sub(r"[^0-9A-Za-z_]+", "_", ascii_name).strip("_").lower() or "name"
+    return snake_name(written.strip("{} ").split("|")[0].strip())
 
 
 # ---------------------------------------------------------------- column helpers
@@ -154,6 +153,22 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
             f"{column}: ", text_array(values[repeated]), " already appears in row ",
             label_texts(contacts.index, first[repeated]), "; it would receive the message twice."), "warning")
     return valid
+
+
+def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray) -> None:
+    """Valid numbers whose line cannot receive a text message (``read_contacts``' ``phone_type`` when it has it)."""
+    if column == "phone" and isinstance(contacts.get("phone_type", pd.Series()).dtype, pd.CategoricalDtype):
+        types = contacts["phone_type"]
+    else:
+        types = number_types(recipient_keys(contacts[column], "phone", default_region=None))
+    cannot = valid & ~receives_sms(types)
+    if cannot.any():
+        what = "a WhatsApp message" if channel == "whatsapp" else "a text message"
+        found.rows(cannot, column, "landline", joined(
+            f"{column}: ", text_array(contacts[column][cannot]), " is a ",
+            text_array(types[cannot].astype("str").str.replace("_", " ")),
+            f" number, which cannot receive {what}; a send leaves it out (skipped_landline) unless "
+            "keep='landline'."))
 
 
 def _suppressed_values(suppression: Any, channel: str, default_region: str) -> set[str]:
@@ -360,6 +375,8 @@ def preflight(
             parts = info.max_parts
     column = recipient_column(contacts, info.recipient, to, channel=channel)
     valid = _recipient_problems(found, contacts, channel, column)
+    if info.sends_sms or channel == "whatsapp":
+        _line_problems(found, contacts, channel, column, valid)
     blocked = _suppressed_values(suppression, channel, default_region)
     if blocked:
         _opted_out(found, contacts, channel, column, valid, blocked)
@@ -372,7 +389,8 @@ def preflight(
                            f"{written} is not a variable (a name holds letters, digits, _ . - and no spaces; a filter "
                            f"follows one |), so it would be sent as written. Rename the column, e.g. "
                            f"contacts.rename(columns={{{written.strip('{} ').split('|')[0].strip()!r}: "
-                           f"{_snake(written)!r}}}), and write {{{_snake(written)}}}.")
+                           f"{_snake(written)!r}}}) or read them with read_contacts(..., names='snake'), and write "
+                           f"{{{_snake(written)}}}.")
         try:
             parsed = templates.parse(template)
         except TemplateError as exc:

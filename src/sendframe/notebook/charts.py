@@ -62,6 +62,7 @@ SENT_OUTCOMES = ("accepted", "rejected", "unknown")
 LEFT_OUT_LABELS: dict[str, str] = {
     "skipped_invalid": "skipped: invalid recipient",
     "skipped_duplicate": "skipped: repeated recipient",
+    "skipped_landline": "skipped: landline",
     "skipped_suppressed": "skipped: suppressed",
     "holdout": "held out (control group)",
     "not_sent": "not sent yet",

@@ -29,8 +29,9 @@ from sendframe.send_outcomes import SKIP_OUTCOMES
 
 __all__ = ["Monitor", "monitor_summary_html", "skipped_counts"]
 
-_SKIPPED_LABELS = {"skipped_invalid": "invalid recipient", "skipped_suppressed": "suppressed",
-                   "skipped_preflight": "preflight error", "skipped_duplicate": "repeated recipient"}
+_SKIPPED_LABELS = {"skipped_invalid": "invalid recipient", "skipped_landline": "landline",
+                   "skipped_suppressed": "suppressed", "skipped_preflight": "preflight error",
+                   "skipped_duplicate": "repeated recipient"}
 
 
 def skipped_counts(results: pd.DataFrame) -> dict[str, int]:

@@ -31,6 +31,7 @@ _OUTCOME_LABELS = {
     "accepted": "accepted", "rejected": "rejected", "unknown": "unknown outcome", "not_sent": "not sent",
     "dry_run": "dry run", "skipped_invalid": "skipped: invalid recipient", "skipped_suppressed": "skipped: suppressed",
     "skipped_preflight": "skipped: preflight error", "skipped_duplicate": "skipped: repeated recipient",
+    "skipped_landline": "skipped: landline",
 }
 
 

@@ -121,7 +121,8 @@ def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.
 
 
 def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *, phone_column: str | None = "phone",
-                     email_column: str | None = "email", default_region: str = "ES", **read_options: Any) -> Any:
+                     email_column: str | None = "email", default_region: str = "ES",
+                     country_column: str | None = "country", names: str | None = None, **read_options: Any) -> Any:
     """``read_contacts`` of a large source as a Dask frame (see the module docstring).
 
     ``read_options`` go to ``dask.dataframe.read_csv`` (``blocksize``, ``sep``, ...) or ``read_parquet``.
@@ -130,14 +131,17 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
     """
     dd = dask_dataframe()
     raw = optimised(_raw_frame(source, read_options))
-    options = {"phone_column": phone_column, "email_column": email_column, "default_region": default_region}
+    options = {"phone_column": phone_column, "email_column": email_column, "default_region": default_region,
+               "country_column": country_column, "names": names}
     meta = read_contacts(meta_of(raw), **options)  # a table without a recipient column fails here, at once
     meta.index = pd.RangeIndex(0)
     # the source columns read_contacts found (Mobile, E-mail, ...), named exactly, so the candidates of
     # the duplicate flag read those columns alone and find them under the canonical phone / email
     sources: dict[str, str] = dict(meta.attrs.get("recipient_columns", {}))
-    pick_options = {**options, "phone_column": sources.get("phone"), "email_column": sources.get("email")}
-    recipients = list(sources.values())
+    country = meta.attrs.get("row_regions", {}).get("column")  # each row's region for its national numbers
+    pick_options = {**options, "phone_column": sources.get("phone"), "email_column": sources.get("email"),
+                    "country_column": country}
+    recipients = [*sources.values(), *([country] if country else [])]
     # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
     repeats = repeated_rows(raw, lambda part: _candidates(part[recipients], read_contacts, pick_options))
     repeats = persist(repeats)

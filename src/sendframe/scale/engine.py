@@ -76,7 +76,9 @@ def _preflight(function: Callable[..., Any], arguments: Mapping[str, Any]) -> An
 def _read_contacts(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     return contacts.read_partitioned(function, arguments["path_or_frame"], phone_column=arguments["phone_column"],
                                      email_column=arguments["email_column"],
-                                     default_region=arguments["default_region"] or "", **arguments["read_options"])
+                                     default_region=arguments["default_region"] or "",
+                                     country_column=arguments["country_column"], names=arguments["names"],
+                                     **arguments["read_options"])
 
 
 def _delivery_summary(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
