@@ -30,7 +30,7 @@ def sent_per_recipient(sb, recipients):
 
 
 def test_outcome_categories_say_not_sent_apart_from_rejected():
-    assert OUTCOMES == ("accepted", "rejected", "unknown", "not_sent", "dry_run", "skipped_invalid",
+    assert OUTCOMES == ("accepted", "rejected", "unknown", "not_sent", "dry_run", "skipped_invalid", "skipped_landline",
                         "skipped_suppressed", "skipped_frequency", "skipped_preflight", "skipped_duplicate", "holdout")
 
 
