@@ -68,6 +68,7 @@ _EXPORTS: dict[str, str] = {
     "send_whatsapp": "sendframe.campaign.shortcuts",
     "assign_variants": "sendframe.campaign.variants",
     "compare_variants": "sendframe.delivery.experiments",
+    "conversions": "sendframe.delivery.conversions",
     "variant_chart": "sendframe.notebook.experiment_charts",
 }
 
@@ -94,6 +95,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.campaign.shortcuts import send_whatsapp as send_whatsapp
     from sendframe.campaign.variants import assign_variants as assign_variants
     from sendframe.delivery.callbacks import read_callbacks as read_callbacks
+    from sendframe.delivery.conversions import conversions as conversions
     from sendframe.delivery.experiments import compare_variants as compare_variants
     from sendframe.delivery.metrics import delivery_summary as delivery_summary
     from sendframe.delivery.outcomes import outcomes as outcomes
