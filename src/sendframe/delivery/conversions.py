@@ -9,9 +9,9 @@ with any table of events (an orders export, a web analytics export). The rules, 
   orders is the ``34600123456`` the message went to; an email address matches case-insensitively.
 - **The window.** Each recipient's window starts at its anchor (``sent``: ``sent_at``, ``delivered``:
   ``delivered_at``, ``clicked``: ``clicked_at``) and lasts ``window`` (a fixed length pandas reads as a
-  Timedelta: ``"5D"``, ``"12h"``, ``pd.Timedelta(days=5)``): an event counts when ``anchor <= time < anchor + window``. A recipient without
-  its anchor (not delivered, not clicked, not sent) has no window and does not convert. Events before
-  the anchor never count.
+  Timedelta: ``"5D"``, ``"12h"``, ``pd.Timedelta(days=5)``): an event counts when
+  ``anchor <= time < anchor + window``. A recipient without its anchor (not delivered, not clicked,
+  not sent) has no window and does not convert. Events before the anchor never count.
 - **The holdout.** Rows whose ``outcome`` is ``holdout`` were never sent; each is anchored at the
   campaign's first send time (the earliest ``sent_at`` of the table), whatever ``anchor`` is, so the
   holdout's window is the one a sent recipient's would have been and it is a fair control.

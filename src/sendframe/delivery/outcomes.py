@@ -51,6 +51,9 @@ FAILED_STATUSES = frozenset({"UNDELIV", "EXPIRED", "REJECTD", "DELETED"})
 SKIPPED_OUTCOMES: tuple[str, ...] = (*SKIP_OUTCOMES.values(), "holdout")
 NOT_SENT_OUTCOMES = frozenset({"rejected", "not_sent", "dry_run", *SKIPPED_OUTCOMES})
 CONTACT_PREFIX = "contact_"  # a contact column named like an outcome column gets it
+# where assign_variants records the split (column, weights, seed, holdout); outcomes carries it to the outcome
+# table, so compare_variants can check the counts per variant against the weights
+VARIANTS_ATTR = "sendframe.variants"
 
 OUTCOME_COLUMNS: tuple[str, ...] = (
     "id", "campaign_id", "sending_id", "recipient", "country", "mnc", "outcome", "error_code",
@@ -328,6 +331,8 @@ def outcomes(
     message), then ``text`` when the results carry it, then every column of ``contacts``, so any of
     them can group ``delivery_summary(..., by=...)``. A contact column named like an outcome
     column is kept as ``contact_<name>``. Contacts the results do not cover get an empty outcome.
+    The split :func:`~sendframe.assign_variants` recorded on the contacts (or the results) is kept in
+    ``attrs["sendframe.variants"]``, so :func:`~sendframe.compare_variants` can check it.
 
     >>> table = sendframe.outcomes(results, callbacks, records, contacts)  # doctest: +SKIP
     >>> table.groupby("segment")["status"].value_counts()  # doctest: +SKIP
@@ -336,6 +341,10 @@ def outcomes(
     for carried in ("text", "reason", "variant"):  # what the send result says of each row beyond the answer
         if carried in results:
             table[carried] = results[carried].astype("string")
+    split = (contacts.attrs if isinstance(contacts, pd.DataFrame) else {}).get(VARIANTS_ATTR) \
+        or results.attrs.get(VARIANTS_ATTR)
+    if split is not None:
+        table.attrs[VARIANTS_ATTR] = split
     if contacts is None:
         return table
     if not isinstance(contacts, pd.DataFrame):
