@@ -69,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "assign_variants": "sendframe.campaign.variants",
     "compare_variants": "sendframe.delivery.experiments",
     "conversions": "sendframe.delivery.conversions",
+    "plan_test": "sendframe.delivery.planning",
     "variant_chart": "sendframe.notebook.experiment_charts",
 }
 
@@ -99,6 +100,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.delivery.experiments import compare_variants as compare_variants
     from sendframe.delivery.metrics import delivery_summary as delivery_summary
     from sendframe.delivery.outcomes import outcomes as outcomes
+    from sendframe.delivery.planning import plan_test as plan_test
     from sendframe.delivery.receiver import Receiver as Receiver
     from sendframe.delivery.records import fetch_records as fetch_records
     from sendframe.errors import ApiError as ApiError
