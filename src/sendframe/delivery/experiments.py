@@ -18,6 +18,9 @@ One row per variant of :func:`compare_variants`. The methods, from scipy and sta
   cost, cost per incremental conversion or return per unit spent (see
   :func:`~sendframe.delivery.statistics.per_known_cost` for why that interval is exact given the
   difference's).
+- **Watching while it runs** (``sequential=True``): the asymptotic confidence sequence of
+  Waudby-Smith et al. (2021) with the normal-mixture boundary of Howard et al. (2021), for each rate
+  or mean and each difference (unpooled variance), and its anytime-valid p-value.
 - **The split**: the counts per variant against the weights they were assigned with (chi-square),
   ``attrs["sample_ratio_p_value"]``, a :class:`~sendframe.errors.SendframeWarning` below 0.001.
 
@@ -60,15 +63,19 @@ from statsmodels.stats.proportion import (
 )
 
 from sendframe.api.wire import user_stacklevel
+from sendframe.delivery.lift import add_incremental, variant_costs
 from sendframe.delivery.outcomes import VARIANTS_ATTR
 from sendframe.delivery.statistics import (
     CORRECTIONS,
+    SEQUENTIAL,
+    SEQUENTIAL_TUNING,
     WELCH,
     adjusted_p_values,
+    anytime_p_value,
     capped,
     mean_interval,
-    per_known_cost,
     sample_ratio_p_value,
+    sequential_half_width,
     welch_comparison,
 )
 from sendframe.errors import InputError, SendframeWarning
@@ -255,42 +262,25 @@ def _check_sample_ratio(counts: dict[str, int], weights: dict[str, float] | None
     return p_value
 
 
-def _costs(cost: float | Mapping[str, float] | str, outcomes: pd.DataFrame, labels: pd.Series,
-           compared: list[str]) -> dict[str, float]:
-    """Each compared variant's cost: a number (one variant compared), a mapping, or a column summed."""
-    if isinstance(cost, str):
-        if cost not in outcomes:
-            raise InputError(f"cost={cost!r} is not a column of the frame; give the cost as a number, a mapping "
-                             f"per variant, or a cost column such as 'billed_cost'.")
-        spent = pd.to_numeric(outcomes[cost], errors="coerce").groupby(labels.astype("string")).sum()
-        return {name: float(spent.get(name, 0.0)) for name in compared}
-    if isinstance(cost, Mapping):
-        missing = [name for name in compared if name not in cost]
-        if missing:
-            raise InputError(f"cost has no amount for the variant(s) {missing}; give one per compared variant.")
-        return {name: float(cost[name]) for name in compared}
-    if isinstance(cost, bool) or not isinstance(cost, (int, float)):
-        raise InputError(f"cost must be a number, a mapping per variant or a cost column; got {cost!r}.")
-    if len(compared) != 1:
-        raise InputError(f"cost={cost!r} is one amount, but {len(compared)} variants are compared with the holdout "
-                         f"({compared}); give a mapping per variant or a cost column such as 'billed_cost'.")
-    return {compared[0]: float(cost)}
-
-
-def _add_incremental(table: pd.DataFrame, mean_metric: bool, costs: dict[str, float] | None) -> None:
-    """Incremental conversions or revenue (per-recipient difference x recipients) and, with costs, per cost."""
-    treated = table["test"] != "control"
-    for end in ("", "_low", "_high"):
-        table["incremental" + end] = np.where(treated, table["difference" + end] * table["recipients"].astype(float),
-                                              np.nan)
-    if costs is None:
-        return
-    table["cost"] = [costs.get(str(name), math.nan) for name in table["variant"]]
-    name = "return_per_cost" if mean_metric else "cost_per_incremental"
-    columns = table[["cost", "incremental", "incremental_low", "incremental_high"]].to_numpy(dtype=float)
-    ratios = [per_known_cost(*row, inverse=not mean_metric) for row in columns.tolist()]
-    for position, end in enumerate(("", "_low", "_high")):
-        table[name + end] = [ratio[position] for ratio in ratios]
+def _sequential(table: pd.DataFrame, moments: dict[str, tuple[float, float, int]], control: str, alpha: float,
+                tuning: int, rate: bool) -> None:
+    """Replace each interval and p-value by the anytime-valid ones (statistics.sequential_half_width)."""
+    _, control_variance, n_control = moments.get(control, (math.nan, math.nan, 0))
+    for position, name in enumerate(table["variant"].astype(str)):
+        if name not in moments or moments[name][2] == 0:
+            continue
+        mean, variance, n = moments[name]
+        half = float(sequential_half_width(variance / n, n, alpha, tuning))
+        low, high = mean - half, mean + half
+        table.loc[position, ["rate_low", "rate_high"]] = (max(low, 0.0), min(high, 1.0)) if rate else (low, high)
+        if name == control or not n_control:
+            continue
+        spread = variance / n + control_variance / n_control  # the difference's variance, unpooled
+        difference = float(table["difference"].to_numpy()[position])
+        half = float(sequential_half_width(spread, n + n_control, alpha, tuning))
+        table.loc[position, ["difference_low", "difference_high", "p_value", "test"]] = (
+            difference - half, difference + half, float(anytime_p_value(difference, spread, n + n_control, alpha,
+                                                                        tuning)), SEQUENTIAL)
 
 
 @keyword_checked
@@ -306,6 +296,8 @@ def compare_variants(
     cost: float | Mapping[str, float] | str | None = None,
     correction: str = "holm",
     weights: Mapping[str, float] | None = None,
+    sequential: bool = False,
+    sequential_tuning: int = SEQUENTIAL_TUNING,
 ) -> pd.DataFrame:
     """One row per variant: ``metric`` per recipient with its interval, difference from ``control``, p-value.
 
@@ -337,6 +329,11 @@ def compare_variants(
       keeps). The counts per variant are tested
       against it (chi-square): ``attrs["sample_ratio_p_value"]``, and a :class:`SendframeWarning` below
       0.001.
+    - ``sequential=True``: every interval and p-value in the same columns is anytime-valid (an
+      asymptotic confidence sequence; ``test`` says so), so the table may be read after every batch of
+      callbacks and the test stopped when an interval excludes 0, without inflating false positives.
+      ``sequential_tuning``: the recipients (both groups) at which the sequence is tightest; fix it
+      before the test starts. See :func:`~sendframe.delivery.statistics.sequential_half_width`.
 
         >>> import pandas as pd
         >>> frame = pd.DataFrame({"variant": ["A"] * 4 + ["B"] * 4, "clicked": [1, 1, 1, 0, 1, 0, 0, 0]})
@@ -395,6 +392,7 @@ def compare_variants(
     if cap is not None:
         values[in_population], top = capped(values[in_population], cap)
     members_of: dict[str, np.ndarray] = {}
+    moments: dict[str, tuple[float, float, int]] = {}  # per variant: mean, variance per recipient, recipients
     counts: dict[str, tuple[int, int, int]] = {}
     for name in names:
         members = (text == name).fillna(False).to_numpy(dtype=bool)
@@ -420,9 +418,11 @@ def compare_variants(
             group = values[members_of[name]]
             row["rate"] = float(group.mean()) if n else math.nan
             row["rate_low"], row["rate_high"] = mean_interval(group, alpha)
+            moments[name] = (row["rate"], float(group.var(ddof=1)) if n > 1 else math.nan, n)
         else:
             row["rate"] = x / n if n else math.nan
             row["rate_low"], row["rate_high"] = wilson_interval(x, n, alpha)
+            moments[name] = (row["rate"], row["rate"] * (1 - row["rate"]), n)
         if name == control:
             row.update(difference=0.0 if n else math.nan, difference_low=math.nan, difference_high=math.nan,
                        p_value=math.nan, test="control")
@@ -446,6 +446,8 @@ def compare_variants(
                           "note": "string"})
     for name in ("rate", "rate_low", "rate_high", "difference", "difference_low", "difference_high", "p_value"):
         table[name] = table[name].astype("float64")
+    if sequential:
+        _sequential(table, moments, control, alpha, sequential_tuning, rate=not mean_metric)
     tested = int(table["p_value"].notna().sum())
     table["p_value_adjusted"] = adjusted_p_values(table["p_value"].to_numpy(), correction)
     table["correction"] = pd.Series(np.where(table["test"].isin(["control", "not compared"]), "",
@@ -453,8 +455,10 @@ def compare_variants(
                                     dtype="string")
     if holdout is not None and control == holdout:
         compared = [name for name in names if name != control]
-        _add_incremental(table, mean_metric, _costs(cost, outcomes, labels, compared) if cost is not None else None)
+        costs = variant_costs(cost, outcomes, labels, compared) if cost is not None else None
+        add_incremental(table, mean_metric, costs)
     table.attrs = {"metric": metric, "control": control, "alpha": float(alpha), "holdout": holdout,
+                   "sequential": bool(sequential),
                    "without_variant": int(labels.isna().sum()), "cap": top, "correction": correction,
                    "sample_ratio_p_value": _check_sample_ratio({name: counts[name][0] for name in names},
                                                                _assigned_weights(outcomes, column, weights))}
