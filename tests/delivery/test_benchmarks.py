@@ -26,3 +26,12 @@ def test_the_outcomes_benchmark_quick_run_times_every_phase_and_says_whether_the
     for phase in ("message_outcomes(results, callbacks)", "delivery_summary(outcomes)", "sendframe report"):
         assert phase in done.stdout
     assert "goal (" in done.stdout
+
+
+def test_the_statistics_validation_quick_run_meets_every_goal():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "validate_statistics.py"), "--quick"], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for figure in ("fixed-sample z-test read at every look", "incremental revenue", "Holm:"):
+        assert figure in done.stdout
+    assert "all goals met" in done.stdout

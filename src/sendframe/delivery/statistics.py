@@ -142,7 +142,9 @@ def adjusted_p_values(p_values: Sequence[float] | np.ndarray, correction: str = 
     p = np.asarray(p_values, dtype=float)
     out = np.full(len(p), np.nan)
     tested = ~np.isnan(p)
-    if tested.any():
+    if tested.sum() == 1:  # one test needs no adjustment (and statsmodels' Holm runs gc.collect on every call)
+        out[tested] = p[tested]
+    elif tested.any():
         out[tested] = multipletests(p[tested], method=CORRECTIONS[correction][0])[1]
     return out
 
