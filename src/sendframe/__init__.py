@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "AuthenticationError": "sendframe.errors",
     "CampaignStoppedWarning": "sendframe.errors",
     "ConfigurationError": "sendframe.errors",
+    "DiskFullError": "sendframe.errors",
     "ErrorCode": "sendframe.errors",
     "InputError": "sendframe.errors",
     "LedgerInUseError": "sendframe.errors",
@@ -107,6 +108,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.errors import AuthenticationError as AuthenticationError
     from sendframe.errors import CampaignStoppedWarning as CampaignStoppedWarning
     from sendframe.errors import ConfigurationError as ConfigurationError
+    from sendframe.errors import DiskFullError as DiskFullError
     from sendframe.errors import ErrorCode as ErrorCode
     from sendframe.errors import InputError as InputError
     from sendframe.errors import LedgerInUseError as LedgerInUseError

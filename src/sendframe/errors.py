@@ -9,6 +9,7 @@
     │   └── LedgerMismatchError    a ledger that belongs to a campaign with other parameters
     ├── ConfigurationError         missing credentials, bad base URL, ...
     ├── LedgerInUseError           another run holds the ledger's lock
+    ├── DiskFullError (OSError)    a write failed because the disk holding a file is full (names the file)
     └── ApiError                   the service answered with an error object (code, description)
         ├── AuthenticationError    401 / 403
         ├── NotFoundError          404
@@ -21,10 +22,19 @@
 
 This module is the bottom layer: it imports nothing of sendframe, and every other module may import it.
 Error codes are those of the spec plus ours; see docs/api-notes.md.
+
+A full disk is met at every place sendframe writes (the ledger, the sandbox's database, the receiver's
+log, ``--out`` files, the report) by one rule, :func:`full_disk_error`: the write's ``OSError`` (ENOSPC)
+or SQLite's ``database or disk is full`` becomes a :class:`DiskFullError` that names the file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -50,6 +60,7 @@ class ErrorCode(IntEnum):
     RATE_LIMITED = 429
     SERVER_ERROR = 500
     UNAVAILABLE = 503
+    INSUFFICIENT_STORAGE = 507
 
 
 class SendframeError(Exception):
@@ -147,6 +158,103 @@ class LedgerMismatchError(InputError):
 
 class LedgerInUseError(SendframeError):
     """Another run is sending with this ledger right now (it holds the ledger's lock file)."""
+
+
+class DiskFullError(SendframeError, OSError):
+    """A write failed because the disk holding ``path`` is full. An ``OSError`` too (``errno`` ENOSPC).
+
+    Whatever failed to be written was not acknowledged or sent: ``advice`` says what to do once space is free.
+
+        >>> str(DiskFullError("/data/spring.ledger.sqlite", "free space and run again."))
+        'The disk holding /data/spring.ledger.sqlite is full: free space and run again.'
+    """
+
+    def __init__(self, path: str | os.PathLike[str], advice: str) -> None:
+        self.path = os.fspath(path)
+        self.advice = advice
+        super().__init__(errno.ENOSPC, f"The disk holding {self.path} is full: {advice}", self.path)
+
+    def __str__(self) -> str:  # OSError would add "[Errno 28]" and repeat the file name
+        return str(self.strerror)
+
+    def __reduce__(self) -> tuple[type[DiskFullError], tuple[str, str]]:
+        return type(self), (self.path, self.advice)
+
+
+# errno values of a write that found no room: no space left, or the user's disk quota used up
+_NO_ROOM = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+# below this many free bytes on its file system, an SQLite I/O error is taken to be the full disk
+_NEARLY_FULL = 64 * 1024
+
+
+def _free_bytes(path: str) -> int | None:
+    try:
+        stats = os.statvfs(os.path.dirname(os.path.abspath(path)))
+    except (OSError, AttributeError):  # no such folder; no statvfs (Windows)
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def full_disk_error(error: BaseException, path: str | os.PathLike[str], advice: str) -> DiskFullError | None:
+    """The :class:`DiskFullError` naming ``path`` when ``error`` (or its cause) comes from a full disk, else ``None``.
+
+    A full disk is an ``OSError`` whose errno is ENOSPC (or EDQUOT), SQLite's SQLITE_FULL ("database or disk
+    is full"), or another SQLite I/O error while the file system holding ``path`` has almost no free space
+    (SQLite reports some writes that found no room, e.g. growing its ``-shm`` file, as plain I/O errors).
+
+        >>> full_disk_error(OSError(errno.ENOSPC, "No space left on device"), "out.csv", "free space.").path
+        'out.csv'
+        >>> full_disk_error(sqlite3.OperationalError("database or disk is full"), "c.sqlite", "free space.") is None
+        False
+        >>> full_disk_error(PermissionError(errno.EACCES, "Permission denied"), "out.csv", "free space.") is None
+        True
+    """
+    seen: BaseException | None = error
+    chain: set[int] = set()
+    while seen is not None and id(seen) not in chain:
+        chain.add(id(seen))
+        if isinstance(seen, DiskFullError):
+            return seen
+        if isinstance(seen, OSError) and seen.errno in _NO_ROOM:
+            return DiskFullError(path, advice)
+        if isinstance(seen, sqlite3.Error):
+            code = getattr(seen, "sqlite_errorcode", None)
+            primary = code & 0xFF if isinstance(code, int) else None
+            if primary == sqlite3.SQLITE_FULL or (primary is None and "disk is full" in str(seen)):
+                return DiskFullError(path, advice)
+            if primary == sqlite3.SQLITE_IOERR:
+                free = _free_bytes(os.fspath(path))
+                if free is not None and free < _NEARLY_FULL:
+                    return DiskFullError(path, advice)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+@contextlib.contextmanager
+def naming_full_disk(path: str | os.PathLike[str], advice: str, *, torn: bool = False) -> Iterator[None]:
+    """Run the block that writes ``path``; a failure from a full disk is raised as :class:`DiskFullError`
+    (from the original error), any other failure as it is. ``torn``: the block writes the file whole, so
+    on a full disk the part written is removed rather than left to be read as if it were complete.
+
+        >>> with naming_full_disk("/dev/full", "free space."):  # doctest: +ELLIPSIS
+        ...     with open("/dev/full", "w") as file:
+        ...         _ = file.write("x")
+        Traceback (most recent call last):
+        ...
+        sendframe.errors.DiskFullError: The disk holding /dev/full is full: free space.
+    """
+    try:
+        yield
+    except (OSError, sqlite3.Error) as error:
+        full = full_disk_error(error, path, advice)
+        if full is None:
+            raise
+        if torn and os.path.isfile(path):  # a regular file only: never a device such as /dev/full
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        if full is error:
+            raise
+        raise full from error
 
 
 class SendframeWarning(UserWarning):

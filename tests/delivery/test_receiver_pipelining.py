@@ -69,3 +69,22 @@ def test_pipelined_notifications_whose_commit_fails_get_no_answer_and_leave_no_l
         assert pipelined(url, [f"{path}?id=later{i}" for i in range(4)]) == [200] * 4
     ids = read_callbacks(log)["id"].tolist()
     assert ids == [f"first{i}" for i in range(3)] + [f"later{i}" for i in range(4)]
+
+
+def test_pipelined_notifications_on_a_full_disk_get_507_for_the_first_and_nothing_acknowledged_is_lost(small_disk):
+    log = small_disk.path / "callbacks.log"
+    with Receiver(log) as receiver:
+        url = receiver.notification_url
+        path = urlsplit(url).path
+        small_disk.fill()
+        fitted = []
+        while (statuses := pipelined(url, [f"{path}?id=fit{len(fitted)}"])) == [200]:  # the last page's room
+            fitted.append(f"fit{len(fitted)}")
+        assert statuses == [507]
+        size = log.stat().st_size
+        # one commit fails: its first notification is answered 507 and the connection closes; none is acknowledged
+        assert pipelined(url, [f"{path}?id=lost{i}" for i in range(5)]) == [507]
+        assert log.stat().st_size == size
+        small_disk.free()
+        assert pipelined(url, [f"{path}?id=later{i}" for i in range(4)]) == [200] * 4
+    assert read_callbacks(log)["id"].tolist() == [*fitted, *(f"later{i}" for i in range(4))]

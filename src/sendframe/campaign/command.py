@@ -46,7 +46,7 @@ from sendframe.campaign.contacts import read_contacts
 from sendframe.campaign.message import Message
 from sendframe.campaign.policy import KEEP_REASONS, skipped_summary
 from sendframe.channels import CHANNELS, channel
-from sendframe.errors import InputError, RowsSkippedWarning
+from sendframe.errors import InputError, RowsSkippedWarning, naming_full_disk
 
 __all__ = ["NOT_FLAGS", "add_arguments", "default_ledger_path", "flag", "message_from_args", "message_ledger_path",
            "options_from_args", "run"]
@@ -170,7 +170,9 @@ def _show(frame: pd.DataFrame, rows: int) -> str:
 
 def _write(frame: pd.DataFrame, out: str | None) -> None:
     if out:
-        frame.to_csv(out, index=False)
+        with naming_full_disk(out, "the file was not written; free space and run the same command again (a send "
+                              "sends nothing twice: its ledger holds every answer).", torn=True):
+            frame.to_csv(out, index=False)
         print(f"wrote {len(frame)} rows to {out}")
 
 

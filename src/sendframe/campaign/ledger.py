@@ -31,6 +31,10 @@ The answer to a batch is checked item by item: each result item's ``to`` must na
 at that position (see :func:`same_recipient`). An item that does not, and a missing item, leave the row
 *unknown* with a reason, never the answer of another recipient.
 
+A full disk stops the write with ``DiskFullError`` naming the file, the transaction rolled back:
+at an intent the batch is not sent; at an answer the batch was sent and its rows stay unknown, so the
+next run (once there is space) does not send them again.
+
 Two runs on one ledger at once could send a row twice: a send holds :meth:`Ledger.exclusive`, an OS
 lock on the sibling file ``<ledger>.lock`` (kept on disk; the lock, not the file, is what counts), and a
 second run fails at once with :class:`LedgerInUseError`.
@@ -78,12 +82,14 @@ from sendframe.campaign.ledger_format import (
 from sendframe.campaign.ledger_keys import ROW_TAG_PARAM, decode_key, row_key, row_keys, row_tag
 from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import match_rows, same_recipient
-from sendframe.errors import InputError, LedgerMismatchError
+from sendframe.errors import InputError, LedgerMismatchError, naming_full_disk
 
 __all__ = ["ROW_TAG_PARAM", "SCHEMA_VERSION", "Ledger", "is_ledger", "row_key", "row_keys", "row_tag",
            "same_recipient"]
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
+_FULL_DISK_ADVICE = ("free space and run again with the same ledger (nothing unrecorded was sent; a batch sent "
+                     "whose answer could not be written stays unknown and is not sent again).")
 _LEDGER_TABLES = {"batches", "rows", "campaign"}
 
 
@@ -139,14 +145,15 @@ class Ledger:
         if read_only:
             self._db = self._open_read_only()
             return
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
-        try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._write(self._prepare_schema)
-        except BaseException:
-            self._db.close()
-            raise
+        with naming_full_disk(self.path, _FULL_DISK_ADVICE):
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._write(self._prepare_schema)
+            except BaseException:
+                self._db.close()
+                raise
 
     def _open_read_only(self) -> sqlite3.Connection:
         if not is_ledger(self.path):
@@ -207,18 +214,21 @@ class Ledger:
         """Run ``work(*args)`` (statements on ``self._db``) in one transaction: committed together or not at all.
 
         ``durable``: the commit waits until it is on disk (``synchronous=FULL``); otherwise it survives the
-        process dying but not a power cut (``NORMAL``), which is enough for what only turns unknown into known."""
-        with self._lock:
+        process dying but not a power cut (``NORMAL``), which is enough for what only turns unknown into known.
+
+        A full disk raises ``DiskFullError`` naming the ledger; nothing of the transaction is kept."""
+        with self._lock, naming_full_disk(self.path, _FULL_DISK_ADVICE):
             if durable != self._durable:
                 self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
                 self._durable = durable
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 work(*args)
+                self._db.execute("COMMIT")  # on a full disk the commit itself fails (the WAL cannot grow)
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite rolls back some failed commits itself
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def _execute(self, sql: str, params: Sequence[Any] = (), *, durable: bool = True) -> None:
         self._write(self._db.execute, sql, params, durable=durable)

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 from filelock import FileLock, Timeout
 
-from sendframe.errors import LedgerInUseError
+from sendframe.errors import LedgerInUseError, full_disk_error
 
 __all__ = ["hold"]
 
@@ -46,7 +46,12 @@ def _name_holder(lock_path: str) -> None:
 
 
 def _unusable(exc: OSError, ledger_path: str, lock_path: str) -> OSError:
-    """The same kind of OSError, saying which lock file could not be created or written and why."""
+    """The same kind of OSError, saying which lock file could not be created or written and why
+    (``DiskFullError`` when the disk is full)."""
+    full = full_disk_error(exc, lock_path, f"the lock file of the ledger {ledger_path} cannot be written, so nothing "
+                           "was sent; free space and run again with the same ledger.")
+    if full is not None:
+        return full
     return type(exc)(exc.errno, f"The lock file {lock_path} of the ledger {ledger_path} cannot be created or written "
                      f"({exc.strerror or exc}): the ledger's folder must be writable and have free space",
                      lock_path)

@@ -58,6 +58,7 @@ from sendframe.errors import (
     ApiError,
     AuthenticationError,
     CampaignStoppedWarning,
+    DiskFullError,
     InputError,
     NotSentError,
     SendframeWarning,
@@ -79,6 +80,7 @@ class _Run:
     tripped: bool = False
     last_unknown: str = ""
     not_attempted: int = 0
+    disk_full: DiskFullError | None = None
 
 
 def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
@@ -129,6 +131,37 @@ async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequen
             run.tripped = True
             stop.set()  # no new batch starts; batches in flight finish and are recorded
 
+    async def exchange(client: AsyncClient, batch: Batch) -> None:
+        """The intent, the POST, the answer: each step recorded before the next."""
+        sent = [recipients[i] for i in batch.positions]
+        # the ledger's commits wait for the disk: in a thread, so other batches' answers keep flowing meanwhile
+        await asyncio.to_thread(ledger.record_intent, batch.number, batch.fingerprint,
+                                [(keys[i], recipients[i]) for i in batch.positions])
+        try:
+            answer = await client.send_columns(channel, batch.encoded)
+        except UnknownOutcomeError as exc:
+            await asyncio.to_thread(ledger.record_failure, batch.number, "unknown", exc.code, exc.description,
+                                    exc.status)
+            ended(True, exc.description)
+        except AuthenticationError as exc:  # nothing processed; no point sending the rest
+            stop.set()
+            run.auth_failure = run.auth_failure or exc
+            await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code, exc.description,
+                                    exc.status)
+        except NotSentError as exc:
+            await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code,
+                                    f"{exc.description} Nothing was sent; run again with the same ledger to retry.",
+                                    exc.status)
+        except ApiError as exc:
+            state = "done" if exc.status == 400 else "not_sent"  # 400: rejected as a whole; 413 etc.: not processed
+            await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description,
+                                    exc.status)
+            if state == "done":
+                ended(False)
+        else:
+            unknown = await asyncio.to_thread(ledger.record_answer, batch.number, answer, sent=sent)
+            ended(unknown > 0, f"{unknown} answer item(s) did not name the recipient sent at their position")
+
     async def send_one(client: AsyncClient, batch: Batch) -> None:
         async with semaphore:
             if not stop.is_set():
@@ -142,34 +175,12 @@ async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequen
             if budget is not None and not budget.take(batch.positions):
                 progress.update(len(batch.positions))
                 return
-            sent = [recipients[i] for i in batch.positions]
-            # the ledger's commits wait for the disk: in a thread, so other batches' answers keep flowing meanwhile
-            await asyncio.to_thread(ledger.record_intent, batch.number, batch.fingerprint,
-                                    [(keys[i], recipients[i]) for i in batch.positions])
             try:
-                answer = await client.send_columns(channel, batch.encoded)
-            except UnknownOutcomeError as exc:
-                await asyncio.to_thread(ledger.record_failure, batch.number, "unknown", exc.code, exc.description,
-                                        exc.status)
-                ended(True, exc.description)
-            except AuthenticationError as exc:  # nothing processed; no point sending the rest
+                await exchange(client, batch)
+            except DiskFullError as exc:  # the ledger cannot record: no new batch starts, nothing unrecorded is sent
+                run.disk_full = run.disk_full or exc
                 stop.set()
-                run.auth_failure = run.auth_failure or exc
-                await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code, exc.description,
-                                        exc.status)
-            except NotSentError as exc:
-                await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code,
-                                        f"{exc.description} Nothing was sent; run again with the same ledger to retry.",
-                                        exc.status)
-            except ApiError as exc:
-                state = "done" if exc.status == 400 else "not_sent"  # 400: rejected as a whole; 413 etc.: not processed
-                await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description,
-                                        exc.status)
-                if state == "done":
-                    ended(False)
-            else:
-                unknown = await asyncio.to_thread(ledger.record_answer, batch.number, answer, sent=sent)
-                ended(unknown > 0, f"{unknown} answer item(s) did not name the recipient sent at their position")
+                return
             progress.update(len(batch.positions))
 
     channel, recipients = spec.channel, spec.recipients
@@ -279,6 +290,8 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
                                           budget=budget)
                 if run.auth_failure is not None:
                     raise run.auth_failure
+                if run.disk_full is not None:
+                    raise run.disk_full
             result = _result_from_ledger(journal, keys, spec.recipients, index)
     finally:
         if owned:

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+from sendframe.errors import DiskFullError, naming_full_disk
+
 logger = logging.getLogger("sendframe.delivery.receiver")
 
 MAX_TARGET = 4096          # longest request target (path + query) accepted, bytes
@@ -40,7 +42,11 @@ _FIELDS = re.compile(rb"[^&=]*=[^&]*(?:&[^&=]*=[^&]*)*")  # every field has a '=
 _HAS_ID = re.compile(rb"(?:^|&)id=[^&]")
 _NON_ASCII_ESCAPE = re.compile(rb"%[89A-Fa-f][0-9A-Fa-f]")
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-            413: "Content Too Large", 414: "URI Too Long", 431: "Request Header Fields Too Large"}
+            413: "Content Too Large", 414: "URI Too Long", 431: "Request Header Fields Too Large",
+            507: "Insufficient Storage"}
+_START_FULL = "the receiver cannot start; free space and start it again (the service retries its notifications)."
+_FULL = ("notifications are answered 507 and not logged until there is space again; the service sends them "
+         "again later, and nothing acknowledged is lost.")
 
 
 def _answer_bytes(status: int, keep: bool) -> bytes:
@@ -105,13 +111,16 @@ class LogWriter:
         self._end = 0  # length of the log up to its last committed line
 
     def open(self, header: bytes) -> None:
-        """Open (created readable by its owner only), drop a torn last line, append ``header``."""
+        """Open (created readable by its owner only), drop a torn last line, append ``header``.
+
+        A full disk raises ``DiskFullError`` naming the log."""
         new = not self.path.exists()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
-        _drop_torn_tail(self._fd)
-        self._end = os.lseek(self._fd, 0, os.SEEK_END)
-        self.append(header)
+        with naming_full_disk(self.path, _START_FULL):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+            _drop_torn_tail(self._fd)
+            self._end = os.lseek(self._fd, 0, os.SEEK_END)
+            self.append(header, _START_FULL)
         if new:  # make the new file's name itself durable
             directory = os.open(self.path.parent, os.O_RDONLY)
             try:
@@ -124,25 +133,28 @@ class LogWriter:
             os.close(self._fd)
             self._fd = -1
 
-    def append(self, data: bytes) -> None:
+    def append(self, data: bytes, advice: str = _FULL) -> None:
         """Commit ``data`` whole or not at all: a failed commit (disk full, ...) is cut off the log again.
 
         Otherwise the torn part of the failed batch would stay and the next batch would be
-        appended to it, spoiling a line that is then acknowledged.
+        appended to it, spoiling a line that is then acknowledged. A full disk raises ``DiskFullError``
+        naming the log (``advice`` says what happens next).
         """
-        if os.lseek(self._fd, 0, os.SEEK_END) != self._end:  # an earlier cut failed: cut before writing
-            self._cut_back()
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view):]
-            os.fsync(self._fd)
-        except OSError:
-            try:
+        with naming_full_disk(self.path, advice):
+            if os.lseek(self._fd, 0, os.SEEK_END) != self._end:  # an earlier cut failed: cut before writing
                 self._cut_back()
-            except OSError as exc:  # tried again before the next batch
-                logger.error("receiver: could not cut a failed write off the log: %s", exc)
-            raise
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view):]
+                os.fsync(self._fd)
+            except OSError:
+                try:
+                    if os.lseek(self._fd, 0, os.SEEK_END) != self._end:  # something of the batch was written
+                        self._cut_back()
+                except OSError as exc:  # tried again before the next batch
+                    logger.error("receiver: could not cut a failed write off the log: %s", exc)
+                raise
         self._end += len(data)
 
     def _cut_back(self) -> None:
@@ -213,7 +225,12 @@ class Listener:
         else:
             self._idle.set()
         error = future.exception()
-        if error is not None:  # disk full, ...: answer nothing rather than a false 200; the log is cut back
+        if isinstance(error, DiskFullError):  # 507, never a false 200; the log is cut back
+            logger.error("receiver: %s", error)
+            for connection in waiters:
+                connection.failed(507)
+            return
+        if error is not None:  # another failure: answer nothing rather than a false 200; the log is cut back
             logger.error("receiver: could not write the log: %s", error)
             for connection in waiters:
                 connection.failed()
@@ -346,10 +363,22 @@ class Connection(asyncio.Protocol):
             elif not self.listener.stopping:
                 self.serve()
 
-    def failed(self) -> None:
+    def failed(self, status: int | None = None) -> None:
+        """The commit of this connection's first waiting notification failed: the answers ready before it go
+        out, then ``status`` (none: the connection is cut off) and the connection closes. What the client sent
+        after it is not answered, so it is sent again."""
+        ready: list[bytes] = []
+        while self.answers and isinstance(first := self.answers[0], bytes):
+            ready.append(first)
+            self.answers.popleft()
         self.answers.clear()
-        if self.transport is not None:
-            self.transport.abort()
+        if status is None:
+            if self.transport is not None:
+                self.transport.abort()
+            return
+        self.last = True
+        self._write(b"".join([*ready, _ANSWERS[status, False]]))
+        self.close()
 
     def expire(self) -> None:
         """Past the deadline: a client that does not read is cut off; an idle one closed."""

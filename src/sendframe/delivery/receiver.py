@@ -10,9 +10,10 @@ commit). A client that does not read its answers within ``write_timeout`` second
 
 The log is append-only text: ``#params\\t<the notificationUrl's query, token left out>`` at each
 start, then one ``<arrival time, 32 characters>\\t<raw query>`` line per notification. A write
-that fails part-way (disk full) is cut off the log at once and its notifications get no 200; a
-restart drops a torn last line (never acknowledged) and appends after it. The log is created
-readable and writable by its owner only (0600): notifications name recipients.
+that fails part-way is cut off the log at once and its notifications get no 200 (on a full disk they
+are answered 507 Insufficient Storage, and the service sends them again later); a restart drops a torn
+last line (never acknowledged) and appends after it. The log is created readable and writable by its
+owner only (0600): notifications name recipients.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from sendframe.api.notifications import ESCAPE_CODES
 from sendframe.delivery.callbacks import LOG_READS, read_callbacks
 from sendframe.delivery.listener import Counters, Listener, LogWriter
 from sendframe.delivery.waiting import wait_for_final
-from sendframe.errors import ConfigurationError
+from sendframe.errors import ConfigurationError, DiskFullError
 from sendframe.options import keyword_checked
 
 logger = logging.getLogger(__name__)
@@ -192,6 +193,8 @@ class Receiver:
         error = cast("BaseException | None", self._error)  # set by the serving thread meanwhile
         if error is not None:
             self._thread.join()
+            if isinstance(error, DiskFullError):
+                raise error
             raise ConfigurationError(f"The receiver could not start on {self.host}:{self.port}: {error}")
         return self
 

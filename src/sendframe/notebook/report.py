@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from sendframe.errors import naming_full_disk
+
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
@@ -154,8 +156,11 @@ class Dashboard:
         return dashboard_html(self)
 
     def write_html(self, path: str | Path) -> str:
-        """Write :meth:`to_html` to ``path`` and return the path."""
-        Path(path).write_text(self.to_html(), encoding="utf-8")
+        """Write :meth:`to_html` to ``path`` and return the path; on a full disk ``DiskFullError`` names it
+        and no torn page is left behind."""
+        page = self.to_html()
+        with naming_full_disk(path, "the report was not written; free space and write it again.", torn=True):
+            Path(path).write_text(page, encoding="utf-8")
         return str(path)
 
 

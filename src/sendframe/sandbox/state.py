@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from os import PathLike
 from typing import Any
 
-from sendframe.errors import ConfigurationError
+from sendframe.errors import ConfigurationError, naming_full_disk
 from sendframe.pricing import load_prices
 from sendframe.sandbox import links, otp, store
 from sendframe.sandbox.accounts import Account, build_accounts
@@ -76,6 +76,7 @@ class SandboxState:
     seed: int = 0
     faults: Faults | None = None
     wake: asyncio.Event | None = None
+    db_path: str = ":memory:"  # the database file, named when its disk is full
     worker: Any = None  # worker.Worker, set when the server starts
     last_send: float = float("-inf")  # time.monotonic() of the latest send request (the worker's back-pressure)
     extra: list[Any] = field(default_factory=list)
@@ -99,9 +100,14 @@ class SandboxState:
             notifier = Notifier(allow_loopback=True, allow_networks=tuple(allow_networks))
         except ValueError as error:
             raise ConfigurationError(f"{error} (--allow-callback-network)") from None
-        connection = store.connect(db)
         extra = extra_schemas()
-        store.create_schema(connection, extra)
+        with naming_full_disk(db, "the sandbox cannot start; free space and start it again."):
+            connection = store.connect(db)
+            try:
+                store.create_schema(connection, extra)
+            except BaseException:
+                connection.close()
+                raise
         return cls(
             db=connection,
             clock=Clock(clock),
@@ -112,6 +118,7 @@ class SandboxState:
             public_url=public_url,
             seed=config.seed,
             extra=extra,
+            db_path=db,
         )
 
     def poke(self) -> None:

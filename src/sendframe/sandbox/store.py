@@ -1,7 +1,8 @@
 """Durable sandbox state in SQLite (WAL): messages, events, pending work, notifications, campaigns.
 
 The store knows nothing of HTTP. Every function takes the open connection; writes go through one
-transaction per call (``with db:``), many rows at a time (``executemany``).
+transaction per call (``with db:``), many rows at a time (``executemany``). On a full disk a write fails
+and its transaction is rolled back whole: the routes answer 507 (``web``), the worker tries again later.
 
     >>> db = connect(":memory:")
     >>> create_schema(db)
@@ -22,6 +23,7 @@ from typing import Any, overload
 from sendframe.errors import ConfigurationError
 
 __all__ = [
+    "FULL_DISK_ADVICE",
     "SCHEMA",
     "SENDING_DETAILS",
     "campaign_and_sending",
@@ -71,6 +73,10 @@ SCHEMA: tuple[str, ...] = (
         s.scheduled_at, s.expires_at, s.created_at, COALESCE(m.extra, s.extra) AS extra
     FROM messages AS m JOIN sendings AS s ON s.id = m.sending_id""",
 )
+
+# what a full disk under the database means, in the sandbox's log (a refused request is answered 507)
+FULL_DISK_ADVICE = ("the sandbox refuses the requests it cannot store (507, nothing of them kept) and its worker "
+                    "waits; free space and both go on.")
 
 _TABLE_NAME = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`]?(\w+)", re.IGNORECASE)
 

@@ -34,8 +34,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from sendframe.api.validation import decode_json, describe_problems, error_code, printable
-from sendframe.errors import ApiError, ErrorCode, RequestValidationError
+from sendframe.errors import ApiError, ErrorCode, RequestValidationError, full_disk_error
 from sendframe.sandbox.accounts import Account, check_credentials
+from sendframe.sandbox.store import FULL_DISK_ADVICE
 
 __all__ = [
     "EXCEPTION_HANDLERS",
@@ -222,6 +223,12 @@ def _refusal(exc: ApiError) -> Response:
 
 
 def _server_error(request: Request, exc: BaseException) -> Response:
+    state = getattr(request.app.state, "sandbox", None)
+    full = full_disk_error(exc, state.db_path, FULL_DISK_ADVICE) if state is not None else None
+    if full is not None:  # the transaction was rolled back: nothing of the request is stored or will be sent
+        log.error("%s %s: %s", request.method, request.url.path, full)
+        return error_response(507, ErrorCode.INSUFFICIENT_STORAGE, "The sandbox's disk is full: nothing of this "
+                              "request was stored or will be sent; send it again later.")
     log.error("unexpected error in %s %s", request.method, request.url.path, exc_info=exc)
     return error_response(500, ErrorCode.SERVER_ERROR, "The sandbox failed unexpectedly; the error is in its log.")
 

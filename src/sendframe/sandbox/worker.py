@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sendframe.errors import full_disk_error
 from sendframe.sandbox import carrier, store
 from sendframe.sandbox.notifier import RETRY_DELAYS
 from sendframe.sandbox.reports import moment_at, notification_urls, report_urls, second_at
@@ -288,8 +289,12 @@ class Worker:
                         await wake.wait()
             except asyncio.CancelledError:
                 raise
-            except Exception:  # keep serving; the failure is logged, the work stays due
-                log.exception("sandbox worker round failed")
+            except Exception as error:  # keep serving; the failure is logged, the work stays due
+                full = full_disk_error(error, self.state.db_path, store.FULL_DISK_ADVICE)
+                if full is not None:  # the round's transaction was rolled back whole: tried again, no traceback
+                    log.error("sandbox worker: %s", full)
+                else:
+                    log.exception("sandbox worker round failed")
                 await asyncio.sleep(0.5)
 
     def busy(self) -> bool:

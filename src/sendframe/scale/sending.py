@@ -42,7 +42,7 @@ from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.send_prepared import send_prepared
-from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning
+from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning, naming_full_disk
 from sendframe.scale.messages import sent_repeats, skipped_as_repeats, with_duplicates
 from sendframe.scale.repeats import ORDER_BITS, local_positions
 from sendframe.scale.runtime import (
@@ -147,7 +147,9 @@ def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
     """One partition's result as ``part.<n>.parquet``, in place at once (a reader never sees half a file)."""
     target = out / f"part.{number:05d}.parquet"
     temporary = out / f".part.{number:05d}.parquet.tmp"
-    result.to_parquet(temporary, index=True)  # the row positions as a column in every file, RangeIndex or not
+    with naming_full_disk(target, "the partition's result was not written; free space and run again with the same "
+                          "ledger (nothing is sent twice, the result is written again)."):
+        result.to_parquet(temporary, index=True)  # the row positions as a column in every file, RangeIndex or not
     os.replace(temporary, target)
 
 
