@@ -17,19 +17,12 @@ import sendframe
 from sendframe.delivery.experiments import compare_variants, difference_interval
 from sendframe.delivery.statistics import per_known_cost, sample_ratio_p_value
 from sendframe.errors import InputError, SendframeWarning
+from tests.delivery.test_experiments import frame_of
 
 
 def spend(groups: dict[str, list[float]], metric: str = "revenue") -> pd.DataFrame:
     return pd.DataFrame({"variant": [name for name, values in groups.items() for _ in values],
                          metric: [v for values in groups.values() for v in values]})
-
-
-def rates(counts: dict[str, tuple[int, int]]) -> pd.DataFrame:
-    variants, values = [], []
-    for name, (x, n) in counts.items():
-        variants += [name] * n
-        values += [True] * x + [False] * (n - x)
-    return pd.DataFrame({"variant": variants, "converted": values})
 
 
 def test_revenue_per_recipient_is_compared_by_welchs_formula():
@@ -64,13 +57,13 @@ def test_the_cap_is_one_pooled_quantile_applied_to_every_group():
     assert "capped at 3.25" in table.loc["A", "note"]
     assert frame["revenue"].max() == 100.0  # the input is not modified
     with pytest.raises(InputError, match="a rate, which has no tail"):
-        compare_variants(rates({"A": (1, 2), "B": (1, 2)}), "converted", cap=0.99)
+        compare_variants(frame_of({"A": (1, 2), "B": (1, 2)}), "converted", cap=0.99)
     with pytest.raises(InputError, match="between 0 and 1"):
         compare_variants(frame, "revenue", cap=99)
 
 
 def test_against_the_holdout_incremental_conversions_and_cost_per_incremental_conversion():
-    frame = rates({"A": (300, 1000), "holdout": (200, 1000)})
+    frame = frame_of({"A": (300, 1000), "holdout": (200, 1000)})
     table = compare_variants(frame, "converted", cost=250.0).set_index("variant")
     low, high = difference_interval(300, 1000, 200, 1000)
     assert low > 0
@@ -83,7 +76,7 @@ def test_against_the_holdout_incremental_conversions_and_cost_per_incremental_co
         (250 / (1000 * high), 250 / (1000 * low)))
     assert math.isnan(table.loc["holdout", "incremental"])
     # an interval that reaches 0: no upper bound on the cost of an extra conversion
-    small = compare_variants(rates({"A": (30, 100), "holdout": (20, 100)}), "converted", cost=25.0).iloc[0]
+    small = compare_variants(frame_of({"A": (30, 100), "holdout": (20, 100)}), "converted", cost=25.0).iloc[0]
     assert small["incremental_low"] < 0 and small["cost_per_incremental_high"] == math.inf
 
 
@@ -111,7 +104,7 @@ def test_per_known_cost_maps_the_interval_through_the_ratio():
 
 
 def test_several_variants_against_one_control_get_holm_adjusted_p_values():
-    frame = rates({"A": (60, 200), "B": (45, 200), "C": (52, 200), "holdout": (40, 200)})
+    frame = frame_of({"A": (60, 200), "B": (45, 200), "C": (52, 200), "holdout": (40, 200)})
     table = compare_variants(frame, "converted")
     compared = table[table["test"] != "control"]
     expected = multipletests(compared["p_value"].to_numpy(), method="holm")[1]
@@ -124,14 +117,14 @@ def test_several_variants_against_one_control_get_holm_adjusted_p_values():
     np.testing.assert_allclose(bh_compared["p_value_adjusted"].to_numpy(),
                                multipletests(bh_compared["p_value"].to_numpy(), method="fdr_bh")[1])
     assert set(bh_compared["correction"]) == {"Benjamini-Hochberg"}
-    one = compare_variants(rates({"A": (60, 200), "holdout": (40, 200)}), "converted").iloc[0]
+    one = compare_variants(frame_of({"A": (60, 200), "holdout": (40, 200)}), "converted").iloc[0]
     assert one["p_value_adjusted"] == one["p_value"] and one["correction"] == "none (one comparison)"
     with pytest.raises(InputError, match="correction='bonferoni' is not one of"):
         compare_variants(frame, "converted", correction="bonferoni")
 
 
 def test_a_split_unlike_its_weights_is_flagged():
-    frame = rates({"A": (50, 560), "B": (50, 440)})
+    frame = frame_of({"A": (50, 560), "B": (50, 440)})
     # chi-square by hand: expected 500 each, (60² + 60²) / 500 = 14.4 on one degree of freedom
     with pytest.warns(SendframeWarning, match="not the split they were assigned with"):
         table = compare_variants(frame, "converted", weights={"A": 0.5, "B": 0.5})
@@ -139,7 +132,7 @@ def test_a_split_unlike_its_weights_is_flagged():
     assert sample_ratio_p_value({"A": 1, "C": 1}, {"A": 1.0, "B": 1.0}) == 0.0  # a group nobody was assigned to
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        fair = compare_variants(rates({"A": (50, 510), "B": (50, 490)}), "converted", weights={"A": 1, "B": 1})
+        fair = compare_variants(frame_of({"A": (50, 510), "B": (50, 490)}), "converted", weights={"A": 1, "B": 1})
     assert fair.attrs["sample_ratio_p_value"] == pytest.approx(stats.chi2.sf(0.4, 1), rel=1e-9)
     assert math.isnan(compare_variants(frame, "converted").attrs["sample_ratio_p_value"])  # no weights known
 

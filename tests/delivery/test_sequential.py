@@ -11,14 +11,7 @@ from scipy import stats
 
 from sendframe.delivery.experiments import compare_variants
 from sendframe.delivery.statistics import SEQUENTIAL, anytime_p_value, sequential_half_width
-
-
-def rates(counts: dict[str, tuple[int, int]]) -> pd.DataFrame:
-    variants, values = [], []
-    for name, (x, n) in counts.items():
-        variants += [name] * n
-        values += [True] * x + [False] * (n - x)
-    return pd.DataFrame({"variant": variants, "converted": values})
+from tests.delivery.test_experiments import frame_of
 
 
 def half_width_by_hand(variance: float, n: int, alpha: float = 0.05, tuning: int = 5000) -> float:
@@ -30,7 +23,7 @@ def half_width_by_hand(variance: float, n: int, alpha: float = 0.05, tuning: int
 
 
 def test_the_sequential_difference_interval_and_p_value_follow_the_formula():
-    table = compare_variants(rates({"A": (300, 1000), "B": (240, 1000)}), "converted", sequential=True)
+    table = compare_variants(frame_of({"A": (300, 1000), "B": (240, 1000)}), "converted", sequential=True)
     row = table.set_index("variant").loc["B"]
     variance = 0.3 * 0.7 / 1000 + 0.24 * 0.76 / 1000  # unpooled
     half = half_width_by_hand(variance, 2000)
@@ -48,14 +41,14 @@ def test_the_sequential_difference_interval_and_p_value_follow_the_formula():
 
 
 def test_it_is_wider_than_the_fixed_sample_interval_and_agrees_with_its_p_value():
-    frame = rates({"A": (300, 1000), "B": (250, 1000)})
+    frame = frame_of({"A": (300, 1000), "B": (250, 1000)})
     fixed = compare_variants(frame, "converted").set_index("variant").loc["B"]
     watched = compare_variants(frame, "converted", sequential=True).set_index("variant").loc["B"]
     width = watched["difference_high"] - watched["difference_low"]
     assert width > 1.3 * (fixed["difference_high"] - fixed["difference_low"])
     assert watched["p_value"] > fixed["p_value"]
     for counts in ({"A": (300, 1000), "B": (240, 1000)}, {"A": (300, 1000), "B": (270, 1000)}):
-        row = compare_variants(rates(counts), "converted", sequential=True).iloc[1]
+        row = compare_variants(frame_of(counts), "converted", sequential=True).iloc[1]
         assert (row["p_value"] < 0.05) == (row["difference_high"] < 0 or row["difference_low"] > 0)
 
 
