@@ -99,6 +99,7 @@ SEND_METRICS: dict[str, str] = {
 Z_TEST = "two-proportion z-test"
 FISHER = "Fisher's exact test (an expected count < 5)"
 SMALLEST_EXPECTED_COUNT = 5
+ONE_SIDED_FISHER = {"two-sided": "two-sided", "smaller": "less", "larger": "greater"}  # statsmodels' -> scipy's
 
 
 def wilson_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
@@ -125,25 +126,30 @@ def difference_interval(x1: int, n1: int, x2: int, n2: int, alpha: float = 0.05)
     return (float(low), float(high))
 
 
-def two_proportion_test(x1: int, n1: int, x2: int, n2: int) -> tuple[float, str]:
-    """(two-sided p-value, name of the test) for ``x1/n1`` against ``x2/n2``.
+def two_proportion_test(x1: int, n1: int, x2: int, n2: int, alternative: str = "two-sided") -> tuple[float, str]:
+    """(p-value, name of the test) for ``x1/n1`` against ``x2/n2``.
 
     The pooled z-test, unless an expected cell count of the 2x2 table (under the pooled rate) is
-    below 5: then Fisher's exact test.
+    below 5: then Fisher's exact test. ``alternative``: ``"two-sided"``, or ``"smaller"`` (is
+    ``x1/n1`` below ``x2/n2``?) or ``"larger"``, one-sided.
 
         >>> p, test = two_proportion_test(45, 100, 30, 100); round(p, 4), test
         (0.0285, 'two-proportion z-test')
         >>> p, test = two_proportion_test(3, 4, 1, 4); round(p, 4), test
         (0.4857, "Fisher's exact test (an expected count < 5)")
+        >>> round(two_proportion_test(30, 100, 45, 100, alternative="smaller")[0], 4)
+        0.0142
     """
+    if alternative not in ONE_SIDED_FISHER:
+        raise InputError(f"alternative={alternative!r} is not one of {list(ONE_SIDED_FISHER)}.")
     if n1 == 0 or n2 == 0:
         return (math.nan, "no recipients")
     pooled = (x1 + x2) / (n1 + n2)
     expected = min(n1 * pooled, n1 * (1 - pooled), n2 * pooled, n2 * (1 - pooled))
     if expected < SMALLEST_EXPECTED_COUNT:
-        result = fisher_exact([[x1, n1 - x1], [x2, n2 - x2]], alternative="two-sided")
+        result = fisher_exact([[x1, n1 - x1], [x2, n2 - x2]], alternative=ONE_SIDED_FISHER[alternative])
         return (float(result.pvalue), FISHER)
-    _, p_value = proportions_ztest([x1, x2], [n1, n2], alternative="two-sided")
+    _, p_value = proportions_ztest([x1, x2], [n1, n2], alternative=alternative)
     return (float(p_value), Z_TEST)
 
 
