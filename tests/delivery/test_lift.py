@@ -60,6 +60,14 @@ def test_the_cap_is_one_pooled_quantile_applied_to_every_group():
         compare_variants(frame_of({"A": (1, 2), "B": (1, 2)}), "converted", cap=0.99)
     with pytest.raises(InputError, match="between 0 and 1"):
         compare_variants(frame, "revenue", cap=99)
+    # a row outside every variant does not move the cap
+    unlabelled = pd.concat([frame, pd.DataFrame({"variant": [None], "revenue": [1000.0]})], ignore_index=True)
+    assert compare_variants(unlabelled, "revenue", cap=0.75).attrs["cap"] == 3.25
+
+
+def test_revenue_without_values_is_refused_with_the_fix():
+    with pytest.raises(InputError, match="pass value="):
+        compare_variants(spend({"A": [math.nan], "holdout": [math.nan]}), "revenue")
 
 
 def test_against_the_holdout_incremental_conversions_and_cost_per_incremental_conversion():

@@ -370,6 +370,9 @@ def compare_variants(
     values = np.empty(0)
     if mean_metric:
         values = _mean_values(outcomes, metric)
+        if len(values) and np.isnan(values).all():
+            raise InputError(f"The column {metric!r} has no value in any row; for revenue, pass value= (the "
+                             "orders' amount column) to sendframe.conversions.")
         population = pd.Series(~np.isnan(values), index=outcomes.index)
         success = pd.Series(values > 0, index=outcomes.index)
         denominator = f"recipients with a value of {metric!r}"
@@ -395,8 +398,9 @@ def compare_variants(
     text = labels.astype("string")
     in_population: np.ndarray = population.to_numpy(dtype=bool)
     top = math.nan
-    if cap is not None:
-        values[in_population], top = capped(values[in_population], cap)
+    if cap is not None:  # pooled over the recipients compared: every variant's, and only theirs
+        compared_rows = in_population & text.notna().to_numpy(dtype=bool)
+        values[compared_rows], top = capped(values[compared_rows], cap)
     members_of: dict[str, np.ndarray] = {}
     moments: dict[str, tuple[float, float, int]] = {}  # per variant: mean, variance per recipient, recipients
     counts: dict[str, tuple[int, int, int]] = {}
