@@ -5,8 +5,10 @@ with any table of events (an orders export, a web analytics export). The rules, 
 (docs/api-notes.md, "Conversions"):
 
 - **The same person.** An event's recipient and an outcome's are compared by
-  :func:`~sendframe.api.recipient_columns.recipient_keys` (kind ``"any"``): ``+34 600 12 34 56`` in the
-  orders is the ``34600123456`` the message went to; an email address matches case-insensitively.
+  :func:`~sendframe.api.recipient_columns.recipient_keys`, of the kind the campaign's recipients are
+  (``"phone"`` when none is an email address, ``"email"`` when all are, else ``"any"``):
+  ``+34 600 12 34 56`` in the orders is the ``34600123456`` the message went to; an email address
+  matches case-insensitively.
 - **The window.** Each recipient's window starts at its anchor (``sent``: ``sent_at``, ``delivered``:
   ``delivered_at``, ``clicked``: ``clicked_at``) and lasts ``window`` (a fixed length pandas reads as a
   Timedelta: ``"5D"``, ``"12h"``, ``pd.Timedelta(days=5)``): an event counts when
@@ -42,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.recipient_columns import recipient_keys
+from sendframe.delivery.outcomes import positions_among, text_array
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 
@@ -118,6 +121,15 @@ def _values(events: pd.DataFrame, value: str) -> np.ndarray:
     return numbers.to_numpy(dtype=float, na_value=0.0)
 
 
+def _recipient_kind(recipients: pd.Series) -> str:
+    """``phone`` when no recipient is an email address, ``email`` when all are, else ``any``."""
+    emails = recipients.astype("string").str.contains("@", regex=False).to_numpy(dtype=bool, na_value=False)
+    present = recipients.notna().to_numpy(dtype=bool)
+    if not emails.any():
+        return "phone"
+    return "email" if emails[present].all() else "any"
+
+
 def _anchors(outcomes: pd.DataFrame, anchor: str) -> np.ndarray:
     """Each row's window start (int64 ns, NaT where it has none); the holdout at the first send time."""
     if anchor not in ANCHORS:
@@ -191,11 +203,13 @@ def conversions(
     event_times = _utc_nanoseconds(events[at], f"The events' {at!r}")
     amounts = _values(events, value) if value is not None else np.zeros(len(events))
 
-    # one integer per person, shared by both tables: the outcome's recipient is in API form already
-    row_keys = recipient_keys(outcomes["recipient"], "any", default_region=None)
-    event_keys = recipient_keys(events[on], "any", default_region=default_region)
-    codes, _ = pd.factorize(pd.concat([row_keys, event_keys], ignore_index=True))
-    row_codes, event_codes = codes[:len(outcomes)], codes[len(outcomes):]
+    # one integer per person, shared by both tables: the outcome's recipient is in API form already; the events
+    # are keyed the way the campaign's recipients are (phones, emails, or each value by what it is)
+    kind = _recipient_kind(outcomes["recipient"])
+    row_keys = recipient_keys(outcomes["recipient"], kind, default_region=None)
+    event_keys = recipient_keys(events[on], kind, default_region=default_region)
+    row_codes, people = pd.factorize(row_keys)
+    event_codes = positions_among(text_array(event_keys), text_array(pd.Series(people, dtype="str")))
     kept = chosen & (event_codes >= 0) & (event_times != missing)
     event_codes, event_times, amounts = event_codes[kept], event_times[kept], amounts[kept]
     has_window = (row_codes >= 0) & (starts != missing)

@@ -112,8 +112,12 @@ class LatestStatus:
     billed: np.ndarray  # per id: the cost billed (float, NaN when no notification says)
 
 
-def _text_array(values: pd.Series) -> pa.Array:
-    """A column as one Arrow large_string array (missing values null)."""
+def text_array(values: pd.Series) -> pa.Array:
+    """A column as one Arrow large_string array (missing values null).
+
+    >>> text_array(pd.Series(["a1", None])).to_pylist()
+    ['a1', None]
+    """
     text = values if isinstance(values.dtype, pd.StringDtype) else values.astype("string")
     array = pa.array(text, type=pa.large_string(), from_pandas=True)
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
@@ -156,7 +160,7 @@ def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
     >>> latest.ids.to_pylist(), latest.status.tolist(), latest.rows.tolist()
     (['a1', 'b2'], ['DELIVRD', 'ACCEPTD'], [0, 2])
     """
-    ids = _text_array(callbacks["id"])
+    ids = text_array(callbacks["id"])
     present = np.flatnonzero(np.asarray(ids.is_valid()))
     encoded = pc.dictionary_encode(ids.take(pa.array(present)) if len(present) < len(ids) else ids)
     code = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -192,8 +196,12 @@ def _first_event_dates(ids: pa.Array, dates: np.ndarray, chosen: np.ndarray) -> 
     return _FirstDates(encoded.dictionary.cast(pa.large_string()), earliest.to_numpy(dtype="datetime64[us]"))
 
 
-def _positions(keys: pa.Array, values: pa.Array) -> np.ndarray:
-    """Each key's position among ``values`` (-1 where absent); a missing key matches a missing value."""
+def positions_among(keys: pa.Array, values: pa.Array) -> np.ndarray:
+    """Each key's position among ``values`` (-1 where absent); a missing key matches a missing value.
+
+    >>> positions_among(pa.array(["b", "z"]), pa.array(["a", "b"])).tolist()
+    [1, -1]
+    """
     found = pc.index_in(keys, value_set=values)
     return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
@@ -255,10 +263,10 @@ def message_outcomes(
     billed = np.full(size, np.nan)
     clicked = pd.Series(False, index=results.index, dtype="boolean")
 
-    by_id = _text_array(out["id"])
+    by_id = text_array(out["id"])
     if callbacks is not None and not callbacks.empty:
         latest = latest_per_message(callbacks)
-        found = _positions(by_id, latest.ids)
+        found = positions_among(by_id, latest.ids)
         rows = np.flatnonzero((found >= 0) & _among(outcome, ["accepted"]))
         which = found[rows]
         decided = latest.rows[which]  # the notification (row of the callbacks) that decides each hit's status
@@ -277,7 +285,7 @@ def message_outcomes(
         events = getattr(records, "events", None)
         if messages is not None and not messages.empty:
             known = messages.drop_duplicates("id")
-            found = _positions(by_id, _text_array(known["id"]))
+            found = positions_among(by_id, text_array(known["id"]))
             rows = np.flatnonzero(found >= 0)
             if "is_clicked" in known:
                 clicked.iloc[rows] = known["is_clicked"].astype("boolean").iloc[found[rows]].to_numpy()
@@ -287,11 +295,11 @@ def message_outcomes(
         if events is not None and not events.empty:
             dates = utc_instants(events["date"])
             kinds = events["type"].to_numpy(dtype=object)
-            event_ids = _text_array(events["id"])
+            event_ids = text_array(events["id"])
             # record events carry seconds, notifications only minutes: the events win where both exist
             for kind, target in (("sent", sent_at), ("delivered", delivered_at)):
                 first = _first_event_dates(event_ids, dates, kinds == kind)
-                found = _positions(by_id, first.ids)
+                found = positions_among(by_id, first.ids)
                 rows = np.flatnonzero(found >= 0)
                 target[rows] = first.dates[found[rows]]
             # a delivered event is as good as a DELIVRD notification
