@@ -88,6 +88,17 @@ def test_only_the_named_events_count_and_without_value_revenue_is_missing():
     assert not none["converted"].any() and none["converted_at"].isna().all()
 
 
+def test_a_national_number_in_the_outcome_table_is_read_in_default_region():
+    # the send result keeps the contact's value as typed: a holdout row's "612 34 56 78" is +34 612 34 56 78
+    table = outcome_table()
+    table.loc[12, "recipient"] = "612 34 56 78"
+    events = pd.DataFrame({"recipient": ["+34612345678"], "time": utc("2026-11-21 10:00")})
+    assert conversions(table, events, window="5D").loc[12, "converted"]
+    in_portugal = conversions(table.assign(recipient=table["recipient"].replace("612 34 56 78", "912345678")),
+                              events.assign(recipient="+351912345678"), window="5D", default_region="PT")
+    assert in_portugal.loc[12, "converted"]
+
+
 def test_the_input_is_not_modified_and_the_columns_are_added():
     table, events = outcome_table(), pd.DataFrame({"recipient": ["34600000001"], "time": utc("2026-11-21 11:00")})
     before = table.copy()

@@ -14,9 +14,12 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
 import sendframe
+from sendframe.api.client import Client
 from sendframe.delivery.experiments import compare_variants, difference_interval
+from sendframe.delivery.records import fetch_records
 from sendframe.delivery.statistics import per_known_cost, sample_ratio_p_value
 from sendframe.errors import InputError, SendframeWarning
+from sendframe.sandbox import Sandbox
 from tests.delivery.test_experiments import frame_of
 
 
@@ -166,3 +169,34 @@ def test_the_weights_assign_variants_used_travel_through_outcomes_and_conversion
     # a filter after the split that drops most of A: flagged
     with pytest.warns(SendframeWarning, match="suspect"):
         compare_variants(found[(found["variant"] != "A") | (found.index % 3 == 0)], "converted")
+
+
+def test_a_campaign_sent_to_the_sandbox_is_measured_from_send_to_revenue_per_unit_spent(tmp_path):
+    """Real HTTP: assign_variants -> variants(...).send -> records -> outcomes -> conversions -> compare_variants."""
+    with Sandbox(clock="manual") as sb, Client(sb.base_url, sb.username, sb.api_password) as client:
+        contacts = pd.DataFrame({"phone": [f"34612345{i:03d}" for i in range(120)], "name": "Ana"})
+        contacts = sendframe.assign_variants(contacts, {"A": 0.5, "holdout": 0.5}, seed=11)
+        test = sendframe.variants({"A": sendframe.sms("Hi {name}, 10% off", sender="Shop")})
+        results = test.send(contacts, client=client, ledger=tmp_path / "lift.sqlite", progress=False)
+        sb.advance(3600)
+        records = fetch_records(results["id"], client=client)
+        estimate = test.estimate(contacts)
+    table = sendframe.outcomes(results, records=records, contacts=contacts, estimate=estimate)
+    first_send = table["sent_at"].min()
+    # every third contact orders an hour after the first send, typed as a national number with spaces; one order
+    # comes before the first send and never counts
+    buyers = contacts.iloc[::3]
+    orders = pd.DataFrame({"customer": buyers["phone"].str[2:5] + " " + buyers["phone"].str[5:8] + " "
+                           + buyers["phone"].str[8:], "time": first_send + pd.Timedelta("1h"), "amount": 20.0})
+    orders.loc[len(orders)] = ["612 345 001", first_send - pd.Timedelta("1h"), 500.0]
+    found = sendframe.conversions(table, orders, window="5D", on="customer", value="amount")
+    delivered = found["status"] == "DELIVRD"
+    holdout = found["variant"] == "holdout"
+    expected = found.index.isin(buyers.index) & (delivered | holdout)
+    assert (found["converted"] == expected).all() and expected.sum() > 10
+    assert found.loc[expected, "revenue"].eq(20.0).all() and found.loc[~expected, "revenue"].eq(0.0).all()
+    compared = compare_variants(found, "revenue", cost="estimated_cost").set_index("variant")
+    spent = found.loc[found["variant"] == "A", "estimated_cost"].sum()
+    assert spent > 0 and compared.loc["A", "cost"] == pytest.approx(spent)
+    assert compared.loc["A", "return_per_cost"] == pytest.approx(compared.loc["A", "incremental"] / spent)
+    assert compared.attrs["sample_ratio_p_value"] > 0.001

@@ -169,7 +169,8 @@ def conversions(
 
     ``outcomes`` is :func:`sendframe.outcomes`' table (``recipient``, ``outcome``, ``sent_at``,
     ``delivered_at``; a ``clicked_at`` column for ``anchor="clicked"``). ``events`` is any frame with a
-    recipient column ``on`` (phones in any form, ``default_region`` for national numbers, or emails),
+    recipient column ``on`` (phones in any form, or emails; ``default_region``, the region the contacts were
+    sent with, reads national numbers on both sides),
     a tz-aware time column ``at``, optionally the event-name columns and the names to count
     (``event={"type": "purchase"}``) and a numeric ``value`` column summed into ``revenue``. The rules
     (window ``[anchor, anchor + window)``, holdout anchored at the first send time, first event
@@ -203,10 +204,11 @@ def conversions(
     event_times = _utc_nanoseconds(events[at], f"The events' {at!r}")
     amounts = _values(events, value) if value is not None else np.zeros(len(events))
 
-    # one integer per person, shared by both tables: the outcome's recipient is in API form already; the events
-    # are keyed the way the campaign's recipients are (phones, emails, or each value by what it is)
+    # one integer per person, shared by both tables, both keyed the way the campaign's recipients are (phones,
+    # emails, or each value by what it is); the outcome's recipient is the contact's value as the send got it
+    # (a national number among them), so both sides read national numbers in default_region
     kind = _recipient_kind(outcomes["recipient"])
-    row_keys = recipient_keys(outcomes["recipient"], kind, default_region=None)
+    row_keys = recipient_keys(outcomes["recipient"], kind, default_region=default_region)
     event_keys = recipient_keys(events[on], kind, default_region=default_region)
     row_codes, people = pd.factorize(row_keys)
     event_codes = positions_among(text_array(event_keys), text_array(pd.Series(people, dtype="str")))
