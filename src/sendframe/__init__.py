@@ -56,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     "Receiver": "sendframe.delivery.receiver",
     "dashboard": "sendframe.notebook.charts",
     "delivery_summary": "sendframe.delivery.metrics",
+    "low_delivery": "sendframe.delivery.low_delivery",
     "estimate_totals": "sendframe.campaign.estimate",
     "outcomes": "sendframe.delivery.outcomes",
     "fetch_records": "sendframe.delivery.records",
@@ -99,6 +100,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.delivery.callbacks import read_callbacks as read_callbacks
     from sendframe.delivery.conversions import conversions as conversions
     from sendframe.delivery.experiments import compare_variants as compare_variants
+    from sendframe.delivery.low_delivery import low_delivery as low_delivery
     from sendframe.delivery.metrics import delivery_summary as delivery_summary
     from sendframe.delivery.outcomes import outcomes as outcomes
     from sendframe.delivery.planning import plan_test as plan_test

@@ -155,6 +155,7 @@ def test_the_weights_assign_variants_used_travel_through_outcomes_and_conversion
     results = pd.DataFrame({"id": [None if h else f"m{i}" for i, h in enumerate(holdout)],
                             "accepted": ~holdout, "outcome": np.where(holdout, "holdout", "accepted"),
                             "recipient": contacts["phone"]}, index=contacts.index)
+    contacts.attrs["recipient_columns"] = {"phone": "Mobile"}  # as read_contacts leaves it: other attrs too
     table = sendframe.outcomes(results, contacts=contacts.drop(columns="variant").assign(variant=contacts["variant"]))
     assert table.attrs["sendframe.variants"]["weights"] == {"A": 0.45, "B": 0.45, "holdout": 0.1}
     events = pd.DataFrame({"recipient": contacts["phone"].iloc[:50], "time": pd.Timestamp("2026-11-21", tz="UTC")})

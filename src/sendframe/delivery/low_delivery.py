@@ -45,8 +45,8 @@ def low_delivery(
     :func:`~sendframe.delivery.metrics.delivery_summary` groups by (``operator``, ``country``, ...).
     Rates are delivered over accepted. ``p_value``: one-sided, the group's rate below the rest's
     (every other group's messages together); ``p_value_adjusted`` by ``correction`` (``"holm"`` or
-    ``"benjamini-hochberg"``) over the groups; ``flagged`` when it is below ``alpha``. A group with no
-    accepted message has no test. The table is not modified.
+    ``"benjamini-hochberg"``) over the groups; ``flagged`` when it is below ``alpha``. Groups with no
+    accepted message (rows skipped or never sent) are left out. The table is not modified.
 
         >>> import pandas as pd
         >>> from sendframe.delivery.outcomes import message_outcomes
@@ -65,6 +65,7 @@ def low_delivery(
     if correction not in CORRECTIONS:
         raise InputError(f"correction={correction!r} is not one of {list(CORRECTIONS)}.")
     summary = summarise_outcomes(outcomes, by=by)
+    summary = summary[summary["accepted"] > 0].reset_index(drop=True)  # groups never sent have nothing to test
     keys = [c for c in summary.columns if c not in SUMMARY_COLUMNS]  # by, with country before an mnc
     accepted = summary["accepted"].to_numpy(dtype=np.int64)
     delivered = summary["delivered"].to_numpy(dtype=np.int64)

@@ -367,4 +367,6 @@ def outcomes(
         raise InputError(f"{len(strangers)} row(s) of the results are not rows of the contacts (index "
                          f"{strangers[:5].tolist()}); pass the contact table the results were sent from.")
     own = contacts.rename(columns={c: CONTACT_PREFIX + str(c) for c in contacts.columns if c in table.columns})
-    return table.reindex(contacts.index).join(own)
+    joined = table.reindex(contacts.index).join(own)
+    joined.attrs = dict(table.attrs)  # a join keeps attrs only when both sides' are equal
+    return joined
