@@ -165,4 +165,4 @@ def test_benchmark_runs_quick_and_prints_a_ratio():
 def test_read_contacts_validity_flags_count_only_for_the_column_they_describe():
     contacts = read_contacts(pd.DataFrame({"email": ["ana@example.com"], "work": ["not-an-email"]}))
     assert estimate(contacts, "Hi", channel="mailing")["billable"].tolist() == [True]
-    assert estimate(contacts, "Hi", channel="mailing", to_column="work")["billable"].tolist() == [False]
+    assert estimate(contacts, "Hi", channel="mailing", to="work")["billable"].tolist() == [False]

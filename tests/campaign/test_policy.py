@@ -7,7 +7,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sendframe.campaign.policy import KEEP_REASONS, SKIP_OUTCOMES, plan_rows
+from sendframe.campaign.policy import KEEP_REASONS, plan_rows
+from sendframe.send_outcomes import SKIP_OUTCOMES
 
 RULES = ["invalid_recipient", "opted_out", "missing_variable", "too_many_parts", "duplicate_recipient"]
 _RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}

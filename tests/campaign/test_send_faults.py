@@ -13,8 +13,8 @@ import pytest
 from sendframe import send_sms
 from sendframe.api.client import Client
 from sendframe.campaign.ledger import Ledger
-from sendframe.campaign.policy import OUTCOMES
 from sendframe.errors import AuthenticationError, CampaignStoppedWarning, SendframeWarning
+from sendframe.send_outcomes import OUTCOMES
 from tests.conftest import FAST_RETRY as FAST
 
 _next = iter(range(99_999))

@@ -27,7 +27,6 @@ from sendframe.api.models import parse_request
 from sendframe.api.wire import EncodedRequest, normalise_channel, wire_json
 from sendframe.campaign.ledger import row_keys
 from sendframe.channels import channel as channel_info
-from sendframe.channels import channels_where
 from sendframe.errors import InputError
 from sendframe.text.templates import column_to_arrow, parse
 
@@ -99,7 +98,7 @@ class CampaignSpec:
 
     @classmethod
     def build(cls, contacts: pd.DataFrame, channel: str, request_fields: Mapping[str, Any], *,
-              to_column: str | None = None, notification_url: str | None = None,
+              to: str | None = None, notification_url: str | None = None,
               row_fields: Mapping[str, Sequence[Any]] | None = None,
               rows: np.ndarray | None = None) -> CampaignSpec:
         """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem.
@@ -123,16 +122,16 @@ class CampaignSpec:
         for reserved in ("to", "sub", "messages", "notificationUrl"):
             if reserved in fields:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
-        to_column = to_column or channel_info(channel).recipient
+        column = to or channel_info(channel).recipient
 
         def values(series: pd.Series) -> list[str | None]:
             return _text_values(series if rows is None else series[rows])
 
-        recipients = values(_column(contacts, to_column, "recipient"))
+        recipients = values(_column(contacts, column, "recipient"))
         missing = ([label for label, value in zip(contacts.index, recipients, strict=True) if value is None]
                    if rows is None and None in recipients else [])
         if missing:
-            raise InputError(f"{len(missing)} row(s) have no recipient in column {to_column!r}, e.g. row "
+            raise InputError(f"{len(missing)} row(s) have no recipient in column {column!r}, e.g. row "
                              f"{missing[0]!r}; drop or fix them first (see msg.preflight).")
         variables: dict[str, None] = {}
         for name in channel_info(channel).template_fields:
@@ -150,19 +149,13 @@ class CampaignSpec:
                     raise InputError(f"A per-recipient notificationUrl (column {notification_url!r}) is only allowed "
                                      f"for sms; {channel} takes one address for the whole request.")
                 urls = values(contacts[notification_url])
-            elif channel_info(channel).has_notifications:
+            else:  # a channel without notifications has none: message() refuses the setting
                 fields["notificationUrl"] = notification_url
-            else:
-                raise InputError(f"notification_url is only allowed for "
-                                 f"{' and '.join(channels_where(lambda c: c.has_notifications))}, not {channel}.")
         whatsapp: dict[str, list[list[str | None]]] = {}
-        if channel == "whatsapp":
-            for wire, columns in wa_columns.items():
-                if columns:
-                    texts = [values(_column(contacts, c, wire)) for c in columns]
-                    whatsapp[wire] = [list(row) for row in zip(*texts, strict=True)]
-        elif wa_columns:
-            raise InputError(f"{', '.join(wa_columns)} apply to whatsapp only, not {channel}.")
+        for wire, columns in wa_columns.items():  # whatsapp's only: message() refuses them for other channels
+            if columns:
+                texts = [values(_column(contacts, c, wire)) for c in columns]
+                whatsapp[wire] = [list(row) for row in zip(*texts, strict=True)]
         index = contacts.index if rows is None else contacts.index[rows]
         per_row = {wire_name: list(given) for wire_name, given in wire_fields(row_fields or {}).items()}
         for wire_name, given in per_row.items():

@@ -30,7 +30,8 @@ from sendframe.campaign.message_options import MESSAGE_OPTIONS
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
 
-__all__ = ["CONSTRUCTORS", "PREVIEW_PLACEHOLDERS", "OptionSpec", "channel_options", "option_names", "split_options"]
+__all__ = ["CONSTRUCTORS", "PREVIEW_PLACEHOLDERS", "OptionSpec", "channel_options", "option_names", "split_options",
+           "text_option"]
 
 # the constructor of each channel, whose parameters come first (positional where it takes them)
 CONSTRUCTORS: dict[str, Callable[..., Message]] = {
@@ -165,6 +166,16 @@ def option_names(channel_name: str, *roles: str) -> tuple[str, ...]:
         ('template_id', 'sender')
     """
     return tuple(o.name for o in channel_options(channel_name) if not roles or o.role in roles)
+
+
+def text_option(channel_name: str) -> str | None:
+    """The option holding the channel's text template (the last of its template fields), if it has one.
+
+        >>> text_option("mailing"), text_option("sms"), text_option("whatsapp")
+        ('body', 'message', None)
+    """
+    fields = channel(channel_name).template_fields
+    return fields[-1] if fields else None
 
 
 def _value(hint: Any, default: Any) -> str:

@@ -92,5 +92,5 @@ def recipient_column(frame: object, kind: str, given: str | None = None, *, chan
             raise InputError(f"The contacts have no column {given!r} for {what}; columns are: {columns}.")
         raise InputError(f"The contacts have no {kind} column for {what} (looked for {kind!r} and its usual names, "
                          f"such as {', '.join(RECIPIENT_ALIASES[kind][1:4])}); columns are: {columns}. "
-                         "Name it with to_column=.")
+                         "Name it with to=.")
     return found

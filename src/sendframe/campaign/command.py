@@ -41,6 +41,7 @@ from sendframe.campaign.channel_options import (
     PREVIEW_PLACEHOLDERS,
     OptionSpec,
     channel_options,
+    text_option,
 )
 from sendframe.campaign.contacts import read_contacts
 from sendframe.campaign.message import Message
@@ -208,8 +209,8 @@ def message_from_args(args: argparse.Namespace) -> Message:
 def _preview_message(args: argparse.Namespace, command: str) -> Message:
     """The message of a preview or estimate: send's whole command line, with placeholders for what only send needs."""
     name = channel(args.channel).name
-    text = "body" if name == "mailing" else "message"
-    if text not in {o.name for o in channel_options(name)}:
+    text = text_option(name)
+    if text is None:
         raise InputError(f"{name} has no message text to {command}.")
     if getattr(args, text) is None:
         raise InputError(f"{flag(text)} TEXT is required: the template to {command}.")

@@ -24,13 +24,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe import pricing
 from sendframe.api.recipient_columns import recipient_keys
-from sendframe.campaign.estimate import SMS_CHANNELS, _load_table, recipient_column, recipients_valid
+from sendframe.campaign.columns import recipient_column
+from sendframe.campaign.estimate import _load_table, recipients_valid
 from sendframe.campaign.policy import keep_reasons
 from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
-from sendframe.errors import InputError, SendframeError
+from sendframe.channels import channel as channel_info
+from sendframe.errors import SendframeError
 from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
 from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
 from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, FOREIGN_PT, scan_text
@@ -39,10 +40,8 @@ from sendframe.text.templates import parse, render_frame
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-_SMS_CHANNELS = SMS_CHANNELS
 # the rules a counter applies per keystroke itself: text problems and repeats (those depend on the template)
 _PER_TEMPLATE = ("duplicate", "preflight")
-_SMS_ENCODINGS = ("gsm", "gsm-pt", "utf-16")
 
 
 @dataclass(frozen=True)
@@ -98,22 +97,19 @@ class MessageCounter:
     """
 
     def __init__(self, contacts: pd.DataFrame, *, channel: str = "sms", link_base: str | None = None,
-                 otp_config: Mapping[str, Any] | None = None, prices: Any = None, to_column: str | None = None) -> None:
-
+                 otp_config: Mapping[str, Any] | None = None, prices: Any = None, to: str | None = None) -> None:
         self.contacts, self.channel = contacts, channel
         self._link_base, self._otp_config = link_base, otp_config
         self._specials, self._shorten = placeholders(link_base, otp_config)
         self._measures: dict[tuple[str, str | None], _Measure] = {}
-        column = recipient_column(channel, to_column)
-        if column not in contacts.columns:
-            raise InputError(f"The contacts have no {column!r} column for the {channel} channel.")
+        self._kind = channel_info(channel).recipient
+        column = recipient_column(contacts, self._kind, to, channel=channel)
         self._valid = recipients_valid(contacts, column, channel)
-        if channel == "mailing":
+        if self._kind == "email":  # priced by the default row: an address has no country
             numbers = pd.Series(pd.NA, index=contacts.index, dtype="str")
         else:
             numbers = contacts[column].astype("str").where(self._valid)
         self._prices = _load_table(prices).lookup(numbers, channel)
-        self._kind = "email" if channel == "mailing" else "phone"
         self._column = column
         # (the message's policy settings, the rows they let through, each row's recipient code)
         self._policy: tuple[tuple[Any, ...], np.ndarray, np.ndarray] | None = None
@@ -183,7 +179,7 @@ class MessageCounter:
         for m, is_literal in zip(measures, broadcast, strict=True):
             if not is_literal:
                 missing |= m.missing
-        sms = self.channel in _SMS_CHANNELS
+        sms = channel_info(self.channel).sends_sms
         if not sms:
             chosen = np.full(n, "", dtype=object)
             units = total("units", "utf-16", np.add)
@@ -197,7 +193,7 @@ class MessageCounter:
                 chosen = np.full(n, encoding, dtype=object)
             units = np.zeros(n, dtype=np.int64)
             needed = np.zeros(n, dtype=np.int64)
-            for enc in _SMS_ENCODINGS:
+            for enc in ENCODINGS:
                 rows = chosen == enc
                 if not rows.any():
                     continue
@@ -220,7 +216,7 @@ class MessageCounter:
         found = self._prices
         # the price list's cost of an uncertified message without attachments (a call counted as answered)
         unit = found["unit_price"].to_numpy(dtype="float64")
-        per_part = self.channel in pricing.PER_PART_CHANNELS
+        per_part = channel_info(self.channel).billed_per_part
         costs = np.round(unit * needed.astype("float64") if per_part else unit * 1.0, 4)
         present = ~missing
         encodings = pd.Series(chosen[present & (chosen != "")]).value_counts()

@@ -23,76 +23,32 @@ import pyarrow as pa
 from sendframe import pricing
 from sendframe.api.countries import recipient_countries
 from sendframe.api.recipient_columns import valid_emails, valid_phones
-from sendframe.campaign.columns import recipient_column as find_column
-from sendframe.campaign.measured import measure_texts
+from sendframe.campaign.columns import recipient_column
+from sendframe.campaign.measured import measure_rendered, measure_texts
 from sendframe.campaign.preview import render
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
-from sendframe.channels import CHANNELS, channels_where
 from sendframe.channels import channel as channel_info
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.pricing import DEFAULT_PREFIX
-from sendframe.text.encodings import (
-    ENCODINGS,
-    cheapest_encoding_series,
-    message_units_series,
-    unencodable_per_value,
-)
-from sendframe.text.parts import sms_parts_series
+from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["SMS_CHANNELS", "estimate", "estimate_totals", "foreign_characters", "recipient_column",
-           "recipients_valid"]
-
-SMS_CHANNELS: tuple[str, ...] = channels_where(lambda info: info.sends_sms)
-_CHANNELS = CHANNELS
+__all__ = ["asked_encoding", "estimate", "estimate_totals", "recipients_valid"]
 
 
-def recipient_column(channel: str, to_column: str | None = None) -> str:
-    """The column holding the recipients of ``channel``: ``email`` for mailing, else ``phone``.
+def asked_encoding(encoding: str | None) -> str:
+    """The encoding asked for, checked: ``"auto"`` or a name (``None`` is what a request without one gets: gsm).
 
-        >>> recipient_column("mailing"), recipient_column("sms"), recipient_column("sms", "mobile")
-        ('email', 'phone', 'mobile')
+        >>> asked_encoding(None), asked_encoding("auto")
+        ('gsm', 'auto')
     """
-    if channel not in _CHANNELS:
-        raise InputError(f"Unknown channel {channel!r}: use one of {', '.join(_CHANNELS)}.")
-    return to_column or channel_info(channel).recipient
-
-
-def _check_encoding(encoding: str | None) -> str:
-    """The encoding asked for: ``"auto"`` or a name (``None`` is what a request without one gets: gsm)."""
     if encoding is None:
         return "gsm"
     if encoding != "auto" and encoding not in ENCODINGS:
         raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} "
                          "or 'auto' (the cheapest per row).")
     return encoding
-
-
-def _choose_encoding(text: pd.Series, encoding: str | None) -> pd.Series:
-    encoding = _check_encoding(encoding)
-    if encoding == "auto":
-        chosen = cheapest_encoding_series(text)
-        return chosen.astype("str")
-    return pd.Series(encoding, index=text.index, dtype="str")
-
-
-def foreign_characters(text: pd.Series, encoding: str) -> pd.Series:
-    """Characters of each text that ``encoding`` cannot carry, unique, in order of appearance,
-    joined (``""`` when none; missing text stays missing), worked out on the code points of all texts at once.
-
-        >>> foreign_characters(pd.Series(["Olá Ñandú 😀", "ok", None]), "gsm").tolist()
-        ['áú😀', '', nan]
-    """
-    index = text.index
-    if encoding == "utf-16":
-        return pd.Series("", index=index, dtype="str").where(text.notna())
-    if hasattr(text.array, "__arrow_array__"):
-        arr = pa.array(text.array)
-    else:
-        arr = pa.array(text.to_numpy(dtype=object), type=pa.large_string(), from_pandas=True)
-    found = pd.Series(unencodable_per_value(arr, encoding), index=index, dtype="str")
-    return found.where(text.notna())
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
@@ -117,39 +73,14 @@ def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, a
 
 
 def _forced_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
+    """Characters that pushed a row off gsm: for gsm-pt the ones gsm lacks; for utf-16 the ones neither gsm
+    nor gsm-pt carries (or, when each lacks different ones, every one of them)."""
     if encoding == "gsm-pt":  # gsm-pt rows need only what gsm lacks
         return not_gsm
     if encoding != "utf-16":
         return ""
     neither = "".join(c for c in not_gsm if c in not_pt)
     return neither or "".join(dict.fromkeys(not_gsm + not_pt))
-
-
-def _forced_by(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series) -> pd.Series:
-    """Characters that pushed each row off gsm: for gsm-pt the ones gsm lacks; for utf-16 the ones
-    neither gsm nor gsm-pt carries (or, when each lacks different ones, every one of them).
-    Worked out once per distinct combination of (gsm's, gsm-pt's unencodable characters, encoding)."""
-    return _per_combination(not_gsm, not_pt, chosen, _forced_answer)
-
-
-def _lost_characters(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series) -> pd.Series:
-    """Characters the chosen encoding cannot carry (they arrive as ``?``), per distinct combination."""
-    return _per_combination(not_gsm, not_pt, chosen,
-                            lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt" else "")
-
-
-def _unencodable_of_text(text: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Categoricals of the characters gsm and gsm-pt cannot carry in each text."""
-    not_gsm, not_pt = (pd.Series(pd.Categorical(foreign_characters(text, name)), index=text.index)
-                       for name in ("gsm", "gsm-pt"))
-    return not_gsm, not_pt
-
-
-def _measure_sms(contacts: pd.DataFrame, template: str, encoding: str, otp_config: Any,
-                 link_base: str | None) -> pd.DataFrame:
-    """The text engine's one-pass render and measure (``measure_frame``): text, encoding, units,
-    parts and unencodable characters, each worked out per distinct value of each variable."""
-    return measure_texts(contacts, template, encoding=encoding, link_base=link_base, otp_config=otp_config)
 
 
 def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
@@ -200,7 +131,7 @@ def estimate(
     trans: int = 0,
     otp_config: Mapping[str, Any] | None = None,
     link_base: str | None = None,
-    to_column: str | None = None,
+    to: str | None = None,
     measured: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Per row: ``text, encoding, length, parts, forced_by, lost_characters, country, unit_price,
@@ -234,19 +165,22 @@ def estimate(
 
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
-    column = find_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
+    column = recipient_column(contacts, channel_info(channel).recipient, to, channel=channel)
     if parts is not None and (isinstance(parts, bool) or not isinstance(parts, int) or parts < 1):
         raise InputError(f"parts must be a whole number of at least 1 (got {parts!r}).")
     if isinstance(attachments, bool) or not isinstance(attachments, int) or attachments < 0:
         raise InputError(f"attachments must be a whole number of at least 0 (got {attachments!r}).")
     index = contacts.index
-    sms = channel in SMS_CHANNELS
-    if sms and trans == 0:
+    sms = channel_info(channel).sends_sms
+    if sms:
         # render checks the arguments (on no rows); the text engine renders and measures in one go
         render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
-        asked = _check_encoding(encoding)
-        if measured is None:
-            measured = _measure_sms(contacts, template, asked, otp_config, link_base)
+        asked = asked_encoding(encoding)
+        if measured is None and trans == 0:
+            measured = measure_texts(contacts, template, encoding=asked, link_base=link_base, otp_config=otp_config)
+        elif measured is None:  # the translated texts, measured as they are
+            measured = measure_rendered(render(contacts, template, channel=channel, otp_config=otp_config,
+                                               link_base=link_base, trans=trans), asked)
         text = pd.Series(measured["text"], index=index, name="text").astype("str")
         has_text = text.notna().to_numpy(dtype=bool)
         if asked == "auto":
@@ -255,23 +189,16 @@ def estimate(
             chosen = pd.Series(asked, index=index, dtype="str").where(has_text)
         length, needed = measured["units"], measured["parts"]
         not_gsm, not_pt = measured["unencodable_gsm"], measured["unencodable_gsm_pt"]
+        if encoding == "auto":  # the cheapest encoding carries every character: nothing is lost
+            forced = _per_combination(not_gsm, not_pt, chosen, _forced_answer)
+            lost = pd.Series("", index=index, dtype="str")
+        else:  # the characters the chosen encoding cannot carry: they arrive as ``?``
+            forced = pd.Series("", index=index, dtype="str")
+            lost = _per_combination(not_gsm, not_pt, chosen, lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt"
+                                    else "")
     else:
         text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         has_text = text.notna().to_numpy(dtype=bool)
-    if sms and trans != 0:
-        chosen = _choose_encoding(text, encoding)
-        chosen = chosen.where(has_text)
-        length = message_units_series(text, chosen.fillna("gsm"))
-        needed = sms_parts_series(text, chosen.fillna("gsm"))
-        not_gsm, not_pt = _unencodable_of_text(text)
-    if sms:
-        if encoding == "auto":  # the cheapest encoding carries every character: nothing is lost
-            forced = _forced_by(not_gsm, not_pt, chosen)
-            lost = pd.Series("", index=index, dtype="str")
-        else:
-            forced = pd.Series("", index=index, dtype="str")
-            lost = _lost_characters(not_gsm, not_pt, chosen)
-    else:
         chosen = pd.Series(pd.NA, index=index, dtype="str")
         length = text.str.len().astype("Int64")
         needed = pd.Series(1, index=index, dtype="Int64")

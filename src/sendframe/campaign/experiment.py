@@ -32,7 +32,7 @@ from sendframe.campaign.batching import IDENTITY_FIELDS
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import Message
-from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
+from sendframe.campaign.policy import keep_reasons, repeat_reasons, skipped_summary
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions, send_signature
 from sendframe.campaign.send_prepared import send_prepared
@@ -40,6 +40,7 @@ from sendframe.campaign.tables import as_frame
 from sendframe.campaign.variants import HOLDOUT
 from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import keyword_checked
+from sendframe.send_outcomes import OUTCOMES
 
 __all__ = ["Variants", "variants"]
 
@@ -115,8 +116,7 @@ class Variants:
             repeated = np.zeros(len(frame), dtype=bool)
             repeated[sending] = keys[sending].duplicated(keep="first").to_numpy()
             plan.loc[repeated, "action"] = "skipped_duplicate"
-            plan.loc[repeated, "reason"] = [f"{v} already gets the message from an earlier row."
-                                            for v in keys[repeated]]
+            plan.loc[repeated, "reason"] = repeat_reasons(keys[repeated])
         plan = plan.assign(variant=frame[self.column].astype("str"))
         return {name: prepared[name].replanned(plan.loc[rows]) for name, rows in rows_of.items()}, plan
 
@@ -137,10 +137,9 @@ class Variants:
         prepared, plan = self.prepare(frame, suppression=suppression, keep=keep, prices=prices)
         pieces = [p.estimate for p in prepared.values()]
         priced = pd.concat(pieces).reindex(frame.index) if pieces else pd.DataFrame(index=frame.index)
-        sent = (plan["action"] == "send").to_numpy()
-        priced = priced.assign(billable=priced["billable"].fillna(False).astype(bool).to_numpy() & sent,
-                               cost=priced["cost"].where(sent, 0.0).fillna(0.0), action=plan["action"],
-                               variant=plan["variant"])
+        # each piece follows the campaign's plan (skipped rows cost nothing); holdout rows have no piece
+        priced = priced.assign(billable=priced["billable"].fillna(False).astype(bool), cost=priced["cost"].fillna(0.0),
+                               action=plan["action"], variant=plan["variant"])
         currency = next((piece.attrs.get("currency") for piece in pieces), "EUR")
         priced.attrs = {"currency": currency}
         priced.attrs["totals"] = estimate_totals(priced)

@@ -32,7 +32,7 @@ from sendframe.campaign.preview import placeholders
 from sendframe.text.measure import measure_frame
 from sendframe.text.templates import Template, parse
 
-__all__ = ["forget", "frame_fingerprint", "last", "measure_texts", "store"]
+__all__ = ["forget", "frame_fingerprint", "last", "measure_rendered", "measure_texts", "store"]
 
 # kind -> (key, value): the last measurement ("sms") and the last prepared frame ("prepared")
 _LAST: dict[str, Any] = {}
@@ -131,3 +131,13 @@ def measure_texts(frame: pd.DataFrame, template: str | Template, *, encoding: st
                              encoding=None if encoding == "auto" else encoding, unencodable=True)
     store("sms", None if key is None else (key, measured))
     return measured.copy(deep=False)
+
+
+def measure_rendered(text: pd.Series, encoding: str) -> pd.DataFrame:
+    """:func:`measure_texts` of texts already rendered (an SMS's under ``trans=1``, translated): the same
+    columns, each text measured as it is.
+
+        >>> measure_rendered(pd.Series(["Olá"]), "auto")[["encoding", "parts"]].to_dict("records")
+        [{'encoding': 'gsm-pt', 'parts': 1}]
+    """
+    return measure_texts(pd.DataFrame({"text": text}, index=text.index), "{text}", encoding=encoding)

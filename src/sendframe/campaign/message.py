@@ -207,8 +207,7 @@ class Message:
                  recipient   text action reason
             0  34600123456  Hi Jo   send    NaN
         """
-        return self.prepare(contacts, suppression=suppression, keep=keep).frame[["recipient", "text", "action",
-                                                                                 "reason"]].copy()
+        return self.prepare(contacts, suppression=suppression, keep=keep).preview
 
     @keyword_checked
     @dispatched("contacts")
@@ -259,8 +258,7 @@ class Message:
             >>> sms("Hi", sender="Shop").ready(pd.DataFrame({"phone": ["34600123456", "x"]})).index.tolist()
             [0]
         """
-        prepared = self.prepare(contacts, suppression=suppression, keep=keep)
-        return prepared.contacts.loc[prepared.sent].copy()
+        return self.prepare(contacts, suppression=suppression, keep=keep).ready
 
     @keyword_checked
     @dispatched("contacts")

@@ -28,17 +28,18 @@ skipped_duplicate      the recipient already gets the message from an earlier ro
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from sendframe.campaign.problems import key_codes
 from sendframe.errors import InputError
 from sendframe.options import closest
-from sendframe.send_outcomes import OUTCOMES, SKIP_OUTCOMES
+from sendframe.send_outcomes import SKIP_OUTCOMES
 
-__all__ = ["KEEP_REASONS", "OUTCOMES", "SKIP_OUTCOMES", "keep_reasons", "plan_rows", "skipped_summary"]
+__all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "repeat_reasons", "skipped_summary"]
 
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
 _RULE_REASON = {"invalid_recipient": "invalid", "opted_out": "suppressed"}
@@ -109,32 +110,27 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
         rank[over] = KEEP_REASONS.index("frequency")
         messages[over] = capped_reason
     if "duplicate" not in keep:
-        codes = _key_codes(recipients)
+        codes = key_codes(recipients)
         candidates = (rank == _NO_REASON) & (codes >= 0)
         repeated = np.zeros(n, dtype=bool)
         repeated[candidates] = pd.Series(codes[candidates]).duplicated(keep="first").to_numpy()
         if repeated.any():
             rank[repeated] = KEEP_REASONS.index("duplicate")
-            said = (pd.Series(pd.Series(recipients).to_numpy(dtype=object)[repeated], dtype="str")
-                    + " already gets the message from an earlier row.")
-            messages[repeated] = said.to_numpy(dtype=object)
+            messages[repeated] = repeat_reasons(pd.Series(recipients).to_numpy(dtype=object)[repeated])
     action = _ACTIONS.take(pa.array(rank.astype(np.int64) + 1))
     reason = pa.array(messages, type=pa.large_string(), from_pandas=True)
     return pd.DataFrame({"action": pd.array(action, dtype="str"), "reason": pd.array(reason, dtype="str")},
                         index=index)
 
 
-def _key_codes(recipients: pd.Series | np.ndarray) -> np.ndarray:
-    """A code per recipient, equal codes for equal values (-1: missing), by hashing the column in Arrow or pandas."""
-    values = recipients if isinstance(recipients, pd.Series) else pd.Series(recipients)
-    if isinstance(values.dtype, pd.StringDtype):
-        strings = pa.array(values.array)
-        if isinstance(strings, pa.ChunkedArray):
-            strings = strings.combine_chunks()
-        codes: np.ndarray = pc.dictionary_encode(strings).indices.fill_null(-1).to_numpy(zero_copy_only=False)
-        return codes.astype(np.int64)
-    found, _ = pd.factorize(values, use_na_sentinel=True)
-    return np.asarray(found, dtype=np.int64)
+def repeat_reasons(recipients: Iterable[Any]) -> np.ndarray:
+    """The reason of a row skipped because each of ``recipients`` already gets the message from an earlier row.
+
+        >>> repeat_reasons(["34600123456"]).tolist()
+        ['34600123456 already gets the message from an earlier row.']
+    """
+    said = pd.Series(list(recipients), dtype="str") + " already gets the message from an earlier row."
+    return said.to_numpy(dtype=object)
 
 
 def skipped_summary(plan: pd.DataFrame, verb: str = "sent") -> str | None:

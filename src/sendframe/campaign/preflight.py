@@ -53,36 +53,32 @@ from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.estimate import foreign_characters, recipients_valid
-from sendframe.campaign.measured import measure_texts
+from sendframe.campaign.estimate import asked_encoding, recipients_valid
+from sendframe.campaign.measured import measure_rendered, measure_texts
 from sendframe.campaign.preview import render
 from sendframe.campaign.problems import (
     PROBLEM_COLUMNS,
     Problems,
     arrow_text,
     joined,
+    key_codes,
     label_texts,
     made_once,
     messages,
     text_array,
 )
-from sendframe.channels import CHANNEL_INFO, CHANNELS
 from sendframe.channels import channel as channel_info
+from sendframe.channels import channel_name
 from sendframe.engines import dispatched
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
 from sendframe.text import filters as text_filters
 from sendframe.text import templates
-from sendframe.text.encodings import ENCODINGS, cheapest_encoding_series
 from sendframe.text.filters import _ARROW_NUMBER  # text.filters.is_number's rule, written for Arrow
-from sendframe.text.parts import sms_parts_series
 from sendframe.text.templates import SPECIALS, Placeholder, Template
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
-_MAX_PARTS = {name: info.max_parts for name, info in CHANNEL_INFO.items() if info.sends_sms}
-_SMS_CHANNELS = tuple(_MAX_PARTS)
-_CHANNELS = CHANNELS
 _TEXT = pa.large_string()
 _PHONE_HINT = " (digits only, country code first; sendframe.read_contacts repairs most forms)"
 
@@ -94,16 +90,6 @@ def _snake(written: str) -> str:
 
 
 # ---------------------------------------------------------------- column helpers
-
-
-def _key_codes(key: pd.Series) -> np.ndarray:
-    """Per row, a code for its key counting up in order of first appearance (-1: missing)."""
-    strings = arrow_text(key) if isinstance(key.dtype, pd.StringDtype) else None
-    if strings is not None:
-        codes: np.ndarray = pc.dictionary_encode(strings).indices.fill_null(-1).to_numpy(zero_copy_only=False)
-        return codes.astype(np.int64)
-    found, _ = pd.factorize(key, use_na_sentinel=True)
-    return np.asarray(found, dtype=np.int64)
 
 
 def _repeats(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,7 +147,7 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
         found.rows(bad, column, "invalid_recipient", made_once(
             shown, lambda s: f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)."))
     keys = recipient_keys(values, channel_info(channel).recipient, default_region=None)
-    repeated, first = _repeats(_key_codes(keys))
+    repeated, first = _repeats(key_codes(keys))
     repeated &= valid
     if repeated.any():
         found.rows(repeated, column, "duplicate_recipient", joined(
@@ -238,12 +224,6 @@ def _filter_uses(parsed: Template) -> list[tuple[str, str]]:
     return list(dict.fromkeys(pairs))
 
 
-def _check_encoding(encoding: str) -> None:
-    if encoding != "auto" and encoding not in ENCODINGS:
-        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} "
-                         "or 'auto' (the cheapest per row, as estimate chooses it).")
-
-
 @dataclass(frozen=True)
 class _Measured:
     """What the text rules need of each row's message."""
@@ -258,29 +238,19 @@ def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: s
              otp_config: Mapping[str, Any] | None, link_base: str | None, measured: pd.DataFrame | None) -> _Measured:
     """Parts and lost characters of each row's text in ``encoding`` (``"auto"``: the cheapest per row, as
     :func:`~sendframe.campaign.estimate.estimate` chooses it, which loses nothing). Without ``trans`` the text engine
-    renders
-    and measures in one pass over the distinct values (or ``measured`` is that pass, done by the caller
+    renders and measures in one pass over the distinct values (or ``measured`` is that pass, done by the caller
     with ``unencodable=True``); with it the translated texts are measured."""
-    n = len(contacts)
-    if trans == 0:
-        # render checks the arguments (on no rows); the text engine renders and measures in one go
-        render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
-        _check_encoding(encoding)
-        lossy = encoding in ("gsm", "gsm-pt")
-        if measured is None:
-            measured = measure_texts(contacts, parsed, encoding=encoding, link_base=link_base, otp_config=otp_config)
-        names = text_array(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), n)
-        lost = measured["unencodable_" + encoding.replace("-", "_")] if lossy else None
-        return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)
-    text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
-    _check_encoding(encoding)
-    has_text = text.notna().to_numpy(dtype=bool)
-    if encoding == "auto":
-        chosen = cheapest_encoding_series(text).astype("str")
-        names = text_array(chosen.fillna("gsm"))
-        return _Measured(has_text, sms_parts_series(text, chosen.fillna("gsm")), names, None)
-    lost = foreign_characters(text, encoding).fillna("") if encoding != "utf-16" else None
-    return _Measured(has_text, sms_parts_series(text, encoding), pa.repeat(pa.scalar(encoding), n), lost)
+    # render checks the arguments (on no rows); the text engine renders and measures in one go
+    render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+    asked_encoding(encoding)
+    if measured is None and trans == 0:
+        measured = measure_texts(contacts, parsed, encoding=encoding, link_base=link_base, otp_config=otp_config)
+    elif measured is None:  # the translated texts, measured as they are
+        measured = measure_rendered(render(contacts, template, channel=channel, otp_config=otp_config,
+                                           link_base=link_base, trans=trans), encoding)
+    names = text_array(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), len(contacts))
+    lost = measured["unencodable_" + encoding.replace("-", "_")] if encoding in ("gsm", "gsm-pt") else None
+    return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)
 
 
 def _text_problems(found: Problems, measured: _Measured, encoding: str, parts: int) -> None:
@@ -345,7 +315,7 @@ def preflight(
     header_fields: Sequence[str] = (),
     body_fields: Sequence[str] = (),
     cta_fields: Sequence[str] = (),
-    to_column: str | None = None,
+    to: str | None = None,
     default_region: str = "ES",
     otp_config: Mapping[str, Any] | None = None,
     link_base: str | None = None,
@@ -375,20 +345,20 @@ def preflight(
 
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
-    if channel not in _CHANNELS:
-        raise InputError(f"Unknown channel {channel!r}: use one of {', '.join(_CHANNELS)}.")
+    channel = channel_name(channel)
     found = Problems(contacts.index)
-    if channel in _SMS_CHANNELS:
+    info = channel_info(channel)
+    if info.sends_sms:
         problem = sender_label_problem(sender) if sender is not None else "is missing"
         if problem:
             found.campaign("from", "invalid_sender",
                            f"the sender label {problem}; the service would reject the request (100).")
-        if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= _MAX_PARTS[channel]:
+        if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= info.max_parts:
             found.campaign("parts", "parts_out_of_range",
-                           f"parts must be between 1 and {_MAX_PARTS[channel]} for {channel} (got {parts!r}); "
+                           f"parts must be between 1 and {info.max_parts} for {channel} (got {parts!r}); "
                            "the service would reject the request (100).")
-            parts = _MAX_PARTS[channel]
-    column = recipient_column(contacts, channel_info(channel).recipient, to_column, channel=channel)
+            parts = info.max_parts
+    column = recipient_column(contacts, info.recipient, to, channel=channel)
     valid = _recipient_problems(found, contacts, channel, column)
     blocked = _suppressed_values(suppression, channel, default_region)
     if blocked:
@@ -409,7 +379,7 @@ def preflight(
             found.campaign("message", "invalid_template", f"{exc} The service would reject the request (100).")
             return found.frame()
         _variable_problems(found, contacts, parsed)
-        if channel in _SMS_CHANNELS:
+        if info.sends_sms:
             rows = _measure(contacts, template, parsed, channel, encoding, trans, otp_config, link_base, measured)
             _text_problems(found, rows, encoding, parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before

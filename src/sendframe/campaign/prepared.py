@@ -27,18 +27,13 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.recipient_columns import recipient_keys
+from sendframe.campaign import estimate as estimating
 from sendframe.campaign import measured as kept
-from sendframe.campaign.estimate import estimate_totals
-from sendframe.campaign.message_rows import (
-    capped_rows,
-    estimate_rows,
-    find_problems,
-    measure,
-    texts,
-)
+from sendframe.campaign.caps import frequency_capped, history_from_ledgers
 from sendframe.campaign.policy import keep_reasons, plan_rows
+from sendframe.campaign.preflight import preflight
 from sendframe.campaign.schedule import local_send_times
-from sendframe.errors import InputError
+from sendframe.errors import InputError, SendframeError
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -94,7 +89,7 @@ class Prepared:
         """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason``."""
         self._check_sendable()
         msg, values = self.message, self.contacts[self.recipient_column]
-        capped, why = capped_rows(msg, values, self.moment, self.ledger)
+        capped, why = _capped_rows(msg, values, self.moment, self.ledger)
         key = self.recipient_key.reset_index(drop=True)
         return plan_rows(self.problems, self.contacts.index, key, self.keep, capped, why)
 
@@ -114,15 +109,27 @@ class Prepared:
         ``reason`` and, under ``local_time``/``quiet_hours``, ``send_at_utc``. Totals in ``.attrs``."""
         msg, contacts, plan = self.message, self.contacts, self.plan
         values = contacts[self.recipient_column]
-        priced = estimate_rows(msg, contacts, prices=self.prices, attachments=self.attachments, measured=self.measured)
-        front = {"recipient": values.astype("str"), "recipient_key": self.recipient_key,
-                 "text": texts(msg, contacts, self.measured)}
+        priced = estimating.estimate(
+            contacts, msg.template or "", channel=msg.channel, encoding=msg.encoding,
+            parts=msg.parts if msg.info.sends_sms else None, certified=bool(msg.fields.get("certified", False)),
+            attachments=self.attachments, prices=self.prices, trans=int(msg.fields.get("trans", 0)),
+            otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, to=self.recipient_column,
+            measured=self.measured)
+        front = {"recipient": values.astype("str"), "recipient_key": self.recipient_key, "text": self._texts()}
         if msg.info.result_text_field and msg.template != msg.fields.get(msg.info.result_text_field):
             front["priced_text"] = priced["text"]
         table = pd.concat([pd.DataFrame(front, index=contacts.index), priced.drop(columns="text"), plan], axis=1)
         if msg.local_time is not None or msg.quiet_hours is not None:
             table["send_at_utc"] = self.schedule["send_at_utc"].to_numpy()
         return _priced_as_sent(table, priced.attrs.get("currency", "EUR"))
+
+    def _texts(self) -> pd.Series:
+        """What each row's recipient reads (as ``msg.render``), from the measured texts when there are some."""
+        if self.measured is not None:
+            return pd.Series(self.measured["text"], index=self.contacts.index).astype("str")
+        if self.message.info.result_text_field:
+            return self.message.render(self.contacts)
+        return pd.Series(pd.NA, index=self.contacts.index, dtype="str")
 
     @property
     def estimate(self) -> pd.DataFrame:
@@ -132,6 +139,16 @@ class Prepared:
         view = table[list(ESTIMATE_COLUMNS[1:])].assign(text=text)[list(ESTIMATE_COLUMNS)]
         view.attrs = dict(table.attrs)
         return view
+
+    @property
+    def preview(self) -> pd.DataFrame:
+        """``msg.preview``: per row ``recipient``, ``text``, ``action`` and ``reason``."""
+        return self.frame[["recipient", "text", "action", "reason"]].copy()
+
+    @property
+    def ready(self) -> pd.DataFrame:
+        """``msg.ready``: the rows a send sends (a new frame)."""
+        return self.contacts.loc[self.sent].copy()
 
     @property
     def sent(self) -> np.ndarray:
@@ -150,12 +167,51 @@ class Prepared:
         return again
 
 
+def _capped_rows(msg: Message, recipients: pd.Series, now: Any, ledger: Any) -> tuple[Any, str]:
+    """Rows over the message's ``frequency_cap`` as of ``now`` (None when it has none), and why."""
+    if msg.frequency_cap is None:
+        return None, ""
+    n, days = msg.frequency_cap
+    history = msg.history
+    if not isinstance(history, pd.DataFrame):
+        history = history_from_ledgers(history, exclude=ledger)
+    moment = pd.Timestamp.now(tz="UTC") if now is None else now
+    capped = frequency_capped(recipients, history, n, days, moment, default_region=msg.default_region)
+    return capped, f"already sent {n} message(s) in the last {days:g} days (frequency_cap=({n}, {days:g}))."
+
+
+def _measure(msg: Message, frame: pd.DataFrame) -> pd.DataFrame | None:
+    """The text engine's one pass over an SMS's rows (text, encoding, parts, unencodable characters), which
+    preflight, estimate and a send's result all read; ``None`` when they measure their own way (other
+    channels, ``trans``) or the template is broken (preflight then says how)."""
+    template = msg.fields.get("message")
+    if not msg.info.sends_sms or int(msg.fields.get("trans", 0)) != 0 or not isinstance(template, str):
+        return None
+    try:
+        return kept.measure_texts(frame, template, encoding=msg.encoding or "gsm", link_base=msg.link_base,
+                                  otp_config=msg.fields.get("otpConfig"))
+    except SendframeError:
+        return None
+
+
+def _problems(msg: Message, frame: pd.DataFrame, suppression: Any, measured: pd.DataFrame | None) -> pd.DataFrame:
+    """``msg.preflight`` of a pandas frame; ``measured`` spares measuring the text again."""
+    whatsapp = {msg.info.column_field_option(k): v for k, v in msg.whatsapp_columns.items()}
+    return preflight(
+        frame, msg.channel, msg.template, sender=msg.fields.get("from"), parts=msg.parts,
+        encoding=msg.encoding or "gsm", trans=int(msg.fields.get("trans", 0)),
+        suppression=msg.suppression if suppression is None else suppression,
+        whatsapp_template=msg.fields.get("templateId") if msg.channel == "whatsapp" else None,
+        to=msg.recipient_column(frame), default_region=msg.default_region,
+        otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, measured=measured, **whatsapp)
+
+
 def _priced_as_sent(table: pd.DataFrame, currency: str) -> pd.DataFrame:
     """``table`` with the rows its ``action`` skips costing nothing (not billable); its totals in ``.attrs``."""
     sent = (table["action"] == "send").to_numpy()
     priced = table.assign(billable=table["billable"].to_numpy() & sent, cost=table["cost"].where(sent, 0.0))
     priced.attrs = {"currency": currency}
-    priced.attrs["totals"] = estimate_totals(priced)
+    priced.attrs["totals"] = estimating.estimate_totals(priced)
     return priced
 
 
@@ -208,8 +264,8 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
                 and all(same_option(a, b) for a, b in zip(last_options, options, strict=True))):
             return last_prepared  # type: ignore[no-any-return]
     moment = pd.Timestamp.now(tz="UTC") if now is None and timed else now
-    measured = measure(msg, frame)
-    prepared = Prepared(msg, frame, find_problems(msg, frame, suppression, measured), measured, reasons, moment,
+    measured = _measure(msg, frame)
+    prepared = Prepared(msg, frame, _problems(msg, frame, suppression, measured), measured, reasons, moment,
                         ledger=ledger, prices=prices, attachments=attachments)
     kept.store("prepared", None if fingerprint is None else (msg, options, fingerprint, prepared))
     return prepared

@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["PROBLEM_COLUMNS", "RULE_ORDER", "Problems", "arrow_text", "joined", "label_texts", "made_once",
+__all__ = ["PROBLEM_COLUMNS", "RULE_ORDER", "Problems", "arrow_text", "joined", "key_codes", "label_texts", "made_once",
            "messages", "text_array"]
 
 PROBLEM_COLUMNS: tuple[str, ...] = ("row", "column", "rule", "message", "severity")
@@ -97,6 +97,21 @@ class Problems:
             "message": pd.array(messages.combine_chunks(), dtype="str"),
             "severity": per_problem([f.severity for f in self.found]),
         })
+
+
+def key_codes(values: pd.Series | np.ndarray) -> np.ndarray:
+    """A code per value counting up in order of first appearance, equal for equal values (-1: missing).
+
+        >>> key_codes(pd.Series(["b", None, "a", "b"], dtype="str")).tolist()
+        [0, -1, 1, 0]
+    """
+    values = values if isinstance(values, pd.Series) else pd.Series(values)
+    strings = arrow_text(values) if isinstance(values.dtype, pd.StringDtype) else None
+    if strings is not None:  # hashed by Arrow
+        codes: np.ndarray = pc.dictionary_encode(strings).indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        return codes.astype(np.int64)
+    found, _ = pd.factorize(values, use_na_sentinel=True)
+    return np.asarray(found, dtype=np.int64)
 
 
 def arrow_text(series: pd.Series) -> pa.Array | None:

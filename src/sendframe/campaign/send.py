@@ -51,7 +51,6 @@ from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger, row_tag
-from sendframe.campaign.policy import OUTCOMES
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.settling import GRACE
 from sendframe.errors import (
@@ -64,6 +63,7 @@ from sendframe.errors import (
     SendframeWarning,
     UnknownOutcomeError,
 )
+from sendframe.send_outcomes import OUTCOMES
 
 __all__ = ["ANSWER_COLUMNS", "send_rows"]
 

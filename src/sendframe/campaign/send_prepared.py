@@ -26,12 +26,13 @@ from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.batching import CampaignSpec
 from sendframe.campaign.budget import Budget
-from sendframe.campaign.policy import OUTCOMES, skipped_summary
+from sendframe.campaign.policy import skipped_summary
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send import send_rows
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.errors import RowsSkippedWarning
+from sendframe.send_outcomes import OUTCOMES
 
 __all__ = ["send_prepared"]
 
@@ -72,7 +73,7 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         fields["encoding"] = msg.encoding
     for wire_name, names in msg.whatsapp_columns.items():
         fields[msg.info.column_field_option(wire_name)] = tuple(names)
-    spec = CampaignSpec.build(contacts, msg.channel, fields, to_column=column, notification_url=msg.notification_url,
+    spec = CampaignSpec.build(contacts, msg.channel, fields, to=column, notification_url=msg.notification_url,
                               row_fields=row_fields, rows=sending)
     parts = rows["parts"].fillna(1).astype("int64").tolist() if msg.info.sends_sms else [1] * len(rows)
     sent = send_rows(spec, rows.index, options, parts=parts, budget=budget, identity=identity,

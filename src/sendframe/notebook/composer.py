@@ -29,6 +29,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
 
 from sendframe.api.wire import ENV_API_PASSWORD
+from sendframe.campaign.channel_options import text_option
+from sendframe.campaign.command import message_ledger_path
 from sendframe.campaign.contacts import read_contacts
 from sendframe.campaign.counter import MessageCounter
 from sendframe.campaign.message import Message
@@ -49,11 +51,9 @@ from sendframe.notebook.form import (
     composer_options,
     form_fields,
     form_from_message,
-    ledger_for,
     message_from_form,
     preview_message,
     template_label,
-    text_input,
 )
 from sendframe.notebook.sending import BackgroundSend
 from sendframe.notebook.widget_html import (
@@ -259,7 +259,8 @@ class Composer:
         if self._message is None:
             return None
         table = self._tables[self.table.value]
-        return ledger_for(str(table) if isinstance(table, (str, os.PathLike)) else self.table.value, self._message)
+        return message_ledger_path(str(table) if isinstance(table, (str, os.PathLike)) else self.table.value,
+                                   self._message)
 
     def _secrets(self) -> list[str]:
         config = getattr(self.send_options.get("client"), "config", None)
@@ -271,7 +272,7 @@ class Composer:
 
     def _on_change(self, change: Any) -> None:
         if change["owner"] is self.channel:  # what was written travels to the new channel's text input
-            old, new = text_input(change["old"]), text_input(change["new"])
+            old, new = text_option(change["old"]), text_option(change["new"])
             if old and new and old != new and not self.inputs[new].value.strip():
                 self.inputs[new].value = self.inputs[old].value
         if change["owner"] in (self.channel, self.table):
@@ -283,7 +284,7 @@ class Composer:
         used = CHANNEL_INPUTS[name]
         for input_name, control in self.inputs.items():
             control.layout.display = _SHOWN if input_name in used else _HIDDEN
-        if text_input(name) == "message":
+        if text_option(name) == "message":
             self.inputs["message"].description = template_label(name)
         self.inputs["sender"].placeholder = "34911111111" if name == "whatsapp" else "Shop"
         self.inputs["parts"].max = CHANNEL_INFO[name].max_parts
@@ -296,7 +297,7 @@ class Composer:
         key = (self.table.value, msg.channel, column, msg.link_base)
         if self._counter_key != key or self._counter_value is None:
             self._counter_value = MessageCounter(self.contacts, channel=msg.channel, link_base=msg.link_base,
-                                                 to_column=column)
+                                                 to=column)
             self._counter_key = key
         return self._counter_value
 
@@ -316,7 +317,7 @@ class Composer:
         path = self.ledger_path
         self.ledger_line.value = ledger_html(path if path is None else getattr(path, "path", path))
         info = CHANNEL_INFO[form.channel]
-        text = text_input(form.channel)
+        text = text_option(form.channel)
         if text and not getattr(form, text).strip():
             self.counter.value, self.preview.value = f"<i>Write the {template_label(form.channel).lower()} to see "\
                 "the counter and the preview.</i>", ""
@@ -355,8 +356,8 @@ class Composer:
         """Run the message's preflight over the table and show its problems and what a send would skip."""
         try:
             msg = self.message
-            problems = msg.preflight(self.contacts, suppression=msg.suppression)
-            skipped = skipped_summary(msg.plan(self.contacts, keep=self.send_options.get("keep")))
+            prepared = msg.prepare(self.contacts, keep=self.send_options.get("keep"))
+            problems, skipped = prepared.problems.copy(), skipped_summary(prepared.plan)
         except SendframeError as exc:
             self.problems.value = error_html("Cannot check", exc, self._secrets())
             return None

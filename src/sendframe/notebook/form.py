@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from sendframe.api.models import GENDERS, LANGUAGES
-from sendframe.campaign.channel_options import CONSTRUCTORS, PREVIEW_PLACEHOLDERS, option_names
-from sendframe.campaign.command import message_ledger_path
+from sendframe.campaign.channel_options import CONSTRUCTORS, PREVIEW_PLACEHOLDERS, option_names, text_option
 from sendframe.campaign.message import Message
 from sendframe.channels import channel
 from sendframe.errors import InputError
@@ -31,8 +29,8 @@ from sendframe.options import check_options, request_field_names
 
 __all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "GENDERS", "INPUT_LABELS", "LANGUAGES",
            "MESSAGE_SETTINGS", "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "ComposerForm", "checked_form",
-           "composer_options", "form_fields", "form_from_message", "ledger_for", "message_from_form", "preview_message",
-           "template_label", "text_input"]
+           "composer_options", "form_fields", "form_from_message", "message_from_form", "preview_message",
+           "template_label"]
 
 ENCODING_CHOICES: tuple[str, ...] = ("auto", "gsm", "gsm-pt", "utf-16")
 # the WhatsApp inputs naming the columns that fill each array of the template
@@ -174,18 +172,8 @@ def template_label(channel_name: str) -> str:
         >>> template_label("mailing"), template_label("voice")
         ('Body (HTML)', 'Spoken text')
     """
-    text = text_input(channel_name)
+    text = text_option(channel_name)
     return _TEMPLATE_LABELS.get(channel_name, INPUT_LABELS[text] if text else "Message")
-
-
-def text_input(channel_name: str) -> str | None:
-    """The input holding the channel's text template (the last of its template fields), if it has one.
-
-        >>> text_input("mailing"), text_input("sms"), text_input("whatsapp")
-        ('body', 'message', None)
-    """
-    fields = channel(channel_name).template_fields
-    return fields[-1] if fields else None
 
 
 def _missing(form: ComposerForm) -> list[str]:
@@ -194,7 +182,7 @@ def _missing(form: ComposerForm) -> list[str]:
 
 
 def _label(channel_name: str, name: str) -> str:
-    return template_label(channel_name) if name == text_input(channel_name) else INPUT_LABELS[name]
+    return template_label(channel_name) if name == text_option(channel_name) else INPUT_LABELS[name]
 
 
 def _given(value: Any) -> bool:
@@ -277,15 +265,3 @@ def preview_message(form: ComposerForm, **settings: Any) -> Message:
                               if name in dict(_REQUIRED[form.channel]) and not _given(getattr(form, name))}
     return message_from_form(dataclasses.replace(form, **filled), **settings)
 
-
-def ledger_for(table: str | Path, message: Message, folder: str | Path = ".") -> Path:
-    """The Composer's default ledger: the file ``sendframe send`` would use for this table and message.
-
-    ``table`` is the contacts file, or the name the table has in the Composer; the name also holds
-    the campaign (or the table) and a hash of the message, so a changed message starts a new ledger.
-
-        >>> from sendframe.campaign.message import sms
-        >>> ledger_for("spring contacts", sms("Hi", "Shop")).name
-        'spring-contacts-42653ac0.ledger.sqlite'
-    """
-    return message_ledger_path(table, message, folder)

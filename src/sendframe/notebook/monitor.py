@@ -26,12 +26,12 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
 
-from sendframe.campaign.policy import SKIP_OUTCOMES
 from sendframe.delivery.experiments import compare_variants
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import fetch_records
 from sendframe.errors import InputError
 from sendframe.notebook.charts import CHARTS, STATUS_LABELS
+from sendframe.send_outcomes import SKIP_OUTCOMES
 
 __all__ = ["Monitor", "comparison_html", "monitor_summary_html", "skipped_counts"]
 

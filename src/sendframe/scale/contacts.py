@@ -105,10 +105,6 @@ def _recipient_keys(part: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(keys) if keys else pd.DataFrame({"key": [], "label": []})
 
 
-def _normalised(part: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any]) -> pd.DataFrame:
-    return read(part, **options)
-
-
 def _candidates(part: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any]) -> pd.DataFrame:
     return _recipient_keys(read(part, **options))
 

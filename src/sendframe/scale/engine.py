@@ -34,14 +34,19 @@ __all__ = ["TWINS", "DaskEngine"]
 Twin = Callable[[Callable[..., Any], Mapping[str, Any]], Any]
 
 
+def _options(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in arguments.items() if k not in ("self", "contacts")}
+
+
 def _message_method(lazy: Callable[..., Any]) -> Twin:
     """A Message method's twin: ``lazy(msg, frame, **options)`` of :mod:`sendframe.scale.messages`."""
+    return lambda function, arguments: lazy(arguments["self"], arguments["contacts"], **_options(arguments))
 
-    def twin(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
-        options = {k: v for k, v in arguments.items() if k not in ("self", "contacts")}
-        return lazy(arguments["self"], arguments["contacts"], **options)
 
-    return twin
+def _prepared_view(name: str) -> Twin:
+    """The twin of a Message method that is a view of its prepared frame (``messages.prepared_view``)."""
+    return lambda function, arguments: messages.prepared_view(arguments["self"], arguments["contacts"], name,
+                                                              _options(arguments))
 
 
 def _send(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
@@ -85,11 +90,11 @@ def _delivery_summary(function: Callable[..., Any], arguments: Mapping[str, Any]
 
 TWINS: dict[str, Twin] = {
     "sendframe.campaign.message.Message.render": _message_method(messages.render),
-    "sendframe.campaign.message.Message.preview": _message_method(messages.preview),
+    "sendframe.campaign.message.Message.preview": _prepared_view("preview"),
     "sendframe.campaign.message.Message.preflight": _message_method(messages.preflight),
-    "sendframe.campaign.message.Message.plan": _message_method(messages.plan),
-    "sendframe.campaign.message.Message.ready": _message_method(messages.ready),
-    "sendframe.campaign.message.Message.estimate": _message_method(messages.estimate),
+    "sendframe.campaign.message.Message.plan": _prepared_view("plan"),
+    "sendframe.campaign.message.Message.ready": _prepared_view("ready"),
+    "sendframe.campaign.message.Message.estimate": _prepared_view("estimate"),
     "sendframe.campaign.message.Message.send": _send,
     "sendframe.campaign.preview.render": _per_partition("contacts"),
     "sendframe.campaign.estimate.estimate": _per_partition("contacts"),

@@ -26,6 +26,7 @@ import pandas as pd
 
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.columns import recipient_column
+from sendframe.campaign.estimate import recipients_valid
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
 from sendframe.scale.repeats import local_positions, repeated_rows
@@ -77,16 +78,11 @@ def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **option
 # ---------------------------------------------------------------------- preflight
 
 
-def _valid_rows(part: pd.DataFrame, column: str, kind: str,
-                recipients_only: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
-    """Candidates of the duplicate rule: rows with a valid recipient (preflight's own rule decides)."""
-    positional = part.reset_index(drop=True)
-    problems = recipients_only(positional)
-    invalid = problems.loc[problems["rule"] == "invalid_recipient", "row"].to_numpy(dtype=np.int64)
-    valid = np.ones(len(part), dtype=bool)
-    valid[invalid] = False
-    key = recipient_keys(positional[column], kind, default_region=None)
-    valid &= key.notna().to_numpy()
+def _valid_rows(part: pd.DataFrame, column: str, channel: str) -> pd.DataFrame:
+    """Candidates of the duplicate rule: rows with a valid recipient (preflight's own rule,
+    :func:`~sendframe.campaign.estimate.recipients_valid`), by their recipient key."""
+    key = recipient_keys(part[column], channel_info(channel).recipient, default_region=None)
+    valid = recipients_valid(part, column, channel) & key.notna().to_numpy()
     return pd.DataFrame({"key": key[valid].to_numpy(dtype=object), "label": part.index[valid]},
                         index=np.flatnonzero(valid))
 
@@ -164,14 +160,14 @@ def preflight_partitions(preflight: Callable[..., pd.DataFrame], frame: Any, cha
         >>> problem_counts(problems)  # doctest: +SKIP
     """
     meta = _empty(preflight(meta_of(frame), channel, template, **options))  # arguments checked here, at once
-    column = recipient_column(meta_of(frame), channel_info(channel).recipient, options.get("to_column"),
+    column = recipient_column(meta_of(frame), channel_info(channel).recipient, options.get("to"),
                               channel=channel)
 
     def full(part: pd.DataFrame) -> pd.DataFrame:
         return preflight(part, channel, template, **options)
 
     def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
-        return preflight(part, channel, None, to_column=column)
+        return preflight(part, channel, None, to=column)
 
     return checked_preflight(frame, full, recipients_only, channel, column, meta)
 
@@ -181,11 +177,10 @@ def checked_preflight(frame: Any, full: Callable[[pd.DataFrame], pd.DataFrame],
                       meta: pd.DataFrame) -> Any:
     """The Dask preflight of :func:`preflight_partitions`, given its two runs on a pandas frame:
     ``full`` (every rule) and ``recipients_only`` (the recipient rules, on the recipient column)."""
-    kind = channel_info(channel).recipient
     frame = optimised(frame)
     # the repeats are worked out now (in the background on a cluster) and kept: the problems, read
     # later, do not hold every partition in memory while the shuffle runs
-    repeats = persist(repeated_rows(frame, lambda part: _valid_rows(part[[column]], column, kind, recipients_only)))
+    repeats = persist(repeated_rows(frame, lambda part: _valid_rows(part[[column]], column, channel)))
     return frame.map_partitions(_merge_problems, repeats, full, recipients_only, column, meta, meta=meta,
                                 align_dataframes=False, enforce_metadata=False)
 

@@ -15,13 +15,14 @@ policy's own words. The answers equal pandas' on the same rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from sendframe.campaign.policy import keep_reasons, plan_rows
+from sendframe.campaign.policy import keep_reasons, repeat_reasons
+from sendframe.campaign.prepared import Prepared
 from sendframe.scale.frames import checked_preflight, on_partitions
 from sendframe.scale.repeats import local_positions, repeated_rows
 from sendframe.scale.runtime import meta_of, optimised, persist
@@ -29,11 +30,8 @@ from sendframe.scale.runtime import meta_of, optimised, persist
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["duplicate_reasons", "estimate", "plan", "preflight", "preview", "ready", "render", "sent_repeats",
+__all__ = ["preflight", "prepared_view", "render", "sent_repeats", "skip_elsewhere",
            "skipped_as_repeats", "with_duplicates"]
-
-_NO_PROBLEMS = pd.DataFrame({"row": pd.Series([], dtype=object), "rule": pd.Series([], dtype="str"),
-                             "message": pd.Series([], dtype="str"), "severity": pd.Series([], dtype="str")})
 
 
 def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
@@ -43,22 +41,6 @@ def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
         ['duplicate', 'invalid']
     """
     return sorted(keep_reasons(keep) | {"duplicate"})
-
-
-def duplicate_reasons(keys: Iterable[Any]) -> np.ndarray:
-    """The policy's reason for a row repeating each recipient key (``plan_rows``' own words).
-
-        >>> duplicate_reasons(["34600123456"]).tolist()
-        ['34600123456 already gets the message from an earlier row.']
-    """
-    keys = list(keys)
-    distinct = list(dict.fromkeys(keys))
-    n = len(distinct)
-    if not n:
-        return np.zeros(0, dtype=object)
-    reasons = plan_rows(_NO_PROBLEMS, pd.RangeIndex(2 * n), pd.Series(distinct + distinct, dtype=object))["reason"]
-    by_key = dict(zip(distinct, reasons.to_numpy(dtype=object)[n:], strict=True))
-    return np.asarray([by_key[k] for k in keys], dtype=object)
 
 
 def _sent_keys(part: pd.DataFrame, msg: Message, options: dict[str, Any]) -> pd.DataFrame:
@@ -99,53 +81,62 @@ def skipped_as_repeats(plan: pd.DataFrame, at: np.ndarray, keys: np.ndarray) -> 
     changed: dict[str, Any] = {"action": pd.Series(action, dtype=plan["action"].dtype).array}
     if "reason" in plan:
         reason = plan["reason"].to_numpy(dtype=object).copy()
-        reason[at] = duplicate_reasons(keys)
+        reason[at] = repeat_reasons(keys)
         changed["reason"] = pd.Series(reason, dtype=plan["reason"].dtype).array
     return plan.assign(**changed)
 
 
-def _skip_repeats(out: pd.DataFrame, repeats: pd.DataFrame) -> pd.DataFrame:
-    """A partition's plan, preview or estimate with the rows of ``repeats`` skipped (an estimate's cost nothing)."""
-    attrs = {k: v for k, v in out.attrs.items() if k != "totals"}
+def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
+    """``prepared`` (a partition's) with the rows of ``repeats`` skipped: an earlier row of the whole frame
+    sends to their recipient (the policy's words, as pandas says them of the whole frame); they cost nothing.
+
+        >>> partition = skip_elsewhere(msg.prepare(part, keep=["duplicate"]), repeats)  # doctest: +SKIP
+        >>> partition.plan["action"].value_counts()  # doctest: +SKIP
+    """
+    if repeats.empty:
+        return prepared
     at = local_positions(repeats.index.to_numpy())
-    out = skipped_as_repeats(out, at, repeats["key"].to_numpy(dtype=object))
-    if len(at) and "billable" in out:
-        billable = out["billable"].to_numpy(dtype=bool).copy()
-        billable[at] = False
-        cost = out["cost"].to_numpy(dtype=float).copy()
-        cost[at] = 0.0
-        out = out.assign(billable=billable, cost=cost)
-    out.attrs = attrs
+    return prepared.replanned(skipped_as_repeats(prepared.plan, at, repeats["key"].to_numpy(dtype=object)))
+
+
+def _view(part: pd.DataFrame, msg: Message, name: str, options: dict[str, Any],
+          repeats: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A partition's view ``name`` of its prepared frame, the rows of ``repeats`` skipped; a partition's own
+    totals are not the frame's, so they are left out."""
+    prepared = msg.prepare(part, **options)
+    out: pd.DataFrame = getattr(skip_elsewhere(prepared, repeats) if repeats is not None else prepared, name)
+    out = out.copy(deep=False)  # a cached view (plan) is not changed
+    out.attrs = {k: v for k, v in out.attrs.items() if k != "totals"}
     return out
 
 
-def _planned(msg: Message, frame: Any, method: Callable[..., pd.DataFrame], options: dict[str, Any],
-             keep: str | Iterable[str] | None) -> Any:
-    """``method`` (a message's plan, estimate or preview) on every partition, repeats skipped across partitions."""
+def prepared_view(msg: Message, frame: Any, name: str, options: dict[str, Any]) -> Any:
+    """:meth:`Message.plan`, ``preview``, ``estimate`` or ``ready`` (``name``, a view of
+    :class:`~sendframe.campaign.prepared.Prepared`) of a Dask frame, lazily, repeats skipped across partitions.
+
+        >>> plan = prepared_view(msg, contacts_ddf, "plan", {"suppression": None, "keep": None})  # doctest: +SKIP
+        >>> plan["action"].value_counts().compute()  # doctest: +SKIP
+    """
+    keep = options.get("keep")
     if "duplicate" in keep_reasons(keep):  # repeats are sent: nothing spans partitions
-        return on_partitions(_call, frame, method, {**options, "keep": keep})
+        return on_partitions(_view, frame, msg, name, options)
     wider = {**options, "keep": with_duplicates(keep)}
-    meta = method(meta_of(frame), **wider).iloc[:0]
+    meta = _view(meta_of(frame), msg, name, wider).iloc[:0]
     frame = optimised(frame)
     plan_options = {k: v for k, v in wider.items() if k in ("suppression", "keep", "now", "ledger")}
     # worked out now and kept, so the answer (read later) does not hold every partition during the shuffle
     repeats = persist(sent_repeats(msg, frame, plan_options))
-    return frame.map_partitions(_skipped_where_repeated, repeats, method, wider, meta=meta, align_dataframes=False,
+    return frame.map_partitions(_view, msg, name, wider, repeats, meta=meta, align_dataframes=False,
                                 enforce_metadata=False)
 
 
-def _skipped_where_repeated(part: pd.DataFrame, repeats: pd.DataFrame, method: Callable[..., pd.DataFrame],
-                            options: dict[str, Any]) -> pd.DataFrame:
-    return _skip_repeats(method(part, **options), repeats)
-
-
-def _call(part: pd.DataFrame, method: Callable[..., Any], options: dict[str, Any]) -> Any:
-    return method(part, **options)
+def _render(part: pd.DataFrame, msg: Message, field: str | None) -> pd.Series:
+    return msg.render(part, field=field)
 
 
 def render(msg: Message, frame: Any, *, field: str | None = None) -> Any:
     """:meth:`Message.render` of a Dask frame: a lazy ``text`` Series."""
-    return on_partitions(_call, frame, msg.render, {"field": field})
+    return on_partitions(_render, frame, msg, field)
 
 
 def preflight(msg: Message, frame: Any, *, suppression: Any = None) -> Any:
@@ -161,35 +152,3 @@ def preflight(msg: Message, frame: Any, *, suppression: Any = None) -> Any:
         return msg.preflight(part[[column]])
 
     return checked_preflight(frame, full, recipients_only, msg.channel, column, meta)
-
-
-def plan(msg: Message, frame: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
-         now: Any = None, ledger: Any = None) -> Any:
-    """:meth:`Message.plan` of a Dask frame: lazy ``action`` and ``reason`` per row."""
-    options = {"suppression": suppression, **({"now": now} if now is not None else {}),
-               **({"ledger": ledger} if ledger is not None else {})}
-    return _planned(msg, frame, msg.plan, options, keep)
-
-
-def preview(msg: Message, frame: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> Any:
-    """:meth:`Message.preview` of a Dask frame: lazy ``recipient``, ``text``, ``action``, ``reason``."""
-    return _planned(msg, frame, msg.preview, {"suppression": suppression}, keep)
-
-
-def estimate(msg: Message, frame: Any, *, prices: Any = None, suppression: Any = None,
-             keep: str | Iterable[str] | None = None, attachments: int = 0) -> Any:
-    """:meth:`Message.estimate` of a Dask frame (lazy; totals with :func:`sendframe.estimate_totals`)."""
-    return _planned(msg, frame, msg.estimate, {"prices": prices, "suppression": suppression,
-                                               "attachments": attachments}, keep)
-
-
-def _rows_to_send(part: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
-    return part.loc[(planned["action"] == "send").to_numpy()].copy()
-
-
-def ready(msg: Message, frame: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> Any:
-    """:meth:`Message.ready` of a Dask frame: the rows a send would send, lazily."""
-    frame = optimised(frame)
-    planned = plan(msg, frame, suppression=suppression, keep=keep)
-    return frame.map_partitions(_rows_to_send, planned, meta=meta_of(frame), align_dataframes=False,
-                                enforce_metadata=False)

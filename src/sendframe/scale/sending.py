@@ -38,13 +38,12 @@ from pandas.api.extensions import ExtensionDtype
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
-from sendframe.campaign.policy import OUTCOMES, keep_reasons, skipped_summary
-from sendframe.campaign.prepared import Prepared
+from sendframe.campaign.policy import keep_reasons, skipped_summary
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.send_prepared import send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning, naming_full_disk
-from sendframe.scale.messages import sent_repeats, skipped_as_repeats, with_duplicates
-from sendframe.scale.repeats import ORDER_BITS, local_positions
+from sendframe.scale.messages import sent_repeats, skip_elsewhere, with_duplicates
+from sendframe.scale.repeats import ORDER_BITS
 from sendframe.scale.runtime import (
     compute,
     dask_dataframe,
@@ -54,6 +53,7 @@ from sendframe.scale.runtime import (
     optimised,
     pandas_strings,
 )
+from sendframe.send_outcomes import OUTCOMES
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -153,15 +153,6 @@ def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
     os.replace(temporary, target)
 
 
-def _skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
-    """``prepared`` (a partition's) with the rows of ``repeats`` skipped: an earlier partition's row sends to
-    their recipient (the policy's words, as a pandas send of the whole frame says them)."""
-    if repeats.empty:
-        return prepared
-    at = local_positions(repeats.index.to_numpy())
-    return prepared.replanned(skipped_as_repeats(prepared.plan, at, repeats["key"].to_numpy(dtype=object)))
-
-
 def _stopped(sent: pd.DataFrame, cancel: threading.Event | None) -> bool:
     """Whether a partition's send stopped before its end: cancelled, or rows left not attempted by a breaker
     trip (``not_sent`` with no reason; the budget's ``not_sent`` rows say why)."""
@@ -222,7 +213,7 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
             mine = repeats[(repeats.index.to_numpy() >> ORDER_BITS) == number]
             prepared = msg.prepare(part, suppression=how.suppression, keep=keep, now=how.now, ledger=journal,
                                    prices=how.prices)
-            prepared = _skip_elsewhere(prepared, mine)
+            prepared = skip_elsewhere(prepared, mine)
             sent = send_prepared(prepared, how, warn=False)  # the rows skipped are said once, for the whole frame
             sent.index.name = "row"
             _write_part(sent, target, number)
