@@ -38,13 +38,13 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 import sendframe
-from sendframe.campaign.policy import OUTCOMES
 from sendframe.delivery.callbacks import read_callbacks
 from sendframe.delivery.metrics import delivery_summary
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.receiver import receiver_query
 from sendframe.notebook import charts
 from sendframe.notebook import command as report_command
+from sendframe.send_outcomes import OUTCOMES
 
 # region, share of recipients (a European campaign: a few big countries and a long tail)
 _REGIONS: tuple[tuple[str, float], ...] = (
