@@ -56,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     "Receiver": "sendframe.delivery.receiver",
     "dashboard": "sendframe.notebook.charts",
     "delivery_summary": "sendframe.delivery.metrics",
+    "low_delivery": "sendframe.delivery.low_delivery",
     "estimate_totals": "sendframe.campaign.estimate",
     "outcomes": "sendframe.delivery.outcomes",
     "fetch_records": "sendframe.delivery.records",
@@ -69,6 +70,8 @@ _EXPORTS: dict[str, str] = {
     "send_whatsapp": "sendframe.campaign.shortcuts",
     "assign_variants": "sendframe.campaign.variants",
     "compare_variants": "sendframe.delivery.experiments",
+    "conversions": "sendframe.delivery.conversions",
+    "plan_test": "sendframe.delivery.planning",
     "variant_chart": "sendframe.notebook.experiment_charts",
 }
 
@@ -95,9 +98,12 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.campaign.shortcuts import send_whatsapp as send_whatsapp
     from sendframe.campaign.variants import assign_variants as assign_variants
     from sendframe.delivery.callbacks import read_callbacks as read_callbacks
+    from sendframe.delivery.conversions import conversions as conversions
     from sendframe.delivery.experiments import compare_variants as compare_variants
+    from sendframe.delivery.low_delivery import low_delivery as low_delivery
     from sendframe.delivery.metrics import delivery_summary as delivery_summary
     from sendframe.delivery.outcomes import outcomes as outcomes
+    from sendframe.delivery.planning import plan_test as plan_test
     from sendframe.delivery.receiver import Receiver as Receiver
     from sendframe.delivery.records import fetch_records as fetch_records
     from sendframe.errors import ApiError as ApiError

@@ -171,6 +171,29 @@ def test_monitor_refreshes_in_the_background_until_every_message_is_final(tmp_pa
         client.close()
 
 
+def test_the_monitor_compares_a_split_tests_variants_with_anytime_valid_intervals(tmp_path):
+    with Sandbox(clock="manual") as sb, sendframe.Client(sb.base_url, sb.username, sb.api_password) as client:
+        contacts = pd.DataFrame({"phone": [f"447700900{i:03d}" for i in range(60)], "name": "Ana"})
+        contacts = sendframe.assign_variants(contacts, {"A": 0.5, "B": 0.5}, seed=3)
+        test = sendframe.variants({"A": sendframe.sms("Hi {name}", sender="Shop"),
+                                   "B": sendframe.sms("{name}, today only", sender="Shop")})
+        results = test.send(contacts, client=client, ledger=tmp_path / "ab.sqlite", progress=False)
+        sb.advance(3600)
+        monitor = Monitor(results, client=client, compare="delivered")
+        monitor.refresh_button.click()
+    comparison = monitor.comparison
+    assert comparison is not None
+    b = comparison.set_index("variant").loc["B"]
+    assert b["test"] == "asymptotic confidence sequence (anytime-valid)"
+    assert b["difference_low"] <= b["difference"] <= b["difference_high"]
+    delivered = monitor.outcomes.assign(variant=results["variant"])  # type: ignore[union-attr]
+    in_b = delivered[(delivered["variant"] == "B") & (delivered["outcome"] == "accepted")]
+    assert b["successes"] == (in_b["status"] == "DELIVRD").sum()
+    assert "anytime-valid" in monitor.comparison_view.value and "<td>B</td>" in monitor.comparison_view.value
+    with pytest.raises(InputError, match="'variant' column"):
+        Monitor(results.drop(columns="variant"), compare="delivered")
+
+
 def test_a_message_written_once_elsewhere_starts_the_composer_unchanged():
     msg = sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="auto", campaign="spring",
                         schedule_date="20300101100000", to="phone")

@@ -27,6 +27,7 @@ import pandas as pd
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.columns import find_recipient_column, recipient_column
 from sendframe.campaign.tables import as_frame
+from sendframe.delivery.outcomes import VARIANTS_ATTR
 from sendframe.errors import InputError
 from sendframe.options import check_options
 
@@ -35,7 +36,6 @@ __all__ = ["HOLDOUT", "VARIANTS_ATTR", "assign_variants", "recipient_uniforms", 
 HOLDOUT = "holdout"
 """The name of the group that is never sent, unless ``holdout=`` names another."""
 
-VARIANTS_ATTR = "sendframe.variants"
 """Key of ``frame.attrs`` where :func:`assign_variants` records column, weights, seed and holdout."""
 
 _UNSET: Any = object()

@@ -51,6 +51,9 @@ FAILED_STATUSES = frozenset({"UNDELIV", "EXPIRED", "REJECTD", "DELETED"})
 SKIPPED_OUTCOMES: tuple[str, ...] = (*SKIP_OUTCOMES.values(), "holdout")
 NOT_SENT_OUTCOMES = frozenset({"rejected", "not_sent", "dry_run", *SKIPPED_OUTCOMES})
 CONTACT_PREFIX = "contact_"  # a contact column named like an outcome column gets it
+# where assign_variants records the split (column, weights, seed, holdout); outcomes carries it to the outcome
+# table, so compare_variants can check the counts per variant against the weights
+VARIANTS_ATTR = "sendframe.variants"
 
 OUTCOME_COLUMNS: tuple[str, ...] = (
     "id", "campaign_id", "sending_id", "recipient", "country", "mnc", "outcome", "error_code",
@@ -109,8 +112,12 @@ class LatestStatus:
     billed: np.ndarray  # per id: the cost billed (float, NaN when no notification says)
 
 
-def _text_array(values: pd.Series) -> pa.Array:
-    """A column as one Arrow large_string array (missing values null)."""
+def text_array(values: pd.Series) -> pa.Array:
+    """A column as one Arrow large_string array (missing values null).
+
+    >>> text_array(pd.Series(["a1", None])).to_pylist()
+    ['a1', None]
+    """
     text = values if isinstance(values.dtype, pd.StringDtype) else values.astype("string")
     array = pa.array(text, type=pa.large_string(), from_pandas=True)
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
@@ -153,7 +160,7 @@ def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
     >>> latest.ids.to_pylist(), latest.status.tolist(), latest.rows.tolist()
     (['a1', 'b2'], ['DELIVRD', 'ACCEPTD'], [0, 2])
     """
-    ids = _text_array(callbacks["id"])
+    ids = text_array(callbacks["id"])
     present = np.flatnonzero(np.asarray(ids.is_valid()))
     encoded = pc.dictionary_encode(ids.take(pa.array(present)) if len(present) < len(ids) else ids)
     code = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -189,8 +196,12 @@ def _first_event_dates(ids: pa.Array, dates: np.ndarray, chosen: np.ndarray) -> 
     return _FirstDates(encoded.dictionary.cast(pa.large_string()), earliest.to_numpy(dtype="datetime64[us]"))
 
 
-def _positions(keys: pa.Array, values: pa.Array) -> np.ndarray:
-    """Each key's position among ``values`` (-1 where absent); a missing key matches a missing value."""
+def positions_among(keys: pa.Array, values: pa.Array) -> np.ndarray:
+    """Each key's position among ``values`` (-1 where absent); a missing key matches a missing value.
+
+    >>> positions_among(pa.array(["b", "z"]), pa.array(["a", "b"])).tolist()
+    [1, -1]
+    """
     found = pc.index_in(keys, value_set=values)
     return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
@@ -252,10 +263,10 @@ def message_outcomes(
     billed = np.full(size, np.nan)
     clicked = pd.Series(False, index=results.index, dtype="boolean")
 
-    by_id = _text_array(out["id"])
+    by_id = text_array(out["id"])
     if callbacks is not None and not callbacks.empty:
         latest = latest_per_message(callbacks)
-        found = _positions(by_id, latest.ids)
+        found = positions_among(by_id, latest.ids)
         rows = np.flatnonzero((found >= 0) & _among(outcome, ["accepted"]))
         which = found[rows]
         decided = latest.rows[which]  # the notification (row of the callbacks) that decides each hit's status
@@ -274,7 +285,7 @@ def message_outcomes(
         events = getattr(records, "events", None)
         if messages is not None and not messages.empty:
             known = messages.drop_duplicates("id")
-            found = _positions(by_id, _text_array(known["id"]))
+            found = positions_among(by_id, text_array(known["id"]))
             rows = np.flatnonzero(found >= 0)
             if "is_clicked" in known:
                 clicked.iloc[rows] = known["is_clicked"].astype("boolean").iloc[found[rows]].to_numpy()
@@ -284,11 +295,11 @@ def message_outcomes(
         if events is not None and not events.empty:
             dates = utc_instants(events["date"])
             kinds = events["type"].to_numpy(dtype=object)
-            event_ids = _text_array(events["id"])
+            event_ids = text_array(events["id"])
             # record events carry seconds, notifications only minutes: the events win where both exist
             for kind, target in (("sent", sent_at), ("delivered", delivered_at)):
                 first = _first_event_dates(event_ids, dates, kinds == kind)
-                found = _positions(by_id, first.ids)
+                found = positions_among(by_id, first.ids)
                 rows = np.flatnonzero(found >= 0)
                 target[rows] = first.dates[found[rows]]
             # a delivered event is as good as a DELIVRD notification
@@ -328,6 +339,8 @@ def outcomes(
     message), then ``text`` when the results carry it, then every column of ``contacts``, so any of
     them can group ``delivery_summary(..., by=...)``. A contact column named like an outcome
     column is kept as ``contact_<name>``. Contacts the results do not cover get an empty outcome.
+    The split :func:`~sendframe.assign_variants` recorded on the contacts (or the results) is kept in
+    ``attrs["sendframe.variants"]``, so :func:`~sendframe.compare_variants` can check it.
 
     >>> table = sendframe.outcomes(results, callbacks, records, contacts)  # doctest: +SKIP
     >>> table.groupby("segment")["status"].value_counts()  # doctest: +SKIP
@@ -336,6 +349,10 @@ def outcomes(
     for carried in ("text", "reason", "variant"):  # what the send result says of each row beyond the answer
         if carried in results:
             table[carried] = results[carried].astype("string")
+    split = (contacts.attrs if isinstance(contacts, pd.DataFrame) else {}).get(VARIANTS_ATTR) \
+        or results.attrs.get(VARIANTS_ATTR)
+    if split is not None:
+        table.attrs[VARIANTS_ATTR] = split
     if contacts is None:
         return table
     if not isinstance(contacts, pd.DataFrame):
@@ -350,4 +367,6 @@ def outcomes(
         raise InputError(f"{len(strangers)} row(s) of the results are not rows of the contacts (index "
                          f"{strangers[:5].tolist()}); pass the contact table the results were sent from.")
     own = contacts.rename(columns={c: CONTACT_PREFIX + str(c) for c in contacts.columns if c in table.columns})
-    return table.reindex(contacts.index).join(own)
+    joined = table.reindex(contacts.index).join(own)
+    joined.attrs = dict(table.attrs)  # a join keeps attrs only when both sides' are equal
+    return joined

@@ -5,6 +5,10 @@ counted under their own outcome, read from the send result, and left out of the 
 
     >>> monitor = Monitor(composer.results, receiver=receiver, client=client)   # doctest: +SKIP
     >>> monitor.start(interval=5)                                               # doctest: +SKIP
+
+A split test's result (``sendframe.variants(...).send``, with its ``variant`` column) can be watched live:
+``Monitor(results, ..., compare="delivered")`` adds the variants' comparison with anytime-valid intervals
+and p-values (``compare_variants(..., sequential=True)``), right to read at every refresh.
 """
 
 from __future__ import annotations
@@ -22,12 +26,14 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
 
+from sendframe.delivery.experiments import compare_variants
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import fetch_records
+from sendframe.errors import InputError
 from sendframe.notebook.charts import CHARTS, STATUS_LABELS
 from sendframe.send_outcomes import SKIP_OUTCOMES
 
-__all__ = ["Monitor", "monitor_summary_html", "skipped_counts"]
+__all__ = ["Monitor", "comparison_html", "monitor_summary_html", "skipped_counts"]
 
 _SKIPPED_LABELS = {"skipped_invalid": "invalid recipient", "skipped_landline": "landline",
                    "skipped_suppressed": "suppressed", "skipped_preflight": "preflight error",
@@ -59,17 +65,48 @@ def monitor_summary_html(statuses: pd.Series, skipped: dict[str, int]) -> str:
     return " · ".join(parts)
 
 
+def comparison_html(comparison: pd.DataFrame) -> str:
+    """The Monitor's table of a sequential comparison: each variant's rate and difference with their intervals.
+
+        >>> frame = pd.DataFrame({"variant": ["A"] * 50 + ["B"] * 50, "clicked": [True, False] * 25 + [True] * 50})
+        >>> "anytime-valid" in comparison_html(compare_variants(frame, "clicked", sequential=True))
+        True
+    """
+    rows = []
+    for row in comparison.to_dict("records"):
+        if pd.isna(row["rate"]):
+            continue
+        versus = ("control" if row["test"] == "control" else
+                  f"{row['difference']:+.1%} [{row['difference_low']:+.1%}, {row['difference_high']:+.1%}], "
+                  f"p = {row['p_value']:.3g} (adjusted {row['p_value_adjusted']:.3g})")
+        rows.append(f"<tr><td>{html.escape(str(row['variant']))}</td><td>{row['rate']:.1%} [{row['rate_low']:.1%}, "
+                    f"{row['rate_high']:.1%}]</td><td>{html.escape(versus)}</td></tr>")
+    metric = html.escape(str(comparison.attrs.get("metric", "")))
+    return (f"<table><tr><th>variant</th><th>{metric} rate</th><th>difference from the control</th></tr>"
+            f"{''.join(rows)}</table><small>anytime-valid intervals and p-values: read them at every refresh "
+            "and stop when an interval leaves 0</small>")
+
+
 class Monitor:
     """Refreshes delivery figures from the receiver's log and the record lookups while a campaign delivers.
 
     ``results`` is a send result (``Message.send``, ``send_sms``, ``composer.results``); its
-    ``recipient`` column is used when ``recipients`` is not given.
+    ``recipient`` column is used when ``recipients`` is not given. ``compare``: a metric
+    (``"delivered"``, ``"clicked"``) to compare the results' variants on at every refresh, with
+    anytime-valid intervals (``self.comparison``, shown under the summary).
     """
 
     def __init__(self, results: pd.DataFrame, *, receiver: Any = None, client: Any = None,
                  recipients: pd.Series | None = None,
-                 charts: tuple[str, ...] = ("funnel", "status_over_time", "time_to_delivery")) -> None:
+                 charts: tuple[str, ...] = ("funnel", "status_over_time", "time_to_delivery"),
+                 compare: str | None = None) -> None:
+        if compare is not None and "variant" not in results:
+            raise InputError("Monitor(compare=...) compares the variants of a split test: the results need their "
+                             "'variant' column (sendframe.variants(...).send gives it).")
         self.results, self.receiver, self.client = results, receiver, client
+        self.compare = compare
+        self.comparison: pd.DataFrame | None = None
+        self.comparison_view = w.HTML()
         if recipients is None and "recipient" in results:
             recipients = results["recipient"]
         self.recipients = recipients
@@ -84,7 +121,8 @@ class Monitor:
         self.refreshes = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.widget = w.VBox([w.HBox([self.refresh_button, self.auto]), self.summary, self.charts])
+        self.widget = w.VBox([w.HBox([self.refresh_button, self.auto]), self.summary, self.comparison_view,
+                              self.charts])
 
     def start(self, interval: float = 5.0) -> None:
         """Refresh every ``interval`` seconds in the background until every message is final or :meth:`stop`."""
@@ -127,6 +165,10 @@ class Monitor:
         delivering = self.outcomes.loc[was_sent]
         self.summary.value = monitor_summary_html(delivering["status"], skipped) + \
             f" <span style='color:#757575'>(updated {time.strftime('%H:%M:%S')})</span>"
+        if self.compare is not None:
+            split = self.outcomes.assign(variant=self.results["variant"])
+            self.comparison = compare_variants(split, self.compare, sequential=True)
+            self.comparison_view.value = comparison_html(self.comparison)
         self.refreshes += 1
         self.charts.clear_output(wait=True)
         with self.charts:
