@@ -6,13 +6,15 @@ from here, at the bottom of the layering, so neither part imports the other for 
 
     >>> SKIP_OUTCOMES["duplicate"], OUTCOMES[:2]
     ('skipped_duplicate', ('accepted', 'rejected'))
+    >>> OUTCOME_LABELS["skipped_duplicate"], SKIP_LABELS["skipped_duplicate"]
+    ('skipped: repeated recipient', 'repeated recipient')
 
 Next to :mod:`sendframe.errors` at the bottom of the layering: it imports nothing of sendframe.
 """
 
 from __future__ import annotations
 
-__all__ = ["OUTCOMES", "SKIP_OUTCOMES"]
+__all__ = ["OUTCOMES", "OUTCOME_LABELS", "SKIP_LABELS", "SKIP_OUTCOMES"]
 
 # reason -> outcome, in the order a row's first reason is taken
 SKIP_OUTCOMES: dict[str, str] = {
@@ -26,3 +28,18 @@ SKIP_OUTCOMES: dict[str, str] = {
 # every outcome a send result may hold (an ordered categorical with these categories)
 OUTCOMES: tuple[str, ...] = ("accepted", "rejected", "unknown", "not_sent", "dry_run", *SKIP_OUTCOMES.values(),
                              "holdout")
+# what each skipped outcome is called on screen: why the row was left out
+SKIP_LABELS: dict[str, str] = {
+    "skipped_invalid": "invalid recipient",
+    "skipped_landline": "landline",
+    "skipped_suppressed": "suppressed",
+    "skipped_frequency": "over the frequency cap",
+    "skipped_preflight": "preflight error",
+    "skipped_duplicate": "repeated recipient",
+}
+# how each outcome is named on screen (the Composer's status, the Monitor, the dashboard's funnel)
+OUTCOME_LABELS: dict[str, str] = {
+    "accepted": "accepted", "rejected": "rejected", "unknown": "unknown outcome", "not_sent": "not sent",
+    "dry_run": "dry run", **{outcome: f"skipped: {label}" for outcome, label in SKIP_LABELS.items()},
+    "holdout": "held out (control group)",
+}

@@ -28,6 +28,7 @@ from sendframe.delivery.outcomes import FAILED_STATUSES, OUTCOME_STATUSES, opera
 from sendframe.errors import InputError
 from sendframe.notebook.report import Dashboard
 from sendframe.options import keyword_checked
+from sendframe.send_outcomes import OUTCOME_LABELS, SKIP_OUTCOMES
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -60,13 +61,8 @@ STATUS_LABELS: dict[str, str] = {
 # outcomes of rows a request was made for; any other outcome (skipped_*, holdout, not_sent, dry_run, ...) was left out
 SENT_OUTCOMES = ("accepted", "rejected", "unknown")
 LEFT_OUT_LABELS: dict[str, str] = {
-    "skipped_invalid": "skipped: invalid recipient",
-    "skipped_duplicate": "skipped: repeated recipient",
-    "skipped_landline": "skipped: landline",
-    "skipped_suppressed": "skipped: suppressed",
-    "holdout": "held out (control group)",
-    "not_sent": "not sent yet",
-    "dry_run": "dry run",
+    **{outcome: OUTCOME_LABELS[outcome] for outcome in SKIP_OUTCOMES.values()},
+    "holdout": OUTCOME_LABELS["holdout"], "not_sent": "not sent yet", "dry_run": OUTCOME_LABELS["dry_run"],
 }
 MAX_TIME_BUCKETS = 200  # bars of status_over_time when the bucket is chosen for you
 MAX_ECDF_POINTS = 1001  # above this many distinct delivery times the curve is drawn through quantiles

@@ -31,13 +31,10 @@ from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import fetch_records
 from sendframe.errors import InputError
 from sendframe.notebook.charts import CHARTS, STATUS_LABELS
-from sendframe.send_outcomes import SKIP_OUTCOMES
+from sendframe.send_outcomes import SKIP_LABELS, SKIP_OUTCOMES
 
 __all__ = ["Monitor", "comparison_html", "monitor_summary_html", "skipped_counts"]
 
-_SKIPPED_LABELS = {"skipped_invalid": "invalid recipient", "skipped_landline": "landline",
-                   "skipped_suppressed": "suppressed", "skipped_preflight": "preflight error",
-                   "skipped_duplicate": "repeated recipient"}
 
 
 def skipped_counts(results: pd.DataFrame) -> dict[str, int]:
@@ -61,7 +58,7 @@ def monitor_summary_html(statuses: pd.Series, skipped: dict[str, int]) -> str:
     counts = statuses.value_counts(sort=False)
     order = [s for s in STATUS_LABELS if counts.get(s, 0)]
     parts = [f"{html.escape(STATUS_LABELS[s])}: <b>{int(counts[s]):,}</b>" for s in order]
-    parts += [f"skipped ({_SKIPPED_LABELS.get(name, name)}): <b>{count:,}</b>" for name, count in skipped.items()]
+    parts += [f"skipped ({SKIP_LABELS.get(name, name)}): <b>{count:,}</b>" for name, count in skipped.items()]
     return " · ".join(parts)
 
 

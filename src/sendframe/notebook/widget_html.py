@@ -20,19 +20,13 @@ import pandas as pd
 from sendframe.api.wire import redact_url
 from sendframe.campaign.policy import skipped_summary
 from sendframe.errors import SendframeError
+from sendframe.send_outcomes import OUTCOME_LABELS
 
 __all__ = ["confirmation_html", "counter_figures", "counter_html", "error_html", "highlight", "ledger_html",
            "outcome_counts", "plain_error", "preview_html", "problems_html", "progress_html", "result_html",
            "without_credentials"]
 
 _RED, _GREEN, _GREY = "#c62828", "#2e7d32", "#757575"
-# how each outcome is named on screen
-_OUTCOME_LABELS = {
-    "accepted": "accepted", "rejected": "rejected", "unknown": "unknown outcome", "not_sent": "not sent",
-    "dry_run": "dry run", "skipped_invalid": "skipped: invalid recipient", "skipped_suppressed": "skipped: suppressed",
-    "skipped_preflight": "skipped: preflight error", "skipped_duplicate": "skipped: repeated recipient",
-    "skipped_landline": "skipped: landline",
-}
 
 
 def highlight(text: str, characters: str | Iterable[str] | None) -> str:
@@ -161,7 +155,7 @@ def outcome_counts(results: pd.DataFrame) -> dict[str, int]:
     """
     outcome = results["outcome"].astype("str")
     counts = outcome.value_counts()
-    order = [*_OUTCOME_LABELS, *(name for name in counts.index if name not in _OUTCOME_LABELS)]
+    order = [*OUTCOME_LABELS, *(name for name in counts.index if name not in OUTCOME_LABELS)]
     return {name: int(counts[name]) for name in order if name in counts.index}
 
 
@@ -174,7 +168,7 @@ def result_html(results: pd.DataFrame, sent_now: int, ledger: str | Path | None,
         Nothing new was sent: every row already has its answer in the ledger <code>x</code>.
     """
     counts = outcome_counts(results)
-    line = " · ".join(f"{html.escape(_OUTCOME_LABELS.get(name, name))}: <b>{count:,}</b>"
+    line = " · ".join(f"{html.escape(OUTCOME_LABELS.get(name, name))}: <b>{count:,}</b>"
                       for name, count in counts.items())
     sent_ever = sum(counts.get(name, 0) for name in ("accepted", "rejected", "unknown"))
     notes = []
