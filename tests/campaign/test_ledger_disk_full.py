@@ -19,17 +19,9 @@ from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
 from sendframe.cli import main
 from sendframe.errors import DiskFullError, SendframeWarning
+from tests.campaign.recipients import phone_maker, sent_per_recipient
 
-_next = iter(range(99_999))
-
-
-def phones(n):
-    return [f"4479115{next(_next):05d}" for _ in range(n)]
-
-
-def sent_per_recipient(sb, recipients):
-    messages = sb.messages()
-    return messages[messages["recipient"].isin(list(recipients))]["recipient"].value_counts()
+phones = phone_maker("4479115")
 
 
 def no_room_to_grow(ledger):

@@ -15,18 +15,14 @@ from sendframe.api.client import Client
 from sendframe.campaign.ledger import Ledger
 from sendframe.errors import AuthenticationError, CampaignStoppedWarning, SendframeWarning
 from sendframe.send_outcomes import OUTCOMES
+from tests.campaign.recipients import phone_maker, sent_per_recipient
 from tests.conftest import FAST_RETRY as FAST
 
-_next = iter(range(99_999))
+phones = phone_maker("4479113")
 
 
 def contacts_of(n):
-    return pd.DataFrame({"phone": [f"4479113{next(_next):05d}" for _ in range(n)], "name": [f"N{i}" for i in range(n)]})
-
-
-def sent_per_recipient(sb, recipients):
-    messages = sb.messages()
-    return messages[messages["recipient"].isin(list(recipients))]["recipient"].value_counts()
+    return pd.DataFrame({"phone": phones(n), "name": [f"N{i}" for i in range(n)]})
 
 
 def test_outcome_categories_say_not_sent_apart_from_rejected():

@@ -20,6 +20,7 @@ import pytest
 
 from sendframe import send_sms
 from sendframe.api.client import Client
+from tests.campaign.recipients import phone_maker
 from tests.conftest import FAST_RETRY
 
 DELAY = 0.3  # seconds the sandbox holds every request before answering
@@ -103,11 +104,11 @@ def relayed(sb, relay):
     sb.clear_faults()
 
 
-_next = iter(range(99_999))
+phones = phone_maker("4479113")
 
 
 def contacts_of(n: int) -> pd.DataFrame:
-    return pd.DataFrame({"phone": [f"4479113{next(_next):05d}" for _ in range(n)], "name": [f"N{i}" for i in range(n)]})
+    return pd.DataFrame({"phone": phones(n), "name": [f"N{i}" for i in range(n)]})
 
 
 def timed_send(contacts: pd.DataFrame, message: str = "Hi {name}", **kw) -> tuple[pd.DataFrame, float]:

@@ -11,17 +11,9 @@ import pytest
 from sendframe import send_sms
 from sendframe.campaign.ledger import Ledger
 from sendframe.errors import LedgerInUseError, SendframeWarning
+from tests.campaign.recipients import phone_maker, sent_per_recipient
 
-_next = iter(range(99_999))
-
-
-def phones(n):
-    return [f"4479114{next(_next):05d}" for _ in range(n)]
-
-
-def sent_per_recipient(sb, recipients):
-    messages = sb.messages()
-    return messages[messages["recipient"].isin(list(recipients))]["recipient"].value_counts()
+phones = phone_maker("4479114")
 
 
 def exported_again(contacts, top):

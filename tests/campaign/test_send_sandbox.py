@@ -13,24 +13,16 @@ from sendframe import send_landingsms, send_mailing, send_sms, send_voice, send_
 from sendframe.api.client import Client
 from sendframe.campaign.ledger import Ledger
 from sendframe.errors import AuthenticationError, LedgerMismatchError, SendframeWarning
+from tests.campaign.recipients import phone_maker, sent_per_recipient
 from tests.conftest import FAST_RETRY as FAST
 
-_next = iter(range(99_999))
-
-
-def phones(n):
-    return [f"4479112{next(_next):05d}" for _ in range(n)]
+phones = phone_maker("4479112")
 
 
 def contacts_of(n, start_label=0):
     numbers = phones(n)
     return pd.DataFrame({"phone": numbers, "name": [f"N{i}" for i in range(n)]},
                         index=pd.RangeIndex(start_label, start_label + n))
-
-
-def sent_per_recipient(sb, recipients):
-    messages = sb.messages()
-    return messages[messages["recipient"].isin(list(recipients))]["recipient"].value_counts()
 
 
 def test_a_campaign_is_sent_in_batches_with_one_result_per_row(sb, client):
