@@ -18,6 +18,7 @@ from typing import Any
 
 from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE
 from pydantic import BaseModel, GetJsonSchemaHandler
+from pydantic.alias_generators import to_snake
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
@@ -112,7 +113,7 @@ def one_given(*fields: str, content: str) -> FieldsRule:
         >>> len(one_given("body", "templateId", content="the email content").schema["anyOf"])
         2
     """
-    names = [_snake(field) for field in fields]
+    names = [to_snake(field) for field in fields]
     listed = f"{', '.join(fields[:-1])} or {fields[-1]}"
 
     def broken(value: Callable[[str], Any]) -> Problem | None:
@@ -121,10 +122,6 @@ def one_given(*fields: str, content: str) -> FieldsRule:
         return Problem(fields[0], "body_or_template", f"{listed} is required ({content})")
 
     return FieldsRule({"anyOf": [present(field) for field in fields]}, broken)
-
-
-def _snake(wire_name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in wire_name)
 
 
 def state_request_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:

@@ -37,7 +37,6 @@ from sendframe.send_outcomes import OUTCOMES
 __all__ = ["send_prepared"]
 
 
-
 def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | None = None,
                   identity: Mapping[str, Any] | None = None, warn: bool = True) -> pd.DataFrame:
     """Send the rows ``prepared`` plans to send; one result row per contact (see :meth:`sendframe.Message.send`).
