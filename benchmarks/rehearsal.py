@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 import sendframe
 from messy_data import TEMPLATE, write_messy_csv
@@ -102,16 +104,21 @@ def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0
     seconds, or less often when a poll takes long, so the waiting takes little from the sandbox and the
     receiver on a small machine."""
     started, polls, seen = time.perf_counter(), 0, 0
-    pending = set(ids.tolist())
+    wanted = pa.array(ids.astype("string"), pa.string())
+    pending = np.ones(len(wanted), dtype=bool)  # not a set of a million Python strings: kept in Arrow
     while True:
         polls += 1
         read = time.perf_counter()
         callbacks = sendframe.read_callbacks(log) if log.exists() else pd.DataFrame()
         fresh = callbacks.iloc[seen:] if len(callbacks) > seen else callbacks
-        pending.difference_update(final_ids(fresh).tolist())
+        finals = final_ids(fresh)
+        if len(finals):
+            done = pc.is_in(wanted, value_set=pa.array(finals.astype("string"), pa.string()))
+            pending &= ~np.asarray(done.to_numpy(zero_copy_only=False), dtype=bool)
         seen = len(callbacks)
-        if not pending or time.perf_counter() - started > timeout:
-            return callbacks, polls, len(pending)
+        missing = int(pending.sum())
+        if not missing or time.perf_counter() - started > timeout:
+            return callbacks, polls, missing
         time.sleep(max(every, 3 * (time.perf_counter() - read)))
 
 
