@@ -64,8 +64,8 @@ def test_time_to_delivery_is_the_median_and_95th_percentile_of_delivered_message
     row = delivery_summary(results, callbacks, records, estimate=estimate).iloc[0]
     # delivered after 2, 10, 30, 100 s: median (10 + 30) / 2 = 20;
     # p95 by linear interpolation at position 0.95 * 3 = 2.85: 30 + 0.85 * (100 - 30) = 89.5
-    assert row["median_seconds_to_delivery"] == pytest.approx(20.0)
-    assert row["p95_seconds_to_delivery"] == pytest.approx(89.5)
+    assert row["seconds_to_delivery_p50"] == pytest.approx(20.0)
+    assert row["seconds_to_delivery_p95"] == pytest.approx(89.5)
 
 
 def test_counts_clicks_and_costs_add_up_by_hand():
@@ -83,18 +83,19 @@ def test_counts_clicks_and_costs_add_up_by_hand():
 
 def test_an_operator_is_its_country_and_mnc_so_01_in_spain_and_01_in_the_uk_are_two():
     results, callbacks, records, estimate = campaign()
-    summary = delivery_summary(results, callbacks, records, by="operator", estimate=estimate).set_index("operator")
+    summary = delivery_summary(results, callbacks, records, by="operator", estimate=estimate)
     assert summary["accepted"].to_dict() == {"ES 01": 2, "ES 03": 2, "ES ?": 0, "GB 01": 1}
     assert summary.loc["ES 03", "delivered"] == 1 and summary.loc["ES 03", "failed"] == 1
-    assert summary.loc["ES 01", "median_seconds_to_delivery"] == pytest.approx(16.0)  # (2 + 30) / 2
+    assert summary.loc["ES 01", "seconds_to_delivery_p50"] == pytest.approx(16.0)  # (2 + 30) / 2
     assert summary.loc["GB 01", "billed_cost"] == pytest.approx(0.04)
 
 
 def test_grouping_by_mnc_also_groups_by_country():
     results, callbacks, records, _ = campaign()
     summary = delivery_summary(results, callbacks, records, by="mnc")
-    assert list(summary.columns[:2]) == ["country", "mnc"]
-    accepted = {(c, m): a for c, m, a in zip(summary["country"], summary["mnc"].fillna("?"), summary["accepted"],
+    assert list(summary.index.names) == ["country", "mnc"]
+    keys = summary.index.to_frame(index=False)
+    accepted = {(c, m): a for c, m, a in zip(keys["country"], keys["mnc"].fillna("?"), summary["accepted"],
                                                  strict=True)}
     assert accepted == {("ES", "01"): 2, ("ES", "03"): 2, ("ES", "?"): 0, ("GB", "01"): 1}
 
@@ -104,8 +105,8 @@ def test_time_to_delivery_from_notifications_alone_counts_whole_minutes():
     row = delivery_summary(results, callbacks).iloc[0]
     # without records the clock is the notifications' minutes: m1, m2, m3 at 0 s, m4 at 60 s
     # median (0 + 0) / 2 = 0; p95 at position 2.85: 0 + 0.85 * (60 - 0) = 51
-    assert row["median_seconds_to_delivery"] == pytest.approx(0.0)
-    assert row["p95_seconds_to_delivery"] == pytest.approx(51.0)
+    assert row["seconds_to_delivery_p50"] == pytest.approx(0.0)
+    assert row["seconds_to_delivery_p95"] == pytest.approx(51.0)
     assert row["clicks"] == 0 and pd.isna(row["estimated_cost"])
 
 

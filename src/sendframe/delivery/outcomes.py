@@ -57,7 +57,7 @@ VARIANTS_ATTR = "sendframe.variants"
 
 OUTCOME_COLUMNS: tuple[str, ...] = (
     "id", "campaign_id", "sending_id", "recipient", "country", "mnc", "outcome", "error_code",
-    "error_description", "status", "sent_at", "delivered_at", "seconds_to_delivery", "clicked",
+    "error_description", "status", "sent_at", "delivered_at", "seconds_to_delivery", "clicked", "unsubscribed",
     "parts", "estimated_cost", "billed_cost",
 )
 
@@ -262,6 +262,7 @@ def message_outcomes(
     mnc = pd.Series(pd.NA, index=results.index, dtype="string")
     billed = np.full(size, np.nan)
     clicked = pd.Series(False, index=results.index, dtype="boolean")
+    unsubscribed = np.zeros(size, dtype=bool)
 
     by_id = text_array(out["id"])
     if callbacks is not None and not callbacks.empty:
@@ -302,6 +303,9 @@ def message_outcomes(
                 found = positions_among(by_id, first.ids)
                 rows = np.flatnonzero(found >= 0)
                 target[rows] = first.dates[found[rows]]
+            # the sandbox's {UNSUB_URL} page adds an "unsubscribed" event to the message once confirmed
+            gone = _first_event_dates(event_ids, dates, kinds == "unsubscribed").ids
+            unsubscribed[positions_among(by_id, gone) >= 0] = True
             # a delivered event is as good as a DELIVRD notification
             status[~np.isnat(delivered_at) & (status == "PENDING")] = "DELIVRD"
 
@@ -313,6 +317,7 @@ def message_outcomes(
     out["delivered_at"] = pd.Series(delivered_at, index=results.index).dt.tz_localize("UTC")
     out["seconds_to_delivery"] = (delivered_at - sent_at) / np.timedelta64(1, "s")
     out["clicked"] = clicked
+    out["unsubscribed"] = pd.array(unsubscribed, dtype="boolean")
     out["estimated_cost"] = float("nan")
     if estimate is not None and "cost" in estimate:
         out["estimated_cost"] = estimate["cost"].reindex(results.index).astype(float)
