@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from sendframe.delivery.metrics import delivery_summary
 from sendframe.delivery.outcomes import message_outcomes
@@ -117,3 +119,86 @@ def test_rows_never_attempted_are_not_sent_not_pending():
     assert outcomes["status"].tolist() == ["PENDING", "NOT_SENT", "NOT_SENT"]
     row = delivery_summary(results).iloc[0]
     assert (row["sent"], row["accepted"], row["rejected"], row["not_sent"], row["pending"]) == (3, 1, 1, 1, 1)
+
+
+def test_each_rate_has_the_wilson_interval_statsmodels_gives():
+    results, callbacks, records, estimate = campaign()
+    row = delivery_summary(results, callbacks, records, estimate=estimate).iloc[0]
+    low, high = proportion_confint(4, 5, alpha=0.05, method="wilson")  # 4 delivered of 5 accepted
+    assert (row["delivery_rate_low"], row["delivery_rate_high"]) == (pytest.approx(low), pytest.approx(high))
+    assert row["delivery_rate_low"] < row["delivery_rate"] < row["delivery_rate_high"]
+    low, high = proportion_confint(1, 4, alpha=0.05, method="wilson")  # 1 of 4 delivered within 5 s
+    assert (row["delivered_within_5s_low"], row["delivered_within_5s_high"]) == (pytest.approx(low),
+                                                                                  pytest.approx(high))
+
+
+def test_latency_percentiles_are_numpys_over_the_delivered_messages():
+    results, callbacks, records, estimate = campaign()
+    row = delivery_summary(results, callbacks, records, estimate=estimate).iloc[0]
+    times = [2, 10, 30, 100]  # m5 was never delivered: it has no time
+    for q in (50, 90, 95, 99):
+        assert row[f"seconds_to_delivery_p{q}"] == pytest.approx(np.percentile(times, q))
+    # by hand: p90 at position 0.9 * 3 = 2.7: 30 + 0.7 * 70 = 79; p99 at 2.97: 30 + 0.97 * 70 = 97.9
+    assert (row["seconds_to_delivery_p90"], row["seconds_to_delivery_p99"]) == (pytest.approx(79.0),
+                                                                                pytest.approx(97.9))
+
+
+def test_delivered_within_5s_is_the_share_of_delivered_messages_with_a_time():
+    results, callbacks, records, estimate = campaign()
+    summary = delivery_summary(results, callbacks, records, by="operator", estimate=estimate)
+    # ES 01: m1 after 2 s, m3 after 30 s; ES 03: m4 after 100 s (m5 undelivered); GB 01: m2 after 10 s
+    assert summary["delivered_within_5s"].dropna().to_dict() == {"ES 01": 0.5, "ES 03": 0.0, "GB 01": 0.0}
+    assert pd.isna(summary.loc["ES ?", "delivered_within_5s"])  # the refused row: nothing delivered
+    exactly = pd.Timestamp("2026-11-21 10:00:05", tz="UTC")  # 5 s is within 5 s
+    records.events.loc[(records.events["id"] == "m2") & (records.events["type"] == "delivered"), "date"] = exactly
+    assert delivery_summary(results, callbacks, records, by="operator").loc["GB 01", "delivered_within_5s"] == 1.0
+
+
+def test_cost_per_delivered_is_the_billed_cost_else_the_estimate_over_delivered_messages():
+    results, callbacks, records, estimate = campaign()
+    summary = delivery_summary(results, callbacks, records, by="operator", estimate=estimate)
+    # ES 03: billed 0.05 + 0.05 for one message delivered; ES 01: 0.05 + 0.10 for two
+    assert summary.loc["ES 03", "cost_per_delivered"] == pytest.approx(0.10)
+    assert summary.loc["ES 01", "cost_per_delivered"] == pytest.approx(0.075)
+    assert pd.isna(summary.loc["ES ?", "cost_per_delivered"])  # the refused row: nothing delivered
+    # nothing billed (the notifications say no cost): the estimate's 0.34 over the 4 delivered
+    unbilled = delivery_summary(results, callbacks.assign(cost=None), records, estimate=estimate).iloc[0]
+    assert pd.isna(unbilled["billed_cost"]) and unbilled["cost_per_delivered"] == pytest.approx(0.34 / 4)
+    assert pd.isna(delivery_summary(results).iloc[0]["cost_per_delivered"])  # no callbacks: none delivered
+
+
+def test_unsubscribes_come_from_the_records_unsubscribed_events_over_accepted_messages():
+    results, callbacks, records, estimate = campaign()
+    later = T0 + pd.Timedelta(minutes=5)
+    gone = pd.DataFrame({"id": ["m1", "m1", "m4"], "type": "unsubscribed", "date": later})  # m1 twice: one message
+    records = Records(records.messages, pd.concat([records.events, gone], ignore_index=True), [])
+    assert message_outcomes(results, callbacks, records)["unsubscribed"].tolist() == [True, False, False, True,
+                                                                                       False, False]
+    row = delivery_summary(results, callbacks, records, estimate=estimate).iloc[0]
+    assert row["unsubscribes"] == 2 and row["unsubscribe_rate"] == pytest.approx(2 / 5)
+    low, high = proportion_confint(2, 5, alpha=0.05, method="wilson")
+    assert (row["unsubscribe_rate_low"], row["unsubscribe_rate_high"]) == (pytest.approx(low), pytest.approx(high))
+    assert delivery_summary(results, callbacks).iloc[0]["unsubscribes"] == 0  # no records: none known
+
+
+def test_a_group_with_nothing_accepted_has_no_rates_and_no_intervals():
+    results, callbacks, records, estimate = campaign()
+    refused = delivery_summary(results, callbacks, records, by="operator", estimate=estimate).loc["ES ?"]
+    assert (refused["sent"], refused["accepted"], refused["rejected"]) == (1, 0, 1)
+    for rate in ("delivery_rate", "delivered_within_5s", "unsubscribe_rate"):
+        assert pd.isna(refused[rate]) and pd.isna(refused[f"{rate}_low"]) and pd.isna(refused[f"{rate}_high"])
+    assert pd.isna(refused["seconds_to_delivery_p50"])
+
+
+def test_the_groups_are_the_index_so_a_column_selection_keeps_them():
+    results, callbacks, records, estimate = campaign()
+    by_operator = delivery_summary(results, callbacks, records, by="operator", estimate=estimate)
+    shown = by_operator[["accepted", "delivered", "delivery_rate"]]
+    assert shown.index.name == "operator" and shown.index.tolist() == ["ES 01", "ES 03", "ES ?", "GB 01"]
+    assert shown.loc["GB 01"].tolist() == [1, 1, 1.0]
+    two = delivery_summary(results, callbacks, records, by=["campaign_id", "operator"])
+    assert two.index.names == ["campaign_id", "operator"]
+    assert two.loc[(7, "ES 03"), "failed"] == 1
+    assert list(two.columns) == list(by_operator.columns)  # the keys are never columns too
+    alone = delivery_summary(results, callbacks, records)  # by campaign, as ever
+    assert alone.index.name == "campaign_id" and alone.index.tolist() == [7]
