@@ -10,6 +10,8 @@ from statsmodels.stats.proportion import proportion_confint
 from sendframe.delivery.metrics import delivery_summary
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import Records
+from sendframe.notebook.charts import dashboard
+from sendframe.notebook.report import summary_html
 
 T0 = pd.Timestamp("2026-11-21 10:00:00", tz="UTC")
 
@@ -202,3 +204,13 @@ def test_the_groups_are_the_index_so_a_column_selection_keeps_them():
     assert list(two.columns) == list(by_operator.columns)  # the keys are never columns too
     alone = delivery_summary(results, callbacks, records)  # by campaign, as ever
     assert alone.index.name == "campaign_id" and alone.index.tolist() == [7]
+
+
+def test_the_report_shows_the_summary_groups_and_its_shares_as_percentages():
+    results, callbacks, records, estimate = campaign()
+    summary = delivery_summary(results, callbacks, records, by="operator", estimate=estimate)
+    board = dashboard(message_outcomes(results, callbacks, records, estimate=estimate), summary=summary)
+    assert board.summary.columns[0] == "operator" and board.summary["operator"].tolist()[:2] == ["ES 01", "ES 03"]
+    html = summary_html(board.summary)
+    assert "<th>operator ES 01</th>" in html  # four operators: measures down, one column per operator
+    assert "<tr><td>delivered within 5s</td><td>50.0%</td>" in html  # ES 01: 1 of 2 delivered within 5 s

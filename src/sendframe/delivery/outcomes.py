@@ -225,7 +225,9 @@ def message_outcomes(
     ``recipient`` column, else what callbacks or records say. Rows the service never got
     (``rejected``, ``not_sent``, ``dry_run`` and the ``skipped_*`` outcomes) have the status
     ``NOT_SENT``; their ``outcome`` says why. When the results are one campaign's, rows without a
-    ``campaign_id`` (left out of the send) get that campaign's.
+    ``campaign_id`` (left out of the send) get that campaign's. ``clicked`` and ``unsubscribed`` come from
+    the records (the record's ``isClicked``; an ``unsubscribed`` event: the recipient confirmed the
+    message's ``{UNSUB_URL}`` page); without records they are False.
     Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
 
         >>> results = pd.DataFrame({"id": ["a1", None], "accepted": [True, False], "outcome": ["accepted", "rejected"]})
