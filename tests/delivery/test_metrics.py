@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from sendframe.delivery.metrics import delivery_summary
+from sendframe.delivery.metrics import SUMMARY_COLUMNS, delivery_summary
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import Records
 from sendframe.notebook.charts import dashboard
@@ -214,3 +214,11 @@ def test_the_report_shows_the_summary_groups_and_its_shares_as_percentages():
     html = summary_html(board.summary)
     assert "<th>operator ES 01</th>" in html  # four operators: measures down, one column per operator
     assert "<tr><td>delivered within 5s</td><td>50.0%</td>" in html  # ES 01: 1 of 2 delivered within 5 s
+
+
+def test_an_empty_outcome_table_gives_an_empty_summary_with_every_column():
+    empty = message_outcomes(pd.DataFrame({"id": pd.Series([], dtype="string"),
+                                           "outcome": pd.Series([], dtype="string")}))
+    summary = delivery_summary(empty, by=["campaign_id", "operator"])
+    assert len(summary) == 0 and summary.index.names == ["campaign_id", "operator"]
+    assert list(summary.columns) == list(SUMMARY_COLUMNS)
