@@ -182,8 +182,9 @@ def summarise_outcomes(
     seconds = pd.concat([table[keys].set_axis([f"_by{n}" for n in range(len(keys))], axis=1),
                          table["seconds_to_delivery"]], axis=1)
     grouped = seconds.groupby(list(seconds.columns[:-1]), dropna=False, observed=True, sort=True)
-    quantiles = grouped["seconds_to_delivery"].quantile(list(LATENCY_QUANTILES.values()))  # one sort for all four
-    levels = list(LATENCY_QUANTILES.values())  # reindexed: an empty table has no quantile columns to unstack
+    levels = np.array(list(LATENCY_QUANTILES.values()))
+    quantiles = grouped["seconds_to_delivery"].quantile(levels)  # one sort for all four
+    # reindexed: an empty table has no quantile columns to unstack
     latency = quantiles.unstack(level=-1).reindex(columns=levels).set_axis(list(LATENCY_QUANTILES), axis=1)
     latency.index = latency.index.set_names(keys)
     return finished_summary(group_sums(table, keys), latency)
