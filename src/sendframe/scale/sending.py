@@ -36,6 +36,7 @@ import pandas as pd
 from pandas.api.extensions import ExtensionDtype
 
 from sendframe.api.wire import user_stacklevel
+from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
 from sendframe.campaign.policy import keep_reasons, skipped_summary
@@ -204,6 +205,7 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
     counts: dict[str, int] = {}
     outcome_type: ExtensionDtype | np.dtype[Any] = pd.CategoricalDtype(list(OUTCOMES))  # as the files say, below
     ledger_path = os.fspath(options.ledger)
+    budget = Budget(options.max_cost, []) if options.max_cost is not None else None  # one cap for every partition
     with hold(ledger_path), contextlib.closing(PartitionLedger(ledger_path)) as journal:
         how = dataclasses.replace(options, ledger=journal, keep=keep, out=None)
         for number in range(frame.npartitions):
@@ -214,7 +216,8 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
             prepared = msg.prepare(part, suppression=how.suppression, keep=keep, now=how.now, ledger=journal,
                                    prices=how.prices)
             prepared = skip_elsewhere(prepared, mine)
-            sent = send_prepared(prepared, how, warn=False)  # the rows skipped are said once, for the whole frame
+            # the rows skipped are said once, for the whole frame
+            sent = send_prepared(prepared, how, budget=budget, warn=False)
             sent.index.name = "row"
             _write_part(sent, target, number)
             outcome_type = sent["outcome"].dtype
