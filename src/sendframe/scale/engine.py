@@ -38,11 +38,6 @@ def _options(arguments: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in arguments.items() if k not in ("self", "contacts")}
 
 
-def _message_method(lazy: Callable[..., Any]) -> Twin:
-    """A Message method's twin: ``lazy(msg, frame, **options)`` of :mod:`sendframe.scale.messages`."""
-    return lambda function, arguments: lazy(arguments["self"], arguments["contacts"], **_options(arguments))
-
-
 def _send(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     msg, contacts, options = arguments["self"], arguments["contacts"], arguments["options"]
     if any(name in options for name in RUN_SETTINGS if name != "suppression"):
@@ -85,8 +80,10 @@ def _delivery_summary(function: Callable[..., Any], arguments: Mapping[str, Any]
 
 
 TWINS: dict[str, Twin] = {
-    "sendframe.campaign.message.Message.render": _message_method(messages.render),
-    "sendframe.campaign.message.Message.prepare": _message_method(messages.prepare),
+    "sendframe.campaign.message.Message.render": lambda function, arguments: frames.on_partitions(
+        arguments["self"].render, arguments["contacts"], field=arguments["field"]),
+    "sendframe.campaign.message.Message.prepare": lambda function, arguments: messages.prepare(
+        arguments["self"], arguments["contacts"], **_options(arguments)),
     "sendframe.campaign.message.Message.send": _send,
     "sendframe.campaign.preview.render": _per_partition("contacts"),
     "sendframe.campaign.estimate.estimate": _per_partition("contacts"),

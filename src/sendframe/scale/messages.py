@@ -27,15 +27,14 @@ import pandas as pd
 
 from sendframe.campaign.policy import keep_reasons, repeat_reasons
 from sendframe.campaign.prepared import Prepared
-from sendframe.scale.frames import checked_preflight, on_partitions
+from sendframe.scale.frames import checked_preflight
 from sendframe.scale.repeats import local_positions, repeated_rows
 from sendframe.scale.runtime import dask_dataframe, delayed_call, meta_of, optimised, pandas_strings
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["PreparedPartitions", "prepare", "preflight", "render", "sent_repeats", "skip_elsewhere",
-           "skipped_as_repeats", "with_duplicates"]
+__all__ = ["PreparedPartitions", "prepare", "sent_repeats", "skip_elsewhere", "skipped_as_repeats", "with_duplicates"]
 
 
 def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
@@ -162,8 +161,17 @@ class PreparedPartitions:
 
     @property
     def problems(self) -> Any:
-        """Every problem, one row each, lazily (:func:`preflight`)."""
-        return preflight(self.message, self.contacts, suppression=self.options.get("suppression"))
+        """Every problem, one row each, lazily (``duplicate_recipient`` across partitions)."""
+        msg, suppression, meta = self.message, self.options.get("suppression"), meta_of(self.contacts)
+        column = msg.recipient_column(meta)
+
+        def full(part: pd.DataFrame) -> pd.DataFrame:
+            return msg.preflight(part, suppression=suppression)
+
+        def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
+            return msg.preflight(part[[column]])
+
+        return checked_preflight(self.contacts, full, recipients_only, msg.channel, column, full(meta).iloc[:0])
 
 
 def prepare(msg: Message, frame: Any, **options: Any) -> PreparedPartitions:
@@ -178,27 +186,3 @@ def prepare(msg: Message, frame: Any, **options: Any) -> PreparedPartitions:
     if timed and options.get("now") is None:
         options = {**options, "now": pd.Timestamp.now(tz="UTC")}
     return PreparedPartitions(msg, frame, options)
-
-
-def _render(part: pd.DataFrame, msg: Message, field: str | None) -> pd.Series:
-    return msg.render(part, field=field)
-
-
-def render(msg: Message, frame: Any, *, field: str | None = None) -> Any:
-    """:meth:`Message.render` of a Dask frame: a lazy ``text`` Series."""
-    return on_partitions(_render, frame, msg, field)
-
-
-def preflight(msg: Message, frame: Any, *, suppression: Any = None) -> Any:
-    """:meth:`Message.preflight` of a Dask frame (lazy; ``duplicate_recipient`` across partitions)."""
-    meta_frame = meta_of(frame)
-    column = msg.recipient_column(meta_frame)
-    meta = msg.preflight(meta_frame, suppression=suppression).iloc[:0]
-
-    def full(part: pd.DataFrame) -> pd.DataFrame:
-        return msg.preflight(part, suppression=suppression)
-
-    def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
-        return msg.preflight(part[[column]])
-
-    return checked_preflight(frame, full, recipients_only, msg.channel, column, meta)
