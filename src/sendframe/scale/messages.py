@@ -34,7 +34,7 @@ from sendframe.scale.runtime import dask_dataframe, delayed_call, meta_of, optim
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["PreparedPartitions", "prepare", "sent_repeats", "skip_elsewhere", "skipped_as_repeats", "with_duplicates"]
+__all__ = ["PreparedPartitions", "prepare", "sent_repeats", "skip_elsewhere", "with_duplicates"]
 
 
 def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
@@ -83,26 +83,6 @@ def sent_repeats(msg: Message, frame: Any, options: dict[str, Any]) -> Any:
     return _repeats_of(frame, _prepared(frame, msg, options))
 
 
-def skipped_as_repeats(plan: pd.DataFrame, at: np.ndarray, keys: np.ndarray) -> pd.DataFrame:
-    """``plan`` (``action`` and, if it has one, ``reason``) with the rows at positions ``at`` skipped as
-    repeats of their recipients (``keys``), in the policy's words; the other columns as they were.
-
-        >>> plan = pd.DataFrame({"action": ["send", "send"], "reason": [None, None]})
-        >>> skipped_as_repeats(plan, np.array([1]), np.array(["34600123456"]))["action"].tolist()
-        ['send', 'skipped_duplicate']
-    """
-    if not len(at):
-        return plan
-    action = plan["action"].to_numpy(dtype=object).copy()
-    action[at] = "skipped_duplicate"
-    changed: dict[str, Any] = {"action": pd.Series(action, dtype=plan["action"].dtype).array}
-    if "reason" in plan:
-        reason = plan["reason"].to_numpy(dtype=object).copy()
-        reason[at] = repeat_reasons(keys)
-        changed["reason"] = pd.Series(reason, dtype=plan["reason"].dtype).array
-    return plan.assign(**changed)
-
-
 def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
     """``prepared`` (a partition's) with the rows of ``repeats`` skipped: an earlier row of the whole frame
     sends to their recipient (the policy's words, as pandas says them of the whole frame); they cost nothing.
@@ -113,7 +93,11 @@ def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
     if repeats.empty:
         return prepared
     at = local_positions(repeats.index.to_numpy())
-    return prepared.replanned(skipped_as_repeats(prepared.plan, at, repeats["key"].to_numpy(dtype=object)))
+    plan, skipped = prepared.plan.copy(), np.zeros(len(prepared.plan), dtype=bool)
+    skipped[at] = True
+    plan.loc[skipped, "action"] = "skipped_duplicate"
+    plan.loc[skipped, "reason"] = repeat_reasons(repeats["key"].to_numpy(dtype=object)[np.argsort(at)])
+    return prepared.replanned(plan)
 
 
 def _view(prepared: Prepared, repeats: pd.DataFrame | None, name: str) -> pd.DataFrame:
