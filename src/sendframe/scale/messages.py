@@ -113,7 +113,7 @@ def _view(prepared: Prepared, repeats: pd.DataFrame | None, name: str) -> pd.Dat
 class PreparedPartitions:
     """:meth:`sendframe.Message.prepare` of a Dask frame: each view a lazy Dask frame, as pandas' on the same rows.
 
-    ``problems`` is the lazy preflight (:func:`preflight`); the other views are those of
+    ``problems`` is the lazy preflight (``Message.preflight``'s); the other views are those of
     :class:`~sendframe.campaign.prepared.Prepared`, partition by partition, each partition prepared
     once per computation and the repeats across partitions skipped.
 
@@ -159,14 +159,11 @@ class PreparedPartitions:
 
 
 def prepare(msg: Message, frame: Any, **options: Any) -> PreparedPartitions:
-    """:meth:`Message.prepare` of a Dask frame (lazy). A message whose plan or schedule depends on the present
-    (``frequency_cap``, ``local_time``, ``quiet_hours``) and is given no ``now`` counts from now, the same
-    moment for every partition.
+    """:meth:`Message.prepare` of a Dask frame (lazy). Given no ``now``, every partition counts from the same
+    moment, the present (``frequency_cap``, ``local_time``, ``quiet_hours``).
 
         >>> prepare(msg, contacts_ddf, keep=None).estimate  # doctest: +SKIP
     """
     msg.recipient_column(meta_of(frame))  # a missing recipient column is said at once, not at compute
-    timed = msg.frequency_cap is not None or msg.local_time is not None or msg.quiet_hours is not None
-    if timed and options.get("now") is None:
-        options = {**options, "now": pd.Timestamp.now(tz="UTC")}
-    return PreparedPartitions(msg, frame, options)
+    now = pd.Timestamp.now(tz="UTC") if options.get("now") is None else options["now"]
+    return PreparedPartitions(msg, frame, {**options, "now": now})
