@@ -21,13 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sendframe.api.models import GENDERS, LANGUAGES
-from sendframe.campaign.channel_options import (
-    CONSTRUCTORS,
-    PREVIEW_PLACEHOLDERS,
-    channel_options,
-    option_names,
-    text_option,
-)
+from sendframe.campaign.channel_options import CONSTRUCTORS, PREVIEW_PLACEHOLDERS, channel_options, text_option
 from sendframe.campaign.message import Message
 from sendframe.channels import channel
 from sendframe.errors import InputError
@@ -87,7 +81,7 @@ NOT_COMPOSER_OPTIONS: dict[str, str] = {
 }
 # options of Message.send the Composer takes as keywords and passes to every send
 SEND_SETTINGS: tuple[str, ...] = tuple(
-    name for name in option_names("sms", "send") if name not in NOT_COMPOSER_OPTIONS)
+    o.name for o in channel_options("sms") if o.role == "send" and o.name not in NOT_COMPOSER_OPTIONS)
 # where an input starts: the library's default of its option (the one table), shown as the input shows it
 _SMS_DEFAULTS = {o.name: o.default for o in channel_options("sms")}
 
