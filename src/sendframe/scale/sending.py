@@ -1,14 +1,18 @@
 """Sending from a Dask frame: partition by partition through one ledger, the result to Parquet as it goes.
 
 :func:`send_partitions` (``Message.send(frame, ..., out=...)``, through :mod:`sendframe.scale.engine`)
-first settles, in one pass over the frame on the cluster, which rows repeat a recipient another
-partition sends to (a shuffle on the recipient; only those repeats come back) and how long each
-partition is. Then it takes one partition at a time into this process, prepares it with the
-message (:meth:`sendframe.Message.prepare`), skips those repeats in its plan, sends its rows with
-:func:`~sendframe.campaign.send_prepared.send_prepared` (what a pandas send does with the whole
-frame) through one ledger held for the whole run (one writer), and writes that partition's result
-as one file of the Parquet dataset ``out`` before taking the next. Memory is one partition
-(and the list of repeats), whatever the size of the frame.
+first prepares every partition once, on the cluster (:meth:`sendframe.Message.prepare`, its rows
+labelled by their position in the whole frame), and in that same pass settles which rows repeat a
+recipient an earlier row sends to (a shuffle on the prepared ``recipient_key``; only those repeats
+come back) and each row's estimated cost (what ``max_cost`` counts, with what earlier runs spent
+according to the ledger, before the first batch, as a pandas send counts it). The prepared
+partitions wait on the workers of a distributed cluster, or in files on this machine's disk when
+Dask computes here. Then it takes one prepared partition at a time into this process, skips those
+repeats in its plan, sends its rows with :func:`~sendframe.campaign.send_prepared.send_prepared`
+(what a pandas send does with the whole frame, nothing rendered or measured again) through one
+ledger held for the whole run (one writer), and writes that partition's result as one file of the
+Parquet dataset ``out`` before taking the next. Memory is one partition (with the repeats and one
+cost per row), whatever the size of the frame.
 
 Rows are keyed in the ledger by their position in the whole frame (0, 1, ...), so a run killed at
 any moment and run again on the same frame with the same ledger resumes exactly like a pandas send:
@@ -165,7 +169,7 @@ def _sent_costs(prepared: Prepared) -> np.ndarray:
 
 def _stashed(prepared: Prepared, path: str) -> None:
     """``prepared`` kept on this machine's disk until the send takes its partition."""
-    import cloudpickle  # noqa: PLC0415  Dask's own pickler (a message holds mapping proxies), with the optional stack
+    import cloudpickle  # type: ignore[import-untyped]  # noqa: PLC0415  Dask's own pickler (a message holds mapping proxies)
 
     with open(path, "wb") as file:
         cloudpickle.dump(prepared, file, protocol=pickle.HIGHEST_PROTOCOL)
