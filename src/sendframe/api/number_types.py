@@ -6,14 +6,15 @@ it (a test compares them on example and random numbers of every region), as lowe
 US), ``toll_free``, ``premium_rate``, ``shared_cost``, ``voip``, ``personal_number``, ``pager``, ``uan``,
 ``voicemail``, ``unknown`` (a possible number in no allocated range); missing for invalid recipients.
 
-``number_type`` costs a ``parse`` per number. Here the region comes from
-:func:`sendframe.api.countries.number_regions` (phonenumbers' own region rule as array work), and each
+``number_type`` costs a ``parse`` per number. Here each distinct number is typed once, as an int64 (what
+``read_contacts`` already holds: :func:`types_of_numbers`); its region comes from
+:func:`sendframe.api.countries.regions_of_numbers` (phonenumbers' own region rule as array work), and each
 region's number-type patterns (phonenumbers' metadata, run by ``pyarrow.compute``) are tried in
 ``number_type``'s order over the national numbers of that region; each pattern only over the numbers no
 earlier one claimed. A national part starting with a trunk prefix is stripped as ``parse`` strips it
 (:func:`sendframe.api.numbering.national_significant`). What the arrays cannot settle (trunk prefixes that
 rewrite digits or decide a shared code's region, patterns RE2 does not compile) is answered by
-``phonenumbers`` itself, once per distinct value.
+``phonenumbers`` itself, once per distinct number.
 
 :data:`NOT_SMS_TYPES` are the types that cannot receive a text message (the preflight rule ``landline``).
 
@@ -35,7 +36,7 @@ import pyarrow.compute as pc
 from phonenumbers import PhoneMetadata, PhoneNumberType
 from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE
 
-from sendframe.api.countries import NumberRegions, number_regions
+from sendframe.api.countries import NumberRegions, regions_of_numbers
 from sendframe.api.numbering import (
     Desc,
     compiles,
@@ -46,9 +47,10 @@ from sendframe.api.numbering import (
     national_significant,
     number_desc,
     tables,
+    valid_digit_numbers,
 )
 
-__all__ = ["NOT_SMS_TYPES", "NUMBER_TYPES", "number_types", "receives_sms"]
+__all__ = ["NOT_SMS_TYPES", "NUMBER_TYPES", "number_types", "receives_sms", "types_of_numbers"]
 
 # names by PhoneNumberType value (FIXED_LINE=0, MOBILE=1, ...; UNKNOWN=99 last)
 _BY_VALUE = {value: name.lower() for name, value in vars(PhoneNumberType).items()
@@ -144,15 +146,10 @@ def _scalar_type(number: str) -> int:
     return _CODE[_BY_VALUE[phonenumbers.number_type(phonenumbers.parse("+" + number))]]
 
 
-def number_types(recipients: pd.Series) -> pd.Series:
-    """``phonenumbers.number_type`` of every number in API form, as a categorical of :data:`NUMBER_TYPES`
-    (missing for invalid recipients); same index and name, the input is not modified.
-
-        >>> number_types(pd.Series(["447400123456", "442079460000", "80012345678"])).tolist()
-        ['mobile', 'fixed_line', 'toll_free']
-    """
-    found = number_regions(recipients)
-    codes = np.full(len(found.regions), _MISSING, dtype=np.int8)
+def _type_codes(numbers: np.ndarray) -> np.ndarray:
+    # the type code of each distinct valid number (int64, API form): regions, then each region's patterns
+    found = regions_of_numbers(numbers)
+    codes = np.full(len(numbers), _MISSING, dtype=np.int8)
     hard = found.hard.copy()
     valid = found.codes > 0
     codes[valid & ~hard] = _CODE["unknown"]  # claimed by no region of a shared code
@@ -166,12 +163,35 @@ def number_types(recipients: pd.Series) -> pd.Series:
             groups = [(name, in_code[which == position]) for position, name in enumerate(names)]
         for region, rows in groups:
             hard[rows] = ~_settle(found, rows, int(code), str(region), codes)
-    if hard.any():  # once per distinct value
-        rows = np.flatnonzero(hard)
-        encoded = pc.dictionary_encode(found.strings.take(pa.array(rows)))
-        distinct = np.array([_scalar_type(value) for value in encoded.dictionary.to_pylist()], dtype=np.int8)
-        codes[rows] = distinct[encoded.indices.to_numpy(zero_copy_only=False)]
-    answer = pd.Categorical.from_codes(codes, categories=pd.Index(NUMBER_TYPES))
+    rows = np.flatnonzero(hard)  # distinct already: one parse each
+    codes[rows] = [_scalar_type(value) for value in found.strings.take(pa.array(rows)).to_pylist()]
+    return codes
+
+
+def types_of_numbers(numbers: np.ndarray) -> pd.Categorical[str]:
+    """:func:`number_types` of phones given as int64 (``phone_numbers``' answer: valid numbers in API form, -1
+    for the rest), when their validity is already known (``read_contacts``). Each distinct number is typed once.
+
+        >>> types_of_numbers(np.array([34600123456, -1, 34600123456, 34912345678])).tolist()
+        ['mobile', nan, 'mobile', 'fixed_line']
+    """
+    positions, distinct = pd.factorize(np.asarray(numbers, dtype=np.int64))
+    codes = _type_codes(np.asarray(distinct, dtype=np.int64))
+    return pd.Categorical.from_codes(codes[positions], categories=pd.Index(NUMBER_TYPES))
+
+
+def number_types(recipients: pd.Series) -> pd.Series:
+    """``phonenumbers.number_type`` of every number in API form, as a categorical of :data:`NUMBER_TYPES`
+    (missing for invalid recipients); same index and name, the input is not modified.
+
+        >>> number_types(pd.Series(["447400123456", "442079460000", "80012345678"])).tolist()
+        ['mobile', 'fixed_line', 'toll_free']
+    """
+    text = recipients if isinstance(recipients.dtype, pd.StringDtype) else recipients.astype("string")
+    strings = pa.array(text, type=pa.large_string(), from_pandas=True)
+    valid, numbers, _ = valid_digit_numbers(strings.combine_chunks() if isinstance(strings, pa.ChunkedArray)
+                                            else strings)
+    answer = types_of_numbers(np.where(valid, numbers, -1))
     return pd.Series(answer, index=recipients.index, name=recipients.name)
 
 

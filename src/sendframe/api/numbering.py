@@ -34,9 +34,9 @@ from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE
 
 from sendframe.api.recipients import MAX_PHONE_DIGITS, MIN_PHONE_DIGITS
 
-__all__ = ["MAX_INT_DIGITS", "Answers", "Desc", "Plan", "Tables", "anchored", "as_numbers", "compiles", "filled",
-           "length_answers", "lengths", "match", "matches_desc", "national_significant", "number_desc",
-           "parse_international", "parse_national", "region_plan", "tables", "valid_digit_numbers",
+__all__ = ["MAX_INT_DIGITS", "Answers", "Desc", "Plan", "Tables", "anchored", "as_numbers", "calling_codes", "compiles",
+           "filled", "length_answers", "lengths", "match", "matches_desc", "national_significant", "number_desc",
+           "parse_international", "parse_national", "re2_class", "region_plan", "tables", "valid_digit_numbers",
            "valid_digit_strings", "valid_numbers", "where"]
 
 _MAX_INPUT = 250  # phonenumbers refuses longer input
@@ -74,7 +74,8 @@ class Tables:
     separators_class: str  # the scalar rule's separators (\s - ( ) . NBSP /), ditto
 
 
-def _re2_class(characters: str) -> str:
+def re2_class(characters: str) -> str:
+    """The body of a RE2 character class holding exactly ``characters`` (each as ``\\x{...}``)."""
     return "".join(f"\\x{{{ord(c):x}}}" for c in characters)
 
 
@@ -156,8 +157,8 @@ def tables() -> Tables:
     every_character = "".join(map(chr, range(0x10000)))  # all of Unicode's whitespace is in the BMP (a test checks)
     whitespace = "".join(re.findall(r"\s", every_character))
     return Tables(code_length=code_length, code_value=code_value, possible=possible, main_plan=main_plan,
-                   whitespace=whitespace, whitespace_class=_re2_class(whitespace),
-                   separators_class=_re2_class(whitespace + "-()./\u00a0"))
+                   whitespace=whitespace, whitespace_class=re2_class(whitespace),
+                   separators_class=re2_class(whitespace + "-()./\u00a0"))
 
 
 # ---- small array helpers ------------------------------------------------------------------------------
@@ -203,6 +204,20 @@ def valid_numbers(numbers: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     national_size = np.clip(sizes - code_size, 0, MAX_PHONE_DIGITS)
     valid: np.ndarray = in_range & (code_size > 0) & table.possible[table.code_value[first3], national_size]
     return valid
+
+
+def calling_codes(numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The calling code of each valid phone given as int64 (API form; 0 or less for the rest: code 0) and its
+    length in digits.
+
+        >>> [a.tolist() for a in calling_codes(np.array([34600123456, 14165550123, -1]))]
+        [[34, 1, 0], [2, 1, 0]]
+    """
+    table = tables()
+    numbers = np.asarray(numbers, dtype=np.int64)
+    sizes = np.searchsorted(_POWERS, numbers, side="right")  # digits (valid numbers have no leading zero)
+    first3 = np.where(numbers > 0, numbers // _POWERS[np.clip(sizes - 3, 0, 18)], 0).clip(0, 999)
+    return table.code_value[first3].astype(np.int64), table.code_length[first3].astype(np.int64)
 
 
 def as_numbers(digits: pa.Array, usable: np.ndarray) -> np.ndarray:
@@ -285,14 +300,25 @@ class Answers:
 
 
 def _without_trunk(national: pa.Array, plan: Plan) -> tuple[pa.Array, np.ndarray]:
-    """phonenumbers' _maybe_strip_national_prefix_carrier_code; also which rows only the scalar rule can answer."""
+    """phonenumbers' _maybe_strip_national_prefix_carrier_code; also which rows only the scalar rule can answer.
+
+    The stripping and the two national-pattern passes run only over the numbers the trunk prefix matches
+    (few, in API form), not over the whole group."""
+    nothing = np.zeros(len(national), dtype=bool)
     if plan.trunk is None or len(national) == 0:
-        return national, np.zeros(len(national), dtype=bool)
+        return national, nothing
     matched = match(national, plan.trunk) & (lengths(national) > 0)
-    stripped = _strip(national, plan.trunk)
-    keep = match(national, plan.national) & ~match(stripped, plan.national)  # a viable number stays as written
-    unsettled = matched if plan.rewrites else np.zeros(len(national), dtype=bool)
-    return where(matched & ~keep, stripped, national), unsettled
+    if not matched.any():
+        return national, nothing
+    rows = np.flatnonzero(matched)
+    written = national.take(pa.array(rows))
+    stripped = _strip(written, plan.trunk)
+    keep = match(written, plan.national) & ~match(stripped, plan.national)  # a viable number stays as written
+    strip = np.zeros(len(national), dtype=bool)
+    strip[rows[~keep]] = True
+    if strip.any():
+        national = pc.replace_with_mask(national, pa.array(strip), stripped.filter(pa.array(~keep)).cast(national.type))
+    return national, matched if plan.rewrites else nothing
 
 
 def national_significant(national: pa.Array, plan: Plan) -> tuple[pa.Array, np.ndarray]:
@@ -302,10 +328,12 @@ def national_significant(national: pa.Array, plan: Plan) -> tuple[pa.Array, np.n
     """
     sizes = lengths(national)
     potential, unsettled = _without_trunk(national, plan)
-    potential_sizes = lengths(potential)
+    potential_sizes = lengths(potential) if potential is not national else sizes
     taken = ~_NOT_PARSED_WHEN[plan.lengths[np.minimum(potential_sizes, _LENGTHS - 1)]]
     result_sizes = np.where(taken, potential_sizes, sizes)
     ok = (sizes >= 2) & (result_sizes <= _MAX_NSN)
+    if potential is national and ok.all():  # nothing stripped, every length fine: as written
+        return national, unsettled
     result = where(taken & ok, potential, where(ok, national, pa.nulls(len(national), national.type)))
     return result, unsettled
 
