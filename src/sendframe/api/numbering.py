@@ -34,10 +34,10 @@ from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE
 
 from sendframe.api.recipients import MAX_PHONE_DIGITS, MIN_PHONE_DIGITS
 
-__all__ = ["MAX_INT_DIGITS", "Answers", "Desc", "Plan", "Tables", "anchored", "as_numbers", "calling_codes", "compiles",
-           "filled", "length_answers", "lengths", "match", "matches_desc", "national_significant", "number_desc",
-           "parse_international", "parse_national", "re2_class", "region_plan", "tables", "valid_digit_numbers",
-           "valid_digit_strings", "valid_numbers", "where"]
+__all__ = ["MAX_INT_DIGITS", "Answers", "Desc", "Plan", "Tables", "anchored", "as_numbers", "ascii_digits",
+           "calling_codes", "compiles", "filled", "length_answers", "lengths", "match", "matches_desc",
+           "national_significant", "number_desc", "parse_international", "parse_national", "re2_class",
+           "region_plan", "tables", "valid_digit_numbers", "valid_digit_strings", "valid_numbers", "where"]
 
 _MAX_INPUT = 250  # phonenumbers refuses longer input
 _MAX_NSN = 17  # ... and national numbers longer than this
@@ -175,6 +175,11 @@ def lengths(strings: pa.Array) -> np.ndarray:
     return np.asarray(pc.fill_null(pc.binary_length(strings), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
+def ascii_digits(strings: pa.Array) -> np.ndarray:
+    """Which values are a run of ASCII digits (``^[0-9]+$``; Arrow's byte test, several times faster than RE2)."""
+    return filled(pc.ascii_is_decimal(strings))
+
+
 def match(strings: pa.Array, pattern: str | None) -> np.ndarray:
     if pattern is None:
         return np.zeros(len(strings), dtype=bool)
@@ -229,7 +234,7 @@ def as_numbers(digits: pa.Array, usable: np.ndarray) -> np.ndarray:
 def valid_digit_numbers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """is_valid_phone over an Arrow text array, with the work done on the way: (valid, numbers as int64, lengths)."""
     sizes = lengths(strings)
-    usable = (sizes >= MIN_PHONE_DIGITS) & (sizes <= MAX_PHONE_DIGITS) & match(strings, "^[0-9]+$")
+    usable = (sizes >= MIN_PHONE_DIGITS) & (sizes <= MAX_PHONE_DIGITS) & ascii_digits(strings)
     numbers = as_numbers(strings, usable)
     return usable & valid_numbers(numbers, sizes), numbers, sizes
 
@@ -242,7 +247,7 @@ def valid_digit_strings(strings: pa.Array) -> np.ndarray:
 def _first3(digits: pa.Array) -> np.ndarray:
     # the first three digits as a number (0 when there are not three digits)
     head = pc.utf8_slice_codeunits(digits, 0, 3)
-    head = pc.if_else(pc.match_substring_regex(head, pattern="^[0-9]{3}$"), head, pa.scalar(None, head.type))
+    head = where(ascii_digits(head) & (lengths(head) == 3), head, pa.nulls(len(head), head.type))
     return np.asarray(pc.fill_null(pc.cast(head, pa.int16()), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 

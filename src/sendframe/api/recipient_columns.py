@@ -44,6 +44,7 @@ from sendframe.api.numbering import (
     MAX_INT_DIGITS,
     Answers,
     as_numbers,
+    ascii_digits,
     filled,
     lengths,
     match,
@@ -188,7 +189,7 @@ def _unicode_digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     plus = filled(pc.starts_with(bare, "+"))
     zeros = ~plus & filled(pc.starts_with(bare, "00"))
     digits = where(plus, pc.utf8_slice_codeunits(bare, 1), where(zeros, pc.utf8_slice_codeunits(bare, 2), bare))
-    ok = ~lost & (lengths(text) > 0) & match(digits, "^[0-9]+$")
+    ok = ~lost & (lengths(text) > 0) & ascii_digits(digits)
     return digits.cast(pa.large_string()), ok, plus | zeros
 
 
@@ -272,7 +273,7 @@ def phone_numbers(series: pd.Series, valid: np.ndarray) -> np.ndarray:
     strings = _arrow_strings(series)
     if strings is None:
         strings = pa.array([v if type(v) is str and v.isascii() else None for v in series], pa.large_string())
-    usable = np.asarray(valid, dtype=bool) & match(strings, f"^[0-9]{{1,{MAX_INT_DIGITS}}}$")
+    usable = np.asarray(valid, dtype=bool) & ascii_digits(strings) & (lengths(strings) <= MAX_INT_DIGITS)
     numbers: np.ndarray = np.where(usable, as_numbers(strings, usable), -1)
     return numbers
 
