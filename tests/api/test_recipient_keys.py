@@ -100,8 +100,9 @@ def test_a_key_is_its_own_key_in_api_form(values, kind):
 
 # characters whose casefold is not their lower case (ß, ς, İ, ŉ, ﬁ, Cherokee), beside accented ones that agree,
 # and one beyond the BMP
-FOLDED_APART = ["Straße@Example.com", "ΣΟΦΊΑ.ς@example.gr", "İlker@example.tr", "ŉame@example.com", "ﬁnance@example.com",
-                "ᏣᎳᎩ@example.com", "JOSÉ.Ñúñez@Example.ES", "JOÃO@exemplo.pt", "𐐀dam@example.com", "ana@example.com"]
+FOLDED_APART = ["Straße@Example.com", "ΣΟΦΊΑ.ς@example.gr", "İlker@example.tr", "ŉame@example.com",
+                "ﬁnance@example.com", "ᏣᎳᎩ@example.com", "JOSÉ.Ñúñez@Example.ES", "JOÃO@exemplo.pt", "𐐀dam@example.com",
+                "ana@example.com"]
 
 
 def test_emails_are_case_folded_as_python_folds_them_even_where_lower_case_differs():
