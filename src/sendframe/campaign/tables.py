@@ -235,8 +235,11 @@ def _quoted_after_header(file: Path, encoding: str) -> bool:
     ``mmap`` without loading the file; an encoding that does not write ``"`` and newlines as ASCII says True."""
     if '"\n'.encode(encoding, errors="replace") != b'"\n' or file.stat().st_size == 0:
         return True
-    with file.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        return data.find(b'"', max(data.find(b"\n"), 0)) >= 0
+    try:
+        with file.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return data.find(b'"', max(data.find(b"\n"), 0)) >= 0
+    except (OSError, ValueError):  # a file system without mmap: the careful way
+        return True
 
 
 def _pyarrow_csv(file: Path, encoding: str, delimiter: str, header: list[str]) -> pa.Table:
