@@ -49,6 +49,7 @@ from sendframe.api.numbering import (
     tables,
     valid_digit_numbers,
 )
+from sendframe.api.pattern_ranges import RangeTable, digit_ranges, in_ranges, union_ranges
 
 __all__ = ["NOT_SMS_TYPES", "NUMBER_TYPES", "number_types", "receives_sms", "types_of_numbers"]
 
@@ -78,6 +79,8 @@ class _TypePlan:
     same_mobile_and_fixed_line: bool
     compiles: bool
     special_screen: str | None
+    # by pattern, every description as integer ranges (and the specials' union under ""); None: run the patterns
+    ranges: dict[str, RangeTable] | None
 
 
 @cache
@@ -91,7 +94,16 @@ def _type_plan(code: int, region: str) -> _TypePlan | None:
     patterns = [d.pattern for d in (general, fixed, mobile) if d is not None] + [d.pattern for _, d in special]
     screen = _special_screen(special)
     return _TypePlan(general, special, fixed, mobile, bool(metadata.same_mobile_and_fixed_line_pattern),
-                     compiles(*patterns, screen), screen)
+                     compiles(*patterns, screen), screen, _range_tables(patterns, [d.pattern for _, d in special]))
+
+
+def _range_tables(patterns: list[str | None], special: list[str | None]) -> dict[str, RangeTable] | None:
+    found = {pattern: digit_ranges(pattern) for pattern in patterns if pattern is not None}
+    if any(table is None for table in found.values()):
+        return None
+    ranges = {pattern: table for pattern, table in found.items() if table is not None}
+    ranges[""] = union_ranges([ranges[pattern] for pattern in special if pattern is not None])
+    return ranges
 
 
 def _special_screen(special: tuple[tuple[int, Desc], ...]) -> str | None:
@@ -100,30 +112,56 @@ def _special_screen(special: tuple[tuple[int, Desc], ...]) -> str | None:
     return f"^(?:{'|'.join(patterns)})$" if patterns else None
 
 
+class _Tester:
+    """``_is_number_matching_desc`` over one region's national numbers: by integer ranges when the plan has
+    them (a binary search per number), else by the patterns (RE2)."""
+
+    def __init__(self, national: pa.Array, plan: _TypePlan) -> None:
+        self.national, self.sizes, self.ranges = national, lengths(national), plan.ranges
+        self.values = (np.asarray(pc.cast(national, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+                       if plan.ranges is not None else None)
+
+    def matches(self, desc: Desc | None, rows: np.ndarray | None = None) -> np.ndarray:
+        sizes = self.sizes if rows is None else self.sizes[rows]
+        if self.ranges is None or self.values is None:
+            national = self.national if rows is None else self.national.take(pa.array(rows))
+            return matches_desc(national, sizes, desc)
+        if desc is None or desc.pattern is None:
+            return np.zeros(len(sizes), dtype=bool)
+        values = self.values if rows is None else self.values[rows]
+        found = in_ranges(values, sizes, self.ranges[desc.pattern])
+        return found & np.isin(sizes, desc.lengths) if desc.lengths else found
+
+    def screen(self, plan: _TypePlan) -> np.ndarray:
+        """The numbers that may be special (toll free, premium rate, ...): one pass, lengths aside."""
+        if self.ranges is None or self.values is None:
+            return match(self.national, plan.special_screen)
+        return in_ranges(self.values, self.sizes, self.ranges[""])
+
+
 def _types_of_region(national: pa.Array, plan: _TypePlan) -> np.ndarray:
     """``_number_type_helper`` over national numbers of one region: type codes.
 
-    Each pattern runs over the whole group (cheaper than taking the rows still open); the specials are
-    screened by one pattern, and only the few numbers it matches are tried type by type, in order.
+    Each description is tested over the whole group (cheaper than taking the rows still open); the specials
+    are screened in one pass, and only the few numbers it finds are tried type by type, in order.
     """
     answer = np.full(len(national), _CODE["unknown"], dtype=np.int8)
-    sizes = lengths(national)
-    open_rows = matches_desc(national, sizes, plan.general)
-    screened = open_rows & match(national, plan.special_screen)
+    test = _Tester(national, plan)
+    open_rows = test.matches(plan.general)
+    screened = open_rows & test.screen(plan)
     if screened.any():
         rows = np.flatnonzero(screened)
-        subset, subset_sizes = national.take(pa.array(rows)), sizes[rows]
         undecided = np.ones(len(rows), dtype=bool)
         for kind, desc in plan.special:
-            claimed = undecided & matches_desc(subset, subset_sizes, desc)
+            claimed = undecided & test.matches(desc, rows)
             answer[rows[claimed]] = kind
             undecided &= ~claimed
         open_rows[rows[~undecided]] = False
-    fixed = open_rows & matches_desc(national, sizes, plan.fixed_line)
+    fixed = open_rows & test.matches(plan.fixed_line)
     if plan.same_mobile_and_fixed_line:
         answer[fixed] = _CODE["fixed_line_or_mobile"]
         return answer
-    mobile = open_rows & matches_desc(national, sizes, plan.mobile)
+    mobile = open_rows & test.matches(plan.mobile)
     answer[fixed] = np.where(mobile[fixed], _CODE["fixed_line_or_mobile"], _CODE["fixed_line"])
     answer[mobile & ~fixed] = _CODE["mobile"]
     return answer
