@@ -40,6 +40,7 @@ from sendframe.api.countries import NumberRegions, regions_of_numbers
 from sendframe.api.numbering import (
     Desc,
     compiles,
+    digit_values,
     filled,
     lengths,
     match,
@@ -49,7 +50,7 @@ from sendframe.api.numbering import (
     tables,
     valid_digit_numbers,
 )
-from sendframe.api.pattern_ranges import RangeTable, digit_ranges, in_ranges, union_ranges
+from sendframe.api.pattern_ranges import RangeTable, in_ranges, union_ranges
 
 __all__ = ["NOT_SMS_TYPES", "NUMBER_TYPES", "number_types", "receives_sms", "types_of_numbers"]
 
@@ -79,8 +80,7 @@ class _TypePlan:
     same_mobile_and_fixed_line: bool
     compiles: bool
     special_screen: str | None
-    # by pattern, every description as integer ranges (and the specials' union under ""); None: run the patterns
-    ranges: dict[str, RangeTable] | None
+    special_ranges: RangeTable | None  # the specials' union as integer ranges, when each has them
 
 
 @cache
@@ -94,16 +94,12 @@ def _type_plan(code: int, region: str) -> _TypePlan | None:
     patterns = [d.pattern for d in (general, fixed, mobile) if d is not None] + [d.pattern for _, d in special]
     screen = _special_screen(special)
     return _TypePlan(general, special, fixed, mobile, bool(metadata.same_mobile_and_fixed_line_pattern),
-                     compiles(*patterns, screen), screen, _range_tables(patterns, [d.pattern for _, d in special]))
+                     compiles(*patterns, screen), screen, _special_ranges(special))
 
 
-def _range_tables(patterns: list[str | None], special: list[str | None]) -> dict[str, RangeTable] | None:
-    found = {pattern: digit_ranges(pattern) for pattern in patterns if pattern is not None}
-    if any(table is None for table in found.values()):
-        return None
-    ranges = {pattern: table for pattern, table in found.items() if table is not None}
-    ranges[""] = union_ranges([ranges[pattern] for pattern in special if pattern is not None])
-    return ranges
+def _special_ranges(special: tuple[tuple[int, Desc], ...]) -> RangeTable | None:
+    tables = [desc.ranges for _, desc in special]
+    return None if any(table is None for table in tables) else union_ranges([t for t in tables if t is not None])
 
 
 def _special_screen(special: tuple[tuple[int, Desc], ...]) -> str | None:
@@ -113,30 +109,22 @@ def _special_screen(special: tuple[tuple[int, Desc], ...]) -> str | None:
 
 
 class _Tester:
-    """``_is_number_matching_desc`` over one region's national numbers: by integer ranges when the plan has
-    them (a binary search per number), else by the patterns (RE2)."""
+    """``_is_number_matching_desc`` over one region's national numbers, cast to integers once for the
+    descriptions held as ranges."""
 
-    def __init__(self, national: pa.Array, plan: _TypePlan) -> None:
-        self.national, self.sizes, self.ranges = national, lengths(national), plan.ranges
-        self.values = (np.asarray(pc.cast(national, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
-                       if plan.ranges is not None else None)
+    def __init__(self, national: pa.Array) -> None:
+        self.national, self.sizes, self.values = national, lengths(national), digit_values(national)
 
     def matches(self, desc: Desc | None, rows: np.ndarray | None = None) -> np.ndarray:
-        sizes = self.sizes if rows is None else self.sizes[rows]
-        if self.ranges is None or self.values is None:
-            national = self.national if rows is None else self.national.take(pa.array(rows))
-            return matches_desc(national, sizes, desc)
-        if desc is None or desc.pattern is None:
-            return np.zeros(len(sizes), dtype=bool)
-        values = self.values if rows is None else self.values[rows]
-        found = in_ranges(values, sizes, self.ranges[desc.pattern])
-        return found & np.isin(sizes, desc.lengths) if desc.lengths else found
+        if rows is None:
+            return matches_desc(self.national, self.sizes, desc, self.values)
+        return matches_desc(self.national.take(pa.array(rows)), self.sizes[rows], desc, self.values[rows])
 
     def screen(self, plan: _TypePlan) -> np.ndarray:
         """The numbers that may be special (toll free, premium rate, ...): one pass, lengths aside."""
-        if self.ranges is None or self.values is None:
+        if plan.special_ranges is None:
             return match(self.national, plan.special_screen)
-        return in_ranges(self.values, self.sizes, self.ranges[""])
+        return in_ranges(self.values, self.sizes, plan.special_ranges)
 
 
 def _types_of_region(national: pa.Array, plan: _TypePlan) -> np.ndarray:
@@ -146,7 +134,7 @@ def _types_of_region(national: pa.Array, plan: _TypePlan) -> np.ndarray:
     are screened in one pass, and only the few numbers it finds are tried type by type, in order.
     """
     answer = np.full(len(national), _CODE["unknown"], dtype=np.int8)
-    test = _Tester(national, plan)
+    test = _Tester(national)
     open_rows = test.matches(plan.general)
     screened = open_rows & test.screen(plan)
     if screened.any():

@@ -22,7 +22,7 @@ settle (trunk prefixes that rewrite digits, uncompiled patterns) for the scalar 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
@@ -32,10 +32,11 @@ import pyarrow.compute as pc
 from phonenumbers import PhoneMetadata, PhoneNumberDesc, ValidationResult
 from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE
 
+from sendframe.api.pattern_ranges import RangeTable, digit_ranges, in_ranges
 from sendframe.api.recipients import MAX_PHONE_DIGITS, MIN_PHONE_DIGITS
 
 __all__ = ["MAX_INT_DIGITS", "Answers", "Desc", "Plan", "Tables", "anchored", "as_numbers", "ascii_digits",
-           "calling_codes", "compiles", "filled", "length_answers", "lengths", "match", "matches_desc",
+           "calling_codes", "compiles", "digit_values", "filled", "length_answers", "lengths", "match", "matches_desc",
            "national_significant", "number_desc", "parse_international", "parse_national", "re2_class",
            "region_plan", "tables", "valid_digit_numbers", "valid_digit_strings", "valid_numbers", "where"]
 
@@ -253,30 +254,45 @@ def _first3(digits: pa.Array) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Desc:
-    """One PhoneNumberDesc (a number type's or the general one): its possible lengths (empty: any) and its
-    pattern anchored for RE2."""
+    """One PhoneNumberDesc (a number type's or the general one): its possible lengths (empty: any), its
+    pattern anchored for RE2 and, when it is a finite digit language, the same as integer ranges by length
+    (:mod:`sendframe.api.pattern_ranges`: a binary search per number instead of a regex pass)."""
 
     lengths: tuple[int, ...]
     pattern: str | None
+    ranges: RangeTable | None = field(default=None, compare=False)
 
 
 def number_desc(desc: PhoneNumberDesc | None) -> Desc | None:
-    return None if desc is None else Desc(tuple(desc.possible_length), anchored(desc.national_number_pattern, "$"))
+    if desc is None:
+        return None
+    return Desc(tuple(desc.possible_length), anchored(desc.national_number_pattern, "$"),
+                digit_ranges(desc.national_number_pattern))
 
 
-def matches_desc(national: pa.Array, sizes: np.ndarray, desc: Desc | None) -> np.ndarray:
-    """phonenumbers' ``_is_number_matching_desc`` over national numbers: a listed length, then the whole pattern."""
+def digit_values(national: pa.Array) -> np.ndarray:
+    """National numbers (digit runs of at most 18) as int64: what :class:`Desc` ranges are searched with."""
+    return np.asarray(pc.fill_null(pc.cast(national, pa.int64()), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def matches_desc(national: pa.Array, sizes: np.ndarray, desc: Desc | None, values: np.ndarray | None = None
+                 ) -> np.ndarray:
+    """phonenumbers' ``_is_number_matching_desc`` over national numbers: a listed length, then the whole pattern
+    (by its ranges when it has them; ``values``: the numbers as :func:`digit_values` gives them, when known)."""
     if desc is None or desc.pattern is None:
         return np.zeros(len(national), dtype=bool)
     fits = np.isin(sizes, desc.lengths) if desc.lengths else np.ones(len(national), dtype=bool)
     if not fits.any():
         return fits
+    if desc.ranges is not None:
+        found: np.ndarray = fits & in_ranges(digit_values(national) if values is None else values, sizes, desc.ranges)
+        return found
     if fits.all():
         return match(national, desc.pattern)
-    found = np.zeros(len(national), dtype=bool)
+    matched = np.zeros(len(national), dtype=bool)
     rows = np.flatnonzero(fits)
-    found[rows] = match(national.take(pa.array(rows)), desc.pattern)
-    return found
+    matched[rows] = match(national.take(pa.array(rows)), desc.pattern)
+    return matched
 
 
 # ---- the answer being built, one group of distinct values at a time ------------------------------------
