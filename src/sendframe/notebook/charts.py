@@ -508,4 +508,6 @@ def dashboard(outcomes: pd.DataFrame, *, summary: pd.DataFrame | None = None, ti
     >>> board.write_html("report.html")           # doctest: +SKIP
     """
     figures = {name: chart(outcomes) for name, chart in CHARTS.items()}
+    if summary is not None and any(name is not None for name in summary.index.names):
+        summary = summary.reset_index()  # the table shows the groups (delivery_summary's index) as its first columns
     return Dashboard(figures, summary=summary, title=title, header=campaign_facts(outcomes, campaign=campaign))

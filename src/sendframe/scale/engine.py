@@ -23,7 +23,6 @@ from typing import Any
 
 from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.send_options import SendOptions
-from sendframe.delivery.outcomes import message_outcomes
 from sendframe.engines import function_name
 from sendframe.errors import InputError
 from sendframe.scale import callbacks, contacts, frames, messages, sending
@@ -74,9 +73,8 @@ def _delivery_summary(function: Callable[..., Any], arguments: Mapping[str, Any]
     if arguments["contacts"] is not None:
         raise InputError("delivery_summary of Dask frames takes no contacts=: join the contact columns to the "
                          "results first (results.join(contacts[[...]])) and group by them.")
-    return callbacks.summary_partitions(function, message_outcomes, arguments["results"], arguments["callbacks"],
-                                        by=arguments["by"], records=arguments["records"],
-                                        estimate=arguments["estimate"])
+    return callbacks.summary_partitions(arguments["results"], arguments["callbacks"], by=arguments["by"],
+                                        records=arguments["records"], estimate=arguments["estimate"])
 
 
 TWINS: dict[str, Twin] = {
