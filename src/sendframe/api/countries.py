@@ -10,8 +10,9 @@ took over ten seconds. Here:
 - a code several countries share (1, 7, 44, 39, ...) is settled as ``phonenumbers`` settles it: its
   regions in phonenumbers' order, each claiming the numbers its leading digits match or, without
   leading digits, the numbers one of its number types (fixed line, mobile, toll free, ...) matches,
-  length and pattern; the patterns are phonenumbers' own, run by ``pyarrow.compute`` (RE2) over the
-  national numbers; what no region claims gets the code's main country;
+  length and pattern; the patterns are phonenumbers' own, searched as integer ranges
+  (:mod:`sendframe.api.pattern_ranges`) or run by ``pyarrow.compute`` (RE2) over the national numbers;
+  what no region claims gets the code's main country;
 - what the tables cannot settle goes to ``region_of`` itself, once per distinct value: numbers whose
   national part starts with a trunk prefix (``parse`` may strip it), regions whose patterns RE2 does
   not compile.

@@ -9,9 +9,10 @@ US), ``toll_free``, ``premium_rate``, ``shared_cost``, ``voip``, ``personal_numb
 ``number_type`` costs a ``parse`` per number. Here each distinct number is typed once, as an int64 (what
 ``read_contacts`` already holds: :func:`types_of_numbers`); its region comes from
 :func:`sendframe.api.countries.regions_of_numbers` (phonenumbers' own region rule as array work), and each
-region's number-type patterns (phonenumbers' metadata, run by ``pyarrow.compute``) are tried in
-``number_type``'s order over the national numbers of that region; each pattern only over the numbers no
-earlier one claimed. A national part starting with a trunk prefix is stripped as ``parse`` strips it
+region's number-type patterns (phonenumbers' metadata, held as integer ranges by
+:mod:`sendframe.api.pattern_ranges`: a binary search per number; the rare pattern that is no finite digit
+language runs in ``pyarrow.compute``) are tried in ``number_type``'s order over the national numbers of that
+region. A national part starting with a trunk prefix is stripped as ``parse`` strips it
 (:func:`sendframe.api.numbering.national_significant`). What the arrays cannot settle (trunk prefixes that
 rewrite digits or decide a shared code's region, patterns RE2 does not compile) is answered by
 ``phonenumbers`` itself, once per distinct number.
