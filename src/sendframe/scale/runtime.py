@@ -16,10 +16,11 @@ from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any, cast
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["INSTALL_HINT", "byte_ranges", "compute", "dask_dataframe", "delayed_call", "from_pandas", "is_dask_frame",
-           "lengths_of", "meta_of", "pandas_strings", "optimised", "persist"]
+           "lengths_of", "meta_of", "on_distributed_cluster", "pandas_strings", "optimised", "persist", "row_offsets"]
 
 INSTALL_HINT = "pip install 'sendframe[dask]'"
 
@@ -105,6 +106,21 @@ def persist(collection: Any) -> Any:
     return persisted
 
 
+def on_distributed_cluster() -> bool:
+    """Whether Dask computes on a distributed cluster (a ``distributed.Client`` is the scheduler), where a
+    persisted result stays on the workers; otherwise it computes in this process (threads or processes).
+
+        >>> on_distributed_cluster()  # doctest: +SKIP
+        False
+    """
+    dask_dataframe()
+    from dask.base import get_scheduler  # noqa: PLC0415  optional stack, imported on first use
+
+    # dask.base is untyped: a distributed Client as the scheduler is its bound get method
+    owner = getattr(cast(Callable[[], Any], get_scheduler)(), "__self__", None)
+    return type(owner).__module__.startswith("distributed.")
+
+
 def meta_of(frame: Any) -> pd.DataFrame:
     """The empty pandas frame a Dask DataFrame's partitions look like (its ``meta``: columns and dtypes).
 
@@ -134,6 +150,17 @@ def lengths_of(frame: Any) -> Any:
         >>> compute(lengths_of(frame))  # doctest: +SKIP
     """
     return frame.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)
+
+
+def row_offsets(counted: Any) -> np.ndarray:
+    """Where each partition's rows start in the whole frame, then the total, from the computed
+    :func:`lengths_of` (for one partition Dask answers a bare number).
+
+        >>> row_offsets([3, 2]).tolist(), row_offsets(4).tolist()
+        ([0, 3, 5], [0, 4])
+    """
+    lengths = np.atleast_1d(np.asarray(counted, dtype=np.int64))
+    return np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths)])
 
 
 def byte_ranges(path: str, blocksize: int) -> list[Any]:
