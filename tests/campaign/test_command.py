@@ -65,7 +65,7 @@ def test_estimate_runs_as_a_console_command():
 def test_send_help_documents_the_default_ledger():
     proc = subprocess.run([sys.executable, "-m", "sendframe.cli", "send", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
-    for flag in ("--channel", "--message", "--sender", "--campaign", "--batch-size", "--ledger", "--out",
+    for flag in ("--channel", "--message", "--sender", "--campaign-name", "--batch-size", "--ledger", "--out",
                  "--notification-url"):
         assert flag in proc.stdout
     assert "resum" in proc.stdout and "current folder" in proc.stdout
@@ -124,7 +124,7 @@ def test_send_against_the_sandbox_writes_one_row_per_contact_and_resumes(tmp_pat
         monkeypatch.chdir(tmp_path)
         out = tmp_path / "results.csv"
         argv = ["send", str(CONTACTS), "--channel", "sms", "--message", "Hola {name}", "--sender", "Shop",
-                "--campaign", "spring", "--batch-size", "50", "--out", str(out), "--no-progress"]
+                "--campaign-name", "spring", "--batch-size", "50", "--out", str(out), "--no-progress"]
         assert main(argv) == 0
         results = pd.read_csv(out, dtype=str)
         assert len(results) == len(contacts)
@@ -258,6 +258,6 @@ def test_preview_and_estimate_help_say_which_send_flags_are_accepted():
         proc = subprocess.run([sys.executable, "-m", "sendframe.cli", name, "--help"], capture_output=True, text=True)
         assert proc.returncode == 0
         assert "accepted for the same command line as send" in proc.stdout
-        for flag in ("--sender", "--campaign", "--batch-size", "--ledger", "--out", "--notification-url",
+        for flag in ("--sender", "--campaign-name", "--batch-size", "--ledger", "--out", "--notification-url",
                      "--keep"):
             assert flag in proc.stdout

@@ -2,7 +2,7 @@
 
     sendframe preview data/contacts.csv --message "Hola {name|capitalize}"
     sendframe estimate data/contacts.csv --message "Hola {name}" --encoding auto --out estimate.csv
-    sendframe send data/contacts.csv --channel sms --message "Hola {name}" --sender Shop --campaign spring
+    sendframe send data/contacts.csv --channel sms --message "Hola {name}" --sender Shop --campaign-name spring
     sendframe send data/contacts.csv --channel voice --message "Hola {name}" --language es_ES --gender F
     sendframe send data/contacts.csv --channel voiceAudio --audio-url https://example.com/a.mp3
     sendframe send data/contacts.csv --channel whatsapp --template-id 1002 --sender 34911111111 --body-fields name
@@ -120,7 +120,7 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
 
         >>> parser = argparse.ArgumentParser()
         >>> add_arguments("preview", parser)
-        >>> parser.parse_args(["c.csv", "--message", "Hi", "--sender", "Shop", "--campaign", "x"]).sender
+        >>> parser.parse_args(["c.csv", "--message", "Hi", "--sender", "Shop", "--campaign-name", "x"]).sender
         'Shop'
     """
     parser.add_argument("contacts", metavar="CONTACTS",

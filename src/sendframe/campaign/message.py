@@ -321,8 +321,8 @@ class Message:
 def message(channel_name: str, **options: Any) -> Message:
     """A :class:`Message` for any channel: the spec's request fields (snake_case or camelCase) and
     the settings ``encoding`` (incl. ``"auto"``), ``to``, ``notification_url``, ``link_base``,
-    ``default_region``, ``campaign`` (the ``campaignName``) and, for WhatsApp, ``header_fields``,
-    ``body_fields``, ``cta_fields`` (the columns filling each array).
+    ``default_region`` and, for WhatsApp, ``header_fields``,
+    ``body_fields``, ``call_to_action_fields`` (the columns filling each array).
 
     An unknown option raises :class:`sendframe.errors.UnknownOptionError` naming the closest known
     one; the fields are validated as the service would (``RequestValidationError`` naming the field).

@@ -29,8 +29,8 @@ from sendframe.text.encodings import ENCODINGS
 __all__ = ["MESSAGE_OPTIONS", "RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
 
 # settings of a Message that are not request fields
-MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "campaign", "suppression", "frequency_cap",
-                   "history", "local_time", "quiet_hours")
+MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "suppression", "frequency_cap", "history",
+                   "local_time", "quiet_hours")
 # settings a send may also take for one run (they override the message's)
 RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
 _PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
@@ -73,7 +73,8 @@ def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, An
     whatsapp_options = dict(info.column_fields)
     known = [*names, *MESSAGE_OPTIONS, "encoding", *whatsapp_options]
     check_options(options, known, "sendframe.message",
-                  hint=f"A {info.name} message takes: {', '.join(sorted({*_public_names(names), *MESSAGE_OPTIONS}))}.")
+                  hint=f"A {info.name} message takes: "
+                       f"{', '.join(sorted({*_public_names(names), *MESSAGE_OPTIONS, *whatsapp_options}))}.")
     settings = {k: options.pop(k) for k in MESSAGE_OPTIONS if k in options}
     whatsapp_columns = {whatsapp_options[k]: _column_names(options.pop(k), k)
                         for k in list(options) if k in whatsapp_options and options[k] is not None}
@@ -90,9 +91,6 @@ def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, An
             fields[names[name]] = value
     if fields.get("parts") == 1:  # the service's default: the same message whether it is said or not
         del fields["parts"]
-    campaign = settings.pop("campaign", None)
-    if campaign is not None:
-        fields["campaignName"] = campaign
     notification_url = settings.get("notification_url") or fields.pop("notificationUrl", None)
     for name in ("scheduleDate", "expirationDate"):
         value = fields.get(name)

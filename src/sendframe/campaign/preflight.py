@@ -329,7 +329,7 @@ def preflight(
     whatsapp_template: int | None = None,
     header_fields: Sequence[str] = (),
     body_fields: Sequence[str] = (),
-    cta_fields: Sequence[str] = (),
+    call_to_action_fields: Sequence[str] = (),
     to: str | None = None,
     default_region: str = "ES",
     otp_config: Mapping[str, Any] | None = None,
@@ -341,7 +341,7 @@ def preflight(
     ``suppression`` is a CSV path (a ``phone``/``email`` column, else the first), a DataFrame or an
     iterable of numbers / emails; numbers are normalised like :func:`sendframe.read_contacts` does.
     For WhatsApp give ``whatsapp_template`` and the columns of each positional array
-    (``header_fields``, ``body_fields``, ``cta_fields``); ``template`` is not used. The sender
+    (``header_fields``, ``body_fields``, ``call_to_action_fields``); ``template`` is not used. The sender
     label rule is the models' own (:func:`sendframe.api.validation.sender_label_problem`).
     ``encoding``: ``"gsm"``, ``"gsm-pt"``, ``"utf-16"``, or ``"auto"``: each row in the cheapest
     encoding that carries it, as :func:`~sendframe.campaign.estimate.estimate` chooses it (so no character is lost, and
@@ -381,7 +381,7 @@ def preflight(
     if blocked:
         _opted_out(found, contacts, channel, column, valid, blocked)
     if channel == "whatsapp":
-        fields = dict(zip(WHATSAPP_FIELDS, (header_fields, body_fields, cta_fields), strict=True))
+        fields = dict(zip(WHATSAPP_FIELDS, (header_fields, body_fields, call_to_action_fields), strict=True))
         _whatsapp_problems(found, contacts, whatsapp_template, fields)
     elif template is not None:
         for written in templates.malformed_placeholders(template):
