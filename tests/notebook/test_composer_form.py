@@ -29,7 +29,8 @@ from sendframe.notebook.widget_html import confirmation_html, error_html, outcom
 CASES = {
     "sms": (ComposerForm(message="Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=True,
                          campaign_name="spring"),
-            lambda: sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=1, campaign_name="spring"),
+            lambda: sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=1,
+                                  campaign_name="spring"),
             ["--message", "Hi {name}", "--sender", "Shop", "--parts", "2", "--encoding", "gsm-pt", "--trans", "1",
              "--campaign-name", "spring"]),
     "landingsms": (ComposerForm(channel="landingsms", message="{name}: {LAND_URL}", sender="Shop",

@@ -193,8 +193,9 @@ class Composer:
         for name in COLUMN_INPUTS:
             setattr(self, name, w.TagsInput(value=list(getattr(form, name)), allowed_tags=columns,
                                             allow_duplicates=True, layout=w.Layout(width="100%")))
+        own = ("channel", "campaign_name", "extra_fields")
         inputs: dict[str, w.Widget] = {name: text if name == "message" else getattr(self, name)
-                                       for name in form_fields() if name not in ("channel", "campaign_name", "extra_fields")}
+                                       for name in form_fields() if name not in own}
         for name, control in inputs.items():
             control.description = INPUT_LABELS[name]
         return inputs
@@ -220,7 +221,8 @@ class Composer:
         for name in COLUMN_INPUTS:
             values[name] = tuple(values[name])
         extra = self._extra[1] if self.channel.value == self._extra[0] else {}
-        return ComposerForm(channel=self.channel.value, campaign_name=self.campaign_name.value, extra_fields=extra, **values)
+        return ComposerForm(channel=self.channel.value, campaign_name=self.campaign_name.value, extra_fields=extra,
+                            **values)
 
     def set(self, **values: Any) -> None:
         """Set several inputs at once (names of :class:`~sendframe.notebook.form.ComposerForm`, ``table``).
