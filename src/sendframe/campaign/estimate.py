@@ -31,7 +31,6 @@ from sendframe.channels import channel as channel_info
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
-from sendframe.pricing import DEFAULT_PREFIX
 from sendframe.text.encodings import ENCODINGS
 
 __all__ = ["asked_encoding", "estimate", "estimate_totals", "recipients_valid"]
@@ -103,17 +102,6 @@ def _load_table(prices: Any) -> Any:
     if prices is not None and hasattr(prices, "costs"):
         return prices
     return pricing.load_prices(prices)
-
-
-def _countries(numbers: pd.Series, price_rows: pd.DataFrame) -> pd.Series:
-    # the price table's country for its prefix; numbers priced by the default row get the recipient rule's country
-
-    country = price_rows["country"].astype("str").where(price_rows["prefix"] != DEFAULT_PREFIX)
-    country = pd.Series(country.array, index=numbers.index, dtype="str", copy=True)
-    open_rows = (country.isna() & numbers.notna()).to_numpy(dtype=bool)
-    if open_rows.any():
-        country[open_rows] = recipient_countries(numbers[open_rows]).to_numpy(dtype=object, na_value=np.nan)
-    return country
 
 
 @keyword_checked
@@ -218,14 +206,11 @@ def estimate(
     billable = has_text & valid & ~too_many
 
     table = _load_table(prices)
-    if channel_info(channel).recipient == "email":  # priced by the default row: an address has no country
-        numbers = pd.Series(pd.NA, index=index, dtype="str")
-        country = pd.Series(pd.NA, index=index, dtype="str")
-        found = table.lookup(numbers, channel)
-    else:
+    numbers = pd.Series(pd.NA, index=index, dtype="str")  # an address has no country: priced by the default row
+    if channel_info(channel).recipient == "phone":
         numbers = recipients.astype("str").where(valid)
-        found = table.lookup(numbers, channel)
-        country = _countries(numbers, found)
+    country = recipient_countries(numbers).astype("str")  # the country rule, not the price's prefix (+1: US or CA)
+    found = table.lookup(numbers, channel)
     charged_parts = needed.fillna(1).astype("int64") if channel_info(channel).billed_per_part else 1
     costs = table.costs(numbers, channel, parts=charged_parts, certified=certified, attachments=attachments)
     cost = np.where(billable, costs.to_numpy(dtype=float), 0.0)
