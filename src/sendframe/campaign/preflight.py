@@ -131,7 +131,8 @@ def _numbers(values: pd.Series) -> np.ndarray:
 # ---------------------------------------------------------------- the rules
 
 
-def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str) -> np.ndarray:
+def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str,
+                        keys: pd.Series) -> np.ndarray:
     values = contacts[column]
     mailing = channel == "mailing"
     kind, hint = ("email address", "") if mailing else ("phone number", _PHONE_HINT)
@@ -145,7 +146,6 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
             shown = pc.if_else(pa.array(values[bad].isna().to_numpy(dtype=bool)), raw, shown)
         found.rows(bad, column, "invalid_recipient", made_once(
             shown, lambda s: f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)."))
-    keys = recipient_keys(values, channel_info(channel).recipient, default_region=None)
     repeated, first = _repeats(key_codes(keys))
     repeated &= valid
     if repeated.any():
@@ -155,12 +155,13 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
     return valid
 
 
-def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray) -> None:
+def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray,
+                   keys: pd.Series) -> None:
     """Valid numbers whose line cannot receive a text message (``read_contacts``' ``phone_type`` when it has it)."""
     if column == "phone" and isinstance(contacts.get("phone_type", pd.Series()).dtype, pd.CategoricalDtype):
         types = contacts["phone_type"]
     else:
-        types = number_types(recipient_keys(contacts[column], "phone", default_region=None))
+        types = number_types(keys)
     cannot = valid & ~receives_sms(types)
     if cannot.any():
         what = "a WhatsApp message" if channel == "whatsapp" else "a text message"
@@ -191,10 +192,9 @@ def _suppressed_values(suppression: Any, channel: str, default_region: str) -> s
     return set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
 
 
-def _opted_out(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray,
+def _opted_out(found: Problems, contacts: pd.DataFrame, column: str, valid: np.ndarray, keys: pd.Series,
                blocked: set[str]) -> None:
-    key = recipient_keys(contacts[column], channel_info(channel).recipient, default_region=None)
-    opted = key.isin(blocked).to_numpy(dtype=bool) & valid
+    opted = keys.isin(blocked).to_numpy(dtype=bool) & valid
     if opted.any():
         found.rows(opted, column, "opted_out", messages(contacts[column][opted], lambda v: (
             f"{column}: {v} is on the suppression list (opted out); do not send to it.")))
@@ -335,6 +335,7 @@ def preflight(
     otp_config: Mapping[str, Any] | None = None,
     link_base: str | None = None,
     measured: pd.DataFrame | None = None,
+    keys: pd.Series | None = None,
 ) -> pd.DataFrame:
     """Every problem of sending ``template`` to ``contacts`` on ``channel``, one row each.
 
@@ -348,7 +349,8 @@ def preflight(
     parts are counted in that encoding). A frame from :func:`sendframe.read_contacts` brings its
     ``phone_valid`` / ``email_valid`` flags, which are used as they are. ``measured``: the text engine's
     :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``), when the
-    caller already has it (as :meth:`sendframe.Message.estimate` does), so the text is not measured twice.
+    caller already has it (as :meth:`sendframe.Message.estimate` does), so the text is not measured twice;
+    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.recipient_keys`, likewise.
 
         >>> import pandas as pd
         >>> preflight(pd.DataFrame({"phone": ["34600123456"]}), "sms", "Hi", sender="Shop").empty
@@ -374,12 +376,14 @@ def preflight(
                            "the service would reject the request (100).")
             parts = info.max_parts
     column = recipient_column(contacts, info.recipient, to, channel=channel)
-    valid = _recipient_problems(found, contacts, channel, column)
+    if keys is None:
+        keys = recipient_keys(contacts[column], info.recipient, default_region=None)
+    valid = _recipient_problems(found, contacts, channel, column, keys)
     if info.sends_sms or channel == "whatsapp":
-        _line_problems(found, contacts, channel, column, valid)
+        _line_problems(found, contacts, channel, column, valid, keys)
     blocked = _suppressed_values(suppression, channel, default_region)
     if blocked:
-        _opted_out(found, contacts, channel, column, valid, blocked)
+        _opted_out(found, contacts, column, valid, keys, blocked)
     if channel == "whatsapp":
         fields = dict(zip(WHATSAPP_FIELDS, (header_fields, body_fields, call_to_action_fields), strict=True))
         _whatsapp_problems(found, contacts, whatsapp_template, fields)
