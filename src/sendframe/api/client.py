@@ -37,22 +37,27 @@ __all__ = ["AsyncClient", "Client", "NotSentError", "RetryPolicy", "SendframeWar
 
 
 class _Base:
-    """What both clients share: configuration, repr and the calls of each endpoint."""
+    """What both clients share: configuration, repr and the method of each endpoint.
+
+    Each endpoint's method builds its call (:mod:`sendframe.api.wire`) and hands it to ``_run``, the one part
+    that differs: :class:`Client` runs it and returns the answer, :class:`AsyncClient` returns a coroutine of it.
+    """
 
     config: WireConfig
     _http: httpx.Client | httpx.AsyncClient
 
-    def __init__(
-        self,
-        base_url: str | None = None,
-        username: str | None = None,
-        api_password: str | SecretStr | None = None,
-        *,
-        timeout: float = 30.0,
-        retry: RetryPolicy | None = None,
-        config: WireConfig | None = None,
-    ) -> None:
+    def __init__(self, base_url: str | None = None, username: str | None = None,
+                 api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
+                 retry: RetryPolicy | None = None, config: WireConfig | None = None,
+                 limits: httpx.Limits | None = None) -> None:
         self.config = config or WireConfig.resolve(base_url, username, api_password, timeout=timeout, retry=retry)
+        self._connect(limits or _POOL_LIMITS)
+
+    def _connect(self, limits: httpx.Limits) -> None:
+        raise NotImplementedError
+
+    def _run(self, call: wire.Call) -> Any:
+        raise NotImplementedError
 
     @property
     def base_url(self) -> str:
@@ -84,74 +89,7 @@ class _Base:
         headers = {"Content-Type": "application/json"} if step.content else None
         return self._http.build_request(step.method, step.path, content=step.content, headers=headers)
 
-
-# httpx's own default pool; the clients hold their transport, as they send through it directly
-_POOL_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
-
-
-@functools.cache
-def _content(response: httpx.Response) -> bytes:
-    return response.content
-
-
-def _ssl_context() -> ssl.SSLContext:
-    """httpx's default verification (certifi's authorities), built once: it takes tens of milliseconds."""
-    return httpx.create_ssl_context(trust_env=False)
-
-
-class Client(_Base):
-    """Synchronous client of the messaging API.
-
-        >>> client = Client("http://127.0.0.1:8080", "demo", "secret")
-        >>> client
-        Client(base_url='http://127.0.0.1:8080', username='demo')
-        >>> client.close()
-    """
-
-    _http: httpx.Client
-
-    def __init__(self, base_url: str | None = None, username: str | None = None,
-                 api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
-                 retry: RetryPolicy | None = None, config: WireConfig | None = None) -> None:
-        super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
-        self._transport = httpx.HTTPTransport(verify=_ssl_context(), limits=_POOL_LIMITS, trust_env=False)
-        self._http = httpx.Client(transport=self._transport, **self._http_options())
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the connections."""
-        self._http.close()
-
-    def _run(self, call: wire.Call) -> Any:
-        steps = wire.exchange(call, self.config.retry)
-        step = next(steps)
-        while True:
-            if isinstance(step, wire.Sleep):
-                time.sleep(step.seconds)
-                outcome: Any = None
-            else:
-                try:
-                    outcome = self._exchange(step)
-                except httpx.TransportError as exc:
-                    outcome = exc
-            try:
-                step = steps.send(outcome)
-            except StopIteration as stop:
-                return stop.value
-
-    def _exchange(self, step: wire.Send) -> httpx.Response:
-        response = self._transport.handle_request(self._build_request(step))
-        try:
-            response.read()
-        except BaseException:
-            response.close()
-            raise
-        return response
+    # ------------------------------------------------------------------ the endpoints
 
     def send(self, channel: str, request: Any) -> Any:
         """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the ``SendResponse``.
@@ -160,14 +98,14 @@ class Client(_Base):
         """
         return self._run(wire.send_call(channel, request))
 
-    def send_columns(self, channel: str, request: Any) -> wire.SendAnswer:
+    def send_columns(self, channel: str, request: Any) -> Any:
         """Like :meth:`send`, but the answer comes as columns (a ``wire.SendAnswer``), no model per recipient.
 
             >>> request = {"message": "Hi", "to": ["447700900001"], "from": "Shop"}
             >>> client.send_columns("sms", request).accepted  # doctest: +SKIP
             [True]
         """
-        return self._run(wire.send_call(channel, request, columns=True))  # type: ignore[no-any-return]
+        return self._run(wire.send_call(channel, request, columns=True))
 
     def send_sms(self, request: Any) -> Any:
         """POST /api/rest/sms. ``client.send_sms({"message": "Hi", "to": [...], "from": "Shop"})``"""
@@ -199,13 +137,83 @@ class Client(_Base):
         """POST /api/rest/whatsapp. ``client.send_whatsapp({"templateId": 1, "from": ..., "messages": [...]})``"""
         return self.send("whatsapp", request)
 
-    def get_sms(self, ids: str | Iterable[str]) -> list[Any]:
-        """Look up SMS records (one GET, at most 100 ids); ``NotFoundError`` when none is known.
+    def get_sms(self, ids: str | Iterable[str]) -> Any:
+        """Look up SMS records (one GET, at most 100 ids): a list of ``SmsRecord``; ``NotFoundError`` when none is
+        known.
 
             >>> client.get_sms(["3f2a..."])  # doctest: +SKIP
         """
-        records: list[Any] = self._run(wire.lookup_call(ids))
-        return records
+        return self._run(wire.lookup_call(ids))
+
+    def check_otp(self, to: str, code: str, app_id: str = "") -> Any:
+        """Check an OTP code; returns the ``OtpCheckResult``. ``client.check_otp("447700900001", "1234")``"""
+        return self._run(wire.otp_call(to, code, app_id))
+
+
+# httpx's own default pool; the clients hold their transport, as they send through it directly
+_POOL_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+
+
+@functools.cache
+def _content(response: httpx.Response) -> bytes:
+    return response.content
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default verification (certifi's authorities), built once: it takes tens of milliseconds."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
+class Client(_Base):
+    """Synchronous client of the messaging API.
+
+        >>> client = Client("http://127.0.0.1:8080", "demo", "secret")
+        >>> client
+        Client(base_url='http://127.0.0.1:8080', username='demo')
+        >>> client.close()
+    """
+
+    _http: httpx.Client
+
+    def _connect(self, limits: httpx.Limits) -> None:
+        self._transport = httpx.HTTPTransport(verify=_ssl_context(), limits=limits, trust_env=False)
+        self._http = httpx.Client(transport=self._transport, **self._http_options())
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    def _run(self, call: wire.Call) -> Any:
+        steps = wire.exchange(call, self.config.retry)  # it decides what to do next; this sleeps and exchanges
+        outcome: httpx.Response | httpx.TransportError | None = None
+        try:
+            while True:
+                step = steps.send(outcome)
+                if isinstance(step, wire.Sleep):
+                    outcome = None
+                    time.sleep(step.seconds)
+                    continue
+                try:
+                    outcome = self._exchange(step)
+                except httpx.TransportError as exc:
+                    outcome = exc
+        except StopIteration as stop:
+            return stop.value
+
+    def _exchange(self, step: wire.Send) -> httpx.Response:
+        response = self._transport.handle_request(self._build_request(step))
+        try:
+            response.read()
+        except BaseException:
+            response.close()
+            raise
+        return response
 
     def get_sms_body(self, ids: str | Iterable[str]) -> bytes:
         """:meth:`get_sms`'s lookup (the same retries and errors), its answer left as the JSON bytes
@@ -216,10 +224,6 @@ class Client(_Base):
         """
         body: bytes = self._run(dataclasses.replace(wire.lookup_call(ids), parse=_content))
         return body
-
-    def check_otp(self, to: str, code: str, app_id: str = "") -> Any:
-        """Check an OTP code; returns the ``OtpCheckResult``. ``client.check_otp("447700900001", "1234")``"""
-        return self._run(wire.otp_call(to, code, app_id))
 
 
 class AsyncClient(_Base):
@@ -232,13 +236,8 @@ class AsyncClient(_Base):
 
     _http: httpx.AsyncClient
 
-    def __init__(self, base_url: str | None = None, username: str | None = None,
-                 api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
-                 retry: RetryPolicy | None = None, config: WireConfig | None = None,
-                 limits: httpx.Limits | None = None) -> None:
-        super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
-        self._transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), limits=limits or _POOL_LIMITS,
-                                                   trust_env=False)
+    def _connect(self, limits: httpx.Limits) -> None:
+        self._transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), limits=limits, trust_env=False)
         self._http = httpx.AsyncClient(transport=self._transport, **self._http_options())
 
     async def __aenter__(self) -> AsyncClient:
@@ -252,21 +251,21 @@ class AsyncClient(_Base):
         await self._http.aclose()
 
     async def _run(self, call: wire.Call) -> Any:
-        steps = wire.exchange(call, self.config.retry)
-        step = next(steps)
-        while True:
-            if isinstance(step, wire.Sleep):
-                await asyncio.sleep(step.seconds)
-                outcome: Any = None
-            else:
+        steps = wire.exchange(call, self.config.retry)  # as Client._run, awaited
+        outcome: httpx.Response | httpx.TransportError | None = None
+        try:
+            while True:
+                step = steps.send(outcome)
+                if isinstance(step, wire.Sleep):
+                    outcome = None
+                    await asyncio.sleep(step.seconds)
+                    continue
                 try:
                     outcome = await self._exchange(step)
                 except httpx.TransportError as exc:
                     outcome = exc
-            try:
-                step = steps.send(outcome)
-            except StopIteration as stop:
-                return stop.value
+        except StopIteration as stop:
+            return stop.value
 
     async def _exchange(self, step: wire.Send) -> httpx.Response:
         response = await self._transport.handle_async_request(self._build_request(step))
@@ -276,47 +275,3 @@ class AsyncClient(_Base):
             await response.aclose()
             raise
         return response
-
-    async def send(self, channel: str, request: Any) -> Any:
-        """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the answer.
-
-            >>> await client.send("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"})  # doctest: +SKIP
-        """
-        return await self._run(wire.send_call(channel, request))
-
-    async def send_columns(self, channel: str, request: Any) -> wire.SendAnswer:
-        """Like :meth:`send`, but the answer comes as columns (a ``wire.SendAnswer``), no model per recipient."""
-        return await self._run(wire.send_call(channel, request, columns=True))  # type: ignore[no-any-return]
-
-    async def send_sms(self, request: Any) -> Any:
-        """POST /api/rest/sms."""
-        return await self.send("sms", request)
-
-    async def send_mailing(self, request: Any) -> Any:
-        """POST /api/rest/mailing."""
-        return await self.send("mailing", request)
-
-    async def send_voice(self, request: Any) -> Any:
-        """POST /api/rest/voice."""
-        return await self.send("voice", request)
-
-    async def send_voice_audio(self, request: Any) -> Any:
-        """POST /api/rest/voiceAudio."""
-        return await self.send("voiceAudio", request)
-
-    async def send_landingsms(self, request: Any) -> Any:
-        """POST /api/rest/landingsms."""
-        return await self.send("landingsms", request)
-
-    async def send_whatsapp(self, request: Any) -> Any:
-        """POST /api/rest/whatsapp."""
-        return await self.send("whatsapp", request)
-
-    async def get_sms(self, ids: str | Iterable[str]) -> list[Any]:
-        """Look up SMS records (one GET, at most 100 ids)."""
-        records: list[Any] = await self._run(wire.lookup_call(ids))
-        return records
-
-    async def check_otp(self, to: str, code: str, app_id: str = "") -> Any:
-        """Check an OTP code; returns the ``OtpCheckResult``."""
-        return await self._run(wire.otp_call(to, code, app_id))
