@@ -24,30 +24,15 @@ from sendframe import pricing
 from sendframe.api.countries import recipient_countries
 from sendframe.api.recipient_columns import valid_emails, valid_phones
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.measured import measure_rendered, measure_texts
+from sendframe.campaign.measured import asked_encoding, measure_sms
 from sendframe.campaign.preview import render
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
-from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["asked_encoding", "estimate", "estimate_totals", "recipients_valid"]
-
-
-def asked_encoding(encoding: str | None) -> str:
-    """The encoding asked for, checked: ``"auto"`` or a name (``None`` is what a request without one gets: gsm).
-
-        >>> asked_encoding(None), asked_encoding("auto")
-        ('gsm', 'auto')
-    """
-    if encoding is None:
-        return "gsm"
-    if encoding != "auto" and encoding not in ENCODINGS:
-        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} "
-                         "or 'auto' (the cheapest per row).")
-    return encoding
+__all__ = ["estimate", "estimate_totals", "recipients_valid"]
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
@@ -161,14 +146,9 @@ def estimate(
     index = contacts.index
     sms = channel_info(channel).sends_sms
     if sms:
-        # render checks the arguments (on no rows); the text engine renders and measures in one go
-        render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         asked = asked_encoding(encoding)
-        if measured is None and trans == 0:
-            measured = measure_texts(contacts, template, encoding=asked, link_base=link_base, otp_config=otp_config)
-        elif measured is None:  # the translated texts, measured as they are
-            measured = measure_rendered(render(contacts, template, channel=channel, otp_config=otp_config,
-                                               link_base=link_base, trans=trans), asked)
+        measured = measure_sms(contacts, template, encoding=asked, trans=trans, channel=channel,
+                               link_base=link_base, otp_config=otp_config, measured=measured)
         text = pd.Series(measured["text"], index=index, name="text").astype("str")
         has_text = text.notna().to_numpy(dtype=bool)
         if asked == "auto":

@@ -54,8 +54,8 @@ from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column, snake_name
-from sendframe.campaign.estimate import asked_encoding, recipients_valid
-from sendframe.campaign.measured import measure_rendered, measure_texts
+from sendframe.campaign.estimate import recipients_valid
+from sendframe.campaign.measured import asked_encoding, measure_sms
 from sendframe.campaign.preview import render
 from sendframe.campaign.problems import (
     PROBLEM_COLUMNS,
@@ -249,20 +249,14 @@ class _Measured:
     lost: pd.Series | None  # characters the encoding cannot carry ("" when none), None when nothing is lost
 
 
-def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: str, encoding: str, trans: int,
+def _measure(contacts: pd.DataFrame, template: str, channel: str, encoding: str, trans: int,
              otp_config: Mapping[str, Any] | None, link_base: str | None, measured: pd.DataFrame | None) -> _Measured:
     """Parts and lost characters of each row's text in ``encoding`` (``"auto"``: the cheapest per row, as
     :func:`~sendframe.campaign.estimate.estimate` chooses it, which loses nothing). Without ``trans`` the text engine
     renders and measures in one pass over the distinct values (or ``measured`` is that pass, done by the caller
     with ``unencodable=True``); with it the translated texts are measured."""
-    # render checks the arguments (on no rows); the text engine renders and measures in one go
-    render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
-    asked_encoding(encoding)
-    if measured is None and trans == 0:
-        measured = measure_texts(contacts, parsed, encoding=encoding, link_base=link_base, otp_config=otp_config)
-    elif measured is None:  # the translated texts, measured as they are
-        measured = measure_rendered(render(contacts, template, channel=channel, otp_config=otp_config,
-                                           link_base=link_base, trans=trans), encoding)
+    measured = measure_sms(contacts, template, encoding=asked_encoding(encoding), trans=trans, channel=channel,
+                           link_base=link_base, otp_config=otp_config, measured=measured)
     names = text_array(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), len(contacts))
     lost = measured["unencodable_" + encoding.replace("-", "_")] if encoding in ("gsm", "gsm-pt") else None
     return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)
@@ -402,7 +396,7 @@ def preflight(
             return found.frame()
         _variable_problems(found, contacts, parsed)
         if info.sends_sms:
-            rows = _measure(contacts, template, parsed, channel, encoding, trans, otp_config, link_base, measured)
+            rows = _measure(contacts, template, channel, encoding, trans, otp_config, link_base, measured)
             _text_problems(found, rows, encoding, parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before
             render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
