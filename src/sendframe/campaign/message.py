@@ -36,6 +36,7 @@ import pandas as pd
 from sendframe.campaign import preview
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.message_options import (
+    MESSAGE_OPTIONS,
     RUN_SETTINGS,
     message_settings,
     wire_spelling,
@@ -138,17 +139,12 @@ class Message:
             >>> sms("Hi", sender="Shop").replace(message="Hello", parts=2).fields["parts"]
             2
         """
-        options: dict[str, Any] = {"to": self.to, "notification_url": self.notification_url,
-                                   "link_base": self.link_base, "default_region": self.default_region,
-                                   **{name: getattr(self, name) for name in RUN_SETTINGS}}
+        options: dict[str, Any] = {name: getattr(self, name) for name in MESSAGE_OPTIONS}
         if self.encoding is not None:
             options["encoding"] = self.encoding
         options.update(self.fields)
         options.update({self.info.column_field_option(k): v for k, v in self.whatsapp_columns.items()})
-        changed = dict(changes)
-        if "sender" in changed:
-            changed["from"] = changed.pop("sender")
-        return message(self.channel, **{**options, **wire_spelling(self.channel, changed)})
+        return message(self.channel, **{**options, **wire_spelling(self.channel, changes)})
 
     # ------------------------------------------------------------------ applied to a contact table
 

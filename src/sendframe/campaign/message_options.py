@@ -114,13 +114,10 @@ def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, An
         raise InputError(f"notification_url applies to {' and '.join(channels_where(lambda c: c.has_notifications))}, "
                          f"not {info.name}.")
     _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
-    return {"channel": info.name, "fields": MappingProxyType(fields), "encoding": encoding, "to": settings.get("to"),
-            "notification_url": notification_url, "link_base": settings.get("link_base"),
-            "default_region": settings.get("default_region", "ES"),
-            "whatsapp_columns": MappingProxyType(whatsapp_columns), "suppression": settings.get("suppression"),
-            "frequency_cap": settings.get("frequency_cap"), "history": settings.get("history"),
-            "local_time": settings.get("local_time"),
-            "quiet_hours": tuple(settings["quiet_hours"]) if settings.get("quiet_hours") else None}
+    if "quiet_hours" in settings:
+        settings["quiet_hours"] = tuple(settings["quiet_hours"]) if settings["quiet_hours"] else None
+    return {**settings, "channel": info.name, "fields": MappingProxyType(fields), "encoding": encoding,
+            "notification_url": notification_url, "whatsapp_columns": MappingProxyType(whatsapp_columns)}
 
 
 def _public_names(names: Mapping[str, str]) -> set[str]:
