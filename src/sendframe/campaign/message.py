@@ -44,7 +44,7 @@ from sendframe.campaign.message_options import (
 )
 from sendframe.campaign.prepared import Prepared, prepare
 from sendframe.campaign.send import ANSWER_COLUMNS
-from sendframe.campaign.send_options import SEND_OPTIONS, SendOptions, send_signature
+from sendframe.campaign.send_options import SendOptions, send_signature
 from sendframe.campaign.send_prepared import send_prepared
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
@@ -53,8 +53,8 @@ from sendframe.errors import InputError
 from sendframe.options import keyword_checked, request_field_names
 from sendframe.text.templates import parse
 
-__all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
-           "voice_audio", "whatsapp"]
+__all__ = ["RESULT_COLUMNS", "Message", "landing_sms", "mailing", "message", "sms", "voice", "voice_audio",
+           "whatsapp"]
 
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
