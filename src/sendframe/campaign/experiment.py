@@ -32,7 +32,7 @@ from sendframe.campaign.batching import IDENTITY_FIELDS
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import Message
-from sendframe.campaign.policy import keep_reasons, repeat_reasons, skipped_summary
+from sendframe.campaign.policy import keep_reasons, repeat_reasons, repeated_rows, skipped_summary
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions, send_signature
 from sendframe.campaign.send_prepared import send_prepared
@@ -112,9 +112,7 @@ class Variants:
         plan.loc[unassigned, "action"] = "skipped_invalid"
         plan.loc[unassigned, "reason"] = "no variant: the recipient is missing or not valid."
         if "duplicate" not in reasons:
-            sending = (plan["action"] == "send").to_numpy()
-            repeated = np.zeros(len(frame), dtype=bool)
-            repeated[sending] = keys[sending].duplicated(keep="first").to_numpy()
+            repeated = repeated_rows(keys, (plan["action"] == "send").to_numpy())
             plan.loc[repeated, "action"] = "skipped_duplicate"
             plan.loc[repeated, "reason"] = repeat_reasons(keys[repeated])
         plan = plan.assign(variant=frame[self.column].astype("str"))
