@@ -32,7 +32,7 @@ from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 
-__all__ = ["estimate", "estimate_totals", "recipients_valid"]
+__all__ = ["estimate", "estimate_totals", "price_table", "priced_numbers", "recipients_valid"]
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
@@ -83,10 +83,22 @@ def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.nd
     return valid(contacts[column])
 
 
-def _load_table(prices: Any) -> Any:
+def price_table(prices: Any) -> Any:
+    """``prices`` as a ``PriceTable``: one as it is, a CSV path read, ``None`` the table shipped with sendframe."""
     if prices is not None and hasattr(prices, "costs"):
         return prices
     return pricing.load_prices(prices)
+
+
+def priced_numbers(recipients: pd.Series, kind: str, valid: np.ndarray) -> pd.Series:
+    """The numbers a price is looked up by: the valid ones; none for an address (the price list's default row).
+
+        >>> priced_numbers(pd.Series(["34600123456", "x"]), "phone", np.array([True, False])).tolist()
+        ['34600123456', nan]
+    """
+    if kind == "email":
+        return pd.Series(pd.NA, index=recipients.index, dtype="str")
+    return recipients.astype("str").where(valid)
 
 
 @keyword_checked
@@ -185,10 +197,8 @@ def estimate(
         too_many = np.zeros(len(index), dtype=bool)
     billable = has_text & valid & ~too_many
 
-    table = _load_table(prices)
-    numbers = pd.Series(pd.NA, index=index, dtype="str")  # an address has no country: priced by the default row
-    if channel_info(channel).recipient == "phone":
-        numbers = recipients.astype("str").where(valid)
+    table = price_table(prices)
+    numbers = priced_numbers(recipients, channel_info(channel).recipient, valid)
     country = recipient_countries(numbers).astype("str")  # the country rule, not the price's prefix (+1: US or CA)
     found = table.lookup(numbers, channel)
     charged_parts = needed.fillna(1).astype("int64") if channel_info(channel).billed_per_part else 1
