@@ -25,7 +25,7 @@ from sendframe.api.countries import recipient_countries
 from sendframe.api.recipient_columns import valid_emails, valid_phones
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.measured import asked_encoding, measure_sms
-from sendframe.campaign.preview import render
+from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
 from sendframe.engines import dispatched
@@ -147,9 +147,7 @@ def estimate(
         >>> est.loc[0, "encoding"], est.loc[0, "forced_by"]
         ('gsm-pt', 'á')
     """
-
-    if not isinstance(contacts, pd.DataFrame):
-        raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
+    contacts_frame(contacts)
     column = recipient_column(contacts, channel_info(channel).recipient, to, channel=channel)
     if parts is not None and (isinstance(parts, bool) or not isinstance(parts, int) or parts < 1):
         raise InputError(f"parts must be a whole number of at least 1 (got {parts!r}).")

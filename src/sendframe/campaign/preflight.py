@@ -56,7 +56,7 @@ from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column, snake_name
 from sendframe.campaign.estimate import recipients_valid
 from sendframe.campaign.measured import asked_encoding, measure_sms
-from sendframe.campaign.preview import render
+from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.problems import (
     PROBLEM_COLUMNS,
     Problems,
@@ -353,9 +353,7 @@ def preflight(
         >>> preflight(contacts, "sms", "Hi {name}", sender="Shop", encoding="auto").empty
         True
     """
-
-    if not isinstance(contacts, pd.DataFrame):
-        raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
+    contacts_frame(contacts)
     channel = channel_name(channel)
     found = Problems(contacts.index)
     info = channel_info(channel)
