@@ -31,6 +31,7 @@ skipped_duplicate      the recipient already gets the message from an earlier ro
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -38,12 +39,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.problems import key_codes
-from sendframe.errors import InputError
+from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import closest
 from sendframe.send_outcomes import SKIP_OUTCOMES
 
-__all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "repeat_reasons", "repeated_rows", "skipped_summary"]
+__all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "repeat_reasons", "repeated_rows", "skipped_summary",
+           "warn_skipped"]
 
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
 _RULE_REASON = {"invalid_recipient": "invalid", "landline": "landline", "opted_out": "suppressed"}
@@ -170,3 +173,10 @@ def skipped_summary(plan: pd.DataFrame, verb: str = "sent") -> str | None:
     total = sum(int(counts.get(outcome, 0)) for outcome in SKIP_OUTCOMES.values())
     return (f"{total} of {len(plan)} rows not {verb}: {', '.join(parts)}. "
             f"Each row's outcome says why; keep={reasons!r} sends them anyway.")
+
+
+def warn_skipped(plan: pd.DataFrame, dry_run: bool = False) -> None:
+    """Say once, as a :class:`~sendframe.errors.RowsSkippedWarning`, which rows of a send's ``plan`` are left out."""
+    summary = skipped_summary(plan, "to be sent" if dry_run else "sent")
+    if summary:
+        warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
