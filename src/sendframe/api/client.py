@@ -99,7 +99,7 @@ class _Base:
         return self._run(wire.send_call(channel, request))
 
     def send_columns(self, channel: str, request: Any) -> Any:
-        """Like :meth:`send`, but the answer comes as columns (a ``wire.SendAnswer``), no model per recipient.
+        """Like ``send``, but the answer comes as columns (a ``wire.SendAnswer``), no model per recipient.
 
             >>> request = {"message": "Hi", "to": ["447700900001"], "from": "Shop"}
             >>> client.send_columns("sms", request).accepted  # doctest: +SKIP
@@ -216,7 +216,7 @@ class Client(_Base):
         return response
 
     def get_sms_body(self, ids: str | Iterable[str]) -> bytes:
-        """:meth:`get_sms`'s lookup (the same retries and errors), its answer left as the JSON bytes
+        """``get_sms``'s lookup (the same retries and errors), its answer left as the JSON bytes
         (``{"data": [...]}``) for readers that parse many answers at once (:func:`sendframe.fetch_records`).
 
             >>> client.get_sms_body(["3f2a..."])[:9]  # doctest: +SKIP
