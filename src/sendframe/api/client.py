@@ -190,21 +190,21 @@ class Client(_Base):
         self._http.close()
 
     def _run(self, call: wire.Call) -> Any:
-        steps = wire.exchange(call, self.config.retry)  # it decides what to do next; this sleeps and exchanges
-        outcome: httpx.Response | httpx.TransportError | None = None
-        try:
-            while True:
-                step = steps.send(outcome)
-                if isinstance(step, wire.Sleep):
-                    outcome = None
-                    time.sleep(step.seconds)
-                    continue
+        steps = wire.exchange(call, self.config.retry)
+        step = next(steps)
+        while True:
+            if isinstance(step, wire.Sleep):
+                time.sleep(step.seconds)
+                outcome: Any = None
+            else:
                 try:
                     outcome = self._exchange(step)
                 except httpx.TransportError as exc:
                     outcome = exc
-        except StopIteration as stop:
-            return stop.value
+            try:
+                step = steps.send(outcome)
+            except StopIteration as stop:
+                return stop.value
 
     def _exchange(self, step: wire.Send) -> httpx.Response:
         response = self._transport.handle_request(self._build_request(step))
@@ -251,21 +251,21 @@ class AsyncClient(_Base):
         await self._http.aclose()
 
     async def _run(self, call: wire.Call) -> Any:
-        steps = wire.exchange(call, self.config.retry)  # as Client._run, awaited
-        outcome: httpx.Response | httpx.TransportError | None = None
-        try:
-            while True:
-                step = steps.send(outcome)
-                if isinstance(step, wire.Sleep):
-                    outcome = None
-                    await asyncio.sleep(step.seconds)
-                    continue
+        steps = wire.exchange(call, self.config.retry)
+        step = next(steps)
+        while True:
+            if isinstance(step, wire.Sleep):
+                await asyncio.sleep(step.seconds)
+                outcome: Any = None
+            else:
                 try:
                     outcome = await self._exchange(step)
                 except httpx.TransportError as exc:
                     outcome = exc
-        except StopIteration as stop:
-            return stop.value
+            try:
+                step = steps.send(outcome)
+            except StopIteration as stop:
+                return stop.value
 
     async def _exchange(self, step: wire.Send) -> httpx.Response:
         response = await self._transport.handle_async_request(self._build_request(step))
