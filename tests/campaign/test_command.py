@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sendframe.campaign.command import default_ledger_path
+import sendframe
+from sendframe.campaign.command import message_ledger_path
 from sendframe.campaign.contacts import read_contacts
 from sendframe.cli import main
 from sendframe.sandbox import Sandbox
@@ -72,11 +73,12 @@ def test_send_help_documents_the_default_ledger():
 
 
 def test_default_ledger_depends_on_campaign_and_message():
-    a = default_ledger_path("x/contacts.csv", "sms", "Hi", "Shop", None)
+    a = message_ledger_path("x/contacts.csv", sendframe.sms("Hi", "Shop"))
     assert a.name.startswith("contacts-") and a.parent == Path(".")
-    assert default_ledger_path("x/contacts.csv", "sms", "Hi", "Shop", None) == a
-    assert default_ledger_path("x/contacts.csv", "sms", "Hi!", "Shop", None) != a
-    assert default_ledger_path("x/contacts.csv", "sms", "Hi", "Shop", "Spring sale").name.startswith("Spring-sale-")
+    assert message_ledger_path("x/contacts.csv", sendframe.sms("Hi", "Shop")) == a
+    assert message_ledger_path("x/contacts.csv", sendframe.sms("Hi!", "Shop")) != a
+    assert message_ledger_path("x/contacts.csv", sendframe.sms("Hi", "Shop", campaign_name="Spring sale")).name \
+        .startswith("Spring-sale-")
 
 
 @pytest.mark.parametrize(("channel", "flags", "error"), [
