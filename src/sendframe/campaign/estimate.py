@@ -155,33 +155,28 @@ def estimate(
         raise InputError(f"attachments must be a whole number of at least 0 (got {attachments!r}).")
     index = contacts.index
     sms = channel_info(channel).sends_sms
+    forced = lost = pd.Series("", index=index, dtype="str")  # characters that forced the encoding, or are lost
     if sms:
         asked = asked_encoding(encoding)
         measured = measure_sms(contacts, template, encoding=asked, trans=trans, channel=channel,
                                link_base=link_base, otp_config=otp_config, measured=measured)
         text = pd.Series(measured["text"], index=index, name="text").astype("str")
         has_text = text.notna().to_numpy(dtype=bool)
-        if asked == "auto":
-            chosen = measured["encoding"].astype("str").where(has_text)
-        else:
-            chosen = pd.Series(asked, index=index, dtype="str").where(has_text)
+        chosen = (measured["encoding"] if asked == "auto" else pd.Series(asked, index=index)).astype("str")
+        chosen = chosen.where(has_text)
         length, needed = measured["units"], measured["parts"]
         not_gsm, not_pt = measured["unencodable_gsm"], measured["unencodable_gsm_pt"]
         if encoding == "auto":  # the cheapest encoding carries every character: nothing is lost
             forced = _per_combination(not_gsm, not_pt, chosen, _forced_answer)
-            lost = pd.Series("", index=index, dtype="str")
         else:  # the characters the chosen encoding cannot carry: they arrive as ``?``
-            forced = pd.Series("", index=index, dtype="str")
             lost = _per_combination(not_gsm, not_pt, chosen, lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt"
                                     else "")
     else:
         text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         has_text = text.notna().to_numpy(dtype=bool)
         chosen = pd.Series(pd.NA, index=index, dtype="str")
-        length = text.str.len().astype("Int64")
-        needed = pd.Series(1, index=index, dtype="Int64")
-        forced = pd.Series("", index=index, dtype="str")
-        lost = pd.Series("", index=index, dtype="str")
+        length = text.str.len()
+        needed = pd.Series(1, index=index)
     length = length.where(has_text, pd.NA).astype("Int64")
     needed = needed.where(has_text, pd.NA).astype("Int64")
     forced = forced.where(has_text)
