@@ -27,7 +27,6 @@ import pandas as pd
 import pyarrow as pa
 
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes, read_lines, span_digests
-from sendframe.delivery.outcomes import text_array
 from sendframe.delivery.parsing import (
     JUNK_EXAMPLES,
     LogParams,
@@ -64,7 +63,7 @@ class _Read:
     query_start: np.ndarray   # each row's raw query in the file; -1 when unknown (a block that was not UTF-8)
     query_end: np.ndarray
     generation: int
-    ids: _IdDigests | None = None  # made at the first read that appends (a single full read does not need it)
+    ids: _IdDigests
 
 
 @dataclass(frozen=True)
@@ -77,11 +76,15 @@ class _IdDigests:
 
     @classmethod
     def of(cls, ids: pd.Series, first_row: int = 0) -> _IdDigests:
-        texts = text_array(ids)
+        texts = pa.array(ids, from_pandas=True)  # the frame's own Arrow text: nothing copied
+        texts = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+        if not pa.types.is_string(texts.type) and not pa.types.is_large_string(texts.type):
+            texts = texts.cast(pa.large_string())
         present = np.flatnonzero(np.asarray(texts.is_valid()))  # a missing id matches nothing
-        offsets = np.frombuffer(texts.buffers()[1], np.int64)[texts.offset:texts.offset + len(texts) + 1]
+        width = np.int64 if pa.types.is_large_string(texts.type) else np.int32
+        offsets = np.frombuffer(texts.buffers()[1], width)[texts.offset:texts.offset + len(texts) + 1]
         digests = span_digests(texts.buffers()[2] or pa.py_buffer(b""), offsets[:-1][present], offsets[1:][present])
-        order = np.argsort(digests, kind="stable")
+        order = np.argsort(digests)  # equal digests in any order: pairs() takes them all
         return cls(digests[order], present[order] + first_row)
 
     def plus(self, more: _IdDigests) -> _IdDigests:
@@ -150,8 +153,9 @@ class LogReads:
             if known is None:
                 params = log_params(lines, notification_url)
                 frame, begin, end = parse_with_queries(lines, params)
+                # the ids' digests made now, with the rest of the whole read: the polls that follow stay small
                 read = _Read(identity, whole, _fingerprint(fd, whole), params, frame, *_in_file(begin, end, 0, mapped),
-                             next(self._generations))
+                             next(self._generations), _IdDigests.of(frame["id"]))
             else:
                 read = _extended(known, fd, lines, mapped, start, whole)
             partial = None
@@ -228,16 +232,10 @@ def _extended(known: _Read, fd: int, lines: pa.Array, mapped: bool, start: int, 
     fresh = _without_retries(known, parsed, lines, mapped, fd)
     begin, end = _in_file(parsed[1], parsed[2], start, mapped)
     keep = fresh.attrs.pop("_kept_positions")
-    ids = _id_digests(known).plus(_IdDigests.of(fresh["id"], len(known.frame)))
+    ids = known.ids.plus(_IdDigests.of(fresh["id"], len(known.frame)))
     return _Read(known.identity, start + whole, _fingerprint(fd, start + whole), known.params, _appended(known, fresh),
                  np.concatenate([known.query_start, begin[keep]]), np.concatenate([known.query_end, end[keep]]),
                  known.generation, ids)
-
-
-def _id_digests(known: _Read) -> _IdDigests:
-    if known.ids is None:
-        known.ids = _IdDigests.of(known.frame["id"])
-    return known.ids
 
 
 def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.ndarray], lines: pa.Array,
@@ -248,7 +246,7 @@ def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.nd
     retry = np.zeros(len(frame), bool)
     old = known.frame
     if len(frame) and len(old):
-        old_rows, new_rows = _id_digests(known).pairs(_IdDigests.of(frame["id"]))
+        old_rows, new_rows = known.ids.pairs(_IdDigests.of(frame["id"]))
         same = old["id"].array.take(old_rows) == frame["id"].array.take(new_rows)  # a digest may collide
         same = np.asarray(same.fillna(False) if hasattr(same, "fillna") else same, dtype=bool)
         if same.any():
