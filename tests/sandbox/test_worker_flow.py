@@ -14,8 +14,9 @@ import pytest
 
 from sendframe.delivery.receiver import Receiver
 from sendframe.sandbox import Sandbox
+from sendframe.sandbox.notification_rounds import NOTIFICATION_BATCH
 from sendframe.sandbox.state import SandboxState
-from sendframe.sandbox.worker import NOTIFICATION_BATCH, Worker
+from sendframe.sandbox.worker import Worker
 
 FINAL = {"DELIVRD", "UNDELIV", "EXPIRED", "REJECTD", "DELETED"}
 

@@ -56,7 +56,7 @@ RETRY_DELAYS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 # receiver's group commit then takes more per fsync. 32 (8 per connection) drained a sandbox's backlog into
 # ``sendframe receive`` at 15-17k/s, 20 us of receiver CPU each; 128 at 23-25k/s, 8-10 us; 256 at 25-27k/s but
 # 64 deep, a slow server (0.1 s an answer) would time out the last (benchmarks/bench_notifier.py --drain).
-MAX_IN_FLIGHT = 128
+MAX_IN_FLIGHT = 512
 DNS_CACHE_SECONDS = 10.0
 USER_AGENT = "sendframe-sandbox-notifier/1"
 

@@ -25,7 +25,7 @@ from typing import Any, cast
 
 __all__ = ["Attempt", "Batch", "Destination", "Dispatcher"]
 
-MAX_CONNECTIONS = 4       # per destination
+MAX_CONNECTIONS = 16      # per destination
 MAX_HEAD = 64 * 1024      # status line + headers of an answer
 KEEPALIVE_IDLE = 15.0     # s: an idle connection older than this is closed rather than reused
 
