@@ -29,6 +29,7 @@ from sendframe.errors import full_disk_error
 from sendframe.sandbox import store
 from sendframe.sandbox.notification_rounds import next_notification_due, send_due_notifications
 from sendframe.sandbox.notifier import Notifier
+from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL
 
 __all__ = ["NotifierProcess", "main"]
 
@@ -38,6 +39,7 @@ STOP_TIMEOUT = 10.0  # s: a round in flight ends within the notifier's 5 s timeo
 IDLE_WAIT = 1.0  # s: the longest wait without a wake-up (a report due later than that is looked for again)
 # not ``-m``: the package imports this module before ``-m`` would run it again as ``__main__``
 _ENTRY = "from sendframe.sandbox.notifier_process import main; raise SystemExit(main())"
+_WAKE, _BUSY = b"w", b"b"  # what the worker writes to the process's standard input
 
 
 class NotifierProcess:
@@ -78,11 +80,20 @@ class NotifierProcess:
             os.set_blocking(self.process.stdin.fileno(), False)
 
     def wake(self) -> None:
-        """Tell the process reports may be due (never blocks: a full pipe already holds a wake-up)."""
+        """Tell the process reports may be due."""
+        self._tell(_WAKE)
+
+    def defer(self) -> None:
+        """Tell the process the API is busy accepting: for ``BUSY_WINDOW`` it sends only reports overdue by
+        more than ``MAX_DEFERRAL`` (the worker's own back-pressure)."""
+        self._tell(_BUSY)
+
+    def _tell(self, byte: bytes) -> None:
+        # never blocks: a full pipe already holds a wake-up
         stdin = self.process.stdin if self.process is not None else None
         if stdin is not None and not stdin.closed:
             with contextlib.suppress(BlockingIOError, BrokenPipeError, ValueError):
-                os.write(stdin.fileno(), b"\n")
+                os.write(stdin.fileno(), byte)
 
     async def stop(self) -> None:
         """Close its standard input and wait for it to record its round and exit (killed after ``STOP_TIMEOUT``)."""
@@ -103,15 +114,18 @@ class NotifierProcess:
 
 
 async def run(db_path: str, notifier: Notifier) -> None:
-    """Send due reports in rounds until standard input ends; each round recorded before the next."""
+    """Send due reports in rounds until standard input ends; each round recorded before the next. While the
+    worker says the API is busy, only reports overdue by more than ``MAX_DEFERRAL`` go out."""
     loop = asyncio.get_running_loop()
     wake, ended = asyncio.Event(), asyncio.Event()
+    busy_until = 0.0  # time.monotonic() until which the API counts as busy (the clock is the system's, shared)
 
     def stop() -> None:
         ended.set()
         wake.set()
 
     def readable() -> None:
+        nonlocal busy_until
         try:
             data = os.read(sys.stdin.fileno(), 4096)
         except BlockingIOError:
@@ -121,6 +135,8 @@ async def run(db_path: str, notifier: Notifier) -> None:
         if not data:
             loop.remove_reader(sys.stdin.fileno())
             stop()
+        if _BUSY in data:
+            busy_until = time.monotonic() + BUSY_WINDOW
         wake.set()
 
     os.set_blocking(sys.stdin.fileno(), False)
@@ -129,10 +145,12 @@ async def run(db_path: str, notifier: Notifier) -> None:
     db = store.connect(db_path)
     try:
         while not ended.is_set():
+            busy = time.monotonic() < busy_until
+            moment = time.time()
             try:
-                if await send_due_notifications(db, notifier, time.time()):
+                if await send_due_notifications(db, notifier, moment, cutoff=moment - MAX_DEFERRAL if busy else None):
                     continue
-                upcoming = next_notification_due(db)
+                upcoming = time.time() + DEFER_SLEEP if busy else next_notification_due(db)
             except Exception as error:  # keep going; what was not recorded stays pending and is sent again
                 full = full_disk_error(error, db_path, store.FULL_DISK_ADVICE)
                 if full is not None:

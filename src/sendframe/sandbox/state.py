@@ -20,7 +20,12 @@ from sendframe.sandbox.accounts import Account, build_accounts
 from sendframe.sandbox.carrier import CarrierConfig, Clock, ClockMode
 from sendframe.sandbox.notifier import Notifier
 
-__all__ = ["Faults", "SandboxState", "carrier_config_of", "extra_schemas"]
+__all__ = ["BUSY_WINDOW", "DEFER_SLEEP", "MAX_DEFERRAL", "Faults", "SandboxState", "carrier_config_of", "extra_schemas"]
+
+# back-pressure (real clock only): while send requests keep arriving the carrier and the notifier wait, within a bound
+BUSY_WINDOW = 0.2  # s: a send request this recent means the API is busy
+MAX_DEFERRAL = 5.0  # s: due work never waits longer than this, however busy the API
+DEFER_SLEEP = 0.05  # s: how often a deferring worker (or notifier process) looks again
 
 
 @dataclass

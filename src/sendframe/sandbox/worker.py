@@ -32,17 +32,13 @@ from sendframe.sandbox import carrier, store
 from sendframe.sandbox.notification_rounds import due_rows, next_notification_due, send_due_notifications
 from sendframe.sandbox.notifier_process import NotifierProcess
 from sendframe.sandbox.reports import moment_at, notification_urls, report_urls, second_at
-from sendframe.sandbox.state import SandboxState
+from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, SandboxState
 
 __all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message", "plan_request"]
 
 log = logging.getLogger("sendframe.sandbox.worker")
 
 STEP_BATCH = 2000
-# back-pressure (real clock only): while send requests keep arriving the carrier waits, within a bound
-BUSY_WINDOW = 0.2  # s: a send request this recent means the API is busy
-MAX_DEFERRAL = 5.0  # s: due work never waits longer than this, however busy the API
-DEFER_SLEEP = 0.05  # s: how often a deferring worker looks again
 ID_CHUNK = 2000  # message ids per IN (...) query
 MESSAGE_MEMORY = 50_000  # messages a worker keeps in memory for their later steps (a few seconds of traffic)
 _NOT_EVENTS = frozenset({"notify"})
@@ -262,7 +258,7 @@ class Worker:
         real-clock sandbox on a database file."""
         wake = self.state.wake = asyncio.Event()
         self.state.worker = self
-        if self.state.clock.mode == "real" and store.is_file(self.state.db_path):
+        if self.state.clock.mode == "real" and store.is_file(self.state.db_path) :
             networks = [str(network) for network in self.state.notifier.allow_networks]
             self._notifier_process = NotifierProcess(self.state.db_path, allow_networks=networks)
             self._notifier_process.start()
@@ -292,6 +288,8 @@ class Worker:
                     await asyncio.sleep(0)  # one batch at a time: requests get in between batches
                     continue
                 if self.busy():
+                    if self._notifier_process is not None:
+                        self._notifier_process.defer()
                     await asyncio.sleep(DEFER_SLEEP)
                     continue
                 timeout = 1.0
@@ -323,7 +321,8 @@ class Worker:
         more than ``MAX_DEFERRAL`` (so accepting goes first, and delivery never starves)."""
         async with self._lock:
             moment = self.state.clock.now().timestamp()
-            cutoff = moment - MAX_DEFERRAL if self.busy() else moment
+            busy = self.busy()
+            cutoff = moment - MAX_DEFERRAL if busy else moment
             done = self._apply_steps(moment, cutoff)
             process = self._notifier_process
             if process is not None:
@@ -331,6 +330,8 @@ class Worker:
                     log.error("the sandbox's notifier process ended (exit status %s): started again",
                               process.process.returncode if process.process is not None else None)
                     process.start()
+                if busy:
+                    process.defer()
                 if done:
                     process.wake()
             done.update(await self._send_notifications(moment, cutoff=cutoff))
