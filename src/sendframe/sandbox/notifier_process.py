@@ -145,6 +145,7 @@ async def run(db_path: str, notifier: Notifier) -> None:
     db = store.connect(db_path)
     try:
         while not ended.is_set():
+            wake.clear()  # before the round: a wake-up that comes during it ends the wait at once
             busy = time.monotonic() < busy_until
             moment = time.time()
             try:
@@ -159,7 +160,6 @@ async def run(db_path: str, notifier: Notifier) -> None:
                     log.exception("sandbox notifier round failed")
                 upcoming = time.time() + 0.5
             timeout = IDLE_WAIT if upcoming is None else min(max(upcoming - time.time(), 0.005), IDLE_WAIT)
-            wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
                     await wake.wait()

@@ -285,7 +285,9 @@ class Worker:
         while True:
             try:
                 if await self._background_round():
-                    await asyncio.sleep(0)  # one batch at a time: requests get in between batches
+                    # one batch at a time: requests get in between batches; while the API is busy, overdue work
+                    # takes a batch every DEFER_SLEEP at most (it used to wait on the batch's notifications)
+                    await asyncio.sleep(DEFER_SLEEP if self.busy() else 0)
                     continue
                 if self.busy():
                     if self._notifier_process is not None:
