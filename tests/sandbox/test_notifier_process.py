@@ -76,19 +76,21 @@ def test_a_sandbox_in_memory_or_on_a_manual_clock_sends_its_reports_itself(tmp_p
         assert sb.state is not None and sb.state.worker.notifier_pid is None
 
 
-def _command(tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
+def _command(tmp_path: Path) -> tuple[subprocess.Popen[str], int, str]:
     process = subprocess.Popen([sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0",
                                 "--db", str(tmp_path / "s.sqlite")],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None and process.stdout.readline().startswith("http://127.0.0.1:")
+    assert process.stdout is not None
+    base_url = process.stdout.readline().strip()
+    assert base_url.startswith("http://127.0.0.1:")
     notifiers = children(process.pid)
     assert len(notifiers) == 1 and running(notifiers[0])
-    return process, notifiers[0]
+    return process, notifiers[0], base_url
 
 
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "term", "kill"])
 def test_the_notifier_process_ends_with_sendframe_sandbox_however_it_ends(tmp_path, how):
-    process, notifier = _command(tmp_path)
+    process, notifier, _ = _command(tmp_path)
     try:
         process.send_signal(how)
         process.wait(20)
@@ -115,3 +117,33 @@ def test_a_notifier_process_that_dies_is_started_again_and_the_reports_go_out(tm
         second = sb.state.worker.notifier_pid
         assert second not in (None, first) and running(second)
     assert not running(second)
+
+
+def test_a_sandbox_killed_while_notifying_resumes_and_loses_no_report(tmp_path):
+    count = 3000
+    receiver = Receiver(tmp_path / "cb.log").start()
+    try:
+        process, notifier, base_url = _command(tmp_path)
+        send(base_url, count, receiver.notification_url)
+        deadline = time.monotonic() + 60
+        while receiver.notifications < 200 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        process.kill()  # mid-delivery: the rounds in flight are not recorded
+        process.wait(10)
+        assert ends_within(notifier, 10)
+        assert receiver.notifications < 2 * count
+        again, _, _ = _command(tmp_path)
+        try:
+            deadline = time.monotonic() + 90
+            while len(receiver.callbacks()) < 2 * count and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            again.send_signal(signal.SIGINT)
+            again.wait(20)
+        callbacks = receiver.callbacks()
+    finally:
+        receiver.stop()
+    statuses = callbacks.groupby("id", sort=False)["status"].agg(list)  # each report once, in arrival order
+    assert len(callbacks) == 2 * count and len(statuses) == count  # every ACCEPTD and final report: none lost
+    assert all(s[0] == "ACCEPTD" and s[1] in FINAL for s in statuses)
+    assert callbacks.attrs.get("duplicates_dropped", 0) <= 4000  # sent again: at most the round the kill cut short

@@ -29,7 +29,7 @@ from sendframe.errors import full_disk_error
 from sendframe.sandbox import store
 from sendframe.sandbox.notification_rounds import next_notification_due, send_due_notifications
 from sendframe.sandbox.notifier import Notifier
-from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL
+from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, busy_pause
 
 __all__ = ["NotifierProcess", "main"]
 
@@ -150,6 +150,8 @@ async def run(db_path: str, notifier: Notifier) -> None:
             moment = time.time()
             try:
                 if await send_due_notifications(db, notifier, moment, cutoff=moment - MAX_DEFERRAL if busy else None):
+                    if busy:  # overdue reports take at most BUSY_SHARE of the time while the API is busy
+                        await asyncio.sleep(busy_pause(time.time() - moment))
                     continue
                 upcoming = time.time() + DEFER_SLEEP if busy else next_notification_due(db)
             except Exception as error:  # keep going; what was not recorded stays pending and is sent again

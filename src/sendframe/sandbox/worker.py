@@ -32,7 +32,7 @@ from sendframe.sandbox import carrier, store
 from sendframe.sandbox.notification_rounds import due_rows, next_notification_due, send_due_notifications
 from sendframe.sandbox.notifier_process import NotifierProcess
 from sendframe.sandbox.reports import moment_at, notification_urls, report_urls, second_at
-from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, SandboxState
+from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, SandboxState, busy_pause
 
 __all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message", "plan_request"]
 
@@ -284,10 +284,11 @@ class Worker:
     async def _loop(self, wake: asyncio.Event) -> None:
         while True:
             try:
+                started = time.monotonic()
                 if await self._background_round():
                     # one batch at a time: requests get in between batches; while the API is busy, overdue work
-                    # takes a batch every DEFER_SLEEP at most (it used to wait on the batch's notifications)
-                    await asyncio.sleep(DEFER_SLEEP if self.busy() else 0)
+                    # takes at most BUSY_SHARE of the loop
+                    await asyncio.sleep(busy_pause(time.monotonic() - started) if self.busy() else 0)
                     continue
                 if self.busy():
                     if self._notifier_process is not None:
