@@ -254,9 +254,8 @@ def main() -> None:
         with Phase(client, f"dask read_callbacks + delivery_summary {lines:,} lines", lines, "lines"):
             callbacks = sendframe.read_callbacks(logs_folder, dask=True)
             summary = sendframe.delivery_summary(callbacks=callbacks, by="campaign_id")
-        shown = ["campaign_id", "accepted", "delivered", "failed", "expired", "delivery_rate",
-                 "median_seconds_to_delivery"]
-        print(summary[shown].to_string(index=False))
+        shown = ["accepted", "delivered", "failed", "expired", "delivery_rate", "seconds_to_delivery_p50"]
+        print(summary[shown].to_string())
         if args.quick:
             want = sendframe.delivery_summary(callbacks=sendframe.read_callbacks(logs_folder), by="campaign_id")
             try:

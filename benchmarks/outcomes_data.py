@@ -108,7 +108,8 @@ def realistic_outcomes(n: int, *, seed: int = 7, extras: bool = False) -> pd.Dat
         "error_description": pd.Series(error).map(descriptions).astype("string"),
         "status": pd.Categorical(status, categories=list(OUTCOME_STATUSES), ordered=True),
         "sent_at": sent_at, "delivered_at": delivered_at, "seconds_to_delivery": seconds_to_delivery,
-        "clicked": clicked, "parts": parts, "estimated_cost": estimated, "billed_cost": billed,
+        "clicked": clicked, "unsubscribed": pd.array(np.zeros(n, dtype=bool), dtype="boolean"), "parts": parts,
+        "estimated_cost": estimated, "billed_cost": billed,
     })
     frame.loc[~accepted, "id"] = pd.NA
     frame = frame[list(OUTCOME_COLUMNS)]

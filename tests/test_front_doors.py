@@ -20,7 +20,7 @@ import sendframe
 from sendframe.campaign.channel_options import CONSTRUCTORS, OptionSpec, channel_options, split_options
 from sendframe.campaign.command import NOT_FLAGS, add_arguments, flag, message_from_args, options_from_args
 from sendframe.campaign.message import Message, message
-from sendframe.channels import CHANNELS, channel
+from sendframe.channels import CHANNELS
 from sendframe.errors import UnknownOptionError
 from sendframe.notebook.form import NOT_COMPOSER_OPTIONS
 from sendframe.notebook.widgets import Composer
@@ -75,8 +75,6 @@ NOT_IN_COMPOSER = {
     "cancel": "the Composer's Cancel button",
     "out": "the result lands in composer.results",
 }
-# the one default a door chooses differently, and why
-COMPOSER_STARTS_ON = {"encoding": "auto"}  # its live counter shows the cheapest encoding per row
 
 OPTIONS = [(name, option) for name in CHANNELS for option in channel_options(name)]
 IDS = [f"{name}-{option.name}" for name, option in OPTIONS]
@@ -84,10 +82,6 @@ IDS = [f"{name}-{option.name}" for name, option in OPTIONS]
 
 def given(option: OptionSpec) -> dict:
     return {option.name: SAMPLES[option.name], **WITH.get(option.name, {})}
-
-
-def composer_defaults(name: str) -> dict:
-    return COMPOSER_STARTS_ON if channel(name).sends_sms else {}
 
 
 def test_the_exclusions_are_the_doors_own():
@@ -224,14 +218,14 @@ def test_the_composer_takes_the_option(name, option):
     if option.role == "send":
         assert composer.send_options == {option.name: SAMPLES[option.name]}
         return
-    expected = CONSTRUCTORS[name](**{**composer_defaults(name), **REQUIRED[name], **given(option)})
+    expected = CONSTRUCTORS[name](**{**REQUIRED[name], **given(option)})
     assert composer.message == expected
 
 
 @pytest.mark.parametrize("name", CHANNELS)
 def test_a_composer_given_only_what_it_needs_builds_the_librarys_default_message(name):
     composer = Composer(CONTACTS, channel=name, **REQUIRED[name])
-    assert composer.message == CONSTRUCTORS[name](**composer_defaults(name), **REQUIRED[name])
+    assert composer.message == CONSTRUCTORS[name](**REQUIRED[name])  # every input starts on the library's default
     assert composer.send_options == {}
 
 

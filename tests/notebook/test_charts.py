@@ -39,6 +39,7 @@ def outcomes_frame() -> pd.DataFrame:
     frame["delivered_at"] = frame["sent_at"] + pd.to_timedelta(frame["seconds_to_delivery"], unit="s")
     frame["parts"] = pd.array([1] * len(frame), dtype="Int64")
     frame["clicked"] = frame["clicked"].astype("boolean")
+    frame["unsubscribed"] = pd.array([False] * len(frame), dtype="boolean")
     return frame[list(OUTCOME_COLUMNS)]
 
 

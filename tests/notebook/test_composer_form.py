@@ -33,7 +33,7 @@ CASES = {
             ["--message", "Hi {name}", "--sender", "Shop", "--parts", "2", "--encoding", "gsm-pt", "--trans", "1",
              "--campaign", "spring"]),
     "landingsms": (ComposerForm(channel="landingsms", message="{name}: {LAND_URL}", sender="Shop",
-                                template_body="<p>Hi</p>"),
+                                template_body="<p>Hi</p>", encoding="auto"),
                    lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", template_body="<p>Hi</p>",
                                                  encoding="auto"),
                    ["--message", "{name}: {LAND_URL}", "--sender", "Shop", "--template-body", "<p>Hi</p>",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -48,7 +49,7 @@ def test_dask_callbacks_latest_status_and_summary_equal_pandas(dask_client, tmp_
         want = sendframe.delivery_summary(callbacks=expected, by=by)
         got = sendframe.delivery_summary(callbacks=lazy, by=by)
         pd.testing.assert_frame_equal(got, want)
-    assert want["median_seconds_to_delivery"].notna().any()
+    assert want["seconds_to_delivery_p50"].notna().any()
 
 
 def test_summary_of_dask_results_with_callbacks_equals_pandas(dask_client, tmp_path):
@@ -104,3 +105,32 @@ def test_a_retry_split_across_two_ranges_of_one_log_is_kept_once(dask_client, tm
     got = _ordered(computed(lazy))
     assert lazy.npartitions > 5 and got["id"].is_unique and len(got) == len(expected)
     pd.testing.assert_frame_equal(got, _ordered(expected))
+
+
+def test_dask_summary_has_the_pandas_rates_intervals_percentiles_and_costs_exactly(dask_client):
+    n = 90
+    ids = [f"m{i:03d}" for i in range(n)]
+    sent = pd.Timestamp("2026-11-21 10:00", tz="UTC")
+    seconds = (np.arange(n) * 7) % 23  # 0 to 22 s: some within 5 s, most not
+    phones = [f"3460000{i:04d}" for i in range(n)]
+    results = pd.DataFrame({"id": pd.array([None if i % 11 == 0 else x for i, x in enumerate(ids)], dtype="string"),
+                            "accepted": [i % 11 != 0 for i in range(n)],
+                            "outcome": ["rejected" if i % 11 == 0 else "accepted" for i in range(n)],
+                            "campaign_id": pd.array(1 + np.arange(n) % 2, dtype="Int64"), "recipient": phones})
+    callbacks = pd.DataFrame({"id": ids, "part": 1, "status": np.where(np.arange(n) % 7 == 0, "UNDELIV", "DELIVRD"),
+                              "mnc": [("01", "03", "04")[i % 3] for i in range(n)],
+                              "cost": 0.05 + 0.01 * (np.arange(n) % 2),
+                              "recipient": phones, "campaign_id": 1 + np.arange(n) % 2, "sending_id": 1,
+                              "sent_at": sent, "reported_at": sent + pd.to_timedelta(seconds, unit="s")})
+    by = ("campaign_id", "operator")
+    want = sendframe.delivery_summary(results, callbacks, by=by)
+    got = sendframe.delivery_summary(dd.from_pandas(results, npartitions=3), dd.from_pandas(callbacks, npartitions=2),
+                                     by=by)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert want.index.names == ["campaign_id", "operator"]
+    delivered = want[want["delivered"] > 0]  # the rejected rows are a group of their own ("ES ?")
+    assert len(delivered) == 6 and want.loc[(1, "ES ?"), "accepted"] == 0
+    within = delivered["delivered_within_5s"].astype(float)
+    assert ((within > 0) & (within < 1)).all() and delivered["seconds_to_delivery_p99"].notna().all()
+    assert (delivered["delivery_rate_low"] < delivered["delivery_rate"]).all()
+    assert delivered["cost_per_delivered"].notna().all()

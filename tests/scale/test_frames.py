@@ -69,6 +69,19 @@ def test_a_message_plans_estimates_and_previews_a_dask_frame_as_pandas(dask_clie
     assert (msg.plan(frame)["action"] == "skipped_duplicate").sum() > 20
 
 
+def test_prepare_and_schedule_of_a_dask_frame_prepare_each_partition_once_and_answer_as_pandas(dask_client, table):
+    frame, ddf = table
+    msg = sendframe.sms("Hi {name}", sender="Shop", encoding="auto", local_time="10:00")
+    now = "2026-11-24T12:00:00+00:00"
+    lazy = msg.prepare(ddf, now=now).frame
+    keys = {key[0] if isinstance(key, tuple) else key for key in dict(lazy.__dask_graph__())}
+    assert sum(str(key).startswith("prepare-") for key in keys) == ddf.npartitions  # one graph, each partition once
+    expected = msg.prepare(frame, now=now).frame
+    assert (expected["action"] == "skipped_duplicate").sum() > 20  # repeats across partitions are settled
+    pd.testing.assert_frame_equal(computed(lazy), expected)
+    pd.testing.assert_frame_equal(computed(msg.schedule(ddf, now=now)), msg.schedule(frame, now=now))
+
+
 def test_read_contacts_reads_a_csv_glob_and_a_parquet_dataset_as_the_pandas_reader(dask_client, tmp_path):
     raw = contacts()
     for i in range(4):

@@ -153,3 +153,22 @@ def test_a_partition_lookup_reads_only_the_batches_of_its_rows(tmp_path):
     with Ledger(path) as ledger:  # a lookup limited to some batches matches among their rows only
         assert ledger.lookup(["5"], ["447700900001"], batches=[3])["row_key"].tolist() == ["20"]
         assert ledger.lookup(["5"], ["447700900001"])["row_key"].tolist() == ["5"]
+
+
+def test_max_cost_caps_the_whole_dask_campaign_not_each_partition(sb, client, tmp_path):
+    sb.reset()
+    frame = from_pandas(pd.DataFrame({"phone": [f"44791160{i:04d}" for i in range(40)], "name": ["Ana"] * 40}),
+                        npartitions=4)
+    msg = sendframe.sms("Hi {name}", sender="Shop")
+    unit = msg.estimate(frame.compute())["cost"].iloc[0]
+    ledger, out = tmp_path / "budget.sqlite", tmp_path / "results.parquet"
+    with pytest.warns(sendframe.RowsSkippedWarning, match="max_cost"):
+        first = computed(msg.send(frame, client=client, ledger=ledger, out=out, batch_size=2, concurrency=1,
+                                  progress=False, max_cost=unit * 5))  # two batches of two, in the whole campaign
+    assert first["outcome"].astype(str).value_counts().to_dict() == {"accepted": 4, "not_sent": 36}
+    assert len(sb.messages()) == 4
+    with pytest.warns(sendframe.RowsSkippedWarning, match="max_cost"):
+        second = computed(msg.send(frame, client=client, ledger=ledger, out=out, batch_size=2, progress=False,
+                                   max_cost=unit * 8))  # the ledger's four count: two more batches
+    assert second["outcome"].astype(str).value_counts().to_dict() == {"accepted": 8, "not_sent": 32}
+    assert len(sb.messages()) == 8 and sb.messages()["cost"].sum() <= unit * 8 + 1e-9

@@ -177,6 +177,7 @@ class Message:
                               escape_html=name in self.info.html_fields)
 
     @keyword_checked
+    @dispatched("contacts")
     def prepare(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
                 now: Any = None, ledger: Any = None, prices: Any = None, attachments: int = 0) -> Prepared:
         """Everything this message does to each row of ``contacts``, worked out once (:class:`Prepared`).
@@ -184,7 +185,8 @@ class Message:
         ``.problems`` is the preflight frame; ``.frame`` has per row the recipient (as typed and as
         compared), the text, encoding, parts, cost (0 for a skipped row), ``action``, ``reason`` and, under
         ``local_time``/``quiet_hours``, ``send_at_utc``. The other methods are views of it, and the last one
-        is reused for the same message, options and table content: an estimate then a send prepare once.
+        is reused for the same message, options and table content: an estimate then a send prepare once. A Dask
+        frame's answer is lazy (``sendframe.scale.messages.PreparedPartitions``, through :mod:`sendframe.engines`).
 
             >>> import pandas as pd
             >>> prepared = sms("Hi {name}", sender="Shop").prepare(pd.DataFrame({"phone": ["34600123456", "x"],
@@ -197,7 +199,6 @@ class Message:
                        prices=prices, attachments=attachments)
 
     @keyword_checked
-    @dispatched("contacts")
     def preview(self, contacts: Any, *, suppression: Any = None,
                 keep: str | Iterable[str] | None = None) -> pd.DataFrame:
         """Per row: ``recipient``, ``text`` and what a send would do with it (``action``, ``reason``).
@@ -210,7 +211,6 @@ class Message:
         return self.prepare(contacts, suppression=suppression, keep=keep).preview
 
     @keyword_checked
-    @dispatched("contacts")
     def preflight(self, contacts: Any, *, suppression: Any = None) -> pd.DataFrame:
         """Every problem of sending this message to ``contacts``, one row each (see
         :func:`~sendframe.campaign.preflight.preflight`).
@@ -223,7 +223,6 @@ class Message:
         return self.prepare(contacts, suppression=suppression).problems.copy()
 
     @keyword_checked
-    @dispatched("contacts")
     def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
              now: Any = None, ledger: Any = None) -> pd.DataFrame:
         """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason`` (:mod:`sendframe.campaign.policy`).
@@ -250,7 +249,6 @@ class Message:
         return self.prepare(contacts, now=now).schedule.copy()
 
     @keyword_checked
-    @dispatched("contacts")
     def ready(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
         """The rows a send would send (a new frame; the rest are skipped by :meth:`plan`).
 
@@ -261,7 +259,6 @@ class Message:
         return self.prepare(contacts, suppression=suppression, keep=keep).ready
 
     @keyword_checked
-    @dispatched("contacts")
     def estimate(self, contacts: Any, *, prices: Any = None, suppression: Any = None,
                  keep: str | Iterable[str] | None = None, attachments: int = 0) -> pd.DataFrame:
         """Per row encoding, length, parts and cost of what a send would send, with ``action``; totals in ``.attrs``.

@@ -120,7 +120,7 @@ class Prepared:
             front["priced_text"] = priced["text"]
         table = pd.concat([pd.DataFrame(front, index=contacts.index), priced.drop(columns="text"), plan], axis=1)
         if msg.local_time is not None or msg.quiet_hours is not None:
-            table["send_at_utc"] = self.schedule["send_at_utc"].to_numpy()
+            table["send_at_utc"] = self.schedule["send_at_utc"].array  # tz-aware even when empty
         return _priced_as_sent(table, priced.attrs.get("currency", "EUR"))
 
     def _texts(self) -> pd.Series:

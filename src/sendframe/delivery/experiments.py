@@ -58,7 +58,6 @@ import pandas as pd
 from scipy.stats import fisher_exact
 from statsmodels.stats.proportion import (
     confint_proportions_2indep,
-    proportion_confint,
     proportions_ztest,
 )
 
@@ -77,6 +76,7 @@ from sendframe.delivery.statistics import (
     sample_ratio_p_value,
     sequential_half_width,
     welch_comparison,
+    wilson_intervals,
 )
 from sendframe.errors import InputError, SendframeWarning
 from sendframe.options import keyword_checked
@@ -108,10 +108,8 @@ def wilson_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float,
         >>> [round(x, 4) for x in wilson_interval(45, 100)]
         [0.3561, 0.5476]
     """
-    if n == 0:
-        return (math.nan, math.nan)
-    low, high = proportion_confint(successes, n, alpha=alpha, method="wilson")
-    return (float(low), float(high))
+    low, high = wilson_intervals([successes], [n], alpha)
+    return (float(low[0]), float(high[0]))
 
 
 def difference_interval(x1: int, n1: int, x2: int, n2: int, alpha: float = 0.05) -> tuple[float, float]:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from sendframe.delivery.experiments import two_proportion_test
-from sendframe.delivery.metrics import SUMMARY_COLUMNS, summarise_outcomes
+from sendframe.delivery.metrics import summarise_outcomes
 from sendframe.delivery.statistics import CORRECTIONS, adjusted_p_values
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
@@ -46,7 +46,8 @@ def low_delivery(
     Rates are delivered over accepted. ``p_value``: one-sided, the group's rate below the rest's
     (every other group's messages together); ``p_value_adjusted`` by ``correction`` (``"holm"`` or
     ``"benjamini-hochberg"``) over the groups; ``flagged`` when it is below ``alpha``. Groups with no
-    accepted message (rows skipped or never sent) are left out. The table is not modified.
+    accepted message (rows skipped or never sent) are left out. The groups are the index, as in
+    ``delivery_summary``. The table is not modified.
 
         >>> import pandas as pd
         >>> from sendframe.delivery.outcomes import message_outcomes
@@ -57,22 +58,21 @@ def low_delivery(
         ...     "recipient": "34600000001", "cost": 0.05, "sent_at": pd.Timestamp("2026-11-21", tz="UTC"),
         ...     "reported_at": pd.Timestamp("2026-11-21 00:01", tz="UTC")})
         >>> table = low_delivery(message_outcomes(results, callbacks), by="operator")
-        >>> table[["operator", "delivery_rate", "flagged"]].values.tolist()
-        [['ES 01', 0.95, False], ['ES 03', 0.7, True]]
+        >>> table["flagged"].to_dict(), table["delivery_rate"].to_dict()
+        ({'ES 01': False, 'ES 03': True}, {'ES 01': 0.95, 'ES 03': 0.7})
     """
     if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha < 1:
         raise InputError(f"alpha must be between 0 and 1 (0.05 flags at 5% after correction); got {alpha!r}.")
     if correction not in CORRECTIONS:
         raise InputError(f"correction={correction!r} is not one of {list(CORRECTIONS)}.")
     summary = summarise_outcomes(outcomes, by=by)
-    summary = summary[summary["accepted"] > 0].reset_index(drop=True)  # groups never sent have nothing to test
-    keys = [c for c in summary.columns if c not in SUMMARY_COLUMNS]  # by, with country before an mnc
+    summary = summary[summary["accepted"] > 0]  # groups never sent have nothing to test
     accepted = summary["accepted"].to_numpy(dtype=np.int64)
     delivered = summary["delivered"].to_numpy(dtype=np.int64)
     rest_n, rest_x = accepted.sum() - accepted, delivered.sum() - delivered
     tests = [two_proportion_test(int(x), int(n), int(rx), int(rn), alternative="smaller")
              for x, n, rx, rn in zip(delivered, accepted, rest_x, rest_n, strict=True)]
-    out = summary[[*keys, "accepted", "delivered"]].copy()
+    out = summary[["accepted", "delivered"]].copy()
     with np.errstate(divide="ignore", invalid="ignore"):
         out["delivery_rate"] = np.where(accepted > 0, delivered / accepted, np.nan)
         out["rest_delivery_rate"] = np.where(rest_n > 0, rest_x / rest_n, np.nan)

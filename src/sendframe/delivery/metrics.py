@@ -13,6 +13,7 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from sendframe.delivery.outcomes import (
@@ -22,24 +23,52 @@ from sendframe.delivery.outcomes import (
     operator_label,
     outcomes,
 )
+from sendframe.delivery.statistics import wilson_intervals
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 
 # the columns derived here for grouping, besides those of the outcome table and the contacts
 DIMENSIONS: tuple[str, ...] = ("campaign_id", "sending_id", "country", "operator", "mnc", "send_hour")
+# counts per group, added up as they are (the Dask summary adds up the partitions' counts)
+COUNT_COLUMNS: tuple[str, ...] = (
+    "sent", "skipped", "accepted", "rejected", "not_sent", "unknown_outcome", "delivered", "failed", "expired",
+    "pending", "clicks", "unsubscribes",
+)
+COST_COLUMNS: tuple[str, ...] = ("estimated_cost", "billed_cost")
+# delivered messages whose time to delivery is known, and those of them delivered within FAST_SECONDS: counts too
+TIMED, FAST = "_timed", "_fast"
+FAST_SECONDS = 5.0
+LATENCY_QUANTILES: dict[str, float] = {
+    "seconds_to_delivery_p50": 0.5, "seconds_to_delivery_p90": 0.9, "seconds_to_delivery_p95": 0.95,
+    "seconds_to_delivery_p99": 0.99,
+}
+INTERVAL_ALPHA = 0.05  # the Wilson intervals are 95% intervals
+# each rate: its numerator and denominator counts; each gets a Wilson interval (<rate>_low, <rate>_high)
+RATES: dict[str, tuple[str, str]] = {
+    "delivery_rate": ("delivered", "accepted"),
+    "delivered_within_5s": (FAST, TIMED),
+    "unsubscribe_rate": ("unsubscribes", "accepted"),
+}
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "sent", "skipped", "accepted", "rejected", "not_sent", "unknown_outcome", "delivered", "failed", "expired",
     "pending",
-    "delivery_rate", "delivery_rate_denominator", "median_seconds_to_delivery", "p95_seconds_to_delivery",
-    "clicks", "estimated_cost", "billed_cost",
+    "delivery_rate", "delivery_rate_low", "delivery_rate_high", "delivery_rate_denominator",
+    *LATENCY_QUANTILES,
+    "delivered_within_5s", "delivered_within_5s_low", "delivered_within_5s_high",
+    "clicks", "unsubscribes", "unsubscribe_rate", "unsubscribe_rate_low", "unsubscribe_rate_high",
+    "estimated_cost", "billed_cost", "cost_per_delivered",
 )
 _SEND_TIME_COLUMNS = ("sent_at", "send_time", "created_at")
 _FAILED = tuple(sorted(FAILED_STATUSES - {"EXPIRED"}))  # expired has its own column
 
 
-def _results_from(callbacks: pd.DataFrame | None, records: Any) -> pd.DataFrame:
-    """A send-result-like frame when no results are at hand: every message seen counts as accepted."""
+def results_from(callbacks: pd.DataFrame | None, records: Any) -> pd.DataFrame:
+    """A send-result-like frame when no results are at hand: every message seen counts as accepted.
+
+    >>> results_from(pd.DataFrame({"id": ["a1", "a1"], "campaign_id": 7, "sending_id": 1}), None)["outcome"].tolist()
+    ['accepted']
+    """
     frames = []
     if callbacks is not None and not callbacks.empty:
         frames.append(callbacks[["id", "campaign_id", "sending_id"]])
@@ -67,7 +96,7 @@ def delivery_summary(
     estimate: pd.DataFrame | None = None,
     contacts: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Sent, skipped, accepted, delivered, failed, expired, pending, delivery rate, time to delivery, clicks, cost.
+    """Per group of ``by``: what was sent, what became of it, how fast, what it cost, with an interval for each rate.
 
     ``results`` is the send frame (``send_sms`` ...) or the outcome table of ``sendframe.outcomes``
     (then given alone: ``delivery_summary(outcomes, by="city")``), ``callbacks`` the frame of ``read_callbacks``,
@@ -78,13 +107,33 @@ def delivery_summary(
     column of ``contacts`` (a segment, a city, ...), ``operator`` or ``send_hour``.
     ``operator`` is country and MNC in one label (``"ES 01"``); an MNC is only unique within a
     country, so grouping by ``mnc`` also groups by ``country`` (added just before it when not
-    asked for). ``delivery_rate`` is delivered / accepted, and the column
-    ``delivery_rate_denominator`` says so. Times are seconds from sending to delivery; the median
-    and 95th percentile are over delivered messages. ``sent`` counts the rows handed to the send
-    (all but the skipped ones), ``skipped`` the rows a send left out (``skipped_*`` outcomes),
-    ``rejected`` rows the service refused, ``not_sent`` rows never attempted (the next run with
-    the ledger sends them). Statuses come from ``message_outcomes``: a notification without a
-    status counts by its delivery value.
+    asked for). The groups are the index (named by ``by``, one level per column, sorted), as
+    ``DataFrame.groupby`` gives them, so ``summary[["delivered", "delivery_rate"]]`` keeps them.
+    Statuses come from ``message_outcomes``: a notification without a status counts by its delivery value.
+
+    The columns, per group:
+
+    - ``sent``: rows handed to the send (every row but the skipped ones); ``skipped``: rows the send
+      left out (``skipped_*`` outcomes, the holdout); ``accepted``, ``rejected``: rows the service took,
+      refused; ``not_sent``: rows never attempted (the next run with the ledger sends them);
+      ``unknown_outcome``: rows whose answer never came.
+    - ``delivered``, ``failed`` (UNDELIV, REJECTD, DELETED), ``expired``, ``pending`` (accepted, no final status yet).
+    - ``delivery_rate``: delivered / accepted (``delivery_rate_denominator`` says so), with its 95% Wilson
+      score interval ``delivery_rate_low``, ``delivery_rate_high`` (statsmodels' ``proportion_confint``;
+      every rate is missing where its denominator is 0).
+    - ``seconds_to_delivery_p50``, ``_p90``, ``_p95``, ``_p99``: percentiles (linear interpolation, as
+      ``Series.quantile``) of the seconds from sending (the sent event, else the results' send time) to the
+      delivered notification or event, over the delivered messages whose both times are known.
+    - ``delivered_within_5s``: the share of those messages delivered at most 5 s after sending, with its
+      Wilson interval (``_low``, ``_high``). Notifications carry whole minutes: with records (whose events
+      carry seconds) the times are exact.
+    - ``clicks``: messages whose link was clicked (records); ``unsubscribes``: messages whose recipient
+      confirmed the ``{UNSUB_URL}`` page (the record's ``unsubscribed`` event); ``unsubscribe_rate``:
+      unsubscribes / accepted, with its Wilson interval. Over accepted, as the delivery rate: an
+      unsubscribe proves its message arrived even where no delivery report did.
+    - ``estimated_cost`` (the estimate's, of the group's rows), ``billed_cost`` (billed once per message,
+      as the notifications say); each missing where no row has one. ``cost_per_delivered``: billed cost /
+      delivered, or estimated cost / delivered where nothing is billed yet; missing when none was delivered.
 
     >>> delivery_summary(results, callbacks, by="country")[["accepted", "delivered", "delivery_rate"]]  # doctest: +SKIP
     """
@@ -92,7 +141,7 @@ def delivery_summary(
     if results is None:
         if contacts is not None:
             raise InputError("delivery_summary needs the send results to join contacts to: pass results= too.")
-        results = _results_from(callbacks, records)
+        results = results_from(callbacks, records)
     if _is_outcome_table(results):  # already sendframe.outcomes(...): summarise it as it is
         if callbacks is not None or records is not None or estimate is not None:
             raise InputError("delivery_summary(outcomes) takes the outcome table alone: its callbacks, records and "
@@ -125,8 +174,34 @@ def summarise_outcomes(
 
     >>> from sendframe.delivery.outcomes import message_outcomes
     >>> table = message_outcomes(pd.DataFrame({"id": ["a1", None], "outcome": ["accepted", "rejected"]}))
-    >>> summarise_outcomes(table, by="outcome")[["outcome", "sent", "accepted", "rejected"]].values.tolist()
-    [['accepted', 1, 1, 0], ['rejected', 1, 0, 1]]
+    >>> summary = summarise_outcomes(table, by="outcome")
+    >>> summary.index.tolist(), summary["accepted"].tolist(), summary["rejected"].tolist()
+    (['accepted', 'rejected'], [1, 0], [0, 1])
+    """
+    table, keys = grouping_table(table, by=by, send_time=send_time)
+    seconds = pd.concat([table[keys].set_axis([f"_by{n}" for n in range(len(keys))], axis=1),
+                         table["seconds_to_delivery"]], axis=1)
+    grouped = seconds.groupby(list(seconds.columns[:-1]), dropna=False, observed=True, sort=True)
+    levels = np.array(list(LATENCY_QUANTILES.values()))
+    quantiles = grouped["seconds_to_delivery"].quantile(levels)  # one sort for all four
+    # reindexed: an empty table has no quantile columns to unstack
+    latency = quantiles.unstack(level=-1).reindex(columns=levels).set_axis(list(LATENCY_QUANTILES), axis=1)
+    latency.index = latency.index.set_names(keys)
+    return finished_summary(group_sums(table, keys), latency)
+
+
+def grouping_table(table: pd.DataFrame, *, by: Sequence[str] | str,
+                   send_time: pd.Series | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """The outcome table with the columns a summary may group by (``send_hour``, ``operator``), and the keys.
+
+    Each key is checked (a column of the table, not named like a summary column); ``country`` goes just
+    before ``mnc`` when not asked for. Where ``send_time`` is given it starts the clock of a message
+    without a sent event (its ``seconds_to_delivery``) and gives its ``send_hour``.
+
+    >>> from sendframe.delivery.outcomes import message_outcomes
+    >>> table = message_outcomes(pd.DataFrame({"id": ["a1"], "outcome": ["accepted"]}))
+    >>> grouping_table(table, by="mnc")[1]
+    ['country', 'mnc']
     """
     keys = [by] if isinstance(by, str) else list(by)
     sent_at = table["sent_at"]
@@ -139,11 +214,26 @@ def summarise_outcomes(
     if send_time is not None:  # the send time from the results is the start of the clock when no sent event is known
         from_send = (table["delivered_at"] - sent_at).dt.total_seconds()
         table = table.assign(seconds_to_delivery=table["seconds_to_delivery"].fillna(from_send))
+    return table, keys
+
+
+def group_sums(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of ``keys`` (the index): the counts of ``COUNT_COLUMNS``, the costs, and the delivered messages
+    with a known time (``_timed``) and those delivered within 5 s (``_fast``); all of them add up across parts.
+
+    ``table`` is :func:`grouping_table`'s. A cost is missing where no row of the group has one.
+
+    >>> from sendframe.delivery.outcomes import message_outcomes
+    >>> table = message_outcomes(pd.DataFrame({"id": ["a1", None], "outcome": ["accepted", "rejected"]}))
+    >>> group_sums(table, ["outcome"])["accepted"].tolist()
+    [1, 0]
+    """
     status = table["status"].astype("string")
     outcome = table["outcome"].astype("string")
+    seconds = table["seconds_to_delivery"]
 
     def count(mask: pd.Series) -> pd.Series:
-        return mask.fillna(False).astype(int)
+        return mask.fillna(False).astype("int64")
 
     skipped = outcome.isin(list(SKIPPED_OUTCOMES))
     flags = pd.DataFrame({
@@ -158,24 +248,47 @@ def summarise_outcomes(
         "expired": count(status == "EXPIRED"),
         "pending": count((outcome == "accepted") & (status == "PENDING")),
         "clicks": count(table["clicked"]),
+        "unsubscribes": count(table["unsubscribed"]),
+        TIMED: count(seconds.notna()),  # a time to delivery is known only of messages delivered
+        FAST: count(seconds <= FAST_SECONDS),
     }, index=table.index)
-    groups = table[keys].copy()
-    groups.columns = names = [f"_by{n}" for n in range(len(keys))]  # a key may be named like a count
-    counted = pd.concat([groups, flags, table[["seconds_to_delivery", "estimated_cost", "billed_cost"]]], axis=1)
+    names = [f"_by{n}" for n in range(len(keys))]  # a key may be named like a count
+    counted = pd.concat([table[keys].set_axis(names, axis=1), flags, table[list(COST_COLUMNS)].astype(float)], axis=1)
     grouped = counted.groupby(names, dropna=False, observed=True, sort=True)
-    summary = grouped[list(flags.columns)].sum()
-    rate = summary["delivered"] / summary["accepted"].where(summary["accepted"] > 0)
-    summary["delivery_rate"] = rate.astype("Float64")
-    summary["delivery_rate_denominator"] = "accepted"
-    seconds = grouped["seconds_to_delivery"]
-    summary["median_seconds_to_delivery"] = seconds.median()
-    summary["p95_seconds_to_delivery"] = seconds.quantile(0.95)
-    summary["estimated_cost"] = grouped["estimated_cost"].sum(min_count=1)
-    summary["billed_cost"] = grouped["billed_cost"].sum(min_count=1)
-    summary["delivery_rate_denominator"] = summary["delivery_rate_denominator"].astype("string")
-    summary = summary[list(SUMMARY_COLUMNS)]
-    summary.index = summary.index.set_names(keys)
-    return summary.reset_index()
+    sums = grouped[list(flags.columns)].sum()
+    for cost in COST_COLUMNS:
+        sums[cost] = grouped[cost].sum(min_count=1)
+    sums.index = sums.index.set_names(keys)
+    return sums
+
+
+def finished_summary(sums: pd.DataFrame, latency: pd.DataFrame) -> pd.DataFrame:
+    """The summary of :func:`group_sums`' counts and costs and each group's ``LATENCY_QUANTILES`` (on the same
+    index): the rates, their Wilson intervals and the cost per delivered message, in ``SUMMARY_COLUMNS``' order.
+
+    >>> sums = pd.DataFrame({c: [0] for c in COUNT_COLUMNS} | {TIMED: [4], FAST: [3], "estimated_cost": [1.0],
+    ...     "billed_cost": [None]}, index=pd.Index([7], name="campaign_id")).assign(accepted=5, delivered=4)
+    >>> row = finished_summary(sums, pd.DataFrame(index=sums.index)).iloc[0]
+    >>> [round(float(row[c]), 4) for c in ("delivery_rate", "delivery_rate_low", "delivered_within_5s",
+    ...                                    "cost_per_delivered")]
+    [0.8, 0.3755, 0.75, 0.25]
+    """
+    out = sums[list(COUNT_COLUMNS)].astype("int64")
+    for rate, (part, whole) in RATES.items():
+        successes, size = sums[part].to_numpy(dtype=float), sums[whole].to_numpy(dtype=float)
+        low, high = wilson_intervals(successes, size, INTERVAL_ALPHA)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(size > 0, successes / size, np.nan)
+        for name, values in ((rate, share), (f"{rate}_low", low), (f"{rate}_high", high)):
+            out[name] = pd.array(values, dtype="Float64")  # NaN (nothing to divide) becomes <NA>
+    out["delivery_rate_denominator"] = pd.Series("accepted", index=out.index, dtype="string")
+    for name in LATENCY_QUANTILES:
+        out[name] = latency[name].reindex(out.index) if name in latency else np.nan
+    for cost in COST_COLUMNS:
+        out[cost] = sums[cost].astype(float)
+    spent = out["billed_cost"].where(out["billed_cost"].notna(), out["estimated_cost"])
+    out["cost_per_delivered"] = spent / out["delivered"].where(out["delivered"] > 0)
+    return out[list(SUMMARY_COLUMNS)]
 
 
 def _check_keys(keys: list[str], table: pd.DataFrame) -> None:

@@ -57,7 +57,7 @@ VARIANTS_ATTR = "sendframe.variants"
 
 OUTCOME_COLUMNS: tuple[str, ...] = (
     "id", "campaign_id", "sending_id", "recipient", "country", "mnc", "outcome", "error_code",
-    "error_description", "status", "sent_at", "delivered_at", "seconds_to_delivery", "clicked",
+    "error_description", "status", "sent_at", "delivered_at", "seconds_to_delivery", "clicked", "unsubscribed",
     "parts", "estimated_cost", "billed_cost",
 )
 
@@ -225,7 +225,9 @@ def message_outcomes(
     ``recipient`` column, else what callbacks or records say. Rows the service never got
     (``rejected``, ``not_sent``, ``dry_run`` and the ``skipped_*`` outcomes) have the status
     ``NOT_SENT``; their ``outcome`` says why. When the results are one campaign's, rows without a
-    ``campaign_id`` (left out of the send) get that campaign's.
+    ``campaign_id`` (left out of the send) get that campaign's. ``clicked`` and ``unsubscribed`` come from
+    the records (the record's ``isClicked``; an ``unsubscribed`` event: the recipient confirmed the
+    message's ``{UNSUB_URL}`` page); without records they are False.
     Returns a new frame on the results' index with the columns of ``OUTCOME_COLUMNS``.
 
         >>> results = pd.DataFrame({"id": ["a1", None], "accepted": [True, False], "outcome": ["accepted", "rejected"]})
@@ -262,6 +264,7 @@ def message_outcomes(
     mnc = pd.Series(pd.NA, index=results.index, dtype="string")
     billed = np.full(size, np.nan)
     clicked = pd.Series(False, index=results.index, dtype="boolean")
+    unsubscribed = np.zeros(size, dtype=bool)
 
     by_id = text_array(out["id"])
     if callbacks is not None and not callbacks.empty:
@@ -302,6 +305,9 @@ def message_outcomes(
                 found = positions_among(by_id, first.ids)
                 rows = np.flatnonzero(found >= 0)
                 target[rows] = first.dates[found[rows]]
+            # the sandbox's {UNSUB_URL} page adds an "unsubscribed" event to the message once confirmed
+            gone = _first_event_dates(event_ids, dates, kinds == "unsubscribed").ids
+            unsubscribed[positions_among(by_id, gone) >= 0] = True
             # a delivered event is as good as a DELIVRD notification
             status[~np.isnat(delivered_at) & (status == "PENDING")] = "DELIVRD"
 
@@ -313,6 +319,7 @@ def message_outcomes(
     out["delivered_at"] = pd.Series(delivered_at, index=results.index).dt.tz_localize("UTC")
     out["seconds_to_delivery"] = (delivered_at - sent_at) / np.timedelta64(1, "s")
     out["clicked"] = clicked
+    out["unsubscribed"] = pd.array(unsubscribed, dtype="boolean")
     out["estimated_cost"] = float("nan")
     if estimate is not None and "cost" in estimate:
         out["estimated_cost"] = estimate["cost"].reindex(results.index).astype(float)

@@ -4,6 +4,8 @@ Pure functions over numbers and arrays; :func:`~sendframe.delivery.experiments.c
 them. Each uses scipy or statsmodels where they have the method; what they lack is written here once,
 with its reference.
 
+- :func:`wilson_intervals`: the Wilson score interval of many rates at once (statsmodels'
+  ``proportion_confint(method="wilson")``, Wilson 1927).
 - :func:`mean_interval`, :func:`welch_comparison`: a mean per recipient (revenue) with its Student t
   interval, and the difference of two means with Welch's interval and test (unequal variances; Welch
   1947), scipy's ``ttest_ind(equal_var=False)``.
@@ -27,13 +29,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy.stats import chisquare, ttest_ind
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
 from statsmodels.stats.weightstats import DescrStatsW
 
 from sendframe.errors import InputError
 
 __all__ = ["CORRECTIONS", "SEQUENTIAL", "SEQUENTIAL_TUNING", "WELCH", "adjusted_p_values", "anytime_p_value",
            "capped", "mean_interval", "per_known_cost", "sample_ratio_p_value", "sequential_half_width",
-           "welch_comparison"]
+           "welch_comparison", "wilson_intervals"]
 
 WELCH = "Welch's t-test"
 SEQUENTIAL = "asymptotic confidence sequence (anytime-valid)"
@@ -43,6 +46,22 @@ CORRECTIONS: dict[str, tuple[str, str]] = {
     "holm": ("holm", "Holm"),
     "benjamini-hochberg": ("fdr_bh", "Benjamini-Hochberg"),
 }
+
+
+def wilson_intervals(successes: Sequence[float] | np.ndarray, n: Sequence[float] | np.ndarray,
+                     alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """The Wilson score interval of each ``successes / n`` at confidence ``1 - alpha`` (NaN where ``n`` is 0).
+
+        >>> low, high = wilson_intervals([45, 0], [100, 0])
+        >>> low.round(4).tolist(), high.round(4).tolist()
+        ([0.3561, nan], [0.5476, nan])
+    """
+    x, size = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
+    low, high = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
+    known = size > 0
+    if known.any():
+        low[known], high[known] = proportion_confint(x[known], size[known], alpha=alpha, method="wilson")
+    return low, high
 
 
 def mean_interval(values: Sequence[float] | np.ndarray, alpha: float = 0.05) -> tuple[float, float]:

@@ -466,6 +466,9 @@ def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> di
     >>> outcomes = message_outcomes(pd.DataFrame({"id": ["m1", None], "outcome": ["accepted", "rejected"]}))
     >>> campaign_facts(outcomes, campaign="Black Friday")["recipients"]
     '2 (sent 2)'
+    >>> list(campaign_facts(message_outcomes(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}),
+    ...                                      estimate=pd.DataFrame({"cost": [0.05]}))))[-1]
+    'estimated cost'
     """
     facts: dict[str, str] = {}
     ids: list[object] = outcomes["campaign_id"].dropna().unique().tolist() if "campaign_id" in outcomes else []
@@ -484,7 +487,7 @@ def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> di
         if values.notna().any():
             so_far = f" ({int(values.notna().sum()):,} messages billed so far)" if column == "billed_cost" else ""
             facts[label] = f"{values.sum():,.2f}{currency}{so_far}"
-    if "estimated_cost" not in facts and "billed cost" not in facts:
+    if not {"estimated cost", "billed cost"} & facts.keys():
         facts["cost"] = "not known (pass estimate= to message_outcomes, or fetch records)"
     return facts
 
@@ -505,4 +508,6 @@ def dashboard(outcomes: pd.DataFrame, *, summary: pd.DataFrame | None = None, ti
     >>> board.write_html("report.html")           # doctest: +SKIP
     """
     figures = {name: chart(outcomes) for name, chart in CHARTS.items()}
+    if summary is not None and any(name is not None for name in summary.index.names):
+        summary = summary.reset_index()  # the table shows the groups (delivery_summary's index) as its first columns
     return Dashboard(figures, summary=summary, title=title, header=campaign_facts(outcomes, campaign=campaign))

@@ -324,7 +324,7 @@ class Composer:
             return
         try:
             msg = self._message or preview_message(form, **self._settings)
-            totals = self._counter(msg).count(msg.template or "", form.encoding if info.sends_sms else "auto",
+            totals = self._counter(msg).count(msg.template or "", (msg.encoding or "gsm") if info.sends_sms else "auto",
                                               parts=msg.parts if info.sends_sms else None, message=msg,
                                               keep=self.send_options.get("keep"))
             self.preview.value = self._preview(msg)

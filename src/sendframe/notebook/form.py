@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sendframe.api.models import GENDERS, LANGUAGES
-from sendframe.campaign.channel_options import CONSTRUCTORS, PREVIEW_PLACEHOLDERS, option_names, text_option
+from sendframe.campaign.channel_options import CONSTRUCTORS, PREVIEW_PLACEHOLDERS, channel_options, text_option
 from sendframe.campaign.message import Message
 from sendframe.channels import channel
 from sendframe.errors import InputError
@@ -32,7 +32,9 @@ __all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "GENDERS", "IN
            "composer_options", "form_fields", "form_from_message", "message_from_form", "preview_message",
            "template_label"]
 
-ENCODING_CHOICES: tuple[str, ...] = ("auto", "gsm", "gsm-pt", "utf-16")
+# (label, value) of the encoding input; empty is the library's default: no encoding sent, the service's gsm
+ENCODING_CHOICES: tuple[tuple[str, str], ...] = (
+    ("default (gsm)", ""), *((name, name) for name in ("auto", "gsm", "gsm-pt", "utf-16")))
 # the WhatsApp inputs naming the columns that fill each array of the template
 COLUMN_INPUTS: tuple[str, ...] = tuple(
     dict.fromkeys(channel("whatsapp").column_field_option(wire) for _, wire in channel("whatsapp").column_fields))
@@ -79,7 +81,9 @@ NOT_COMPOSER_OPTIONS: dict[str, str] = {
 }
 # options of Message.send the Composer takes as keywords and passes to every send
 SEND_SETTINGS: tuple[str, ...] = tuple(
-    name for name in option_names("sms", "send") if name not in NOT_COMPOSER_OPTIONS)
+    o.name for o in channel_options("sms") if o.role == "send" and o.name not in NOT_COMPOSER_OPTIONS)
+# where an input starts: the library's default of its option (the one table), shown as the input shows it
+_SMS_DEFAULTS = {o.name: o.default for o in channel_options("sms")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,9 +98,10 @@ class ComposerForm:
     campaign: str = ""
     to: str = ""
     """The recipient column (empty: ``phone``/``email`` or a usual name, found in the table)."""
-    encoding: str = "auto"
-    parts: int = 1
-    trans: bool = False
+    encoding: str = _SMS_DEFAULTS["encoding"] or ""
+    """sms/landingsms: empty is the library's default (none sent: the service's gsm)."""
+    parts: int = _SMS_DEFAULTS["parts"]
+    trans: bool = bool(_SMS_DEFAULTS["trans"])
     template_body: str = ""
     """landingsms: the landing page's HTML (empty: a page showing the message)."""
     subject: str = ""
@@ -247,8 +252,7 @@ def form_from_message(message: Message) -> ComposerForm:
     values.update({message.info.column_field_option(k): tuple(v) for k, v in message.whatsapp_columns.items()})
     if "trans" in values:
         values["trans"] = bool(values["trans"])
-    if message.info.sends_sms:
-        values["encoding"] = message.encoding or "gsm"  # the service's default
+    values["encoding"] = message.encoding or ""
     extra = {k: v for k, v in message.fields.items() if k not in inputs}
     return ComposerForm(channel=message.channel, to=message.to or "", extra_fields=extra, **values)
 

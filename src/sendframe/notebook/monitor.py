@@ -31,10 +31,10 @@ from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import fetch_records
 from sendframe.errors import InputError
 from sendframe.notebook.charts import CHARTS, STATUS_LABELS
-from sendframe.send_outcomes import SKIP_LABELS, SKIP_OUTCOMES
+from sendframe.notebook.widget_html import outcome_counts
+from sendframe.send_outcomes import SKIP_LABELS
 
 __all__ = ["Monitor", "comparison_html", "monitor_summary_html", "skipped_counts"]
-
 
 
 def skipped_counts(results: pd.DataFrame) -> dict[str, int]:
@@ -43,10 +43,8 @@ def skipped_counts(results: pd.DataFrame) -> dict[str, int]:
         >>> skipped_counts(pd.DataFrame({"outcome": ["accepted", "skipped_duplicate", "skipped_duplicate"]}))
         {'skipped_duplicate': 2}
     """
-    if "outcome" not in results:
-        return {}
-    counts = results["outcome"].astype("str").value_counts()
-    return {name: int(counts[name]) for name in SKIP_OUTCOMES.values() if counts.get(name, 0)}
+    counts = outcome_counts(results) if "outcome" in results else {}
+    return {name: n for name, n in counts.items() if name in SKIP_LABELS}
 
 
 def monitor_summary_html(statuses: pd.Series, skipped: dict[str, int]) -> str:
@@ -104,9 +102,7 @@ class Monitor:
         self.compare = compare
         self.comparison: pd.DataFrame | None = None
         self.comparison_view = w.HTML()
-        if recipients is None and "recipient" in results:
-            recipients = results["recipient"]
-        self.recipients = recipients
+        self.recipients = recipients  # None: message_outcomes reads the results' recipient column
         self.chart_names = charts
         self.summary = w.HTML()
         self.charts = w.Output()

@@ -77,7 +77,7 @@ def _format_value(column: str, value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or column == "id" or column.endswith("_id"):
         return str(value)
     value = float(value)
-    if "rate" in column:
+    if "rate" in column or "within" in column:  # a share: delivery_rate, delivered_within_5s, their bounds
         return f"{value:.1%}"
     if "seconds" in column:
         return f"{value:,.1f} s"

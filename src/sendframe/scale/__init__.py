@@ -11,9 +11,3 @@ met (:mod:`~sendframe.scale.runtime`), so the pandas path never needs it.
     >>> msg = sendframe.sms("Hi {name}", sender="Shop", encoding="auto")  # doctest: +SKIP
     >>> sendframe.estimate_totals(msg.estimate(contacts))  # doctest: +SKIP
 """
-
-from __future__ import annotations
-
-from sendframe.scale.runtime import INSTALL_HINT, is_dask_frame
-
-__all__ = ["INSTALL_HINT", "is_dask_frame"]

@@ -31,6 +31,19 @@ import pyarrow as pa
 from sendframe.api.notifications import ESCAPE_CODES
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes
 from sendframe.delivery.many_logs import conformed, deduplicated, is_receiver_log, log_columns, log_files, read_one_log
+from sendframe.delivery.metrics import (
+    COST_COLUMNS,
+    COUNT_COLUMNS,
+    FAST,
+    LATENCY_QUANTILES,
+    TIMED,
+    finished_summary,
+    group_sums,
+    grouping_table,
+    results_from,
+    send_time_of,
+)
+from sendframe.delivery.outcomes import outcomes
 from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
 from sendframe.errors import InputError
 from sendframe.scale.runtime import (
@@ -206,45 +219,25 @@ def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: 
                                   enforce_metadata=False)
 
 
-_ADDITIVE = ("sent", "skipped", "accepted", "rejected", "not_sent", "unknown_outcome", "delivered", "failed", "expired",
-             "pending", "clicks")
-_COSTS = ("estimated_cost", "billed_cost")
 _SECONDS = "seconds_to_delivery"
 
 
-def _results_from(callbacks: pd.DataFrame) -> pd.DataFrame:
-    """As the pandas summary does without results: every message seen counts as accepted."""
-    seen = callbacks[["id", "campaign_id", "sending_id"]].dropna(subset=["id"]).drop_duplicates("id")
-    return seen.reset_index(drop=True).assign(accepted=True, outcome="accepted")
-
-
-def _partition_tables(results: pd.DataFrame | None, callbacks: pd.DataFrame | None,
-                      summary: Callable[..., pd.DataFrame], outcomes: Callable[..., pd.DataFrame],
-                      keys: list[str]) -> pd.DataFrame:
-    """One partition's counts and costs per group (the pandas summary's), and per group how often each
-    time to delivery occurs (rows with ``_seconds`` set)."""
+def _partition_sums(results: pd.DataFrame | None, callbacks: pd.DataFrame | None,
+                    by: Sequence[str] | str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One partition's :func:`~sendframe.delivery.metrics.group_sums` (keys as columns), and per group how
+    often each time to delivery occurs (``_times``), from the outcomes the pandas summary builds."""
     if results is None:
         if callbacks is None or callbacks.empty:
-            return pd.DataFrame()
-        results = _results_from(callbacks)
+            return pd.DataFrame(), pd.DataFrame()
+        results = results_from(callbacks, None)
     if results.empty:
-        return pd.DataFrame()
+        return pd.DataFrame(), pd.DataFrame()
     if callbacks is not None:
         callbacks = callbacks.reset_index(drop=True)
-    counts = summary(results, callbacks, by=keys)
-    recipients = next((results[c] for c in ("recipient", "to", "phone") if c in results), None)
-    rows = outcomes(results, callbacks, recipients=recipients)
-    rows["send_hour"] = rows["sent_at"].dt.floor("h")
-    rows["operator"] = rows["country"].astype("string").fillna("?") + " " + rows["mnc"].astype("string").fillna("?")
-    groups = [k for k in counts.columns if k in rows.columns and k not in (*_ADDITIVE, *_COSTS)]
-    delivered = rows[rows[_SECONDS].notna()]
-    times = delivered.groupby([*groups, _SECONDS], dropna=False, observed=True).size().rename("_times").reset_index()
-    # the times rows get the counts' columns with the counts' dtypes (zero counts, missing costs and rates):
-    # concatenated with rows lacking them, int64 counts would turn float64, and the sums with them
-    padding = {c: pd.Series(0, index=times.index, dtype=counts[c].dtype) if c in _ADDITIVE
-               else counts[c].iloc[:0].reindex(times.index) for c in counts.columns if c not in times}
-    return pd.concat([counts.assign(_times=0), times.assign(**padding)[[*counts.columns, "_times", _SECONDS]]],
-                     ignore_index=True)
+    table, keys = grouping_table(outcomes(results, callbacks), by=by, send_time=send_time_of(results))
+    timed = table[table[_SECONDS].notna()]
+    times = timed.groupby([*keys, _SECONDS], dropna=False, observed=True).size().rename("_times").reset_index()
+    return group_sums(table, keys).reset_index(), times
 
 
 def _quantile(values: np.ndarray, counts: np.ndarray, q: float) -> float:
@@ -260,45 +253,40 @@ def _quantile(values: np.ndarray, counts: np.ndarray, q: float) -> float:
     return float(at_low + (at_high - at_low) * (position - low))
 
 
-def _combined(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    found = [t for t in tables if len(t)]
+def _percentiles(group: pd.DataFrame) -> pd.Series:
+    values, counts = group[_SECONDS].to_numpy(dtype=float), group["_times"].to_numpy(dtype=np.int64)
+    return pd.Series([_quantile(values, counts, q) for q in LATENCY_QUANTILES.values()], index=list(LATENCY_QUANTILES))
+
+
+def _combined(parts: Sequence[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
+    """The summary of the partitions' sums (added up) and time counts (the percentiles of all of them)."""
+    found = [sums for sums, _ in parts if len(sums)]
     if not found:
         raise InputError("delivery_summary found no results and no notifications in the partitions.")
     every = pd.concat(found, ignore_index=True)
-    summary_meta = every[every["_times"] == 0].drop(columns=["_times", _SECONDS], errors="ignore").iloc[:0]
-    columns = list(summary_meta.columns)
-    groups = [c for c in columns if c not in (*_ADDITIVE, *_COSTS, "delivery_rate", "delivery_rate_denominator",
-                                               "median_seconds_to_delivery", "p95_seconds_to_delivery")]
-    counted = every[every["_times"] == 0]
-    grouped = counted.groupby(groups, dropna=False, observed=True, sort=True)
-    out = grouped[list(_ADDITIVE)].sum().astype("int64")
-    for cost in _COSTS:
-        out[cost] = grouped[cost].sum(min_count=1)
-    out["delivery_rate"] = (out["delivered"] / out["accepted"].where(out["accepted"] > 0)).astype("Float64")
-    out["delivery_rate_denominator"] = pd.array(["accepted"] * len(out), dtype="string")
-    medians, p95 = {}, {}
-    if _SECONDS in every:
-        times = every[every["_times"] > 0]
-        for key, group in times.groupby(groups, dropna=False, observed=True, sort=True):
-            values, counts = group[_SECONDS].to_numpy(dtype=float), group["_times"].to_numpy(dtype=np.int64)
-            key = key if isinstance(key, tuple) else (key,)
-            medians[key], p95[key] = _quantile(values, counts, 0.5), _quantile(values, counts, 0.95)
-    index = [k if isinstance(k, tuple) else (k,) for k in out.index]
-    out["median_seconds_to_delivery"] = [medians.get(k, np.nan) for k in index]
-    out["p95_seconds_to_delivery"] = [p95.get(k, np.nan) for k in index]
-    out = out.reset_index()[columns]
-    return out.astype(summary_meta.dtypes.to_dict(), errors="ignore")
+    keys = [c for c in every.columns if c not in (*COUNT_COLUMNS, *COST_COLUMNS, TIMED, FAST)]  # country before mnc
+    grouped = every.groupby(keys, dropna=False, observed=True, sort=True)
+    sums = grouped[[*COUNT_COLUMNS, TIMED, FAST]].sum()
+    for cost in COST_COLUMNS:
+        sums[cost] = grouped[cost].sum(min_count=1)
+    times = [t for _, t in parts if len(t)]
+    latency = pd.DataFrame(index=sums.index)
+    if times:
+        counted = pd.concat(times, ignore_index=True).groupby(keys, dropna=False, observed=True, sort=True)
+        latency = pd.DataFrame(counted[[_SECONDS, "_times"]].apply(_percentiles))
+    return finished_summary(sums, latency)
 
 
-def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], message_outcomes: Callable[..., pd.DataFrame],
-                       results: Any = None, callbacks: Any = None, *, by: Sequence[str] | str = ("campaign_id",),
+def summary_partitions(results: Any = None, callbacks: Any = None, *, by: Sequence[str] | str = ("campaign_id",),
                        records: Any = None, estimate: Any = None) -> pd.DataFrame:
     """``delivery_summary`` over Dask results and/or callbacks: a tree reduction, a small pandas answer.
 
     Results and callbacks are partitioned alike by message id (all of one message in one
-    partition); on each partition the pandas summary gives the counts and costs per group (added
-    up across partitions), and each group's times to delivery are counted per distinct value
-    (added up too), from which the median and 95th percentile are exactly pandas' own.
+    partition); on each partition the pandas summary's counts and costs per group
+    (:func:`~sendframe.delivery.metrics.group_sums`) are added up across partitions, and each group's
+    times to delivery are counted per distinct value (added up too), from which the percentiles are
+    exactly pandas' own (linear interpolation); the rates and intervals are then made from the sums,
+    as the pandas summary makes them (:func:`~sendframe.delivery.metrics.finished_summary`).
 
         >>> sendframe.delivery_summary(callbacks=callbacks_ddf, by="country")  # doctest: +SKIP
     """
@@ -306,16 +294,11 @@ def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], message_ou
     _only_frames(records=records, estimate=estimate)
     keys = [by] if isinstance(by, str) else list(by)
     results, callbacks = _paired(results, callbacks)
-    empty = pd.DataFrame({"_": []})
     if results is None:
-        partial = callbacks.map_partitions(
-            lambda c: _partition_tables(None, c, delivery_summary, message_outcomes, keys),
-            meta=empty, enforce_metadata=False)
+        calls = [delayed_call(_partition_sums, None, c, keys) for c in callbacks.to_delayed()]
     elif callbacks is None:
-        partial = results.map_partitions(_partition_tables, None, delivery_summary, message_outcomes, keys, meta=empty,
-                                         enforce_metadata=False)
+        calls = [delayed_call(_partition_sums, r, None, keys) for r in results.to_delayed()]
     else:
-        partial = results.map_partitions(_partition_tables, callbacks, delivery_summary, message_outcomes, keys,
-                                         meta=empty, align_dataframes=False, enforce_metadata=False)
-    (tables,) = compute(partial.to_delayed())
-    return _combined(list(tables))
+        calls = [delayed_call(_partition_sums, r, c, keys)
+                 for r, c in zip(results.to_delayed(), callbacks.to_delayed(), strict=True)]
+    return _combined(list(compute(*calls)))

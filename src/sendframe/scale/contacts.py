@@ -35,6 +35,7 @@ from sendframe.scale.runtime import (
     optimised,
     pandas_strings,
     persist,
+    row_offsets,
 )
 
 __all__ = ["PARTITION_BYTES", "read_partitioned"]
@@ -145,12 +146,10 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
     # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
     repeats = repeated_rows(raw, lambda part: _candidates(part[recipients], read_contacts, pick_options))
     repeats = persist(repeats)
-    (counted,) = compute(lengths_of(raw))
-    counted = np.atleast_1d(np.asarray(counted, dtype=np.int64)).tolist()  # one partition: a bare number
-    offsets = np.r_[0, np.cumsum(np.asarray(counted, dtype=np.int64))].tolist()
+    offsets = row_offsets(compute(lengths_of(raw))[0]).tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)
-    if offsets[-1] == 0 or any(n == 0 for n in counted):  # empty partitions: divisions would not increase
+    if (np.diff(offsets) == 0).any():  # empty partitions: divisions would not increase
         return done
     divisions = (*offsets[:-1], offsets[-1] - 1)
     return dd.from_delayed(done.to_delayed(), meta=meta, divisions=divisions, verify_meta=False)

@@ -10,7 +10,7 @@ and runs it over the partitions (:mod:`~sendframe.scale.frames`, :mod:`~sendfram
     >>> import pandas as pd
     >>> DaskEngine().claims(pd.DataFrame())
     False
-    >>> "sendframe.campaign.message.Message.plan" in TWINS
+    >>> "sendframe.campaign.message.Message.prepare" in TWINS
     True
 """
 
@@ -23,7 +23,6 @@ from typing import Any
 
 from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.send_options import SendOptions
-from sendframe.delivery.outcomes import message_outcomes
 from sendframe.engines import function_name
 from sendframe.errors import InputError
 from sendframe.scale import callbacks, contacts, frames, messages, sending
@@ -36,17 +35,6 @@ Twin = Callable[[Callable[..., Any], Mapping[str, Any]], Any]
 
 def _options(arguments: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in arguments.items() if k not in ("self", "contacts")}
-
-
-def _message_method(lazy: Callable[..., Any]) -> Twin:
-    """A Message method's twin: ``lazy(msg, frame, **options)`` of :mod:`sendframe.scale.messages`."""
-    return lambda function, arguments: lazy(arguments["self"], arguments["contacts"], **_options(arguments))
-
-
-def _prepared_view(name: str) -> Twin:
-    """The twin of a Message method that is a view of its prepared frame (``messages.prepared_view``)."""
-    return lambda function, arguments: messages.prepared_view(arguments["self"], arguments["contacts"], name,
-                                                              _options(arguments))
 
 
 def _send(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
@@ -85,18 +73,15 @@ def _delivery_summary(function: Callable[..., Any], arguments: Mapping[str, Any]
     if arguments["contacts"] is not None:
         raise InputError("delivery_summary of Dask frames takes no contacts=: join the contact columns to the "
                          "results first (results.join(contacts[[...]])) and group by them.")
-    return callbacks.summary_partitions(function, message_outcomes, arguments["results"], arguments["callbacks"],
-                                        by=arguments["by"], records=arguments["records"],
-                                        estimate=arguments["estimate"])
+    return callbacks.summary_partitions(arguments["results"], arguments["callbacks"], by=arguments["by"],
+                                        records=arguments["records"], estimate=arguments["estimate"])
 
 
 TWINS: dict[str, Twin] = {
-    "sendframe.campaign.message.Message.render": _message_method(messages.render),
-    "sendframe.campaign.message.Message.preview": _prepared_view("preview"),
-    "sendframe.campaign.message.Message.preflight": _message_method(messages.preflight),
-    "sendframe.campaign.message.Message.plan": _prepared_view("plan"),
-    "sendframe.campaign.message.Message.ready": _prepared_view("ready"),
-    "sendframe.campaign.message.Message.estimate": _prepared_view("estimate"),
+    "sendframe.campaign.message.Message.render": lambda function, arguments: frames.on_partitions(
+        arguments["self"].render, arguments["contacts"], field=arguments["field"]),
+    "sendframe.campaign.message.Message.prepare": lambda function, arguments: messages.prepare(
+        arguments["self"], arguments["contacts"], **_options(arguments)),
     "sendframe.campaign.message.Message.send": _send,
     "sendframe.campaign.preview.render": _per_partition("contacts"),
     "sendframe.campaign.estimate.estimate": _per_partition("contacts"),

@@ -1,12 +1,15 @@
-"""A :class:`sendframe.Message` applied to a Dask frame: render, preview, preflight, plan, ready, estimate.
+"""A :class:`sendframe.Message` applied to a Dask frame: each partition prepared once, repeats settled across them.
 
-Each method of the message comes here through the Dask engine (:mod:`sendframe.scale.engine`) when
-given a Dask frame, and runs itself on every partition. The one rule that spans rows, a recipient
-repeated in another partition (``skipped_duplicate``), is settled across partitions by
-:func:`sendframe.scale.repeats.repeated_rows`: the rows each partition's prepared frame
-(:meth:`sendframe.Message.prepare`) sends are the candidates, compared by its ``recipient_key``, and
-a candidate whose recipient an earlier candidate of the whole frame has is skipped, with the
-policy's own words. The answers equal pandas' on the same rows.
+``msg.prepare(frame)`` of a Dask frame comes here through the Dask engine (:mod:`sendframe.scale.engine`)
+and answers :class:`PreparedPartitions`: one lazy :class:`~sendframe.campaign.prepared.Prepared` per
+partition, whose views (``plan``, ``preview``, ``estimate``, ``ready``, ``schedule``, ``frame``) are
+lazy Dask frames on the frame's partitions; the Message's views of a Dask frame are these. The one
+rule that spans rows, a recipient repeated in another partition (``skipped_duplicate``), is settled
+by :func:`sendframe.scale.repeats.repeated_rows`: the rows each partition's prepared frame sends are
+the candidates, compared by its ``recipient_key``, and a candidate whose recipient an earlier
+candidate of the whole frame has is skipped, with the policy's own words. The answers equal pandas'
+on the same rows. A view is one graph: each partition is prepared once, and kept until the repeats
+are known (a view asked with ``keep="duplicate"`` keeps nothing).
 
     >>> msg = sendframe.sms("Hi {name}", sender="Shop", encoding="auto")  # doctest: +SKIP
     >>> plan = msg.plan(contacts_ddf)  # lazy  # doctest: +SKIP
@@ -15,6 +18,7 @@ policy's own words. The answers equal pandas' on the same rows.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -23,15 +27,14 @@ import pandas as pd
 
 from sendframe.campaign.policy import keep_reasons, repeat_reasons
 from sendframe.campaign.prepared import Prepared
-from sendframe.scale.frames import checked_preflight, on_partitions
+from sendframe.scale.frames import checked_preflight
 from sendframe.scale.repeats import local_positions, repeated_rows
-from sendframe.scale.runtime import meta_of, optimised, persist
+from sendframe.scale.runtime import dask_dataframe, delayed_call, meta_of, optimised, pandas_strings
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["preflight", "prepared_view", "render", "sent_repeats", "skip_elsewhere",
-           "skipped_as_repeats", "with_duplicates"]
+__all__ = ["PreparedPartitions", "prepare", "sent_repeats", "skip_elsewhere", "with_duplicates"]
 
 
 def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
@@ -43,11 +46,10 @@ def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
     return sorted(keep_reasons(keep) | {"duplicate"})
 
 
-def _sent_keys(part: pd.DataFrame, msg: Message, options: dict[str, Any]) -> pd.DataFrame:
-    """Per row of a partition: its prepared plan's ``action`` and ``recipient_key`` (the recipient as compared)."""
-    prepared = msg.prepare(part, **options)
+def _sent_keys(prepared: Prepared) -> pd.DataFrame:
+    """Per row of a prepared partition: its plan's ``action`` and ``recipient_key`` (the recipient as compared)."""
     return pd.DataFrame({"action": prepared.plan["action"].to_numpy(dtype=object),
-                         "key": prepared.recipient_key.to_numpy(dtype=object)}, index=part.index)
+                         "key": prepared.recipient_key.to_numpy(dtype=object)}, index=prepared.contacts.index)
 
 
 def _sent_candidates(local: pd.DataFrame) -> pd.DataFrame:
@@ -56,34 +58,29 @@ def _sent_candidates(local: pd.DataFrame) -> pd.DataFrame:
                         index=np.flatnonzero(sending))
 
 
+def _repeats_of(frame: Any, prepared: list[Any]) -> Any:
+    """The lazy :func:`~sendframe.scale.repeats.repeated_rows` of the rows the ``prepared`` partitions send."""
+    meta = pd.DataFrame({"action": pd.Series([], dtype=object), "key": pd.Series([], dtype=object)},
+                        index=meta_of(frame).index[:0])
+    return repeated_rows(_from_parts(frame, [delayed_call(_sent_keys, p) for p in prepared], meta), _sent_candidates)
+
+
+def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
+    """A Dask frame of the lazy pandas ``parts``, one per partition of ``frame``, typed as ``meta`` says."""
+    with pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
+        return dask_dataframe().from_delayed(parts, meta=meta, divisions=frame.divisions, verify_meta=False)
+
+
+def _prepared(frame: Any, msg: Message, options: dict[str, Any]) -> list[Any]:
+    """One lazy ``msg.prepare(partition, **options)`` per partition of ``frame``."""
+    return [delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
+
+
 def sent_repeats(msg: Message, frame: Any, options: dict[str, Any]) -> Any:
     """The rows whose recipient an earlier row of the whole (optimised) ``frame`` is sent to, among the rows
     each partition's own prepared frame (``msg.prepare(partition, **options)``, repeats kept) sends: a lazy
     frame of :func:`~sendframe.scale.repeats.repeated_rows`."""
-    meta = pd.DataFrame({"action": pd.Series([], dtype=object), "key": pd.Series([], dtype=object)},
-                        index=meta_of(frame).index[:0])
-    local = frame.map_partitions(_sent_keys, msg, options, meta=meta, enforce_metadata=False)
-    return repeated_rows(local, _sent_candidates)
-
-
-def skipped_as_repeats(plan: pd.DataFrame, at: np.ndarray, keys: np.ndarray) -> pd.DataFrame:
-    """``plan`` (``action`` and, if it has one, ``reason``) with the rows at positions ``at`` skipped as
-    repeats of their recipients (``keys``), in the policy's words; the other columns as they were.
-
-        >>> plan = pd.DataFrame({"action": ["send", "send"], "reason": [None, None]})
-        >>> skipped_as_repeats(plan, np.array([1]), np.array(["34600123456"]))["action"].tolist()
-        ['send', 'skipped_duplicate']
-    """
-    if not len(at):
-        return plan
-    action = plan["action"].to_numpy(dtype=object).copy()
-    action[at] = "skipped_duplicate"
-    changed: dict[str, Any] = {"action": pd.Series(action, dtype=plan["action"].dtype).array}
-    if "reason" in plan:
-        reason = plan["reason"].to_numpy(dtype=object).copy()
-        reason[at] = repeat_reasons(keys)
-        changed["reason"] = pd.Series(reason, dtype=plan["reason"].dtype).array
-    return plan.assign(**changed)
+    return _repeats_of(frame, _prepared(frame, msg, options))
 
 
 def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
@@ -96,59 +93,77 @@ def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
     if repeats.empty:
         return prepared
     at = local_positions(repeats.index.to_numpy())
-    return prepared.replanned(skipped_as_repeats(prepared.plan, at, repeats["key"].to_numpy(dtype=object)))
+    plan, skipped = prepared.plan.copy(), np.zeros(len(prepared.plan), dtype=bool)
+    skipped[at] = True
+    plan.loc[skipped, "action"] = "skipped_duplicate"
+    plan.loc[skipped, "reason"] = repeat_reasons(repeats["key"].to_numpy(dtype=object)[np.argsort(at)])
+    return prepared.replanned(plan)
 
 
-def _view(part: pd.DataFrame, msg: Message, name: str, options: dict[str, Any],
-          repeats: pd.DataFrame | None = None) -> pd.DataFrame:
-    """A partition's view ``name`` of its prepared frame, the rows of ``repeats`` skipped; a partition's own
-    totals are not the frame's, so they are left out."""
-    prepared = msg.prepare(part, **options)
+def _view(prepared: Prepared, repeats: pd.DataFrame | None, name: str) -> pd.DataFrame:
+    """A partition's view ``name``, the rows of ``repeats`` skipped; a partition's own totals are not the
+    frame's, so they are left out."""
     out: pd.DataFrame = getattr(skip_elsewhere(prepared, repeats) if repeats is not None else prepared, name)
     out = out.copy(deep=False)  # a cached view (plan) is not changed
     out.attrs = {k: v for k, v in out.attrs.items() if k != "totals"}
     return out
 
 
-def prepared_view(msg: Message, frame: Any, name: str, options: dict[str, Any]) -> Any:
-    """:meth:`Message.plan`, ``preview``, ``estimate`` or ``ready`` (``name``, a view of
-    :class:`~sendframe.campaign.prepared.Prepared`) of a Dask frame, lazily, repeats skipped across partitions.
+@dataclasses.dataclass(frozen=True, eq=False)
+class PreparedPartitions:
+    """:meth:`sendframe.Message.prepare` of a Dask frame: each view a lazy Dask frame, as pandas' on the same rows.
 
-        >>> plan = prepared_view(msg, contacts_ddf, "plan", {"suppression": None, "keep": None})  # doctest: +SKIP
-        >>> plan["action"].value_counts().compute()  # doctest: +SKIP
+    ``problems`` is the lazy preflight (``Message.preflight``'s); the other views are those of
+    :class:`~sendframe.campaign.prepared.Prepared`, partition by partition, each partition prepared
+    once per computation and the repeats across partitions skipped.
+
+        >>> prepared = msg.prepare(contacts_ddf)  # doctest: +SKIP
+        >>> prepared.plan["action"].value_counts().compute()  # doctest: +SKIP
     """
-    keep = options.get("keep")
-    if "duplicate" in keep_reasons(keep):  # repeats are sent: nothing spans partitions
-        return on_partitions(_view, frame, msg, name, options)
-    wider = {**options, "keep": with_duplicates(keep)}
-    meta = _view(meta_of(frame), msg, name, wider).iloc[:0]
-    frame = optimised(frame)
-    plan_options = {k: v for k, v in wider.items() if k in ("suppression", "keep", "now", "ledger")}
-    # worked out now and kept, so the answer (read later) does not hold every partition during the shuffle
-    repeats = persist(sent_repeats(msg, frame, plan_options))
-    return frame.map_partitions(_view, msg, name, wider, repeats, meta=meta, align_dataframes=False,
-                                enforce_metadata=False)
+
+    message: Message
+    contacts: Any
+    options: dict[str, Any]
+
+    def _views(self, name: str) -> Any:
+        msg, frame, keep = self.message, optimised(self.contacts), self.options.get("keep")
+        meta = _view(msg.prepare(meta_of(frame), **self.options), None, name).iloc[:0]
+        if name == "schedule" or "duplicate" in keep_reasons(keep):  # nothing spans partitions
+            parts = [delayed_call(_view, p, None, name) for p in _prepared(frame, msg, self.options)]
+        else:
+            prepared = _prepared(frame, msg, {**self.options, "keep": with_duplicates(keep)})
+            repeats = _repeats_of(frame, prepared).to_delayed()
+            parts = [delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
+        return _from_parts(frame, parts, meta)
+
+    frame = property(lambda self: self._views("frame"), doc="Every per-row column (``Prepared.frame``), lazily.")
+    plan = property(lambda self: self._views("plan"), doc="``action`` and ``reason`` per row, lazily.")
+    preview = property(lambda self: self._views("preview"), doc="``recipient``, ``text``, ``action``, ``reason``.")
+    estimate = property(lambda self: self._views("estimate"), doc="The priced columns and ``action`` per row.")
+    ready = property(lambda self: self._views("ready"), doc="The rows a send sends, lazily.")
+    schedule = property(lambda self: self._views("schedule"), doc="Each row's zone and local and UTC send time.")
+
+    @property
+    def problems(self) -> Any:
+        """Every problem, one row each, lazily (``duplicate_recipient`` across partitions)."""
+        msg, suppression, meta = self.message, self.options.get("suppression"), meta_of(self.contacts)
+        column = msg.recipient_column(meta)
+
+        def full(part: pd.DataFrame) -> pd.DataFrame:
+            return msg.preflight(part, suppression=suppression)
+
+        def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
+            return msg.preflight(part[[column]])
+
+        return checked_preflight(self.contacts, full, recipients_only, msg.channel, column, full(meta).iloc[:0])
 
 
-def _render(part: pd.DataFrame, msg: Message, field: str | None) -> pd.Series:
-    return msg.render(part, field=field)
+def prepare(msg: Message, frame: Any, **options: Any) -> PreparedPartitions:
+    """:meth:`Message.prepare` of a Dask frame (lazy). Given no ``now``, every partition counts from the same
+    moment, the present (``frequency_cap``, ``local_time``, ``quiet_hours``).
 
-
-def render(msg: Message, frame: Any, *, field: str | None = None) -> Any:
-    """:meth:`Message.render` of a Dask frame: a lazy ``text`` Series."""
-    return on_partitions(_render, frame, msg, field)
-
-
-def preflight(msg: Message, frame: Any, *, suppression: Any = None) -> Any:
-    """:meth:`Message.preflight` of a Dask frame (lazy; ``duplicate_recipient`` across partitions)."""
-    meta_frame = meta_of(frame)
-    column = msg.recipient_column(meta_frame)
-    meta = msg.preflight(meta_frame, suppression=suppression).iloc[:0]
-
-    def full(part: pd.DataFrame) -> pd.DataFrame:
-        return msg.preflight(part, suppression=suppression)
-
-    def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
-        return msg.preflight(part[[column]])
-
-    return checked_preflight(frame, full, recipients_only, msg.channel, column, meta)
+        >>> prepare(msg, contacts_ddf, keep=None).estimate  # doctest: +SKIP
+    """
+    msg.recipient_column(meta_of(frame))  # a missing recipient column is said at once, not at compute
+    now = pd.Timestamp.now(tz="UTC") if options.get("now") is None else options["now"]
+    return PreparedPartitions(msg, frame, {**options, "now": now})

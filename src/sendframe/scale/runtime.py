@@ -16,10 +16,11 @@ from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any, cast
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["INSTALL_HINT", "byte_ranges", "compute", "dask_dataframe", "delayed_call", "from_pandas", "is_dask_frame",
-           "lengths_of", "meta_of", "pandas_strings", "optimised", "persist"]
+           "lengths_of", "meta_of", "pandas_strings", "optimised", "persist", "row_offsets"]
 
 INSTALL_HINT = "pip install 'sendframe[dask]'"
 
@@ -134,6 +135,17 @@ def lengths_of(frame: Any) -> Any:
         >>> compute(lengths_of(frame))  # doctest: +SKIP
     """
     return frame.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)
+
+
+def row_offsets(counted: Any) -> np.ndarray:
+    """Where each partition's rows start in the whole frame, then the total, from the computed
+    :func:`lengths_of` (for one partition Dask answers a bare number).
+
+        >>> row_offsets([3, 2]).tolist(), row_offsets(4).tolist()
+        ([0, 3, 5], [0, 4])
+    """
+    lengths = np.atleast_1d(np.asarray(counted, dtype=np.int64))
+    return np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths)])
 
 
 def byte_ranges(path: str, blocksize: int) -> list[Any]:

@@ -36,6 +36,7 @@ import pandas as pd
 from pandas.api.extensions import ExtensionDtype
 
 from sendframe.api.wire import user_stacklevel
+from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
 from sendframe.campaign.policy import keep_reasons, skipped_summary
@@ -52,6 +53,7 @@ from sendframe.scale.runtime import (
     lengths_of,
     optimised,
     pandas_strings,
+    row_offsets,
 )
 from sendframe.send_outcomes import OUTCOMES
 
@@ -125,22 +127,17 @@ class PartitionLedger(Ledger):
         return found
 
 
-def _candidates_and_lengths(msg: Message, frame: Any, suppression: Any, keep: Any) -> tuple[pd.DataFrame, list[int]]:
-    """One pass over the frame: the rows whose recipient another partition sends to first, and each
-    partition's length."""
-    lengths = lengths_of(frame)
+def _repeats_and_offsets(msg: Message, frame: Any, suppression: Any, keep: Any) -> tuple[pd.DataFrame, np.ndarray]:
+    """One pass over the frame: the rows whose recipient another partition sends to first, and where each
+    partition's rows start (:func:`~sendframe.scale.runtime.row_offsets`)."""
     if "duplicate" in keep_reasons(keep):
-        (counted,) = compute(lengths)
-        return pd.DataFrame({"key": [], "first_order": []}, index=pd.Index([], dtype="int64")), _numbers(counted)
+        (counted,) = compute(lengths_of(frame))
+        return pd.DataFrame({"key": [], "first_order": []}, index=pd.Index([], dtype="int64")), row_offsets(counted)
     repeats, counted = compute(sent_repeats(msg, frame, {"suppression": suppression, "keep": with_duplicates(keep)}),
-                               lengths)
+                               lengths_of(frame))
     # a repeat of a row in its own partition is the partition's own send's to skip
     elsewhere = (repeats["first_order"].to_numpy() >> ORDER_BITS) != (repeats.index.to_numpy() >> ORDER_BITS)
-    return repeats[elsewhere], _numbers(counted)
-
-
-def _numbers(counted: Any) -> list[int]:
-    return [int(n) for n in np.atleast_1d(np.asarray(counted, dtype=np.int64))]  # one partition: a bare number
+    return repeats[elsewhere], row_offsets(counted)
 
 
 def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
@@ -195,8 +192,7 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
     frame = optimised(frame)
-    repeats, lengths = _candidates_and_lengths(msg, frame, options.suppression, keep)
-    offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    repeats, offsets = _repeats_and_offsets(msg, frame, options.suppression, keep)
     target = Path(options.out)
     if target.exists():
         shutil.rmtree(target) if target.is_dir() else target.unlink()
@@ -204,6 +200,7 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
     counts: dict[str, int] = {}
     outcome_type: ExtensionDtype | np.dtype[Any] = pd.CategoricalDtype(list(OUTCOMES))  # as the files say, below
     ledger_path = os.fspath(options.ledger)
+    budget = Budget(options.max_cost, []) if options.max_cost is not None else None  # one cap for every partition
     with hold(ledger_path), contextlib.closing(PartitionLedger(ledger_path)) as journal:
         how = dataclasses.replace(options, ledger=journal, keep=keep, out=None)
         for number in range(frame.npartitions):
@@ -214,7 +211,8 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
             prepared = msg.prepare(part, suppression=how.suppression, keep=keep, now=how.now, ledger=journal,
                                    prices=how.prices)
             prepared = skip_elsewhere(prepared, mine)
-            sent = send_prepared(prepared, how, warn=False)  # the rows skipped are said once, for the whole frame
+            # the rows skipped are said once, for the whole frame
+            sent = send_prepared(prepared, how, budget=budget, warn=False)
             sent.index.name = "row"
             _write_part(sent, target, number)
             outcome_type = sent["outcome"].dtype
@@ -228,12 +226,8 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
                               "file. Run again with the same ledger to continue.", CampaignStoppedWarning,
                               stacklevel=user_stacklevel())
                 break
-    actions = [o if o.startswith("skipped") else "send" for o in counts]
-    categories = list(dict.fromkeys(actions))
-    codes = np.repeat(np.asarray([categories.index(a) for a in actions], dtype=np.int32),
-                      np.asarray(list(counts.values()), dtype=np.int64))
-    actions_column = pd.Categorical.from_codes(codes, categories=pd.Index(categories))
-    summary = skipped_summary(pd.DataFrame({"action": actions_column}), "sent")
+    actions = pd.Series([o if o.startswith("skipped") else "send" for o in counts], dtype="category")
+    summary = skipped_summary(pd.DataFrame({"action": actions.repeat(list(counts.values()))}), "sent")
     if summary:
         warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
