@@ -36,6 +36,7 @@ __all__ = ["NotifierProcess", "main"]
 log = logging.getLogger("sendframe.sandbox.notifier_process")
 
 STOP_TIMEOUT = 10.0  # s: a round in flight ends within the notifier's 5 s timeout, then the process exits
+RESTART_EVERY = 1.0  # s: a process that keeps ending is started again at most this often
 IDLE_WAIT = 1.0  # s: the longest wait without a wake-up (a report due later than that is looked for again)
 # not ``-m``: the package imports this module before ``-m`` would run it again as ``__main__``
 _ENTRY = "from sendframe.sandbox.notifier_process import main; raise SystemExit(main())"
@@ -54,6 +55,7 @@ class NotifierProcess:
         self.db_path = db_path
         self.allow_networks = [str(n) for n in allow_networks]
         self.process: subprocess.Popen[bytes] | None = None
+        self.started = float("-inf")  # time.monotonic() of the latest start
 
     def __repr__(self) -> str:
         pid = self.process.pid if self.process is not None else None
@@ -68,12 +70,9 @@ class NotifierProcess:
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
-    def alive(self) -> bool:
-        """Whether the process runs."""
-        return self.process is not None and self.process.poll() is None
-
     def start(self) -> None:
         """Start the process (its standard input a pipe from this one, its output this one's)."""
+        self.started = time.monotonic()
         # its own process group: a terminal's Ctrl+C reaches the sandbox, which then stops this process itself
         self.process = subprocess.Popen(self.command(), stdin=subprocess.PIPE, close_fds=True, process_group=0)
         if self.process.stdin is not None:
@@ -94,6 +93,14 @@ class NotifierProcess:
         if stdin is not None and not stdin.closed:
             with contextlib.suppress(BlockingIOError, BrokenPipeError, ValueError):
                 os.write(stdin.fileno(), byte)
+
+    def restart_if_ended(self) -> int | None:
+        """Start the process again if it ended (at most once per ``RESTART_EVERY`` s); its exit status, or None."""
+        process = self.process
+        if process is None or process.poll() is None or time.monotonic() - self.started < RESTART_EVERY:
+            return None
+        self.start()
+        return process.returncode
 
     async def stop(self) -> None:
         """Close its standard input and wait for it to record its round and exit (killed after ``STOP_TIMEOUT``)."""

@@ -258,7 +258,7 @@ class Worker:
         real-clock sandbox on a database file."""
         wake = self.state.wake = asyncio.Event()
         self.state.worker = self
-        if self.state.clock.mode == "real" and store.is_file(self.state.db_path) :
+        if self.state.clock.mode == "real" and store.is_file(self.state.db_path):
             networks = [str(network) for network in self.state.notifier.allow_networks]
             self._notifier_process = NotifierProcess(self.state.db_path, allow_networks=networks)
             self._notifier_process.start()
@@ -329,10 +329,9 @@ class Worker:
             done = self._apply_steps(moment, cutoff)
             process = self._notifier_process
             if process is not None:
-                if not process.alive():
-                    log.error("the sandbox's notifier process ended (exit status %s): started again",
-                              process.process.returncode if process.process is not None else None)
-                    process.start()
+                ended = process.restart_if_ended()
+                if ended is not None:
+                    log.error("the sandbox's notifier process ended (exit status %s): started again", ended)
                 if busy:
                     process.defer()
                 if done:
