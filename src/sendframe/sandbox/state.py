@@ -27,7 +27,7 @@ __all__ = ["BUSY_SHARE", "BUSY_WINDOW", "DEFER_SLEEP", "MAX_DEFERRAL", "Faults",
 BUSY_WINDOW = 0.2  # s: a send request this recent means the API is busy
 MAX_DEFERRAL = 5.0  # s: due work never waits longer than this, however busy the API
 DEFER_SLEEP = 0.05  # s: how often a deferring worker (or notifier process) looks again
-BUSY_SHARE = 0.25  # while the API is busy, overdue work takes at most this share of the time
+BUSY_SHARE = 0.1  # while the API is busy, overdue work takes at most this share of the time
 
 
 def busy_pause(round_seconds: float) -> float:
@@ -35,7 +35,7 @@ def busy_pause(round_seconds: float) -> float:
     such work takes at most ``BUSY_SHARE`` of the time (accepting goes first) and still goes on.
 
         >>> busy_pause(0.05)
-        0.15000000000000002
+        0.45
     """
     return max(DEFER_SLEEP, round_seconds * (1 - BUSY_SHARE) / BUSY_SHARE)
 
