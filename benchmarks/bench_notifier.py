@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import multiprocessing
 import os
+import signal
 import socket
 import sqlite3
 import sys
@@ -144,6 +145,7 @@ def drain(messages: int, notification_url: str, log: Path, receiver_pid: int, fo
     """A backlog of ``messages`` SMS (ACCEPTD and a final report each) drained by a restarted sandbox."""
     state = folder / "drain.sqlite"
     first, base_url = start_sandbox(["--db", str(state)])
+    first_notifiers = children(first.pid)
     try:
         with httpx.Client(base_url=base_url, auth=("demo", "demo-password"), timeout=60) as client:
             for start in range(0, messages, 1000):
@@ -151,7 +153,9 @@ def drain(messages: int, notification_url: str, log: Path, receiver_pid: int, fo
                 client.post("/api/rest/sms", json={"message": "Hola", "to": to, "from": "Shop",
                                                    "notificationUrl": notification_url}).raise_for_status()
     finally:
-        first.kill()  # at once: the backlog stays in the database
+        for pid in first_notifiers:  # at once, with its notifier process: the backlog stays in the database
+            os.kill(pid, signal.SIGKILL)
+        first.kill()
         first.wait()
     time.sleep(LATEST_STEP)  # every step of the backlog falls due: the drain measures throughput, not latency
     before = _lines(log)
