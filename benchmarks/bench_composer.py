@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = 5_000 if args.quick else args.rows
     table = contacts(rows)
-    composer = Composer(table, sender="Shop", campaign="bench")  # a complete message: the path a send takes
+    composer = Composer(table, sender="Shop", campaign_name="bench")  # a complete message: the path a send takes
     first_use, steady = [], []
     seen_pieces: set[str] = set()
     for end in range(1, len(TEMPLATE) + 1):

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             with sendframe.Client(base_url, *AUTH) as client:
                 start = time.perf_counter()
-                msg = sendframe.sms(TEMPLATE, sender="Shop", parts=2, encoding="gsm-pt", campaign="records bench")
+                msg = sendframe.sms(TEMPLATE, sender="Shop", parts=2, encoding="gsm-pt", campaign_name="records bench")
                 result = msg.send(sendframe.read_contacts(csv), client=client, ledger=folder / "c.ledger",
                                   progress=False)
                 httpx.post(f"{base_url}/_sandbox/advance", json={"seconds": 600}, timeout=600)

@@ -97,8 +97,10 @@ def _check_documented(name: str, docstring: str, *, example: bool) -> None:
 def reference_markdown(package: Any) -> str:
     """The reference page: an mkdocstrings entry per public name, in sections by defining package."""
     sections: dict[str, list[str]] = {}
-    for path in public_paths(package).values():
-        sections.setdefault(path.split(".")[1], []).append(path)
+    for name, path in public_paths(package).items():
+        shared = _written_in_private_base(getattr(package, name))
+        entry = f"::: {path}" + ("\n    options:\n      inherited_members: true" if shared else "")
+        sections.setdefault(path.split(".")[1], []).append(entry)
     order = [*(key for key in SECTIONS if key in sections), *sorted(set(sections) - set(SECTIONS))]
     lines = [
         "# API reference",
@@ -110,6 +112,11 @@ def reference_markdown(package: Any) -> str:
     ]
     for key in order:
         lines += [f"## {SECTIONS.get(key, key.capitalize())}", ""]
-        for path in sections[key]:
-            lines += [f"::: {path}", ""]
+        for entry in sections[key]:
+            lines += [entry, ""]
     return "\n".join(lines)
+
+
+def _written_in_private_base(value: Any) -> bool:
+    """A class with methods written once in a private base (the two clients' endpoints): its entry shows them."""
+    return inspect.isclass(value) and any(base.__name__.startswith("_") for base in value.__mro__[1:-1])

@@ -45,7 +45,7 @@ SAMPLES = {
     "from_email": "hola@example.org", "reply_to": "r@example.org", "language": "es_ES", "gender": "M",
     "audio_url": "https://example.org/b.mp3", "template_id": 1003, "template_body": "<p>Hola {name}</p>",
     "encoding": "gsm-pt", "to": "mobile", "notification_url": "https://hooks.example.org/n",
-    "link_base": "https://l.example.org", "default_region": "PT", "campaign": "spring",
+    "link_base": "https://l.example.org", "default_region": "PT", "campaign_name": "spring",
     "suppression": "suppression.csv", "frequency_cap": (2, 7), "history": "ledgers", "local_time": "10:00",
     "quiet_hours": ("09:00", "21:00"), "schedule_date": "20300101100000", "expiration_date": "20300102100000",
     "tags": ["a", "b"], "trans": 1, "certified": True, "split_parts": True, "flash": True, "parts": 2,
@@ -53,7 +53,7 @@ SAMPLES = {
     "bcc": ["b@example.org"], "from_name": "Shop", "template_v2_id": 7, "track_opens": False,
     "track_clicks": False, "attachments": [{"name": "a.txt", "content": "aGk=", "contentType": "text/plain"}],
     "callers": {"ES": "34911111111"}, "retries": 2, "amd": True, "header_fields": ["name"],
-    "body_fields": ["name"], "cta_fields": ["name"], "default_answer": ["name"],
+    "body_fields": ["name"], "call_to_action_fields": ["name"], "default_answer": ["name"],
     "client": None, "ledger": "spring.sqlite", "keep": ["invalid"], "batch_size": 2, "concurrency": 1,
     "requests_per_second": 5.0, "parts_per_second": 5.0, "dry_run": True, "resend_unknown": True,
     "stop_after_unknown": 1, "progress": False, "max_cost": 10.0, "prices": "prices.csv",
@@ -62,7 +62,7 @@ SAMPLES = {
 # what message() needs besides, where the constructor has a default (reply_to: from_email; landing_sms: a page)
 MESSAGE_NEEDS = {"mailing": {"reply_to": "news@example.org"}, "landingsms": {"template_body": "<p>Hi</p>"}}
 # options that need another to be given with them
-WITH = {"frequency_cap": {"history": "ledgers"}, "tags": {"campaign": "spring"}}
+WITH = {"frequency_cap": {"history": "ledgers"}, "tags": {"campaign_name": "spring"}}
 # options a door does not take, and why (the doors' own lists must say the same)
 NOT_CLI_FLAGS = {
     "client": "credentials come from the environment, never from a flag",

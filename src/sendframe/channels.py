@@ -52,13 +52,13 @@ class ChannelInfo:
     """The field whose text a send result's ``text`` column shows (what the recipient reads first), or None."""
     column_fields: tuple[tuple[str, str], ...] = ()
     """Per-message arrays filled from contact columns (WhatsApp): ``(option name, wire name)`` pairs in the
-    wire's order; a wire array named by two options (``cta_fields``, ``call_to_action_fields``) has two pairs."""
+    wire's order."""
 
     def column_field_option(self, wire_name: str) -> str:
-        """The option naming the column-filled array ``wire_name`` (its first spelling in :attr:`column_fields`).
+        """The option naming the column-filled array ``wire_name`` (:attr:`column_fields`).
 
             >>> channel("whatsapp").column_field_option("callToActionFields")
-            'cta_fields'
+            'call_to_action_fields'
         """
         return next(option for option, wire in self.column_fields if wire == wire_name)
 
@@ -81,7 +81,6 @@ CHANNEL_INFO: dict[str, ChannelInfo] = {
         ChannelInfo("whatsapp", "phone", (), sends_sms=False, billed_per_part=False, has_notifications=False,
                     max_parts=1, aliases=("wa",),
                     column_fields=(("header_fields", "headerFields"), ("body_fields", "bodyFields"),
-                                   ("cta_fields", "callToActionFields"),
                                    ("call_to_action_fields", "callToActionFields"),
                                    ("default_answer", "defaultAnswer"))),
     )

@@ -55,7 +55,7 @@ def _simulate_clicks(records_text: pd.DataFrame, share: float = 0.3) -> int:
 
 def demo_message(notification_url: str | None = None) -> Message:
     """The demo campaign's message: the same one is checked, priced and sent."""
-    return sms(TEMPLATE, sender=SENDER, parts=3, encoding=ENCODING, campaign="Demo campaign",
+    return sms(TEMPLATE, sender=SENDER, parts=3, encoding=ENCODING, campaign_name="Demo campaign",
                suppression=DATA / "suppression.csv", notification_url=notification_url)
 
 

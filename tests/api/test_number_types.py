@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pandas as pd
 import phonenumbers
 import pytest
 from phonenumbers import PhoneNumberType
 
-from sendframe.api.number_types import NOT_SMS_TYPES, NUMBER_TYPES, number_types, receives_sms
+from sendframe.api.number_types import NOT_SMS_TYPES, NUMBER_TYPES, number_types, receives_sms, types_of_numbers
 from sendframe.api.recipients import is_valid_phone
 from tests.api.test_countries import MESSY, example_numbers
 
@@ -91,3 +92,12 @@ def test_the_answer_is_a_categorical_on_the_same_index_and_the_input_is_unchange
 @pytest.mark.parametrize("kind", sorted(NOT_SMS_TYPES))
 def test_lines_that_cannot_take_a_text_message_are_flagged(kind):
     assert receives_sms(pd.Series([kind, "mobile", "fixed_line_or_mobile"])).tolist() == [False, True, True]
+
+
+def test_numbers_given_as_integers_get_the_same_types_each_distinct_one_typed_once():
+    values = [v for v in example_numbers() if is_valid_phone(v)][:400]
+    repeated = values + values[::-1] + [None]
+    numbers = np.array([int(v) if v is not None else -1 for v in repeated], dtype=np.int64)
+    typed = types_of_numbers(numbers)
+    assert isinstance(typed, pd.Categorical) and list(typed.categories) == list(NUMBER_TYPES)
+    assert [None if pd.isna(t) else t for t in typed] == answers(repeated)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sendframe.api.recipient_columns import recipient_keys
+from sendframe.api.recipient_columns import email_keys, recipient_keys, valid_emails
 from sendframe.api.recipients import recipient_key
 from sendframe.errors import InputError
 from tests.api.test_recipient_columns import emails, messy_phone
@@ -96,3 +96,23 @@ def test_a_key_is_its_own_key_in_api_form(values, kind):
     keys = recipient_keys(pd.Series(values, dtype=object), kind)
     again = recipient_keys(keys, kind, default_region=None)
     assert _listed(again) == _listed(keys)
+
+
+# characters whose casefold is not their lower case (ß, ς, İ, ŉ, ﬁ, Cherokee), beside accented ones that agree,
+# and one beyond the BMP
+FOLDED_APART = ["Straße@Example.com", "ΣΟΦΊΑ.ς@example.gr", "İlker@example.tr", "ŉame@example.com",
+                "ﬁnance@example.com", "ᏣᎳᎩ@example.com", "JOSÉ.Ñúñez@Example.ES", "JOÃO@exemplo.pt", "𐐀dam@example.com",
+                "ana@example.com"]
+
+
+def test_emails_are_case_folded_as_python_folds_them_even_where_lower_case_differs():
+    keys = recipient_keys(pd.Series(FOLDED_APART, dtype="str"), "email")
+    assert _listed(keys) == [recipient_key(v, "email") for v in FOLDED_APART]
+    assert keys.tolist()[:2] == ["strasse@example.com", "σοφία.σ@example.gr"]
+
+
+def test_email_keys_gives_the_keys_and_the_validity_together():
+    values = pd.Series([" Ana@Example.com", "ana@localhost", None, "STRASSE@example.com"], dtype="str")
+    keys, valid = email_keys(values)
+    assert _listed(keys) == _listed(recipient_keys(values, "email"))
+    assert valid.tolist() == valid_emails(values.str.strip()).tolist() == [True, False, False, True]

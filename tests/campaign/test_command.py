@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sendframe.campaign.command import default_ledger_path
+import sendframe
+from sendframe.campaign.command import message_ledger_path
 from sendframe.campaign.contacts import read_contacts
 from sendframe.cli import main
 from sendframe.sandbox import Sandbox
@@ -65,18 +66,19 @@ def test_estimate_runs_as_a_console_command():
 def test_send_help_documents_the_default_ledger():
     proc = subprocess.run([sys.executable, "-m", "sendframe.cli", "send", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
-    for flag in ("--channel", "--message", "--sender", "--campaign", "--batch-size", "--ledger", "--out",
+    for flag in ("--channel", "--message", "--sender", "--campaign-name", "--batch-size", "--ledger", "--out",
                  "--notification-url"):
         assert flag in proc.stdout
     assert "resum" in proc.stdout and "current folder" in proc.stdout
 
 
 def test_default_ledger_depends_on_campaign_and_message():
-    a = default_ledger_path("x/contacts.csv", "sms", "Hi", "Shop", None)
+    a = message_ledger_path("x/contacts.csv", sendframe.sms("Hi", "Shop"))
     assert a.name.startswith("contacts-") and a.parent == Path(".")
-    assert default_ledger_path("x/contacts.csv", "sms", "Hi", "Shop", None) == a
-    assert default_ledger_path("x/contacts.csv", "sms", "Hi!", "Shop", None) != a
-    assert default_ledger_path("x/contacts.csv", "sms", "Hi", "Shop", "Spring sale").name.startswith("Spring-sale-")
+    assert message_ledger_path("x/contacts.csv", sendframe.sms("Hi", "Shop")) == a
+    assert message_ledger_path("x/contacts.csv", sendframe.sms("Hi!", "Shop")) != a
+    assert message_ledger_path("x/contacts.csv", sendframe.sms("Hi", "Shop", campaign_name="Spring sale")).name \
+        .startswith("Spring-sale-")
 
 
 @pytest.mark.parametrize(("channel", "flags", "error"), [
@@ -124,7 +126,7 @@ def test_send_against_the_sandbox_writes_one_row_per_contact_and_resumes(tmp_pat
         monkeypatch.chdir(tmp_path)
         out = tmp_path / "results.csv"
         argv = ["send", str(CONTACTS), "--channel", "sms", "--message", "Hola {name}", "--sender", "Shop",
-                "--campaign", "spring", "--batch-size", "50", "--out", str(out), "--no-progress"]
+                "--campaign-name", "spring", "--batch-size", "50", "--out", str(out), "--no-progress"]
         assert main(argv) == 0
         results = pd.read_csv(out, dtype=str)
         assert len(results) == len(contacts)
@@ -258,6 +260,6 @@ def test_preview_and_estimate_help_say_which_send_flags_are_accepted():
         proc = subprocess.run([sys.executable, "-m", "sendframe.cli", name, "--help"], capture_output=True, text=True)
         assert proc.returncode == 0
         assert "accepted for the same command line as send" in proc.stdout
-        for flag in ("--sender", "--campaign", "--batch-size", "--ledger", "--out", "--notification-url",
+        for flag in ("--sender", "--campaign-name", "--batch-size", "--ledger", "--out", "--notification-url",
                      "--keep"):
             assert flag in proc.stdout

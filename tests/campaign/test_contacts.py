@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone
+from sendframe.api.number_types import number_types
+from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone, recipient_key
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.contacts import duplicate_recipients, read_contacts
 from sendframe.errors import InputError, UnknownOptionError
@@ -252,3 +253,22 @@ def test_each_valid_phone_gets_its_line_type_and_invalid_ones_none():
     assert out["phone_type"].tolist()[:3] == ["mobile", "fixed_line", "toll_free"]
     assert pd.isna(out["phone_type"].iloc[3]) and isinstance(out["phone_type"].dtype, pd.CategoricalDtype)
     assert "phone_type" not in read_contacts(pd.DataFrame({"email": ["ana@example.com"]}))
+
+
+def test_duplicates_and_line_types_agree_with_the_scalar_rules_row_by_row():
+    phones = ["+34 600 123 456", "600123456", "912 345 678", "+44 7400 123456", "0044 (0)7400 123456", "nope", None,
+              "+1 202 555 0123", "900 123 456", "+34 912 345 678", "34600123457.0"]
+    emails = ["Straße@example.com", "STRASSE@example.com", "ana@example.com", None, " Ana@Example.COM", "x@y",
+              "ΣΟΦΙΑ@example.gr", "σοφια@example.gr", "b@example.com", "c@example.com", "d@example.com"]
+    out = read_contacts(pd.DataFrame({"phone": phones, "email": emails}))
+    seen: set[tuple[str, str]] = set()
+    expected = []
+    for phone, email in zip(phones, emails, strict=True):
+        keys = {("phone", key) for key in [recipient_key(phone, "phone")] if key is not None}
+        keys |= {("email", key) for key in [recipient_key(email, "email")] if key is not None}
+        expected.append(bool(keys & seen))
+        seen |= keys
+    assert out["duplicate"].tolist() == expected
+    assert [row for row, repeated in enumerate(expected) if repeated] == [1, 4, 7, 9]
+    assert [None if pd.isna(t) else t for t in out["phone_type"]] == [
+        None if pd.isna(t) else t for t in number_types(out["phone"])]

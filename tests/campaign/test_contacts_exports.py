@@ -181,3 +181,20 @@ def test_the_choice_among_several_phone_columns_is_logged_once(caplog):
     said = [r.getMessage() for r in caplog.records if r.name == "sendframe.campaign.contacts"]
     assert said == ["read_contacts: phone recipients from 'Mobile Phone Number' (named as a mobile column), not "
                     "'Phone Number'; name another with phone_column=."]
+
+
+def test_voice_calls_the_column_read_contacts_chose_and_calls_desk_lines_that_text_messages_skip():
+    # read_contacts does not know the channel: the mobile column it prefers suits every channel (a mobile takes
+    # calls too); to call the desk lines instead, name their column, and voice calls them where SMS skips them
+    frame = pd.DataFrame({"Phone Number": [DESK, "+34 913 000 000"], "Mobile Phone Number": [MOBILE, MOBILE_2],
+                          "name": ["a", "b"]})
+    voice = sendframe.voice("Hi {name}", language="es_ES", gender="F")
+    sms = sendframe.sms("Hi {name}", sender="Shop")
+    preferred = sendframe.read_contacts(frame)
+    assert preferred.attrs["recipient_columns"]["phone"] == "Mobile Phone Number"
+    assert voice.plan(preferred)["action"].tolist() == sms.plan(preferred)["action"].tolist() == ["send", "send"]
+    desks = sendframe.read_contacts(frame, phone_column="Phone Number")
+    assert desks["phone_type"].tolist() == ["fixed_line", "fixed_line"]
+    assert voice.plan(desks)["action"].tolist() == ["send", "send"]
+    assert "landline" not in set(voice.preflight(desks)["rule"])
+    assert sms.plan(desks)["action"].tolist() == ["skipped_landline", "skipped_landline"]

@@ -49,6 +49,14 @@ def test_a_short_gsm_text_is_one_part_at_the_country_price(prices):
     assert est["lost_characters"].tolist() == ["", "ã"]  # gsm cannot carry ã: sent as ?
 
 
+def test_the_country_is_the_numbers_own_not_the_price_rows():
+    # +1 is one price row but many countries; +44 7624 is the Isle of Man, priced as the UK
+    numbers = ["12125550123", "12045550123", "18095550123", "447624123456", "447400123456"]
+    est = estimate(pd.DataFrame({"phone": numbers}), "Hi")
+    assert est["country"].tolist() == ["US", "CA", "DO", "IM", "GB"]
+    assert est["unit_price"].iloc[2] == est["unit_price"].iloc[0]  # the +1 price row prices them
+
+
 @pytest.mark.parametrize(("size", "parts"), [(160, 1), (161, 2), (306, 2), (307, 3)])
 def test_gsm_parts_follow_160_and_153(prices, size, parts):
     est = estimate(one("a" * size), "{body}", prices=prices)

@@ -58,6 +58,9 @@ def test_the_input_frame_is_never_modified(contacts):
     (lambda **kw: preflight(pd.DataFrame({"phone": [ES]}), "sms", "Hi", **kw), "sendr", "sender"),
     (lambda **kw: estimate(pd.DataFrame({"phone": [ES]}), "Hi", **kw), "encodign", "encoding"),
     (lambda **kw: render(pd.DataFrame({"phone": [ES]}), "Hi", **kw), "link_bas", "link_base"),
+    # one name per request field, the spec's in snake_case: no second spelling
+    (lambda **kw: sendframe.sms("Hi", sender="Shop", **kw), "campaign", "campaign_name"),
+    (lambda **kw: sendframe.whatsapp(1002, "34911111111", **kw), "action_fields", "call_to_action_fields"),
 ])
 def test_an_unknown_option_is_an_error_naming_the_closest_known_one(make, wrong, meant):
     with pytest.raises(UnknownOptionError, match=f"'{wrong}'.*Did you mean '{meant}'"):

@@ -135,7 +135,7 @@ def test_format_filters_on_non_numbers_are_warnings():
 def test_whatsapp_fields_missing_per_row_and_wrong_field_counts():
     contacts = pd.DataFrame({"phone": [ES, ES2], "h": ["x", "y"], "b1": ["1", None], "b2": ["2", "3"],
                              "btn": ["a", "b"]})
-    fields = {"header_fields": ["h"], "body_fields": ["b1", "b2"], "cta_fields": ["btn"]}
+    fields = {"header_fields": ["h"], "body_fields": ["b1", "b2"], "call_to_action_fields": ["btn"]}
     ok = preflight(contacts.iloc[:1], "whatsapp", whatsapp_template=1003, **fields)
     assert ok.empty
     found = preflight(contacts, "whatsapp", whatsapp_template=1003, **fields)

@@ -124,7 +124,7 @@ def test_send_campaign_accepts_camel_case_fields_and_campaign_names(contacts):
     spec = CampaignSpec.build(contacts, "sms", {"message": "Hi", "from": "Shop", "campaignName": "Spring"})
     assert plan_batches(spec, [0], batch_size=1)[0].payload["campaignName"] == "Spring"
     result = send_campaign(contacts, "email", to="city", subject="Hi", body="<p>x</p>", from_email="a@b.co",
-                           reply_to="a@b.co", campaign="Spring", dry_run=True, progress=False)
+                           reply_to="a@b.co", campaign_name="Spring", dry_run=True, progress=False)
     assert len(result) == 3
 
 

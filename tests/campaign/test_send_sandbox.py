@@ -146,7 +146,7 @@ def test_every_channel_sends_from_a_frame(client, channel):
         "landingsms": lambda: send_landingsms(contacts, "{name}: {LAND_URL}", "Shop", template_body="<p>Hi</p>",
                                               client=client, progress=False),
         "whatsapp": lambda: send_whatsapp(contacts, 1003, "34911111111", header_fields=("city",),
-                                          body_fields=("name", "city"), cta_fields=("name",), client=client,
+                                          body_fields=("name", "city"), call_to_action_fields=("name",), client=client,
                                           progress=False),
     }[channel]
     with warnings.catch_warnings():

@@ -203,3 +203,21 @@ def test_read_contacts_takes_a_polars_frame_with_a_mobile_column():
     assert contacts["phone"].tolist() == ["34600123456", "34600123456"]
     assert contacts["duplicate"].tolist() == [False, True]
     assert contacts.attrs["recipient_columns"] == {"phone": "Mobile"}
+
+
+@pytest.mark.parametrize("quoted_header", [True, False])
+def test_a_large_csv_reads_values_holding_newlines_and_unquoted_files_alike(tmp_path, quoted_header):
+    # Arrow splits a large file into blocks: a newline inside a quoted value must not end its row
+    rows = [f"6001{i:05d},name {i},Madrid" for i in range(120_000)]
+    header = '"phone","name","note"' if quoted_header else "phone,name,note"
+    plain = tmp_path / "plain.csv"
+    plain.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    expected = pd.read_csv(plain, dtype=str)
+    assert read_table(plain).equals(expected.astype("str"))
+    multiline = tmp_path / "multiline.csv"
+    for i in range(0, len(rows), 7):  # some straddle the blocks Arrow reads in parallel
+        rows[i] = f'6001{i:05d},"Ana\nPérez {i}","line one\nline two"'
+    multiline.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    frame = read_table(multiline)
+    assert len(frame) == 120_000 and frame.loc[90_006, "name"] == "Ana\nPérez 90006"
+    assert frame.loc[90_006, "note"] == "line one\nline two" and frame.loc[90_007, "phone"] == "600190007"

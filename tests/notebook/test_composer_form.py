@@ -28,10 +28,11 @@ from sendframe.notebook.widget_html import confirmation_html, error_html, outcom
 # each channel: the form an analyst fills in, the library's own constructor call, the CLI's flags
 CASES = {
     "sms": (ComposerForm(message="Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=True,
-                         campaign="spring"),
-            lambda: sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=1, campaign="spring"),
+                         campaign_name="spring"),
+            lambda: sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=1,
+                                  campaign_name="spring"),
             ["--message", "Hi {name}", "--sender", "Shop", "--parts", "2", "--encoding", "gsm-pt", "--trans", "1",
-             "--campaign", "spring"]),
+             "--campaign-name", "spring"]),
     "landingsms": (ComposerForm(channel="landingsms", message="{name}: {LAND_URL}", sender="Shop",
                                 template_body="<p>Hi</p>", encoding="auto"),
                    lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", template_body="<p>Hi</p>",
@@ -49,11 +50,11 @@ CASES = {
                    lambda: sendframe.voice_audio("https://example.org/a.mp3"),
                    ["--audio-url", "https://example.org/a.mp3"]),
     "whatsapp": (ComposerForm(channel="whatsapp", template_id=1003, sender="34911111111", header_fields=("city",),
-                              body_fields=("name", "city"), cta_fields=("name",)),
+                              body_fields=("name", "city"), call_to_action_fields=("name",)),
                  lambda: sendframe.whatsapp(1003, "34911111111", header_fields=["city"], body_fields=["name", "city"],
-                                            cta_fields=["name"]),
+                                            call_to_action_fields=["name"]),
                  ["--template-id", "1003", "--sender", "34911111111", "--header-fields", "city", "--body-fields",
-                  "name,city", "--cta-fields", "name"]),
+                  "name,city", "--call-to-action-fields", "name"]),
 }
 
 
@@ -123,7 +124,7 @@ def test_the_default_ledger_is_the_one_sendframe_send_uses(tmp_path):
     msg = message_from_form(CASES["sms"][0])
     assert message_ledger_path("spring list", msg).name.startswith("spring-")  # the campaign names it
     other = message_from_form(ComposerForm(message="Hi {name}!", sender="Shop", parts=2, encoding="gsm-pt",
-                                           trans=True, campaign="spring"))
+                                           trans=True, campaign_name="spring"))
     assert message_ledger_path("x", other) != message_ledger_path("x", msg)  # a changed message starts a new ledger
 
 

@@ -34,7 +34,7 @@ FORMS = {
     "voice": {"message": "Hola {name}", "language": "es_ES", "gender": "M"},
     "voiceAudio": {"audio_url": "https://example.org/a.mp3"},
     "whatsapp": {"template_id": 1003, "sender": "34911111111", "header_fields": ["city"],
-                 "body_fields": ["name", "city"], "cta_fields": ["name"]},
+                 "body_fields": ["name", "city"], "call_to_action_fields": ["name"]},
 }
 
 

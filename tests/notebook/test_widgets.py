@@ -195,11 +195,11 @@ def test_the_monitor_compares_a_split_tests_variants_with_anytime_valid_interval
 
 
 def test_a_message_written_once_elsewhere_starts_the_composer_unchanged():
-    msg = sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="auto", campaign="spring",
+    msg = sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="auto", campaign_name="spring",
                         schedule_date="20300101100000", to="phone")
     composer = Composer(CONTACTS, message=msg)
     assert composer.message == msg  # the inputs show it; the fields no input shows are kept
-    shown = (composer.inputs["message"].value, composer.sender.value, composer.campaign.value)
+    shown = (composer.inputs["message"].value, composer.sender.value, composer.campaign_name.value)
     assert shown == ("Hi {name}", "Shop", "spring")
     composer.set(parts=3)
     assert composer.message == msg.replace(parts=3)
@@ -213,9 +213,9 @@ def test_every_channels_message_round_trips_through_the_composer(channel):
     msg = {
         "mailing": lambda: sendframe.mailing("Hi {name}", "<p>x</p>", from_email="news@example.org",
                                              reply_to="r@example.org"),
-        "voiceAudio": lambda: sendframe.voice_audio("https://example.org/a.mp3", campaign="c"),
+        "voiceAudio": lambda: sendframe.voice_audio("https://example.org/a.mp3", campaign_name="c"),
         "whatsapp": lambda: sendframe.whatsapp(1003, "34911111111", header_fields=["city"],
-                                               body_fields=["name", "city"], cta_fields=["name"]),
+                                               body_fields=["name", "city"], call_to_action_fields=["name"]),
         "landingsms": lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", encoding="gsm-pt", trans=1),
     }[channel]()
     assert Composer(contacts, message=msg).message == msg

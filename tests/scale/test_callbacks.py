@@ -9,7 +9,9 @@ import pytest
 import sendframe
 from sendframe.delivery.callbacks import latest_status
 from sendframe.delivery.outcomes import message_outcomes
+from sendframe.delivery.records import Records
 from sendframe.scale.callbacks import read_logs
+from tests.delivery.test_metrics import T0, campaign
 from tests.scale.data import HEADER, computed, write_logs
 
 dd = pytest.importorskip("dask.dataframe")
@@ -134,3 +136,14 @@ def test_dask_summary_has_the_pandas_rates_intervals_percentiles_and_costs_exact
     assert ((within > 0) & (within < 1)).all() and delivered["seconds_to_delivery_p99"].notna().all()
     assert (delivered["delivery_rate_low"] < delivered["delivery_rate"]).all()
     assert delivered["cost_per_delivered"].notna().all()
+
+
+def test_a_dask_outcome_table_counts_its_unsubscribes_and_clicks_as_pandas(dask_client):
+    results, callbacks, records, _ = campaign()
+    gone = pd.DataFrame({"id": ["m1", "m4"], "type": "unsubscribed", "date": T0 + pd.Timedelta(minutes=5)})
+    records = Records(records.messages, pd.concat([records.events, gone], ignore_index=True), [])
+    table = message_outcomes(results, callbacks, records)
+    want = sendframe.delivery_summary(table)
+    got = sendframe.delivery_summary(dd.from_pandas(table, npartitions=3))
+    assert want.iloc[0]["unsubscribes"] == 2 and want.iloc[0]["clicks"] > 0
+    pd.testing.assert_frame_equal(got, want, check_exact=True)

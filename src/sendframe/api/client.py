@@ -37,22 +37,27 @@ __all__ = ["AsyncClient", "Client", "NotSentError", "RetryPolicy", "SendframeWar
 
 
 class _Base:
-    """What both clients share: configuration, repr and the calls of each endpoint."""
+    """What both clients share: configuration, repr and the method of each endpoint.
+
+    Each endpoint's method builds its call (:mod:`sendframe.api.wire`) and hands it to ``_run``, the one part
+    that differs: :class:`Client` runs it and returns the answer, :class:`AsyncClient` returns a coroutine of it.
+    """
 
     config: WireConfig
     _http: httpx.Client | httpx.AsyncClient
 
-    def __init__(
-        self,
-        base_url: str | None = None,
-        username: str | None = None,
-        api_password: str | SecretStr | None = None,
-        *,
-        timeout: float = 30.0,
-        retry: RetryPolicy | None = None,
-        config: WireConfig | None = None,
-    ) -> None:
+    def __init__(self, base_url: str | None = None, username: str | None = None,
+                 api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
+                 retry: RetryPolicy | None = None, config: WireConfig | None = None,
+                 limits: httpx.Limits | None = None) -> None:
         self.config = config or WireConfig.resolve(base_url, username, api_password, timeout=timeout, retry=retry)
+        self._connect(limits or _POOL_LIMITS)
+
+    def _connect(self, limits: httpx.Limits) -> None:
+        raise NotImplementedError
+
+    def _run(self, call: wire.Call) -> Any:
+        raise NotImplementedError
 
     @property
     def base_url(self) -> str:
@@ -84,6 +89,66 @@ class _Base:
         headers = {"Content-Type": "application/json"} if step.content else None
         return self._http.build_request(step.method, step.path, content=step.content, headers=headers)
 
+    # ------------------------------------------------------------------ the endpoints
+
+    def send(self, channel: str, request: Any) -> Any:
+        """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the ``SendResponse``.
+
+            >>> client.send("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"})  # doctest: +SKIP
+        """
+        return self._run(wire.send_call(channel, request))
+
+    def send_columns(self, channel: str, request: Any) -> Any:
+        """Like ``send``, but the answer comes as columns (a ``wire.SendAnswer``), no model per recipient.
+
+            >>> request = {"message": "Hi", "to": ["447700900001"], "from": "Shop"}
+            >>> client.send_columns("sms", request).accepted  # doctest: +SKIP
+            [True]
+        """
+        return self._run(wire.send_call(channel, request, columns=True))
+
+    def send_sms(self, request: Any) -> Any:
+        """POST /api/rest/sms. ``client.send_sms({"message": "Hi", "to": [...], "from": "Shop"})``"""
+        return self.send("sms", request)
+
+    def send_mailing(self, request: Any) -> Any:
+        """POST /api/rest/mailing. ``client.send_mailing({"to": [...], "subject": ..., "body": ..., ...})``"""
+        return self.send("mailing", request)
+
+    def send_voice(self, request: Any) -> Any:
+        """POST /api/rest/voice.
+
+        ``client.send_voice({"message": ..., "to": [...], "language": "en_GB", "gender": "F"})``
+        """
+        return self.send("voice", request)
+
+    def send_voice_audio(self, request: Any) -> Any:
+        """POST /api/rest/voiceAudio. ``client.send_voice_audio({"to": [...], "audioUrl": "https://..."})``"""
+        return self.send("voiceAudio", request)
+
+    def send_landingsms(self, request: Any) -> Any:
+        """POST /api/rest/landingsms.
+
+        ``client.send_landingsms({"message": "{LAND_URL}", ..., "templateBody": "<p>Hi</p>"})``
+        """
+        return self.send("landingsms", request)
+
+    def send_whatsapp(self, request: Any) -> Any:
+        """POST /api/rest/whatsapp. ``client.send_whatsapp({"templateId": 1, "from": ..., "messages": [...]})``"""
+        return self.send("whatsapp", request)
+
+    def get_sms(self, ids: str | Iterable[str]) -> Any:
+        """Look up SMS records (one GET, at most 100 ids): a list of ``SmsRecord``; ``NotFoundError`` when none is
+        known.
+
+            >>> client.get_sms(["3f2a..."])  # doctest: +SKIP
+        """
+        return self._run(wire.lookup_call(ids))
+
+    def check_otp(self, to: str, code: str, app_id: str = "") -> Any:
+        """Check an OTP code; returns the ``OtpCheckResult``. ``client.check_otp("447700900001", "1234")``"""
+        return self._run(wire.otp_call(to, code, app_id))
+
 
 # httpx's own default pool; the clients hold their transport, as they send through it directly
 _POOL_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
@@ -110,11 +175,8 @@ class Client(_Base):
 
     _http: httpx.Client
 
-    def __init__(self, base_url: str | None = None, username: str | None = None,
-                 api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
-                 retry: RetryPolicy | None = None, config: WireConfig | None = None) -> None:
-        super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
-        self._transport = httpx.HTTPTransport(verify=_ssl_context(), limits=_POOL_LIMITS, trust_env=False)
+    def _connect(self, limits: httpx.Limits) -> None:
+        self._transport = httpx.HTTPTransport(verify=_ssl_context(), limits=limits, trust_env=False)
         self._http = httpx.Client(transport=self._transport, **self._http_options())
 
     def __enter__(self) -> Client:
@@ -153,62 +215,8 @@ class Client(_Base):
             raise
         return response
 
-    def send(self, channel: str, request: Any) -> Any:
-        """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the ``SendResponse``.
-
-            >>> client.send("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"})  # doctest: +SKIP
-        """
-        return self._run(wire.send_call(channel, request))
-
-    def send_columns(self, channel: str, request: Any) -> wire.SendAnswer:
-        """Like :meth:`send`, but the answer comes as columns (a ``wire.SendAnswer``), no model per recipient.
-
-            >>> request = {"message": "Hi", "to": ["447700900001"], "from": "Shop"}
-            >>> client.send_columns("sms", request).accepted  # doctest: +SKIP
-            [True]
-        """
-        return self._run(wire.send_call(channel, request, columns=True))  # type: ignore[no-any-return]
-
-    def send_sms(self, request: Any) -> Any:
-        """POST /api/rest/sms. ``client.send_sms({"message": "Hi", "to": [...], "from": "Shop"})``"""
-        return self.send("sms", request)
-
-    def send_mailing(self, request: Any) -> Any:
-        """POST /api/rest/mailing. ``client.send_mailing({"to": [...], "subject": ..., "body": ..., ...})``"""
-        return self.send("mailing", request)
-
-    def send_voice(self, request: Any) -> Any:
-        """POST /api/rest/voice.
-
-        ``client.send_voice({"message": ..., "to": [...], "language": "en_GB", "gender": "F"})``
-        """
-        return self.send("voice", request)
-
-    def send_voice_audio(self, request: Any) -> Any:
-        """POST /api/rest/voiceAudio. ``client.send_voice_audio({"to": [...], "audioUrl": "https://..."})``"""
-        return self.send("voiceAudio", request)
-
-    def send_landingsms(self, request: Any) -> Any:
-        """POST /api/rest/landingsms.
-
-        ``client.send_landingsms({"message": "{LAND_URL}", ..., "templateBody": "<p>Hi</p>"})``
-        """
-        return self.send("landingsms", request)
-
-    def send_whatsapp(self, request: Any) -> Any:
-        """POST /api/rest/whatsapp. ``client.send_whatsapp({"templateId": 1, "from": ..., "messages": [...]})``"""
-        return self.send("whatsapp", request)
-
-    def get_sms(self, ids: str | Iterable[str]) -> list[Any]:
-        """Look up SMS records (one GET, at most 100 ids); ``NotFoundError`` when none is known.
-
-            >>> client.get_sms(["3f2a..."])  # doctest: +SKIP
-        """
-        records: list[Any] = self._run(wire.lookup_call(ids))
-        return records
-
     def get_sms_body(self, ids: str | Iterable[str]) -> bytes:
-        """:meth:`get_sms`'s lookup (the same retries and errors), its answer left as the JSON bytes
+        """``get_sms``'s lookup (the same retries and errors), its answer left as the JSON bytes
         (``{"data": [...]}``) for readers that parse many answers at once (:func:`sendframe.fetch_records`).
 
             >>> client.get_sms_body(["3f2a..."])[:9]  # doctest: +SKIP
@@ -216,10 +224,6 @@ class Client(_Base):
         """
         body: bytes = self._run(dataclasses.replace(wire.lookup_call(ids), parse=_content))
         return body
-
-    def check_otp(self, to: str, code: str, app_id: str = "") -> Any:
-        """Check an OTP code; returns the ``OtpCheckResult``. ``client.check_otp("447700900001", "1234")``"""
-        return self._run(wire.otp_call(to, code, app_id))
 
 
 class AsyncClient(_Base):
@@ -232,13 +236,8 @@ class AsyncClient(_Base):
 
     _http: httpx.AsyncClient
 
-    def __init__(self, base_url: str | None = None, username: str | None = None,
-                 api_password: str | SecretStr | None = None, *, timeout: float = 30.0,
-                 retry: RetryPolicy | None = None, config: WireConfig | None = None,
-                 limits: httpx.Limits | None = None) -> None:
-        super().__init__(base_url, username, api_password, timeout=timeout, retry=retry, config=config)
-        self._transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), limits=limits or _POOL_LIMITS,
-                                                   trust_env=False)
+    def _connect(self, limits: httpx.Limits) -> None:
+        self._transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), limits=limits, trust_env=False)
         self._http = httpx.AsyncClient(transport=self._transport, **self._http_options())
 
     async def __aenter__(self) -> AsyncClient:
@@ -276,47 +275,3 @@ class AsyncClient(_Base):
             await response.aclose()
             raise
         return response
-
-    async def send(self, channel: str, request: Any) -> Any:
-        """Send ``request`` (a model, a dict or a ``wire.EncodedRequest``) on ``channel``; returns the answer.
-
-            >>> await client.send("sms", {"message": "Hi", "to": ["447700900001"], "from": "Shop"})  # doctest: +SKIP
-        """
-        return await self._run(wire.send_call(channel, request))
-
-    async def send_columns(self, channel: str, request: Any) -> wire.SendAnswer:
-        """Like :meth:`send`, but the answer comes as columns (a ``wire.SendAnswer``), no model per recipient."""
-        return await self._run(wire.send_call(channel, request, columns=True))  # type: ignore[no-any-return]
-
-    async def send_sms(self, request: Any) -> Any:
-        """POST /api/rest/sms."""
-        return await self.send("sms", request)
-
-    async def send_mailing(self, request: Any) -> Any:
-        """POST /api/rest/mailing."""
-        return await self.send("mailing", request)
-
-    async def send_voice(self, request: Any) -> Any:
-        """POST /api/rest/voice."""
-        return await self.send("voice", request)
-
-    async def send_voice_audio(self, request: Any) -> Any:
-        """POST /api/rest/voiceAudio."""
-        return await self.send("voiceAudio", request)
-
-    async def send_landingsms(self, request: Any) -> Any:
-        """POST /api/rest/landingsms."""
-        return await self.send("landingsms", request)
-
-    async def send_whatsapp(self, request: Any) -> Any:
-        """POST /api/rest/whatsapp."""
-        return await self.send("whatsapp", request)
-
-    async def get_sms(self, ids: str | Iterable[str]) -> list[Any]:
-        """Look up SMS records (one GET, at most 100 ids)."""
-        records: list[Any] = await self._run(wire.lookup_call(ids))
-        return records
-
-    async def check_otp(self, to: str, code: str, app_id: str = "") -> Any:
-        """Check an OTP code; returns the ``OtpCheckResult``."""
-        return await self._run(wire.otp_call(to, code, app_id))

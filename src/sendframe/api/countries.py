@@ -10,8 +10,9 @@ took over ten seconds. Here:
 - a code several countries share (1, 7, 44, 39, ...) is settled as ``phonenumbers`` settles it: its
   regions in phonenumbers' order, each claiming the numbers its leading digits match or, without
   leading digits, the numbers one of its number types (fixed line, mobile, toll free, ...) matches,
-  length and pattern; the patterns are phonenumbers' own, run by ``pyarrow.compute`` (RE2) over the
-  national numbers; what no region claims gets the code's main country;
+  length and pattern; the patterns are phonenumbers' own, searched as integer ranges
+  (:mod:`sendframe.api.pattern_ranges`) or run by ``pyarrow.compute`` (RE2) over the national numbers;
+  what no region claims gets the code's main country;
 - what the tables cannot settle goes to ``region_of`` itself, once per distinct value: numbers whose
   national part starts with a trunk prefix (``parse`` may strip it), regions whose patterns RE2 does
   not compile.
@@ -36,17 +37,17 @@ from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE, UNKNOWN_RE
 from sendframe.api.numbering import (
     Desc,
     anchored,
+    calling_codes,
     compiles,
     lengths,
     match,
     matches_desc,
     number_desc,
-    tables,
     valid_digit_numbers,
 )
 from sendframe.api.recipients import region_of
 
-__all__ = ["NumberRegions", "number_regions", "recipient_countries"]
+__all__ = ["NumberRegions", "number_regions", "recipient_countries", "regions_of_numbers"]
 
 _NON_GEOGRAPHIC = "001"
 _NUMBER_TYPES = ("premium_rate", "toll_free", "shared_cost", "voip", "personal_number", "pager", "uan", "voicemail",
@@ -172,15 +173,24 @@ def number_regions(recipients: pd.Series) -> NumberRegions:
     strings = pa.array(text, type=pa.large_string(), from_pandas=True)
     if isinstance(strings, pa.ChunkedArray):
         strings = strings.combine_chunks()
-    size = len(strings)
-    valid, numbers, sizes = valid_digit_numbers(strings)
-    first3 = np.where(valid, numbers // (10 ** np.clip(sizes - 3, 0, 18)), 0).clip(0, 999)
-    table = tables()
-    code_size = table.code_length[first3].astype(np.int64)
-    code = np.where(valid, table.code_value[first3], 0).astype(np.int64)
+    valid, numbers, _ = valid_digit_numbers(strings)
+    return regions_of_numbers(np.where(valid, numbers, -1))
+
+
+def regions_of_numbers(numbers: np.ndarray) -> NumberRegions:
+    """:func:`number_regions` of phones given as int64 (``phone_numbers``' answer: valid numbers in API form,
+    -1 for the rest), when their validity is already known.
+
+        >>> regions_of_numbers(np.array([34600123456, 14165550123, -1])).regions.tolist()
+        ['ES', 'CA', None]
+    """
+    numbers = np.asarray(numbers, dtype=np.int64)
+    valid = numbers > 0
+    strings = pc.cast(pa.array(numbers, mask=~valid), pa.large_string())
+    code, code_size = calling_codes(numbers)
     index, names = _code_regions()
     regions = np.asarray(names, dtype=object)[np.maximum(index[code], 0)]
-    found = NumberRegions(strings, regions, code, code_size, np.zeros(size, dtype=bool))
+    found = NumberRegions(strings, regions, code, code_size, np.zeros(len(numbers), dtype=bool))
     shared = valid & (index[code] < 0)
     for one_code in np.unique(code[shared]):
         rows = np.flatnonzero(shared & (code == one_code))

@@ -22,7 +22,7 @@ settle (trunk prefixes that rewrite digits, uncompiled patterns) for the scalar 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
@@ -32,12 +32,13 @@ import pyarrow.compute as pc
 from phonenumbers import PhoneMetadata, PhoneNumberDesc, ValidationResult
 from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE
 
+from sendframe.api.pattern_ranges import RangeTable, digit_ranges, in_ranges
 from sendframe.api.recipients import MAX_PHONE_DIGITS, MIN_PHONE_DIGITS
 
-__all__ = ["MAX_INT_DIGITS", "Answers", "Desc", "Plan", "Tables", "anchored", "as_numbers", "compiles", "filled",
-           "length_answers", "lengths", "match", "matches_desc", "national_significant", "number_desc",
-           "parse_international", "parse_national", "region_plan", "tables", "valid_digit_numbers",
-           "valid_digit_strings", "valid_numbers", "where"]
+__all__ = ["MAX_INT_DIGITS", "Answers", "Desc", "Plan", "Tables", "anchored", "as_numbers", "ascii_digits",
+           "calling_codes", "compiles", "digit_values", "filled", "length_answers", "lengths", "match", "matches_desc",
+           "national_significant", "number_desc", "parse_international", "parse_national", "re2_class",
+           "region_plan", "tables", "valid_digit_numbers", "valid_digit_strings", "valid_numbers", "where"]
 
 _MAX_INPUT = 250  # phonenumbers refuses longer input
 _MAX_NSN = 17  # ... and national numbers longer than this
@@ -74,7 +75,8 @@ class Tables:
     separators_class: str  # the scalar rule's separators (\s - ( ) . NBSP /), ditto
 
 
-def _re2_class(characters: str) -> str:
+def re2_class(characters: str) -> str:
+    """The body of a RE2 character class holding exactly ``characters`` (each as ``\\x{...}``)."""
     return "".join(f"\\x{{{ord(c):x}}}" for c in characters)
 
 
@@ -156,8 +158,8 @@ def tables() -> Tables:
     every_character = "".join(map(chr, range(0x10000)))  # all of Unicode's whitespace is in the BMP (a test checks)
     whitespace = "".join(re.findall(r"\s", every_character))
     return Tables(code_length=code_length, code_value=code_value, possible=possible, main_plan=main_plan,
-                   whitespace=whitespace, whitespace_class=_re2_class(whitespace),
-                   separators_class=_re2_class(whitespace + "-()./\u00a0"))
+                   whitespace=whitespace, whitespace_class=re2_class(whitespace),
+                   separators_class=re2_class(whitespace + "-()./\u00a0"))
 
 
 # ---- small array helpers ------------------------------------------------------------------------------
@@ -172,6 +174,11 @@ def filled(mask: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 def lengths(strings: pa.Array) -> np.ndarray:
     return np.asarray(pc.fill_null(pc.binary_length(strings), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def ascii_digits(strings: pa.Array) -> np.ndarray:
+    """Which values are a run of ASCII digits (``^[0-9]+$``; Arrow's byte test, several times faster than RE2)."""
+    return filled(pc.ascii_is_decimal(strings))
 
 
 def match(strings: pa.Array, pattern: str | None) -> np.ndarray:
@@ -205,6 +212,20 @@ def valid_numbers(numbers: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return valid
 
 
+def calling_codes(numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The calling code of each valid phone given as int64 (API form; 0 or less for the rest: code 0) and its
+    length in digits.
+
+        >>> [a.tolist() for a in calling_codes(np.array([34600123456, 14165550123, -1]))]
+        [[34, 1, 0], [2, 1, 0]]
+    """
+    table = tables()
+    numbers = np.asarray(numbers, dtype=np.int64)
+    sizes = np.searchsorted(_POWERS, numbers, side="right")  # digits (valid numbers have no leading zero)
+    first3 = np.where(numbers > 0, numbers // _POWERS[np.clip(sizes - 3, 0, 18)], 0).clip(0, 999)
+    return table.code_value[first3].astype(np.int64), table.code_length[first3].astype(np.int64)
+
+
 def as_numbers(digits: pa.Array, usable: np.ndarray) -> np.ndarray:
     """The ``usable`` digit runs (ASCII digits, at most 18) as int64; 0 elsewhere."""
     chosen = pc.if_else(pa.array(usable, pa.bool_()), digits, pa.scalar(None, digits.type))
@@ -214,7 +235,7 @@ def as_numbers(digits: pa.Array, usable: np.ndarray) -> np.ndarray:
 def valid_digit_numbers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """is_valid_phone over an Arrow text array, with the work done on the way: (valid, numbers as int64, lengths)."""
     sizes = lengths(strings)
-    usable = (sizes >= MIN_PHONE_DIGITS) & (sizes <= MAX_PHONE_DIGITS) & match(strings, "^[0-9]+$")
+    usable = (sizes >= MIN_PHONE_DIGITS) & (sizes <= MAX_PHONE_DIGITS) & ascii_digits(strings)
     numbers = as_numbers(strings, usable)
     return usable & valid_numbers(numbers, sizes), numbers, sizes
 
@@ -227,36 +248,51 @@ def valid_digit_strings(strings: pa.Array) -> np.ndarray:
 def _first3(digits: pa.Array) -> np.ndarray:
     # the first three digits as a number (0 when there are not three digits)
     head = pc.utf8_slice_codeunits(digits, 0, 3)
-    head = pc.if_else(pc.match_substring_regex(head, pattern="^[0-9]{3}$"), head, pa.scalar(None, head.type))
+    head = where(ascii_digits(head) & (lengths(head) == 3), head, pa.nulls(len(head), head.type))
     return np.asarray(pc.fill_null(pc.cast(head, pa.int16()), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class Desc:
-    """One PhoneNumberDesc (a number type's or the general one): its possible lengths (empty: any) and its
-    pattern anchored for RE2."""
+    """One PhoneNumberDesc (a number type's or the general one): its possible lengths (empty: any), its
+    pattern anchored for RE2 and, when it is a finite digit language, the same as integer ranges by length
+    (:mod:`sendframe.api.pattern_ranges`: a binary search per number instead of a regex pass)."""
 
     lengths: tuple[int, ...]
     pattern: str | None
+    ranges: RangeTable | None = field(default=None, compare=False)
 
 
 def number_desc(desc: PhoneNumberDesc | None) -> Desc | None:
-    return None if desc is None else Desc(tuple(desc.possible_length), anchored(desc.national_number_pattern, "$"))
+    if desc is None:
+        return None
+    return Desc(tuple(desc.possible_length), anchored(desc.national_number_pattern, "$"),
+                digit_ranges(desc.national_number_pattern))
 
 
-def matches_desc(national: pa.Array, sizes: np.ndarray, desc: Desc | None) -> np.ndarray:
-    """phonenumbers' ``_is_number_matching_desc`` over national numbers: a listed length, then the whole pattern."""
+def digit_values(national: pa.Array) -> np.ndarray:
+    """National numbers (digit runs of at most 18) as int64: what :class:`Desc` ranges are searched with."""
+    return np.asarray(pc.fill_null(pc.cast(national, pa.int64()), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def matches_desc(national: pa.Array, sizes: np.ndarray, desc: Desc | None, values: np.ndarray | None = None
+                 ) -> np.ndarray:
+    """phonenumbers' ``_is_number_matching_desc`` over national numbers: a listed length, then the whole pattern
+    (by its ranges when it has them; ``values``: the numbers as :func:`digit_values` gives them, when known)."""
     if desc is None or desc.pattern is None:
         return np.zeros(len(national), dtype=bool)
     fits = np.isin(sizes, desc.lengths) if desc.lengths else np.ones(len(national), dtype=bool)
     if not fits.any():
         return fits
+    if desc.ranges is not None:
+        found: np.ndarray = fits & in_ranges(digit_values(national) if values is None else values, sizes, desc.ranges)
+        return found
     if fits.all():
         return match(national, desc.pattern)
-    found = np.zeros(len(national), dtype=bool)
+    matched = np.zeros(len(national), dtype=bool)
     rows = np.flatnonzero(fits)
-    found[rows] = match(national.take(pa.array(rows)), desc.pattern)
-    return found
+    matched[rows] = match(national.take(pa.array(rows)), desc.pattern)
+    return matched
 
 
 # ---- the answer being built, one group of distinct values at a time ------------------------------------
@@ -285,14 +321,25 @@ class Answers:
 
 
 def _without_trunk(national: pa.Array, plan: Plan) -> tuple[pa.Array, np.ndarray]:
-    """phonenumbers' _maybe_strip_national_prefix_carrier_code; also which rows only the scalar rule can answer."""
+    """phonenumbers' _maybe_strip_national_prefix_carrier_code; also which rows only the scalar rule can answer.
+
+    The stripping and the two national-pattern passes run only over the numbers the trunk prefix matches
+    (few, in API form), not over the whole group."""
+    nothing = np.zeros(len(national), dtype=bool)
     if plan.trunk is None or len(national) == 0:
-        return national, np.zeros(len(national), dtype=bool)
+        return national, nothing
     matched = match(national, plan.trunk) & (lengths(national) > 0)
-    stripped = _strip(national, plan.trunk)
-    keep = match(national, plan.national) & ~match(stripped, plan.national)  # a viable number stays as written
-    unsettled = matched if plan.rewrites else np.zeros(len(national), dtype=bool)
-    return where(matched & ~keep, stripped, national), unsettled
+    if not matched.any():
+        return national, nothing
+    rows = np.flatnonzero(matched)
+    written = national.take(pa.array(rows))
+    stripped = _strip(written, plan.trunk)
+    keep = match(written, plan.national) & ~match(stripped, plan.national)  # a viable number stays as written
+    strip = np.zeros(len(national), dtype=bool)
+    strip[rows[~keep]] = True
+    if strip.any():
+        national = pc.replace_with_mask(national, pa.array(strip), stripped.filter(pa.array(~keep)).cast(national.type))
+    return national, matched if plan.rewrites else nothing
 
 
 def national_significant(national: pa.Array, plan: Plan) -> tuple[pa.Array, np.ndarray]:
@@ -302,10 +349,12 @@ def national_significant(national: pa.Array, plan: Plan) -> tuple[pa.Array, np.n
     """
     sizes = lengths(national)
     potential, unsettled = _without_trunk(national, plan)
-    potential_sizes = lengths(potential)
+    potential_sizes = lengths(potential) if potential is not national else sizes
     taken = ~_NOT_PARSED_WHEN[plan.lengths[np.minimum(potential_sizes, _LENGTHS - 1)]]
     result_sizes = np.where(taken, potential_sizes, sizes)
     ok = (sizes >= 2) & (result_sizes <= _MAX_NSN)
+    if potential is national and ok.all():  # nothing stripped, every length fine: as written
+        return national, unsettled
     result = where(taken & ok, potential, where(ok, national, pa.nulls(len(national), national.type)))
     return result, unsettled
 

@@ -437,6 +437,15 @@ def _parse_otp(response: httpx.Response) -> Any:
     return models.OtpCheckResponse.model_validate(response.json()).data
 
 
+def send_path(channel: str) -> str:
+    """The path a send on ``channel`` is posted to (the clients', the sandbox's routes' and its OpenAPI's).
+
+        >>> send_path("voiceAudio")
+        '/api/rest/voiceAudio'
+    """
+    return f"/api/rest/{channel}"
+
+
 def send_call(channel: str, request: Any, *, columns: bool = False) -> Call:
     """The call that sends ``request`` (a model, a dict or an :class:`EncodedRequest`) on ``channel``.
 
@@ -447,7 +456,7 @@ def send_call(channel: str, request: Any, *, columns: bool = False) -> Call:
         '/api/rest/sms'
     """
     channel = normalise_channel(channel)
-    path, what = f"/api/rest/{channel}", f"send {channel}"
+    path, what = send_path(channel), f"send {channel}"
     parse = _parse_send_columns if columns else _parse_send
     if isinstance(request, EncodedRequest):
         if request.channel != channel:

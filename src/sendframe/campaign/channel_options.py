@@ -41,8 +41,8 @@ CONSTRUCTORS: dict[str, Callable[..., Message]] = {
 PREVIEW_PLACEHOLDERS: dict[str, Any] = {
     "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
     "gender": "F", "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
-# request fields that are not options: built from the contacts, or named otherwise (campaign_name is `campaign`)
-_NOT_OPTIONS = frozenset({"to", "sub", "messages", "campaign_name"})
+# request fields that are not options: built from the contacts
+_NOT_OPTIONS = frozenset({"to", "sub", "messages"})
 _HELP: dict[str, str] = {
     "message": "the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}",
     "sender": "sms/landingsms: the sender label (15 digits or 11 letters and digits); whatsapp: the registered "
@@ -57,7 +57,7 @@ _HELP: dict[str, str] = {
     "audio_url": "address of the audio file to play",
     "template_id": "whatsapp: the approved template's id; landingsms: a stored landing page instead of template_body",
     "template_body": "the landing page's HTML (default: a page showing the message)",
-    "campaign": "campaign name (groups the statistics)",
+    "campaign_name": "campaign name (groups the statistics)",
     "schedule_date": "when the service sends: a tz-aware time, or the spec's text",
     "expiration_date": "when the service gives up sending: a tz-aware time, or the spec's text",
     "tags": "labels of the send, for the statistics",
@@ -72,7 +72,7 @@ _HELP: dict[str, str] = {
     "default_region": "country assumed for national numbers (ISO code)",
     "header_fields": "columns filling the template's header variables, in order",
     "body_fields": "columns filling the template's body variables, in order",
-    "cta_fields": "columns filling the template's button (call to action) variables, in order",
+    "call_to_action_fields": "columns filling the template's button (call to action) variables, in order",
     "default_answer": "columns filling the template's default answer, in order",
     "suppression": "recipients never sent to (a CSV of phones or emails): those rows are skipped",
     "frequency_cap": "(N, DAYS): skip recipients already sent N messages in the last DAYS days (per history)",

@@ -2,7 +2,7 @@
 
     sendframe preview data/contacts.csv --message "Hola {name|capitalize}"
     sendframe estimate data/contacts.csv --message "Hola {name}" --encoding auto --out estimate.csv
-    sendframe send data/contacts.csv --channel sms --message "Hola {name}" --sender Shop --campaign spring
+    sendframe send data/contacts.csv --channel sms --message "Hola {name}" --sender Shop --campaign-name spring
     sendframe send data/contacts.csv --channel voice --message "Hola {name}" --language es_ES --gender F
     sendframe send data/contacts.csv --channel voiceAudio --audio-url https://example.com/a.mp3
     sendframe send data/contacts.csv --channel whatsapp --template-id 1002 --sender 34911111111 --body-fields name
@@ -49,7 +49,7 @@ from sendframe.campaign.policy import KEEP_REASONS, skipped_summary
 from sendframe.channels import CHANNELS, channel
 from sendframe.errors import InputError, RowsSkippedWarning, naming_full_disk
 
-__all__ = ["NOT_FLAGS", "add_arguments", "default_ledger_path", "flag", "message_from_args", "message_ledger_path",
+__all__ = ["NOT_FLAGS", "add_arguments", "flag", "message_from_args", "message_ledger_path",
            "options_from_args", "run"]
 
 # options of the table that are no flag of the command, and why
@@ -120,7 +120,7 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
 
         >>> parser = argparse.ArgumentParser()
         >>> add_arguments("preview", parser)
-        >>> parser.parse_args(["c.csv", "--message", "Hi", "--sender", "Shop", "--campaign", "x"]).sender
+        >>> parser.parse_args(["c.csv", "--message", "Hi", "--sender", "Shop", "--campaign-name", "x"]).sender
         'Shop'
     """
     parser.add_argument("contacts", metavar="CONTACTS",
@@ -139,19 +139,6 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
             _add_flag(parser, option, channels)
         else:
             _add_flag(ignored, option, channels, prefix="ignored here. In send: ")
-
-
-def default_ledger_path(contacts: str | Path, channel: str, message: str, sender: str | None, campaign: str | None,
-                        folder: str | Path = ".") -> Path:
-    """The ledger ``send`` uses when ``--ledger`` is not given (see ``sendframe send --help``).
-
-        >>> default_ledger_path("data/contacts.csv", "sms", "Hi", "Shop", None).name
-        'contacts-42653ac0.ledger.sqlite'
-    """
-    stem = campaign or Path(contacts).stem
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-.") or "campaign"
-    digest = hashlib.sha256("\x1f".join((channel, sender or "", message)).encode()).hexdigest()[:8]
-    return Path(folder) / f"{safe}-{digest}.ledger.sqlite"
 
 
 def _contacts(args: argparse.Namespace) -> pd.DataFrame:
@@ -261,15 +248,19 @@ def _estimate(args: argparse.Namespace) -> int:
 
 def message_ledger_path(contacts: str | Path, msg: Message, folder: str | Path = ".") -> Path:
     """The default ledger of sending ``msg`` to the table ``contacts`` (a file or a table's name): the same
-    file for ``sendframe send`` and the Composer, so neither sends twice what the other sent.
+    file for ``sendframe send`` and the Composer, so neither sends twice what the other sent. It is named after the
+    campaign name or the table, with 8 hex digits of the channel, sender and message: the same command resumes,
+    a changed message starts a new ledger.
 
         >>> from sendframe.campaign.message import sms
         >>> message_ledger_path("data/contacts.csv", sms("Hi", "Shop")).name
         'contacts-42653ac0.ledger.sqlite'
     """
     identity = "\x1f".join(str(v) for k, v in sorted(msg.fields.items()) if k not in ("campaignName", "from"))
-    sender = msg.fields.get("from") or msg.fields.get("fromEmail")
-    return default_ledger_path(contacts, msg.channel, identity, sender, msg.fields.get("campaignName"), folder)
+    sender = msg.fields.get("from") or msg.fields.get("fromEmail") or ""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", msg.fields.get("campaignName") or Path(contacts).stem).strip("-.")
+    digest = hashlib.sha256("\x1f".join((msg.channel, sender, identity)).encode()).hexdigest()[:8]
+    return Path(folder) / f"{stem or 'campaign'}-{digest}.ledger.sqlite"
 
 
 def _send(args: argparse.Namespace) -> int:

@@ -28,12 +28,12 @@ import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sendframe.api.number_types import number_types
+from sendframe.api.number_types import number_types, types_of_numbers
 from sendframe.api.recipient_columns import (
     clean_emails,
+    email_keys,
     normalise_phones,
     phone_numbers,
-    recipient_keys,
     valid_emails,
     valid_phones,
 )
@@ -168,16 +168,21 @@ def _phones_by_region(phones: pd.Series, regions: pd.Series | None,
 
 
 def _flags(frame: pd.DataFrame, sources: dict[str, str], default_region: str,
-           regions: pd.Series | None) -> tuple[dict[str, pd.Series], dict[str, np.ndarray]]:
+           regions: pd.Series | None) -> tuple[dict[str, pd.Series], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each kind's recipients, which are valid, and a code per row equal for the same recipient (-1: invalid),
+    each worked out once: the codes flag duplicates, the phones' codes (the numbers as int64) give their type."""
     recipients: dict[str, pd.Series] = {}
     valid: dict[str, np.ndarray] = {}
+    codes: dict[str, np.ndarray] = {}
     if "phone" in sources:
         phones = _best_values(frame[sources["phone"]], "phone", default_region)
         recipients["phone"], valid["phone"] = _phones_by_region(phones, regions, default_region)
+        codes["phone"] = phone_numbers(recipients["phone"], valid["phone"])
     if "email" in sources:
         recipients["email"] = clean_emails(_best_values(frame[sources["email"]], "email", default_region))
-        valid["email"] = valid_emails(recipients["email"])
-    return recipients, valid
+        keys, valid["email"] = email_keys(recipients["email"])
+        codes["email"] = _email_codes(keys)
+    return recipients, valid, codes
 
 
 def wants_dask(source: Any, dask: bool | None) -> bool:
@@ -291,7 +296,7 @@ def read_contacts(
         raise InputError(f"The contacts have no column {country_column!r} (given as country_column=); columns are: "
                          f"{', '.join(map(str, frame.columns))}.")
     regions = row_regions(frame[country], region) if country is not None else None
-    recipients, valid = _flags(frame, sources, region, regions)
+    recipients, valid, codes = _flags(frame, sources, region, regions)
     out: dict[Any, pd.Series] = {}
     for column in frame.columns:
         source_of = next((k for k, c in sources.items() if c == column), None)
@@ -303,10 +308,10 @@ def read_contacts(
     for kind in sources:
         out[f"{kind}_valid"] = pd.Series(valid[kind], index=frame.index)
     if "phone" in sources:
-        out["phone_type"] = number_types(recipients["phone"]).rename("phone_type")
+        out["phone_type"] = pd.Series(types_of_numbers(codes["phone"]), index=frame.index, name="phone_type")
     repeated = np.zeros(len(frame), dtype=bool)
     for kind in sources:
-        repeated |= duplicate_recipients(recipients[kind], kind, valid=valid[kind]).to_numpy()
+        repeated |= _repeats(codes[kind])
     out["duplicate"] = pd.Series(repeated, index=frame.index)
     result = pd.DataFrame(out, index=frame.index)
     if names is not None:
@@ -341,6 +346,7 @@ def _repeats(codes: np.ndarray) -> np.ndarray:
 
 
 def _email_codes(keys: pd.Series) -> np.ndarray:
+    # a code per email key, equal for equal keys; -1 for missing ones (invalid addresses)
     array = pa.array(keys, type=pa.large_string(), from_pandas=True)
     return np.asarray(pc.fill_null(pc.dictionary_encode(array).indices, -1).to_numpy(zero_copy_only=False))
 
@@ -351,8 +357,8 @@ def duplicate_recipients(values: pd.Series, kind: str = "phone", *, valid: np.nd
     ``kind`` is ``"phone"`` (numbers compared as written, so normalise them first: ``read_contacts``
     does) or ``"email"`` (compared ignoring case and surrounding spaces). Missing and invalid
     recipients are never duplicates: the service rejects them anyway. ``valid``: each value's
-    validity when already known (``read_contacts``' flags), so it is not worked out again. This is
-    the rule behind ``read_contacts``' ``duplicate`` flag, for one recipient column.
+    validity when already known, so it is not worked out again. This is the rule behind
+    ``read_contacts``' ``duplicate`` flag, for one recipient column.
 
         >>> duplicate_recipients(pd.Series(["Ana@example.com", "ana@example.com", None, None]), "email").tolist()
         [False, True, False, False]
@@ -360,8 +366,8 @@ def duplicate_recipients(values: pd.Series, kind: str = "phone", *, valid: np.nd
     if kind not in ("phone", "email"):
         raise InputError(f"kind must be 'phone' or 'email', not {kind!r}.")
     if kind == "email":
-        keys = recipient_keys(values, "email")
-        valid = valid_emails(keys) if valid is None else np.asarray(valid, dtype=bool)
+        keys, known = email_keys(values)
+        valid = known if valid is None else np.asarray(valid, dtype=bool)
         codes = np.where(valid, _email_codes(keys), -1)
     else:  # valid numbers in API form are at most 15 digits without a leading zero: compared as integers
         valid = valid_phones(values) if valid is None else np.asarray(valid, dtype=bool)

@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.estimate import _load_table, recipients_valid
+from sendframe.campaign.estimate import price_table, priced_numbers, recipients_valid
 from sendframe.campaign.policy import keep_reasons
 from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
@@ -105,11 +105,8 @@ class MessageCounter:
         self._kind = channel_info(channel).recipient
         column = recipient_column(contacts, self._kind, to, channel=channel)
         self._valid = recipients_valid(contacts, column, channel)
-        if self._kind == "email":  # priced by the default row: an address has no country
-            numbers = pd.Series(pd.NA, index=contacts.index, dtype="str")
-        else:
-            numbers = contacts[column].astype("str").where(self._valid)
-        self._prices = _load_table(prices).lookup(numbers, channel)
+        numbers = priced_numbers(contacts[column], self._kind, self._valid)
+        self._prices = price_table(prices).lookup(numbers, channel)
         self._column = column
         # (the message's policy settings, the rows they let through, each row's recipient code)
         self._policy: tuple[tuple[Any, ...], np.ndarray, np.ndarray] | None = None

@@ -24,31 +24,15 @@ from sendframe import pricing
 from sendframe.api.countries import recipient_countries
 from sendframe.api.recipient_columns import valid_emails, valid_phones
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.measured import measure_rendered, measure_texts
-from sendframe.campaign.preview import render
+from sendframe.campaign.measured import asked_encoding, measure_sms
+from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
-from sendframe.pricing import DEFAULT_PREFIX
-from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["asked_encoding", "estimate", "estimate_totals", "recipients_valid"]
-
-
-def asked_encoding(encoding: str | None) -> str:
-    """The encoding asked for, checked: ``"auto"`` or a name (``None`` is what a request without one gets: gsm).
-
-        >>> asked_encoding(None), asked_encoding("auto")
-        ('gsm', 'auto')
-    """
-    if encoding is None:
-        return "gsm"
-    if encoding != "auto" and encoding not in ENCODINGS:
-        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} "
-                         "or 'auto' (the cheapest per row).")
-    return encoding
+__all__ = ["estimate", "estimate_totals", "price_table", "priced_numbers", "recipients_valid"]
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
@@ -99,21 +83,22 @@ def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.nd
     return valid(contacts[column])
 
 
-def _load_table(prices: Any) -> Any:
+def price_table(prices: Any) -> Any:
+    """``prices`` as a ``PriceTable``: one as it is, a CSV path read, ``None`` the table shipped with sendframe."""
     if prices is not None and hasattr(prices, "costs"):
         return prices
     return pricing.load_prices(prices)
 
 
-def _countries(numbers: pd.Series, price_rows: pd.DataFrame) -> pd.Series:
-    # the price table's country for its prefix; numbers priced by the default row get the recipient rule's country
+def priced_numbers(recipients: pd.Series, kind: str, valid: np.ndarray) -> pd.Series:
+    """The numbers a price is looked up by: the valid ones; none for an address (the price list's default row).
 
-    country = price_rows["country"].astype("str").where(price_rows["prefix"] != DEFAULT_PREFIX)
-    country = pd.Series(country.array, index=numbers.index, dtype="str", copy=True)
-    open_rows = (country.isna() & numbers.notna()).to_numpy(dtype=bool)
-    if open_rows.any():
-        country[open_rows] = recipient_countries(numbers[open_rows]).to_numpy(dtype=object, na_value=np.nan)
-    return country
+        >>> priced_numbers(pd.Series(["34600123456", "x"]), "phone", np.array([True, False])).tolist()
+        ['34600123456', nan]
+    """
+    if kind == "email":
+        return pd.Series(pd.NA, index=recipients.index, dtype="str")
+    return recipients.astype("str").where(valid)
 
 
 @keyword_checked
@@ -162,9 +147,7 @@ def estimate(
         >>> est.loc[0, "encoding"], est.loc[0, "forced_by"]
         ('gsm-pt', 'á')
     """
-
-    if not isinstance(contacts, pd.DataFrame):
-        raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
+    contacts_frame(contacts)
     column = recipient_column(contacts, channel_info(channel).recipient, to, channel=channel)
     if parts is not None and (isinstance(parts, bool) or not isinstance(parts, int) or parts < 1):
         raise InputError(f"parts must be a whole number of at least 1 (got {parts!r}).")
@@ -172,38 +155,28 @@ def estimate(
         raise InputError(f"attachments must be a whole number of at least 0 (got {attachments!r}).")
     index = contacts.index
     sms = channel_info(channel).sends_sms
+    forced = lost = pd.Series("", index=index, dtype="str")  # characters that forced the encoding, or are lost
     if sms:
-        # render checks the arguments (on no rows); the text engine renders and measures in one go
-        render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         asked = asked_encoding(encoding)
-        if measured is None and trans == 0:
-            measured = measure_texts(contacts, template, encoding=asked, link_base=link_base, otp_config=otp_config)
-        elif measured is None:  # the translated texts, measured as they are
-            measured = measure_rendered(render(contacts, template, channel=channel, otp_config=otp_config,
-                                               link_base=link_base, trans=trans), asked)
+        measured = measure_sms(contacts, template, encoding=asked, trans=trans, channel=channel,
+                               link_base=link_base, otp_config=otp_config, measured=measured)
         text = pd.Series(measured["text"], index=index, name="text").astype("str")
         has_text = text.notna().to_numpy(dtype=bool)
-        if asked == "auto":
-            chosen = measured["encoding"].astype("str").where(has_text)
-        else:
-            chosen = pd.Series(asked, index=index, dtype="str").where(has_text)
+        chosen = (measured["encoding"] if asked == "auto" else pd.Series(asked, index=index)).astype("str")
+        chosen = chosen.where(has_text)
         length, needed = measured["units"], measured["parts"]
         not_gsm, not_pt = measured["unencodable_gsm"], measured["unencodable_gsm_pt"]
         if encoding == "auto":  # the cheapest encoding carries every character: nothing is lost
             forced = _per_combination(not_gsm, not_pt, chosen, _forced_answer)
-            lost = pd.Series("", index=index, dtype="str")
         else:  # the characters the chosen encoding cannot carry: they arrive as ``?``
-            forced = pd.Series("", index=index, dtype="str")
             lost = _per_combination(not_gsm, not_pt, chosen, lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt"
                                     else "")
     else:
         text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         has_text = text.notna().to_numpy(dtype=bool)
         chosen = pd.Series(pd.NA, index=index, dtype="str")
-        length = text.str.len().astype("Int64")
-        needed = pd.Series(1, index=index, dtype="Int64")
-        forced = pd.Series("", index=index, dtype="str")
-        lost = pd.Series("", index=index, dtype="str")
+        length = text.str.len()
+        needed = pd.Series(1, index=index)
     length = length.where(has_text, pd.NA).astype("Int64")
     needed = needed.where(has_text, pd.NA).astype("Int64")
     forced = forced.where(has_text)
@@ -217,15 +190,10 @@ def estimate(
         too_many = np.zeros(len(index), dtype=bool)
     billable = has_text & valid & ~too_many
 
-    table = _load_table(prices)
-    if channel_info(channel).recipient == "email":  # priced by the default row: an address has no country
-        numbers = pd.Series(pd.NA, index=index, dtype="str")
-        country = pd.Series(pd.NA, index=index, dtype="str")
-        found = table.lookup(numbers, channel)
-    else:
-        numbers = recipients.astype("str").where(valid)
-        found = table.lookup(numbers, channel)
-        country = _countries(numbers, found)
+    table = price_table(prices)
+    numbers = priced_numbers(recipients, channel_info(channel).recipient, valid)
+    country = recipient_countries(numbers).astype("str")  # the country rule, not the price's prefix (+1: US or CA)
+    found = table.lookup(numbers, channel)
     charged_parts = needed.fillna(1).astype("int64") if channel_info(channel).billed_per_part else 1
     costs = table.costs(numbers, channel, parts=charged_parts, certified=certified, attachments=attachments)
     cost = np.where(billable, costs.to_numpy(dtype=float), 0.0)

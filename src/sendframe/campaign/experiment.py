@@ -19,7 +19,6 @@ everything is checked and priced per variant before anything is sent.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,18 +26,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.batching import IDENTITY_FIELDS
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import Message
-from sendframe.campaign.policy import keep_reasons, repeat_reasons, skipped_summary
+from sendframe.campaign.policy import keep_reasons, repeat_reasons, repeated_rows, warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions, send_signature
 from sendframe.campaign.send_prepared import send_prepared
 from sendframe.campaign.tables import as_frame
 from sendframe.campaign.variants import HOLDOUT
-from sendframe.errors import InputError, RowsSkippedWarning
+from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.send_outcomes import OUTCOMES
 
@@ -112,9 +110,7 @@ class Variants:
         plan.loc[unassigned, "action"] = "skipped_invalid"
         plan.loc[unassigned, "reason"] = "no variant: the recipient is missing or not valid."
         if "duplicate" not in reasons:
-            sending = (plan["action"] == "send").to_numpy()
-            repeated = np.zeros(len(frame), dtype=bool)
-            repeated[sending] = keys[sending].duplicated(keep="first").to_numpy()
+            repeated = repeated_rows(keys, (plan["action"] == "send").to_numpy())
             plan.loc[repeated, "action"] = "skipped_duplicate"
             plan.loc[repeated, "reason"] = repeat_reasons(keys[repeated])
         plan = plan.assign(variant=frame[self.column].astype("str"))
@@ -165,9 +161,7 @@ class Variants:
         frame = as_frame(contacts)
         prepared, plan = self.prepare(frame, suppression=how.suppression, keep=how.keep, now=how.now,
                                       ledger=how.ledger, prices=how.prices)
-        summary = skipped_summary(plan, "sent" if not how.dry_run else "to be sent")
-        if summary:
-            warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
+        warn_skipped(plan, how.dry_run)
         budget = Budget(how.max_cost, []) if how.max_cost is not None else None
         results = [send_prepared(p, how, budget=budget, identity=self._identity(), warn=False)
                    for p in prepared.values()]

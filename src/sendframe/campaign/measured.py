@@ -28,7 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.campaign.preview import placeholders
+from sendframe.campaign.preview import placeholders, render
+from sendframe.errors import InputError
+from sendframe.text.encodings import ENCODINGS
 from sendframe.text.measure import measure_frame
 from sendframe.text.templates import Template, parse
 
@@ -141,3 +143,36 @@ def measure_rendered(text: pd.Series, encoding: str) -> pd.DataFrame:
         [{'encoding': 'gsm-pt', 'parts': 1}]
     """
     return measure_texts(pd.DataFrame({"text": text}, index=text.index), "{text}", encoding=encoding)
+
+
+def asked_encoding(encoding: str | None) -> str:
+    """The encoding asked for, checked: ``"auto"`` or a name (``None`` is what a request without one gets: gsm).
+
+        >>> asked_encoding(None), asked_encoding("auto")
+        ('gsm', 'auto')
+    """
+    if encoding is None:
+        return "gsm"
+    if encoding != "auto" and encoding not in ENCODINGS:
+        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} "
+                         "or 'auto' (the cheapest per row).")
+    return encoding
+
+
+def measure_sms(frame: pd.DataFrame, template: str, *, encoding: str, trans: int = 0, channel: str = "sms",
+                link_base: str | None = None, otp_config: Mapping[str, Any] | None = None,
+                measured: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The measurement of an SMS's rows as a send makes them: the arguments checked (``render`` on no rows),
+    the texts measured by :func:`measure_texts`, or under ``trans`` translated and measured as they are;
+    ``measured`` (the caller's, of the same rows and template) is taken as it is.
+
+        >>> measure_sms(pd.DataFrame({"name": ["Zoë"]}), "Olá {name}", encoding="auto", trans=1)["text"].tolist()
+        ['Ola Zoë']
+    """
+    render(frame.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+    if measured is not None:
+        return measured
+    if trans == 0:
+        return measure_texts(frame, template, encoding=encoding, link_base=link_base, otp_config=otp_config)
+    return measure_rendered(render(frame, template, channel=channel, otp_config=otp_config, link_base=link_base,
+                                   trans=trans), encoding)

@@ -36,6 +36,7 @@ import pandas as pd
 from sendframe.campaign import preview
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.message_options import (
+    MESSAGE_OPTIONS,
     RUN_SETTINGS,
     message_settings,
     wire_spelling,
@@ -43,7 +44,7 @@ from sendframe.campaign.message_options import (
 )
 from sendframe.campaign.prepared import Prepared, prepare
 from sendframe.campaign.send import ANSWER_COLUMNS
-from sendframe.campaign.send_options import SEND_OPTIONS, SendOptions, send_signature
+from sendframe.campaign.send_options import SendOptions, send_signature
 from sendframe.campaign.send_prepared import send_prepared
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
@@ -52,8 +53,8 @@ from sendframe.errors import InputError
 from sendframe.options import keyword_checked, request_field_names
 from sendframe.text.templates import parse
 
-__all__ = ["RESULT_COLUMNS", "SEND_OPTIONS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
-           "voice_audio", "whatsapp"]
+__all__ = ["RESULT_COLUMNS", "Message", "landing_sms", "mailing", "message", "sms", "voice", "voice_audio",
+           "whatsapp"]
 
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
@@ -138,17 +139,12 @@ class Message:
             >>> sms("Hi", sender="Shop").replace(message="Hello", parts=2).fields["parts"]
             2
         """
-        options: dict[str, Any] = {"to": self.to, "notification_url": self.notification_url,
-                                   "link_base": self.link_base, "default_region": self.default_region,
-                                   **{name: getattr(self, name) for name in RUN_SETTINGS}}
+        options: dict[str, Any] = {name: getattr(self, name) for name in MESSAGE_OPTIONS}
         if self.encoding is not None:
             options["encoding"] = self.encoding
         options.update(self.fields)
         options.update({self.info.column_field_option(k): v for k, v in self.whatsapp_columns.items()})
-        changed = dict(changes)
-        if "sender" in changed:
-            changed["from"] = changed.pop("sender")
-        return message(self.channel, **{**options, **wire_spelling(self.channel, changed)})
+        return message(self.channel, **{**options, **wire_spelling(self.channel, changes)})
 
     # ------------------------------------------------------------------ applied to a contact table
 
@@ -318,8 +314,8 @@ class Message:
 def message(channel_name: str, **options: Any) -> Message:
     """A :class:`Message` for any channel: the spec's request fields (snake_case or camelCase) and
     the settings ``encoding`` (incl. ``"auto"``), ``to``, ``notification_url``, ``link_base``,
-    ``default_region``, ``campaign`` (the ``campaignName``) and, for WhatsApp, ``header_fields``,
-    ``body_fields``, ``cta_fields`` (the columns filling each array).
+    ``default_region`` and, for WhatsApp, ``header_fields``,
+    ``body_fields``, ``call_to_action_fields`` (the columns filling each array).
 
     An unknown option raises :class:`sendframe.errors.UnknownOptionError` naming the closest known
     one; the fields are validated as the service would (``RequestValidationError`` naming the field).

@@ -29,8 +29,8 @@ from sendframe.text.encodings import ENCODINGS
 __all__ = ["MESSAGE_OPTIONS", "RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
 
 # settings of a Message that are not request fields
-MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "campaign", "suppression", "frequency_cap",
-                   "history", "local_time", "quiet_hours")
+MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "suppression", "frequency_cap", "history",
+                   "local_time", "quiet_hours")
 # settings a send may also take for one run (they override the message's)
 RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
 _PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
@@ -73,7 +73,8 @@ def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, An
     whatsapp_options = dict(info.column_fields)
     known = [*names, *MESSAGE_OPTIONS, "encoding", *whatsapp_options]
     check_options(options, known, "sendframe.message",
-                  hint=f"A {info.name} message takes: {', '.join(sorted({*_public_names(names), *MESSAGE_OPTIONS}))}.")
+                  hint=f"A {info.name} message takes: "
+                       f"{', '.join(sorted({*_public_names(names), *MESSAGE_OPTIONS, *whatsapp_options}))}.")
     settings = {k: options.pop(k) for k in MESSAGE_OPTIONS if k in options}
     whatsapp_columns = {whatsapp_options[k]: _column_names(options.pop(k), k)
                         for k in list(options) if k in whatsapp_options and options[k] is not None}
@@ -90,9 +91,6 @@ def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, An
             fields[names[name]] = value
     if fields.get("parts") == 1:  # the service's default: the same message whether it is said or not
         del fields["parts"]
-    campaign = settings.pop("campaign", None)
-    if campaign is not None:
-        fields["campaignName"] = campaign
     notification_url = settings.get("notification_url") or fields.pop("notificationUrl", None)
     for name in ("scheduleDate", "expirationDate"):
         value = fields.get(name)
@@ -116,13 +114,10 @@ def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, An
         raise InputError(f"notification_url applies to {' and '.join(channels_where(lambda c: c.has_notifications))}, "
                          f"not {info.name}.")
     _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
-    return {"channel": info.name, "fields": MappingProxyType(fields), "encoding": encoding, "to": settings.get("to"),
-            "notification_url": notification_url, "link_base": settings.get("link_base"),
-            "default_region": settings.get("default_region", "ES"),
-            "whatsapp_columns": MappingProxyType(whatsapp_columns), "suppression": settings.get("suppression"),
-            "frequency_cap": settings.get("frequency_cap"), "history": settings.get("history"),
-            "local_time": settings.get("local_time"),
-            "quiet_hours": tuple(settings["quiet_hours"]) if settings.get("quiet_hours") else None}
+    if "quiet_hours" in settings:
+        settings["quiet_hours"] = tuple(settings["quiet_hours"]) if settings["quiet_hours"] else None
+    return {**settings, "channel": info.name, "fields": MappingProxyType(fields), "encoding": encoding,
+            "notification_url": notification_url, "whatsapp_columns": MappingProxyType(whatsapp_columns)}
 
 
 def _public_names(names: Mapping[str, str]) -> set[str]:

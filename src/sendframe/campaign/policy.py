@@ -31,6 +31,7 @@ skipped_duplicate      the recipient already gets the message from an earlier ro
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -38,12 +39,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.problems import key_codes
-from sendframe.errors import InputError
+from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import closest
 from sendframe.send_outcomes import SKIP_OUTCOMES
 
-__all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "repeat_reasons", "skipped_summary"]
+__all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "repeat_reasons", "repeated_rows", "skipped_summary",
+           "warn_skipped"]
 
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
 _RULE_REASON = {"invalid_recipient": "invalid", "landline": "landline", "opted_out": "suppressed"}
@@ -115,10 +118,7 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
         rank[over] = KEEP_REASONS.index("frequency")
         messages[over] = capped_reason
     if "duplicate" not in keep:
-        codes = key_codes(recipients)
-        candidates = (rank == _NO_REASON) & (codes >= 0)
-        repeated = np.zeros(n, dtype=bool)
-        repeated[candidates] = pd.Series(codes[candidates]).duplicated(keep="first").to_numpy()
+        repeated = repeated_rows(recipients, rank == _NO_REASON)
         if repeated.any():
             rank[repeated] = KEEP_REASONS.index("duplicate")
             messages[repeated] = repeat_reasons(pd.Series(recipients).to_numpy(dtype=object)[repeated])
@@ -126,6 +126,19 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
     reason = pa.array(messages, type=pa.large_string(), from_pandas=True)
     return pd.DataFrame({"action": pd.array(action, dtype="str"), "reason": pd.array(reason, dtype="str")},
                         index=index)
+
+
+def repeated_rows(recipients: pd.Series, among: np.ndarray) -> np.ndarray:
+    """Which rows of ``among`` repeat the recipient of an earlier row of ``among`` (a missing one never does).
+
+        >>> repeated_rows(pd.Series(["a", "b", "a", None, None, "b"]), np.array([1, 0, 1, 1, 1, 1], bool)).tolist()
+        [False, False, True, False, False, False]
+    """
+    codes = key_codes(recipients)
+    among = np.asarray(among, dtype=bool) & (codes >= 0)
+    repeated = np.zeros(len(codes), dtype=bool)
+    repeated[among] = pd.Series(codes[among]).duplicated(keep="first").to_numpy()
+    return repeated
 
 
 def repeat_reasons(recipients: Iterable[Any]) -> np.ndarray:
@@ -160,3 +173,10 @@ def skipped_summary(plan: pd.DataFrame, verb: str = "sent") -> str | None:
     total = sum(int(counts.get(outcome, 0)) for outcome in SKIP_OUTCOMES.values())
     return (f"{total} of {len(plan)} rows not {verb}: {', '.join(parts)}. "
             f"Each row's outcome says why; keep={reasons!r} sends them anyway.")
+
+
+def warn_skipped(plan: pd.DataFrame, dry_run: bool = False) -> None:
+    """Say once, as a :class:`~sendframe.errors.RowsSkippedWarning`, which rows of a send's ``plan`` are left out."""
+    summary = skipped_summary(plan, "to be sent" if dry_run else "sent")
+    if summary:
+        warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())

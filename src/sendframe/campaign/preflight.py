@@ -54,9 +54,9 @@ from sendframe.api.recipient_columns import recipient_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column, snake_name
-from sendframe.campaign.estimate import asked_encoding, recipients_valid
-from sendframe.campaign.measured import measure_rendered, measure_texts
-from sendframe.campaign.preview import render
+from sendframe.campaign.estimate import recipients_valid
+from sendframe.campaign.measured import asked_encoding, measure_sms
+from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.problems import (
     PROBLEM_COLUMNS,
     Problems,
@@ -131,7 +131,8 @@ def _numbers(values: pd.Series) -> np.ndarray:
 # ---------------------------------------------------------------- the rules
 
 
-def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str) -> np.ndarray:
+def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str,
+                        keys: pd.Series) -> np.ndarray:
     values = contacts[column]
     mailing = channel == "mailing"
     kind, hint = ("email address", "") if mailing else ("phone number", _PHONE_HINT)
@@ -145,7 +146,6 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
             shown = pc.if_else(pa.array(values[bad].isna().to_numpy(dtype=bool)), raw, shown)
         found.rows(bad, column, "invalid_recipient", made_once(
             shown, lambda s: f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)."))
-    keys = recipient_keys(values, channel_info(channel).recipient, default_region=None)
     repeated, first = _repeats(key_codes(keys))
     repeated &= valid
     if repeated.any():
@@ -155,12 +155,13 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
     return valid
 
 
-def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray) -> None:
+def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray,
+                   keys: pd.Series) -> None:
     """Valid numbers whose line cannot receive a text message (``read_contacts``' ``phone_type`` when it has it)."""
     if column == "phone" and isinstance(contacts.get("phone_type", pd.Series()).dtype, pd.CategoricalDtype):
         types = contacts["phone_type"]
     else:
-        types = number_types(recipient_keys(contacts[column], "phone", default_region=None))
+        types = number_types(keys)
     cannot = valid & ~receives_sms(types)
     if cannot.any():
         what = "a WhatsApp message" if channel == "whatsapp" else "a text message"
@@ -191,10 +192,9 @@ def _suppressed_values(suppression: Any, channel: str, default_region: str) -> s
     return set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
 
 
-def _opted_out(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray,
+def _opted_out(found: Problems, contacts: pd.DataFrame, column: str, valid: np.ndarray, keys: pd.Series,
                blocked: set[str]) -> None:
-    key = recipient_keys(contacts[column], channel_info(channel).recipient, default_region=None)
-    opted = key.isin(blocked).to_numpy(dtype=bool) & valid
+    opted = keys.isin(blocked).to_numpy(dtype=bool) & valid
     if opted.any():
         found.rows(opted, column, "opted_out", messages(contacts[column][opted], lambda v: (
             f"{column}: {v} is on the suppression list (opted out); do not send to it.")))
@@ -249,20 +249,14 @@ class _Measured:
     lost: pd.Series | None  # characters the encoding cannot carry ("" when none), None when nothing is lost
 
 
-def _measure(contacts: pd.DataFrame, template: str, parsed: Template, channel: str, encoding: str, trans: int,
+def _measure(contacts: pd.DataFrame, template: str, channel: str, encoding: str, trans: int,
              otp_config: Mapping[str, Any] | None, link_base: str | None, measured: pd.DataFrame | None) -> _Measured:
     """Parts and lost characters of each row's text in ``encoding`` (``"auto"``: the cheapest per row, as
     :func:`~sendframe.campaign.estimate.estimate` chooses it, which loses nothing). Without ``trans`` the text engine
     renders and measures in one pass over the distinct values (or ``measured`` is that pass, done by the caller
     with ``unencodable=True``); with it the translated texts are measured."""
-    # render checks the arguments (on no rows); the text engine renders and measures in one go
-    render(contacts.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
-    asked_encoding(encoding)
-    if measured is None and trans == 0:
-        measured = measure_texts(contacts, parsed, encoding=encoding, link_base=link_base, otp_config=otp_config)
-    elif measured is None:  # the translated texts, measured as they are
-        measured = measure_rendered(render(contacts, template, channel=channel, otp_config=otp_config,
-                                           link_base=link_base, trans=trans), encoding)
+    measured = measure_sms(contacts, template, encoding=asked_encoding(encoding), trans=trans, channel=channel,
+                           link_base=link_base, otp_config=otp_config, measured=measured)
     names = text_array(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), len(contacts))
     lost = measured["unencodable_" + encoding.replace("-", "_")] if encoding in ("gsm", "gsm-pt") else None
     return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)
@@ -329,26 +323,28 @@ def preflight(
     whatsapp_template: int | None = None,
     header_fields: Sequence[str] = (),
     body_fields: Sequence[str] = (),
-    cta_fields: Sequence[str] = (),
+    call_to_action_fields: Sequence[str] = (),
     to: str | None = None,
     default_region: str = "ES",
     otp_config: Mapping[str, Any] | None = None,
     link_base: str | None = None,
     measured: pd.DataFrame | None = None,
+    keys: pd.Series | None = None,
 ) -> pd.DataFrame:
     """Every problem of sending ``template`` to ``contacts`` on ``channel``, one row each.
 
     ``suppression`` is a CSV path (a ``phone``/``email`` column, else the first), a DataFrame or an
     iterable of numbers / emails; numbers are normalised like :func:`sendframe.read_contacts` does.
     For WhatsApp give ``whatsapp_template`` and the columns of each positional array
-    (``header_fields``, ``body_fields``, ``cta_fields``); ``template`` is not used. The sender
+    (``header_fields``, ``body_fields``, ``call_to_action_fields``); ``template`` is not used. The sender
     label rule is the models' own (:func:`sendframe.api.validation.sender_label_problem`).
     ``encoding``: ``"gsm"``, ``"gsm-pt"``, ``"utf-16"``, or ``"auto"``: each row in the cheapest
     encoding that carries it, as :func:`~sendframe.campaign.estimate.estimate` chooses it (so no character is lost, and
     parts are counted in that encoding). A frame from :func:`sendframe.read_contacts` brings its
     ``phone_valid`` / ``email_valid`` flags, which are used as they are. ``measured``: the text engine's
     :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``), when the
-    caller already has it (as :meth:`sendframe.Message.estimate` does), so the text is not measured twice.
+    caller already has it (as :meth:`sendframe.Message.estimate` does), so the text is not measured twice;
+    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.recipient_keys`, likewise.
 
         >>> import pandas as pd
         >>> preflight(pd.DataFrame({"phone": ["34600123456"]}), "sms", "Hi", sender="Shop").empty
@@ -357,9 +353,7 @@ def preflight(
         >>> preflight(contacts, "sms", "Hi {name}", sender="Shop", encoding="auto").empty
         True
     """
-
-    if not isinstance(contacts, pd.DataFrame):
-        raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
+    contacts_frame(contacts)
     channel = channel_name(channel)
     found = Problems(contacts.index)
     info = channel_info(channel)
@@ -374,14 +368,16 @@ def preflight(
                            "the service would reject the request (100).")
             parts = info.max_parts
     column = recipient_column(contacts, info.recipient, to, channel=channel)
-    valid = _recipient_problems(found, contacts, channel, column)
+    if keys is None:
+        keys = recipient_keys(contacts[column], info.recipient, default_region=None)
+    valid = _recipient_problems(found, contacts, channel, column, keys)
     if info.sends_sms or channel == "whatsapp":
-        _line_problems(found, contacts, channel, column, valid)
+        _line_problems(found, contacts, channel, column, valid, keys)
     blocked = _suppressed_values(suppression, channel, default_region)
     if blocked:
-        _opted_out(found, contacts, channel, column, valid, blocked)
+        _opted_out(found, contacts, column, valid, keys, blocked)
     if channel == "whatsapp":
-        fields = dict(zip(WHATSAPP_FIELDS, (header_fields, body_fields, cta_fields), strict=True))
+        fields = dict(zip(WHATSAPP_FIELDS, (header_fields, body_fields, call_to_action_fields), strict=True))
         _whatsapp_problems(found, contacts, whatsapp_template, fields)
     elif template is not None:
         for written in templates.malformed_placeholders(template):
@@ -398,7 +394,7 @@ def preflight(
             return found.frame()
         _variable_problems(found, contacts, parsed)
         if info.sends_sms:
-            rows = _measure(contacts, template, parsed, channel, encoding, trans, otp_config, link_base, measured)
+            rows = _measure(contacts, template, channel, encoding, trans, otp_config, link_base, measured)
             _text_problems(found, rows, encoding, parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before
             render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)

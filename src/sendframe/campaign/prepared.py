@@ -56,6 +56,10 @@ class Prepared:
 
     message: Message
     contacts: pd.DataFrame
+    recipient_column: str
+    """The column of the contacts the message sends to."""
+    recipient_key: pd.Series
+    """Each row's recipient as compared (the one rule: :func:`~sendframe.api.recipient_columns.recipient_keys`)."""
     problems: pd.DataFrame
     measured: pd.DataFrame | None
     keep: frozenset[str]
@@ -72,17 +76,6 @@ class Prepared:
         if len(fatal):
             lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
             raise InputError(f"This {self.message.channel} message cannot be sent as it is:\n{lines}")
-
-    @functools.cached_property
-    def recipient_column(self) -> str:
-        """The column of the contacts the message sends to."""
-        return self.message.recipient_column(self.contacts)
-
-    @functools.cached_property
-    def recipient_key(self) -> pd.Series:
-        """Each row's recipient as compared (the one rule: :func:`~sendframe.api.recipient_columns.recipient_keys`)."""
-        values = self.contacts[self.recipient_column]
-        return recipient_keys(values, self.message.info.recipient, default_region=None)
 
     @functools.cached_property
     def plan(self) -> pd.DataFrame:
@@ -194,16 +187,17 @@ def _measure(msg: Message, frame: pd.DataFrame) -> pd.DataFrame | None:
         return None
 
 
-def _problems(msg: Message, frame: pd.DataFrame, suppression: Any, measured: pd.DataFrame | None) -> pd.DataFrame:
-    """``msg.preflight`` of a pandas frame; ``measured`` spares measuring the text again."""
+def _problems(msg: Message, frame: pd.DataFrame, suppression: Any, measured: pd.DataFrame | None, column: str,
+              keys: pd.Series) -> pd.DataFrame:
+    """``msg.preflight`` of a pandas frame; ``measured`` and ``keys`` spare working them out again."""
     whatsapp = {msg.info.column_field_option(k): v for k, v in msg.whatsapp_columns.items()}
     return preflight(
         frame, msg.channel, msg.template, sender=msg.fields.get("from"), parts=msg.parts,
         encoding=msg.encoding or "gsm", trans=int(msg.fields.get("trans", 0)),
         suppression=msg.suppression if suppression is None else suppression,
         whatsapp_template=msg.fields.get("templateId") if msg.channel == "whatsapp" else None,
-        to=msg.recipient_column(frame), default_region=msg.default_region,
-        otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, measured=measured, **whatsapp)
+        to=column, default_region=msg.default_region, otp_config=msg.fields.get("otpConfig"),
+        link_base=msg.link_base, measured=measured, keys=keys, **whatsapp)
 
 
 def _priced_as_sent(table: pd.DataFrame, currency: str) -> pd.DataFrame:
@@ -265,7 +259,9 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
             return last_prepared  # type: ignore[no-any-return]
     moment = pd.Timestamp.now(tz="UTC") if now is None and timed else now
     measured = _measure(msg, frame)
-    prepared = Prepared(msg, frame, _problems(msg, frame, suppression, measured), measured, reasons, moment,
-                        ledger=ledger, prices=prices, attachments=attachments)
+    column = msg.recipient_column(frame)
+    keys = recipient_keys(frame[column], msg.info.recipient, default_region=None)
+    prepared = Prepared(msg, frame, column, keys, _problems(msg, frame, suppression, measured, column, keys), measured,
+                        reasons, moment, ledger=ledger, prices=prices, attachments=attachments)
     kept.store("prepared", None if fingerprint is None else (msg, options, fingerprint, prepared))
     return prepared

@@ -31,7 +31,7 @@ from sendframe.text import templates
 from sendframe.text.templates import DEFAULT_LINK_BASE, placeholder_links
 from sendframe.text.translate import translate_series
 
-__all__ = ["link_base_for", "placeholders", "render"]
+__all__ = ["contacts_frame", "link_base_for", "placeholders", "render"]
 
 def link_base_for(link_base: str | None = None) -> str:
     """The base address generated links start with: ``link_base``, else ``$SENDFRAME_BASE_URL``,
@@ -70,7 +70,15 @@ def placeholders(link_base: str | None = None,
     return placeholder_links(link_base_for(link_base), otp_length=length, otp_alpha=alpha)
 
 
-def _check_frame(contacts: object) -> pd.DataFrame:
+def contacts_frame(contacts: object) -> pd.DataFrame:
+    """``contacts`` when it is a pandas frame, else an error saying how to make one (what render, estimate and
+    preflight take).
+
+        >>> contacts_frame([1])
+        Traceback (most recent call last):
+        ...
+        sendframe.errors.InputError: contacts must be a DataFrame (see sendframe.read_contacts), not list.
+    """
     if not isinstance(contacts, pd.DataFrame):
         raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
     return contacts
@@ -101,7 +109,7 @@ def render(
         ['Hi JO https://a.b/u/xxxxxxxxxxxx', nan]
     """
 
-    frame = _check_frame(contacts)
+    frame = contacts_frame(contacts)
     if not isinstance(template, str):
         raise InputError(f"The template must be text, not {type(template).__name__}.")
     if trans not in (0, 1):
@@ -110,7 +118,5 @@ def render(
     specials, shorten = placeholders(link_base, otp_config)
     text = templates.render_frame(frame, template, specials=specials, shorten=shorten, escape_html=escape_html)
     if trans == 1:
-
         text = translate_series(text)
-    text = pd.Series(text, index=frame.index, name="text").astype("str")
-    return text
+    return pd.Series(text, index=frame.index, name="text").astype("str")

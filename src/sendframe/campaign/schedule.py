@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
 from datetime import date as Date
 from typing import Any
@@ -221,22 +222,16 @@ def _zone(name: str) -> ZoneInfo:
     return ZoneInfo(name)
 
 
-def _is_zone(name: object) -> bool:
+def _checked_zone(name: object, where: Callable[[], str]) -> str:
+    """``name`` stripped when it names a zone, else an error starting with ``where()`` (worked out only then)."""
+    zone = name.strip() if isinstance(name, str) else ""
     try:
-        return isinstance(name, str) and bool(name.strip()) and _zone(name.strip()) is not None
+        if zone and _zone(zone):
+            return zone
+        why = "is not a time zone name; give an IANA name such as 'Europe/Madrid'."
     except (ZoneInfoNotFoundError, ValueError):
-        return False
-
-
-def _checked_zone(name: object, where: str) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise InputError(f"{where}: {name!r} is not a time zone name; give an IANA name such as 'Europe/Madrid'.")
-    try:
-        _zone(name.strip())
-    except (ZoneInfoNotFoundError, ValueError):
-        raise InputError(f"{where}: {name!r} is not a known time zone; give an IANA name such as 'Europe/Madrid' "
-                         "or 'America/New_York'.") from None
-    return name.strip()
+        why = "is not a known time zone; give an IANA name such as 'Europe/Madrid' or 'America/New_York'."
+    raise InputError(f"{where()}: {name!r} {why}")
 
 
 def _aware_now(now: object) -> datetime:
@@ -310,9 +305,9 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
         given = contacts[column]
         codes, uniques = pd.factorize(given, use_na_sentinel=True)
         names = []
-        for i, value in enumerate(uniques):
-            row = given.index[int(np.argmax(codes == i))] if not _is_zone(value) else None  # only looked up to name it
-            names.append(_checked_zone(value, f"Row {row!r}, column {column!r}"))
+        for i, value in enumerate(uniques):  # the row is looked up only to name a wrong zone, while i is current
+            names.append(_checked_zone(value, lambda: f"Row {given.index[int(np.argmax(codes == i))]!r}, "  # noqa: B023
+                                                      f"column {column!r}"))
         found = codes >= 0
         zone[found] = np.asarray(names, dtype=object)[codes[found]]
         source[found] = "column"
@@ -388,7 +383,7 @@ def local_send_times(
             raise InputError(f"quiet_hours=({quiet_hours[0]!r}, {quiet_hours[1]!r}): the earliest time must come "
                              "before the latest on the same day.")
     if default_timezone is not None:
-        default_timezone = _checked_zone(default_timezone, "default_timezone")
+        default_timezone = _checked_zone(default_timezone, lambda: "default_timezone")
 
     zone, source = _zones(frame, timezone_column, recipient, default_region, default_timezone)
     codes, names = pd.factorize(zone, use_na_sentinel=True)

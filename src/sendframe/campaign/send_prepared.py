@@ -26,7 +26,7 @@ from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.batching import CampaignSpec
 from sendframe.campaign.budget import Budget
-from sendframe.campaign.policy import skipped_summary
+from sendframe.campaign.policy import warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send import send_rows
 from sendframe.campaign.send_options import SendOptions
@@ -46,9 +46,7 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
     """
     msg, contacts, table = prepared.message, prepared.contacts, prepared.frame
     if warn:
-        summary = skipped_summary(table, "sent" if not options.dry_run else "to be sent")
-        if summary:
-            warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
+        warn_skipped(table, options.dry_run)
     if budget is None and options.max_cost is not None:
         budget = Budget(options.max_cost, [])
     column = prepared.recipient_column

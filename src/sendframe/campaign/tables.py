@@ -42,6 +42,7 @@ import csv
 import io
 import itertools
 import json
+import mmap
 import os
 import re
 from pathlib import Path
@@ -229,12 +230,26 @@ def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_en
     return _pandas_csv(file, encoding, delimiter, tried)
 
 
+def _quoted_after_header(file: Path, encoding: str) -> bool:
+    """Whether a quote may open a value after the header line (then a value may hold a newline). Read by
+    ``mmap`` without loading the file; an encoding that does not write ``"`` and newlines as ASCII says True."""
+    if '"\n'.encode(encoding, errors="replace") != b'"\n' or file.stat().st_size == 0:
+        return True
+    try:
+        with file.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return data.find(b'"', max(data.find(b"\n"), 0)) >= 0
+    except (OSError, ValueError):  # a file system without mmap: the careful way
+        return True
+
+
 def _pyarrow_csv(file: Path, encoding: str, delimiter: str, header: list[str]) -> pa.Table:
     arrow_encoding = "utf8" if encoding in ("utf-8", "utf-8-sig") else encoding
+    # newlines inside values cost Arrow's reader about half again: allowed only where a value may be quoted
+    newlines = _quoted_after_header(file, encoding)
     return pacsv.read_csv(
         file,
         read_options=pacsv.ReadOptions(encoding=arrow_encoding),
-        parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+        parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=newlines),
         convert_options=pacsv.ConvertOptions(column_types={name: pa.string() for name in header}, null_values=[""],
                                              strings_can_be_null=True, quoted_strings_can_be_null=True),
     )

@@ -81,7 +81,8 @@ def results_from(callbacks: pd.DataFrame | None, records: Any) -> pd.DataFrame:
     return seen.assign(accepted=True, outcome="accepted")
 
 
-def _is_outcome_table(frame: pd.DataFrame) -> bool:
+def is_outcome_table(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` is already an outcome table (``sendframe.outcomes``): summarised as it is."""
     return set(OUTCOME_COLUMNS) <= set(frame.columns)
 
 
@@ -142,7 +143,7 @@ def delivery_summary(
         if contacts is not None:
             raise InputError("delivery_summary needs the send results to join contacts to: pass results= too.")
         results = results_from(callbacks, records)
-    if _is_outcome_table(results):  # already sendframe.outcomes(...): summarise it as it is
+    if is_outcome_table(results):  # already sendframe.outcomes(...): summarise it as it is
         if callbacks is not None or records is not None or estimate is not None:
             raise InputError("delivery_summary(outcomes) takes the outcome table alone: its callbacks, records and "
                              "estimate are already in it.")

@@ -129,7 +129,7 @@ class Composer:
         self.table = w.Dropdown(options=list(self._tables), description="Contacts")
         self.channel = w.Dropdown(options=[(CHANNEL_LABELS[c], c) for c in CHANNELS], value=initial.channel,
                                   description="Channel")
-        self.campaign = w.Text(value=initial.campaign, description="Campaign", placeholder="optional")
+        self.campaign_name = w.Text(value=initial.campaign_name, description="Campaign", placeholder="optional")
         self.inputs: dict[str, w.Widget] = self._make_inputs(initial)
         self.counter, self.preview, self.readiness, self.ledger_line = w.HTML(), w.HTML(), w.HTML(), w.HTML()
         self.check_button = w.Button(description="Check (preflight)", icon="check")
@@ -145,7 +145,7 @@ class Composer:
                                       layout=w.Layout(display=_HIDDEN))
         self.status = w.HTML()
 
-        for control in (self.table, self.channel, self.campaign, *self.inputs.values()):
+        for control in (self.table, self.channel, self.campaign_name, *self.inputs.values()):
             control.observe(self._on_change, names="value")
         self.check_button.on_click(lambda _: self.check())
         self.send_button.on_click(lambda _: self.ask_to_send())
@@ -154,7 +154,7 @@ class Composer:
         self.cancel_button.on_click(lambda _: self.cancel())
         i = self.inputs
         self.widget = w.VBox([
-            w.HBox([self.table, self.channel, self.campaign]),
+            w.HBox([self.table, self.channel, self.campaign_name]),
             w.HBox([i["sender"], i["encoding"], i["parts"], i["trans"]]),
             w.HBox([i["subject"], i["from_email"], i["reply_to"]]),
             w.HBox([i["language"], i["gender"], i["audio_url"], i["template_id"]]),
@@ -193,8 +193,9 @@ class Composer:
         for name in COLUMN_INPUTS:
             setattr(self, name, w.TagsInput(value=list(getattr(form, name)), allowed_tags=columns,
                                             allow_duplicates=True, layout=w.Layout(width="100%")))
+        own = ("channel", "campaign_name", "extra_fields")
         inputs: dict[str, w.Widget] = {name: text if name == "message" else getattr(self, name)
-                                       for name in form_fields() if name not in ("channel", "campaign", "extra_fields")}
+                                       for name in form_fields() if name not in own}
         for name, control in inputs.items():
             control.description = INPUT_LABELS[name]
         return inputs
@@ -220,7 +221,8 @@ class Composer:
         for name in COLUMN_INPUTS:
             values[name] = tuple(values[name])
         extra = self._extra[1] if self.channel.value == self._extra[0] else {}
-        return ComposerForm(channel=self.channel.value, campaign=self.campaign.value, extra_fields=extra, **values)
+        return ComposerForm(channel=self.channel.value, campaign_name=self.campaign_name.value, extra_fields=extra,
+                            **values)
 
     def set(self, **values: Any) -> None:
         """Set several inputs at once (names of :class:`~sendframe.notebook.form.ComposerForm`, ``table``).
@@ -235,7 +237,7 @@ class Composer:
             if name not in values or name == "extra_fields":
                 continue
             value = getattr(form, name)
-            control = {"channel": self.channel, "campaign": self.campaign}.get(name) or self.inputs[name]
+            control = {"channel": self.channel, "campaign_name": self.campaign_name}.get(name) or self.inputs[name]
             control.value = list(value) if isinstance(value, tuple) else value
         if "extra_fields" in values:
             self._extra = (form.channel, form.extra_fields)

@@ -54,8 +54,8 @@ INPUT_LABELS: dict[str, str] = {
     "message": "Message", "template_body": "Landing page", "subject": "Subject", "body": "Body (HTML)",
     "from_email": "From email", "reply_to": "Reply to", "language": "Language", "gender": "Gender",
     "audio_url": "Audio URL", "template_id": "Template id", "header_fields": "Header fields",
-    "body_fields": "Body fields", "cta_fields": "Button fields", "default_answer": "Default answer fields",
-    "campaign": "Campaign",
+    "body_fields": "Body fields", "call_to_action_fields": "Button fields", "default_answer": "Default answer fields",
+    "campaign_name": "Campaign",
 }
 _TEMPLATE_LABELS = {"voice": "Spoken text"}
 # inputs a message cannot go without, and what to put in them
@@ -95,7 +95,7 @@ class ComposerForm:
     """sms/landingsms: the message; voice: the text spoken."""
     sender: str = ""
     """sms/landingsms: the sender label; whatsapp: the registered sender number."""
-    campaign: str = ""
+    campaign_name: str = ""
     to: str = ""
     """The recipient column (empty: ``phone``/``email`` or a usual name, found in the table)."""
     encoding: str = _SMS_DEFAULTS["encoding"] or ""
@@ -117,7 +117,7 @@ class ComposerForm:
     """whatsapp: the approved template's id; landingsms, mailing: a stored page or template instead (0: none)."""
     header_fields: tuple[str, ...] = ()
     body_fields: tuple[str, ...] = ()
-    cta_fields: tuple[str, ...] = ()
+    call_to_action_fields: tuple[str, ...] = ()
     default_answer: tuple[str, ...] = ()
     extra_fields: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Request fields no input shows (``otpConfig``, ``scheduleDate``, ...), by wire name: sent as given."""
@@ -229,7 +229,7 @@ def message_from_form(form: ComposerForm, **settings: Any) -> Message:
     options: dict[str, Any] = {k: v for k, v in settings.items() if v is not None}
     if not channel(form.channel).has_notifications:
         options.pop("notification_url", None)
-    for name in ("campaign", *CHANNEL_INPUTS[form.channel]):
+    for name in ("campaign_name", *CHANNEL_INPUTS[form.channel]):
         value = _value(name, getattr(form, name))
         if value is not None and value != ():
             options[name] = value
@@ -247,7 +247,7 @@ def form_from_message(message: Message) -> ComposerForm:
     """
     names = request_field_names(message.channel)
     inputs = {names[name]: name for name in CHANNEL_INPUTS[message.channel] if name in names}
-    inputs["campaignName"] = "campaign"
+    inputs["campaignName"] = "campaign_name"
     values: dict[str, Any] = {inputs[k]: v for k, v in message.fields.items() if k in inputs}
     values.update({message.info.column_field_option(k): tuple(v) for k, v in message.whatsapp_columns.items()})
     if "trans" in values:

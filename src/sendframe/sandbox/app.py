@@ -25,6 +25,7 @@ from starlette.routing import BaseRoute, Route
 
 from sendframe.api.models import CHANNELS, MAX_LOOKUP_IDS
 from sendframe.api.validation import decode_json
+from sendframe.api.wire import send_path
 from sendframe.errors import ApiError, ErrorCode
 from sendframe.sandbox import control, links, openapi, otp, sending, store
 from sendframe.sandbox.accounts import Account
@@ -90,7 +91,7 @@ def routes() -> list[BaseRoute]:
         >>> len(routes())
         18
     """
-    ours: list[BaseRoute] = [Route(f"/api/rest/{c}", _send_route(c), methods=["POST"]) for c in CHANNELS]
+    ours: list[BaseRoute] = [Route(send_path(c), _send_route(c), methods=["POST"]) for c in CHANNELS]
     ours += [Route("/api/rest/sms/{ids}", lookup, methods=["GET"]),
              Route("/openapi.json", openapi_json, methods=["GET"])]
     return [*ours, *otp.routes(), *links.routes(), *control.routes()]

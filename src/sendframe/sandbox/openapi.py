@@ -21,20 +21,16 @@ from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from sendframe.api import models
+from sendframe.api.wire import send_path
 
 __all__ = ["OPENAPI_VERSION", "document"]
 
 OPENAPI_VERSION = "3.1.0"
 _REF = "#/components/schemas/{model}"
 
-_SEND_PATHS: dict[str, tuple[str, str]] = {
-    "sms": ("/api/rest/sms", "Send SMS"),
-    "mailing": ("/api/rest/mailing", "Send email"),
-    "voice": ("/api/rest/voice", "Text-to-speech call"),
-    "voiceAudio": ("/api/rest/voiceAudio", "Audio-file call"),
-    "landingsms": ("/api/rest/landingsms", "SMS with a landing page"),
-    "whatsapp": ("/api/rest/whatsapp", "Send WhatsApp template messages"),
-}
+_SEND_SUMMARIES: dict[str, str] = {
+    "sms": "Send SMS", "mailing": "Send email", "voice": "Text-to-speech call", "voiceAudio": "Audio-file call",
+    "landingsms": "SMS with a landing page", "whatsapp": "Send WhatsApp template messages"}
 
 _ERROR = {"$ref": "#/components/schemas/ErrorResponse"}
 
@@ -134,8 +130,8 @@ def document(public_url: str) -> dict[str, Any]:
     [{'url': 'http://127.0.0.1:8080'}]
     """
     paths: dict[str, Any] = {}
-    for channel, (path, summary) in _SEND_PATHS.items():
-        paths[path] = {"post": _send_operation(channel, models.REQUEST_MODELS[channel].__name__, summary)}
+    for channel, summary in _SEND_SUMMARIES.items():
+        paths[send_path(channel)] = {"post": _send_operation(channel, models.REQUEST_MODELS[channel].__name__, summary)}
     paths["/api/rest/sms/{id}"] = {"get": _lookup_operation()}
     paths["/api/rest/otp/check"] = {"post": _otp_operation()}
     return {

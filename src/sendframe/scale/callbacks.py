@@ -40,6 +40,7 @@ from sendframe.delivery.metrics import (
     finished_summary,
     group_sums,
     grouping_table,
+    is_outcome_table,
     results_from,
     send_time_of,
 )
@@ -225,7 +226,8 @@ _SECONDS = "seconds_to_delivery"
 def _partition_sums(results: pd.DataFrame | None, callbacks: pd.DataFrame | None,
                     by: Sequence[str] | str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One partition's :func:`~sendframe.delivery.metrics.group_sums` (keys as columns), and per group how
-    often each time to delivery occurs (``_times``), from the outcomes the pandas summary builds."""
+    often each time to delivery occurs (``_times``), from the outcomes the pandas summary builds (an outcome
+    table, ``sendframe.outcomes``' with its ``clicked`` and ``unsubscribed``, counted as it is)."""
     if results is None:
         if callbacks is None or callbacks.empty:
             return pd.DataFrame(), pd.DataFrame()
@@ -234,7 +236,8 @@ def _partition_sums(results: pd.DataFrame | None, callbacks: pd.DataFrame | None
         return pd.DataFrame(), pd.DataFrame()
     if callbacks is not None:
         callbacks = callbacks.reset_index(drop=True)
-    table, keys = grouping_table(outcomes(results, callbacks), by=by, send_time=send_time_of(results))
+    table = results if callbacks is None and is_outcome_table(results) else outcomes(results, callbacks)
+    table, keys = grouping_table(table, by=by, send_time=send_time_of(results))
     timed = table[table[_SECONDS].notna()]
     times = timed.groupby([*keys, _SECONDS], dropna=False, observed=True).size().rename("_times").reset_index()
     return group_sums(table, keys).reset_index(), times

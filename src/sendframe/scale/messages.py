@@ -34,7 +34,7 @@ from sendframe.scale.runtime import dask_dataframe, delayed_call, meta_of, optim
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["PreparedPartitions", "prepare", "sent_repeats", "skip_elsewhere", "with_duplicates"]
+__all__ = ["PreparedPartitions", "prepare", "prepared_partitions", "sent_repeats", "skip_elsewhere", "with_duplicates"]
 
 
 def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
@@ -58,8 +58,13 @@ def _sent_candidates(local: pd.DataFrame) -> pd.DataFrame:
                         index=np.flatnonzero(sending))
 
 
-def _repeats_of(frame: Any, prepared: list[Any]) -> Any:
-    """The lazy :func:`~sendframe.scale.repeats.repeated_rows` of the rows the ``prepared`` partitions send."""
+def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
+    """The rows whose recipient an earlier row of the whole (optimised) ``frame`` is sent to, among the rows the
+    ``prepared`` partitions (lazy :class:`~sendframe.campaign.prepared.Prepared`, one per partition of ``frame``,
+    repeats kept) send: a lazy frame of :func:`~sendframe.scale.repeats.repeated_rows`.
+
+        >>> repeats = sent_repeats(frame, prepared_partitions(frame, msg, {"keep": ["duplicate"]}))  # doctest: +SKIP
+    """
     meta = pd.DataFrame({"action": pd.Series([], dtype=object), "key": pd.Series([], dtype=object)},
                         index=meta_of(frame).index[:0])
     return repeated_rows(_from_parts(frame, [delayed_call(_sent_keys, p) for p in prepared], meta), _sent_candidates)
@@ -71,16 +76,13 @@ def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
         return dask_dataframe().from_delayed(parts, meta=meta, divisions=frame.divisions, verify_meta=False)
 
 
-def _prepared(frame: Any, msg: Message, options: dict[str, Any]) -> list[Any]:
-    """One lazy ``msg.prepare(partition, **options)`` per partition of ``frame``."""
-    return [delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
+def prepared_partitions(frame: Any, msg: Message, options: dict[str, Any], parts: list[Any] | None = None) -> list[Any]:
+    """One lazy ``msg.prepare(partition, **options)`` per partition of ``frame`` (or per lazy pandas frame of
+    ``parts``, one per partition of ``frame``).
 
-
-def sent_repeats(msg: Message, frame: Any, options: dict[str, Any]) -> Any:
-    """The rows whose recipient an earlier row of the whole (optimised) ``frame`` is sent to, among the rows
-    each partition's own prepared frame (``msg.prepare(partition, **options)``, repeats kept) sends: a lazy
-    frame of :func:`~sendframe.scale.repeats.repeated_rows`."""
-    return _repeats_of(frame, _prepared(frame, msg, options))
+        >>> prepared_partitions(frame, msg, {"keep": None})[0].compute().plan  # doctest: +SKIP
+    """
+    return [delayed_call(msg.prepare, part, **options) for part in (frame.to_delayed() if parts is None else parts)]
 
 
 def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
@@ -129,10 +131,10 @@ class PreparedPartitions:
         msg, frame, keep = self.message, optimised(self.contacts), self.options.get("keep")
         meta = _view(msg.prepare(meta_of(frame), **self.options), None, name).iloc[:0]
         if name == "schedule" or "duplicate" in keep_reasons(keep):  # nothing spans partitions
-            parts = [delayed_call(_view, p, None, name) for p in _prepared(frame, msg, self.options)]
+            parts = [delayed_call(_view, p, None, name) for p in prepared_partitions(frame, msg, self.options)]
         else:
-            prepared = _prepared(frame, msg, {**self.options, "keep": with_duplicates(keep)})
-            repeats = _repeats_of(frame, prepared).to_delayed()
+            prepared = prepared_partitions(frame, msg, {**self.options, "keep": with_duplicates(keep)})
+            repeats = sent_repeats(frame, prepared).to_delayed()
             parts = [delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
         return _from_parts(frame, parts, meta)
 

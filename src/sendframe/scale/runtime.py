@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["INSTALL_HINT", "byte_ranges", "compute", "dask_dataframe", "delayed_call", "from_pandas", "is_dask_frame",
-           "lengths_of", "meta_of", "pandas_strings", "optimised", "persist", "row_offsets"]
+           "lengths_of", "meta_of", "on_distributed_cluster", "pandas_strings", "optimised", "persist", "row_offsets"]
 
 INSTALL_HINT = "pip install 'sendframe[dask]'"
 
@@ -104,6 +104,21 @@ def persist(collection: Any) -> Any:
     # dask.base is untyped: its persist answers a tuple with one collection per collection given
     (persisted,) = cast(Callable[..., tuple[Any, ...]], dask_persist)(collection)
     return persisted
+
+
+def on_distributed_cluster() -> bool:
+    """Whether Dask computes on a distributed cluster (a ``distributed.Client`` is the scheduler), where a
+    persisted result stays on the workers; otherwise it computes in this process (threads or processes).
+
+        >>> on_distributed_cluster()  # doctest: +SKIP
+        False
+    """
+    dask_dataframe()
+    from dask.base import get_scheduler  # noqa: PLC0415  optional stack, imported on first use
+
+    # dask.base is untyped: a distributed Client as the scheduler is its bound get method
+    owner = getattr(cast(Callable[[], Any], get_scheduler)(), "__self__", None)
+    return type(owner).__module__.startswith("distributed.")
 
 
 def meta_of(frame: Any) -> pd.DataFrame:

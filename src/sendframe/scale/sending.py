@@ -1,14 +1,18 @@
 """Sending from a Dask frame: partition by partition through one ledger, the result to Parquet as it goes.
 
 :func:`send_partitions` (``Message.send(frame, ..., out=...)``, through :mod:`sendframe.scale.engine`)
-first settles, in one pass over the frame on the cluster, which rows repeat a recipient another
-partition sends to (a shuffle on the recipient; only those repeats come back) and how long each
-partition is. Then it takes one partition at a time into this process, prepares it with the
-message (:meth:`sendframe.Message.prepare`), skips those repeats in its plan, sends its rows with
-:func:`~sendframe.campaign.send_prepared.send_prepared` (what a pandas send does with the whole
-frame) through one ledger held for the whole run (one writer), and writes that partition's result
-as one file of the Parquet dataset ``out`` before taking the next. Memory is one partition
-(and the list of repeats), whatever the size of the frame.
+first prepares every partition once, on the cluster (:meth:`sendframe.Message.prepare`, its rows
+labelled by their position in the whole frame), and in that same pass settles which rows repeat a
+recipient an earlier row sends to (a shuffle on the prepared ``recipient_key``; only those repeats
+come back) and each row's estimated cost (what ``max_cost`` counts, with what earlier runs spent
+according to the ledger, before the first batch, as a pandas send counts it). The prepared
+partitions wait on the workers of a distributed cluster, or in files on this machine's disk when
+Dask computes here. Then it takes one prepared partition at a time into this process, skips those
+repeats in its plan, sends its rows with :func:`~sendframe.campaign.send_prepared.send_prepared`
+(what a pandas send does with the whole frame, nothing rendered or measured again) through one
+ledger held for the whole run (one writer), and writes that partition's result as one file of the
+Parquet dataset ``out`` before taking the next. Memory is one partition (with the repeats and one
+cost per row), whatever the size of the frame.
 
 Rows are keyed in the ledger by their position in the whole frame (0, 1, ...), so a run killed at
 any moment and run again on the same frame with the same ledger resumes exactly like a pandas send:
@@ -23,11 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import operator
 import os
+import pickle
 import shutil
+import tempfile
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,19 +47,22 @@ from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
 from sendframe.campaign.policy import keep_reasons, skipped_summary
+from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.send_prepared import send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning, naming_full_disk
-from sendframe.scale.messages import sent_repeats, skip_elsewhere, with_duplicates
-from sendframe.scale.repeats import ORDER_BITS
+from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_elsewhere, with_duplicates
+from sendframe.scale.repeats import ORDER_BITS, local_positions
 from sendframe.scale.runtime import (
     compute,
     dask_dataframe,
+    delayed_call,
     from_pandas,
     is_dask_frame,
-    lengths_of,
+    on_distributed_cluster,
     optimised,
     pandas_strings,
+    persist,
     row_offsets,
 )
 from sendframe.send_outcomes import OUTCOMES
@@ -127,17 +137,88 @@ class PartitionLedger(Ledger):
         return found
 
 
-def _repeats_and_offsets(msg: Message, frame: Any, suppression: Any, keep: Any) -> tuple[pd.DataFrame, np.ndarray]:
-    """One pass over the frame: the rows whose recipient another partition sends to first, and where each
+class _CampaignBudget(Budget):
+    """The cap of a partitioned send: what earlier runs spent on the whole frame is counted once, before the
+    first batch (as a pandas send counts it), so a partition's send adds nothing more."""
+
+    def start(self, row_costs: Sequence[float]) -> None:
+        """:meth:`Budget.start` for the next partition; once a batch did not fit, none of a later partition starts."""
+        reached = self.reached
+        super().start(row_costs)
+        self.reached = reached
+
+    def count(self, positions: Iterable[int]) -> None:
+        """Nothing: the whole campaign's earlier spend is already counted (:func:`_earlier_spend`)."""
+
+
+def _positioned(part: pd.DataFrame, start: int) -> pd.DataFrame:
+    """``part`` labelled by its rows' positions in the whole frame (``row``): the ledger keys rows by them."""
+    return part.set_axis(pd.RangeIndex(start, start + len(part), name="row"), axis=0)
+
+
+def _worked(prepared: Prepared) -> Prepared:
+    """``prepared`` with every per-row column worked out (where it is prepared, on the cluster): the send reads them."""
+    prepared.frame  # noqa: B018  a cached property: computed here, kept with the object
+    return prepared
+
+
+def _sent_costs(prepared: Prepared) -> np.ndarray:
+    """Each row's estimated cost as the partition's own plan sends it (0 for a skipped row)."""
+    return prepared.frame["cost"].to_numpy(dtype=np.float64, na_value=0.0)
+
+
+def _stashed(prepared: Prepared, path: str) -> None:
+    """``prepared`` kept on this machine's disk until the send takes its partition."""
+    import cloudpickle  # type: ignore[import-untyped]  # noqa: PLC0415  Dask's own pickler (a message holds mapping proxies)
+
+    with open(path, "wb") as file:
+        cloudpickle.dump(prepared, file, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unstashed(path: str) -> Prepared:
+    with open(path, "rb") as file:
+        prepared: Prepared = pickle.load(file)  # noqa: S301  our own file, written by this run
+    os.unlink(path)
+    return prepared
+
+
+def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[str],
+                 stash: str | None) -> tuple[list[Any], pd.DataFrame, np.ndarray, np.ndarray]:
+    """Every partition prepared once, in one pass on the cluster, labelled by position in the whole frame.
+
+    Answers the prepared partitions (persisted on the workers of a distributed cluster; else the paths of
+    ``stash``'s files, this process keeping none of them in memory), the rows whose recipient an earlier
+    row of the frame is sent to, each row's estimated cost as sent (a repeat's 0), and where each
     partition's rows start (:func:`~sendframe.scale.runtime.row_offsets`)."""
-    if "duplicate" in keep_reasons(keep):
-        (counted,) = compute(lengths_of(frame))
-        return pd.DataFrame({"key": [], "first_order": []}, index=pd.Index([], dtype="int64")), row_offsets(counted)
-    repeats, counted = compute(sent_repeats(msg, frame, {"suppression": suppression, "keep": with_duplicates(keep)}),
-                               lengths_of(frame))
-    # a repeat of a row in its own partition is the partition's own send's to skip
-    elsewhere = (repeats["first_order"].to_numpy() >> ORDER_BITS) != (repeats.index.to_numpy() >> ORDER_BITS)
-    return repeats[elsewhere], row_offsets(counted)
+    parts, starts = frame.to_delayed(), [0]
+    for part in parts[:-1]:  # each partition's start, from the lengths of those before it
+        starts.append(delayed_call(operator.add, starts[-1], delayed_call(len, part)))
+    positioned = [delayed_call(_positioned, part, start) for part, start in zip(parts, starts, strict=True)]
+    prepared = [delayed_call(_worked, p) for p in prepared_partitions(frame, msg, options, positioned)]
+    if stash is None:
+        prepared = persist(prepared)
+        held, stashing = prepared, []
+    else:
+        held = [os.path.join(stash, f"part.{n}.pickle") for n in range(len(prepared))]
+        stashing = [delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
+    repeats = [] if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
+    found, costs, _ = compute(repeats, [delayed_call(_sent_costs, p) for p in prepared], stashing)
+    found = pd.concat(found) if found else pd.DataFrame({"key": [], "first_order": []},
+                                                        index=pd.Index([], dtype="int64"))
+    offsets = row_offsets([len(c) for c in costs])
+    cost = np.concatenate([np.zeros(0), *costs])
+    orders = found.index.to_numpy()
+    cost[offsets[orders >> ORDER_BITS] + local_positions(orders)] = 0.0  # a repeat is not sent
+    return held, found, cost, offsets
+
+
+def _earlier_spend(journal: Ledger, cost: np.ndarray) -> float:
+    """The estimated cost of the rows of the frame the ledger holds as accepted or unknown (sent, or maybe
+    sent), keyed by their position in the frame: what earlier runs spent on the campaign."""
+    rows = journal.rows()
+    spent = rows[rows["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool, na_value=False)]
+    at = pd.to_numeric(spent["row_key"], errors="coerce").dropna().to_numpy(dtype=np.int64)
+    return float(cost[np.unique(at[(at >= 0) & (at < len(cost))])].sum())
 
 
 def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
@@ -192,25 +273,31 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
     frame = optimised(frame)
-    repeats, offsets = _repeats_and_offsets(msg, frame, options.suppression, keep)
+    ledger_path = os.fspath(options.ledger)
+    now = pd.Timestamp.now(tz="UTC") if options.now is None else options.now  # one moment for every partition
+    each = {"suppression": options.suppression, "keep": with_duplicates(keep), "now": now, "ledger": ledger_path,
+            "prices": options.prices}
     target = Path(options.out)
-    if target.exists():
-        shutil.rmtree(target) if target.is_dir() else target.unlink()
-    target.mkdir(parents=True)
     counts: dict[str, int] = {}
     outcome_type: ExtensionDtype | np.dtype[Any] = pd.CategoricalDtype(list(OUTCOMES))  # as the files say, below
-    ledger_path = os.fspath(options.ledger)
-    budget = Budget(options.max_cost, []) if options.max_cost is not None else None  # one cap for every partition
-    with hold(ledger_path), contextlib.closing(PartitionLedger(ledger_path)) as journal:
+    budget = _CampaignBudget(options.max_cost, []) if options.max_cost is not None else None
+    with contextlib.ExitStack() as stack:
+        # the prepared partitions wait on the workers of a distributed cluster, else on this machine's disk
+        stash = None if on_distributed_cluster() else stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="sendframe-prepared-"))
+        held, repeats, cost, offsets = _prepare_all(msg, frame, each, keep, stash)
+        if target.exists():
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
+        target.mkdir(parents=True)
+        stack.enter_context(hold(ledger_path))
+        journal = stack.enter_context(contextlib.closing(PartitionLedger(ledger_path)))
+        if budget is not None:  # the whole campaign's earlier spend, before the first batch (as pandas counts it)
+            budget.spent = _earlier_spend(journal, cost)
         how = dataclasses.replace(options, ledger=journal, keep=keep, out=None)
-        for number in range(frame.npartitions):
-            part = frame.get_partition(number).compute()
-            part.index = pd.RangeIndex(offsets[number], offsets[number + 1], name="row")
+        for number, kept in enumerate(held):
+            prepared = _unstashed(kept) if stash is not None else compute(kept)[0]
             journal.scope = range(int(offsets[number]), int(offsets[number + 1]))
-            mine = repeats[(repeats.index.to_numpy() >> ORDER_BITS) == number]
-            prepared = msg.prepare(part, suppression=how.suppression, keep=keep, now=how.now, ledger=journal,
-                                   prices=how.prices)
-            prepared = skip_elsewhere(prepared, mine)
+            prepared = skip_elsewhere(prepared, repeats[(repeats.index.to_numpy() >> ORDER_BITS) == number])
             # the rows skipped are said once, for the whole frame
             sent = send_prepared(prepared, how, budget=budget, warn=False)
             sent.index.name = "row"
