@@ -3,7 +3,7 @@
     process, base_url = start_sandbox(["--db", str(folder / "sandbox.sqlite")])
     receiver, notification_url = start_receiver(folder / "callbacks.log")
     ...
-    print(peak_memory_mib(process.pid), cpu_seconds(process.pid))
+    print(peak_memory_mib(process.pid), cpu_seconds(process.pid), children(process.pid))
     stop(process); stop(receiver)
 """
 
@@ -17,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["cpu_seconds", "peak_memory_mib", "server_cpu_seconds", "start_receiver", "start_sandbox", "stop",
+__all__ = ["children", "cpu_seconds", "peak_memory_mib", "server_cpu_seconds", "start_receiver", "start_sandbox",
+           "stop",
            "wait_until_idle"]
 
 
@@ -57,6 +58,17 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int, timeout: float = 5.0) -> list[int]:
+    """The child processes of ``pid`` (the sandbox's notifier process), waiting up to ``timeout`` s for one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+                 for child in (task / "children").read_text().split()]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
 
 
 server_cpu_seconds = cpu_seconds  # the name the older benchmarks import
