@@ -52,7 +52,7 @@ def _locale_names() -> dict[str, dict[str, str]]:
 def _country_name(example: phonenumbers.PhoneNumber, language: str) -> str:
     # phonenumbers.geocoder.country_name_for_number: the region of the number's calling code, or the one region
     # of a shared code where it is valid (none when several are); a "*xx" name is the one of language xx
-    regions = phonenumbers.region_codes_for_country_code(example.country_code)
+    regions = list(phonenumbers.region_codes_for_country_code(example.country_code or 0))
     if len(regions) > 1:
         valid = [region for region in regions if phonenumbers.is_valid_number_for_region(example, region)]
         regions = valid if len(valid) == 1 else []
