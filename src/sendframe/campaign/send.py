@@ -63,6 +63,7 @@ from sendframe.errors import (
     SendframeWarning,
     UnknownOutcomeError,
 )
+from sendframe.memory import release_unused_memory
 from sendframe.send_outcomes import OUTCOMES
 
 __all__ = ["ANSWER_COLUMNS", "send_rows"]
@@ -317,6 +318,7 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
         warnings.warn(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent.{overdue} "
                       f"See {where}; check them in the service before sending again with resend_unknown=True "
                       "(that may send twice).", SendframeWarning, stacklevel=user_stacklevel())
+    release_unused_memory()
     return result
 
 

@@ -31,6 +31,7 @@ from sendframe.api.notifications import (
 from sendframe.delivery.contact_table import checked_contacts
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
+from sendframe.memory import release_unused_memory
 from sendframe.options import keyword_checked
 from sendframe.send_outcomes import SKIP_OUTCOMES
 
@@ -362,6 +363,7 @@ def outcomes(
     if split is not None:
         table.attrs[VARIANTS_ATTR] = split
     if contacts is None:
+        release_unused_memory()
         return table
     checked_contacts(contacts, "results cannot be matched to contacts (reset it before sending)",
                      what="the contact table the results were sent from")
@@ -372,4 +374,5 @@ def outcomes(
     own = contacts.rename(columns={c: CONTACT_PREFIX + str(c) for c in contacts.columns if c in table.columns})
     joined = table.reindex(contacts.index).join(own)
     joined.attrs = dict(table.attrs)  # a join keeps attrs only when both sides' are equal
+    release_unused_memory()
     return joined

@@ -33,6 +33,7 @@ from sendframe.api import wire
 from sendframe.api.client import Client
 from sendframe.api.models import MAX_LOOKUP_IDS
 from sendframe.errors import ApiError, InputError, NotFoundError
+from sendframe.memory import release_unused_memory
 from sendframe.options import keyword_checked
 
 MESSAGE_COLUMNS: tuple[str, ...] = (
@@ -128,7 +129,9 @@ def fetch_records(
     # of a million records are never all held as bytes at once (each group is read into Arrow as it arrives)
     per_group = max(1, min(_GROUP_RECORDS // chunk_size, -(-len(chunks) // (4 * concurrency))))
     groups = [chunks[start:start + per_group] for start in range(0, len(chunks), per_group)]
-    return _frames(_fetch_all(groups, client, concurrency))
+    records = _frames(_fetch_all(groups, client, concurrency))
+    release_unused_memory()
+    return records
 
 
 def _fetch_all(groups: list[list[list[str]]], client: Any, concurrency: int) -> list[_Read]:
