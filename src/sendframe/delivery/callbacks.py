@@ -31,6 +31,7 @@ from sendframe.delivery.parsing import (  # noqa: F401  (re-exported: the names 
 )
 from sendframe.delivery.tailing import LogReads
 from sendframe.engines import dispatched
+from sendframe.memory import release_unused_memory
 from sendframe.options import keyword_checked
 
 # the last read of the few logs read lately: the next read of each parses only what was appended
@@ -72,7 +73,9 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     """
     if is_many_logs(path):
         return read_many_logs(read_callbacks, path, notification_url)
-    return LOG_READS.read(path, notification_url).frame
+    frame = LOG_READS.read(path, notification_url).frame
+    release_unused_memory()
+    return frame
 
 
 @keyword_checked
