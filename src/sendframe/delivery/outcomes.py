@@ -299,7 +299,7 @@ def message_outcomes(
                 recipient.iloc[missing] = known["recipient"].astype("string").iloc[found[missing]].to_numpy()
         if events is not None and not events.empty:
             dates = utc_instants(events["date"])
-            kinds = events["type"].to_numpy(dtype=object)
+            kinds = pd.Categorical(events["type"])  # compared as codes: no Python string per event
             event_ids = text_array(events["id"])
             # record events carry seconds, notifications only minutes: the events win where both exist
             for kind, target in (("sent", sent_at), ("delivered", delivered_at)):
