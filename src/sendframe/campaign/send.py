@@ -50,7 +50,7 @@ from sendframe.api.client import AsyncClient, Client
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
 from sendframe.campaign.budget import Budget
-from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger, row_tag
+from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.settling import GRACE
 from sendframe.errors import (
@@ -328,10 +328,8 @@ def _tagged(spec: CampaignSpec, keys: Sequence[str]) -> CampaignSpec:
     if spec.channel != "sms" or not isinstance(url, str):
         return spec
     separator = "&" if "?" in url else "?"
-    urls: list[str | None] = [f"{url}{separator}{ROW_TAG_PARAM}={row_tag(key, recipient)}"
-                              for key, recipient in zip(keys, spec.recipients, strict=True)]
     fields = {k: v for k, v in spec.fields.items() if k != "notificationUrl"}
-    return dataclasses.replace(spec, fields=fields, notification_urls=urls)
+    return dataclasses.replace(spec, fields=fields, keys=list(keys), tagged_url=f"{url}{separator}{ROW_TAG_PARAM}=")
 
 
 def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[list[str], list[int], list[int]]:
