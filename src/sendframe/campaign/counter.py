@@ -27,9 +27,10 @@ import pyarrow as pa
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.estimate import price_table, priced_numbers, recipients_valid
-from sendframe.campaign.policy import keep_reasons
+from sendframe.campaign.policy import keep_reasons, repeated_rows
 from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
+from sendframe.campaign.problems import key_codes
 from sendframe.channels import channel as channel_info
 from sendframe.errors import SendframeError
 from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
@@ -109,11 +110,11 @@ class MessageCounter:
         self._prices = price_table(prices).lookup(numbers, channel)
         self._column = column
         # (the message's policy settings, the rows they let through, each row's recipient code)
-        self._policy: tuple[tuple[Any, ...], np.ndarray, np.ndarray] | None = None
+        self._policy: tuple[tuple[Any, ...], np.ndarray, pd.Series] | None = None
 
-    def _recipients(self, message: Message | None, keep: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+    def _recipients(self, message: Message | None, keep: frozenset[str]) -> tuple[np.ndarray, pd.Series]:
         """Rows the send policy lets through whatever the template (valid, not suppressed, under the
-        frequency cap: from ``message``'s prepared frame), and each row's recipient as a code."""
+        frequency cap: ``message``'s prepared frame's plan), and each row's recipient key as a code."""
         settings = None if message is None else _policy_settings(message, keep)
         if self._policy is not None and (settings is None or all(
                 same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True))):
@@ -128,8 +129,8 @@ class MessageCounter:
                 message = None
         if keys is None:
             keys = recipient_keys(self.contacts[self._column], self._kind, default_region=None)
-        codes = pd.factorize(keys)[0]
-        codes = np.where(codes < 0, -1 - np.arange(len(codes)), codes)  # no key (not a valid recipient): its own
+        numbered = key_codes(keys)  # as small whole numbers (missing: <NA>), the plan's repeats are found fast
+        codes = pd.Series(numbered, dtype="Int64").mask(numbered < 0)
         if settings is not None and message is not None:
             self._policy = (settings, allowed, codes)
         return allowed, codes
@@ -206,9 +207,8 @@ class MessageCounter:
         too_many = (needed > parts) & ~missing if parts is not None else np.zeros(n, dtype=bool)
         kept = keep_reasons(keep)
         allowed, codes = self._recipients(message, kept)
-        sendable = np.flatnonzero(allowed & (~(missing | too_many) if "preflight" not in kept else True))
-        first = np.zeros(n, dtype=bool)  # a recipient's first row that can be sent (policy.plan_rows' rule)
-        first[sendable if "duplicate" in kept else sendable[np.unique(codes[sendable], return_index=True)[1]]] = True
+        sendable = allowed & (~(missing | too_many) if "preflight" not in kept else True)
+        first = sendable if "duplicate" in kept else sendable & ~repeated_rows(codes, sendable)  # the plan's rule
         billable = first if message is not None else ~missing & self._valid & ~too_many
         found = self._prices
         # the price list's cost of an uncertified message without attachments (a call counted as answered)
