@@ -5,7 +5,7 @@ snake_case or camelCase, and the message's own settings) into the fields and set
 ``Message``: an unknown option is an error naming the closest known one, and the fields are
 validated with the service's own models, as a request to one placeholder recipient.
 
-    >>> message_settings("sms", {"message": "Hi", "sender": "Shop", "parts": 1})["fields"]
+    >>> message_settings("sms", {"message": "Hi", "sender": "Shop", "parts": 1}, ("to",))["fields"]
     mappingproxy({'message': 'Hi', 'from': 'Shop'})
 """
 
@@ -26,11 +26,8 @@ from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names, snake_case
 from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["MESSAGE_OPTIONS", "RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
+__all__ = ["RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
 
-# settings of a Message that are not request fields
-MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "suppression", "frequency_cap", "history",
-                   "local_time", "quiet_hours")
 # settings a send may also take for one run (they override the message's)
 RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
 _PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
@@ -59,23 +56,25 @@ def wire_spelling(channel_name: str, options: Mapping[str, Any]) -> dict[str, An
     return {names.get(k, k): v for k, v in options.items()}
 
 
-def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, Any]:
+def message_settings(channel_name: str, options: dict[str, Any], setting_names: Iterable[str]) -> dict[str, Any]:
     """The keyword arguments of a ``Message`` from the options of :func:`sendframe.message` (see its docstring).
 
-    ``options`` is consumed (settings are popped from it). Raises ``UnknownOptionError``,
-    ``InputError`` or ``RequestValidationError`` naming the option or field.
+    ``setting_names``: the message's settings that are not request fields
+    (:data:`~sendframe.campaign.message.MESSAGE_OPTIONS`). ``options`` is consumed (settings are popped
+    from it). Raises ``UnknownOptionError``, ``InputError`` or ``RequestValidationError`` naming the option or field.
 
-        >>> message_settings("voiceAudio", {"audio_url": "https://example.org/hi.mp3"})["channel"]
+        >>> message_settings("voiceAudio", {"audio_url": "https://example.org/hi.mp3"}, ())["channel"]
         'voiceAudio'
     """
     info = channel(channel_name)
     names = request_field_names(info.name)
     whatsapp_options = dict(info.column_fields)
-    known = [*names, *MESSAGE_OPTIONS, "encoding", *whatsapp_options]
+    setting_names = tuple(setting_names)
+    known = [*names, *setting_names, "encoding", *whatsapp_options]
     check_options(options, known, "sendframe.message",
                   hint=f"A {info.name} message takes: "
-                       f"{', '.join(sorted({*_public_names(names), *MESSAGE_OPTIONS, *whatsapp_options}))}.")
-    settings = {k: options.pop(k) for k in MESSAGE_OPTIONS if k in options}
+                       f"{', '.join(sorted({*_public_names(names), *setting_names, *whatsapp_options}))}.")
+    settings = {k: options.pop(k) for k in setting_names if k in options}
     whatsapp_columns = {whatsapp_options[k]: _column_names(options.pop(k), k)
                         for k in list(options) if k in whatsapp_options and options[k] is not None}
     whatsapp_columns = {k: v for k, v in whatsapp_columns.items() if v}  # no column is the same as none given
