@@ -21,6 +21,7 @@ import pandas as pd
 
 from sendframe.api.models import parse_request
 from sendframe.campaign.batching import wire_fields
+from sendframe.campaign.caps import frequency_window
 from sendframe.channels import ChannelInfo, channel, channels_where
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names, snake_case
@@ -99,14 +100,13 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
                              "tz='UTC').")
     cap = settings.get("frequency_cap")
     if cap is not None:
-        if (not isinstance(cap, (tuple, list)) or len(cap) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in cap)):
+        if not isinstance(cap, (tuple, list)) or len(cap) != 2:
             raise InputError("frequency_cap is (messages, days), e.g. (2, 7): at most 2 messages in 7 days; "
                              f"got {cap!r}.")
         if settings.get("history") is None:
             raise InputError("frequency_cap needs history=: a folder of earlier campaigns' ledgers, their paths, or a "
                              "frame with recipient and sent_at columns.")
-        settings["frequency_cap"] = (int(cap[0]), float(cap[1]))
+        settings["frequency_cap"] = frequency_window(cap[0], cap[1], f"frequency_cap={cap!r}")
     if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
         raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
     if notification_url is not None and not info.has_notifications:
