@@ -106,8 +106,9 @@ class MessageCounter:
         self._kind = channel_info(channel).recipient
         column = recipient_column(contacts, self._kind, to, channel=channel)
         self._valid = recipients_valid(contacts, column, channel)
-        numbers = priced_numbers(contacts[column], self._kind, self._valid)
-        self._prices = price_table(prices).lookup(numbers, channel)
+        self._numbers = priced_numbers(contacts[column], self._kind, self._valid)
+        self._prices = price_table(prices)
+        self._priced: dict[tuple[int, bool], np.ndarray] = {}  # (parts, certified) -> each row's price
         self._column = column
         # (the message's policy settings, the rows they let through, each row's recipient code)
         self._policy: tuple[tuple[Any, ...], np.ndarray, pd.Series] | None = None
@@ -134,6 +135,14 @@ class MessageCounter:
         if settings is not None and message is not None:
             self._policy = (settings, allowed, codes)
         return allowed, codes
+
+    def _costs(self, parts: int, certified: bool) -> np.ndarray:
+        """Each row's price for ``parts`` parts, as the send's estimate prices it (a call counted as answered)."""
+        key = (parts, certified)
+        if key not in self._priced:
+            self._priced[key] = self._prices.costs(self._numbers, self.channel, parts=parts,
+                                                   certified=certified).to_numpy()
+        return self._priced[key]
 
     def _piece(self, name: str, filter_name: str | None) -> _Measure:
         key = (name, filter_name)
@@ -179,20 +188,20 @@ class MessageCounter:
                 missing |= m.missing
         sms = channel_info(self.channel).sends_sms
         if not sms:
-            chosen = np.full(n, "", dtype=object)
+            chosen = np.full(n, -1, dtype=np.int8)  # a position in ENCODINGS; -1: none
             units = total("units", "utf-16", np.add)
             needed = np.ones(n, dtype=np.int64)
         else:
             if encoding == "auto":
                 not_gsm = total("foreign", "gsm", np.logical_or)
                 not_pt = total("foreign", "gsm-pt", np.logical_or)
-                chosen = np.where(not_gsm, np.where(not_pt, "utf-16", "gsm-pt"), "gsm").astype(object)
+                chosen = np.where(not_gsm, np.where(not_pt, 2, 1), 0).astype(np.int8)
             else:
-                chosen = np.full(n, encoding, dtype=object)
+                chosen = np.full(n, ENCODINGS.index(encoding), dtype=np.int8)
             units = np.zeros(n, dtype=np.int64)
             needed = np.zeros(n, dtype=np.int64)
-            for enc in ENCODINGS:
-                rows = chosen == enc
+            for position, enc in enumerate(ENCODINGS):
+                rows = chosen == position
                 if not rows.any():
                     continue
                 enc_units = total("units", enc, np.add)
@@ -210,24 +219,23 @@ class MessageCounter:
         sendable = allowed & (~(missing | too_many) if "preflight" not in kept else True)
         first = sendable if "duplicate" in kept else sendable & ~repeated_rows(codes, sendable)  # the plan's rule
         billable = first if message is not None else ~missing & self._valid & ~too_many
-        found = self._prices
-        # the price list's cost of an uncertified message without attachments (a call counted as answered)
-        unit = found["unit_price"].to_numpy(dtype="float64")
-        per_part = channel_info(self.channel).billed_per_part
-        costs = np.round(unit * needed.astype("float64") if per_part else unit * 1.0, 4)
+        certified = bool(message is not None and message.fields.get("certified", False))
+        cost = sum(float(self._costs(int(k), certified)[billable & (needed == k)].sum())
+                   for k in np.flatnonzero(np.bincount(needed[billable]))) + 0.0
         present = ~missing
-        encodings = pd.Series(chosen[present & (chosen != "")]).value_counts()
+        per_encoding = np.bincount(chosen[present & (chosen >= 0)], minlength=len(ENCODINGS))
         forced = ""
         if sms and (encoding == "auto" or encoding == "utf-16"):
             forced = "".join(dict.fromkeys("".join(m.outside_pt for m in measures)))
         return CounterTotals(
             rows=n,
             recipients=int(first.sum()),
-            encodings={str(k): int(v) for k, v in encodings.items()},
+            encodings={ENCODINGS[k]: int(per_encoding[k]) for k in np.argsort(-per_encoding, kind="stable")
+                       if per_encoding[k]},
             characters_max=int(units[present].max()) if present.any() else 0,
             parts=int(needed[billable].sum()),
             parts_max=int(needed[present].max()) if present.any() else 0,
-            cost=float(np.where(billable, costs, 0.0).sum()),
+            cost=cost,
             forced_by=forced,
             missing_text=int(missing.sum()),
             too_many_parts=int(too_many.sum()),
