@@ -100,16 +100,14 @@ class MessageCounter:
     def __init__(self, contacts: pd.DataFrame, *, channel: str = "sms", link_base: str | None = None,
                  otp_config: Mapping[str, Any] | None = None, prices: Any = None, to: str | None = None) -> None:
         self.contacts, self.channel = contacts, channel
-        self._link_base, self._otp_config = link_base, otp_config
         self._specials, self._shorten = placeholders(link_base, otp_config)
         self._measures: dict[tuple[str, str | None], _Measure] = {}
         self._kind = channel_info(channel).recipient
-        column = recipient_column(contacts, self._kind, to, channel=channel)
-        self._valid = recipients_valid(contacts, column, channel)
-        self._numbers = priced_numbers(contacts[column], self._kind, self._valid)
+        self._column = recipient_column(contacts, self._kind, to, channel=channel)
+        self._valid = recipients_valid(contacts, self._column, channel)
+        self._numbers = priced_numbers(contacts[self._column], self._kind, self._valid)
         self._prices = price_table(prices)
         self._priced: dict[tuple[int, bool], np.ndarray] = {}  # (parts, certified) -> each row's price
-        self._column = column
         # (the message's policy settings, the rows they let through, each row's recipient code)
         self._policy: tuple[tuple[Any, ...], np.ndarray, pd.Series] | None = None
 
