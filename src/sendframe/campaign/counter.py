@@ -27,13 +27,14 @@ import pyarrow as pa
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.estimate import price_table, priced_numbers, recipients_valid
+from sendframe.campaign.measured import asked_encoding
 from sendframe.campaign.policy import keep_reasons, repeated_rows
 from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
 from sendframe.campaign.problems import key_codes
 from sendframe.channels import channel as channel_info
 from sendframe.errors import SendframeError
-from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
+from sendframe.text.encodings import CHARSETS, ENCODINGS
 from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
 from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, FOREIGN_PT, scan_text
 from sendframe.text.templates import parse, render_frame
@@ -161,8 +162,7 @@ class MessageCounter:
         Without it every valid row with a text is priced, as :func:`~sendframe.campaign.estimate.estimate`
         does. ``keep``: the send's ``keep`` (skip reasons it sends anyway).
         """
-        if encoding != "auto":
-            check_encoding(encoding)
+        encoding = asked_encoding(encoding)
         parsed = parse(template)
         n = len(self.contacts)
         literal = "".join(p for p in parsed.pieces if isinstance(p, str))

@@ -22,10 +22,10 @@ import pandas as pd
 from sendframe.api.models import parse_request
 from sendframe.campaign.batching import wire_fields
 from sendframe.campaign.caps import frequency_window
+from sendframe.campaign.measured import asked_encoding
 from sendframe.channels import ChannelInfo, channel, channels_where
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names, snake_case
-from sendframe.text.encodings import ENCODINGS
 
 __all__ = ["RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
 
@@ -80,9 +80,8 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
                         for k in list(options) if k in whatsapp_options and options[k] is not None}
     whatsapp_columns = {k: v for k, v in whatsapp_columns.items() if v}  # no column is the same as none given
     encoding = options.pop("encoding", None)
-    if encoding is not None and encoding != "auto" and encoding not in ENCODINGS:
-        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} or 'auto' "
-                         "(the cheapest that carries each row's text).")
+    if encoding is not None:
+        asked_encoding(encoding)
     if encoding is not None and not info.sends_sms:
         raise InputError(f"encoding applies to {' and '.join(channels_where(lambda c: c.sends_sms))}, not {info.name}.")
     fields: dict[str, Any] = {}
