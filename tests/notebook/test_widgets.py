@@ -100,7 +100,7 @@ def test_whatsapp_field_columns_are_picked_from_the_tables_columns():
     assert composer.message.whatsapp_columns == {"bodyFields": ("name",)}
     assert "body: joão" in composer.preview.value
     composer.call_to_action_fields.value = ["phone"]
-    assert "body: joão · call to action: " in composer.preview.value  # the option's name, as the library says it
+    assert "body: joão · button: " in composer.preview.value  # named as its input
 
 
 def test_check_button_shows_the_preflight_table_and_what_a_send_skips():

@@ -469,9 +469,9 @@ class Composer:
 
 def _whatsapp_text(msg: Message, row: pd.Series) -> str:
     parts = []
-    for option, wire in msg.info.column_fields:  # header, body, call to action, default answer
+    for option, wire in msg.info.column_fields:  # named as their inputs: header, body, button, default answer
         columns = msg.whatsapp_columns.get(wire, ())
         if columns:
             values = [str(row[c]) if c in row.index and pd.notna(row[c]) else f"<no {c}>" for c in columns]
-            parts.append(f"{option.removesuffix('_fields').replace('_', ' ')}: {', '.join(values)}")
+            parts.append(f"{INPUT_LABELS[option].removesuffix(' fields').lower()}: {', '.join(values)}")
     return " · ".join(parts) or "(no variables)"
