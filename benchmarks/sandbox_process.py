@@ -3,7 +3,7 @@
     process, base_url = start_sandbox(["--db", str(folder / "sandbox.sqlite")])
     receiver, notification_url = start_receiver(folder / "callbacks.log")
     ...
-    print(peak_memory_mib(process.pid), cpu_seconds(process.pid))
+    print(peak_memory_mib(process.pid), cpu_seconds(process.pid), children(process.pid))
     stop(process); stop(receiver)
 """
 
@@ -17,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["cpu_seconds", "peak_memory_mib", "server_cpu_seconds", "start_receiver", "start_sandbox", "stop",
+__all__ = ["children", "cpu_seconds", "peak_memory_mib", "server_cpu_seconds", "start_receiver", "start_sandbox",
+           "stop",
            "wait_until_idle"]
 
 
@@ -59,6 +60,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def children(pid: int, timeout: float = 5.0) -> list[int]:
+    """The child processes of ``pid`` (the sandbox's notifier process), waiting up to ``timeout`` s for one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+                 for child in (task / "children").read_text().split()]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 server_cpu_seconds = cpu_seconds  # the name the older benchmarks import
 
 
@@ -66,6 +78,14 @@ def peak_memory_mib(pid: int | None = None) -> float:
     """Peak resident memory (VmHWM) of process ``pid`` (this process when None), MiB."""
     for line in Path(f"/proc/{pid or 'self'}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def current_memory_mib(pid: int | None = None) -> float:
+    """Resident memory now (VmRSS) of process ``pid`` (this process when None), MiB."""
+    for line in Path(f"/proc/{pid or 'self'}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 

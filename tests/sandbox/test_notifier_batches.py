@@ -14,6 +14,7 @@ import pytest
 
 from sendframe.sandbox import Sandbox
 from sendframe.sandbox.notifier import Attempt, Notifier
+from sendframe.sandbox.outbound import MAX_CONNECTIONS
 
 from .raw_http_server import RawServer
 
@@ -43,7 +44,7 @@ def test_pipelined_answers_are_matched_to_their_requests_in_order(server):
     assert "redirects are not followed" in attempts[4].error
     assert sorted(server.requests) == sorted(f"/status/{s}?i={i}" for i, s in enumerate(statuses))
     assert max(server.reads) > 1  # requests were pipelined: several arrived before their answers went out
-    assert server.connections <= 4
+    assert server.connections <= MAX_CONNECTIONS  # per destination, the outbound policy's bound
 
 
 def test_requests_carry_the_host_and_the_notifier_user_agent(server):
@@ -102,7 +103,7 @@ def test_refused_destinations_in_a_batch_are_refused_and_the_others_delivered(se
 def test_requests_in_flight_on_a_dropped_connection_fail_and_the_others_are_delivered(server):
     urls = [server.url(f"/ok?i={i}") for i in range(20)] + [server.url("/drop")]
     urls += [server.url(f"/ok?j={i}") for i in range(40)]
-    # 32 in flight over at most 4 connections: the dropped connection takes at most its 8 with it
+    # 32 in flight over at most MAX_CONNECTIONS connections: the dropped connection takes only its own with it
     attempts = deliver_many(urls, max_in_flight=32)
     failed = [a for a in attempts if not a.ok]
     assert not attempts[20].ok and attempts[20].error == "connection failed: closed before the answer"

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from sendframe.sandbox import Sandbox, sending
-from sendframe.sandbox.state import SandboxState
-from sendframe.sandbox.worker import MAX_DEFERRAL, STEP_BATCH, Worker
+from sendframe.sandbox.state import MAX_DEFERRAL, SandboxState
+from sendframe.sandbox.worker import STEP_BATCH, Worker
 
 from .notification_receiver import NotificationReceiver
 

@@ -14,10 +14,17 @@ import pytest
 
 from sendframe.delivery.receiver import Receiver
 from sendframe.sandbox import Sandbox
+from sendframe.sandbox.notification_rounds import NOTIFICATION_BATCH
 from sendframe.sandbox.state import SandboxState
-from sendframe.sandbox.worker import NOTIFICATION_BATCH, Worker
+from sendframe.sandbox.worker import Worker
 
 FINAL = {"DELIVRD", "UNDELIV", "EXPIRED", "REJECTD", "DELETED"}
+
+
+@pytest.fixture(params=["in the worker", "in a notifier process"])
+def db(request, tmp_path) -> str:
+    """The sandbox's database: in memory (the worker sends the reports) or a file (its notifier process does)."""
+    return ":memory:" if request.param == "in the worker" else str(tmp_path / "sandbox.sqlite")
 
 
 class SlowServer:
@@ -77,9 +84,9 @@ def wait_until(condition, timeout: float = 60.0) -> bool:
 
 
 @pytest.mark.slow
-def test_under_a_backlog_larger_than_a_batch_each_message_reports_accepted_then_final_once(tmp_path):
+def test_under_a_backlog_larger_than_a_batch_each_message_reports_accepted_then_final_once(tmp_path, db):
     count = NOTIFICATION_BATCH  # twice as many reports as a batch, due together
-    with Sandbox(clock="real") as sb, Receiver(tmp_path / "callbacks.log") as receiver:
+    with Sandbox(db=db, clock="real") as sb, Receiver(tmp_path / "callbacks.log") as receiver:
         send(sb, count, receiver.notification_url)
         assert wait_until(lambda: receiver.notifications >= 2 * count)
         time.sleep(0.5)  # anything sent twice would arrive by now
@@ -91,9 +98,9 @@ def test_under_a_backlog_larger_than_a_batch_each_message_reports_accepted_then_
 
 
 @pytest.mark.slow
-def test_a_slow_receiver_gets_each_report_once_and_each_counts_one_attempt():
+def test_a_slow_receiver_gets_each_report_once_and_each_counts_one_attempt(db):
     count = 150
-    with SlowServer(delay=0.01) as server, Sandbox(clock="real") as sb:
+    with SlowServer(delay=0.01) as server, Sandbox(db=db, clock="real") as sb:
         send(sb, count, server.url)
         assert wait_until(lambda: len(server.hits) >= 2 * count)
         time.sleep(1.5)  # a retry would come a second after a failed attempt
@@ -104,8 +111,8 @@ def test_a_slow_receiver_gets_each_report_once_and_each_counts_one_attempt():
 
 
 @pytest.mark.slow
-def test_a_reset_with_reports_in_flight_leaves_nothing_pending_and_the_worker_goes_on():
-    with SlowServer(delay=0.02) as server, Sandbox(clock="real") as sb:
+def test_a_reset_with_reports_in_flight_leaves_nothing_pending_and_the_worker_goes_on(db):
+    with SlowServer(delay=0.02) as server, Sandbox(db=db, clock="real") as sb:
         send(sb, 400, server.url)
         assert wait_until(lambda: len(server.hits) > 0)  # a batch is in flight
         sb.reset()

@@ -139,4 +139,4 @@ def _validate(info: ChannelInfo, fields: Mapping[str, Any], whatsapp_columns: Ma
         body = {**fields, "messages": [item]}
     else:
         body = {**fields, "to": [recipient]}
-    parse_request(info.name, wire_fields(body))
+    parse_request(info.name, wire_fields(body, info.name))

@@ -25,7 +25,8 @@ from typing import Any, cast
 
 __all__ = ["Attempt", "Batch", "Destination", "Dispatcher"]
 
-MAX_CONNECTIONS = 4       # per destination
+MAX_CONNECTIONS = 16      # per destination
+FEW_CONNECTIONS = 4       # per destination, whatever the queue: more only for a queue they cannot pipeline
 MAX_HEAD = 64 * 1024      # status line + headers of an answer
 KEEPALIVE_IDLE = 15.0     # s: an idle connection older than this is closed rather than reused
 
@@ -367,9 +368,12 @@ class Destination:
             take = min(connection.room(), room - written, len(queue))
             if take > 0:
                 written += connection.send([queue.popleft() for _ in range(take)])
-        # another connection when the waiting requests outnumber the connections being opened (each takes one)
+        # another connection when the waiting requests outnumber the connections being opened (each takes one): up to
+        # FEW_CONNECTIONS, more only for a queue deeper than the open ones pipeline, never more than could carry a
+        # request at once
         opened = len(self.connections) + len(self.opening)
-        if len(queue) > len(self.opening) and written < room and opened < MAX_CONNECTIONS:
+        wanted = min(self.dispatcher.max_connections, max(FEW_CONNECTIONS, -(-len(queue) // self.dispatcher.depth)))
+        if len(queue) > len(self.opening) and written < room and opened < wanted:
             task = self.dispatcher.loop.create_task(self._open())
             self.opening.add(task)
             task.add_done_callback(self.opening.discard)
@@ -386,16 +390,17 @@ class Destination:
         timeout = self.dispatcher.timeout
         started = loop.time()
         reason = ""
+        opened: Connection | None = None
         try:
             async with asyncio.timeout(timeout):
                 error: OSError = OSError("no address")
                 for address in self.addresses:  # only the addresses the policy checked
                     try:
-                        _, connection = await loop.create_connection(
+                        _, opened = await loop.create_connection(
                             lambda: Connection(self, started + timeout), address, self.port, ssl=self.ssl_context,
                             server_hostname=self.host if self.ssl_context is not None else None)
-                        if not connection.closed:
-                            self.connections.append(connection)
+                        if not opened.closed:
+                            self.connections.append(opened)
                         return
                     except OSError as failed:
                         error = failed
@@ -412,6 +417,8 @@ class Destination:
                     batch, index, _ = self.queue.popleft()
                     batch.done(index, failure)
             self.dispatcher.pump()
+            if opened is not None and not opened.sent:  # nothing waited for it: its first request's clock starts later
+                opened.first_deadline = 0.0
 
 
 class Dispatcher:
@@ -420,6 +427,7 @@ class Dispatcher:
     def __init__(self, loop: asyncio.AbstractEventLoop, *, max_in_flight: int, timeout: float, max_body: int) -> None:
         self.loop = loop
         self.max_in_flight = max_in_flight
+        self.max_connections = min(MAX_CONNECTIONS, max_in_flight)  # per destination
         self.depth = max(1, -(-max_in_flight // MAX_CONNECTIONS))
         self.timeout = timeout
         self.max_body = max_body

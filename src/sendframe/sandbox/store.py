@@ -29,6 +29,7 @@ __all__ = [
     "campaign_and_sending",
     "connect",
     "create_schema",
+    "is_file",
     "iso",
     "lookup_records",
     "message_rows",
@@ -96,6 +97,15 @@ def iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).replace(microsecond=0).isoformat()
 
 
+def is_file(path: str) -> bool:
+    """Whether ``path`` names a database file another process can open too (not ``:memory:``, nor a URI).
+
+        >>> is_file("sandbox.sqlite"), is_file(":memory:")
+        (True, False)
+    """
+    return path not in (":memory:", "") and not path.startswith("file:")
+
+
 def connect(path: str) -> sqlite3.Connection:
     """Open the sandbox database: ``":memory:"`` (one private connection) or a file in WAL mode.
 
@@ -106,7 +116,7 @@ def connect(path: str) -> sqlite3.Connection:
         >>> connect(":memory:").execute("select 1").fetchone()
         (1,)
     """
-    if path != ":memory:" and not path.startswith("file:"):
+    if is_file(path):
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))  # created 0600, or left as the owner set it
     db = sqlite3.connect(path, check_same_thread=False, isolation_level="DEFERRED")
     if path != ":memory:":

@@ -2,8 +2,10 @@
 
 An asyncio task in the server's loop. Each round it applies every step that fell due (status,
 flags, events, notification jobs) in one transaction, then sends the due notifications through
-``state.notifier`` (failed ones retried after ``RETRY_DELAYS``). Everything lives in SQLite, so a
-new sandbox on the same database resumes where the old one stopped.
+``state.notifier`` (failed ones retried after ``RETRY_DELAYS``). A real-clock sandbox on a database
+file leaves the notifications to a notifier process of its own (``notifier_process``), started and
+stopped with the worker and woken by each round. Everything lives in SQLite, so a new sandbox on
+the same database resumes where the old one stopped.
 
     worker = Worker(state); await worker.start()   # in the server's lifespan
     await worker.advance(60)                       # manual clock: run all that falls due
@@ -27,20 +29,16 @@ from typing import Any
 
 from sendframe.errors import full_disk_error
 from sendframe.sandbox import carrier, store
-from sendframe.sandbox.notifier import RETRY_DELAYS
+from sendframe.sandbox.notification_rounds import due_rows, next_notification_due, send_due_notifications
+from sendframe.sandbox.notifier_process import NotifierProcess
 from sendframe.sandbox.reports import moment_at, notification_urls, report_urls, second_at
-from sendframe.sandbox.state import SandboxState
+from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, SandboxState, busy_pause
 
 __all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message", "plan_request"]
 
 log = logging.getLogger("sendframe.sandbox.worker")
 
 STEP_BATCH = 2000
-NOTIFICATION_BATCH = 4000
-# back-pressure (real clock only): while send requests keep arriving the carrier waits, within a bound
-BUSY_WINDOW = 0.2  # s: a send request this recent means the API is busy
-MAX_DEFERRAL = 5.0  # s: due work never waits longer than this, however busy the API
-DEFER_SLEEP = 0.05  # s: how often a deferring worker looks again
 ID_CHUNK = 2000  # message ids per IN (...) query
 MESSAGE_MEMORY = 50_000  # messages a worker keeps in memory for their later steps (a few seconds of traffic)
 _NOT_EVENTS = frozenset({"notify"})
@@ -51,6 +49,7 @@ _due_of = operator.itemgetter(0)
 _SHARED_KEYS = ("channel", "sender", "notification_url", "scheduled_at", "created_at")
 _MESSAGES_QUERY = f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view WHERE id IN ({{marks}})"
 _STATUS_OF_KIND = {"sent": "SENT", "retry": "SENT"}
+_DUE_WORK = "SELECT seq, due, message_id, kind, payload FROM work WHERE due <= ? ORDER BY due, seq LIMIT ?"
 
 
 def _date(seconds: float) -> str:
@@ -247,11 +246,22 @@ class Worker:
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._known: dict[str, dict[str, Any]] = {}  # message id -> the message as the last round left it
+        self._notifier_process: NotifierProcess | None = None
+
+    @property
+    def notifier_pid(self) -> int | None:
+        """The process id of the notifier process, or None when this worker sends the notifications itself."""
+        return self._notifier_process.pid if self._notifier_process is not None else None
 
     async def start(self) -> None:
-        """Start the background loop (call from the server's event loop)."""
+        """Start the background loop (call from the server's event loop), and the notifier process of a
+        real-clock sandbox on a database file."""
         wake = self.state.wake = asyncio.Event()
         self.state.worker = self
+        if self.state.clock.mode == "real" and store.is_file(self.state.db_path):
+            networks = [str(network) for network in self.state.notifier.allow_networks]
+            self._notifier_process = NotifierProcess(self.state.db_path, allow_networks=networks)
+            self._notifier_process.start()
         self._task = asyncio.create_task(self._loop(wake), name="sendframe-sandbox-worker")
 
     @contextlib.asynccontextmanager
@@ -262,20 +272,27 @@ class Worker:
             yield
 
     async def stop(self) -> None:
-        """Stop the background loop; pending work stays in the database."""
+        """Stop the background loop and the notifier process; pending work stays in the database."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        if self._notifier_process is not None:
+            await self._notifier_process.stop()
 
     async def _loop(self, wake: asyncio.Event) -> None:
         while True:
             try:
+                started = time.monotonic()
                 if await self._background_round():
-                    await asyncio.sleep(0)  # one batch at a time: requests get in between batches
+                    # one batch at a time: requests get in between batches; while the API is busy, overdue work
+                    # takes at most BUSY_SHARE of the loop
+                    await asyncio.sleep(busy_pause(time.monotonic() - started) if self.busy() else 0)
                     continue
                 if self.busy():
+                    if self._notifier_process is not None:
+                        self._notifier_process.defer()
                     await asyncio.sleep(DEFER_SLEEP)
                     continue
                 timeout = 1.0
@@ -307,16 +324,26 @@ class Worker:
         more than ``MAX_DEFERRAL`` (so accepting goes first, and delivery never starves)."""
         async with self._lock:
             moment = self.state.clock.now().timestamp()
-            cutoff = moment - MAX_DEFERRAL if self.busy() else moment
+            busy = self.busy()
+            cutoff = moment - MAX_DEFERRAL if busy else moment
             done = self._apply_steps(moment, cutoff)
+            process = self._notifier_process
+            if process is not None:
+                ended = process.restart_if_ended()
+                if ended is not None:
+                    log.error("the sandbox's notifier process ended (exit status %s): started again", ended)
+                if busy:
+                    process.defer()
+                if done:
+                    process.wake()
             done.update(await self._send_notifications(moment, cutoff=cutoff))
             return done
 
     def next_due(self) -> float | None:
-        """The earliest due time (epoch seconds) of pending work or notifications, or ``None``."""
+        """The earliest due time (epoch seconds) of pending work, or of notifications this worker sends, or ``None``."""
         db = self.state.db
         step = db.execute("SELECT MIN(due) FROM work").fetchone()[0]
-        note = db.execute("SELECT MIN(next_at) FROM notifications WHERE state = 'pending'").fetchone()[0]
+        note = next_notification_due(db) if self._notifier_process is None else None
         times = [t for t in (step, note) if t is not None]
         return min(times) if times else None
 
@@ -366,9 +393,7 @@ class Worker:
         """Apply one batch of the steps due at ``cutoff`` (default ``moment``): about ``STEP_BATCH`` steps or
         messages to plan. A message planned here gets the steps due at ``moment`` applied at once."""
         db = self.state.db
-        rows = db.execute("SELECT seq, due, message_id, kind, payload FROM work "
-                          "WHERE due <= ? ORDER BY due, seq LIMIT ?",
-                          (moment if cutoff is None else cutoff, STEP_BATCH)).fetchall()
+        rows = due_rows(db, _DUE_WORK, moment if cutoff is None else cutoff, limit=STEP_BATCH)
         if not rows:
             return Counter()
         rows, plans = _take(rows)
@@ -457,42 +482,7 @@ class Worker:
 
     async def _send_notifications(self, moment: float, since: float | None = None,
                                   cutoff: float | None = None) -> Counter[str]:
-        """Send the reports due at ``cutoff`` (default ``moment``); a failed one is retried a delay after the
-        attempt, which is ``moment`` or, with ``since`` (a manual clock's advance from ``since``), the
-        report's own due time."""
-        db = self.state.db
-        rows = db.execute("SELECT seq, message_id, url, attempts, next_at FROM notifications "
-                          "WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, seq LIMIT ?",
-                          (moment if cutoff is None else cutoff, NOTIFICATION_BATCH)).fetchall()
-        if not rows:
+        """One round of due reports (:func:`send_due_notifications`), unless the notifier process sends them."""
+        if self._notifier_process is not None:
             return Counter()
-        # per message only its earliest due reports go out in one round, so ACCEPTD arrives before DELIVRD
-        first: dict[str, float] = {}
-        chosen = [r for r in rows if first.setdefault(r[1], r[4]) == r[4]]
-        attempts = await self.state.notifier.deliver_many([r[2] for r in chosen])
-        sent: list[tuple[float, int | None, int]] = []  # (next_at, last_status, seq)
-        # (state, next_at, last_status, last_error, seq) of each report that failed
-        failed: list[tuple[str, float, int | None, str | None, int]] = []
-        retried = given_up = 0
-        last = len(RETRY_DELAYS)
-        for (seq, _, _, tries, due), attempt in zip(chosen, attempts, strict=True):
-            if attempt.ok:
-                sent.append((moment, attempt.status, seq))
-            elif attempt.refused or tries >= last:  # the policy refuses the destination: retrying cannot help
-                failed.append(("failed", moment, attempt.status, attempt.error, seq))
-                given_up += 1
-            else:
-                attempted = moment if since is None else max(due, since)
-                failed.append(("pending", attempted + RETRY_DELAYS[tries], attempt.status, attempt.error, seq))
-                retried += 1
-        with db:  # every report sent counts one attempt more
-            db.executemany("UPDATE notifications SET state = 'sent', attempts = attempts + 1, next_at = ?, "
-                           "last_status = ?, last_error = NULL WHERE seq = ?", sent)
-            db.executemany("UPDATE notifications SET state = ?, attempts = attempts + 1, next_at = ?, "
-                           "last_status = ?, last_error = ? WHERE seq = ?", failed)
-        done: Counter[str] = Counter()
-        for key, count in (("notifications_sent", len(sent)), ("notifications_retried", retried),
-                           ("notifications_failed", given_up)):
-            if count:
-                done[key] = count
-        return done
+        return await send_due_notifications(self.state.db, self.state.notifier, moment, since=since, cutoff=cutoff)
