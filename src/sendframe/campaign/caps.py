@@ -81,11 +81,10 @@ def frequency_window(n: object, days: object, option: str = "") -> tuple[int, fl
         >>> frequency_window(2, 7), frequency_window(2.0, 0.5)
         ((2, 7.0), (2, 0.5))
     """
-    said = f"{option}: " if option else ""
-    if isinstance(n, bool) or not isinstance(n, (int, float, np.integer, np.floating)) or not float(n).is_integer() \
-            or n < 1:
+    said, number = f"{option}: " if option else "", (int, float, np.integer, np.floating)
+    if isinstance(n, bool) or not isinstance(n, number) or not float(n).is_integer() or n < 1:
         raise InputError(f"{said}n, the number of messages allowed, must be a whole number >= 1; got {n!r}.")
-    if isinstance(days, bool) or not isinstance(days, (int, float, np.integer, np.floating)) or not days > 0:
+    if isinstance(days, bool) or not isinstance(days, number) or not days > 0:
         raise InputError(f"{said}days must be a number of days > 0; got {days!r}.")
     return int(n), float(days)
 

@@ -137,11 +137,10 @@ class MessageCounter:
 
     def _costs(self, parts: int, certified: bool) -> np.ndarray:
         """Each row's price for ``parts`` parts, as the send's estimate prices it (a call counted as answered)."""
-        key = (parts, certified)
-        if key not in self._priced:
-            self._priced[key] = self._prices.costs(self._numbers, self.channel, parts=parts,
-                                                   certified=certified).to_numpy()
-        return self._priced[key]
+        if (parts, certified) not in self._priced:
+            self._priced[parts, certified] = self._prices.costs(self._numbers, self.channel, parts=parts,
+                                                                certified=certified).to_numpy()
+        return self._priced[parts, certified]
 
     def _piece(self, name: str, filter_name: str | None) -> _Measure:
         key = (name, filter_name)
