@@ -73,3 +73,23 @@ def test_a_send_of_the_table_just_estimated_reuses_its_prepared_frame():
     forget()
     assert msg.prepare(frame) is not prepared  # forgotten: prepared again
     assert msg.prepare(frame, keep="invalid") is not msg.prepare(frame)  # other options, prepared anew
+
+
+def test_a_categorical_column_is_fingerprinted_by_its_codes_and_categories():
+    frame = pd.DataFrame({"kind": pd.Categorical(["mobile", "fixed_line", "mobile"])})
+    same = frame_fingerprint(frame, ["kind"])
+    assert same is not None and same == frame_fingerprint(frame.copy(), ["kind"])
+    recoded = frame.assign(kind=pd.Categorical(["mobile", "fixed_line", "fixed_line"]))
+    renamed = frame.assign(kind=frame["kind"].cat.rename_categories({"mobile": "voip"}))
+    ordered = frame.assign(kind=frame["kind"].cat.as_ordered())
+    assert len({same, frame_fingerprint(recoded, ["kind"]), frame_fingerprint(renamed, ["kind"]),
+                frame_fingerprint(ordered, ["kind"])}) == 4
+
+
+def test_contacts_as_read_with_their_categorical_phone_type_are_prepared_once(tmp_path):
+    csv = tmp_path / "contacts.csv"
+    csv.write_text("phone,name\n34600123456,Ana\n34600123457,Bo\n")
+    contacts = sendframe.read_contacts(csv)
+    assert isinstance(contacts["phone_type"].dtype, pd.CategoricalDtype)
+    msg = sendframe.sms("Hi {name}", sender="Shop")
+    assert msg.prepare(contacts) is msg.prepare(contacts.copy())

@@ -71,7 +71,8 @@ def store(kind: str, entry: Any) -> None:
 
 def _hash_series(digest: Any, series: pd.Series) -> bool:
     """Add ``series`` to ``digest``; False for a column whose content cannot be hashed exactly and cheaply
-    (Python objects: ``1`` and ``"1"``, ``True`` and ``"True"`` would look alike), which is then not cached."""
+    (Python objects: ``1`` and ``"1"``, ``True`` and ``"True"`` would look alike), which is then not cached.
+    A categorical is hashed as its codes and its categories (``read_contacts`` gives ``phone_type`` as one)."""
     digest.update(f"{series.name!r}:{series.dtype}:{len(series)}".encode())
     values = series.array
     if isinstance(series.dtype, np.dtype):
@@ -79,7 +80,11 @@ def _hash_series(digest: Any, series: pd.Series) -> bool:
             return False
         digest.update(np.ascontiguousarray(series.to_numpy()).view(np.uint8))
         return True
-    if not hasattr(values, "__arrow_array__") or isinstance(series.dtype, pd.CategoricalDtype):
+    if isinstance(series.dtype, pd.CategoricalDtype):  # its codes and its categories, each as they are
+        digest.update(f"ordered:{series.dtype.ordered}".encode())
+        return (_hash_series(digest, pd.Series(series.array.codes, name="codes"))
+                and _hash_series(digest, pd.Series(series.dtype.categories, name="categories")))
+    if not hasattr(values, "__arrow_array__"):
         return False
     for chunk in values.__arrow_array__().chunks:  # Arrow-backed: the buffers as they are
         digest.update(f"{chunk.type}:{chunk.offset}:{len(chunk)}".encode())
