@@ -7,7 +7,7 @@ import warnings
 import pandas as pd
 
 import sendframe
-from sendframe.campaign.measured import forget, frame_fingerprint, measure_texts
+from sendframe.campaign.measured import forget, frame_fingerprint, last, measure_texts
 from sendframe.text.measure import measure_frame
 
 TEMPLATE = "Hola {name|capitalize}, debes {amount} EUR"
@@ -93,3 +93,14 @@ def test_contacts_as_read_with_their_categorical_phone_type_are_prepared_once(tm
     assert isinstance(contacts["phone_type"].dtype, pd.CategoricalDtype)
     msg = sendframe.sms("Hi {name}", sender="Shop")
     assert msg.prepare(contacts) is msg.prepare(contacts.copy())
+
+
+def test_a_send_that_sends_lets_go_of_the_kept_preparation_and_measurement(client):
+    frame = pd.DataFrame({"phone": ["34600123456", "34600123457"], "name": ["Ana", "Bo"]})
+    msg = sendframe.sms("Hi {name}", sender="Shop")
+    prepared = msg.prepare(frame)
+    assert last("prepared") is not None and last("sms") is not None
+    sent = msg.send(frame, client=client, progress=False)
+    assert sent["outcome"].tolist() == ["accepted", "accepted"]
+    assert last("prepared") is None and last("sms") is None  # the session holds the result, not the per-row table
+    assert msg.prepare(frame) is not prepared
