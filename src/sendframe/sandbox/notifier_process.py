@@ -2,10 +2,10 @@
 process of its own, so the carrier's steps and the API never wait on a receiver (nor share a GIL with it).
 
 The worker starts it (:class:`NotifierProcess`) and writes a byte to its standard input whenever a round may
-have made reports due; the process runs :func:`~sendframe.sandbox.notification_rounds.send_due_notifications`
-rounds on its own connection to the same SQLite database (WAL: it reads while the worker writes) until
-nothing is due, then waits for the next byte or the next report's due time. The end of its standard input
-stops it once the round in flight is recorded: the worker closes it when the sandbox stops, and the system
+have made reports due; the process sends overlapping rounds of due reports
+(:class:`~sendframe.sandbox.notification_pipeline.RoundPipeline`) on its own connection to the same SQLite
+database (WAL: it reads while the worker writes) until nothing is due, then waits for the next byte, a round's
+end or the next report's due time. The end of its standard input stops it once the rounds in flight are recorded: the worker closes it when the sandbox stops, and the system
 closes it when the sandbox dies however it dies, so the process never outlives its sandbox. It runs in a
 process group of its own and ignores SIGINT: Ctrl+C in a terminal stops the sandbox, which stops it.
 
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from sendframe.errors import full_disk_error
 from sendframe.sandbox import store
-from sendframe.sandbox.notification_rounds import next_notification_due, send_due_notifications
+from sendframe.sandbox.notification_pipeline import RoundPipeline
 from sendframe.sandbox.notifier import Notifier
 from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, busy_pause
 
@@ -121,8 +121,9 @@ class NotifierProcess:
 
 
 async def run(db_path: str, notifier: Notifier) -> None:
-    """Send due reports in rounds until standard input ends; each round recorded before the next. While the
-    worker says the API is busy, only reports overdue by more than ``MAX_DEFERRAL`` go out."""
+    """Send due reports in overlapping rounds (:class:`RoundPipeline`) until standard input ends, then wait
+    for the rounds in flight to be recorded. While the worker says the API is busy, only reports overdue by
+    more than ``MAX_DEFERRAL`` go out, one round at a time."""
     loop = asyncio.get_running_loop()
     wake, ended = asyncio.Event(), asyncio.Event()
     busy_until = 0.0  # time.monotonic() until which the API counts as busy (the clock is the system's, shared)
@@ -148,19 +149,27 @@ async def run(db_path: str, notifier: Notifier) -> None:
 
     os.set_blocking(sys.stdin.fileno(), False)
     loop.add_reader(sys.stdin.fileno(), readable)
-    loop.add_signal_handler(signal.SIGTERM, stop)  # as the end of stdin: the round in flight is recorded first
-    db = store.connect(db_path)
+    loop.add_signal_handler(signal.SIGTERM, stop)  # as the end of stdin: the rounds in flight are recorded first
+    rounds = RoundPipeline(db_path, notifier, on_recorded=wake.set)
     try:
         while not ended.is_set():
-            wake.clear()  # before the round: a wake-up that comes during it ends the wait at once
+            wake.clear()  # before the claim: a wake-up (or a round recorded) during it ends the wait at once
             busy = time.monotonic() < busy_until
+            if rounds.full(1 if busy else None):  # while the API is busy, one round at a time
+                await wake.wait()
+                continue
             moment = time.time()
+            upcoming: float | None
             try:
-                if await send_due_notifications(db, notifier, moment, cutoff=moment - MAX_DEFERRAL if busy else None):
+                if await rounds.claim_and_send(moment, cutoff=moment - MAX_DEFERRAL if busy else None):
                     if busy:  # overdue reports take at most BUSY_SHARE of the time while the API is busy
+                        await rounds.drain()
                         await asyncio.sleep(busy_pause(time.time() - moment))
                     continue
-                upcoming = time.time() + DEFER_SLEEP if busy else next_notification_due(db)
+                if rounds.in_flight:  # what is due waits for a round in flight: its end wakes this loop
+                    upcoming = None
+                else:
+                    upcoming = time.time() + DEFER_SLEEP if busy else await rounds.next_due()
             except Exception as error:  # keep going; what was not recorded stays pending and is sent again
                 full = full_disk_error(error, db_path, store.FULL_DISK_ADVICE)
                 if full is not None:
@@ -173,7 +182,7 @@ async def run(db_path: str, notifier: Notifier) -> None:
                 async with asyncio.timeout(timeout):
                     await wake.wait()
     finally:
-        db.close()
+        await rounds.close()
         await notifier.aclose()
 
 
@@ -187,5 +196,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the sandbox stops this process itself (the end of stdin)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if os.environ.get("SF_PROFILE_NOTIFIER"):  # TEMPORARY
+        import cProfile
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            asyncio.run(run(args.db, Notifier(allow_loopback=True, allow_networks=args.allow_network)))
+        finally:
+            prof.disable()
+            prof.dump_stats(os.environ["SF_PROFILE_NOTIFIER"] + f".{os.getpid()}")
+        return 0
     asyncio.run(run(args.db, Notifier(allow_loopback=True, allow_networks=args.allow_network)))
     return 0
