@@ -32,8 +32,10 @@ _DUE = ("SELECT seq, message_id, url, attempts, next_at FROM notifications "
         "WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, seq LIMIT ?")
 # addressed by seq and message id: a reset starts seqs again at 1, and an attempt of a round that was in flight
 # across it must not mark a new report (message ids are never reused)
+# the reports in flight, and every report of their messages, are skipped before the limit counts
 _DUE_SKIPPING = ("SELECT seq, message_id, url, attempts, next_at FROM notifications WHERE state = 'pending' "
-                 "AND next_at <= ? AND seq NOT IN (SELECT value FROM json_each(?)) ORDER BY next_at, seq LIMIT ?")
+                 "AND next_at <= ? AND seq NOT IN (SELECT value FROM json_each(?)) AND (message_id IS NULL "
+                 "OR message_id NOT IN (SELECT value FROM json_each(?))) ORDER BY next_at, seq LIMIT ?")
 _SENT = ("UPDATE notifications SET state = 'sent', attempts = attempts + 1, next_at = ?, last_status = ?, "
          "last_error = NULL WHERE seq = ? AND message_id IS ?")
 _FAILED = ("UPDATE notifications SET state = ?, attempts = attempts + 1, next_at = ?, last_status = ?, "
@@ -79,12 +81,13 @@ def claim_due(db: sqlite3.Connection, at: float, *, skip_seqs: Collection[int] =
         >>> [row[2] for row in claim_due(db, 5.0, skip_seqs=[1], skip_messages={"m1"})]  # m1's first in flight
         ['http://r/3']
     """
-    if skip_seqs:
-        rows = db.execute(_DUE_SKIPPING, (at, json.dumps(list(skip_seqs)), limit)).fetchall()
+    if skip_seqs or skip_messages:
+        rows = db.execute(_DUE_SKIPPING, (at, json.dumps(list(skip_seqs)), json.dumps(list(skip_messages)),
+                                          limit)).fetchall()
     else:
         rows = due_rows(db, _DUE, at, limit=limit)
     first: dict[str, float] = {}
-    return [r for r in rows if r[1] not in skip_messages and first.setdefault(r[1], r[4]) == r[4]]
+    return [r for r in rows if first.setdefault(r[1], r[4]) == r[4]]
 
 
 def attempt_outcomes(claimed: Sequence[Any], attempts: Sequence[Attempt], moment: float,

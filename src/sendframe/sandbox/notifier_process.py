@@ -196,15 +196,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the sandbox stops this process itself (the end of stdin)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    if os.environ.get("SF_PROFILE_NOTIFIER"):  # TEMPORARY
-        import cProfile
-        prof = cProfile.Profile()
-        prof.enable()
-        try:
-            asyncio.run(run(args.db, Notifier(allow_loopback=True, allow_networks=args.allow_network)))
-        finally:
-            prof.disable()
-            prof.dump_stats(os.environ["SF_PROFILE_NOTIFIER"] + f".{os.getpid()}")
-        return 0
     asyncio.run(run(args.db, Notifier(allow_loopback=True, allow_networks=args.allow_network)))
     return 0
