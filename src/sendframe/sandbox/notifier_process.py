@@ -5,9 +5,10 @@ The worker starts it (:class:`NotifierProcess`) and writes a byte to its standar
 have made reports due; the process sends overlapping rounds of due reports
 (:class:`~sendframe.sandbox.notification_pipeline.RoundPipeline`) on its own connection to the same SQLite
 database (WAL: it reads while the worker writes) until nothing is due, then waits for the next byte, a round's
-end or the next report's due time. The end of its standard input stops it once the rounds in flight are recorded: the worker closes it when the sandbox stops, and the system
-closes it when the sandbox dies however it dies, so the process never outlives its sandbox. It runs in a
-process group of its own and ignores SIGINT: Ctrl+C in a terminal stops the sandbox, which stops it.
+end or the next report's due time. The end of its standard input stops it once the rounds in flight are
+recorded: the worker closes it when the sandbox stops, and the system closes it when the sandbox dies however
+it dies, so the process never outlives its sandbox. It runs in a process group of its own and ignores SIGINT:
+Ctrl+C in a terminal stops the sandbox, which stops it.
 
     NotifierProcess("sandbox.sqlite", allow_networks=["10.0.0.0/8"]).start()   # in the worker's start
 """
@@ -166,10 +167,8 @@ async def run(db_path: str, notifier: Notifier) -> None:
                         await rounds.drain()
                         await asyncio.sleep(busy_pause(time.time() - moment))
                     continue
-                if rounds.in_flight:  # what is due waits for a round in flight: its end wakes this loop
-                    upcoming = None
-                else:
-                    upcoming = time.time() + DEFER_SLEEP if busy else await rounds.next_due()
+                # what is due may wait for a round in flight: that round's end wakes this loop
+                upcoming = None if rounds.in_flight else time.time() + DEFER_SLEEP if busy else await rounds.next_due()
             except Exception as error:  # keep going; what was not recorded stays pending and is sent again
                 full = full_disk_error(error, db_path, store.FULL_DISK_ADVICE)
                 if full is not None:
