@@ -94,3 +94,26 @@ def test_rounds_in_flight_are_recorded_before_the_pipeline_closes(tmp_path):
     assert claimed == 40
     assert sum(state == ("sent", 1) for state in states.values()) == 40
     assert sum(state == ("pending", 0) for state in states.values()) == 10
+
+
+def test_a_few_reports_due_beside_a_round_in_flight_wait_for_its_end(tmp_path):
+    with RawServer() as server:
+        path = _database(tmp_path / "s.sqlite", [
+            ("m0", server.url("/slow?id=m0"), 1.0), *[(f"m{n}", server.url(f"/ok?id=m{n}"), 1.0) for n in range(1, 5)],
+        ])
+
+        async def scenario() -> tuple[int, int, list[str]]:
+            rounds = RoundPipeline(path, Notifier(allow_loopback=True, timeout=1.0), batch=4)
+            try:
+                first = await rounds.claim_and_send(10.0)
+                beside = await rounds.claim_and_send(10.0)  # one left, fewer than a round beside another takes
+                await rounds.wait_for_a_round()
+                after = await rounds.claim_and_send(10.0)
+                await rounds.drain()
+                return first, beside, after
+            finally:
+                await rounds.close()
+
+        first, beside, after = asyncio.run(scenario())
+    assert (first, beside, after) == (4, 0, 1)
+    assert sorted(_states(path).values()) == [("pending", 1)] + [("sent", 1)] * 4

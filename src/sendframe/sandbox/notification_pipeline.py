@@ -36,13 +36,16 @@ from sendframe.sandbox.notification_rounds import (
 )
 from sendframe.sandbox.notifier import Notifier
 
-__all__ = ["ROUNDS_IN_FLIGHT", "RoundPipeline"]
+__all__ = ["OVERLAP_MINIMUM", "ROUNDS_IN_FLIGHT", "RoundPipeline"]
 
 log = logging.getLogger("sendframe.sandbox.notifier_process")
 
 # two: while one round's answers come in (and its attempts are written) the next is on the wire; the notifier's
 # own bound (MAX_IN_FLIGHT unanswered requests) still holds across both
 ROUNDS_IN_FLIGHT = 2
+# a round beside one in flight takes at least this many reports, else the due ones wait for that round's end: many
+# small rounds would cost a commit each, and each commit makes the worker's connection read its pages again
+OVERLAP_MINIMUM = NOTIFICATION_BATCH // 4
 T = TypeVar("T")
 
 
@@ -62,14 +65,13 @@ class RoundPipeline:
     """
 
     def __init__(self, db_path: str, notifier: Notifier, *, depth: int = ROUNDS_IN_FLIGHT,
-                 batch: int = NOTIFICATION_BATCH, on_recorded: Callable[[], None] | None = None) -> None:
+                 batch: int = NOTIFICATION_BATCH) -> None:
         if depth < 1 or batch < 1:
             raise ValueError("RoundPipeline needs depth >= 1 and batch >= 1.")
         self.db_path = db_path
         self.notifier = notifier
         self.depth = depth
         self.batch = batch
-        self.on_recorded = on_recorded  # called each time a round's attempts are written (or failed to be)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="sendframe-notifier-db")
         self._db = store.connect(db_path)  # used on that thread only, one call at a time
         self._seqs: set[int] = set()  # the reports in flight (pending in the database until recorded)
@@ -98,10 +100,12 @@ class RoundPipeline:
 
     async def claim_and_send(self, moment: float, *, cutoff: float | None = None) -> int:
         """Claim the reports due at ``cutoff`` (default ``moment``) that no round in flight holds back, and send
-        them as a new round (attempts made at ``moment``); how many. Does not wait for their answers."""
+        them as a new round (attempts made at ``moment``); how many (0 when fewer than ``OVERLAP_MINIMUM`` are
+        due beside a round in flight: they wait for its end, :meth:`wait_for_a_round`). Does not wait for their
+        answers. A claim writes nothing: the reports stay pending until their attempts are recorded."""
         claimed = await self._call(claim_due, moment if cutoff is None else cutoff, skip_seqs=list(self._seqs),
                                    skip_messages=frozenset(self._messages), limit=self.batch)
-        if not claimed:
+        if not claimed or (self._rounds and len(claimed) < min(OVERLAP_MINIMUM, self.batch)):
             return 0
         self._seqs.update(row[0] for row in claimed)
         self._messages.update(row[1] for row in claimed)
@@ -123,8 +127,11 @@ class RoundPipeline:
         finally:  # only now may a later report of these messages go out
             self._seqs.difference_update(row[0] for row in claimed)
             self._messages.difference_update(row[1] for row in claimed)
-            if self.on_recorded is not None:
-                self.on_recorded()
+
+    async def wait_for_a_round(self) -> None:
+        """Wait until a round in flight is answered and recorded (at once when none is in flight)."""
+        if self._rounds:
+            await asyncio.wait(set(self._rounds), return_when=asyncio.FIRST_COMPLETED)
 
     async def drain(self) -> None:
         """Wait until every round in flight is answered and recorded."""

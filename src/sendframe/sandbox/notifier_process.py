@@ -151,13 +151,13 @@ async def run(db_path: str, notifier: Notifier) -> None:
     os.set_blocking(sys.stdin.fileno(), False)
     loop.add_reader(sys.stdin.fileno(), readable)
     loop.add_signal_handler(signal.SIGTERM, stop)  # as the end of stdin: the rounds in flight are recorded first
-    rounds = RoundPipeline(db_path, notifier, on_recorded=wake.set)
+    rounds = RoundPipeline(db_path, notifier)
     try:
         while not ended.is_set():
-            wake.clear()  # before the claim: a wake-up (or a round recorded) during it ends the wait at once
+            wake.clear()  # before the claim: a wake-up during it ends the wait at once
             busy = time.monotonic() < busy_until
             if rounds.full(1 if busy else None):  # while the API is busy, one round at a time
-                await wake.wait()
+                await rounds.wait_for_a_round()
                 continue
             moment = time.time()
             upcoming: float | None
@@ -167,8 +167,10 @@ async def run(db_path: str, notifier: Notifier) -> None:
                         await rounds.drain()
                         await asyncio.sleep(busy_pause(time.time() - moment))
                     continue
-                # what is due may wait for a round in flight: that round's end wakes this loop
-                upcoming = None if rounds.in_flight else time.time() + DEFER_SLEEP if busy else await rounds.next_due()
+                if rounds.in_flight:  # what is due waits for the round in flight (too few, or its messages')
+                    await rounds.wait_for_a_round()
+                    continue
+                upcoming = time.time() + DEFER_SLEEP if busy else await rounds.next_due()
             except Exception as error:  # keep going; what was not recorded stays pending and is sent again
                 full = full_disk_error(error, db_path, store.FULL_DISK_ADVICE)
                 if full is not None:
