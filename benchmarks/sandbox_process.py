@@ -82,6 +82,14 @@ def peak_memory_mib(pid: int | None = None) -> float:
     return float("nan")
 
 
+def current_memory_mib(pid: int | None = None) -> float:
+    """Resident memory now (VmRSS) of process ``pid`` (this process when None), MiB."""
+    for line in Path(f"/proc/{pid or 'self'}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def wait_until_idle(db_path: str | os.PathLike[str], limit: float = 900.0) -> float:
     """Seconds until the sandbox whose state file is ``db_path`` has no carrier step and no notification
     left to do, so a run that follows does not pay for the backlog of the one before. Reads the state file

@@ -117,3 +117,15 @@ def test_frequency_cap_across_two_campaigns_sent_to_the_sandbox(sb, client, tmp_
     now = pd.Timestamp.now(tz="UTC")
     assert frequency_capped(third["phone"], history, 2, 7, now).tolist() == [True, False, False]
     assert frequency_capped(third["phone"], history, 1, 7, now).tolist() == [True, True, False]
+
+
+@pytest.mark.parametrize("cap, message", [((0, 7), "n, the number"), ((1.5, 7), "whole number"),
+                                          ((2, 0), "days must be"), ((2,), r"\(messages, days\)")])
+def test_a_message_refuses_the_caps_frequency_capped_refuses(cap, message):
+    with pytest.raises(InputError, match=message):
+        sendframe.sms("Hi", sender="Shop", frequency_cap=cap, history=_history([]))
+
+
+def test_a_whole_number_of_messages_may_be_written_as_a_float():
+    assert sendframe.sms("Hi", sender="Shop", frequency_cap=(2.0, 7), history=_history([])).frequency_cap == (2, 7.0)
+    assert frequency_capped(["34600000001"], _history([]), 2.0, 7, NOW).tolist() == [False]

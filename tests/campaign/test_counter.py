@@ -116,3 +116,11 @@ def test_the_counters_recipients_are_the_rows_the_send_sends_on_the_shipped_samp
     assert totals.cost == pytest.approx(msg.estimate(contacts).attrs["totals"]["cost"])
     kept = MessageCounter(contacts).count(msg.template, "auto", parts=2, message=msg, keep="duplicate")
     assert totals.recipients < kept.recipients == len(msg.ready(contacts, keep="duplicate"))
+
+
+def test_a_certified_messages_counter_costs_what_its_estimate_costs():
+    msg = sendframe.sms("Hi {name}", sender="Shop", certified=True)
+    totals = MessageCounter(CONTACTS).count(msg.template, "gsm", message=msg)
+    uncertified = MessageCounter(CONTACTS).count(msg.template, "gsm", message=msg.replace(certified=False))
+    assert totals.cost == pytest.approx(msg.estimate(CONTACTS).attrs["totals"]["cost"])
+    assert totals.cost > uncertified.cost

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
+import httpx
 import pandas as pd
 import pytest
 
@@ -180,6 +182,15 @@ def test_the_given_client_only_lends_its_configuration_so_a_closed_or_async_one_
     assert fetch_records(ids[:5], client=closed).messages["id"].tolist() == ids[:5]
     asynchronous = AsyncClient(sb.base_url, sb.username, sb.api_password)
     assert fetch_records(ids[:5], client=asynchronous).messages["id"].tolist() == ids[:5]
+
+
+def test_the_answers_read_are_let_go_once_the_frames_are_made(sent):
+    client, ids = sent
+    fetch_records(ids, client=client, chunk_size=10)
+    gc.collect()
+    answers = [o for o in gc.get_objects() if isinstance(o, httpx.Response) and o.request.url.path.startswith(
+        "/api/rest/sms/")]  # each answer's bytes, once per lookup: a million records' would be ~0.5 GB
+    assert answers == []
 
 
 def test_only_unknown_ids_are_reported_not_raised(sent):

@@ -99,6 +99,8 @@ def test_whatsapp_field_columns_are_picked_from_the_tables_columns():
     composer.body_fields.value = ["name"]
     assert composer.message.whatsapp_columns == {"bodyFields": ("name",)}
     assert "body: joão" in composer.preview.value
+    composer.call_to_action_fields.value = ["phone"]
+    assert "body: joão · button: " in composer.preview.value  # named as its input
 
 
 def test_check_button_shows_the_preflight_table_and_what_a_send_skips():

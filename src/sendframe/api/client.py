@@ -154,11 +154,11 @@ class _Base:
 _POOL_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
 
 
-@functools.cache
 def _content(response: httpx.Response) -> bytes:
     return response.content
 
 
+@functools.cache
 def _ssl_context() -> ssl.SSLContext:
     """httpx's default verification (certifi's authorities), built once: it takes tens of milliseconds."""
     return httpx.create_ssl_context(trust_env=False)

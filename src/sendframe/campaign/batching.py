@@ -21,13 +21,16 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic.alias_generators import to_camel
 from pydantic_core import to_json
 
 from sendframe.api.models import parse_request
 from sendframe.api.wire import EncodedRequest, normalise_channel, wire_json
 from sendframe.campaign.ledger import row_keys
 from sendframe.channels import channel as channel_info
+from sendframe.delivery.contact_table import checked_contacts
 from sendframe.errors import InputError
+from sendframe.options import request_field_names
 from sendframe.text.templates import column_to_arrow, parse
 
 __all__ = ["Batch", "CampaignSpec", "TokenBucket", "plan_batches", "wire_fields"]
@@ -40,13 +43,6 @@ IDENTITY_FIELDS = ("message", "subject", "body", "templateId", "templateV2Id", "
 _DATE_FIELDS = {"scheduleDate", "expirationDate"}
 
 
-def _camel(name: str) -> str:
-    if name in {"sender", "from_"}:
-        return "from"
-    head, *rest = name.split("_")
-    return head + "".join(word[:1].upper() + word[1:] for word in rest)
-
-
 def _wire_date(value: Any) -> Any:
     if isinstance(value, (datetime, date, pd.Timestamp)):
         moment = pd.Timestamp(value)
@@ -55,17 +51,20 @@ def _wire_date(value: Any) -> Any:
     return value
 
 
-def wire_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """Request fields by their wire name (snake_case or camelCase accepted); ``None`` values dropped.
+def wire_fields(fields: Mapping[str, Any], channel: str) -> dict[str, Any]:
+    """Request fields of ``channel`` by their wire name (any spelling :func:`request_field_names` knows; another
+    name in camelCase, as the models' aliases are made); dates as the wire writes them; ``None`` values dropped.
 
-        >>> wire_fields({"sender": "Shop", "schedule_date": pd.Timestamp("2026-11-21 09:30", tz="UTC"), "parts": None})
+        >>> wire_fields({"sender": "Shop", "schedule_date": pd.Timestamp("2026-11-21 09:30", tz="UTC"), "parts": None},
+        ...             "sms")
         {'from': 'Shop', 'scheduleDate': '20261121093000'}
     """
+    names = request_field_names(channel)
     out: dict[str, Any] = {}
     for name, value in fields.items():
         if value is None:
             continue
-        key = _camel(name)
+        key = names.get(name) or to_camel(name)
         out[key] = _wire_date(value) if key in _DATE_FIELDS else value
     return out
 
@@ -108,17 +107,11 @@ class CampaignSpec:
         """
 
         channel = normalise_channel(channel)
-        if not isinstance(contacts, pd.DataFrame):
-            raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not "
-                             f"{type(contacts).__name__}.")
-        if not contacts.index.is_unique:
-            duplicated = contacts.index[contacts.index.duplicated()].unique()[:5].tolist()
-            raise InputError(f"The contacts' index has repeated labels ({duplicated}); the ledger keys rows by label. "
-                             "Use contacts.reset_index(drop=True) first.")
+        checked_contacts(contacts, "the ledger keys rows by label")
         raw = dict(request_fields)
         wa_columns = {wire: tuple(raw.pop(name) or ())
                       for name, wire in channel_info("whatsapp").column_fields if name in raw}
-        fields = wire_fields(raw)
+        fields = wire_fields(raw, channel)
         for reserved in ("to", "sub", "messages", "notificationUrl"):
             if reserved in fields:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
@@ -157,7 +150,7 @@ class CampaignSpec:
                 texts = [values(_column(contacts, c, wire)) for c in columns]
                 whatsapp[wire] = [list(row) for row in zip(*texts, strict=True)]
         index = contacts.index if rows is None else contacts.index[rows]
-        per_row = {wire_name: list(given) for wire_name, given in wire_fields(row_fields or {}).items()}
+        per_row = {wire_name: list(given) for wire_name, given in wire_fields(row_fields or {}, channel).items()}
         for wire_name, given in per_row.items():
             if len(given) != len(index):
                 raise InputError(f"{wire_name}: {len(given)} values given per row for {len(index)} rows.")

@@ -32,7 +32,7 @@ from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.ledger import Ledger, is_ledger
 from sendframe.errors import InputError
 
-__all__ = ["HISTORY_COLUMNS", "frequency_capped", "history_from_ledgers", "recent_sends"]
+__all__ = ["HISTORY_COLUMNS", "frequency_capped", "frequency_window", "history_from_ledgers", "recent_sends"]
 
 HISTORY_COLUMNS: tuple[str, ...] = ("recipient", "sent_at", "state", "ledger", "batch")
 
@@ -74,11 +74,19 @@ def _checked_history(history: pd.DataFrame) -> pd.DataFrame:
     return history
 
 
-def _check_window(n: object, days: object) -> None:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InputError(f"n, the number of messages allowed, must be a whole number >= 1; got {n!r}.")
-    if isinstance(days, bool) or not isinstance(days, (int, float, np.integer, np.floating)) or not days > 0:
-        raise InputError(f"days must be a number of days > 0; got {days!r}.")
+def frequency_window(n: object, days: object, option: str = "") -> tuple[int, float]:
+    """A frequency cap's ``n`` messages and ``days``, checked: a whole number >= 1 and a number of days > 0
+    (``option`` names where they were given, for the error).
+
+        >>> frequency_window(2, 7), frequency_window(2.0, 0.5)
+        ((2, 7.0), (2, 0.5))
+    """
+    said, number = f"{option}: " if option else "", (int, float, np.integer, np.floating)
+    if isinstance(n, bool) or not isinstance(n, number) or not float(n).is_integer() or n < 1:
+        raise InputError(f"{said}n, the number of messages allowed, must be a whole number >= 1; got {n!r}.")
+    if isinstance(days, bool) or not isinstance(days, number) or not days > 0:
+        raise InputError(f"{said}days must be a number of days > 0; got {days!r}.")
+    return int(n), float(days)
 
 
 def recent_sends(history: pd.DataFrame, days: float, now: datetime | str, *, default_region: str = "ES") -> pd.Series:
@@ -93,7 +101,7 @@ def recent_sends(history: pd.DataFrame, days: float, now: datetime | str, *, def
         {'34600000001': 1}
     """
     history = _checked_history(history)
-    _check_window(1, days)
+    frequency_window(1, days)
     start = aware_moment(now, "now") - pd.Timedelta(days=float(days))
     recent = history[(history["sent_at"] > start).fillna(False).to_numpy(dtype=bool)]
     keys = recipient_keys(recent["recipient"], "any", default_region=default_region).dropna()
@@ -115,7 +123,7 @@ def frequency_capped(recipients: pd.Series | Iterable[Any], history: pd.DataFram
         >>> frequency_capped(["A@example.com", "b@example.com"], history, 1, 30, "2026-03-06T00:00:00+00:00").tolist()
         [True, False]
     """
-    _check_window(n, days)
+    frequency_window(n, days)
     series = recipients if isinstance(recipients, pd.Series) else pd.Series(list(recipients), dtype=object)
     counts = recent_sends(history, days, now, default_region=default_region)
     keys = recipient_keys(series, "any", default_region=default_region)

@@ -2,7 +2,7 @@
 
 The table is read from the code that uses the options, so it cannot drift from it: the
 constructor's own parameters (``sms(message, sender)``), the channel's request fields (the
-service's models), the message's settings (:data:`~sendframe.campaign.message_options.MESSAGE_OPTIONS`)
+service's models), the message's settings (:data:`~sendframe.campaign.message.MESSAGE_OPTIONS`)
 and the keyword parameters of :meth:`Message.send <sendframe.campaign.message.Message.send>`. The
 one-call functions, the CLI's flags and the Composer's inputs are spelled from it.
 
@@ -25,8 +25,7 @@ from typing import Any
 import pydantic
 
 from sendframe.api.models import REQUEST_MODELS
-from sendframe.campaign.message import Message, landing_sms, mailing, sms, voice, voice_audio, whatsapp
-from sendframe.campaign.message_options import MESSAGE_OPTIONS
+from sendframe.campaign.message import MESSAGE_OPTIONS, Message, landing_sms, mailing, sms, voice, voice_audio, whatsapp
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
 

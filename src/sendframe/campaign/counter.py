@@ -27,12 +27,14 @@ import pyarrow as pa
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.estimate import price_table, priced_numbers, recipients_valid
-from sendframe.campaign.policy import keep_reasons
+from sendframe.campaign.measured import asked_encoding
+from sendframe.campaign.policy import keep_reasons, repeated_rows
 from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
+from sendframe.campaign.problems import key_codes
 from sendframe.channels import channel as channel_info
 from sendframe.errors import SendframeError
-from sendframe.text.encodings import CHARSETS, ENCODINGS, check_encoding
+from sendframe.text.encodings import CHARSETS, ENCODINGS
 from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
 from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, FOREIGN_PT, scan_text
 from sendframe.text.templates import parse, render_frame
@@ -99,21 +101,20 @@ class MessageCounter:
     def __init__(self, contacts: pd.DataFrame, *, channel: str = "sms", link_base: str | None = None,
                  otp_config: Mapping[str, Any] | None = None, prices: Any = None, to: str | None = None) -> None:
         self.contacts, self.channel = contacts, channel
-        self._link_base, self._otp_config = link_base, otp_config
         self._specials, self._shorten = placeholders(link_base, otp_config)
         self._measures: dict[tuple[str, str | None], _Measure] = {}
         self._kind = channel_info(channel).recipient
-        column = recipient_column(contacts, self._kind, to, channel=channel)
-        self._valid = recipients_valid(contacts, column, channel)
-        numbers = priced_numbers(contacts[column], self._kind, self._valid)
-        self._prices = price_table(prices).lookup(numbers, channel)
-        self._column = column
+        self._column = recipient_column(contacts, self._kind, to, channel=channel)
+        self._valid = recipients_valid(contacts, self._column, channel)
+        self._numbers = priced_numbers(contacts[self._column], self._kind, self._valid)
+        self._prices = price_table(prices)
+        self._priced: dict[tuple[int, bool], np.ndarray] = {}  # (parts, certified) -> each row's price
         # (the message's policy settings, the rows they let through, each row's recipient code)
-        self._policy: tuple[tuple[Any, ...], np.ndarray, np.ndarray] | None = None
+        self._policy: tuple[tuple[Any, ...], np.ndarray, pd.Series] | None = None
 
-    def _recipients(self, message: Message | None, keep: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+    def _recipients(self, message: Message | None, keep: frozenset[str]) -> tuple[np.ndarray, pd.Series]:
         """Rows the send policy lets through whatever the template (valid, not suppressed, under the
-        frequency cap: from ``message``'s prepared frame), and each row's recipient as a code."""
+        frequency cap: ``message``'s prepared frame's plan), and each row's recipient key as a code."""
         settings = None if message is None else _policy_settings(message, keep)
         if self._policy is not None and (settings is None or all(
                 same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True))):
@@ -128,11 +129,18 @@ class MessageCounter:
                 message = None
         if keys is None:
             keys = recipient_keys(self.contacts[self._column], self._kind, default_region=None)
-        codes = pd.factorize(keys)[0]
-        codes = np.where(codes < 0, -1 - np.arange(len(codes)), codes)  # no key (not a valid recipient): its own
+        numbered = key_codes(keys)  # as small whole numbers (missing: <NA>), the plan's repeats are found fast
+        codes = pd.Series(numbered, dtype="Int64").mask(numbered < 0)
         if settings is not None and message is not None:
             self._policy = (settings, allowed, codes)
         return allowed, codes
+
+    def _costs(self, parts: int, certified: bool) -> np.ndarray:
+        """Each row's price for ``parts`` parts, as the send's estimate prices it (a call counted as answered)."""
+        if (parts, certified) not in self._priced:
+            self._priced[parts, certified] = self._prices.costs(self._numbers, self.channel, parts=parts,
+                                                                certified=certified).to_numpy()
+        return self._priced[parts, certified]
 
     def _piece(self, name: str, filter_name: str | None) -> _Measure:
         key = (name, filter_name)
@@ -153,8 +161,7 @@ class MessageCounter:
         Without it every valid row with a text is priced, as :func:`~sendframe.campaign.estimate.estimate`
         does. ``keep``: the send's ``keep`` (skip reasons it sends anyway).
         """
-        if encoding != "auto":
-            check_encoding(encoding)
+        encoding = asked_encoding(encoding)
         parsed = parse(template)
         n = len(self.contacts)
         literal = "".join(p for p in parsed.pieces if isinstance(p, str))
@@ -178,20 +185,20 @@ class MessageCounter:
                 missing |= m.missing
         sms = channel_info(self.channel).sends_sms
         if not sms:
-            chosen = np.full(n, "", dtype=object)
+            chosen = np.full(n, -1, dtype=np.int8)  # a position in ENCODINGS; -1: none
             units = total("units", "utf-16", np.add)
             needed = np.ones(n, dtype=np.int64)
         else:
             if encoding == "auto":
                 not_gsm = total("foreign", "gsm", np.logical_or)
                 not_pt = total("foreign", "gsm-pt", np.logical_or)
-                chosen = np.where(not_gsm, np.where(not_pt, "utf-16", "gsm-pt"), "gsm").astype(object)
+                chosen = np.where(not_gsm, np.where(not_pt, 2, 1), 0).astype(np.int8)
             else:
-                chosen = np.full(n, encoding, dtype=object)
+                chosen = np.full(n, ENCODINGS.index(encoding), dtype=np.int8)
             units = np.zeros(n, dtype=np.int64)
             needed = np.zeros(n, dtype=np.int64)
-            for enc in ENCODINGS:
-                rows = chosen == enc
+            for position, enc in enumerate(ENCODINGS):
+                rows = chosen == position
                 if not rows.any():
                     continue
                 enc_units = total("units", enc, np.add)
@@ -206,28 +213,26 @@ class MessageCounter:
         too_many = (needed > parts) & ~missing if parts is not None else np.zeros(n, dtype=bool)
         kept = keep_reasons(keep)
         allowed, codes = self._recipients(message, kept)
-        sendable = np.flatnonzero(allowed & (~(missing | too_many) if "preflight" not in kept else True))
-        first = np.zeros(n, dtype=bool)  # a recipient's first row that can be sent (policy.plan_rows' rule)
-        first[sendable if "duplicate" in kept else sendable[np.unique(codes[sendable], return_index=True)[1]]] = True
+        sendable = allowed & (~(missing | too_many) if "preflight" not in kept else True)
+        first = sendable if "duplicate" in kept else sendable & ~repeated_rows(codes, sendable)  # the plan's rule
         billable = first if message is not None else ~missing & self._valid & ~too_many
-        found = self._prices
-        # the price list's cost of an uncertified message without attachments (a call counted as answered)
-        unit = found["unit_price"].to_numpy(dtype="float64")
-        per_part = channel_info(self.channel).billed_per_part
-        costs = np.round(unit * needed.astype("float64") if per_part else unit * 1.0, 4)
+        certified = bool(message is not None and message.fields.get("certified", False))
+        cost = sum(float(self._costs(int(k), certified)[billable & (needed == k)].sum())
+                   for k in np.flatnonzero(np.bincount(needed[billable]))) + 0.0
         present = ~missing
-        encodings = pd.Series(chosen[present & (chosen != "")]).value_counts()
+        per_encoding = np.bincount(chosen[present & (chosen >= 0)], minlength=len(ENCODINGS))
         forced = ""
         if sms and (encoding == "auto" or encoding == "utf-16"):
             forced = "".join(dict.fromkeys("".join(m.outside_pt for m in measures)))
         return CounterTotals(
             rows=n,
             recipients=int(first.sum()),
-            encodings={str(k): int(v) for k, v in encodings.items()},
+            encodings={ENCODINGS[k]: int(per_encoding[k]) for k in np.argsort(-per_encoding, kind="stable")
+                       if per_encoding[k]},
             characters_max=int(units[present].max()) if present.any() else 0,
             parts=int(needed[billable].sum()),
             parts_max=int(needed[present].max()) if present.any() else 0,
-            cost=float(np.where(billable, costs, 0.0).sum()),
+            cost=cost,
             forced_by=forced,
             missing_text=int(missing.sum()),
             too_many_parts=int(too_many.sum()),

@@ -64,7 +64,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sendframe.campaign.ledger_format import (
     ANSWER_FIELDS,
@@ -74,6 +76,7 @@ from sendframe.campaign.ledger_format import (
     SCHEMA_VERSION,
     SETTLED_SCHEMA,
     answer_json,
+    arrow_columns,
     fitted,
     json_text,
     row_states,
@@ -91,6 +94,7 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 _FULL_DISK_ADVICE = ("free space and run again with the same ledger (nothing unrecorded was sent; a batch sent "
                      "whose answer could not be written stays unknown and is not sent again).")
 _LEDGER_TABLES = {"batches", "rows", "campaign"}
+_ROWS_AT_A_TIME = 1 << 16  # rows read back as Python lists before they become Arrow arrays
 
 
 def _now() -> str:
@@ -329,9 +333,12 @@ class Ledger:
 
     # ------------------------------------------------------------------ reading
 
-    def _row_columns(self, batches: Sequence[int] | None = None) -> dict[str, list[Any]]:
-        """Every stored (row, recipient) of every batch (or of ``batches``), in batch and request order, by column."""
+    def _row_columns(self, batches: Sequence[int] | None = None) -> dict[str, pa.Array]:
+        """Every stored (row, recipient) of every batch (or of ``batches``), in batch and request order, by column
+        (Arrow arrays of the types of :meth:`rows`: a few batches at a time are Python lists, never a whole
+        campaign's)."""
         columns: dict[str, list[Any]] = {name: [] for name in ROW_COLUMNS}
+        pieces: list[dict[str, pa.Array]] = []
         only = "" if batches is None else " WHERE batch IN (SELECT value FROM json_each(?))"
         for (batch, state, keys_text, recipients_text, answer_text, code, description, campaign_id,
              sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, "
@@ -354,10 +361,16 @@ class Ledger:
                 columns[column] += values if fallback is None else [fallback if v is None else v for v in values]
             columns["campaign_id"] += [campaign_id] * n
             columns["sending_id"] += [sending_id] * n
+            if len(columns["row_key"]) >= _ROWS_AT_A_TIME:
+                pieces.append(arrow_columns(columns))
+                columns = {name: [] for name in ROW_COLUMNS}
+        arrays = {name: pa.concat_arrays([*(piece[name] for piece in pieces), array])
+                  for name, array in arrow_columns(columns).items()}
         settled = self._query("SELECT batch, row_key, recipient, id FROM settled" + only,
                               () if batches is None else (json_text([int(b) for b in batches]),)
                               ) if self._settled_table else []
-        if settled:
+        if settled:  # rare (a run after unknown batches): the rows' values as lists, changed, then Arrow again
+            columns = {name: array.to_pylist() for name, array in arrays.items()}
             where = {(b, k, r): i for i, (b, k, r) in enumerate(zip(columns["batch"], columns["row_key"],
                                                                    columns["recipient"], strict=True))}
             for batch, key, recipient, message_id in settled:
@@ -365,7 +378,8 @@ class Ledger:
                 if at is not None and columns["state"][at] == "unknown":
                     columns["state"][at], columns["accepted"][at], columns["id"][at] = "accepted", True, message_id
                     columns["error_code"][at] = columns["error_description"][at] = None
-        return columns
+            arrays = arrow_columns(columns)
+        return arrays
 
     def rows(self) -> pd.DataFrame:
         """Every (row, recipient) with its latest batch and what is known of it, as a frame.
@@ -377,9 +391,9 @@ class Ledger:
             ['row_key', 'recipient', 'batch', 'state']
         """
         columns = self._row_columns()
-        pairs = list(zip(columns["row_key"], columns["recipient"], strict=True))
-        latest = dict(zip(pairs, range(len(pairs)), strict=True))  # a row sent again: its last batch wins
-        return typed_frame(columns, sorted(latest.values()) if len(latest) < len(pairs) else None)
+        pairs = pd.DataFrame({"row_key": columns["row_key"].to_pandas(), "recipient": columns["recipient"].to_pandas()})
+        latest = ~pairs.duplicated(keep="last").to_numpy()  # a row sent again: its last batch wins
+        return typed_frame(columns, None if latest.all() else np.flatnonzero(latest).tolist())
 
     def batch_rows(self) -> pd.DataFrame:
         """Every (row, recipient) once per batch that carried it (a row sent again appears again), with the
@@ -431,12 +445,14 @@ class Ledger:
         """
         columns = self._row_columns(batches)
         keys, recipients = list(keys), list(recipients)
-        if not columns["row_key"]:
+        if not len(columns["row_key"]):
             return typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
-        if columns["row_key"] == keys and columns["recipient"] == recipients:
+        if (columns["row_key"].equals(pa.array(keys, pa.string()))
+                and columns["recipient"].equals(pa.array(recipients, pa.string()))):
             return typed_frame(columns)  # the usual case: every row sent once, in order
-        positions = match_rows(columns["row_key"], columns["recipient"], keys, recipients)
-        matched_keys = [key if at is None else columns["row_key"][at] for key, at in zip(keys, positions, strict=True)]
+        stored_keys = columns["row_key"].to_pylist()
+        positions = match_rows(stored_keys, columns["recipient"].to_pylist(), keys, recipients)
+        matched_keys = [key if at is None else stored_keys[at] for key, at in zip(keys, positions, strict=True)]
         return typed_frame(columns, positions, row_key=matched_keys, recipient=recipients)
 
     def settle(self, tags: Mapping[str, str]) -> int:

@@ -87,11 +87,17 @@ def _pandas_dtype(name: str) -> Any:
     return pd.api.types.pandas_dtype(name)  # a StringDtype takes a while to build: once per name
 
 
-def typed_frame(columns: dict[str, list[Any]], positions: Sequence[int | None] | None = None,
+def arrow_columns(columns: dict[str, list[Any]]) -> dict[str, pa.Array]:
+    """Stored rows' columns as Arrow arrays of the types of the rows() frame."""
+    return {name: pa.array(values, _ARROW_TYPES[ROW_DTYPES[name]]) for name, values in columns.items()}
+
+
+def typed_frame(columns: dict[str, pa.Array] | dict[str, list[Any]], positions: Sequence[int | None] | None = None,
                 **given: list[Any]) -> pd.DataFrame:
-    """The rows() frame of ``columns`` (taken at ``positions``, None giving <NA>), ``given`` columns as they are."""
+    """The rows() frame of ``columns`` (Arrow arrays or lists; taken at ``positions``, None giving <NA>), ``given``
+    columns as they are."""
     indices = None if positions is None else pa.array(positions, pa.int64())
-    nothing = indices is not None and not columns["row_key"]  # an empty ledger: every value <NA>
+    nothing = indices is not None and not len(columns["row_key"])  # an empty ledger: every value <NA>
     data = {}
     for name in ROW_COLUMNS:
         dtype = _pandas_dtype(ROW_DTYPES[name])
@@ -101,7 +107,8 @@ def typed_frame(columns: dict[str, list[Any]], positions: Sequence[int | None] |
         elif nothing:
             array = pa.nulls(len(indices), kind)  # type: ignore[arg-type]
         else:
-            array = pa.array(columns[name], kind)
+            values = columns[name]
+            array = values if isinstance(values, pa.Array) else pa.array(values, kind)
             array = array if indices is None else array.take(indices)
         data[name] = dtype.__from_arrow__(array)
     return pd.DataFrame(data)

@@ -35,13 +35,7 @@ import pandas as pd
 
 from sendframe.campaign import preview
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.message_options import (
-    MESSAGE_OPTIONS,
-    RUN_SETTINGS,
-    message_settings,
-    wire_spelling,
-    without_query,
-)
+from sendframe.campaign.message_options import RUN_SETTINGS, message_settings, wire_spelling, without_query
 from sendframe.campaign.prepared import Prepared, prepare
 from sendframe.campaign.send import ANSWER_COLUMNS
 from sendframe.campaign.send_options import SendOptions, send_signature
@@ -53,8 +47,8 @@ from sendframe.errors import InputError
 from sendframe.options import keyword_checked, request_field_names
 from sendframe.text.templates import parse
 
-__all__ = ["RESULT_COLUMNS", "Message", "landing_sms", "mailing", "message", "sms", "voice", "voice_audio",
-           "whatsapp"]
+__all__ = ["MESSAGE_OPTIONS", "RESULT_COLUMNS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
+           "voice_audio",            "whatsapp"]
 
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
@@ -311,6 +305,15 @@ class Message:
         return send_prepared(prepared, how)
 
 
+# the settings of a Message that are not request fields: its own fields but the channel's request and its columns
+MESSAGE_OPTIONS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Message)
+                                         if f.name not in ("channel", "fields", "encoding", "whatsapp_columns"))
+
+
+def _made(channel_name: str, options: dict[str, Any]) -> Message:
+    return Message(**message_settings(channel_name, options, MESSAGE_OPTIONS))
+
+
 def message(channel_name: str, **options: Any) -> Message:
     """A :class:`Message` for any channel: the spec's request fields (snake_case or camelCase) and
     the settings ``encoding`` (incl. ``"auto"``), ``to``, ``notification_url``, ``link_base``,
@@ -323,7 +326,7 @@ def message(channel_name: str, **options: Any) -> Message:
         >>> message("email", subject="Hi {name}", body="<p>Hi</p>", from_email="a@b.co", reply_to="a@b.co").channel
         'mailing'
     """
-    return Message(**message_settings(channel_name, options))
+    return _made(channel_name, options)
 
 
 # ---------------------------------------------------------------------- one constructor per channel
@@ -338,7 +341,7 @@ def sms(message: str, sender: str, **options: Any) -> Message:
         >>> sms("Hi {name}", sender="Shop", parts=2).parts
         2
     """
-    return Message(**message_settings("sms", {"message": message, "sender": sender, **options}))
+    return _made("sms", {"message": message, "sender": sender, **options})
 
 
 def landing_sms(message: str, sender: str, *, template_body: str | None = None, **options: Any) -> Message:
@@ -351,8 +354,7 @@ def landing_sms(message: str, sender: str, *, template_body: str | None = None, 
     if template_body is None and options.get("template_id") is None and options.get("templateId") is None:
         page_text = re.sub(r"\s*\{\s*LAND_URL[^}]*\}", "", message).strip()
         template_body = f"<p>{page_text}</p>"  # the default page shows the message, without the link to itself
-    return Message(**message_settings("landingsms", {"message": message, "sender": sender,
-                                                     "template_body": template_body, **options}))
+    return _made("landingsms", {"message": message, "sender": sender, "template_body": template_body, **options})
 
 
 def mailing(subject: str, body: str | None = None, *, from_email: str, reply_to: str | None = None,
@@ -373,8 +375,7 @@ def voice(message: str, *, language: str, gender: str, **options: Any) -> Messag
         >>> voice("Hello", language="en_GB", gender="F").channel
         'voice'
     """
-    return Message(**message_settings("voice", {"message": message, "language": language, "gender": gender,
-                                                **options}))
+    return _made("voice", {"message": message, "language": language, "gender": gender, **options})
 
 
 def voice_audio(audio_url: str, **options: Any) -> Message:

@@ -5,7 +5,7 @@ snake_case or camelCase, and the message's own settings) into the fields and set
 ``Message``: an unknown option is an error naming the closest known one, and the fields are
 validated with the service's own models, as a request to one placeholder recipient.
 
-    >>> message_settings("sms", {"message": "Hi", "sender": "Shop", "parts": 1})["fields"]
+    >>> message_settings("sms", {"message": "Hi", "sender": "Shop", "parts": 1}, ("to",))["fields"]
     mappingproxy({'message': 'Hi', 'from': 'Shop'})
 """
 
@@ -21,16 +21,14 @@ import pandas as pd
 
 from sendframe.api.models import parse_request
 from sendframe.campaign.batching import wire_fields
+from sendframe.campaign.caps import frequency_window
+from sendframe.campaign.measured import asked_encoding
 from sendframe.channels import ChannelInfo, channel, channels_where
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names, snake_case
-from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["MESSAGE_OPTIONS", "RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
+__all__ = ["RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
 
-# settings of a Message that are not request fields
-MESSAGE_OPTIONS = ("to", "notification_url", "link_base", "default_region", "suppression", "frequency_cap", "history",
-                   "local_time", "quiet_hours")
 # settings a send may also take for one run (they override the message's)
 RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
 _PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
@@ -59,30 +57,31 @@ def wire_spelling(channel_name: str, options: Mapping[str, Any]) -> dict[str, An
     return {names.get(k, k): v for k, v in options.items()}
 
 
-def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, Any]:
+def message_settings(channel_name: str, options: dict[str, Any], setting_names: Iterable[str]) -> dict[str, Any]:
     """The keyword arguments of a ``Message`` from the options of :func:`sendframe.message` (see its docstring).
 
-    ``options`` is consumed (settings are popped from it). Raises ``UnknownOptionError``,
-    ``InputError`` or ``RequestValidationError`` naming the option or field.
+    ``setting_names``: the message's settings that are not request fields
+    (:data:`~sendframe.campaign.message.MESSAGE_OPTIONS`). ``options`` is consumed (settings are popped
+    from it). Raises ``UnknownOptionError``, ``InputError`` or ``RequestValidationError`` naming the option or field.
 
-        >>> message_settings("voiceAudio", {"audio_url": "https://example.org/hi.mp3"})["channel"]
+        >>> message_settings("voiceAudio", {"audio_url": "https://example.org/hi.mp3"}, ())["channel"]
         'voiceAudio'
     """
     info = channel(channel_name)
     names = request_field_names(info.name)
     whatsapp_options = dict(info.column_fields)
-    known = [*names, *MESSAGE_OPTIONS, "encoding", *whatsapp_options]
+    setting_names = tuple(setting_names)
+    known = [*names, *setting_names, "encoding", *whatsapp_options]
     check_options(options, known, "sendframe.message",
                   hint=f"A {info.name} message takes: "
-                       f"{', '.join(sorted({*_public_names(names), *MESSAGE_OPTIONS, *whatsapp_options}))}.")
-    settings = {k: options.pop(k) for k in MESSAGE_OPTIONS if k in options}
+                       f"{', '.join(sorted({*_public_names(names), *setting_names, *whatsapp_options}))}.")
+    settings = {k: options.pop(k) for k in setting_names if k in options}
     whatsapp_columns = {whatsapp_options[k]: _column_names(options.pop(k), k)
                         for k in list(options) if k in whatsapp_options and options[k] is not None}
     whatsapp_columns = {k: v for k, v in whatsapp_columns.items() if v}  # no column is the same as none given
     encoding = options.pop("encoding", None)
-    if encoding is not None and encoding != "auto" and encoding not in ENCODINGS:
-        raise InputError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)} or 'auto' "
-                         "(the cheapest that carries each row's text).")
+    if encoding is not None:
+        asked_encoding(encoding)
     if encoding is not None and not info.sends_sms:
         raise InputError(f"encoding applies to {' and '.join(channels_where(lambda c: c.sends_sms))}, not {info.name}.")
     fields: dict[str, Any] = {}
@@ -100,14 +99,13 @@ def message_settings(channel_name: str, options: dict[str, Any]) -> dict[str, An
                              "tz='UTC').")
     cap = settings.get("frequency_cap")
     if cap is not None:
-        if (not isinstance(cap, (tuple, list)) or len(cap) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in cap)):
+        if not isinstance(cap, (tuple, list)) or len(cap) != 2:
             raise InputError("frequency_cap is (messages, days), e.g. (2, 7): at most 2 messages in 7 days; "
                              f"got {cap!r}.")
         if settings.get("history") is None:
             raise InputError("frequency_cap needs history=: a folder of earlier campaigns' ledgers, their paths, or a "
                              "frame with recipient and sent_at columns.")
-        settings["frequency_cap"] = (int(cap[0]), float(cap[1]))
+        settings["frequency_cap"] = frequency_window(cap[0], cap[1], f"frequency_cap={cap!r}")
     if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
         raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
     if notification_url is not None and not info.has_notifications:
@@ -141,4 +139,4 @@ def _validate(info: ChannelInfo, fields: Mapping[str, Any], whatsapp_columns: Ma
         body = {**fields, "messages": [item]}
     else:
         body = {**fields, "to": [recipient]}
-    parse_request(info.name, wire_fields(body))
+    parse_request(info.name, wire_fields(body, info.name))

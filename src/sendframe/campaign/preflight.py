@@ -177,10 +177,8 @@ def _suppressed_values(suppression: Any, channel: str, default_region: str) -> s
         return set()
     wanted = channel_info(channel).recipient
     if isinstance(suppression, (str, os.PathLike)):
-        table = pd.read_csv(suppression, dtype=str, encoding="utf-8-sig")
-        column = wanted if wanted in table.columns else table.columns[0]
-        values = table[column]
-    elif isinstance(suppression, pd.DataFrame):
+        suppression = pd.read_csv(suppression, dtype=str, encoding="utf-8-sig")
+    if isinstance(suppression, pd.DataFrame):  # its phone/email column, else its first
         values = suppression[wanted] if wanted in suppression.columns else suppression.iloc[:, 0]
     elif isinstance(suppression, pd.Series):
         values = suppression

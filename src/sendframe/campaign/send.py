@@ -283,15 +283,13 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
                 keys, pending, spent = _pending(journal, spec, options.resend_unknown)
                 if budget is not None:
                     budget.count(spent)
-            batches = plan_batches(_tagged(spec, keys), pending, batch_size=options.batch_size,
-                                   first_batch=first_batch, parts=parts)
-            if batches:
-                run = _send_with_progress(spec, keys, batches, config, journal, options, total=len(pending),
-                                          budget=budget)
-                if run.auth_failure is not None:
-                    raise run.auth_failure
-                if run.disk_full is not None:
-                    raise run.disk_full
+            # planned and sent in a call of its own: the batches' bytes are let go before the ledger is read back
+            run = _plan_and_send(spec, keys, pending, config, journal, options, first_batch=first_batch, parts=parts,
+                                 budget=budget)
+            if run.auth_failure is not None:
+                raise run.auth_failure
+            if run.disk_full is not None:
+                raise run.disk_full
             result = _result_from_ledger(journal, keys, spec.recipients, index)
     finally:
         if owned:
@@ -344,6 +342,17 @@ def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple
     done = known["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
     spent = known["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool, na_value=False)
     return known["row_key"].tolist(), (~done).nonzero()[0].tolist(), spent.nonzero()[0].tolist()
+
+
+def _plan_and_send(spec: CampaignSpec, keys: Sequence[str], pending: Sequence[int], config: WireConfig,
+                   journal: Ledger, options: SendOptions, *, first_batch: int, parts: Sequence[int] | None,
+                   budget: Budget | None) -> _Run:
+    """The ``pending`` rows cut into batches (each row's notificationUrl tagged) and sent."""
+    batches = plan_batches(_tagged(spec, keys), pending, batch_size=options.batch_size, first_batch=first_batch,
+                           parts=parts)
+    if not batches:
+        return _Run()
+    return _send_with_progress(spec, keys, batches, config, journal, options, total=len(pending), budget=budget)
 
 
 def _send_with_progress(spec: CampaignSpec, keys: Sequence[str], batches: list[Batch], config: WireConfig,

@@ -28,6 +28,7 @@ from sendframe.api.notifications import (
     notification_status,
     utc_instants,
 )
+from sendframe.delivery.contact_table import checked_contacts
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
@@ -362,13 +363,8 @@ def outcomes(
         table.attrs[VARIANTS_ATTR] = split
     if contacts is None:
         return table
-    if not isinstance(contacts, pd.DataFrame):
-        raise InputError(f"contacts must be a DataFrame (the contact table the results were sent from), "
-                         f"not {type(contacts).__name__}.")
-    if not contacts.index.is_unique:
-        repeated = contacts.index[contacts.index.duplicated()].unique()[:5].tolist()
-        raise InputError(f"The contacts' index repeats labels ({repeated}), so results cannot be matched to "
-                         "contacts; use contacts.reset_index(drop=True) before sending.")
+    checked_contacts(contacts, "results cannot be matched to contacts (reset it before sending)",
+                     what="the contact table the results were sent from")
     strangers = results.index.difference(contacts.index)
     if len(strangers):
         raise InputError(f"{len(strangers)} row(s) of the results are not rows of the contacts (index "

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes, read_lines
+from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes, read_lines, span_digests
 from sendframe.delivery.parsing import (
     JUNK_EXAMPLES,
     LogParams,
@@ -63,6 +63,43 @@ class _Read:
     query_start: np.ndarray   # each row's raw query in the file; -1 when unknown (a block that was not UTF-8)
     query_end: np.ndarray
     generation: int
+    ids: _IdDigests
+
+
+@dataclass(frozen=True)
+class _IdDigests:
+    """The rows' ids as sorted 64-bit digests, with the row of each: where a new row's id was seen before is
+    found by binary search, in time that follows the new rows, not the rows read before."""
+
+    digests: np.ndarray
+    rows: np.ndarray
+
+    @classmethod
+    def of(cls, ids: pd.Series, first_row: int = 0) -> _IdDigests:
+        texts = pa.array(ids, from_pandas=True)  # the frame's own Arrow text: nothing copied
+        texts = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+        if not pa.types.is_string(texts.type) and not pa.types.is_large_string(texts.type):
+            texts = texts.cast(pa.large_string())
+        present = np.flatnonzero(np.asarray(texts.is_valid()))  # a missing id matches nothing
+        width = np.int64 if pa.types.is_large_string(texts.type) else np.int32
+        offsets = np.frombuffer(texts.buffers()[1], width)[texts.offset:texts.offset + len(texts) + 1]
+        digests = span_digests(texts.buffers()[2] or pa.py_buffer(b""), offsets[:-1][present], offsets[1:][present])
+        order = np.argsort(digests)  # equal digests in any order: pairs() takes them all
+        return cls(digests[order], present[order] + first_row)
+
+    def plus(self, more: _IdDigests) -> _IdDigests:
+        """Both, still sorted (a stable sort of two sorted runs is a merge)."""
+        digests = np.concatenate([self.digests, more.digests])
+        order = np.argsort(digests, kind="stable")
+        return _IdDigests(digests[order], np.concatenate([self.rows, more.rows])[order])
+
+    def pairs(self, new: _IdDigests) -> tuple[np.ndarray, np.ndarray]:
+        """(old row, new row) of every old and new row whose ids have the same digest."""
+        start = np.searchsorted(self.digests, new.digests, "left")
+        count = np.searchsorted(self.digests, new.digests, "right") - start
+        new_rows = np.repeat(new.rows, count)
+        at = np.repeat(start - np.cumsum(count) + count, count) + np.arange(len(new_rows))
+        return self.rows[at], new_rows
 
 
 class LogReads:
@@ -116,8 +153,9 @@ class LogReads:
             if known is None:
                 params = log_params(lines, notification_url)
                 frame, begin, end = parse_with_queries(lines, params)
+                # the ids' digests made now, with the rest of the whole read: the polls that follow stay small
                 read = _Read(identity, whole, _fingerprint(fd, whole), params, frame, *_in_file(begin, end, 0, mapped),
-                             next(self._generations))
+                             next(self._generations), _IdDigests.of(frame["id"]))
             else:
                 read = _extended(known, fd, lines, mapped, start, whole)
             partial = None
@@ -194,9 +232,10 @@ def _extended(known: _Read, fd: int, lines: pa.Array, mapped: bool, start: int, 
     fresh = _without_retries(known, parsed, lines, mapped, fd)
     begin, end = _in_file(parsed[1], parsed[2], start, mapped)
     keep = fresh.attrs.pop("_kept_positions")
+    ids = known.ids.plus(_IdDigests.of(fresh["id"], len(known.frame)))
     return _Read(known.identity, start + whole, _fingerprint(fd, start + whole), known.params, _appended(known, fresh),
                  np.concatenate([known.query_start, begin[keep]]), np.concatenate([known.query_end, end[keep]]),
-                 known.generation)
+                 known.generation, ids)
 
 
 def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.ndarray], lines: pa.Array,
@@ -207,10 +246,11 @@ def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.nd
     retry = np.zeros(len(frame), bool)
     old = known.frame
     if len(frame) and len(old):
-        seen = np.flatnonzero(old["id"].isin(frame["id"].unique()).to_numpy(dtype=bool))
-        if len(seen):
-            pairs = pd.DataFrame({"id": old["id"].iloc[seen].to_numpy(), "old": seen}).merge(
-                pd.DataFrame({"id": frame["id"].to_numpy(), "new": np.arange(len(frame))}), on="id")
+        old_rows, new_rows = known.ids.pairs(_IdDigests.of(frame["id"]))
+        same = old["id"].array.take(old_rows) == frame["id"].array.take(new_rows)  # a digest may collide
+        same = np.asarray(same.fillna(False) if hasattr(same, "fillna") else same, dtype=bool)
+        if same.any():
+            pairs = pd.DataFrame({"old": old_rows[same], "new": new_rows[same]})
             raw = np.frombuffer(lines.buffers()[2], np.uint8)
             retry = _same_queries(known, frame, pairs, raw, begin, end, mapped, fd)
     kept = np.flatnonzero(~retry)

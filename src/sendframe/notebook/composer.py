@@ -174,7 +174,7 @@ class Composer:
         columns = list(self.contacts.columns)
         self.sender = w.Text(value=form.sender)
         self.encoding = w.Dropdown(options=ENCODING_CHOICES, value=form.encoding)
-        self.parts = w.BoundedIntText(value=form.parts, min=1, max=15)
+        self.parts = w.BoundedIntText(value=form.parts, min=1, max=CHANNEL_INFO[form.channel].max_parts)
         self.trans = w.Checkbox(value=form.trans, indent=False)
         self.to = w.Text(value=form.to, placeholder="(phone or email, found in the table)")
         text = w.Textarea(value=form.message, placeholder="Hi {name|capitalize}, ...", continuous_update=True,
@@ -469,9 +469,9 @@ class Composer:
 
 def _whatsapp_text(msg: Message, row: pd.Series) -> str:
     parts = []
-    for wire, label in (("headerFields", "header"), ("bodyFields", "body"), ("callToActionFields", "button")):
+    for option, wire in msg.info.column_fields:  # named as their inputs: header, body, button, default answer
         columns = msg.whatsapp_columns.get(wire, ())
         if columns:
             values = [str(row[c]) if c in row.index and pd.notna(row[c]) else f"<no {c}>" for c in columns]
-            parts.append(f"{label}: {', '.join(values)}")
+            parts.append(f"{INPUT_LABELS[option].removesuffix(' fields').lower()}: {', '.join(values)}")
     return " · ".join(parts) or "(no variables)"

@@ -22,7 +22,7 @@ from typing import Any
 
 from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.campaign.channel_options import CONSTRUCTORS, PREVIEW_PLACEHOLDERS, channel_options, text_option
-from sendframe.campaign.message import Message
+from sendframe.campaign.message import MESSAGE_OPTIONS, Message
 from sendframe.channels import channel
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names
@@ -70,9 +70,7 @@ _REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
     "whatsapp": (("template_id", "the approved template's id"), ("sender", "the registered WhatsApp sender number")),
 }
 # a Message's settings that no input shows (what the Composer carries besides its inputs)
-MESSAGE_SETTINGS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(Message)
-    if f.name not in ("channel", "fields", "encoding", "whatsapp_columns", "to"))
+MESSAGE_SETTINGS: tuple[str, ...] = tuple(name for name in MESSAGE_OPTIONS if name != "to")
 # options of Message.send the Composer does not take, and why (the rest are its keywords, see SEND_SETTINGS)
 NOT_COMPOSER_OPTIONS: dict[str, str] = {
     "progress": "the Composer shows its own progress bar",
