@@ -36,7 +36,7 @@ from sendframe.sandbox.notification_rounds import (
 )
 from sendframe.sandbox.notifier import Notifier
 
-__all__ = ["OVERLAP_MINIMUM", "ROUNDS_IN_FLIGHT", "RoundPipeline"]
+__all__ = ["OVERLAP_MINIMUM", "ROUNDS_IN_FLIGHT", "RoundPipeline", "log_failure"]
 
 log = logging.getLogger("sendframe.sandbox.notifier_process")
 
@@ -47,6 +47,15 @@ ROUNDS_IN_FLIGHT = 2
 # small rounds would cost a commit each, and each commit makes the worker's connection read its pages again
 OVERLAP_MINIMUM = NOTIFICATION_BATCH // 4
 T = TypeVar("T")
+
+
+def log_failure(error: Exception, db_path: str) -> None:
+    """Log why a round (or a claim) failed: one line naming the database for a full disk, else the traceback."""
+    full = full_disk_error(error, db_path, store.FULL_DISK_ADVICE)
+    if full is not None:
+        log.error("sandbox notifier: %s", full)
+    else:
+        log.exception("sandbox notifier round failed")
 
 
 class RoundPipeline:
@@ -119,11 +128,7 @@ class RoundPipeline:
             attempts = await self.notifier.deliver_many([row[2] for row in claimed])
             await self._call(record_attempts, attempt_outcomes(claimed, attempts, moment))
         except Exception as error:  # what was not recorded stays pending and is sent again
-            full = full_disk_error(error, self.db_path, store.FULL_DISK_ADVICE)
-            if full is not None:
-                log.error("sandbox notifier: %s", full)
-            else:
-                log.exception("sandbox notifier round failed")
+            log_failure(error, self.db_path)
         finally:  # only now may a later report of these messages go out
             self._seqs.difference_update(row[0] for row in claimed)
             self._messages.difference_update(row[1] for row in claimed)

@@ -26,9 +26,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from sendframe.errors import full_disk_error
-from sendframe.sandbox import store
-from sendframe.sandbox.notification_pipeline import RoundPipeline
+from sendframe.sandbox.notification_pipeline import RoundPipeline, log_failure
 from sendframe.sandbox.notifier import Notifier
 from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, busy_pause
 
@@ -172,11 +170,7 @@ async def run(db_path: str, notifier: Notifier) -> None:
                     continue
                 upcoming = time.time() + DEFER_SLEEP if busy else await rounds.next_due()
             except Exception as error:  # keep going; what was not recorded stays pending and is sent again
-                full = full_disk_error(error, db_path, store.FULL_DISK_ADVICE)
-                if full is not None:
-                    log.error("sandbox notifier: %s", full)
-                else:
-                    log.exception("sandbox notifier round failed")
+                log_failure(error, db_path)
                 upcoming = time.time() + 0.5
             timeout = IDLE_WAIT if upcoming is None else min(max(upcoming - time.time(), 0.005), IDLE_WAIT)
             with contextlib.suppress(TimeoutError):
