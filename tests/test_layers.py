@@ -20,7 +20,7 @@ PACKAGE = SRC / "sendframe"
 # the parts of sendframe, lowest first; a part imports only the parts of lower layers (see docs/architecture.md)
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"channels", "engines", "send_outcomes", "text"},
+    {"channels", "engines", "memory", "send_outcomes", "text"},
     {"api", "pricing"},
     {"options"},
     {"delivery"},  # records, receiver, callbacks, outcomes, metrics: campaign's settling reads logs through it

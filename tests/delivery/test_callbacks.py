@@ -46,6 +46,9 @@ def test_receiver_log_parses_every_column_with_its_type(tmp_path):
     assert row["received_at"] == pd.Timestamp("2026-11-21 09:30:04", tz="UTC")
     assert str(frame["delivery"].dtype) == "Int64" and str(frame["part"].dtype) == "Int64"
     assert str(frame["sent_at"].dtype) == "datetime64[us, UTC]"
+    # the four meanings of %d as one categorical in every read: frames put end to end keep the dtype
+    assert isinstance(frame["delivery_meaning"].dtype, pd.CategoricalDtype)
+    assert len(frame["delivery_meaning"].cat.categories) == 4
 
 
 def test_access_log_mapping_is_learnt_from_the_notification_url_with_own_parameters(tmp_path):

@@ -51,6 +51,7 @@ from sendframe.campaign.row_regions import find_country_column, row_regions
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
+from sendframe.memory import release_unused_memory
 from sendframe.options import check_options
 
 log = logging.getLogger(__name__)
@@ -322,6 +323,7 @@ def read_contacts(
         counts = regions.value_counts()
         result.attrs["row_regions"] = {"column": country, "rows": {str(k): int(v) for k, v in counts.items()}}
     result.attrs["recipient_choice"] = {kind: why for kind, (column, why) in found.items() if column is not None}
+    release_unused_memory()
     return result
 
 

@@ -14,12 +14,13 @@ without case or accents); anything else, and missing values, get ``default_regio
 
 from __future__ import annotations
 
+import importlib.util
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import phonenumbers
-from phonenumbers import geocoder
 
 from sendframe.campaign.columns import folded
 
@@ -33,6 +34,34 @@ _OTHER_NAMES = {"uk": "GB", "usa": "US", "unitedstatesofamerica": "US", "greatbr
 
 
 @cache
+def _locale_names() -> dict[str, dict[str, str]]:
+    """phonenumbers' country names (region -> language -> name), read from its ``geodata/locale.py`` alone.
+
+    Imported as ``phonenumbers.geodata.locale`` (what ``phonenumbers.geocoder`` does) it would first run
+    ``geodata/__init__``, which loads every prefix's place names: about 100 MiB kept for the process's life."""
+    path = Path(phonenumbers.__file__).parent / "geodata" / "locale.py"
+    spec = importlib.util.spec_from_file_location("phonenumbers.geodata.locale", path)
+    if spec is None or spec.loader is None:  # pragma: no cover - the file ships with phonenumbers
+        raise ImportError(f"phonenumbers' country names are missing: {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    names: dict[str, dict[str, str]] = module.LOCALE_DATA
+    return names
+
+
+def _country_name(example: phonenumbers.PhoneNumber, language: str) -> str:
+    # phonenumbers.geocoder.country_name_for_number: the region of the number's calling code, or the one region
+    # of a shared code where it is valid (none when several are); a "*xx" name is the one of language xx
+    regions = list(phonenumbers.region_codes_for_country_code(example.country_code or 0))
+    if len(regions) > 1:
+        valid = [region for region in regions if phonenumbers.is_valid_number_for_region(example, region)]
+        regions = valid if len(valid) == 1 else []
+    by_language = _locale_names().get(regions[0], {}) if regions else {}
+    name = by_language.get(language, "")
+    return by_language.get(name[1:], "") if name.startswith("*") else name
+
+
+@cache
 def _names() -> dict[str, str]:
     """Folded country names (and ISO codes) -> region, from phonenumbers' own names in a few languages."""
     names = dict(_OTHER_NAMES)
@@ -42,7 +71,7 @@ def _names() -> dict[str, str]:
         if example is None:
             continue
         for language in _LANGUAGES:
-            name = folded(geocoder.country_name_for_number(example, language))
+            name = folded(_country_name(example, language))
             if name:
                 names.setdefault(name, region)
     return names

@@ -50,7 +50,7 @@ from sendframe.api.client import AsyncClient, Client
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
 from sendframe.campaign.budget import Budget
-from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger, row_tag
+from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.settling import GRACE
 from sendframe.errors import (
@@ -63,6 +63,7 @@ from sendframe.errors import (
     SendframeWarning,
     UnknownOutcomeError,
 )
+from sendframe.memory import release_unused_memory
 from sendframe.send_outcomes import OUTCOMES
 
 __all__ = ["ANSWER_COLUMNS", "send_rows"]
@@ -317,6 +318,7 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
         warnings.warn(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent.{overdue} "
                       f"See {where}; check them in the service before sending again with resend_unknown=True "
                       "(that may send twice).", SendframeWarning, stacklevel=user_stacklevel())
+    release_unused_memory()
     return result
 
 
@@ -326,10 +328,8 @@ def _tagged(spec: CampaignSpec, keys: Sequence[str]) -> CampaignSpec:
     if spec.channel != "sms" or not isinstance(url, str):
         return spec
     separator = "&" if "?" in url else "?"
-    urls: list[str | None] = [f"{url}{separator}{ROW_TAG_PARAM}={row_tag(key, recipient)}"
-                              for key, recipient in zip(keys, spec.recipients, strict=True)]
     fields = {k: v for k, v in spec.fields.items() if k != "notificationUrl"}
-    return dataclasses.replace(spec, fields=fields, notification_urls=urls)
+    return dataclasses.replace(spec, fields=fields, keys=list(keys), tagged_url=f"{url}{separator}{ROW_TAG_PARAM}=")
 
 
 def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[list[str], list[int], list[int]]:

@@ -31,6 +31,7 @@ from sendframe.delivery.parsing import (  # noqa: F401  (re-exported: the names 
 )
 from sendframe.delivery.tailing import LogReads
 from sendframe.engines import dispatched
+from sendframe.memory import release_unused_memory
 from sendframe.options import keyword_checked
 
 # the last read of the few logs read lately: the next read of each parses only what was appended
@@ -54,6 +55,10 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     A log that was rotated (another file under the name), truncated or rewritten is read again
     from the start. ``frame.attrs["bytes_read"]`` says how many bytes this call parsed.
 
+    ``status`` and ``delivery_meaning`` (what ``delivery``, the ``%d`` value, means) are categoricals of
+    their few values; ``delivery``, ``part``, ``campaign_id`` and ``sending_id`` nullable integers; ``cost``
+    a float; the times UTC; the other columns text (``string``).
+
     Junk lines are counted in ``frame.attrs["junk_lines"]`` with the first few in
     ``attrs["junk_examples"]``; requests to other paths in ``attrs["other_requests"]``; retries
     (the same raw query again; the first arrival is kept) in ``attrs["duplicates_dropped"]``.
@@ -72,7 +77,9 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     """
     if is_many_logs(path):
         return read_many_logs(read_callbacks, path, notification_url)
-    return LOG_READS.read(path, notification_url).frame
+    frame = LOG_READS.read(path, notification_url).frame
+    release_unused_memory()
+    return frame
 
 
 @keyword_checked

@@ -31,6 +31,7 @@ from sendframe.api.notifications import (
 from sendframe.delivery.contact_table import checked_contacts
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
+from sendframe.memory import release_unused_memory
 from sendframe.options import keyword_checked
 from sendframe.send_outcomes import SKIP_OUTCOMES
 
@@ -298,7 +299,7 @@ def message_outcomes(
                 recipient.iloc[missing] = known["recipient"].astype("string").iloc[found[missing]].to_numpy()
         if events is not None and not events.empty:
             dates = utc_instants(events["date"])
-            kinds = events["type"].to_numpy(dtype=object)
+            kinds = pd.Categorical(events["type"])  # compared as codes: no Python string per event
             event_ids = text_array(events["id"])
             # record events carry seconds, notifications only minutes: the events win where both exist
             for kind, target in (("sent", sent_at), ("delivered", delivered_at)):
@@ -362,6 +363,7 @@ def outcomes(
     if split is not None:
         table.attrs[VARIANTS_ATTR] = split
     if contacts is None:
+        release_unused_memory()
         return table
     checked_contacts(contacts, "results cannot be matched to contacts (reset it before sending)",
                      what="the contact table the results were sent from")
@@ -372,4 +374,5 @@ def outcomes(
     own = contacts.rename(columns={c: CONTACT_PREFIX + str(c) for c in contacts.columns if c in table.columns})
     joined = table.reindex(contacts.index).join(own)
     joined.attrs = dict(table.attrs)  # a join keeps attrs only when both sides' are equal
+    release_unused_memory()
     return joined

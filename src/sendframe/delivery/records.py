@@ -16,8 +16,8 @@ known in advance, are read by pyarrow as well, always as text.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
-import queue
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -33,6 +33,7 @@ from sendframe.api import wire
 from sendframe.api.client import Client
 from sendframe.api.models import MAX_LOOKUP_IDS
 from sendframe.errors import ApiError, InputError, NotFoundError
+from sendframe.memory import release_unused_memory
 from sendframe.options import keyword_checked
 
 MESSAGE_COLUMNS: tuple[str, ...] = (
@@ -128,7 +129,9 @@ def fetch_records(
     # of a million records are never all held as bytes at once (each group is read into Arrow as it arrives)
     per_group = max(1, min(_GROUP_RECORDS // chunk_size, -(-len(chunks) // (4 * concurrency))))
     groups = [chunks[start:start + per_group] for start in range(0, len(chunks), per_group)]
-    return _frames(_fetch_all(groups, client, concurrency))
+    records = _frames(_fetch_all(groups, client, concurrency))
+    release_unused_memory()
+    return records
 
 
 def _fetch_all(groups: list[list[list[str]]], client: Any, concurrency: int) -> list[_Read]:
@@ -137,43 +140,37 @@ def _fetch_all(groups: list[list[list[str]]], client: Any, concurrency: int) -> 
     ``concurrency`` threads share one sync ``Client`` (httpx's is thread-safe), made from the given
     client's configuration (or the environment's): it costs about a fifth less CPU per request than
     ``AsyncClient`` (no anyio layer), and threads work the same inside a notebook's running event loop.
-    The caller's own client is not used, so it may be an ``AsyncClient`` or already closed. A thread
-    reads its group's answers as soon as it has them (pyarrow lets go of the GIL while it parses), and
-    the bytes are dropped.
+    The caller's own client is not used, so it may be an ``AsyncClient`` or already closed. The threads
+    only fetch; this thread reads each group's answers into Arrow in order as they come (pyarrow parses
+    on its own long-lived threads) and drops the bytes, with at most two groups per thread fetched ahead.
+    Read in the short-lived lookup threads, the tables were allocated in heaps of theirs that pyarrow's
+    pool kept after they ended: about 80 MiB more resident at 170k records, and 140 MiB more at the peak.
     """
     lookup = Client(config=getattr(client, "config", None) or wire.WireConfig.resolve())
-    reads: list[_Read | None] = [None] * len(groups)
-    pending: queue.SimpleQueue[int] = queue.SimpleQueue()
-    for index in range(len(groups)):
-        pending.put(index)
     stop = threading.Event()  # set when a lookup failed (or the caller was interrupted): the others stop early
 
-    def worker() -> None:
-        while not stop.is_set():
-            try:
-                index = pending.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                answers = [(chunk, _lookup(lookup, chunk)) for chunk in groups[index] if not stop.is_set()]
-                reads[index] = _read_answers(answers)
-            except BaseException:
-                stop.set()
-                raise
+    def fetch(index: int) -> list[tuple[list[str], bytes | None]]:
+        return [(chunk, _lookup(lookup, chunk)) for chunk in groups[index] if not stop.is_set()]
 
+    reads: list[_Read] = []
     threads = min(concurrency, len(groups))
     try:
         with ThreadPoolExecutor(threads, thread_name_prefix="sendframe-records") as pool:
-            workers = [pool.submit(worker) for _ in range(threads)]
+            ahead = collections.deque(pool.submit(fetch, index) for index in range(min(len(groups), 2 * threads)))
             try:
-                for done in workers:
-                    done.result()
+                while ahead:
+                    answers = ahead.popleft().result()
+                    if len(reads) + len(ahead) + 1 < len(groups):
+                        ahead.append(pool.submit(fetch, len(reads) + len(ahead) + 1))
+                    reads.append(_read_answers(answers))
             except BaseException:
                 stop.set()
+                for waiting in ahead:
+                    waiting.cancel()
                 raise
     finally:
         lookup.close()
-    return [read for read in reads if read is not None]
+    return reads
 
 
 def _lookup(lookup: Client, chunk: list[str]) -> bytes | None:
