@@ -2,12 +2,13 @@
 process of its own, so the carrier's steps and the API never wait on a receiver (nor share a GIL with it).
 
 The worker starts it (:class:`NotifierProcess`) and writes a byte to its standard input whenever a round may
-have made reports due; the process runs :func:`~sendframe.sandbox.notification_rounds.send_due_notifications`
-rounds on its own connection to the same SQLite database (WAL: it reads while the worker writes) until
-nothing is due, then waits for the next byte or the next report's due time. The end of its standard input
-stops it once the round in flight is recorded: the worker closes it when the sandbox stops, and the system
-closes it when the sandbox dies however it dies, so the process never outlives its sandbox. It runs in a
-process group of its own and ignores SIGINT: Ctrl+C in a terminal stops the sandbox, which stops it.
+have made reports due; the process sends overlapping rounds of due reports
+(:class:`~sendframe.sandbox.notification_pipeline.RoundPipeline`) on its own connection to the same SQLite
+database (WAL: it reads while the worker writes) until nothing is due, then waits for the next byte, a round's
+end or the next report's due time. The end of its standard input stops it once the rounds in flight are
+recorded: the worker closes it when the sandbox stops, and the system closes it when the sandbox dies however
+it dies, so the process never outlives its sandbox. It runs in a process group of its own and ignores SIGINT:
+Ctrl+C in a terminal stops the sandbox, which stops it.
 
     NotifierProcess("sandbox.sqlite", allow_networks=["10.0.0.0/8"]).start()   # in the worker's start
 """
@@ -25,9 +26,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from sendframe.errors import full_disk_error
-from sendframe.sandbox import store
-from sendframe.sandbox.notification_rounds import next_notification_due, send_due_notifications
+from sendframe.sandbox.notification_pipeline import RoundPipeline, log_failure
 from sendframe.sandbox.notifier import Notifier
 from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, busy_pause
 
@@ -121,8 +120,9 @@ class NotifierProcess:
 
 
 async def run(db_path: str, notifier: Notifier) -> None:
-    """Send due reports in rounds until standard input ends; each round recorded before the next. While the
-    worker says the API is busy, only reports overdue by more than ``MAX_DEFERRAL`` go out."""
+    """Send due reports in overlapping rounds (:class:`RoundPipeline`) until standard input ends, then wait
+    for the rounds in flight to be recorded. While the worker says the API is busy, only reports overdue by
+    more than ``MAX_DEFERRAL`` go out, one round at a time."""
     loop = asyncio.get_running_loop()
     wake, ended = asyncio.Event(), asyncio.Event()
     busy_until = 0.0  # time.monotonic() until which the API counts as busy (the clock is the system's, shared)
@@ -148,32 +148,36 @@ async def run(db_path: str, notifier: Notifier) -> None:
 
     os.set_blocking(sys.stdin.fileno(), False)
     loop.add_reader(sys.stdin.fileno(), readable)
-    loop.add_signal_handler(signal.SIGTERM, stop)  # as the end of stdin: the round in flight is recorded first
-    db = store.connect(db_path)
+    loop.add_signal_handler(signal.SIGTERM, stop)  # as the end of stdin: the rounds in flight are recorded first
+    rounds = RoundPipeline(db_path, notifier)
     try:
         while not ended.is_set():
-            wake.clear()  # before the round: a wake-up that comes during it ends the wait at once
+            wake.clear()  # before the claim: a wake-up during it ends the wait at once
             busy = time.monotonic() < busy_until
+            if rounds.full(1 if busy else None):  # while the API is busy, one round at a time
+                await rounds.wait_for_a_round()
+                continue
             moment = time.time()
+            upcoming: float | None
             try:
-                if await send_due_notifications(db, notifier, moment, cutoff=moment - MAX_DEFERRAL if busy else None):
+                if await rounds.claim_and_send(moment, cutoff=moment - MAX_DEFERRAL if busy else None):
                     if busy:  # overdue reports take at most BUSY_SHARE of the time while the API is busy
+                        await rounds.drain()
                         await asyncio.sleep(busy_pause(time.time() - moment))
                     continue
-                upcoming = time.time() + DEFER_SLEEP if busy else next_notification_due(db)
+                if rounds.in_flight:  # what is due waits for the round in flight (too few, or its messages')
+                    await rounds.wait_for_a_round()
+                    continue
+                upcoming = time.time() + DEFER_SLEEP if busy else await rounds.next_due()
             except Exception as error:  # keep going; what was not recorded stays pending and is sent again
-                full = full_disk_error(error, db_path, store.FULL_DISK_ADVICE)
-                if full is not None:
-                    log.error("sandbox notifier: %s", full)
-                else:
-                    log.exception("sandbox notifier round failed")
+                log_failure(error, db_path)
                 upcoming = time.time() + 0.5
             timeout = IDLE_WAIT if upcoming is None else min(max(upcoming - time.time(), 0.005), IDLE_WAIT)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
                     await wake.wait()
     finally:
-        db.close()
+        await rounds.close()
         await notifier.aclose()
 
 
