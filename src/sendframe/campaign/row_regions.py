@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 from functools import cache
-from pathlib import Path
+from importlib import resources
 
 import numpy as np
 import pandas as pd
@@ -39,7 +39,7 @@ def _locale_names() -> dict[str, dict[str, str]]:
 
     Imported as ``phonenumbers.geodata.locale`` (what ``phonenumbers.geocoder`` does) it would first run
     ``geodata/__init__``, which loads every prefix's place names: about 100 MiB kept for the process's life."""
-    path = Path(phonenumbers.__file__).parent / "geodata" / "locale.py"
+    path = str(resources.files("phonenumbers").joinpath("geodata", "locale.py"))
     spec = importlib.util.spec_from_file_location("phonenumbers.geodata.locale", path)
     if spec is None or spec.loader is None:  # pragma: no cover - the file ships with phonenumbers
         raise ImportError(f"phonenumbers' country names are missing: {path}")
