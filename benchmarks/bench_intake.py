@@ -12,7 +12,8 @@ What it measures, each phase timed in this one run on the same file:
 3. ``sendframe.preflight`` + ``sendframe.estimate`` of an SMS using ``{name|capitalize}``,
    ``{amount|formatDotComma}`` and ``{UNSUB_URL}``, parts=2, encoding="auto" (today's signatures);
 4. the analyst's loop: what one writes without sendframe: ``pandas.read_csv`` and then, per row,
-   ``phonenumbers.parse`` / ``is_valid_number`` / ``format_number``, a regular expression for the email, a
+   ``phonenumbers.parse`` / ``is_valid_number`` / ``number_type`` (landlines left out, as intake's ``phone_type``
+   and preflight's ``landline`` rule do) / ``format_number``, a regular expression for the email, a
    set of seen recipients, the text built with ``str`` methods, a set test for GSM characters and the
    parts and cost worked out. It is timed on ``--loop-rows`` rows and extrapolated linearly (the
    output says so), since it takes about a minute per million rows.
@@ -53,7 +54,7 @@ import phonenumbers
 import sendframe
 import sendframe.campaign.contacts as contacts_module
 from messy_data import TEMPLATE, write_messy_csv
-from sendframe.api.number_types import NUMBER_TYPES
+from sendframe.api.number_types import NOT_SMS_TYPES, NUMBER_TYPES
 from sendframe.campaign.estimate import estimate
 from sendframe.campaign.measured import forget
 from sendframe.campaign.preflight import preflight
@@ -63,6 +64,7 @@ from sendframe.text.encodings import BASIC_CHARS, GSM_EXTENSION_TABLE
 
 # ---- the analyst's loop ---------------------------------------------------------------------------
 
+NOT_TEXTABLE = frozenset(getattr(phonenumbers.PhoneNumberType, name.upper()) for name in NOT_SMS_TYPES)
 GSM = frozenset(BASIC_CHARS) | frozenset(GSM_EXTENSION_TABLE.values())
 EMAIL = re.compile(r"[^@\s]+@[^@\s.][^@\s]*\.[^@\s]*[^@\s.]")
 
@@ -76,7 +78,7 @@ def analyst_loop(path: Path, rows: int) -> dict[str, float]:
     for phone, email, name, amount in zip(frame["phone"], frame["email"], frame["name"], frame["amount"], strict=True):
         try:
             number = phonenumbers.parse(phone, "ES")
-            valid = phonenumbers.is_valid_number(number)
+            valid = phonenumbers.is_valid_number(number) and phonenumbers.number_type(number) not in NOT_TEXTABLE
             recipient = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)[1:]
         except phonenumbers.NumberParseException:
             valid, recipient = False, ""
