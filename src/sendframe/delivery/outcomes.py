@@ -362,9 +362,14 @@ def outcomes(
         or results.attrs.get(VARIANTS_ATTR)
     if split is not None:
         table.attrs[VARIANTS_ATTR] = split
-    if contacts is None:
-        release_unused_memory()
-        return table
+    if contacts is not None:
+        table = _with_contacts(table, results, contacts)
+    release_unused_memory()
+    return table
+
+
+def _with_contacts(table: pd.DataFrame, results: pd.DataFrame, contacts: pd.DataFrame) -> pd.DataFrame:
+    """The outcome table on the contacts' index, each contact's own columns beside it."""
     checked_contacts(contacts, "results cannot be matched to contacts (reset it before sending)",
                      what="the contact table the results were sent from")
     strangers = results.index.difference(contacts.index)
@@ -374,5 +379,4 @@ def outcomes(
     own = contacts.rename(columns={c: CONTACT_PREFIX + str(c) for c in contacts.columns if c in table.columns})
     joined = table.reindex(contacts.index).join(own)
     joined.attrs = dict(table.attrs)  # a join keeps attrs only when both sides' are equal
-    release_unused_memory()
     return joined
