@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe.api.recipient_columns import recipient_keys
+from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.estimate import price_table, priced_numbers, recipients_valid
+from sendframe.campaign.estimate import price_table, priced_numbers
 from sendframe.campaign.measured import asked_encoding
 from sendframe.campaign.policy import keep_reasons, repeated_rows
 from sendframe.campaign.prepared import same_option
@@ -105,8 +105,9 @@ class MessageCounter:
         self._measures: dict[tuple[str, str | None], _Measure] = {}
         self._kind = channel_info(channel).recipient
         self._column = recipient_column(contacts, self._kind, to, channel=channel)
-        self._valid = recipients_valid(contacts, self._column, channel)
-        self._numbers = priced_numbers(contacts[self._column], self._kind, self._valid)
+        self._keys = sendable_keys(contacts[self._column], self._kind)  # missing where not a valid recipient
+        self._valid = self._keys.notna().to_numpy(dtype=bool)
+        self._numbers = priced_numbers(self._keys, self._kind)
         self._prices = price_table(prices)
         self._priced: dict[tuple[int, bool], np.ndarray] = {}  # (parts, certified) -> each row's price
         # (the message's policy settings, the rows they let through, each row's recipient code)
@@ -119,7 +120,7 @@ class MessageCounter:
         if self._policy is not None and (settings is None or all(
                 same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True))):
             return self._policy[1], self._policy[2]
-        allowed, keys = self._valid, None
+        allowed, keys = self._valid, self._keys
         if message is not None:
             try:
                 prepared = message.prepare(self.contacts, keep=keep | set(_PER_TEMPLATE))
@@ -127,8 +128,6 @@ class MessageCounter:
             except (SendframeError, OSError):  # a broken template, an unreadable suppression list (the check
                 # and the send say why): the recipients by validity meanwhile
                 message = None
-        if keys is None:
-            keys = recipient_keys(self.contacts[self._column], self._kind, default_region=None)
         numbered = key_codes(keys)  # as small whole numbers (missing: <NA>), the plan's repeats are found fast
         codes = pd.Series(numbered, dtype="Int64").mask(numbered < 0)
         if settings is not None and message is not None:

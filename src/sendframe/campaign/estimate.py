@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from sendframe import pricing
 from sendframe.api.countries import recipient_countries
-from sendframe.api.recipient_columns import valid_emails, valid_phones
+from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.measured import asked_encoding, measure_sms
 from sendframe.campaign.preview import contacts_frame, render
@@ -32,7 +32,7 @@ from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 
-__all__ = ["estimate", "estimate_totals", "price_table", "priced_numbers", "recipients_valid"]
+__all__ = ["estimate", "estimate_totals", "price_table", "priced_numbers"]
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
@@ -67,22 +67,6 @@ def _forced_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
     return neither or "".join(dict.fromkeys(not_gsm + not_pt))
 
 
-def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
-    """Whether each recipient in ``column`` is valid: :func:`sendframe.read_contacts`' flag when the frame
-    carries it (``phone_valid`` / ``email_valid`` beside ``phone_raw`` / ``email_raw``: the same rule,
-    already worked out), else the recipient rule over the column
-    (:mod:`sendframe.api.recipient_columns`).
-
-        >>> recipients_valid(pd.DataFrame({"phone": ["34600123456", "600123456"]}), "phone", "sms").tolist()
-        [True, False]
-    """
-    flag = f"{column}_valid"
-    if f"{column}_raw" in contacts.columns and flag in contacts.columns and contacts[flag].dtype == bool:
-        return contacts[flag].to_numpy(dtype=bool)
-    valid = valid_emails if channel_info(channel).recipient == "email" else valid_phones
-    return valid(contacts[column])
-
-
 def price_table(prices: Any) -> Any:
     """``prices`` as a ``PriceTable``: one as it is, a CSV path read, ``None`` the table shipped with sendframe."""
     if prices is not None and hasattr(prices, "costs"):
@@ -90,15 +74,13 @@ def price_table(prices: Any) -> Any:
     return pricing.load_prices(prices)
 
 
-def priced_numbers(recipients: pd.Series, kind: str, valid: np.ndarray) -> pd.Series:
-    """The numbers a price is looked up by: the valid ones; none for an address (the price list's default row).
+def priced_numbers(keys: pd.Series, kind: str) -> pd.Series:
+    """The numbers a price is looked up by: the valid phones' keys; none for an address (the price list's default row).
 
-        >>> priced_numbers(pd.Series(["34600123456", "x"]), "phone", np.array([True, False])).tolist()
+        >>> priced_numbers(pd.Series(["34600123456", None]), "phone").tolist()
         ['34600123456', nan]
     """
-    if kind == "email":
-        return pd.Series(pd.NA, index=recipients.index, dtype="str")
-    return recipients.astype("str").where(valid)
+    return pd.Series(pd.NA, index=keys.index, dtype="str") if kind == "email" else keys.astype("str")
 
 
 @keyword_checked
@@ -127,8 +109,7 @@ def estimate(
       character of each row (``forced_by`` then names the characters that forced it off gsm).
     - ``length`` is in message units (septets, or UTF-16 code units); ``lost_characters`` lists
       the characters the chosen encoding cannot carry: they would arrive as ``?``.
-    - recipients are checked with the recipient rule; a frame from :func:`sendframe.read_contacts`
-      brings its ``phone_valid`` / ``email_valid`` flags, which are used as they are.
+    - a recipient is valid when it has a key (:func:`~sendframe.api.recipient_columns.sendable_keys`).
     - ``parts``: the most parts the request will allow; rows needing more would be rejected
       (code 105) and are not billable. ``None`` means no limit for the estimate.
     - cost comes from :mod:`sendframe.pricing` (``prices``: a ``PriceTable``, a CSV path, or
@@ -182,8 +163,8 @@ def estimate(
     forced = forced.where(has_text)
     lost = lost.where(has_text)
 
-    recipients = contacts[column]
-    valid = recipients_valid(contacts, column, channel)
+    keys = sendable_keys(contacts[column], channel_info(channel).recipient)
+    valid = keys.notna().to_numpy(dtype=bool)
     if parts is not None:
         too_many = needed.gt(parts).to_numpy(dtype=bool, na_value=False)
     else:
@@ -191,7 +172,7 @@ def estimate(
     billable = has_text & valid & ~too_many
 
     table = price_table(prices)
-    numbers = priced_numbers(recipients, channel_info(channel).recipient, valid)
+    numbers = priced_numbers(keys, channel_info(channel).recipient)
     country = recipient_countries(numbers).astype("str")  # the country rule, not the price's prefix (+1: US or CA)
     found = table.lookup(numbers, channel)
     charged_parts = needed.fillna(1).astype("int64") if channel_info(channel).billed_per_part else 1

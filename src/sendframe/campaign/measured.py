@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sendframe.campaign.preview import placeholders, render
 from sendframe.errors import InputError
@@ -86,7 +87,8 @@ def _hash_series(digest: Any, series: pd.Series) -> bool:
                 and _hash_series(digest, pd.Series(series.dtype.categories, name="categories")))
     if not hasattr(values, "__arrow_array__"):
         return False
-    for chunk in values.__arrow_array__().chunks:  # Arrow-backed: the buffers as they are
+    arrow = values.__arrow_array__()  # Arrow-backed (or masked, as Int64): the buffers as they are
+    for chunk in arrow.chunks if isinstance(arrow, pa.ChunkedArray) else [arrow]:
         digest.update(f"{chunk.type}:{chunk.offset}:{len(chunk)}".encode())
         for buffer in chunk.buffers():
             if buffer is not None:

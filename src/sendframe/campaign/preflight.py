@@ -50,11 +50,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sendframe.api.number_types import number_types, receives_sms
-from sendframe.api.recipient_columns import recipient_keys
+from sendframe.api.recipient_columns import recipient_keys, sendable_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import recipient_column, snake_name
-from sendframe.campaign.estimate import recipients_valid
 from sendframe.campaign.measured import asked_encoding, measure_sms
 from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.problems import (
@@ -134,11 +133,10 @@ def _numbers(values: pd.Series) -> np.ndarray:
 def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str,
                         keys: pd.Series) -> np.ndarray:
     values = contacts[column]
-    mailing = channel == "mailing"
-    kind, hint = ("email address", "") if mailing else ("phone number", _PHONE_HINT)
-    valid = recipients_valid(contacts, column, channel)
-    bad = ~valid
-    if bad.any():
+    kind, hint = ("email address", "") if channel == "mailing" else ("phone number", _PHONE_HINT)
+    valid = keys.notna().to_numpy(dtype=bool)  # the key is missing exactly where the recipient is not valid
+    if not valid.all():
+        bad = ~valid
         shown = text_array(values[bad]).fill_null("(empty)")
         raw_column = f"{column}_raw"
         if raw_column in contacts.columns:  # a number read_contacts could not repair: show what was written
@@ -147,7 +145,6 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, c
         found.rows(bad, column, "invalid_recipient", made_once(
             shown, lambda s: f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)."))
     repeated, first = _repeats(key_codes(keys))
-    repeated &= valid
     if repeated.any():
         found.rows(repeated, column, "duplicate_recipient", joined(
             f"{column}: ", text_array(values[repeated]), " already appears in row ",
@@ -190,9 +187,8 @@ def _suppressed_values(suppression: Any, channel: str, default_region: str) -> s
     return set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
 
 
-def _opted_out(found: Problems, contacts: pd.DataFrame, column: str, valid: np.ndarray, keys: pd.Series,
-               blocked: set[str]) -> None:
-    opted = keys.isin(blocked).to_numpy(dtype=bool) & valid
+def _opted_out(found: Problems, contacts: pd.DataFrame, column: str, keys: pd.Series, blocked: set[str]) -> None:
+    opted = keys.isin(blocked).to_numpy(dtype=bool)
     if opted.any():
         found.rows(opted, column, "opted_out", messages(contacts[column][opted], lambda v: (
             f"{column}: {v} is on the suppression list (opted out); do not send to it.")))
@@ -338,11 +334,11 @@ def preflight(
     label rule is the models' own (:func:`sendframe.api.validation.sender_label_problem`).
     ``encoding``: ``"gsm"``, ``"gsm-pt"``, ``"utf-16"``, or ``"auto"``: each row in the cheapest
     encoding that carries it, as :func:`~sendframe.campaign.estimate.estimate` chooses it (so no character is lost, and
-    parts are counted in that encoding). A frame from :func:`sendframe.read_contacts` brings its
-    ``phone_valid`` / ``email_valid`` flags, which are used as they are. ``measured``: the text engine's
+    parts are counted in that encoding). A recipient is valid when it has a key
+    (:func:`~sendframe.api.recipient_columns.sendable_keys`). ``measured``: the text engine's
     :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``), when the
     caller already has it (as :meth:`sendframe.Message.estimate` does), so the text is not measured twice;
-    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.recipient_keys`, likewise.
+    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.sendable_keys`, likewise.
 
         >>> import pandas as pd
         >>> preflight(pd.DataFrame({"phone": ["34600123456"]}), "sms", "Hi", sender="Shop").empty
@@ -367,13 +363,13 @@ def preflight(
             parts = info.max_parts
     column = recipient_column(contacts, info.recipient, to, channel=channel)
     if keys is None:
-        keys = recipient_keys(contacts[column], info.recipient, default_region=None)
+        keys = sendable_keys(contacts[column], info.recipient)
     valid = _recipient_problems(found, contacts, channel, column, keys)
     if info.sends_sms or channel == "whatsapp":
         _line_problems(found, contacts, channel, column, valid, keys)
     blocked = _suppressed_values(suppression, channel, default_region)
     if blocked:
-        _opted_out(found, contacts, column, valid, keys, blocked)
+        _opted_out(found, contacts, column, keys, blocked)
     if channel == "whatsapp":
         fields = dict(zip(WHATSAPP_FIELDS, (header_fields, body_fields, call_to_action_fields), strict=True))
         _whatsapp_problems(found, contacts, whatsapp_template, fields)

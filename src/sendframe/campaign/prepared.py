@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.recipient_columns import recipient_keys
+from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign import estimate as estimating
 from sendframe.campaign import measured as kept
 from sendframe.campaign.caps import frequency_capped, history_from_ledgers
@@ -34,6 +34,7 @@ from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.campaign.preflight import preflight
 from sendframe.campaign.schedule import local_send_times
 from sendframe.errors import InputError, SendframeError
+from sendframe.text.templates import column_to_arrow
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -59,7 +60,8 @@ class Prepared:
     recipient_column: str
     """The column of the contacts the message sends to."""
     recipient_key: pd.Series
-    """Each row's recipient as compared (the one rule: :func:`~sendframe.api.recipient_columns.recipient_keys`)."""
+    """Each row's recipient as compared, missing where it is not a valid recipient (the one rule:
+    :func:`~sendframe.api.recipient_columns.sendable_keys`)."""
     problems: pd.DataFrame
     measured: pd.DataFrame | None
     keep: frozenset[str]
@@ -108,7 +110,8 @@ class Prepared:
             attachments=self.attachments, prices=self.prices, trans=int(msg.fields.get("trans", 0)),
             otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, to=self.recipient_column,
             measured=self.measured)
-        front = {"recipient": values.astype("str"), "recipient_key": self.recipient_key, "text": self._texts()}
+        sent_as = pd.array(column_to_arrow(values), dtype="str")  # as the send writes it: 34600123456.0 is 34600123456
+        front = {"recipient": sent_as, "recipient_key": self.recipient_key, "text": self._texts()}
         if msg.info.result_text_field and msg.template != msg.fields.get(msg.info.result_text_field):
             front["priced_text"] = priced["text"]
         table = pd.concat([pd.DataFrame(front, index=contacts.index), priced.drop(columns="text"), plan], axis=1)
@@ -260,7 +263,7 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
     moment = pd.Timestamp.now(tz="UTC") if now is None and timed else now
     measured = _measure(msg, frame)
     column = msg.recipient_column(frame)
-    keys = recipient_keys(frame[column], msg.info.recipient, default_region=None)
+    keys = sendable_keys(frame[column], msg.info.recipient)
     prepared = Prepared(msg, frame, column, keys, _problems(msg, frame, suppression, measured, column, keys), measured,
                         reasons, moment, ledger=ledger, prices=prices, attachments=attachments)
     kept.store("prepared", None if fingerprint is None else (msg, options, fingerprint, prepared))
