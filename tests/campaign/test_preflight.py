@@ -12,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sendframe.campaign.contacts import read_contacts
+from sendframe.campaign.counter import MessageCounter
 from sendframe.campaign.estimate import estimate
+from sendframe.campaign.message import sms
 from sendframe.campaign.preflight import PROBLEM_COLUMNS, preflight
 from sendframe.errors import InputError
 from sendframe.text.filters import is_number
@@ -238,9 +240,6 @@ def test_the_intake_benchmark_times_preflight_with_auto_encoding_and_reports_its
 ])
 def test_a_numeric_phone_column_is_valid_as_the_send_writes_it_in_preflight_plan_counter_and_send(phones):
     # one rule (sendable_keys) says who is valid and who is the same: the views and the send cannot disagree
-    from sendframe.campaign.counter import MessageCounter
-    from sendframe.campaign.message import sms
-
     contacts = pd.DataFrame({"phone": phones})
     msg = sms("Hi", sender="Shop")
     found = msg.preflight(contacts)

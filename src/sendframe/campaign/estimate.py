@@ -26,13 +26,13 @@ from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.measured import asked_encoding, measure_sms
 from sendframe.campaign.preview import contacts_frame, render
-from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
+from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["estimate", "estimate_totals", "price_table", "priced_numbers"]
+__all__ = ["estimate", "estimate_sums", "estimate_totals", "price_table", "priced_numbers", "totals_of_sums"]
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
@@ -201,9 +201,48 @@ def estimate(
     return frame
 
 
+def estimate_sums(frame: pd.DataFrame) -> dict[str, int | float]:
+    """The counts and cost behind :func:`sendframe.estimate_totals`, each a sum over rows (the sums of a frame's
+    parts add up to the frame's); the rows per encoding under ``encoding:<name>``.
+
+        >>> sums = estimate_sums(estimate(pd.DataFrame({"phone": ["34600123456"]}), "Hi"))
+        >>> sums["messages"], sums["encoding:gsm"]
+        (1, 1)
+    """
+    billable = frame["billable"].to_numpy(dtype=bool)
+    parts = frame["parts"].fillna(0).to_numpy(dtype=np.int64)
+    counts = frame["encoding"].value_counts(dropna=True)
+    return {
+        "rows": len(frame), "billable": int(billable.sum()), "messages": int(parts[billable].sum()),
+        "cost": float(frame["cost"].sum()),
+        "rows_losing_characters": int(frame["lost_characters"].fillna("").str.len().gt(0).sum()),
+        "too_many_parts": int(frame["too_many_parts"].sum()), "missing_text": int(frame["text"].isna().sum()),
+        **{f"encoding:{name}": int(counts.get(name, 0)) for name in ENCODINGS},
+    }
+
+
+def totals_of_sums(sums: Mapping[str, Any], currency: str) -> dict[str, Any]:
+    """:func:`sendframe.estimate_totals` from :func:`estimate_sums` (of one frame, or added up over its parts).
+
+        >>> sums = {"rows": 3, "billable": 2, "messages": 4, "cost": 0.123456, "rows_losing_characters": 0,
+        ...         "too_many_parts": 0, "missing_text": 1, "encoding:gsm": 1, "encoding:utf-16": 2}
+        >>> totals = totals_of_sums(sums, "EUR"); totals["cost"], totals["encodings"]
+        (0.1235, {'utf-16': 2, 'gsm': 1})
+    """
+    encodings = {name: int(sums[f"encoding:{name}"]) for name in ENCODINGS if int(sums.get(f"encoding:{name}", 0))}
+    return {
+        "rows": int(sums["rows"]), "billable": int(sums["billable"]), "messages": int(sums["messages"]),
+        "cost": round(float(sums["cost"]), 4), "currency": currency,
+        "encodings": dict(sorted(encodings.items(), key=lambda item: -item[1])),
+        "rows_losing_characters": int(sums["rows_losing_characters"]),
+        "too_many_parts": int(sums["too_many_parts"]), "missing_text": int(sums["missing_text"]),
+    }
+
+
 @dispatched("frame")
 def estimate_totals(frame: pd.DataFrame) -> dict[str, Any]:
-    """Totals of an :func:`estimate` frame (also after filtering it).
+    """Totals of an :func:`estimate` frame (also after filtering it): :func:`totals_of_sums` of its
+    :func:`estimate_sums` (a Dask frame's: of its partitions' sums added up, so both answer alike).
 
     Keys: ``rows``, ``billable`` (rows that would be charged), ``messages`` (SMS parts or messages
     charged), ``cost``, ``currency``, ``encodings`` (rows per encoding, most first), ``rows_losing_characters``,

@@ -26,7 +26,7 @@ import pandas as pd
 
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.totals import estimate_sums, totals_of_sums
+from sendframe.campaign.estimate import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
 from sendframe.scale.repeats import local_positions, repeated_rows
 from sendframe.scale.runtime import compute, meta_of, optimised, persist
