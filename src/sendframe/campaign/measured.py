@@ -35,7 +35,7 @@ from sendframe.text.encodings import ENCODINGS
 from sendframe.text.measure import measure_frame
 from sendframe.text.templates import Template, parse
 
-__all__ = ["forget", "frame_fingerprint", "last", "measure_rendered", "measure_texts", "store"]
+__all__ = ["forget", "frame_fingerprint", "last", "measure_texts", "store"]
 
 # kind -> (key, value): the last measurement ("sms") and the last prepared frame ("prepared")
 _LAST: dict[str, Any] = {}
@@ -142,16 +142,6 @@ def measure_texts(frame: pd.DataFrame, template: str | Template, *, encoding: st
     return measured.copy(deep=False)
 
 
-def measure_rendered(text: pd.Series, encoding: str) -> pd.DataFrame:
-    """:func:`measure_texts` of texts already rendered (an SMS's under ``trans=1``, translated): the same
-    columns, each text measured as it is.
-
-        >>> measure_rendered(pd.Series(["Olá"]), "auto")[["encoding", "parts"]].to_dict("records")
-        [{'encoding': 'gsm-pt', 'parts': 1}]
-    """
-    return measure_texts(pd.DataFrame({"text": text}, index=text.index), "{text}", encoding=encoding)
-
-
 def asked_encoding(encoding: str | None) -> str:
     """The encoding asked for, checked: ``"auto"`` or a name (``None`` is what a request without one gets: gsm).
 
@@ -181,5 +171,5 @@ def measure_sms(frame: pd.DataFrame, template: str, *, encoding: str, trans: int
         return measured
     if trans == 0:
         return measure_texts(frame, template, encoding=encoding, link_base=link_base, otp_config=otp_config)
-    return measure_rendered(render(frame, template, channel=channel, otp_config=otp_config, link_base=link_base,
-                                   trans=trans), encoding)
+    text = render(frame, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+    return measure_texts(pd.DataFrame({"text": text}, index=text.index), "{text}", encoding=encoding)

@@ -31,17 +31,7 @@ from sendframe.text import templates
 from sendframe.text.templates import DEFAULT_LINK_BASE, placeholder_links
 from sendframe.text.translate import translate_series
 
-__all__ = ["contacts_frame", "link_base_for", "placeholders", "render"]
-
-def link_base_for(link_base: str | None = None) -> str:
-    """The base address generated links start with: ``link_base``, else ``$SENDFRAME_BASE_URL``,
-    else the text engine's ``DEFAULT_LINK_BASE`` (the sandbox's usual address); no trailing slash.
-
-        >>> link_base_for("https://sms.example.org/")
-        'https://sms.example.org'
-    """
-    base = link_base or os.environ.get("SENDFRAME_BASE_URL") or DEFAULT_LINK_BASE
-    return base.rstrip("/")
+__all__ = ["contacts_frame", "placeholders", "render"]
 
 
 def _otp_shape(otp_config: Mapping[str, Any] | Any | None) -> tuple[int, bool]:
@@ -59,15 +49,17 @@ def _otp_shape(otp_config: Mapping[str, Any] | Any | None) -> tuple[int, bool]:
 
 def placeholders(link_base: str | None = None,
                  otp_config: Mapping[str, Any] | None = None) -> tuple[dict[str, str], Callable[[str], str]]:
-    """The specials placeholders and a ``shorten`` stand-in, each of the real length
-    (the text engine's ``placeholder_links`` for this base and OTP configuration).
+    """The specials placeholders and a ``shorten`` stand-in, each of the real length (the text engine's
+    ``placeholder_links`` for this OTP configuration and base: ``link_base``, else ``$SENDFRAME_BASE_URL``,
+    else ``DEFAULT_LINK_BASE``, the sandbox's usual address).
 
         >>> specials, shorten = placeholders("https://s.io", {"length": 6})
         >>> specials["OTP_CODE"], specials["UNSUB_URL"], shorten("https://example.com/long/path")
         ('000000', 'https://s.io/u/xxxxxxxxxxxx', 'https://s.io/s/xxxxxxxx')
     """
     length, alpha = _otp_shape(otp_config)
-    return placeholder_links(link_base_for(link_base), otp_length=length, otp_alpha=alpha)
+    base = (link_base or os.environ.get("SENDFRAME_BASE_URL") or DEFAULT_LINK_BASE).rstrip("/")
+    return placeholder_links(base, otp_length=length, otp_alpha=alpha)
 
 
 def contacts_frame(contacts: object) -> pd.DataFrame:

@@ -24,8 +24,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["PROBLEM_COLUMNS", "RULE_ORDER", "Problems", "arrow_text", "joined", "key_codes", "label_texts", "made_once",
-           "messages", "text_array"]
+__all__ = ["PROBLEM_COLUMNS", "RULE_ORDER", "Problems", "arrow_text", "joined", "key_codes", "label_texts", "messages",
+           "text_array"]
 
 PROBLEM_COLUMNS: tuple[str, ...] = ("row", "column", "rule", "message", "severity")
 RULE_ORDER: tuple[str, ...] = (
@@ -138,23 +138,14 @@ def text_array(series: pd.Series) -> pa.Array:
     return (array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array).cast(_TEXT)
 
 
-def made_once(strings: pa.Array, make: Callable[[str], str]) -> pa.Array:
-    """``make(value)`` for each value of a text array without nulls, once per distinct value."""
-    encoded = pc.dictionary_encode(strings)
-    made = pa.array([make(v) for v in encoded.dictionary.to_pylist()], type=_TEXT)
-    return made.take(encoded.indices)
+def messages(values: pd.Series | pa.Array, make: Callable[[Any], str]) -> pa.Array:
+    """``make(value)`` for each value (those of the rows with a problem, none missing), once per distinct value.
 
-
-def messages(values: pd.Series, make: Callable[[Any], str]) -> pa.Array | list[str]:
-    """``make(value)`` for each value (those of the rows with a problem), once per distinct value when the
-    values are text or categories."""
-    if isinstance(values.dtype, pd.CategoricalDtype) and not values.isna().any():
-        made = pa.array([make(c) for c in values.cat.categories], type=_TEXT)
-        return made.take(pa.array(values.cat.codes.to_numpy(dtype=np.int64)))
-    strings = arrow_text(values) if isinstance(values.dtype, pd.StringDtype) else None
-    if strings is None or strings.null_count:
-        return [make(v) for v in values]
-    return made_once(strings, make)
+        >>> messages(pd.Series(["a", "b", "a"]), str.upper).to_pylist()
+        ['A', 'B', 'A']
+    """
+    codes, distinct = pd.factorize(values.to_pandas() if isinstance(values, pa.Array) else values)
+    return pa.array([make(v) for v in distinct], type=_TEXT).take(pa.array(codes))
 
 
 def joined(*pieces: str | pa.Array) -> pa.Array:
