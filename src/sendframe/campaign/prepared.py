@@ -18,6 +18,7 @@ the estimate prices is what the send sends, row for row. The last answer is kept
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from collections.abc import Iterable, Mapping
@@ -72,21 +73,24 @@ class Prepared:
     prices: Any = None
     attachments: int = 0
 
-    def _check_sendable(self) -> None:
-        problems = self.problems
-        fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
-        if len(fatal):
-            lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
-            raise InputError(f"This {self.message.channel} message cannot be sent as it is:\n{lines}")
-
     @functools.cached_property
     def plan(self) -> pd.DataFrame:
         """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason``."""
-        self._check_sendable()
-        msg, values = self.message, self.contacts[self.recipient_column]
-        capped, why = _capped_rows(msg, values, self.moment, self.ledger)
-        key = self.recipient_key.reset_index(drop=True)
-        return plan_rows(self.problems, self.contacts.index, key, self.keep, capped, why)
+        msg, problems = self.message, self.problems
+        fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
+        if len(fatal):
+            lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
+            raise InputError(f"This {msg.channel} message cannot be sent as it is:\n{lines}")
+        capped, why = None, ""
+        if msg.frequency_cap is not None:
+            n, days = msg.frequency_cap
+            history = msg.history if isinstance(msg.history, pd.DataFrame) else history_from_ledgers(
+                msg.history, exclude=self.ledger)
+            capped = frequency_capped(self.recipient_key, history, n, days, self.moment,
+                                      default_region=msg.default_region)
+            why = f"already sent {n} message(s) in the last {days:g} days (frequency_cap=({n}, {days:g}))."
+        return plan_rows(problems, self.contacts.index, self.recipient_key.reset_index(drop=True), self.keep, capped,
+                         why)
 
     @functools.cached_property
     def schedule(self) -> pd.DataFrame:
@@ -163,46 +167,6 @@ class Prepared:
         return again
 
 
-def _capped_rows(msg: Message, recipients: pd.Series, now: Any, ledger: Any) -> tuple[Any, str]:
-    """Rows over the message's ``frequency_cap`` as of ``now`` (None when it has none), and why."""
-    if msg.frequency_cap is None:
-        return None, ""
-    n, days = msg.frequency_cap
-    history = msg.history
-    if not isinstance(history, pd.DataFrame):
-        history = history_from_ledgers(history, exclude=ledger)
-    moment = pd.Timestamp.now(tz="UTC") if now is None else now
-    capped = frequency_capped(recipients, history, n, days, moment, default_region=msg.default_region)
-    return capped, f"already sent {n} message(s) in the last {days:g} days (frequency_cap=({n}, {days:g}))."
-
-
-def _measure(msg: Message, frame: pd.DataFrame) -> pd.DataFrame | None:
-    """The text engine's one pass over an SMS's rows (text, encoding, parts, unencodable characters), which
-    preflight, estimate and a send's result all read; ``None`` when they measure their own way (other
-    channels, ``trans``) or the template is broken (preflight then says how)."""
-    template = msg.fields.get("message")
-    if not msg.info.sends_sms or int(msg.fields.get("trans", 0)) != 0 or not isinstance(template, str):
-        return None
-    try:
-        return kept.measure_texts(frame, template, encoding=msg.encoding or "gsm", link_base=msg.link_base,
-                                  otp_config=msg.fields.get("otpConfig"))
-    except SendframeError:
-        return None
-
-
-def _problems(msg: Message, frame: pd.DataFrame, suppression: Any, measured: pd.DataFrame | None, column: str,
-              keys: pd.Series) -> pd.DataFrame:
-    """``msg.preflight`` of a pandas frame; ``measured`` and ``keys`` spare working them out again."""
-    whatsapp = {msg.info.column_field_option(k): v for k, v in msg.whatsapp_columns.items()}
-    return preflight(
-        frame, msg.channel, msg.template, sender=msg.fields.get("from"), parts=msg.parts,
-        encoding=msg.encoding or "gsm", trans=int(msg.fields.get("trans", 0)),
-        suppression=msg.suppression if suppression is None else suppression,
-        whatsapp_template=msg.fields.get("templateId") if msg.channel == "whatsapp" else None,
-        to=column, default_region=msg.default_region, otp_config=msg.fields.get("otpConfig"),
-        link_base=msg.link_base, measured=measured, keys=keys, **whatsapp)
-
-
 def _priced_as_sent(table: pd.DataFrame, currency: str) -> pd.DataFrame:
     """``table`` with the rows its ``action`` skips costing nothing (not billable); its totals in ``.attrs``."""
     sent = (table["action"] == "send").to_numpy()
@@ -261,11 +225,25 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
                 and all(same_option(a, b) for a, b in zip(last_options, options, strict=True))):
             return last_prepared  # type: ignore[no-any-return]
     moment = pd.Timestamp.now(tz="UTC") if now is None and timed else now
-    measured = _measure(msg, frame)
+    # the text engine's one pass over an SMS's rows, which preflight, estimate and the send's result all read;
+    # other channels and ``trans`` measure their own way, and a broken template is preflight's to explain
+    measured, template, trans = None, msg.fields.get("message"), int(msg.fields.get("trans", 0))
+    if msg.info.sends_sms and trans == 0 and isinstance(template, str):
+        with contextlib.suppress(SendframeError):
+            measured = kept.measure_texts(frame, template, encoding=msg.encoding or "gsm", link_base=msg.link_base,
+                                          otp_config=msg.fields.get("otpConfig"))
     column = msg.recipient_column(frame)
     keys = sendable_keys(frame[column], msg.info.recipient)
-    prepared = Prepared(msg, frame, column, keys, _problems(msg, frame, suppression, measured, column, keys), measured,
-                        reasons, moment, ledger=ledger, prices=prices, attachments=attachments)
+    whatsapp = {msg.info.column_field_option(k): v for k, v in msg.whatsapp_columns.items()}
+    problems = preflight(
+        frame, msg.channel, msg.template, sender=msg.fields.get("from"), parts=msg.parts,
+        encoding=msg.encoding or "gsm", trans=trans,
+        suppression=msg.suppression if suppression is None else suppression,
+        whatsapp_template=msg.fields.get("templateId") if msg.channel == "whatsapp" else None,
+        to=column, default_region=msg.default_region, otp_config=msg.fields.get("otpConfig"),
+        link_base=msg.link_base, measured=measured, keys=keys, **whatsapp)
+    prepared = Prepared(msg, frame, column, keys, problems, measured, reasons, moment, ledger=ledger, prices=prices,
+                        attachments=attachments)
     kept.store("prepared", None if fingerprint is None else (msg, options, fingerprint, prepared))
     return prepared
 
