@@ -54,7 +54,7 @@ from sendframe.campaign.send_prepared import send_prepared
 from sendframe.campaign.tables import as_frame
 from sendframe.delivery.outcomes import VARIANTS_ATTR
 from sendframe.errors import InputError
-from sendframe.options import check_options, keyword_checked
+from sendframe.options import keyword_checked
 from sendframe.send_outcomes import OUTCOMES
 
 __all__ = ["HOLDOUT", "Variants", "assign_variants", "recipient_uniforms", "variant_weights", "variants"]
@@ -126,6 +126,7 @@ def recipient_uniforms(recipients: pd.Series, seed: int | str = 0) -> np.ndarray
     return uniform[codes]  # code -1 (missing) takes the NaN appended last
 
 
+@keyword_checked
 def assign_variants(
     contacts: Any,
     weights: Mapping[str, float] | Sequence[str],
@@ -135,7 +136,6 @@ def assign_variants(
     recipient: str | None = None,
     holdout: str | None = _UNSET,
     default_region: str = "ES",
-    **options: Any,
 ) -> pd.DataFrame:
     """A new frame with a ``variant`` column: each recipient's group, fixed by (seed, recipient).
 
@@ -162,7 +162,6 @@ def assign_variants(
         >>> split["variant"].tolist(), split.attrs["sendframe.variants"]["holdout"]
         (['holdout', 'B', 'B', 'A'], 'holdout')
     """
-    check_options(options, ["seed", "column", "recipient", "holdout", "default_region"], "sendframe.assign_variants")
     frame: pd.DataFrame = as_frame(contacts)
     if isinstance(seed, bool) or not isinstance(seed, (int, str, np.integer)):
         raise InputError(f"seed must be an int or text, e.g. seed=2026; got {seed!r}.")

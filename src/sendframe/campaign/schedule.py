@@ -59,7 +59,7 @@ from sendframe.campaign.caps import aware_moment
 from sendframe.campaign.columns import find_recipient_column
 from sendframe.campaign.tables import as_frame
 from sendframe.errors import InputError
-from sendframe.options import check_options
+from sendframe.options import keyword_checked
 
 __all__ = ["PREFERRED_ZONES", "local_send_times", "zone_of_number", "zones_of_numbers"]
 
@@ -324,6 +324,7 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
     return zone, source
 
 
+@keyword_checked
 def local_send_times(
     contacts: Any,
     local_time: str | time | None = "10:00",
@@ -335,7 +336,6 @@ def local_send_times(
     now: datetime | str | None = None,
     default_timezone: str | None = None,
     default_region: str = "ES",
-    **options: Any,
 ) -> pd.DataFrame:
     """When each row is sent: its zone, the local and the UTC send time, and where the zone came from.
 
@@ -361,8 +361,6 @@ def local_send_times(
         >>> str(plan.loc[0, "send_at_utc"]), plan.loc[0, "timezone_source"]
         ('2026-03-29 01:00:00+00:00', 'column')
     """
-    check_options(options, ["date", "quiet_hours", "timezone_column", "recipient", "now", "default_timezone",
-                            "default_region"], "local_send_times")
     frame: pd.DataFrame = as_frame(contacts)
     moment = _aware_now(now)
     at = None if local_time is None else _time_of_day(local_time, "local_time")
