@@ -58,7 +58,6 @@ from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.problems import (
     PROBLEM_COLUMNS,
     Problems,
-    arrow_text,
     joined,
     key_codes,
     label_texts,
@@ -73,7 +72,7 @@ from sendframe.options import keyword_checked
 from sendframe.text import filters as text_filters
 from sendframe.text import templates
 from sendframe.text.filters import _ARROW_NUMBER  # text.filters.is_number's rule, written for Arrow
-from sendframe.text.templates import SPECIALS, Placeholder, Template
+from sendframe.text.templates import SPECIALS, Placeholder, Template, column_to_arrow
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
@@ -95,12 +94,9 @@ def _per_distinct(values: pd.Series, rule: Callable[[str], bool]) -> np.ndarray:
 
 
 def _numbers(values: pd.Series) -> np.ndarray:
-    """Whether each value is a number to the format filters (True where missing): a regular expression
-    over the column when it is text."""
-    strings = arrow_text(values)
-    if strings is None:
-        return _per_distinct(values, text_filters.is_number)
-    answer: np.ndarray = pc.match_substring_regex(strings, _ARROW_NUMBER).fill_null(True).to_numpy(
+    """Whether each value, as the template writes it, is a number to the format filters (True where missing):
+    one regular expression over the column."""
+    answer: np.ndarray = pc.match_substring_regex(column_to_arrow(values), _ARROW_NUMBER).fill_null(True).to_numpy(
         zero_copy_only=False)
     return answer
 

@@ -24,7 +24,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["PROBLEM_COLUMNS", "RULE_ORDER", "Problems", "arrow_text", "joined", "key_codes", "label_texts", "messages",
+from sendframe.text.templates import column_to_arrow
+
+__all__ = ["PROBLEM_COLUMNS", "RULE_ORDER", "Problems", "joined", "key_codes", "label_texts", "messages",
            "text_array"]
 
 PROBLEM_COLUMNS: tuple[str, ...] = ("row", "column", "rule", "message", "severity")
@@ -106,30 +108,12 @@ def key_codes(values: pd.Series | np.ndarray) -> np.ndarray:
         [0, -1, 1, 0]
     """
     values = values if isinstance(values, pd.Series) else pd.Series(values)
-    strings = arrow_text(values) if isinstance(values.dtype, pd.StringDtype) else None
-    if strings is not None:  # hashed by Arrow
-        codes: np.ndarray = pc.dictionary_encode(strings).indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    if isinstance(values.dtype, pd.StringDtype):  # hashed by Arrow
+        codes: np.ndarray = pc.dictionary_encode(column_to_arrow(values)).indices.fill_null(-1).to_numpy(
+            zero_copy_only=False)
         return codes.astype(np.int64)
     found, _ = pd.factorize(values, use_na_sentinel=True)
     return np.asarray(found, dtype=np.int64)
-
-
-def arrow_text(series: pd.Series) -> pa.Array | None:
-    """A column of text as one Arrow array (missing values null), or None when it holds anything else."""
-    try:
-        if isinstance(series.dtype, pd.StringDtype):
-            array = pa.array(series.array)
-        elif series.dtype == object:
-            array = pa.array(series.to_numpy(dtype=object), from_pandas=True)
-        else:
-            return None
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # not all text, or lone surrogates
-        return None
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type) or pa.types.is_null(array.type)):
-        return None  # bytes, numbers, ...: their str() is not their Arrow text
-    return array.cast(_TEXT)
 
 
 def text_array(series: pd.Series) -> pa.Array:
