@@ -100,6 +100,7 @@ def estimate(
     link_base: str | None = None,
     to: str | None = None,
     measured: pd.DataFrame | None = None,
+    keys: pd.Series | None = None,
 ) -> pd.DataFrame:
     """Per row: ``text, encoding, length, parts, forced_by, lost_characters, country, unit_price,
     cost, billable``; totals in ``.attrs["totals"]`` (see :func:`estimate_totals`).
@@ -121,7 +122,8 @@ def estimate(
     Non-SMS channels (mailing, voice, whatsapp) get no encoding, ``length`` in characters and 1 part.
     The contacts frame is not modified. ``measured``: the text engine's
     :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``, the
-    encoding asked or ``None`` for ``"auto"``), when the caller already has it, so the text is measured once.
+    encoding asked or ``None`` for ``"auto"``), when the caller already has it, so the text is measured once;
+    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.sendable_keys`, likewise.
 
         >>> import pandas as pd
         >>> est = estimate(pd.DataFrame({"phone": ["34600123456"]}), "Olá", encoding="auto")
@@ -163,7 +165,8 @@ def estimate(
     forced = forced.where(has_text)
     lost = lost.where(has_text)
 
-    keys = sendable_keys(contacts[column], channel_info(channel).recipient)
+    if keys is None:
+        keys = sendable_keys(contacts[column], channel_info(channel).recipient)
     valid = keys.notna().to_numpy(dtype=bool)
     if parts is not None:
         too_many = needed.gt(parts).to_numpy(dtype=bool, na_value=False)

@@ -113,7 +113,7 @@ class Prepared:
             parts=msg.parts if msg.info.sends_sms else None, certified=bool(msg.fields.get("certified", False)),
             attachments=self.attachments, prices=self.prices, trans=int(msg.fields.get("trans", 0)),
             otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, to=self.recipient_column,
-            measured=self.measured)
+            measured=self.measured, keys=self.recipient_key)
         sent_as = pd.array(column_to_arrow(values), dtype="str")  # as the send writes it: 34600123456.0 is 34600123456
         front = {"recipient": sent_as, "recipient_key": self.recipient_key, "text": self._texts()}
         if msg.info.result_text_field and msg.template != msg.fields.get(msg.info.result_text_field):
