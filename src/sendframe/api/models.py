@@ -59,6 +59,7 @@ from sendframe.api.validation import (
 )
 from sendframe.channels import CHANNELS, channel
 from sendframe.errors import Problem, RequestValidationError, TemplateError  # noqa: F401  (re-exported for callers)
+from sendframe.text.encodings import ENCODINGS
 from sendframe.text.templates import parse
 
 __all__ = [
@@ -72,7 +73,6 @@ __all__ = [
 
 MAX_RECIPIENTS = 1000
 MAX_LOOKUP_IDS = 100
-ENCODINGS = ("gsm", "gsm-pt", "utf-16")
 LANGUAGES = ("en_GB", "en_US", "es_ES", "es_US", "pt_PT", "pt_BR", "cmn_CN", "arb", "de_DE", "fr_FR", "it_IT", "hi_IN")
 FEMALE_ONLY_LANGUAGES = frozenset({"cmn_CN", "arb", "hi_IN"})
 GENDERS = ("F", "M")

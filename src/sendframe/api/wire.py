@@ -54,8 +54,6 @@ ENV_BASE_URL = "SENDFRAME_BASE_URL"
 ENV_USERNAME = "SENDFRAME_USERNAME"
 ENV_API_PASSWORD = "SENDFRAME_API_PASSWORD"
 
-MAX_LOOKUP_IDS = 100
-
 
 NO_ANSWER = 0  # error code of a failure where the service gave no answer at all
 
@@ -475,8 +473,8 @@ def lookup_call(ids: str | Iterable[str]) -> Call:
     id_list = [part for i in id_list for part in i.split(",") if part]
     if not id_list:
         raise InputError("get_sms needs at least one message id.")
-    if len(id_list) > MAX_LOOKUP_IDS:
-        raise InputError(f"get_sms takes at most {MAX_LOOKUP_IDS} ids per request, got {len(id_list)}; "
+    if len(id_list) > models.MAX_LOOKUP_IDS:
+        raise InputError(f"get_sms takes at most {models.MAX_LOOKUP_IDS} ids per request, got {len(id_list)}; "
                          "use sendframe.fetch_records, which splits them.")
     path = "/api/rest/sms/" + ",".join(quote(i, safe="") for i in id_list)
     return Call("GET", path, None, _parse_lookup, "SMS lookup")
