@@ -353,7 +353,7 @@ def outcomes(results: pd.DataFrame, callbacks: pd.DataFrame | None = None, recor
     >>> table = sendframe.outcomes(results, callbacks, records, contacts)  # doctest: +SKIP
     >>> table.groupby("segment")["status"].value_counts()  # doctest: +SKIP
     """
-    check_options(options, inspect.signature(outcomes).parameters.keys() | _JOINED_OPTIONS, "outcomes")
+    check_options(options, [*_JOINED_OPTIONS, "contacts"], "outcomes")
     table = message_outcomes(results, callbacks, records, **options)
     for carried in ("text", "reason", "variant"):  # what the send result says of each row beyond the answer
         if carried in results:
