@@ -177,8 +177,10 @@ class Message:
 
         ``.problems`` is the preflight frame; ``.frame`` has per row the recipient (as typed and as
         compared), the text, encoding, parts, cost (0 for a skipped row), ``action``, ``reason`` and, under
-        ``local_time``/``quiet_hours``, ``send_at_utc``. The other methods are views of it, and the last one
-        is reused for the same message, options and table content: an estimate then a send prepare once. A Dask
+        ``local_time``/``quiet_hours``, ``send_at_utc``. The other methods are views of it and take its options;
+        the last one is reused for the same message, options and table content: an estimate then a send prepare
+        once. ``suppression`` replaces the message's list for this call; ``now`` (tz-aware) is when the frequency
+        cap counts back from; ``ledger`` is the send's own, left out of a history read from a folder of ledgers. A Dask
         frame's answer is lazy (``sendframe.scale.messages.PreparedPartitions``, through :mod:`sendframe.engines`).
 
             >>> import pandas as pd
@@ -193,8 +195,6 @@ class Message:
 
     def preview(self, contacts: Any, **options: Any) -> pd.DataFrame:
         """Per row: ``recipient``, ``text`` and what a send would do with it (``action``, ``reason``).
-
-        The views below take the options of :meth:`prepare` (``suppression``, ``keep``, ``now``, ...).
 
             >>> import pandas as pd
             >>> sms("Hi {name}", sender="Shop").preview(pd.DataFrame({"phone": ["34600123456"], "name": ["Jo"]}))
@@ -218,9 +218,7 @@ class Message:
         """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason`` (:mod:`sendframe.campaign.policy`).
 
         Raises ``InputError`` when a problem stops the whole campaign (a malformed template, an
-        unknown WhatsApp template): no row could be sent as meant. ``suppression`` replaces the
-        message's list for this call; ``now`` (tz-aware) is when the frequency cap counts back from;
-        ``ledger`` is the send's own ledger, left out of a history read from a folder of ledgers.
+        unknown WhatsApp template): no row could be sent as meant.
         """
         return self.prepare(contacts, **options).plan.copy()
 
