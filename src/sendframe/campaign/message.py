@@ -27,6 +27,7 @@ planned and priced once; ``send`` sends it (:mod:`sendframe.campaign.send_prepar
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -305,6 +306,12 @@ MESSAGE_OPTIONS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Mess
 
 def _made(channel_name: str, options: dict[str, Any]) -> Message:
     return Message(**message_settings(channel_name, options, MESSAGE_OPTIONS))
+
+
+# the views take prepare's options: help() and editors show them, as they show send's (send_signature)
+for _view in (Message.preview, Message.preflight, Message.plan, Message.schedule, Message.ready, Message.estimate):
+    _view.__signature__ = inspect.signature(Message.prepare).replace(  # type: ignore[attr-defined]
+        return_annotation=inspect.signature(_view).return_annotation)
 
 
 def message(channel_name: str, **options: Any) -> Message:
