@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sendframe import pricing
 from sendframe.api.countries import recipient_countries
@@ -34,21 +35,36 @@ from sendframe.text.encodings import ENCODINGS
 __all__ = ["estimate", "estimate_sums", "estimate_totals", "price_table", "priced_numbers", "totals_of_sums"]
 
 
-def _forced_by(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series) -> pd.Series:
-    """The characters that pushed each row off gsm under ``"auto"`` (from the categoricals of what gsm and gsm-pt
-    cannot carry): for gsm-pt the ones gsm lacks; for utf-16 the ones neither carries (or, when each lacks
-    different ones, every one of them), worked out once per distinct pair."""
-    lack_gsm, lack_pt = not_gsm.astype("str").fillna(""), not_pt.astype("str").fillna("")
-    forced = lack_gsm.where((chosen == "gsm-pt").to_numpy(dtype=bool), "")
-    utf = (chosen == "utf-16").to_numpy(dtype=bool)
-    if utf.any():
-        codes_gsm, gsm = pd.factorize(lack_gsm[utf])
-        codes_pt, pt = pd.factorize(lack_pt[utf])
-        codes, pairs = pd.factorize(codes_gsm.astype(np.int64) * len(pt) + codes_pt)
-        lacking = [(gsm[int(p) // len(pt)], pt[int(p) % len(pt)]) for p in pairs]
-        made = ["".join(c for c in a if c in b) or "".join(dict.fromkeys(a + b)) for a, b in lacking]
-        forced[utf] = np.asarray(made, dtype=object)[codes]
-    return forced
+def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
+    """``answer(not_gsm, not_pt, encoding)`` once per distinct combination, spread over the rows.
+    ``not_gsm`` / ``not_pt`` are categoricals of the characters each encoding cannot carry."""
+    a = not_gsm.cat.codes.to_numpy(dtype=np.int64)
+    b = not_pt.cat.codes.to_numpy(dtype=np.int64)
+    names = ("gsm", "gsm-pt", "utf-16")
+    found, distinct = pd.factorize(chosen, use_na_sentinel=True)
+    ranks = np.array([names.index(e) for e in distinct] + [len(names)], dtype=np.int64)
+    rank = ranks[found]  # len(names): no encoding (missing text)
+    width_b, width_rank = len(not_pt.cat.categories) + 1, len(names) + 1
+    codes, keys = pd.factorize(((a + 1) * width_b + b + 1) * width_rank + rank)
+    texts_a = [""] + list(not_gsm.cat.categories)
+    texts_b = [""] + list(not_pt.cat.categories)
+    answers = [
+        answer(texts_a[k // width_rank // width_b], texts_b[k // width_rank % width_b], (names + ("",))[k % width_rank])
+        for k in keys
+    ]
+    spread = pa.array(answers, type=pa.large_string()).take(pa.array(codes, type=pa.int64()))
+    return pd.Series(pd.array(spread, dtype="str"), index=chosen.index)
+
+
+def _forced_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
+    """Characters that pushed a row off gsm: for gsm-pt the ones gsm lacks; for utf-16 the ones neither gsm
+    nor gsm-pt carries (or, when each lacks different ones, every one of them)."""
+    if encoding == "gsm-pt":  # gsm-pt rows need only what gsm lacks
+        return not_gsm
+    if encoding != "utf-16":
+        return ""
+    neither = "".join(c for c in not_gsm if c in not_pt)
+    return neither or "".join(dict.fromkeys(not_gsm + not_pt))
 
 
 def price_table(prices: Any) -> Any:
@@ -134,9 +150,10 @@ def estimate(
         length, needed = measured["units"], measured["parts"]
         not_gsm, not_pt = measured["unencodable_gsm"], measured["unencodable_gsm_pt"]
         if encoding == "auto":  # the cheapest encoding carries every character: nothing is lost
-            forced = _forced_by(not_gsm, not_pt, chosen)
-        elif asked != "utf-16":  # the characters the chosen encoding cannot carry: they arrive as ``?``
-            lost = (not_gsm if asked == "gsm" else not_pt).astype("str").fillna("")
+            forced = _per_combination(not_gsm, not_pt, chosen, _forced_answer)
+        else:  # the characters the chosen encoding cannot carry: they arrive as ``?``
+            lost = _per_combination(not_gsm, not_pt, chosen, lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt"
+                                    else "")
     else:
         text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
         has_text = text.notna().to_numpy(dtype=bool)
