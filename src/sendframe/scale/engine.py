@@ -55,12 +55,6 @@ def _per_partition(frame_argument: str) -> Twin:
     return twin
 
 
-def _preflight(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
-    options = {k: v for k, v in arguments.items() if k not in ("contacts", "channel", "template")}
-    return frames.preflight_partitions(function, arguments["contacts"], arguments["channel"], arguments["template"],
-                                       **options)
-
-
 def _read_contacts(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     return contacts.read_partitioned(function, arguments["path_or_frame"], phone_column=arguments["phone_column"],
                                      email_column=arguments["email_column"],
@@ -84,10 +78,8 @@ TWINS: dict[str, Twin] = {
         arguments["self"], arguments["contacts"], **_options(arguments)),
     "sendframe.campaign.message.Message.send": _send,
     "sendframe.campaign.preview.render": _per_partition("contacts"),
-    "sendframe.campaign.estimate.estimate": _per_partition("contacts"),
     "sendframe.campaign.estimate.estimate_totals": lambda function, arguments: frames.estimate_totals(
         arguments["frame"]),
-    "sendframe.campaign.preflight.preflight": _preflight,
     "sendframe.campaign.contacts.read_contacts": _read_contacts,
     "sendframe.delivery.callbacks.read_callbacks": lambda function, arguments: callbacks.read_logs(
         function, arguments["path"], arguments["notification_url"]),
