@@ -64,7 +64,6 @@ from sendframe.campaign.problems import (
     messages,
     text_array,
 )
-from sendframe.channels import channel as channel_info
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
 from sendframe.text import filters as text_filters
@@ -105,10 +104,10 @@ def _numbers(values: pd.Series) -> np.ndarray:
 # ---------------------------------------------------------------- the rules
 
 
-def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str,
+def _recipient_problems(found: Problems, contacts: pd.DataFrame, recipient: str, column: str,
                         keys: pd.Series) -> np.ndarray:
     values = contacts[column]
-    kind, hint = ("email address", "") if channel == "mailing" else ("phone number", _PHONE_HINT)
+    kind, hint = ("email address", "") if recipient == "email" else ("phone number", _PHONE_HINT)
     valid = keys.notna().to_numpy(dtype=bool)  # the key is missing exactly where the recipient is not valid
     if not valid.all():
         bad = ~valid
@@ -146,10 +145,9 @@ def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column
             "keep='landline'."))
 
 
-def _suppressed_values(suppression: Any, channel: str, default_region: str) -> set[str]:
+def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> set[str]:
     if suppression is None:
         return set()
-    wanted = channel_info(channel).recipient
     if isinstance(suppression, (str, os.PathLike)):
         suppression = pd.read_csv(suppression, dtype=str, encoding="utf-8-sig")
     if isinstance(suppression, pd.DataFrame):  # its phone/email column, else its first
@@ -287,10 +285,10 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
     column = msg.recipient_column(contacts)
     if keys is None:
         keys = sendable_keys(contacts[column], info.recipient)
-    valid = _recipient_problems(found, contacts, channel, column, keys)
+    valid = _recipient_problems(found, contacts, info.recipient, column, keys)
     if info.sends_sms or channel == "whatsapp":
         _line_problems(found, contacts, channel, column, valid, keys)
-    blocked = _suppressed_values(msg.suppression if suppression is None else suppression, channel,
+    blocked = _suppressed_values(msg.suppression if suppression is None else suppression, info.recipient,
                                  msg.default_region)
     if blocked:
         _opted_out(found, contacts, column, keys, blocked)
