@@ -142,6 +142,11 @@ def _running(flags: np.ndarray) -> np.ndarray:
     return running
 
 
+def _beyond_ascii(strings: pa.Array) -> np.ndarray:
+    # which values hold a character beyond ASCII (missing ones do not)
+    return ~filled(pc.fill_null(pc.string_is_ascii(strings), True))
+
+
 def _ascii_digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """The scalar rule's cleaning for ASCII text (after the float repair): digits, ok, international."""
     size = len(texts)
@@ -153,16 +158,14 @@ def _ascii_digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     is_digit = kind == _DIGIT
     digits_so_far = _running(is_digit)
     digit_count = digits_so_far[ends] - digits_so_far[starts]
-    plus_so_far = _running(kind == _PLUS)
-    plus_count = plus_so_far[ends] - plus_so_far[starts]
-    other_so_far = _running(kind == _OTHER)
-    other_count = other_so_far[ends] - other_so_far[starts]
-    plus_first = plus_count == 0  # a + is read only before every digit ("(+34) 600" yes, "34+600" no)
-    one_plus = np.flatnonzero(plus_count == 1)
-    if len(one_plus):
-        position = np.asarray(pc.find_substring(texts.take(pa.array(one_plus)), "+").to_numpy(zero_copy_only=False))
-        plus_first[one_plus] = digits_so_far[starts[one_plus] + position] == digits_so_far[starts[one_plus]]
-    ok = filled(pc.is_valid(texts)) & (other_count == 0) & (plus_count <= 1) & plus_first & (digit_count > 0)
+    # + and other bytes are few: counted by the value each one sits in
+    plus_at = np.flatnonzero(kind == _PLUS)
+    plus_in = np.searchsorted(ends, plus_at, side="right")
+    plus_count = np.bincount(plus_in, minlength=size)
+    other_count = np.bincount(np.searchsorted(ends, np.flatnonzero(kind == _OTHER), side="right"), minlength=size)
+    ok = filled(pc.is_valid(texts)) & (other_count == 0) & (plus_count <= 1) & (digit_count > 0)
+    # a + is read only before every digit ("(+34) 600" yes, "34+600" no)
+    ok[plus_in[digits_so_far[plus_at] != digits_so_far[starts[plus_in]]]] = False
     kept = raw[is_digit]
     new_offsets = np.zeros(size + 1, dtype=np.int64)
     np.cumsum(digit_count, out=new_offsets[1:])
@@ -203,7 +206,7 @@ def _digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
         repaired = pc.replace_substring_regex(texts.filter(pa.array(dotted)), pattern=float_text, replacement=r"\1")
         texts = pc.replace_with_mask(texts, pa.array(dotted), repaired.cast(texts.type))
     digits, ok, international = _ascii_digits(texts)
-    other = ~filled(pc.fill_null(pc.string_is_ascii(texts), True))
+    other = _beyond_ascii(texts)
     if other.any():
         mask = pa.array(other)
         some, some_ok, some_international = _unicode_digits(texts.filter(mask))
@@ -361,8 +364,12 @@ def _email_keys(series: pd.Series) -> tuple[pa.Array, np.ndarray]:
     if strings is None:  # lone surrogates: Python's own casefold, keeping what Arrow can hold
         folded = [v.casefold() if ok and _encodable(v) else None for v, ok in zip(cleaned, valid, strict=True)]
         return pa.array(folded, type=pa.large_string()), valid
-    keys = pc.utf8_lower(strings)  # casefold and lower agree, but for the few characters _folded_apart lists
-    other = valid & match(strings, _folded_apart())
+    beyond = _beyond_ascii(strings)
+    keys = pc.utf8_lower(strings) if beyond.any() else pc.ascii_lower(strings)
+    # casefold and lower agree, but for the few non-ASCII characters _folded_apart lists
+    other = valid & beyond
+    if other.any():
+        other[other] = match(strings.filter(pa.array(other)), _folded_apart())
     if other.any():  # casefold, once per distinct address
         mask = pa.array(other)
         encoded = pc.dictionary_encode(strings.filter(mask))
