@@ -25,8 +25,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import phonenumbers
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from sendframe.api.number_types import number_types, types_of_numbers
 from sendframe.api.recipient_columns import (
@@ -47,6 +45,7 @@ from sendframe.campaign.columns import (
     numbered_type_column,
     snake_name,
 )
+from sendframe.campaign.problems import key_codes
 from sendframe.campaign.row_regions import find_country_column, row_regions
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
 from sendframe.engines import dispatched
@@ -79,10 +78,10 @@ def _check_region(default_region: str | None) -> str:
 _MOBILE_LINES = ("mobile", "fixed_line_or_mobile")
 
 
-def _mobile_share(values: pd.Series, region: str) -> float:
-    # the share of a phone column's valid numbers that are mobiles (or may be), by phonenumbers' metadata
-    phones, valid = normalise_phones(_best_values(values, "phone", region), region)
-    return float(number_types(phones[valid]).isin(_MOBILE_LINES).mean()) if valid.any() else 0.0
+def _mobiles(values: pd.Series, region: str) -> tuple[np.ndarray, np.ndarray]:
+    # which values are valid phones, and which are mobiles (or may be), by phonenumbers' metadata
+    phones, valid = normalise_phones(values, region)
+    return valid, number_types(phones).isin(_MOBILE_LINES).to_numpy(dtype=bool)
 
 
 def _chosen(frame: pd.DataFrame, kind: str, region: str) -> tuple[str | None, str]:
@@ -114,7 +113,10 @@ def _chosen_among(frame: pd.DataFrame, kind: str, region: str,
         best = max(said, key=lambda name: said[name])
         if said[best]:
             return best, f"its {typed[best]!r} says mobile in {said[best]} of {len(frame)} rows"
-    shares = {name: _mobile_share(frame[name], region) for name in names}
+    shares = {}
+    for name in names:  # the share of a column's valid numbers that are mobiles
+        valid, mobile = _mobiles(_best_values(frame[name], "phone", region), region)
+        shares[name] = float(mobile[valid].mean()) if valid.any() else 0.0
     best = max(names, key=lambda name: shares[name])
     return best, f"{shares[best]:.0%} of its valid numbers are mobiles (the most of {', '.join(map(repr, names))})"
 
@@ -128,8 +130,8 @@ def _best_values(values: pd.Series, kind: str, region: str) -> pd.Series:
     each = pd.Series(text.to_numpy(dtype=object)).str.split(MULTI_VALUE_SEPARATOR, regex=False).explode().str.strip()
     row = each.index.to_numpy()  # the position of the cell each value came from
     if kind == "phone":
-        phones, valid = normalise_phones(each, region)
-        score = valid.astype(int) + number_types(phones).isin(_MOBILE_LINES).to_numpy(dtype=int)
+        valid, mobile = _mobiles(each, region)
+        score = valid.astype(int) + mobile
     else:
         score = valid_emails(each).astype(int)
     order = np.lexsort((np.arange(len(each)), -score, row))  # per cell: best score first, then as written
@@ -182,7 +184,7 @@ def _flags(frame: pd.DataFrame, sources: dict[str, str], default_region: str,
     if "email" in sources:
         recipients["email"] = clean_emails(_best_values(frame[sources["email"]], "email", default_region))
         keys, valid["email"] = email_keys(recipients["email"])
-        codes["email"] = _email_codes(keys)
+        codes["email"] = key_codes(keys)
     return recipients, valid, codes
 
 
@@ -347,12 +349,6 @@ def _repeats(codes: np.ndarray) -> np.ndarray:
     return repeated
 
 
-def _email_codes(keys: pd.Series) -> np.ndarray:
-    # a code per email key, equal for equal keys; -1 for missing ones (invalid addresses)
-    array = pa.array(keys, type=pa.large_string(), from_pandas=True)
-    return np.asarray(pc.fill_null(pc.dictionary_encode(array).indices, -1).to_numpy(zero_copy_only=False))
-
-
 def duplicate_recipients(values: pd.Series, kind: str = "phone", *, valid: np.ndarray | None = None) -> pd.Series:
     """True for each row whose recipient already appears in an earlier row (the first one is not a duplicate).
 
@@ -370,7 +366,7 @@ def duplicate_recipients(values: pd.Series, kind: str = "phone", *, valid: np.nd
     if kind == "email":
         keys, known = email_keys(values)
         valid = known if valid is None else np.asarray(valid, dtype=bool)
-        codes = np.where(valid, _email_codes(keys), -1)
+        codes = np.where(valid, key_codes(keys), -1)
     else:  # valid numbers in API form are at most 15 digits without a leading zero: compared as integers
         valid = valid_phones(values) if valid is None else np.asarray(valid, dtype=bool)
         codes = phone_numbers(values, valid)
