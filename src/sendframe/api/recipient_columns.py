@@ -199,7 +199,7 @@ def _unicode_digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
 def _digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """The scalar rule's cleaning: strip, float repair, separators, + or 00. Returns digits, ok, international."""
     table = tables()
-    dotted = filled(pc.match_substring(texts, "."))
+    dotted = filled(pc.match_substring(texts, ".0"))
     if dotted.any():  # "34600123456.0" went through a float column: only the part before the dot counts
         ws = table.whitespace_class
         float_text = f"^[{ws}]*(\\+?[0-9]+)\\.0+[{ws}]*$"
