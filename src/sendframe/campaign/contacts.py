@@ -55,12 +55,11 @@ from sendframe.options import check_options
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ADDED_COLUMNS", "FLAG_COLUMNS", "LARGE_FILE_BYTES", "duplicate_recipients", "read_contacts", "wants_dask"]
+__all__ = ["ADDED_COLUMNS", "LARGE_FILE_BYTES", "duplicate_recipients", "read_contacts", "wants_dask"]
 
-# columns read_contacts adds; they are flags, not substitution variables
-FLAG_COLUMNS: tuple[str, ...] = ("phone_valid", "email_valid", "duplicate")
-# every column it writes besides the recipients themselves; an input column of one of these names is replaced
-ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", "phone_type", *FLAG_COLUMNS)
+# every column read_contacts writes besides the recipients themselves; an input column of one of these names
+# is replaced
+ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", "phone_type", "phone_valid", "email_valid", "duplicate")
 _OPTIONS = ("phone_column", "email_column", "default_region", "country_column", "names", "dask", *READ_OPTIONS)
 LARGE_FILE_BYTES = 512 * 1024 * 1024
 """A single contacts file larger than this is read as a Dask frame unless ``dask=False``."""
@@ -300,22 +299,17 @@ def read_contacts(
                          f"{', '.join(map(str, frame.columns))}.")
     regions = row_regions(frame[country], region) if country is not None else None
     recipients, valid, codes = _flags(frame, sources, region, regions)
-    out: dict[Any, pd.Series] = {}
+    kind_of = {column: kind for kind, column in sources.items()}
+    out: dict[Any, Any] = {}
     for column in frame.columns:
-        source_of = next((k for k, c in sources.items() if c == column), None)
-        if source_of is not None:
-            out[source_of] = recipients[source_of]
-            out[f"{source_of}_raw"] = frame[column].rename(f"{source_of}_raw")
+        if column in kind_of:
+            out[kind_of[column]], out[f"{kind_of[column]}_raw"] = recipients[kind_of[column]], frame[column]
         elif column not in ADDED_COLUMNS:
             out[column] = frame[column]
-    for kind in sources:
-        out[f"{kind}_valid"] = pd.Series(valid[kind], index=frame.index)
+    out.update({f"{kind}_valid": valid[kind] for kind in sources})
     if "phone" in sources:
-        out["phone_type"] = pd.Series(types_of_numbers(codes["phone"]), index=frame.index, name="phone_type")
-    repeated = np.zeros(len(frame), dtype=bool)
-    for kind in sources:
-        repeated |= _repeats(codes[kind])
-    out["duplicate"] = pd.Series(repeated, index=frame.index)
+        out["phone_type"] = types_of_numbers(codes["phone"])
+    out["duplicate"] = np.logical_or.reduce([_repeats(codes[kind]) for kind in sources])
     result = pd.DataFrame(out, index=frame.index)
     if names is not None:
         result, renamed = _snake_columns(result, names)

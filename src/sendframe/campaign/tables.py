@@ -430,8 +430,7 @@ def as_frame(obj: object) -> pd.DataFrame:
         name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
         raise InputError(f"Contacts must be a pandas DataFrame, a file path (CSV, Excel, ODS, Parquet, JSON lines) "
                          f"or a table that exports Arrow (polars, DuckDB, pyarrow), not {name}.")
-    views = [i for i, t in enumerate(table.schema.types) if pa.types.is_string_view(t) or pa.types.is_string(t)]
-    for i in views:  # as pandas' own str columns
-        table = table.set_column(i, table.schema.field(i).name, pc.cast(table.column(i), pa.large_string()))
-    frame: pd.DataFrame = table.to_pandas()
+    text = pa.schema([f.with_type(pa.large_string()) if pa.types.is_string(f.type) or pa.types.is_string_view(f.type)
+                      else f for f in table.schema])
+    frame: pd.DataFrame = table.cast(text).to_pandas()  # text as pandas' own str columns
     return frame
