@@ -252,7 +252,7 @@ def read_contacts(
     - Flags: ``phone_valid``, ``email_valid`` (for the columns present) and ``duplicate``: True for the
       second and later rows that repeat an earlier row's phone *or* email (emails compared ignoring case;
       missing and invalid values never count). To check only the column one channel sends to, use
-      :func:`duplicate_recipients` (what ``sendframe send`` does).
+      :func:`duplicate_recipients`.
     - ``phone_type``: what kind of line each valid phone is, from phonenumbers' metadata (``mobile``,
       ``fixed_line``, ``fixed_line_or_mobile``, ``toll_free``, ``premium_rate``, ``voip``, ...; see
       :mod:`sendframe.api.number_types`), a categorical; missing for invalid phones. Preflight flags the
