@@ -68,6 +68,7 @@ from sendframe.api.recipients import (
 __all__ = ["clean_emails", "email_keys", "normalise_phones", "phone_numbers", "phone_texts", "recipient_keys",
            "valid_emails", "valid_phones"]
 
+_ROWS_AT_ONCE = 1 << 16
 # byte classes of the ASCII cleaning kernel
 _DIGIT, _SEPARATOR, _PLUS, _OTHER = 0, 1, 2, 3
 _BYTE_CLASS = np.full(256, _OTHER, dtype=np.uint8)  # "e", "E" and every non-ASCII byte are _OTHER
@@ -216,6 +217,15 @@ def _digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
 
 
 def _normalise(texts: pa.Array, region: str) -> pa.Array:
+    """normalise_phone for each text, a slice of rows at a time: the cleaning's byte arrays are several times
+    the column's size, so its memory stays bounded however long the column."""
+    if len(texts) <= _ROWS_AT_ONCE:
+        return _normalise_rows(texts, region)
+    return pa.concat_arrays([_normalise_rows(texts.slice(start, _ROWS_AT_ONCE), region)
+                             for start in range(0, len(texts), _ROWS_AT_ONCE)])
+
+
+def _normalise_rows(texts: pa.Array, region: str) -> pa.Array:
     """normalise_phone for each text, as array work; the scalar rule only for what that cannot settle."""
     answers = Answers(len(texts))
     if len(texts) == 0:
@@ -369,7 +379,7 @@ def _email_keys(series: pd.Series) -> tuple[pa.Array, np.ndarray]:
     # casefold and lower agree, but for the few non-ASCII characters _folded_apart lists
     other = valid & beyond
     if other.any():
-        other[other] = match(strings.filter(pa.array(other)), _folded_apart())
+        other &= match(strings, _folded_apart())
     if other.any():  # casefold, once per distinct address
         mask = pa.array(other)
         encoded = pc.dictionary_encode(strings.filter(mask))
