@@ -25,7 +25,7 @@ import pandas as pd
 
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.errors import InputError
-from sendframe.scale.repeats import local_positions, repeated_rows
+from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 from sendframe.scale.runtime import (
     compute,
     dask_dataframe,
@@ -100,9 +100,7 @@ def _recipient_keys(part: pd.DataFrame) -> pd.DataFrame:
     for kind in ("phone", "email"):
         if kind in part:
             key = kind[0] + ":" + recipient_keys(part[kind], kind, default_region=None)
-            valid = part[f"{kind}_valid"].to_numpy(dtype=bool) & key.notna().to_numpy()
-            keys.append(pd.DataFrame({"key": key[valid].to_numpy(dtype=object), "label": part.index[valid]},
-                                     index=np.flatnonzero(valid)))
+            keys.append(candidates(key, part[f"{kind}_valid"].to_numpy(dtype=bool), part.index))
     return pd.concat(keys) if keys else pd.DataFrame({"key": [], "label": []})
 
 

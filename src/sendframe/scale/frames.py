@@ -29,16 +29,12 @@ from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.estimate import recipients_valid
 from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
-from sendframe.scale.repeats import local_positions, repeated_rows
-from sendframe.scale.runtime import compute, meta_of, optimised, persist
+from sendframe.scale.repeats import candidates, local_positions, repeated_rows
+from sendframe.scale.runtime import compute, delayed_call, meta_of, optimised, persist
 
 __all__ = ["estimate_totals", "on_partitions", "preflight_partitions", "problem_counts"]
 
 _DUPLICATE = "duplicate_recipient"
-
-
-def _empty(value: Any) -> Any:
-    return value.iloc[:0]
 
 
 def _typed_like(result: Any, meta: Any) -> Any:
@@ -47,12 +43,7 @@ def _typed_like(result: Any, meta: Any) -> Any:
         return result if result.dtype == meta.dtype or meta.dtype == object else result.astype(meta.dtype)
     changed = {c: meta[c].dtype for c in meta.columns if c in result and result[c].dtype != meta[c].dtype
                and meta[c].dtype != object}
-    if not changed:
-        return result
-    attrs = dict(result.attrs)
-    result = result.astype(changed)
-    result.attrs = attrs
-    return result
+    return result.astype(changed) if changed else result  # astype keeps attrs
 
 
 def _apply(part: Any, function: Callable[..., Any], args: tuple[Any, ...], options: dict[str, Any], meta: Any) -> Any:
@@ -71,7 +62,7 @@ def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **option
         >>> on_partitions(render, frame, "Hi {n}").compute().tolist()  # doctest: +SKIP
         ['Hi a']
     """
-    meta = _empty(function(meta_of(frame), *args, **options))
+    meta = function(meta_of(frame), *args, **options).iloc[:0]
     return frame.map_partitions(_apply, function, args, options, meta, meta=meta, enforce_metadata=False)
 
 
@@ -82,9 +73,7 @@ def _valid_rows(part: pd.DataFrame, column: str, channel: str) -> pd.DataFrame:
     """Candidates of the duplicate rule: rows with a valid recipient (preflight's own rule,
     :func:`~sendframe.campaign.estimate.recipients_valid`), by their recipient key."""
     key = recipient_keys(part[column], channel_info(channel).recipient, default_region=None)
-    valid = recipients_valid(part, column, channel) & key.notna().to_numpy()
-    return pd.DataFrame({"key": key[valid].to_numpy(dtype=object), "label": part.index[valid]},
-                        index=np.flatnonzero(valid))
+    return candidates(key, recipients_valid(part, column, channel), part.index)
 
 
 def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
@@ -159,7 +148,7 @@ def preflight_partitions(preflight: Callable[..., pd.DataFrame], frame: Any, cha
         >>> problems = sendframe.sms("Hi {name}", sender="Shop").preflight(contacts_ddf)  # doctest: +SKIP
         >>> problem_counts(problems)  # doctest: +SKIP
     """
-    meta = _empty(preflight(meta_of(frame), channel, template, **options))  # arguments checked here, at once
+    meta = preflight(meta_of(frame), channel, template, **options).iloc[:0]  # arguments checked here, at once
     column = recipient_column(meta_of(frame), channel_info(channel).recipient, options.get("to"),
                               channel=channel)
 
@@ -188,27 +177,20 @@ def checked_preflight(frame: Any, full: Callable[[pd.DataFrame], pd.DataFrame],
 # ---------------------------------------------------------------------- totals
 
 
-def _partition_sums(frame: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({k: [v] for k, v in estimate_sums(frame).items()})
-
-
-def _currency_of(frame: pd.DataFrame) -> pd.Series:
-    return pd.Series([frame.attrs.get("currency", "")], dtype="str")
+def _sums(frame: pd.DataFrame) -> tuple[dict[str, int | float], str]:
+    return estimate_sums(frame), frame.attrs.get("currency", "")
 
 
 def estimate_totals(estimate: Any) -> dict[str, Any]:
-    """The totals of a lazy Dask estimate: the pandas ``estimate_sums`` of each partition added up by a tree
-    reduction, made totals by the pandas ``totals_of_sums`` (so both answer alike).
+    """The totals of a lazy Dask estimate: the pandas ``estimate_sums`` of each partition added up, made
+    totals by the pandas ``totals_of_sums`` (so both answer alike).
 
         >>> estimate_totals(sendframe.sms("Hi {name}", sender="Shop").estimate(contacts_ddf))["cost"]  # doctest: +SKIP
     """
-    meta = _partition_sums(_empty(meta_of(estimate)))
-    partial = estimate.map_partitions(_partition_sums, meta=meta, enforce_metadata=False)
-    currencies = estimate.map_partitions(_currency_of, meta=pd.Series([], dtype="str"), enforce_metadata=False)
-    sums, seen = compute(partial.sum(), currencies.drop_duplicates())
-    found = [c for c in dict.fromkeys(seen.tolist()) if c]
-    currency = found[0] if len(found) == 1 else "/".join(found) if found else "EUR"
-    return totals_of_sums(sums.to_dict(), currency)
+    (found,) = compute([delayed_call(_sums, part) for part in estimate.to_delayed()])
+    currencies = [c for c in dict.fromkeys(currency for _, currency in found) if c]
+    sums = pd.DataFrame([sums for sums, _ in found]).sum()
+    return totals_of_sums({str(name): value for name, value in sums.items()}, "/".join(currencies) or "EUR")
 
 
 def problem_counts(problems: Any) -> pd.DataFrame:

@@ -28,7 +28,7 @@ import pandas as pd
 from sendframe.campaign.policy import keep_reasons, repeat_reasons
 from sendframe.campaign.prepared import Prepared
 from sendframe.scale.frames import checked_preflight
-from sendframe.scale.repeats import local_positions, repeated_rows
+from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 from sendframe.scale.runtime import dask_dataframe, delayed_call, meta_of, optimised, pandas_strings
 
 if TYPE_CHECKING:
@@ -53,9 +53,7 @@ def _sent_keys(prepared: Prepared) -> pd.DataFrame:
 
 
 def _sent_candidates(local: pd.DataFrame) -> pd.DataFrame:
-    sending = (local["action"] == "send").to_numpy() & local["key"].notna().to_numpy()
-    return pd.DataFrame({"key": local["key"].to_numpy(dtype=object)[sending], "label": local.index[sending]},
-                        index=np.flatnonzero(sending))
+    return candidates(local["key"], local["action"] == "send", local.index)
 
 
 def sent_repeats(frame: Any, prepared: list[Any]) -> Any:

@@ -25,7 +25,7 @@ import pandas as pd
 
 from sendframe.scale.runtime import meta_of
 
-__all__ = ["ORDER_BITS", "local_positions", "order_bounds", "repeated_rows"]
+__all__ = ["ORDER_BITS", "candidates", "local_positions", "order_bounds", "repeated_rows"]
 
 ORDER_BITS = 40
 _LOCAL = (1 << ORDER_BITS) - 1
@@ -47,6 +47,18 @@ def local_positions(orders: Any) -> np.ndarray:
         [5, 3]
     """
     return np.asarray(orders, dtype=np.int64) & _LOCAL
+
+
+def candidates(keys: Any, chosen: Any, labels: pd.Index) -> pd.DataFrame:
+    """What a ``pick`` of :func:`repeated_rows` answers: the ``chosen`` rows with a key, by key and label,
+    on their positions in the partition.
+
+        >>> candidates(pd.Series(["a", None, "a"]), [True, True, False], pd.Index([7, 8, 9])).to_dict("list")
+        {'key': ['a'], 'label': [7]}
+    """
+    keys = np.asarray(keys, dtype=object)
+    kept = np.asarray(chosen, dtype=bool) & pd.notna(keys)
+    return pd.DataFrame({"key": keys[kept], "label": labels[kept]}, index=np.flatnonzero(kept))
 
 
 def _label_type(index: pd.Index) -> Any:
