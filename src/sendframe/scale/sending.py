@@ -46,11 +46,11 @@ from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
-from sendframe.campaign.policy import keep_reasons, skipped_summary
+from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.send_prepared import send_prepared
-from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning, naming_full_disk
+from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
 from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_elsewhere, with_duplicates
 from sendframe.scale.repeats import ORDER_BITS, local_positions
 from sendframe.scale.runtime import (
@@ -313,10 +313,7 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
                               "file. Run again with the same ledger to continue.", CampaignStoppedWarning,
                               stacklevel=user_stacklevel())
                 break
-    actions = pd.Series([o if o.startswith("skipped") else "send" for o in counts], dtype="category")
-    summary = skipped_summary(pd.DataFrame({"action": actions.repeat(list(counts.values()))}), "sent")
-    if summary:
-        warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
+    warn_skipped(pd.DataFrame({"action": np.repeat(list(counts), list(counts.values()))}))  # said once, for all
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
     # categories known (a Parquet read leaves them unknown until computed)
     with pandas_strings():
