@@ -18,6 +18,7 @@ whose answer is a small pandas frame, equal to the pandas one on the same notifi
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -61,7 +62,7 @@ __all__ = ["LOG_BLOCK_BYTES", "latest_status_partitions", "outcomes_partitions",
 
 LOG_BLOCK_BYTES = 64 * 1024 * 1024
 """A plain log is read by Dask in ranges of about this many bytes (a partition each)."""
-_PARAMS = "#params\t"
+_PARAMS_LINE = re.compile(rb"^#params\t[^\n]*", re.MULTILINE)
 
 
 def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: str | None = None, *,
@@ -119,15 +120,7 @@ def _own_of(templates: list[str]) -> list[str]:
 
 def _templates_in(block: bytes) -> list[str]:
     """The ``#params`` lines of a range of a receiver log, in order, without their line break."""
-    prefix = _PARAMS.encode()
-    starts = [0] if block.startswith(prefix) else []
-    at = block.find(b"\n" + prefix)
-    while at >= 0:
-        starts.append(at + 1)
-        at = block.find(b"\n" + prefix, at + 1)
-    ends = [block.find(b"\n", start) for start in starts]
-    return [block[start:end if end >= 0 else None].decode("utf-8", errors="replace").rstrip("\r")
-            for start, end in zip(starts, ends, strict=True)]
+    return [line.decode("utf-8", errors="replace").rstrip("\r") for line in _PARAMS_LINE.findall(block)]
 
 
 def _templates_of_file(path: str) -> list[str]:
@@ -167,19 +160,11 @@ def _empty_frame(files: Sequence[str], read: Callable[..., pd.DataFrame], notifi
 
 def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
     """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition)."""
-    if callbacks is not None and not is_dask_frame(callbacks):
-        callbacks = from_pandas(callbacks)
-    if results is not None and not is_dask_frame(results):
-        results = from_pandas(results)
-    parts = max(x.npartitions for x in (results, callbacks) if x is not None)
-    keyed: list[Any] = []  # Dask frames, or None where not given
-    for x in (results, callbacks):
-        if x is None:
-            keyed.append(None)
-            continue
-        x = x.assign(_id=x["id"].astype("string[pyarrow]"))
-        keyed.append(x.shuffle("_id", npartitions=parts).drop(columns="_id"))
-    return keyed[0], keyed[1]
+    frames = [x if x is None or is_dask_frame(x) else from_pandas(x) for x in (results, callbacks)]
+    parts = max(x.npartitions for x in frames if x is not None)
+    results, callbacks = (None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]"))
+                          .shuffle("_id", npartitions=parts).drop(columns="_id") for x in frames)
+    return results, callbacks
 
 
 def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFrame], callbacks: Any) -> Any:
@@ -243,22 +228,18 @@ def _partition_sums(results: pd.DataFrame | None, callbacks: pd.DataFrame | None
     return group_sums(table, keys).reset_index(), times
 
 
-def _quantile(values: np.ndarray, counts: np.ndarray, q: float) -> float:
-    """The q-quantile (linear interpolation, as pandas) of ``values`` each occurring ``counts`` times."""
-    if not counts.sum():
-        return float("nan")
-    order = np.argsort(values, kind="stable")
-    values, cumulative = values[order], np.cumsum(counts[order])
-    position = q * (cumulative[-1] - 1)
-    low, high = int(np.floor(position)), int(np.ceil(position))
-    at_low = values[np.searchsorted(cumulative, low + 1)]
-    at_high = values[np.searchsorted(cumulative, high + 1)]
-    return float(at_low + (at_high - at_low) * (position - low))
-
-
 def _percentiles(group: pd.DataFrame) -> pd.Series:
-    values, counts = group[_SECONDS].to_numpy(dtype=float), group["_times"].to_numpy(dtype=np.int64)
-    return pd.Series([_quantile(values, counts, q) for q in LATENCY_QUANTILES.values()], index=list(LATENCY_QUANTILES))
+    """The latency quantiles (linear interpolation, as pandas) of the times ``_seconds`` each occurring ``_times``
+    times."""
+    order = np.argsort(group[_SECONDS].to_numpy(dtype=float), kind="stable")
+    values = group[_SECONDS].to_numpy(dtype=float)[order]
+    cumulative = np.cumsum(group["_times"].to_numpy(dtype=np.int64)[order])
+    if not len(cumulative) or not cumulative[-1]:
+        return pd.Series(np.nan, index=list(LATENCY_QUANTILES))
+    position = np.array(list(LATENCY_QUANTILES.values())) * (cumulative[-1] - 1)
+    low, high = (values[np.searchsorted(cumulative, np.floor(position), side="right")],
+                 values[np.searchsorted(cumulative, np.ceil(position), side="right")])
+    return pd.Series(low + (high - low) * (position - np.floor(position)), index=list(LATENCY_QUANTILES))
 
 
 def _combined(parts: Sequence[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
@@ -297,11 +278,7 @@ def summary_partitions(results: Any = None, callbacks: Any = None, *, by: Sequen
     _only_frames(records=records, estimate=estimate)
     keys = [by] if isinstance(by, str) else list(by)
     results, callbacks = _paired(results, callbacks)
-    if results is None:
-        calls = [delayed_call(_partition_sums, None, c, keys) for c in callbacks.to_delayed()]
-    elif callbacks is None:
-        calls = [delayed_call(_partition_sums, r, None, keys) for r in results.to_delayed()]
-    else:
-        calls = [delayed_call(_partition_sums, r, c, keys)
-                 for r, c in zip(results.to_delayed(), callbacks.to_delayed(), strict=True)]
-    return _combined(list(compute(*calls)))
+    given = next(x for x in (results, callbacks) if x is not None)
+    results, callbacks = ([None] * given.npartitions if x is None else x.to_delayed() for x in (results, callbacks))
+    return _combined(list(compute(*[delayed_call(_partition_sums, r, c, keys)
+                                    for r, c in zip(results, callbacks, strict=True)])))
