@@ -1,18 +1,14 @@
 """Callback logs past one machine as a Dask frame, and the delivery functions over such frames.
 
-``read_callbacks(..., dask=True)`` (or several logs larger than
-:data:`~sendframe.delivery.many_logs.LARGE_LOGS_BYTES` together) reads through :func:`read_logs`:
-one partition per range of about :data:`LOG_BLOCK_BYTES` of a plain log (cut at line breaks, as
-``dask.bytes.read_bytes`` cuts) and per compressed log (read whole: it cannot be cut), each parsed
-with the log's own parameters (its ``#params`` lines are found first, in one pass on the cluster)
-by the rules of :mod:`sendframe.delivery.many_logs`; once repeats across logs and ranges are
-dropped (a shuffle on the message id), rows are grouped by id. ``latest_status``,
-``message_outcomes`` and ``delivery_summary`` take such frames (see :func:`latest_status_partitions`,
-:func:`outcomes_partitions` and :func:`summary_partitions`): the summary is a tree reduction
-whose answer is a small pandas frame, equal to the pandas one on the same notifications.
+:func:`read_logs` (``read_callbacks(..., dask=True)``, or logs larger than
+:data:`~sendframe.delivery.many_logs.LARGE_LOGS_BYTES` together) makes one partition per range of
+about :data:`LOG_BLOCK_BYTES` of a plain log (cut at line breaks) and per compressed log, each parsed
+with its log's own ``#params`` by the rules of :mod:`sendframe.delivery.many_logs`; repeats across
+logs and ranges are dropped by a shuffle on the message id. ``latest_status``, ``message_outcomes``
+and ``delivery_summary`` take such frames; the summary is a reduction to a small pandas frame, equal
+to the pandas one on the same notifications.
 
-    >>> callbacks = sendframe.read_callbacks(  # doctest: +SKIP
-    ...     "logs/", "https://shop.example/dlr?mid=%i&st=%s", dask=True)
+    >>> callbacks = sendframe.read_callbacks("logs/", dask=True)  # doctest: +SKIP
     >>> sendframe.delivery_summary(callbacks=callbacks, by="country")  # doctest: +SKIP
 """
 

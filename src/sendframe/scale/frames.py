@@ -1,19 +1,13 @@
 """Per-row work on Dask partitions: the same pandas function on every partition, totals by reduction.
 
-``render``, ``estimate`` and ``preflight`` given a Dask frame come here through the Dask engine
-(:mod:`sendframe.scale.engine`), which hands over the functions *themselves*, so the very pandas code
-runs on every partition and this module needs none of theirs. Results are lazy Dask collections
-whose ``meta`` is what the function answers for an empty frame; nothing is read until ``.compute()``,
-``.to_parquet()`` or a total.
+The Dask engine (:mod:`sendframe.scale.engine`) hands over the pandas functions *themselves*, so the
+very pandas code runs on every partition; results are lazy, their ``meta`` what the function answers
+for an empty frame. Preflight's ``duplicate_recipient`` spans rows: a row repeating a recipient first
+seen in another partition is found by :func:`sendframe.scale.repeats.repeated_rows`, and its message
+is written by preflight itself, so the answer is pandas' own.
 
-    >>> import pandas as pd, dask.dataframe as dd, sendframe  # doctest: +SKIP
-    >>> contacts = dd.read_parquet("contacts.parquet")  # doctest: +SKIP
-    >>> est = sendframe.sms("Hi {name}", sender="Shop", encoding="auto").estimate(contacts)  # doctest: +SKIP
+    >>> est = sendframe.sms("Hi {name}", sender="Shop", encoding="auto").estimate(contacts_ddf)  # doctest: +SKIP
     >>> sendframe.estimate_totals(est)["cost"]  # doctest: +SKIP
-
-Preflight's ``duplicate_recipient`` spans rows: a row repeating a recipient first seen in another
-partition is found through :func:`sendframe.scale.repeats.repeated_rows` (a shuffle on the
-recipient), and its message is written by preflight itself, so the answer is pandas' own.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """A :class:`sendframe.Message` applied to a Dask frame: each partition prepared once, repeats settled across them.
 
-``msg.prepare(frame)`` of a Dask frame comes here through the Dask engine (:mod:`sendframe.scale.engine`)
-and answers :class:`PreparedPartitions`: one lazy :class:`~sendframe.campaign.prepared.Prepared` per
-partition, whose views (``plan``, ``preview``, ``estimate``, ``ready``, ``schedule``, ``frame``) are
-lazy Dask frames on the frame's partitions; the Message's views of a Dask frame are these. The one
-rule that spans rows, a recipient repeated in another partition (``skipped_duplicate``), is settled
-by :func:`sendframe.scale.repeats.repeated_rows`: the rows each partition's prepared frame sends are
-the candidates, compared by its ``recipient_key``, and a candidate whose recipient an earlier
-candidate of the whole frame has is skipped, with the policy's own words. The answers equal pandas'
-on the same rows. A view is one graph: each partition is prepared once, and kept until the repeats
-are known (a view asked with ``keep="duplicate"`` keeps nothing).
+``msg.prepare(frame)`` of a Dask frame answers :class:`PreparedPartitions`, whose views are lazy Dask
+frames on the frame's partitions, equal to pandas' on the same rows. The one rule that spans rows,
+a recipient an earlier row of another partition is sent to (``skipped_duplicate``), is settled by
+:func:`sendframe.scale.repeats.repeated_rows` on the prepared ``recipient_key`` of the rows each
+partition sends, in the policy's own words. A view is one graph: each partition is prepared once.
 
-    >>> msg = sendframe.sms("Hi {name}", sender="Shop", encoding="auto")  # doctest: +SKIP
-    >>> plan = msg.plan(contacts_ddf)  # lazy  # doctest: +SKIP
+    >>> plan = sendframe.sms("Hi {name}", sender="Shop").plan(contacts_ddf)  # lazy  # doctest: +SKIP
     >>> plan["action"].value_counts().compute()  # doctest: +SKIP
 """
 

@@ -1,23 +1,14 @@
 """Sending from a Dask frame: partition by partition through one ledger, the result to Parquet as it goes.
 
-:func:`send_partitions` (``Message.send(frame, ..., out=...)``, through :mod:`sendframe.scale.engine`)
-first prepares every partition once, on the cluster (:meth:`sendframe.Message.prepare`, its rows
-labelled by their position in the whole frame), and in that same pass settles which rows repeat a
-recipient an earlier row sends to (a shuffle on the prepared ``recipient_key``; only those repeats
-come back) and each row's estimated cost (what ``max_cost`` counts, with what earlier runs spent
-according to the ledger, before the first batch, as a pandas send counts it). The prepared
-partitions wait on the workers of a distributed cluster, or in files on this machine's disk when
-Dask computes here. Then it takes one prepared partition at a time into this process, skips those
-repeats in its plan, sends its rows with :func:`~sendframe.campaign.send_prepared.send_prepared`
-(what a pandas send does with the whole frame, nothing rendered or measured again) through one
-ledger held for the whole run (one writer), and writes that partition's result as one file of the
-Parquet dataset ``out`` before taking the next. Memory is one partition (with the repeats and one
-cost per row), whatever the size of the frame.
-
-Rows are keyed in the ledger by their position in the whole frame (0, 1, ...), so a run killed at
-any moment and run again on the same frame with the same ledger resumes exactly like a pandas send:
-rows already answered are not sent again, rows caught in flight are *unknown* (see
-:class:`sendframe.Ledger`), and every file of ``out`` is written again from the ledger.
+:func:`send_partitions` (``Message.send(frame, ..., out=...)``) prepares every partition once on the
+cluster, rows labelled by their position in the whole frame, and in the same pass finds the rows
+repeating a recipient an earlier row sends to and each row's estimated cost (what ``max_cost``
+counts, with the ledger's earlier spend, before the first batch). The prepared partitions wait on
+the workers of a distributed cluster, or on this machine's disk. Then one partition at a time is
+sent with :func:`~sendframe.campaign.send_prepared.send_prepared` (nothing rendered or measured
+again) through one ledger held for the whole run, and its result written as one file of ``out``.
+Memory is one partition. Rows are keyed in the ledger by position, so a run killed at any moment
+and run again with the same ledger resumes exactly like a pandas send.
 
     >>> result = msg.send(contacts_ddf, ledger="spring.sqlite", out="spring-results.parquet")  # doctest: +SKIP
     >>> result["outcome"].value_counts().compute()  # doctest: +SKIP
