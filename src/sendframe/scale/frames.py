@@ -85,23 +85,16 @@ def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
     first_labels = repeats["first_label"].to_numpy(dtype=object)[order]
     values = part[column].to_numpy(dtype=object)[positions]
     starts = np.r_[True, firsts[1:] != firsts[:-1]]
-    labels: list[Any] = []
-    cells: list[Any] = []
-    dup_at: list[int] = []
-    own_labels = part.index.to_numpy(dtype=object)  # Python scalars: preflight writes repr(label)
-    for start, label, position, value in zip(starts, first_labels, positions, values, strict=True):
-        if start:
-            labels.append(label)
-            cells.append(value)
-        dup_at.append(len(cells))
-        labels.append(own_labels[position])
-        cells.append(value)
+    at = np.arange(len(positions)) + np.cumsum(starts)  # each first occurrence goes just before its repeats
+    labels, cells = np.empty(at[-1] + 1, dtype=object), np.empty(at[-1] + 1, dtype=object)
+    labels[at], cells[at] = part.index.to_numpy(dtype=object)[positions], values  # Python scalars: repr(label)
+    labels[at[starts] - 1], cells[at[starts] - 1] = first_labels[starts], values[starts]
     probe = pd.DataFrame({column: pd.Series(cells, dtype=part[column].dtype).array},
                          index=pd.Index(labels, dtype=object))
     found = recipients_only(probe)
     duplicates = found[found["rule"] == _DUPLICATE].reset_index(drop=True)
-    if len(duplicates) != len(dup_at):  # pragma: no cover - preflight flags exactly the later rows of a recipient
-        raise RuntimeError(f"preflight found {len(duplicates)} repeats where {len(dup_at)} were expected")
+    if len(duplicates) != len(positions):  # pragma: no cover - preflight flags exactly the later rows of a recipient
+        raise RuntimeError(f"preflight found {len(duplicates)} repeats where {len(positions)} were expected")
     return duplicates.assign(position=positions)
 
 
