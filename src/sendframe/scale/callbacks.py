@@ -71,13 +71,7 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
-    return _logs_frame(read, log_files(source), notification_url, blocksize)
-
-
-def _logs_frame(read: Callable[..., pd.DataFrame], files: Sequence[str], notification_url: str | None,
-                blocksize: int) -> Any:
-    """The Dask frame of ``files``: a partition per byte range of a plain log, per compressed log; once per id."""
-    dd = dask_dataframe()
+    dd, files = dask_dataframe(), log_files(source)
     receiver = {f: is_receiver_log(f) for f in files}
     ranges = {f: byte_ranges(f, blocksize) for f in files if not f.endswith(COMPRESSED_ENDINGS)}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
