@@ -12,6 +12,7 @@ is written by preflight itself, so the answer is pandas' own.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -71,7 +72,7 @@ def _valid_rows(part: pd.DataFrame, column: str, channel: str) -> pd.DataFrame:
 
 
 def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
-                        recipients_only: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+                        preflight_of: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
     """Preflight's own duplicate_recipient rows for the repeats of ``part``, with their positions.
 
     Each recipient's first occurrence (maybe in another partition) is put before its repeats in a
@@ -91,25 +92,24 @@ def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
     labels[at[starts] - 1], cells[at[starts] - 1] = first_labels[starts], values[starts]
     probe = pd.DataFrame({column: pd.Series(cells, dtype=part[column].dtype).array},
                          index=pd.Index(labels, dtype=object))
-    found = recipients_only(probe)
+    found = preflight_of(probe)
     duplicates = found[found["rule"] == _DUPLICATE].reset_index(drop=True)
     if len(duplicates) != len(positions):  # pragma: no cover - preflight flags exactly the later rows of a recipient
         raise RuntimeError(f"preflight found {len(duplicates)} repeats where {len(positions)} were expected")
     return duplicates.assign(position=positions)
 
 
-def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, full: Callable[[pd.DataFrame], pd.DataFrame],
-                    recipients_only: Callable[[pd.DataFrame], pd.DataFrame], column: str, meta: pd.DataFrame,
-                    partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, preflight_of: Callable[[pd.DataFrame], pd.DataFrame],
+                    column: str, meta: pd.DataFrame, partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     first_partition = (partition_info or {}).get("number", 0) == 0
-    problems = full(part.reset_index(drop=True))  # rows are positions here; labels come back below
+    problems = preflight_of(part.reset_index(drop=True))  # rows are positions here; labels come back below
     problems = problems[problems["rule"] != _DUPLICATE]
     campaign = problems["row"].isna().to_numpy()
     if not first_partition:  # campaign-wide problems are said once, by the first partition
         problems, campaign = problems[~campaign], campaign[~campaign]
     problems = problems.assign(position=np.where(campaign, -1, problems["row"].fillna(-1).to_numpy(dtype=np.int64)),
                                _first=1)
-    duplicates = _duplicate_problems(part, repeats, column, recipients_only).assign(_first=0)
+    duplicates = _duplicate_problems(part, repeats, column, preflight_of).assign(_first=0)
     # a row's duplicate_recipient comes before its other problems (only invalid_recipient ranks higher,
     # and an invalid recipient is never a duplicate)
     merged = pd.concat([problems, duplicates], ignore_index=True) if len(duplicates) else problems
@@ -135,29 +135,22 @@ def preflight_partitions(preflight: Callable[..., pd.DataFrame], frame: Any, cha
         >>> problems = sendframe.sms("Hi {name}", sender="Shop").preflight(contacts_ddf)  # doctest: +SKIP
         >>> problem_counts(problems)  # doctest: +SKIP
     """
-    meta = preflight(meta_of(frame), channel, template, **options).iloc[:0]  # arguments checked here, at once
     column = recipient_column(meta_of(frame), channel_info(channel).recipient, options.get("to"),
                               channel=channel)
-
-    def full(part: pd.DataFrame) -> pd.DataFrame:
-        return preflight(part, channel, template, **options)
-
-    def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
-        return preflight(part, channel, None, to=column)
-
-    return checked_preflight(frame, full, recipients_only, channel, column, meta)
+    return checked_preflight(frame, functools.partial(preflight, channel=channel, template=template, **options),
+                             channel, column)
 
 
-def checked_preflight(frame: Any, full: Callable[[pd.DataFrame], pd.DataFrame],
-                      recipients_only: Callable[[pd.DataFrame], pd.DataFrame], channel: str, column: str,
-                      meta: pd.DataFrame) -> Any:
-    """The Dask preflight of :func:`preflight_partitions`, given its two runs on a pandas frame:
-    ``full`` (every rule) and ``recipients_only`` (the recipient rules, on the recipient column)."""
+def checked_preflight(frame: Any, preflight_of: Callable[[pd.DataFrame], pd.DataFrame], channel: str,
+                      column: str) -> Any:
+    """The Dask preflight of :func:`preflight_partitions`, given the pandas preflight of one frame
+    (``preflight_of``, which also writes the duplicates' words, on a frame of their recipient column)."""
+    meta = preflight_of(meta_of(frame)).iloc[:0]  # arguments checked here, at once
     frame = optimised(frame)
     # the repeats are worked out now (in the background on a cluster) and kept: the problems, read
     # later, do not hold every partition in memory while the shuffle runs
     repeats = persist(repeated_rows(frame, lambda part: _valid_rows(part[[column]], column, channel)))
-    return frame.map_partitions(_merge_problems, repeats, full, recipients_only, column, meta, meta=meta,
+    return frame.map_partitions(_merge_problems, repeats, preflight_of, column, meta, meta=meta,
                                 align_dataframes=False, enforce_metadata=False)
 
 

@@ -13,6 +13,7 @@ partition sends, in the policy's own words. A view is one graph: each partition 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -140,16 +141,9 @@ class PreparedPartitions:
     @property
     def problems(self) -> Any:
         """Every problem, one row each, lazily (``duplicate_recipient`` across partitions)."""
-        msg, suppression, meta = self.message, self.options.get("suppression"), meta_of(self.contacts)
-        column = msg.recipient_column(meta)
-
-        def full(part: pd.DataFrame) -> pd.DataFrame:
-            return msg.preflight(part, suppression=suppression)
-
-        def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
-            return msg.preflight(part[[column]])
-
-        return checked_preflight(self.contacts, full, recipients_only, msg.channel, column, full(meta).iloc[:0])
+        msg = self.message
+        return checked_preflight(self.contacts, functools.partial(msg.preflight, suppression=self.options.get(
+            "suppression")), msg.channel, msg.recipient_column(meta_of(self.contacts)))
 
 
 def prepare(msg: Message, frame: Any, **options: Any) -> PreparedPartitions:
