@@ -253,17 +253,13 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
     if options.ledger is None or str(options.ledger) == ":memory:":
         raise InputError("A send from a Dask frame needs ledger=<file>: it is what lets the run be resumed "
                          "partition by partition.")
-    if is_dask_frame(contacts):
-        frame = contacts
-    elif isinstance(contacts, pd.DataFrame):
-        frame = from_pandas(contacts)
-    else:
+    if not (is_dask_frame(contacts) or isinstance(contacts, pd.DataFrame)):
         raise InputError(f"send_partitions takes a Dask or pandas DataFrame, not {type(contacts).__name__}.")
-    keep = sorted(keep_reasons(options.keep))
     if options.dry_run:
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
-    frame = optimised(frame)
+    frame = optimised(contacts if is_dask_frame(contacts) else from_pandas(contacts))
+    keep = sorted(keep_reasons(options.keep))
     ledger_path = os.fspath(options.ledger)
     now = pd.Timestamp.now(tz="UTC") if options.now is None else options.now  # one moment for every partition
     each = {"suppression": options.suppression, "keep": with_duplicates(keep), "now": now, "ledger": ledger_path,
