@@ -67,12 +67,12 @@ LEFT_OUT_LABELS: dict[str, str] = {
 MAX_TIME_BUCKETS = 200  # bars of status_over_time when the bucket is chosen for you
 MAX_ECDF_POINTS = 1001  # above this many distinct delivery times the curve is drawn through quantiles
 TOP_GROUPS = 15  # countries/operators/reasons drawn one by one; the rest share one "other" bar
-_FREQ_LADDER = ("s", "10s", "30s", "min", "5min", "15min", "h", "6h", "D", "7D", "30D")
 _LAYOUT: dict[str, Any] = dict(
     template="plotly_white", margin=dict(l=10, r=20, t=70, b=40), font=dict(size=12),
     legend=dict(orientation="h", xref="container", yref="container", x=0.02, y=0.01, yanchor="bottom"),
 )
 _GREY = "#9e9e9e"
+# the buckets status_over_time chooses from, finest first, and how its subtitle says them
 _FREQ_WORDS = {"s": "second", "10s": "10 seconds", "30s": "30 seconds", "min": "minute", "5min": "5 minutes",
                "15min": "15 minutes", "h": "hour", "6h": "6 hours", "D": "day", "7D": "week", "30D": "30 days"}
 
@@ -190,7 +190,7 @@ def _bars(span: pd.Timedelta, freq: str) -> float:
 
 
 def _bucket_for(span: pd.Timedelta) -> str:
-    return next((freq for freq in _FREQ_LADDER if _bars(span, freq) < MAX_TIME_BUCKETS), _FREQ_LADDER[-1])
+    return next((freq for freq in _FREQ_WORDS if _bars(span, freq) < MAX_TIME_BUCKETS), "30D")
 
 
 @keyword_checked
