@@ -104,10 +104,6 @@ def _recipient_keys(part: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(keys) if keys else pd.DataFrame({"key": [], "label": []})
 
 
-def _candidates(part: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any]) -> pd.DataFrame:
-    return _recipient_keys(read(part, **options))
-
-
 def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any],
               offsets: Sequence[int], partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     number = (partition_info or {}).get("number", 0)
@@ -142,8 +138,7 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
                     "country_column": country}
     recipients = [*sources.values(), *([country] if country else [])]
     # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
-    repeats = repeated_rows(raw, lambda part: _candidates(part[recipients], read_contacts, pick_options))
-    repeats = persist(repeats)
+    repeats = persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients], **pick_options))))
     offsets = row_offsets(compute(lengths_of(raw))[0]).tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)
