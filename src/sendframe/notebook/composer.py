@@ -317,7 +317,7 @@ class Composer:
         self.readiness.value = "" if self._message_error is None else error_html("Not ready to send",
                                                                                  self._message_error)
         path = self.ledger_path
-        self.ledger_line.value = ledger_html(path if path is None else getattr(path, "path", path))
+        self.ledger_line.value = ledger_html(getattr(path, "path", path))
         info = CHANNEL_INFO[form.channel]
         text = text_option(form.channel)
         if text and not getattr(form, text).strip():

@@ -103,14 +103,14 @@ def problems_html(problems: pd.DataFrame, limit: int = 20, skipped: str | None =
     return head + note + problems.head(limit).to_html(index=False, border=0, escape=True)
 
 
-def ledger_html(path: str | Path | None, why: str | None = None) -> str:
+def ledger_html(path: str | Path | None) -> str:
     """The ledger line: which file keeps the campaign from sending twice.
 
         >>> ledger_html("spring-1a2b3c4d.ledger.sqlite")[:49]
         'Ledger <code>spring-1a2b3c4d.ledger.sqlite</code>'
     """
     if path is None:
-        return f"<span style='color:{_GREY}'>Ledger: {html.escape(why or 'chosen when the message is complete')}</span>"
+        return f"<span style='color:{_GREY}'>Ledger: chosen when the message is complete</span>"
     return (f"Ledger <code>{html.escape(str(path))}</code> "
             f"<span style='color:{_GREY}'>(rows already answered in it are never sent again)</span>")
 
