@@ -86,7 +86,7 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
         url_own = [n for n, v in parse_qsl(notification_url.split("?", 1)[-1], keep_blank_values=True)
                    if not (len(v) == 2 and v[0] == "%" and v[1] in ESCAPE_CODES)]
         own += [n for n in url_own if n not in own]
-    empty = _empty_frame(files, read, notification_url)
+    empty = _empty_frame(read, notification_url)
     columns = log_columns([empty.columns, [c for c in own if c not in empty.columns]])
     meta = conformed(empty, columns).iloc[:0]
     parts = [delayed_call(_parsed_range, block, params[f], columns) for f in ranges for block in ranges[f]]
@@ -121,9 +121,8 @@ def _templates_of_file(path: str) -> list[str]:
 
 def _parsed_range(block: bytes, params: LogParams, columns: Sequence[str]) -> pd.DataFrame:
     """The notifications of one range of a plain log, parsed as the pandas reader parses the whole log."""
-    frame = parse_with_queries(lines_of_bytes(pa.py_buffer(block)), params)[0]
-    frame.index = pd.RangeIndex(len(frame))
-    return conformed(frame, columns)
+    return conformed(parse_with_queries(lines_of_bytes(pa.py_buffer(block)), params)[0].reset_index(drop=True),
+                     columns)
 
 
 def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
@@ -132,17 +131,15 @@ def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _read_conformed(path: str, read: Callable[..., pd.DataFrame], notification_url: str | None,
                     columns: Sequence[str]) -> pd.DataFrame:
-    frame = read_one_log(path, read, notification_url)
-    frame.index = pd.RangeIndex(len(frame))
-    return conformed(frame, columns)
+    return conformed(read_one_log(path, read, notification_url).reset_index(drop=True), columns)
 
 
-def _empty_frame(files: Sequence[str], read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:
-    """The typed columns of a callback frame, from an empty log of the first log's kind."""
+def _empty_frame(read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:
+    """The typed columns of a callback frame, from an empty log."""
     with tempfile.TemporaryDirectory() as folder:
         blank = Path(folder) / "empty.log"
         blank.write_text("")
-        return read(str(blank), notification_url) if notification_url is not None else read(str(blank))
+        return read(str(blank), notification_url)
 
 
 # ---------------------------------------------------------------------- what the frames give
