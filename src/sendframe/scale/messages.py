@@ -42,13 +42,10 @@ def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
 
 
 def _sent_keys(prepared: Prepared) -> pd.DataFrame:
-    """Per row of a prepared partition: its plan's ``action`` and ``recipient_key`` (the recipient as compared)."""
-    return pd.DataFrame({"action": prepared.plan["action"].to_numpy(dtype=object),
-                         "key": prepared.recipient_key.to_numpy(dtype=object)}, index=prepared.contacts.index)
-
-
-def _sent_candidates(local: pd.DataFrame) -> pd.DataFrame:
-    return candidates(local["key"], local["action"] == "send", local.index)
+    """Per row of a prepared partition: its ``recipient_key`` (the recipient as compared) if its plan sends it."""
+    key = prepared.recipient_key.to_numpy(dtype=object).copy()
+    key[(prepared.plan["action"] != "send").to_numpy()] = None
+    return pd.DataFrame({"key": key}, index=prepared.contacts.index)
 
 
 def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
@@ -58,9 +55,9 @@ def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
 
         >>> repeats = sent_repeats(frame, prepared_partitions(frame, msg, {"keep": ["duplicate"]}))  # doctest: +SKIP
     """
-    meta = pd.DataFrame({"action": pd.Series([], dtype=object), "key": pd.Series([], dtype=object)},
-                        index=meta_of(frame).index[:0])
-    return repeated_rows(_from_parts(frame, [delayed_call(_sent_keys, p) for p in prepared], meta), _sent_candidates)
+    meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=meta_of(frame).index[:0])
+    sent = _from_parts(frame, [delayed_call(_sent_keys, p) for p in prepared], meta)
+    return repeated_rows(sent, lambda local: candidates(local["key"], True, local.index))  # a row not sent has none
 
 
 def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
