@@ -66,7 +66,7 @@ from sendframe.api.recipients import (
 )
 
 __all__ = ["clean_emails", "email_keys", "normalise_phones", "phone_numbers", "phone_texts", "recipient_keys",
-           "valid_emails", "valid_phones"]
+           "sendable_keys", "valid_emails", "valid_phones"]
 
 # byte classes of the ASCII cleaning kernel
 _DIGIT, _SEPARATOR, _PLUS, _OTHER = 0, 1, 2, 3
@@ -411,3 +411,24 @@ def _phone_keys(values: pd.Series, region: str) -> pa.Array:
     rest = ~own
     kept = pc.if_else(pa.array(own, pa.bool_()), strings, pa.scalar(None, pa.large_string()))
     return pc.replace_with_mask(kept, pa.array(rest), _normalise(strings.filter(pa.array(rest)), region))
+
+
+def sendable_keys(values: pd.Series, kind: str) -> pd.Series:
+    """The recipient key of each value a send can send as it is written (a phone in API form, an address
+    without surrounding spaces), missing for every other value: a row is a valid recipient exactly when it
+    has a key, so preflight, the plan and the Composer's counter cannot disagree. A whole number in an
+    integer or float column is read as the send writes it (``34600123456.0`` is ``34600123456``).
+
+        >>> sendable_keys(pd.Series([34600123456, 600123456]), "phone").tolist()
+        ['34600123456', nan]
+        >>> sendable_keys(pd.Series([34600123456.0, None]), "phone").tolist()
+        ['34600123456', nan]
+        >>> sendable_keys(pd.Series(["Ana@Example.com", " ana@example.com"]), "email").tolist()
+        ['ana@example.com', nan]
+    """
+    if check_kind(kind) == "email":
+        keys, valid = _email_keys(values)[0], valid_emails(values)
+    else:
+        keys = phone_texts(values)
+        valid = valid_digit_strings(keys)
+    return _series(pc.if_else(pa.array(valid, pa.bool_()), keys, pa.scalar(None, pa.large_string())), values)

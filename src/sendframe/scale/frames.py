@@ -19,10 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.recipient_columns import recipient_keys
+from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.estimate import recipients_valid
-from sendframe.campaign.totals import estimate_sums, totals_of_sums
+from sendframe.campaign.estimate import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
 from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 from sendframe.scale.runtime import compute, delayed_call, meta_of, optimised, persist
@@ -65,10 +64,9 @@ def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **option
 
 
 def _valid_rows(part: pd.DataFrame, column: str, channel: str) -> pd.DataFrame:
-    """Candidates of the duplicate rule: rows with a valid recipient (preflight's own rule,
-    :func:`~sendframe.campaign.estimate.recipients_valid`), by their recipient key."""
-    key = recipient_keys(part[column], channel_info(channel).recipient, default_region=None)
-    return candidates(key, recipients_valid(part, column, channel), part.index)
+    """Candidates of the duplicate rule: rows with a valid recipient, by their key (preflight's own rule,
+    :func:`~sendframe.api.recipient_columns.sendable_keys`: no key for an invalid one)."""
+    return candidates(sendable_keys(part[column], channel_info(channel).recipient), True, part.index)
 
 
 def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
