@@ -1,4 +1,4 @@
-"""release_unused_memory: freed buffers go back to the system, now and (glibc) after it."""
+"""sendframe.memory: freed buffers go back to the system (glibc: large ones as soon as they are freed)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ def resident_mib() -> float:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc and /proc are Linux's")
-def test_a_large_buffer_freed_after_a_release_leaves_the_process():
-    # freeing a mapped 40 MiB block makes glibc raise its mmap threshold to 40 MiB: later 20 MiB buffers
-    # would come from the heap and stay resident once freed, but for the release fixing the threshold
+def test_a_large_buffer_freed_leaves_the_process():
+    # freeing a mapped 40 MiB block would make glibc raise its mmap threshold to 40 MiB: later 20 MiB buffers
+    # would come from the heap and stay resident once freed, but for sendframe.memory fixing the threshold
     large = np.ones(40 << 17)  # 40 MiB of float64
     del large
-    release_unused_memory()
+    release_unused_memory()  # what a step left: given back before measuring
     before = resident_mib()
     for _ in range(3):
         block = np.ones(20 << 17)  # 20 MiB, touched
