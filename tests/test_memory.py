@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from sendframe.memory import release_unused_memory
@@ -30,3 +32,9 @@ def test_a_large_buffer_freed_leaves_the_process():
         block = np.ones(20 << 17)  # 20 MiB, touched
         del block
     assert resident_mib() - before < 10
+
+
+@pytest.mark.skipif("ARROW_DEFAULT_MEMORY_POOL" in os.environ, reason="the user's choice of pool is kept")
+def test_pyarrow_allocates_with_the_system_allocator():
+    # mimalloc kept each thread's freed pages where only that thread could release them
+    assert pa.default_memory_pool().backend_name == "system"
