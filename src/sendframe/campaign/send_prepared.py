@@ -89,10 +89,11 @@ def _result(table: pd.DataFrame, sent: pd.DataFrame) -> pd.DataFrame:
     result = sent.reindex(table.index)
     skipped = (table["action"] != "send").to_numpy()
     # as codes: through texts, a Python string per row (about 130 MiB at the peak of a million)
-    planned = pd.Categorical(table["action"], categories=list(OUTCOMES)).codes
-    outcome = np.where(skipped, planned, pd.Categorical(result["outcome"], categories=list(OUTCOMES)).codes)
+    categories = pd.Index(OUTCOMES)
+    planned = pd.Categorical(table["action"], categories=categories).codes
+    outcome = np.where(skipped, planned, pd.Categorical(result["outcome"], categories=categories).codes).astype(np.int8)
     sent_reason = result["reason"] if "reason" in result else pd.Series(pd.NA, index=table.index, dtype="str")
     result = result.assign(accepted=result["accepted"].mask(skipped, False),
-                           outcome=pd.Categorical.from_codes(outcome, categories=list(OUTCOMES)),
+                           outcome=pd.Categorical.from_codes(outcome, categories=categories),
                            reason=table["reason"].where(skipped, sent_reason))
     return pd.concat([table[["recipient", "text"]], result], axis=1)
