@@ -12,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sendframe.campaign.contacts import read_contacts
+from sendframe.campaign.counter import MessageCounter
 from sendframe.campaign.estimate import estimate
+from sendframe.campaign.message import sms
 from sendframe.campaign.preflight import PROBLEM_COLUMNS, preflight
 from sendframe.errors import InputError
 from sendframe.text.filters import is_number
@@ -229,3 +231,25 @@ def test_the_intake_benchmark_times_preflight_with_auto_encoding_and_reports_its
     assert proc.returncode == 0, proc.stderr
     assert "sendframe.preflight (encoding=auto)" in proc.stdout and "refuses" not in proc.stdout
     assert "intake / read_csv" in proc.stdout and "peak memory of the process" in proc.stdout
+
+
+@pytest.mark.parametrize("phones", [
+    pd.Series([34600123456, 600123456, 34600123456, 34600123457], dtype="int64"),
+    pd.Series([34600123456.0, 600123456.0, 34600123456.0, 34600123457.0, float("nan")]),
+    pd.Series([34600123456, 600123456, 34600123456, 34600123457, None], dtype="Int64"),
+])
+def test_a_numeric_phone_column_is_valid_as_the_send_writes_it_in_preflight_plan_counter_and_send(phones):
+    # one rule (sendable_keys) says who is valid and who is the same: the views and the send cannot disagree
+    contacts = pd.DataFrame({"phone": phones})
+    msg = sms("Hi", sender="Shop")
+    found = msg.preflight(contacts)
+    invalid = [1] + ([4] if len(phones) == 5 else [])
+    assert problems(found, "invalid_recipient")["row"].tolist() == invalid
+    assert problems(found, "duplicate_recipient")["row"].tolist() == [2]
+    prepared = msg.prepare(contacts)
+    assert prepared.plan["action"].tolist()[:4] == ["send", "skipped_invalid", "skipped_duplicate", "send"]
+    assert prepared.recipient_key.isna().to_numpy().nonzero()[0].tolist() == invalid
+    assert MessageCounter(contacts).count("Hi", message=msg).recipients == 2
+    assert estimate(contacts, "Hi")["billable"].tolist()[:4] == [True, False, True, True]
+    result = msg.send(contacts, dry_run=True, progress=False)
+    assert result.loc[result["outcome"] == "dry_run", "recipient"].tolist() == ["34600123456", "34600123457"]

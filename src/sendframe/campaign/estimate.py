@@ -22,17 +22,17 @@ import pyarrow as pa
 
 from sendframe import pricing
 from sendframe.api.countries import recipient_countries
-from sendframe.api.recipient_columns import valid_emails, valid_phones
+from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.measured import asked_encoding, measure_sms
 from sendframe.campaign.preview import contacts_frame, render
-from sendframe.campaign.totals import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
+from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["estimate", "estimate_totals", "price_table", "priced_numbers", "recipients_valid"]
+__all__ = ["estimate", "estimate_sums", "estimate_totals", "price_table", "priced_numbers", "totals_of_sums"]
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
@@ -67,22 +67,6 @@ def _forced_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
     return neither or "".join(dict.fromkeys(not_gsm + not_pt))
 
 
-def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
-    """Whether each recipient in ``column`` is valid: :func:`sendframe.read_contacts`' flag when the frame
-    carries it (``phone_valid`` / ``email_valid`` beside ``phone_raw`` / ``email_raw``: the same rule,
-    already worked out), else the recipient rule over the column
-    (:mod:`sendframe.api.recipient_columns`).
-
-        >>> recipients_valid(pd.DataFrame({"phone": ["34600123456", "600123456"]}), "phone", "sms").tolist()
-        [True, False]
-    """
-    flag = f"{column}_valid"
-    if f"{column}_raw" in contacts.columns and flag in contacts.columns and contacts[flag].dtype == bool:
-        return contacts[flag].to_numpy(dtype=bool)
-    valid = valid_emails if channel_info(channel).recipient == "email" else valid_phones
-    return valid(contacts[column])
-
-
 def price_table(prices: Any) -> Any:
     """``prices`` as a ``PriceTable``: one as it is, a CSV path read, ``None`` the table shipped with sendframe."""
     if prices is not None and hasattr(prices, "costs"):
@@ -90,15 +74,13 @@ def price_table(prices: Any) -> Any:
     return pricing.load_prices(prices)
 
 
-def priced_numbers(recipients: pd.Series, kind: str, valid: np.ndarray) -> pd.Series:
-    """The numbers a price is looked up by: the valid ones; none for an address (the price list's default row).
+def priced_numbers(keys: pd.Series, kind: str) -> pd.Series:
+    """The numbers a price is looked up by: the valid phones' keys; none for an address (the price list's default row).
 
-        >>> priced_numbers(pd.Series(["34600123456", "x"]), "phone", np.array([True, False])).tolist()
+        >>> priced_numbers(pd.Series(["34600123456", None]), "phone").tolist()
         ['34600123456', nan]
     """
-    if kind == "email":
-        return pd.Series(pd.NA, index=recipients.index, dtype="str")
-    return recipients.astype("str").where(valid)
+    return pd.Series(pd.NA, index=keys.index, dtype="str") if kind == "email" else keys.astype("str")
 
 
 @keyword_checked
@@ -118,6 +100,7 @@ def estimate(
     link_base: str | None = None,
     to: str | None = None,
     measured: pd.DataFrame | None = None,
+    keys: pd.Series | None = None,
 ) -> pd.DataFrame:
     """Per row: ``text, encoding, length, parts, forced_by, lost_characters, country, unit_price,
     cost, billable``; totals in ``.attrs["totals"]`` (see :func:`estimate_totals`).
@@ -127,8 +110,7 @@ def estimate(
       character of each row (``forced_by`` then names the characters that forced it off gsm).
     - ``length`` is in message units (septets, or UTF-16 code units); ``lost_characters`` lists
       the characters the chosen encoding cannot carry: they would arrive as ``?``.
-    - recipients are checked with the recipient rule; a frame from :func:`sendframe.read_contacts`
-      brings its ``phone_valid`` / ``email_valid`` flags, which are used as they are.
+    - a recipient is valid when it has a key (:func:`~sendframe.api.recipient_columns.sendable_keys`).
     - ``parts``: the most parts the request will allow; rows needing more would be rejected
       (code 105) and are not billable. ``None`` means no limit for the estimate.
     - cost comes from :mod:`sendframe.pricing` (``prices``: a ``PriceTable``, a CSV path, or
@@ -140,7 +122,8 @@ def estimate(
     Non-SMS channels (mailing, voice, whatsapp) get no encoding, ``length`` in characters and 1 part.
     The contacts frame is not modified. ``measured``: the text engine's
     :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``, the
-    encoding asked or ``None`` for ``"auto"``), when the caller already has it, so the text is measured once.
+    encoding asked or ``None`` for ``"auto"``), when the caller already has it, so the text is measured once;
+    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.sendable_keys`, likewise.
 
         >>> import pandas as pd
         >>> est = estimate(pd.DataFrame({"phone": ["34600123456"]}), "Olá", encoding="auto")
@@ -182,8 +165,9 @@ def estimate(
     forced = forced.where(has_text)
     lost = lost.where(has_text)
 
-    recipients = contacts[column]
-    valid = recipients_valid(contacts, column, channel)
+    if keys is None:
+        keys = sendable_keys(contacts[column], channel_info(channel).recipient)
+    valid = keys.notna().to_numpy(dtype=bool)
     if parts is not None:
         too_many = needed.gt(parts).to_numpy(dtype=bool, na_value=False)
     else:
@@ -191,7 +175,7 @@ def estimate(
     billable = has_text & valid & ~too_many
 
     table = price_table(prices)
-    numbers = priced_numbers(recipients, channel_info(channel).recipient, valid)
+    numbers = priced_numbers(keys, channel_info(channel).recipient)
     country = recipient_countries(numbers).astype("str")  # the country rule, not the price's prefix (+1: US or CA)
     found = table.lookup(numbers, channel)
     charged_parts = needed.fillna(1).astype("int64") if channel_info(channel).billed_per_part else 1
@@ -220,9 +204,48 @@ def estimate(
     return frame
 
 
+def estimate_sums(frame: pd.DataFrame) -> dict[str, int | float]:
+    """The counts and cost behind :func:`sendframe.estimate_totals`, each a sum over rows (the sums of a frame's
+    parts add up to the frame's); the rows per encoding under ``encoding:<name>``.
+
+        >>> sums = estimate_sums(estimate(pd.DataFrame({"phone": ["34600123456"]}), "Hi"))
+        >>> sums["messages"], sums["encoding:gsm"]
+        (1, 1)
+    """
+    billable = frame["billable"].to_numpy(dtype=bool)
+    parts = frame["parts"].fillna(0).to_numpy(dtype=np.int64)
+    counts = frame["encoding"].value_counts(dropna=True)
+    return {
+        "rows": len(frame), "billable": int(billable.sum()), "messages": int(parts[billable].sum()),
+        "cost": float(frame["cost"].sum()),
+        "rows_losing_characters": int(frame["lost_characters"].fillna("").str.len().gt(0).sum()),
+        "too_many_parts": int(frame["too_many_parts"].sum()), "missing_text": int(frame["text"].isna().sum()),
+        **{f"encoding:{name}": int(counts.get(name, 0)) for name in ENCODINGS},
+    }
+
+
+def totals_of_sums(sums: Mapping[str, Any], currency: str) -> dict[str, Any]:
+    """:func:`sendframe.estimate_totals` from :func:`estimate_sums` (of one frame, or added up over its parts).
+
+        >>> sums = {"rows": 3, "billable": 2, "messages": 4, "cost": 0.123456, "rows_losing_characters": 0,
+        ...         "too_many_parts": 0, "missing_text": 1, "encoding:gsm": 1, "encoding:utf-16": 2}
+        >>> totals = totals_of_sums(sums, "EUR"); totals["cost"], totals["encodings"]
+        (0.1235, {'utf-16': 2, 'gsm': 1})
+    """
+    encodings = {name: int(sums[f"encoding:{name}"]) for name in ENCODINGS if int(sums.get(f"encoding:{name}", 0))}
+    return {
+        "rows": int(sums["rows"]), "billable": int(sums["billable"]), "messages": int(sums["messages"]),
+        "cost": round(float(sums["cost"]), 4), "currency": currency,
+        "encodings": dict(sorted(encodings.items(), key=lambda item: -item[1])),
+        "rows_losing_characters": int(sums["rows_losing_characters"]),
+        "too_many_parts": int(sums["too_many_parts"]), "missing_text": int(sums["missing_text"]),
+    }
+
+
 @dispatched("frame")
 def estimate_totals(frame: pd.DataFrame) -> dict[str, Any]:
-    """Totals of an :func:`estimate` frame (also after filtering it).
+    """Totals of an :func:`estimate` frame (also after filtering it): :func:`totals_of_sums` of its
+    :func:`estimate_sums` (a Dask frame's: of its partitions' sums added up, so both answer alike).
 
     Keys: ``rows``, ``billable`` (rows that would be charged), ``messages`` (SMS parts or messages
     charged), ``cost``, ``currency``, ``encodings`` (rows per encoding, most first), ``rows_losing_characters``,

@@ -24,10 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.recipient_columns import recipient_keys
+from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.estimate import recipients_valid
-from sendframe.campaign.totals import estimate_sums, totals_of_sums
+from sendframe.campaign.estimate import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
 from sendframe.scale.repeats import local_positions, repeated_rows
 from sendframe.scale.runtime import compute, meta_of, optimised, persist
@@ -79,10 +78,10 @@ def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **option
 
 
 def _valid_rows(part: pd.DataFrame, column: str, channel: str) -> pd.DataFrame:
-    """Candidates of the duplicate rule: rows with a valid recipient (preflight's own rule,
-    :func:`~sendframe.campaign.estimate.recipients_valid`), by their recipient key."""
-    key = recipient_keys(part[column], channel_info(channel).recipient, default_region=None)
-    valid = recipients_valid(part, column, channel) & key.notna().to_numpy()
+    """Candidates of the duplicate rule: rows with a valid recipient, by their key (preflight's own rule,
+    :func:`~sendframe.api.recipient_columns.sendable_keys`)."""
+    key = sendable_keys(part[column], channel_info(channel).recipient)
+    valid = key.notna().to_numpy()
     return pd.DataFrame({"key": key[valid].to_numpy(dtype=object), "label": part.index[valid]},
                         index=np.flatnonzero(valid))
 
