@@ -29,9 +29,9 @@ whatsapp_template        error     unknown WhatsApp template (140) or wrong numb
 whatsapp_field_missing   error     a WhatsApp field column has no value in this row (141)
 =======================  ========  ============================================================
 
-    >>> import pandas as pd
+    >>> import pandas as pd, sendframe
     >>> contacts = pd.DataFrame({"phone": ["34600123456", "123"], "name": ["Ana", None]})
-    >>> preflight(contacts, "sms", "Hi {name}", sender="Shop")[["row", "column", "rule"]].to_dict("records")
+    >>> preflight(sendframe.sms("Hi {name}", sender="Shop"), contacts)[["row", "column", "rule"]].to_dict("records")
     ... # doctest: +NORMALIZE_WHITESPACE
     [{'row': 1, 'column': 'phone', 'rule': 'invalid_recipient'},
      {'row': 1, 'column': 'name', 'rule': 'missing_variable'}]
@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -52,7 +52,7 @@ from sendframe.api.number_types import number_types, receives_sms
 from sendframe.api.recipient_columns import recipient_keys, sendable_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.api.validation import sender_label_problem
-from sendframe.campaign.columns import recipient_column, snake_name
+from sendframe.campaign.columns import snake_name
 from sendframe.campaign.measured import asked_encoding, measure_sms
 from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.problems import (
@@ -64,15 +64,15 @@ from sendframe.campaign.problems import (
     messages,
     text_array,
 )
-from sendframe.channels import channel as channel_info
-from sendframe.channels import channel_name
-from sendframe.engines import dispatched
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
 from sendframe.text import filters as text_filters
 from sendframe.text import templates
 from sendframe.text.filters import _ARROW_NUMBER  # text.filters.is_number's rule, written for Arrow
 from sendframe.text.templates import SPECIALS, Placeholder, Template, column_to_arrow
+
+if TYPE_CHECKING:
+    from sendframe.campaign.message import Message
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
@@ -104,10 +104,10 @@ def _numbers(values: pd.Series) -> np.ndarray:
 # ---------------------------------------------------------------- the rules
 
 
-def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str,
+def _recipient_problems(found: Problems, contacts: pd.DataFrame, recipient: str, column: str,
                         keys: pd.Series) -> np.ndarray:
     values = contacts[column]
-    kind, hint = ("email address", "") if channel == "mailing" else ("phone number", _PHONE_HINT)
+    kind, hint = ("email address", "") if recipient == "email" else ("phone number", _PHONE_HINT)
     valid = keys.notna().to_numpy(dtype=bool)  # the key is missing exactly where the recipient is not valid
     if not valid.all():
         bad = ~valid
@@ -145,10 +145,9 @@ def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column
             "keep='landline'."))
 
 
-def _suppressed_values(suppression: Any, channel: str, default_region: str) -> set[str]:
+def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> set[str]:
     if suppression is None:
         return set()
-    wanted = channel_info(channel).recipient
     if isinstance(suppression, (str, os.PathLike)):
         suppression = pd.read_csv(suppression, dtype=str, encoding="utf-8-sig")
     if isinstance(suppression, pd.DataFrame):  # its phone/email column, else its first
@@ -246,55 +245,34 @@ def _whatsapp_problems(found: Problems, contacts: pd.DataFrame, template_id: Any
 
 
 @keyword_checked
-@dispatched("contacts")
-def preflight(
-    contacts: pd.DataFrame,
-    channel: str,
-    template: str | None = None,
-    *,
-    sender: str | None = None,
-    parts: int = 1,
-    encoding: str = "gsm",
-    trans: int = 0,
-    suppression: Any = None,
-    whatsapp_template: int | None = None,
-    header_fields: Sequence[str] = (),
-    body_fields: Sequence[str] = (),
-    call_to_action_fields: Sequence[str] = (),
-    to: str | None = None,
-    default_region: str = "ES",
-    otp_config: Mapping[str, Any] | None = None,
-    link_base: str | None = None,
-    measured: pd.DataFrame | None = None,
-    keys: pd.Series | None = None,
-) -> pd.DataFrame:
-    """Every problem of sending ``template`` to ``contacts`` on ``channel``, one row each.
+def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, measured: pd.DataFrame | None = None,
+              keys: pd.Series | None = None) -> pd.DataFrame:
+    """Every problem of sending ``msg`` to ``contacts``, one row each (:meth:`sendframe.Message.preflight`'s
+    pandas answer: its settings are the message's).
 
-    ``suppression`` is a CSV path (a ``phone``/``email`` column, else the first), a DataFrame or an
-    iterable of numbers / emails; numbers are normalised like :func:`sendframe.read_contacts` does.
-    For WhatsApp give ``whatsapp_template`` and the columns of each positional array
-    (``header_fields``, ``body_fields``, ``call_to_action_fields``); ``template`` is not used. The sender
-    label rule is the models' own (:func:`sendframe.api.validation.sender_label_problem`).
-    ``encoding``: ``"gsm"``, ``"gsm-pt"``, ``"utf-16"``, or ``"auto"``: each row in the cheapest
-    encoding that carries it, as :func:`~sendframe.campaign.estimate.estimate` chooses it (so no character is lost, and
-    parts are counted in that encoding). A recipient is valid when it has a key
+    ``suppression`` (instead of the message's) is a CSV path (a ``phone``/``email`` column, else the first),
+    a DataFrame or an iterable of numbers / emails; numbers are normalised like :func:`sendframe.read_contacts`
+    does. The sender label rule is the models' own (:func:`sendframe.api.validation.sender_label_problem`).
+    Under ``encoding="auto"`` each row is in the cheapest encoding that carries it, as the estimate chooses it
+    (so no character is lost, and parts are counted in that encoding). A recipient is valid when it has a key
     (:func:`~sendframe.api.recipient_columns.sendable_keys`). ``measured``: the text engine's
     :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``), when the
-    caller already has it (as :meth:`sendframe.Message.estimate` does), so the text is not measured twice;
+    caller already has it (as :meth:`sendframe.Message.prepare` does), so the text is not measured twice;
     ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.sendable_keys`, likewise.
 
-        >>> import pandas as pd
-        >>> preflight(pd.DataFrame({"phone": ["34600123456"]}), "sms", "Hi", sender="Shop").empty
+        >>> import pandas as pd, sendframe
+        >>> preflight(sendframe.sms("Hi", sender="Shop"), pd.DataFrame({"phone": ["34600123456"]})).empty
         True
         >>> contacts = pd.DataFrame({"phone": ["34600123456"], "name": ["Zoë"]})
-        >>> preflight(contacts, "sms", "Hi {name}", sender="Shop", encoding="auto").empty
+        >>> preflight(sendframe.sms("Hi {name}", sender="Shop", encoding="auto"), contacts).empty
         True
     """
     contacts_frame(contacts)
-    channel = channel_name(channel)
+    channel, info, template, parts = msg.channel, msg.info, msg.template, msg.parts
+    encoding, trans = msg.encoding or "gsm", int(msg.fields.get("trans", 0))
     found = Problems(contacts.index)
-    info = channel_info(channel)
     if info.sends_sms:
+        sender = msg.fields.get("from")
         problem = sender_label_problem(sender) if sender is not None else "is missing"
         if problem:
             found.campaign("from", "invalid_sender",
@@ -304,18 +282,18 @@ def preflight(
                            f"parts must be between 1 and {info.max_parts} for {channel} (got {parts!r}); "
                            "the service would reject the request (100).")
             parts = info.max_parts
-    column = recipient_column(contacts, info.recipient, to, channel=channel)
+    column = msg.recipient_column(contacts)
     if keys is None:
         keys = sendable_keys(contacts[column], info.recipient)
-    valid = _recipient_problems(found, contacts, channel, column, keys)
+    valid = _recipient_problems(found, contacts, info.recipient, column, keys)
     if info.sends_sms or channel == "whatsapp":
         _line_problems(found, contacts, channel, column, valid, keys)
-    blocked = _suppressed_values(suppression, channel, default_region)
+    blocked = _suppressed_values(msg.suppression if suppression is None else suppression, info.recipient,
+                                 msg.default_region)
     if blocked:
         _opted_out(found, contacts, column, keys, blocked)
     if channel == "whatsapp":
-        fields = dict(zip(WHATSAPP_FIELDS, (header_fields, body_fields, call_to_action_fields), strict=True))
-        _whatsapp_problems(found, contacts, whatsapp_template, fields)
+        _whatsapp_problems(found, contacts, msg.fields.get("templateId"), msg.whatsapp_columns)
     elif template is not None:
         for written in templates.malformed_placeholders(template):
             found.campaign("message", "malformed_placeholder",
@@ -332,8 +310,9 @@ def preflight(
         _variable_problems(found, contacts, parsed)
         if info.sends_sms:
             measured = measure_sms(contacts, template, encoding=asked_encoding(encoding), trans=trans, channel=channel,
-                                   link_base=link_base, otp_config=otp_config, measured=measured)
+                                   link_base=msg.link_base, otp_config=msg.fields.get("otpConfig"), measured=measured)
             _text_problems(found, measured, encoding, parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before
-            render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+            render(contacts, template, channel=channel, otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base,
+                   trans=trans)
     return found.frame()

@@ -108,12 +108,8 @@ class Prepared:
         ``reason`` and, under ``local_time``/``quiet_hours``, ``send_at_utc``. Totals in ``.attrs``."""
         msg, contacts, plan = self.message, self.contacts, self.plan
         values = contacts[self.recipient_column]
-        priced = estimating.estimate(
-            contacts, msg.template or "", channel=msg.channel, encoding=msg.encoding,
-            parts=msg.parts if msg.info.sends_sms else None, certified=bool(msg.fields.get("certified", False)),
-            attachments=self.attachments, prices=self.prices, trans=int(msg.fields.get("trans", 0)),
-            otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, to=self.recipient_column,
-            measured=self.measured, keys=self.recipient_key)
+        priced = estimating.estimate(msg, contacts, prices=self.prices, attachments=self.attachments,
+                                     measured=self.measured, keys=self.recipient_key)
         sent_as = pd.array(column_to_arrow(values), dtype="str")  # as the send writes it: 34600123456.0 is 34600123456
         front = {"recipient": sent_as, "recipient_key": self.recipient_key, "text": self._texts()}
         if msg.info.result_text_field and msg.template != msg.fields.get(msg.info.result_text_field):
@@ -234,14 +230,7 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
                                           otp_config=msg.fields.get("otpConfig"))
     column = msg.recipient_column(frame)
     keys = sendable_keys(frame[column], msg.info.recipient)
-    whatsapp = {msg.info.column_field_option(k): v for k, v in msg.whatsapp_columns.items()}
-    problems = preflight(
-        frame, msg.channel, msg.template, sender=msg.fields.get("from"), parts=msg.parts,
-        encoding=msg.encoding or "gsm", trans=trans,
-        suppression=msg.suppression if suppression is None else suppression,
-        whatsapp_template=msg.fields.get("templateId") if msg.channel == "whatsapp" else None,
-        to=column, default_region=msg.default_region, otp_config=msg.fields.get("otpConfig"),
-        link_base=msg.link_base, measured=measured, keys=keys, **whatsapp)
+    problems = preflight(msg, frame, suppression=suppression, measured=measured, keys=keys)
     prepared = Prepared(msg, frame, column, keys, problems, measured, reasons, moment, ledger=ledger, prices=prices,
                         attachments=attachments)
     kept.store("prepared", None if fingerprint is None else (msg, options, fingerprint, prepared))
