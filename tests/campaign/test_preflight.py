@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -15,17 +14,12 @@ from hypothesis import strategies as st
 from sendframe.campaign.contacts import read_contacts
 from sendframe.campaign.counter import MessageCounter
 from sendframe.campaign.estimate import estimate
-from sendframe.campaign.message import Message, landing_sms, mailing, message, sms, whatsapp
+from sendframe.campaign.message import mailing, message, sms, whatsapp
 from sendframe.campaign.preflight import PROBLEM_COLUMNS, preflight
 from sendframe.errors import InputError
 from sendframe.text.filters import is_number
 
 ES, ES2, PT = "34600123456", "34600123457", "351912345678"
-
-
-def unchecked(msg: Message, **fields) -> Message:
-    """``msg`` with request fields the constructor would refuse (preflight still names them as problems)."""
-    return dataclasses.replace(msg, fields={**msg.fields, **fields})
 
 
 def problems(frame: pd.DataFrame, rule: str) -> pd.DataFrame:
@@ -97,19 +91,6 @@ def test_characters_outside_the_encoding_are_a_warning_naming_them():
     assert problems(in_utf16, "unencodable_characters").empty
 
 
-@pytest.mark.parametrize("sender", [None, "My Shop!", "ThisIsTooLongALabel", "1234567890123456"])
-def test_an_invalid_sender_label_is_a_campaign_wide_error(sender):
-    msg = unchecked(sms("Hi", sender="Shop"), **{"from": sender})
-    found = problems(preflight(msg, pd.DataFrame({"phone": [ES]})), "invalid_sender")
-    assert len(found) == 1
-    assert found.iloc[0]["row"] is None and found.iloc[0]["column"] == "from"
-
-
-def test_parts_above_the_channel_maximum_are_refused():
-    found = preflight(unchecked(landing_sms("Hi", sender="Shop"), parts=9), pd.DataFrame({"phone": [ES]}))
-    assert problems(found, "parts_out_of_range")["message"].str.contains("between 1 and 8").all()
-
-
 @pytest.mark.parametrize(
     "suppression",
     ["file", pd.DataFrame({"phone": ["+34 600 123 456"]}), ["0034600123456"], pd.Series(["600123456"])],
@@ -162,9 +143,9 @@ def test_an_unknown_whatsapp_template_would_answer_140():
 
 def test_campaign_problems_come_first_then_rows_in_order():
     contacts = pd.DataFrame({"phone": ["bad", ES], "name": [None, "Ana"]}, index=["x", "y"])
-    found = preflight(unchecked(sms("Hi {name}", sender="Shop"), **{"from": "!!"}), contacts)
-    assert found["row"].tolist() == [None, "x", "x"]
-    assert found["rule"].tolist() == ["invalid_sender", "invalid_recipient", "missing_variable"]
+    found = preflight(sms("Hi {name|nofilter}", sender="Shop"), contacts)
+    assert found["row"].tolist() == [None, "x"]
+    assert found["rule"].tolist() == ["invalid_template", "invalid_recipient"]
 
 
 def test_the_contacts_frame_is_not_modified():

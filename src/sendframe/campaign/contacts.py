@@ -33,7 +33,6 @@ from sendframe.api.recipient_columns import (
     normalise_phones,
     phone_numbers,
     valid_emails,
-    valid_phones,
 )
 from sendframe.campaign.columns import (
     MOBILE_TYPES,
@@ -55,7 +54,7 @@ from sendframe.options import check_options
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ADDED_COLUMNS", "LARGE_FILE_BYTES", "duplicate_recipients", "read_contacts", "wants_dask"]
+__all__ = ["ADDED_COLUMNS", "LARGE_FILE_BYTES", "read_contacts", "wants_dask"]
 
 # every column read_contacts writes besides the recipients themselves; an input column of one of these names
 # is replaced
@@ -251,8 +250,8 @@ def read_contacts(
       What was typed stays in ``phone_raw`` / ``email_raw``.
     - Flags: ``phone_valid``, ``email_valid`` (for the columns present) and ``duplicate``: True for the
       second and later rows that repeat an earlier row's phone *or* email (emails compared ignoring case;
-      missing and invalid values never count). To check only the column one channel sends to, use
-      :func:`duplicate_recipients`.
+      missing and invalid values never count). A message's :meth:`~sendframe.Message.plan` skips the repeats of
+      the one column its channel sends to.
     - ``phone_type``: what kind of line each valid phone is, from phonenumbers' metadata (``mobile``,
       ``fixed_line``, ``fixed_line_or_mobile``, ``toll_free``, ``premium_rate``, ``voip``, ...; see
       :mod:`sendframe.api.number_types`), a categorical; missing for invalid phones. Preflight flags the
@@ -341,27 +340,3 @@ def _repeats(codes: np.ndarray) -> np.ndarray:
     # True for each code (>= 0) already seen in an earlier row
     repeated: np.ndarray = pd.Series(codes).duplicated(keep="first").to_numpy() & (codes >= 0)
     return repeated
-
-
-def duplicate_recipients(values: pd.Series, kind: str = "phone", *, valid: np.ndarray | None = None) -> pd.Series:
-    """True for each row whose recipient already appears in an earlier row (the first one is not a duplicate).
-
-    ``kind`` is ``"phone"`` (numbers compared as written, so normalise them first: ``read_contacts``
-    does) or ``"email"`` (compared ignoring case and surrounding spaces). Missing and invalid
-    recipients are never duplicates: the service rejects them anyway. ``valid``: each value's
-    validity when already known, so it is not worked out again. This is the rule behind
-    ``read_contacts``' ``duplicate`` flag, for one recipient column.
-
-        >>> duplicate_recipients(pd.Series(["Ana@example.com", "ana@example.com", None, None]), "email").tolist()
-        [False, True, False, False]
-    """
-    if kind not in ("phone", "email"):
-        raise InputError(f"kind must be 'phone' or 'email', not {kind!r}.")
-    if kind == "email":
-        keys, known = email_keys(values)
-        valid = known if valid is None else np.asarray(valid, dtype=bool)
-        codes = np.where(valid, key_codes(keys), -1)
-    else:  # valid numbers in API form are at most 15 digits without a leading zero: compared as integers
-        valid = valid_phones(values) if valid is None else np.asarray(valid, dtype=bool)
-        codes = phone_numbers(values, valid)
-    return pd.Series(_repeats(codes), index=values.index)

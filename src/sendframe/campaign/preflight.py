@@ -20,11 +20,9 @@ too_many_parts           error     the text needs more parts than ``parts`` allo
 unencodable_characters   warning   characters the encoding cannot carry: sent as ``?``
 shorten_not_url          error     a ``{x|shorten}`` value is not an http(s) URL (100)
 format_not_number        warning   a ``{x|formatDotComma}`` value is not a number: sent unchanged
-invalid_sender           error     the sender label breaks the spec's rule (100)
 malformed_placeholder    error     a ``{...}`` that looks like a variable but is not one (``{First Name}``):
                                    it would be sent as written
 invalid_template         error     the template cannot be parsed (an unknown filter) (100)
-parts_out_of_range       error     ``parts`` outside 1-15 (SMS) or 1-8 (landing SMS) (100)
 whatsapp_template        error     unknown WhatsApp template (140) or wrong number of field columns
 whatsapp_field_missing   error     a WhatsApp field column has no value in this row (141)
 =======================  ========  ============================================================
@@ -51,7 +49,6 @@ import pyarrow.compute as pc
 from sendframe.api.number_types import number_types, receives_sms
 from sendframe.api.recipient_columns import recipient_keys, sendable_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
-from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.columns import snake_name
 from sendframe.campaign.measured import measure_sms
 from sendframe.campaign.preview import contacts_frame, render
@@ -252,7 +249,7 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
 
     ``suppression`` (instead of the message's) is a CSV path (a ``phone``/``email`` column, else the first),
     a DataFrame or an iterable of numbers / emails; numbers are normalised like :func:`sendframe.read_contacts`
-    does. The sender label rule is the models' own (:func:`sendframe.api.validation.sender_label_problem`).
+    does.
     Under ``encoding="auto"`` each row is in the cheapest encoding that carries it, as the estimate chooses it
     (so no character is lost, and parts are counted in that encoding). A recipient is valid when it has a key
     (:func:`~sendframe.api.recipient_columns.sendable_keys`). ``measured``: the text engine's
@@ -271,17 +268,6 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
     channel, info, template, parts = msg.channel, msg.info, msg.template, msg.parts
     encoding, trans = msg.encoding or "gsm", int(msg.fields.get("trans", 0))
     found = Problems(contacts.index)
-    if info.sends_sms:
-        sender = msg.fields.get("from")
-        problem = sender_label_problem(sender) if sender is not None else "is missing"
-        if problem:
-            found.campaign("from", "invalid_sender",
-                           f"the sender label {problem}; the service would reject the request (100).")
-        if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= info.max_parts:
-            found.campaign("parts", "parts_out_of_range",
-                           f"parts must be between 1 and {info.max_parts} for {channel} (got {parts!r}); "
-                           "the service would reject the request (100).")
-            parts = info.max_parts
     column = msg.recipient_column(contacts)
     if keys is None:
         keys = sendable_keys(contacts[column], info.recipient)

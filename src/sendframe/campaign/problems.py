@@ -31,7 +31,7 @@ __all__ = ["PROBLEM_COLUMNS", "RULE_ORDER", "Problems", "joined", "key_codes", "
 
 PROBLEM_COLUMNS: tuple[str, ...] = ("row", "column", "rule", "message", "severity")
 RULE_ORDER: tuple[str, ...] = (
-    "invalid_sender", "parts_out_of_range", "invalid_template", "malformed_placeholder", "whatsapp_template",
+    "invalid_template", "malformed_placeholder", "whatsapp_template",
     "invalid_recipient", "landline", "duplicate_recipient", "opted_out", "missing_variable", "whatsapp_field_missing",
     "shorten_not_url", "format_not_number", "too_many_parts", "unencodable_characters",
 )  # fmt: skip
