@@ -58,7 +58,8 @@ def contacts_frame(contacts: object) -> pd.DataFrame:
         >>> contacts_frame([1])
         Traceback (most recent call last):
         ...
-        sendframe.errors.InputError: contacts must be a pandas DataFrame (see sendframe.read_contacts; a Dask frame goes through the Message's methods), not builtins.list.
+        sendframe.errors.InputError: contacts must be a pandas DataFrame (see sendframe.read_contacts; a Dask frame \
+goes through the Message's methods), not builtins.list.
     """
     if not isinstance(contacts, pd.DataFrame):
         kind = type(contacts)
