@@ -23,12 +23,15 @@ CONTACTS = pd.DataFrame({
 })
 
 
-def expected_totals(template: str, encoding: str, parts: int | None) -> dict:
+def draft(template: str, encoding: str, parts: int | None) -> sendframe.Message:
+    """The message being typed: the counter counts any template (even an empty one, which a message refuses);
+    parts=None is no limit."""
     msg = sendframe.sms("x", sender="Shop", encoding=encoding)
-    # the counter counts any template while it is typed (even an empty one, which a message refuses), and
-    # parts=None is no limit: the estimate of a message holding them as they are
-    est = estimate(dataclasses.replace(msg, fields={**msg.fields, "message": template, "parts": parts or 10**6}),
-                   CONTACTS)
+    return dataclasses.replace(msg, fields={**msg.fields, "message": template, "parts": parts or 10**6})
+
+
+def expected_totals(template: str, encoding: str, parts: int | None) -> dict:
+    est = estimate(draft(template, encoding, parts), CONTACTS)
     present = est["text"].notna()
     return {
         "parts": int(est.loc[est["billable"], "parts"].sum()),
@@ -64,15 +67,15 @@ def observed(totals) -> dict:
 @pytest.mark.parametrize("encoding", ["auto", "gsm", "gsm-pt", "utf-16"])
 def test_counter_totals_equal_estimate(template, encoding):
     counter = MessageCounter(CONTACTS)
-    got = counter.count(template, encoding, parts=2)
+    got = counter.count(draft(template, encoding, 2))
     want = expected_totals(template, encoding, 2)
     assert same(observed(got), want), (observed(got), want)
 
 
 def test_forced_by_names_the_characters_that_need_utf16():
     counter = MessageCounter(CONTACTS)
-    assert counter.count("Hi {name}", "auto").forced_by == "ë😀"  # neither is in gsm or gsm-pt
-    assert counter.count("Olá {city}", "auto").forced_by == ""  # á and É fit gsm-pt
+    assert counter.count(draft("Hi {name}", "auto", None)).forced_by == "ë😀"  # neither is in gsm or gsm-pt
+    assert counter.count(draft("Olá {city}", "auto", None)).forced_by == ""  # á and É fit gsm-pt
 
 
 _pieces = st.sampled_from(["Hi ", "€", "😀", "{name}", "{name|upper}", "{city|capitalize}", "{amount|formatCommaDot}",
@@ -83,22 +86,22 @@ _pieces = st.sampled_from(["Hi ", "€", "😀", "{name}", "{name|upper}", "{cit
 @given(st.lists(_pieces, max_size=12), st.sampled_from(["auto", "gsm", "utf-16"]), st.sampled_from([None, 1, 3]))
 def test_counter_agrees_with_estimate_on_any_template(pieces, encoding, parts):
     template = "".join(pieces)
-    got = observed(MessageCounter(CONTACTS).count(template, encoding, parts=parts))
+    got = observed(MessageCounter(CONTACTS).count(draft(template, encoding, parts)))
     want = expected_totals(template, encoding, parts)
     assert same(got, want), (template, got, want)
 
 
 def test_counter_does_not_change_the_contacts():
     before = CONTACTS.copy()
-    MessageCounter(CONTACTS).count("Hi {name|upper} {city}")
+    MessageCounter(CONTACTS).count(draft("Hi {name|upper} {city}", "auto", None))
     pd.testing.assert_frame_equal(CONTACTS, before)
 
 
 def test_a_column_is_measured_once_and_reused():
     counter = MessageCounter(CONTACTS)
-    counter.count("Hi {name}")
+    counter.count(draft("Hi {name}", "auto", None))
     first = counter._measures[("name", None)]
-    counter.count("Hello {name}, again {name}")
+    counter.count(draft("Hello {name}, again {name}", "auto", None))
     assert counter._measures[("name", None)] is first
 
 
@@ -106,26 +109,26 @@ def test_large_table_keystroke_uses_cached_measurements():
     big = pd.DataFrame({"phone": np.repeat(CONTACTS["phone"].to_numpy(), 2000),
                         "name": [f"name {i}" for i in range(12000)]})
     counter = MessageCounter(big)
-    totals = counter.count("Hi {name}", "auto")
+    totals = counter.count(draft("Hi {name}", "auto", None))
     assert totals.rows == 12000 and totals.encodings == {"gsm": 12000}
 
 
 def test_the_counters_recipients_are_the_rows_the_send_sends_on_the_shipped_sample():
     contacts = sendframe.read_contacts(Path(__file__).parents[2] / "data" / "contacts.csv")
     msg = sendframe.sms("Hi {name}, see you soon", sender="Shop", parts=2, encoding="auto")
-    totals = MessageCounter(contacts).count(msg.template, "auto", parts=2, message=msg)
+    totals = MessageCounter(contacts).count(msg)
     with pytest.warns(sendframe.errors.RowsSkippedWarning):
         sent = msg.send(contacts, dry_run=True, progress=False)
     assert totals.rows == len(contacts) > totals.recipients  # the sample has repeats and invalid rows
     assert totals.recipients == len(msg.ready(contacts)) == int((sent["outcome"] == "dry_run").sum())
     assert totals.cost == pytest.approx(msg.estimate(contacts).attrs["totals"]["cost"])
-    kept = MessageCounter(contacts).count(msg.template, "auto", parts=2, message=msg, keep="duplicate")
+    kept = MessageCounter(contacts).count(msg, keep="duplicate")
     assert totals.recipients < kept.recipients == len(msg.ready(contacts, keep="duplicate"))
 
 
 def test_a_certified_messages_counter_costs_what_its_estimate_costs():
     msg = sendframe.sms("Hi {name}", sender="Shop", certified=True)
-    totals = MessageCounter(CONTACTS).count(msg.template, "gsm", message=msg)
-    uncertified = MessageCounter(CONTACTS).count(msg.template, "gsm", message=msg.replace(certified=False))
+    totals = MessageCounter(CONTACTS).count(msg)
+    uncertified = MessageCounter(CONTACTS).count(msg.replace(certified=False))
     assert totals.cost == pytest.approx(msg.estimate(CONTACTS).attrs["totals"]["cost"])
     assert totals.cost > uncertified.cost

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import sendframe
-from sendframe.scale.frames import problem_counts
+from sendframe.scale.messages import problem_counts
 from sendframe.scale.runtime import from_pandas
 from tests.scale.data import computed, contacts, typed
 

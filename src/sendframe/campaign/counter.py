@@ -7,16 +7,15 @@ those measurements to the literal text's: a few numpy operations over the table,
 Rows where a part boundary could fall on an escape sequence or a surrogate pair are rendered and
 split exactly, so the answers equal :func:`~sendframe.campaign.estimate.estimate`'s.
 
-    >>> import pandas as pd
+    >>> import pandas as pd, sendframe
     >>> counter = MessageCounter(pd.DataFrame({"phone": ["34600123456"], "name": ["Zoë"]}))
-    >>> totals = counter.count("Hi {name|upper}")
-    >>> totals.parts, totals.encodings
-    (1, {'utf-16': 1})
+    >>> totals = counter.count(sendframe.sms("Hi {name|upper}", sender="Shop", encoding="auto"))
+    >>> totals.parts, totals.encodings, totals.recipients
+    (1, {'utf-16': 1}, 1)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,14 +24,12 @@ import pandas as pd
 import pyarrow as pa
 
 from sendframe.api.recipient_columns import sendable_keys
-from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.estimate import price_table, priced_numbers
 from sendframe.campaign.measured import asked_encoding
 from sendframe.campaign.policy import keep_reasons, repeated_rows
 from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
 from sendframe.campaign.problems import key_codes
-from sendframe.channels import channel as channel_info
 from sendframe.errors import SendframeError
 from sendframe.text.encodings import CHARSETS, ENCODINGS
 from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
@@ -85,34 +82,40 @@ def _measure(arr: pa.Array) -> _Measure:
 
 
 class MessageCounter:
-    """Counts a contact table's campaign totals for template after template, fast.
+    """Counts a contact table's campaign totals for message after message, fast.
 
-    Give the same arguments you would give :func:`~sendframe.campaign.estimate.estimate`; :meth:`count` then takes
-    the template and the encoding (``"auto"`` for the cheapest per row) and returns
-    :class:`CounterTotals`. The contacts frame is not modified.
+    :meth:`count` takes the message being written and returns :class:`CounterTotals`; ``prices`` as
+    :func:`~sendframe.campaign.estimate.estimate` takes them. The contacts frame is not modified.
     """
 
-    def __init__(self, contacts: pd.DataFrame, *, channel: str = "sms", link_base: str | None = None,
-                 otp_config: Mapping[str, Any] | None = None, prices: Any = None, to: str | None = None) -> None:
-        self.contacts, self.channel = contacts, channel
-        self._specials, self._shorten = placeholders(link_base, otp_config)
+    def __init__(self, contacts: pd.DataFrame, *, prices: Any = None) -> None:
+        self.contacts = contacts
+        self._prices = price_table(prices)
+        self._settings: tuple[Any, ...] | None = None  # (channel, recipient column, link_base, otpConfig) measured
+        self._policy: tuple[tuple[Any, ...], np.ndarray] | None = None  # (a message's policy settings, its rows)
+
+    def _measure_for(self, message: Message) -> None:
+        """Measure afresh when a setting the measurements depend on changes (channel, recipient column, the
+        placeholders' link base and OTP length); per keystroke these stay and nothing is measured again."""
+        settings = (message.channel, message.recipient_column(self.contacts), message.link_base,
+                    message.fields.get("otpConfig"))
+        if self._settings is not None and all(same_option(a, b) for a, b in zip(self._settings, settings,
+                                                                                  strict=True)):
+            return
+        self._settings, self.channel, column = settings, message.channel, settings[1]
+        self._specials, self._shorten = placeholders(message.link_base, settings[3])
         self._measures: dict[tuple[str, str | None], _Measure] = {}
-        self._kind = channel_info(channel).recipient
-        self._column = recipient_column(contacts, self._kind, to, channel=channel)
-        keys = sendable_keys(contacts[self._column], self._kind)  # missing where not a valid recipient
+        kind = message.info.recipient
+        keys = sendable_keys(self.contacts[column], kind)  # missing where not a valid recipient
         self._valid = keys.notna().to_numpy(dtype=bool)
         numbered = key_codes(keys)  # as small whole numbers (missing: <NA>), the plan's repeats are found fast
         self._codes = pd.Series(numbered, dtype="Int64").mask(numbered < 0)
-        self._numbers = priced_numbers(keys, self._kind)
-        self._prices = price_table(prices)
+        self._numbers = priced_numbers(keys, kind)
         self._priced: dict[tuple[int, bool], np.ndarray] = {}  # (parts, certified) -> each row's price
-        self._policy: tuple[tuple[Any, ...], np.ndarray] | None = None  # (a message's policy settings, its rows)
 
-    def _allowed(self, message: Message | None, keep: frozenset[str]) -> np.ndarray:
-        """Rows the send policy lets through whatever the template: valid, and for ``message`` not suppressed and
-        under the frequency cap (its prepared frame's plan, kept while the settings that decide it stay)."""
-        if message is None:
-            return self._valid
+    def _allowed(self, message: Message, keep: frozenset[str]) -> np.ndarray:
+        """Rows the send policy lets through whatever the template: valid, not suppressed and under the
+        frequency cap (the message's prepared frame's plan, kept while the settings that decide it stay)."""
         settings = (message.channel, message.to, message.default_region, message.suppression, message.frequency_cap,
                     message.history, keep)
         if self._policy is None or not all(same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True)):
@@ -139,16 +142,16 @@ class MessageCounter:
             self._measures[key] = _measure(array.cast(pa.large_string()))
         return self._measures[key]
 
-    def count(self, template: str, encoding: str = "auto", parts: int | None = None, *,
-              message: Message | None = None, keep: Any = None) -> CounterTotals:
-        """Totals for ``template``; ``parts`` is the most parts a request will allow (None: no limit).
-
-        ``message`` (the one being written): count as its send would, so ``recipients`` is the number of
-        rows its prepared frame sends to and only they are priced (suppression, frequency cap, repeats).
-        Without it every valid row with a text is priced, as :func:`~sendframe.campaign.estimate.estimate`
-        does. ``keep``: the send's ``keep`` (skip reasons it sends anyway).
+    def count(self, message: Message, *, keep: Any = None) -> CounterTotals:
+        """Totals of ``message`` as its send would count them: ``recipients`` is the number of rows its prepared
+        frame sends to and only they are priced (suppression, frequency cap, repeats). ``keep``: the send's
+        ``keep`` (skip reasons it sends anyway). Any template is counted, even one a send would refuse.
         """
-        encoding = asked_encoding(encoding)
+        self._measure_for(message)
+        sms = message.info.sends_sms
+        encoding = asked_encoding(message.encoding)
+        parts = message.parts if sms else None
+        template = message.template or ""
         parsed = parse(template)
         n = len(self.contacts)
         literal = "".join(p for p in parsed.pieces if isinstance(p, str))
@@ -170,7 +173,6 @@ class MessageCounter:
         for m, is_literal in zip(measures, broadcast, strict=True):
             if not is_literal:
                 missing |= m.missing
-        sms = channel_info(self.channel).sends_sms
         if not sms:
             chosen = np.full(n, -1, dtype=np.int8)  # a position in ENCODINGS; -1: none
             units = total("units", "utf-16", np.add)
@@ -201,10 +203,9 @@ class MessageCounter:
         kept = keep_reasons(keep)
         sendable = self._allowed(message, kept) & (~(missing | too_many) if "preflight" not in kept else True)
         first = sendable if "duplicate" in kept else sendable & ~repeated_rows(self._codes, sendable)  # plan's rule
-        billable = first if message is not None else ~missing & self._valid & ~too_many
-        certified = bool(message is not None and message.fields.get("certified", False))
-        cost = sum(float(self._costs(int(k), certified)[billable & (needed == k)].sum())
-                   for k in np.flatnonzero(np.bincount(needed[billable]))) + 0.0
+        certified = bool(message.fields.get("certified", False))
+        cost = sum(float(self._costs(int(k), certified)[first & (needed == k)].sum())
+                   for k in np.flatnonzero(np.bincount(needed[first]))) + 0.0
         present = ~missing
         per_encoding = np.bincount(chosen[present & (chosen >= 0)], minlength=len(ENCODINGS))
         forced = ""
@@ -216,7 +217,7 @@ class MessageCounter:
             encodings={ENCODINGS[k]: int(per_encoding[k]) for k in np.argsort(-per_encoding, kind="stable")
                        if per_encoding[k]},
             characters_max=int(units[present].max()) if present.any() else 0,
-            parts=int(needed[billable].sum()),
+            parts=int(needed[first].sum()),
             parts_max=int(needed[present].max()) if present.any() else 0,
             cost=cost,
             forced_by=forced,

@@ -126,8 +126,7 @@ def estimate(msg: Message, contacts: pd.DataFrame, *, prices: Any = None, attach
     forced = lost = pd.Series("", index=index, dtype="str")  # characters that forced the encoding, or are lost
     if info.sends_sms:
         asked = asked_encoding(encoding)
-        measured = measure_sms(contacts, template, encoding=asked, trans=trans, channel=channel,
-                               link_base=link_base, otp_config=otp_config, measured=measured)
+        measured = measure_sms(contacts, msg, measured=measured)
         text = pd.Series(measured["text"], index=index, name="text").astype("str")
         has_text = text.notna().to_numpy(dtype=bool)
         chosen = (measured["encoding"] if asked == "auto" else pd.Series(asked, index=index)).astype("str")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,9 @@ from sendframe.errors import InputError
 from sendframe.text.encodings import ENCODINGS
 from sendframe.text.measure import measure_frame
 from sendframe.text.templates import Template, parse
+
+if TYPE_CHECKING:
+    from sendframe.campaign.message import Message
 
 __all__ = ["forget", "frame_fingerprint", "last", "measure_texts", "store"]
 
@@ -156,20 +159,22 @@ def asked_encoding(encoding: str | None) -> str:
     return encoding
 
 
-def measure_sms(frame: pd.DataFrame, template: str, *, encoding: str, trans: int = 0, channel: str = "sms",
-                link_base: str | None = None, otp_config: Mapping[str, Any] | None = None,
-                measured: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The measurement of an SMS's rows as a send makes them: the arguments checked (``render`` on no rows),
-    the texts measured by :func:`measure_texts`, or under ``trans`` translated and measured as they are;
-    ``measured`` (the caller's, of the same rows and template) is taken as it is.
+def measure_sms(frame: pd.DataFrame, msg: Message, *, measured: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The measurement of an SMS's rows as its send makes them: the message's arguments checked (``render`` on no
+    rows), the texts measured by :func:`measure_texts`, or under ``trans`` translated and measured as they are;
+    ``measured`` (the caller's, of the same rows and message) is taken as it is.
 
-        >>> measure_sms(pd.DataFrame({"name": ["Zoë"]}), "Olá {name}", encoding="auto", trans=1)["text"].tolist()
+        >>> import sendframe
+        >>> msg = sendframe.sms("Olá {name}", sender="Shop", encoding="auto", trans=1)
+        >>> measure_sms(pd.DataFrame({"name": ["Zoë"]}), msg)["text"].tolist()
         ['Ola Zoë']
     """
-    render(frame.iloc[:0], template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+    template, trans, encoding = msg.template or "", int(msg.fields.get("trans", 0)), asked_encoding(msg.encoding)
+    link_base, otp_config = msg.link_base, msg.fields.get("otpConfig")
+    render(frame.iloc[:0], template, channel=msg.channel, otp_config=otp_config, link_base=link_base, trans=trans)
     if measured is not None:
         return measured
     if trans == 0:
         return measure_texts(frame, template, encoding=encoding, link_base=link_base, otp_config=otp_config)
-    text = render(frame, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+    text = render(frame, template, channel=msg.channel, otp_config=otp_config, link_base=link_base, trans=trans)
     return measure_texts(pd.DataFrame({"text": text}, index=text.index), "{text}", encoding=encoding)

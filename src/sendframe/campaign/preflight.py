@@ -50,7 +50,7 @@ from sendframe.api.number_types import number_types, receives_sms
 from sendframe.api.recipient_columns import recipient_keys, sendable_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.campaign.columns import snake_name
-from sendframe.campaign.measured import asked_encoding, measure_sms
+from sendframe.campaign.measured import measure_sms
 from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.problems import (
     PROBLEM_COLUMNS,
@@ -295,8 +295,7 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
             return found.frame()
         _variable_problems(found, contacts, parsed)
         if info.sends_sms:
-            measured = measure_sms(contacts, template, encoding=asked_encoding(encoding), trans=trans, channel=channel,
-                                   link_base=msg.link_base, otp_config=msg.fields.get("otpConfig"), measured=measured)
+            measured = measure_sms(contacts, msg, measured=measured)
             _text_problems(found, measured, encoding, parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before
             render(contacts, template, channel=channel, otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base,

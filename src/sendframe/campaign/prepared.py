@@ -226,8 +226,7 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
     measured, template, trans = None, msg.fields.get("message"), int(msg.fields.get("trans", 0))
     if msg.info.sends_sms and trans == 0 and isinstance(template, str):
         with contextlib.suppress(SendframeError):
-            measured = kept.measure_texts(frame, template, encoding=msg.encoding or "gsm", link_base=msg.link_base,
-                                          otp_config=msg.fields.get("otpConfig"))
+            measured = kept.measure_sms(frame, msg)
     column = msg.recipient_column(frame)
     keys = sendable_keys(frame[column], msg.info.recipient)
     problems = preflight(msg, frame, suppression=suppression, measured=measured, keys=keys)

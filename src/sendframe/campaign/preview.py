@@ -25,7 +25,6 @@ from typing import Any
 import pandas as pd
 
 from sendframe.api.models import OtpConfig, parse_body
-from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
 from sendframe.text import templates
@@ -59,15 +58,17 @@ def contacts_frame(contacts: object) -> pd.DataFrame:
         >>> contacts_frame([1])
         Traceback (most recent call last):
         ...
-        sendframe.errors.InputError: contacts must be a DataFrame (see sendframe.read_contacts), not list.
+        sendframe.errors.InputError: contacts must be a pandas DataFrame (see sendframe.read_contacts; a Dask frame \
+goes through the Message's methods), not builtins.list.
     """
     if not isinstance(contacts, pd.DataFrame):
-        raise InputError(f"contacts must be a DataFrame (see sendframe.read_contacts), not {type(contacts).__name__}.")
+        kind = type(contacts)
+        raise InputError("contacts must be a pandas DataFrame (see sendframe.read_contacts; a Dask frame goes through "
+                         f"the Message's methods), not {kind.__module__.split('.')[0]}.{kind.__name__}.")
     return contacts
 
 
 @keyword_checked
-@dispatched("contacts")
 def render(
     contacts: pd.DataFrame,
     template: str,

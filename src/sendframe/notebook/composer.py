@@ -123,8 +123,7 @@ class Composer:
         self._message_error: SendframeError | None = None
         self._job: BackgroundSend | None = None
         self._sent_ledger: Any = None
-        self._counter_key: tuple[Any, ...] | None = None
-        self._counter_value: MessageCounter | None = None
+        self._counter: MessageCounter | None = None
 
         self.table = w.Dropdown(options=list(self._tables), description="Contacts")
         self.channel = w.Dropdown(options=[(CHANNEL_LABELS[c], c) for c in CHANNELS], value=initial.channel,
@@ -294,15 +293,6 @@ class Composer:
         for field in COLUMN_INPUTS:
             self.inputs[field].allowed_tags = columns
 
-    def _counter(self, msg: Message) -> MessageCounter:
-        column = msg.recipient_column(self.contacts)
-        key = (self.table.value, msg.channel, column, msg.link_base)
-        if self._counter_key != key or self._counter_value is None:
-            self._counter_value = MessageCounter(self.contacts, channel=msg.channel, link_base=msg.link_base,
-                                                 to=column)
-            self._counter_key = key
-        return self._counter_value
-
     # ------------------------------------------------------------------ live preview and counter
 
     def update(self) -> None:
@@ -326,9 +316,9 @@ class Composer:
             return
         try:
             msg = self._message or preview_message(form, **self._settings)
-            totals = self._counter(msg).count(msg.template or "", (msg.encoding or "gsm") if info.sends_sms else "auto",
-                                              parts=msg.parts if info.sends_sms else None, message=msg,
-                                              keep=self.send_options.get("keep"))
+            if self._counter is None or self._counter.contacts is not self.contacts:
+                self._counter = MessageCounter(self.contacts)  # one per table: it keeps the table's measurements
+            totals = self._counter.count(msg, keep=self.send_options.get("keep"))
             self.preview.value = self._preview(msg)
         except SendframeError as exc:
             self.counter.value, self.preview.value = error_html("Cannot preview", exc), ""

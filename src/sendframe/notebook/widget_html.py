@@ -45,8 +45,10 @@ def counter_figures(totals: Any) -> dict[str, Any]:
     """What the composer's counter shows, from :class:`~sendframe.campaign.counter.CounterTotals`: its fields,
     the encodings as one line.
 
+        >>> from sendframe import sms
         >>> from sendframe.campaign.counter import MessageCounter
-        >>> figures = counter_figures(MessageCounter(pd.DataFrame({"phone": ["34600123456"]})).count("Hi", "gsm"))
+        >>> counter = MessageCounter(pd.DataFrame({"phone": ["34600123456"]}))
+        >>> figures = counter_figures(counter.count(sms("Hi", sender="Shop")))
         >>> figures["recipients"], figures["encoding"]
         (1, 'gsm ×1')
     """

@@ -1,7 +1,7 @@
 """sendframe past one machine: contact tables and callback logs as Dask frames (``sendframe[dask]``).
 
 The pandas functions take a Dask frame as they take a pandas one and answer lazily, running the
-same pandas code on every partition (:mod:`~sendframe.scale.frames`); rules that span rows (a
+same pandas code on every partition (:mod:`~sendframe.scale.messages`); rules that span rows (a
 recipient repeated anywhere in the table) are kept right across partitions by a shuffle on the
 recipient (:mod:`~sendframe.scale.repeats`). Dask itself is imported only when a Dask frame is
 met (:mod:`~sendframe.scale.runtime`), so the pandas path never needs it.

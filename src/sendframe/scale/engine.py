@@ -4,8 +4,8 @@ Registered under the ``sendframe.engines`` entry point group (pyproject.toml), s
 functions marked :func:`sendframe.engines.dispatched` find it when they meet a Dask frame and
 never import this package. Each entry maps one pandas function (by module and qualified name) to
 its Dask twin, which gets that function (as its module holds it) and the call's arguments by name,
-and runs it over the partitions (:mod:`~sendframe.scale.frames`, :mod:`~sendframe.scale.messages`,
-:mod:`~sendframe.scale.contacts`, :mod:`~sendframe.scale.callbacks`, :mod:`~sendframe.scale.sending`).
+and runs it over the partitions (:mod:`~sendframe.scale.messages`, :mod:`~sendframe.scale.contacts`,
+:mod:`~sendframe.scale.callbacks`, :mod:`~sendframe.scale.sending`).
 
     >>> import pandas as pd
     >>> DaskEngine().claims(pd.DataFrame())
@@ -25,7 +25,7 @@ from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.send_options import SendOptions
 from sendframe.engines import function_name
 from sendframe.errors import InputError
-from sendframe.scale import callbacks, contacts, frames, messages, sending
+from sendframe.scale import callbacks, contacts, messages, sending
 from sendframe.scale.runtime import is_dask_frame
 
 __all__ = ["TWINS", "DaskEngine"]
@@ -39,12 +39,6 @@ def _send(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
         # the pandas send's own body applies them and sends the changed message (back here, without them)
         return inspect.unwrap(function)(msg, contacts, **options)
     return sending.send_partitions(msg, contacts, SendOptions.of(options, "Message.send", also=RUN_SETTINGS))
-
-
-def _per_partition(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
-    """A row-wise function's twin: the function on every partition (:func:`~sendframe.scale.frames.on_partitions`)."""
-    return frames.on_partitions(function, arguments["contacts"], **{k: v for k, v in arguments.items()
-                                                                    if k != "contacts"})
 
 
 def _read_contacts(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
@@ -64,14 +58,13 @@ def _delivery_summary(function: Callable[..., Any], arguments: Mapping[str, Any]
 
 
 TWINS: dict[str, Twin] = {
-    "sendframe.campaign.message.Message.render": lambda function, arguments: frames.on_partitions(
-        arguments["self"].render, arguments["contacts"], field=arguments["field"]),
+    "sendframe.campaign.message.Message.render": lambda function, arguments: messages.render(
+        arguments["self"], arguments["contacts"], field=arguments["field"]),
     "sendframe.campaign.message.Message.prepare": lambda function, arguments: messages.prepare(
         arguments["self"], arguments["contacts"],
         **{k: v for k, v in arguments.items() if k not in ("self", "contacts")}),
     "sendframe.campaign.message.Message.send": _send,
-    "sendframe.campaign.preview.render": _per_partition,
-    "sendframe.campaign.estimate.estimate_totals": lambda function, arguments: frames.estimate_totals(
+    "sendframe.campaign.estimate.estimate_totals": lambda function, arguments: messages.estimate_totals(
         arguments["frame"]),
     "sendframe.campaign.contacts.read_contacts": _read_contacts,
     "sendframe.delivery.callbacks.read_callbacks": lambda function, arguments: callbacks.read_logs(
@@ -90,8 +83,8 @@ def _public(function: Callable[..., Any]) -> Callable[..., Any]:
     """The module's own attribute of a dispatched ``function`` (its decorators included): what the workers
     get, since a function is sent to them by its module and name.
 
-        >>> from sendframe.campaign.preview import render
-        >>> _public(inspect.unwrap(render)) is render
+        >>> from sendframe.campaign.estimate import estimate_totals
+        >>> _public(inspect.unwrap(estimate_totals)) is estimate_totals
         True
     """
     found: Any = importlib.import_module(function.__module__)
