@@ -2,9 +2,8 @@
 
 The worker calls :func:`report_urls` for each ``notify`` step. A notificationUrl is split on its escape
 codes once (``UrlTemplate``, cached per distinct URL), and the values that repeat from report to report
-(sender, statuses, dates, costs, mnc, campaign and sending ids) are URL-encoded once each, and a message's
-own values once for all its reports, so a report costs a few dictionary lookups and one string formatting,
-byte for byte what ``substitute`` gives:
+(sender, statuses, dates, costs, mnc, campaign and sending ids) are URL-encoded once each, so a report
+costs a few dictionary lookups and one string formatting, byte for byte what ``substitute`` gives:
 
     >>> notification_urls("http://x/?id=%i&t=%t", {"i": "ab", "t": "2026-11-21 09:30"}, 1)
     ['http://x/?id=ab&t=2026-11-21%2009%3A30']
@@ -14,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
 from sendframe.api.notifications import NOTIFICATION_DATE_FORMAT, UrlTemplate, quote_value
 
@@ -105,26 +104,15 @@ def report_urls(message: dict[str, Any], payload: dict[str, Any], due: float) ->
         >>> report_urls(message, {"status": "DELIVRD", "delivery": 1}, 61.5)
         ['http://x/?i=ab12&s=DELIVRD&t=1970-01-01%2000%3A01&c=0.0400']
     """
+    sent = message["sent_at"]
     delivery = payload.get("delivery")
-    quoted = {**_message_values(message), "d": "" if delivery is None else _quoted(str(delivery)),
-              "y": _quoted_minute_at(due), "s": _quoted(payload.get("status") or "")}
-    return _filled(_template(message["notification_url"]), quoted, message["parts"])
-
-
-def _message_values(message: dict[str, Any]) -> dict[str, str]:
-    """The quoted values a report takes from its message, kept on the message (under ``report_values``) for
-    its next report while the three that a step can change (``sent_at``, ``cost``, ``mnc``) stay the same."""
-    sent, cost, mnc = message["sent_at"], message["cost"], message["mnc"]
-    kept = message.get("report_values")
-    if kept is not None and kept[0] is sent and kept[1] == cost and kept[2] == mnc:
-        return cast(dict[str, str], kept[3])
-    values = {
-        "i": quote_value(message["id"]), "p": _quoted(message["sender"] or ""),
-        "P": quote_value(message["recipient"] or ""),
+    quoted = {
+        "i": quote_value(message["id"]), "d": "" if delivery is None else _quoted(str(delivery)),
+        "p": _quoted(message["sender"] or ""), "P": quote_value(message["recipient"] or ""),
         "t": _quoted_minute(sent) if sent is not None else _quoted_minute_of_text(message["scheduled_at"]
                                                                                   or message["created_at"]),
-        "c": _quoted_cost(cost), "m": _quoted(mnc or ""), "C": _quoted(str(message["campaign_id"])),
+        "y": _quoted_minute_at(due), "c": _quoted_cost(message["cost"]), "s": _quoted(payload.get("status") or ""),
+        "m": _quoted(message["mnc"] or ""), "C": _quoted(str(message["campaign_id"])),
         "S": _quoted(str(message["sending_id"])),
     }
-    message["report_values"] = (sent, cost, mnc, values)
-    return values
+    return _filled(_template(message["notification_url"]), quoted, message["parts"])
