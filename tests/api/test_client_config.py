@@ -64,8 +64,8 @@ def test_settings_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("SENDFRAME_USERNAME", "demo")
     monkeypatch.setenv("SENDFRAME_API_PASSWORD", PASSWORD)
     with Client() as client:
-        assert client.base_url == "http://127.0.0.1:9"
-        assert client.username == "demo"
+        assert client.config.base_url == "http://127.0.0.1:9"
+        assert client.config.username == "demo"
 
 
 @pytest.mark.parametrize("missing", ["SENDFRAME_BASE_URL", "SENDFRAME_USERNAME", "SENDFRAME_API_PASSWORD"])

@@ -40,7 +40,8 @@ class _Base:
     """What both clients share: configuration, repr and the method of each endpoint.
 
     Each endpoint's method builds its call (:mod:`sendframe.api.wire`) and hands it to ``_run``, the one part
-    that differs: :class:`Client` runs it and returns the answer, :class:`AsyncClient` returns a coroutine of it.
+    that differs: both step it through :func:`~sendframe.api.wire.drive`; :class:`Client` with blocking I/O,
+    returning the answer, :class:`AsyncClient` returning the coroutine.
     """
 
     config: WireConfig
@@ -58,14 +59,6 @@ class _Base:
 
     def _run(self, call: wire.Call) -> Any:
         raise NotImplementedError
-
-    @property
-    def base_url(self) -> str:
-        return self.config.base_url
-
-    @property
-    def username(self) -> str:
-        return self.config.username
 
     def __repr__(self) -> str:
         base_url = wire.redact_url(self.config.base_url)
@@ -154,6 +147,10 @@ class _Base:
 _POOL_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
 
 
+async def _sleep_blocking(seconds: float) -> None:
+    time.sleep(seconds)
+
+
 def _content(response: httpx.Response) -> bytes:
     return response.content
 
@@ -190,29 +187,11 @@ class Client(_Base):
         self._http.close()
 
     def _run(self, call: wire.Call) -> Any:
-        steps = wire.exchange(call, self.config.retry)
-        step = next(steps)
-        while True:
-            if isinstance(step, wire.Sleep):
-                time.sleep(step.seconds)
-                outcome: Any = None
-            else:
-                try:
-                    outcome = self._exchange(step)
-                except httpx.TransportError as exc:
-                    outcome = exc
-            try:
-                step = steps.send(outcome)
-            except StopIteration as stop:
-                return stop.value
+        return wire.run_blocking(wire.drive(call, self.config.retry, self._send_blocking, _sleep_blocking))
 
-    def _exchange(self, step: wire.Send) -> httpx.Response:
+    async def _send_blocking(self, step: wire.Send) -> httpx.Response:  # never suspends: see wire.run_blocking
         response = self._transport.handle_request(self._build_request(step))
-        try:
-            response.read()
-        except BaseException:
-            response.close()
-            raise
+        response.read()  # on a failed read httpcore closes the response and gives the connection back
         return response
 
     def get_sms_body(self, ids: str | Iterable[str]) -> bytes:
@@ -250,28 +229,10 @@ class AsyncClient(_Base):
         """Close the connections."""
         await self._http.aclose()
 
-    async def _run(self, call: wire.Call) -> Any:
-        steps = wire.exchange(call, self.config.retry)
-        step = next(steps)
-        while True:
-            if isinstance(step, wire.Sleep):
-                await asyncio.sleep(step.seconds)
-                outcome: Any = None
-            else:
-                try:
-                    outcome = await self._exchange(step)
-                except httpx.TransportError as exc:
-                    outcome = exc
-            try:
-                step = steps.send(outcome)
-            except StopIteration as stop:
-                return stop.value
+    def _run(self, call: wire.Call) -> Any:
+        return wire.drive(call, self.config.retry, self._send, asyncio.sleep)  # a coroutine, awaited by the caller
 
-    async def _exchange(self, step: wire.Send) -> httpx.Response:
+    async def _send(self, step: wire.Send) -> httpx.Response:
         response = await self._transport.handle_async_request(self._build_request(step))
-        try:
-            await response.aread()
-        except BaseException:
-            await response.aclose()
-            raise
+        await response.aread()
         return response

@@ -59,6 +59,7 @@ from sendframe.api.validation import (
 )
 from sendframe.channels import CHANNELS, channel
 from sendframe.errors import Problem, RequestValidationError, TemplateError  # noqa: F401  (re-exported for callers)
+from sendframe.text.encodings import ENCODINGS
 from sendframe.text.templates import parse
 
 __all__ = [
@@ -72,7 +73,6 @@ __all__ = [
 
 MAX_RECIPIENTS = 1000
 MAX_LOOKUP_IDS = 100
-ENCODINGS = ("gsm", "gsm-pt", "utf-16")
 LANGUAGES = ("en_GB", "en_US", "es_ES", "es_US", "pt_PT", "pt_BR", "cmn_CN", "arb", "de_DE", "fr_FR", "it_IT", "hi_IN")
 FEMALE_ONLY_LANGUAGES = frozenset({"cmn_CN", "arb", "hi_IN"})
 GENDERS = ("F", "M")
@@ -266,6 +266,18 @@ class _Campaign(SendRequest):
     tags: Texts | None = None
 
 
+class _StoredTemplate(SendRequest):
+    """A request whose content is written in it or stored (``templateId``, ``templateV2Id``): one is required."""
+
+    template_id: Int | None = None
+    template_v2_id: Int | None = None
+
+    @staticmethod
+    def content_rule(written: str, content: str) -> FieldsRule:
+        """The rule that ``written`` (the wire name of the written content) or a template id is given."""
+        return one_given(written, "templateId", "templateV2Id", content=content)
+
+
 class _SmsFields(_Campaign):
     message: NonEmptyText
     sender: SenderLabel = Field(alias="from")
@@ -298,18 +310,16 @@ class SmsRequest(_SmsFields):
         return problems
 
 
-class LandingSmsRequest(_SmsFields):
+class LandingSmsRequest(_SmsFields, _StoredTemplate):
     """POST /api/rest/landingsms: the SMS fields (no availableTimes, otpConfig) plus the landing page."""
 
     channel: ClassVar[str] = "landingsms"
     schema_rules: ClassVar[SchemaRules] = (
         TAGS_NEED_CAMPAIGN_NAME,
-        one_given("templateBody", "templateId", "templateV2Id", content="the landing page content"))
+        _StoredTemplate.content_rule("templateBody", "the landing page content"))
     parts: LandingSmsParts = 1
     notification_url: Text | None = None
     template_body: NonEmptyText | None = None
-    template_id: Int | None = None
-    template_v2_id: Int | None = None
 
     def problems(self) -> list[Problem]:
         problems = super().problems()
@@ -337,12 +347,12 @@ def landing_page_problems(page: str) -> list[Problem]:
                     "{LAND_URL} is the page's own address and {OTP_CODE} belongs in the message")]
 
 
-class MailingRequest(_Campaign):
+class MailingRequest(_Campaign, _StoredTemplate):
     """POST /api/rest/mailing."""
 
     channel: ClassVar[str] = "mailing"
     schema_rules: ClassVar[SchemaRules] = (
-        TAGS_NEED_CAMPAIGN_NAME, one_given("body", "templateId", "templateV2Id", content="the email content"))
+        TAGS_NEED_CAMPAIGN_NAME, _StoredTemplate.content_rule("body", "the email content"))
     to: EmailRecipients
     cc: Texts | None = None
     bcc: Texts | None = None
@@ -351,8 +361,6 @@ class MailingRequest(_Campaign):
     reply_to: NonEmptyText
     subject: NonEmptyText
     body: NonEmptyText | None = None
-    template_id: Int | None = None
-    template_v2_id: Int | None = None
     certified: Bool | None = None
     sub: list[dict[str, SubValue]] | None = None
     attachments: list[Attachment] | None = None

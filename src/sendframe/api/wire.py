@@ -2,9 +2,9 @@
 
 No I/O here. A call is described once (:class:`Call`); :func:`exchange` is a generator that yields
 what to do next (:class:`Send` a request, or :class:`Sleep` before a retry) and receives what
-happened (an ``httpx.Response`` or the transport exception). The sync and async clients only
-drive it: one sends through its httpx transport and calls ``time.sleep``, the other awaits their
-async twins.
+happened (an ``httpx.Response`` or the transport exception). :func:`drive` steps through it once for
+both clients, given how to send and sleep: the async client awaits its httpx transport and
+``asyncio.sleep``, the sync client passes functions that block and runs the driver with :func:`run_blocking`.
 
 For sends in bulk (a campaign's batches) a request can be validated and serialised once
 (:class:`EncodedRequest`: the bytes checked are the bytes sent) and an answer read straight into
@@ -26,7 +26,7 @@ import json
 import operator
 import os
 import warnings
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NotRequired
 from urllib.parse import quote, urlsplit
@@ -53,8 +53,6 @@ from sendframe.errors import (
 ENV_BASE_URL = "SENDFRAME_BASE_URL"
 ENV_USERNAME = "SENDFRAME_USERNAME"
 ENV_API_PASSWORD = "SENDFRAME_API_PASSWORD"
-
-MAX_LOOKUP_IDS = 100
 
 
 NO_ANSWER = 0  # error code of a failure where the service gave no answer at all
@@ -475,8 +473,8 @@ def lookup_call(ids: str | Iterable[str]) -> Call:
     id_list = [part for i in id_list for part in i.split(",") if part]
     if not id_list:
         raise InputError("get_sms needs at least one message id.")
-    if len(id_list) > MAX_LOOKUP_IDS:
-        raise InputError(f"get_sms takes at most {MAX_LOOKUP_IDS} ids per request, got {len(id_list)}; "
+    if len(id_list) > models.MAX_LOOKUP_IDS:
+        raise InputError(f"get_sms takes at most {models.MAX_LOOKUP_IDS} ids per request, got {len(id_list)}; "
                          "use sendframe.fetch_records, which splits them.")
     path = "/api/rest/sms/" + ",".join(quote(i, safe="") for i in id_list)
     return Call("GET", path, None, _parse_lookup, "SMS lookup")
@@ -539,3 +537,45 @@ def exchange(call: Call, policy: RetryPolicy) -> Generator[Send | Sleep, Any, An
                 raise UnknownOutcomeError(response.status_code, f"{problem}. Check before sending again.",
                                           response.status_code) from None
             raise ApiError(response.status_code, problem, response.status_code) from None
+
+
+async def drive(call: Call, policy: RetryPolicy, send: Callable[[Send], Awaitable[httpx.Response]],
+                sleep: Callable[[float], Awaitable[Any]]) -> Any:
+    """Step one call through :func:`exchange`: ``send`` each request (its transport error is an answer too),
+    ``sleep`` before each retry; returns the parsed answer or raises. The one loop of both clients.
+
+        >>> async def send(step):
+        ...     return httpx.Response(200, json={"ok": True})
+        >>> run_blocking(drive(Call("GET", "/x", None, lambda r: r.json(), "a lookup"), RetryPolicy(), send, None))
+        {'ok': True}
+    """
+    steps = exchange(call, policy)
+    outcome: Any = None
+    while True:
+        try:
+            step = steps.send(outcome)
+        except StopIteration as done:
+            return done.value
+        if isinstance(step, Sleep):
+            outcome = await sleep(step.seconds)
+            continue
+        try:
+            outcome = await send(step)
+        except httpx.TransportError as exc:
+            outcome = exc
+
+
+def run_blocking(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """The value of a coroutine that never suspends: :func:`drive` given functions that block (the sync client).
+
+        >>> async def two():
+        ...     return 2
+        >>> run_blocking(two())
+        2
+    """
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("run_blocking: the coroutine awaited real asynchronous I/O; await it in an event loop instead")

@@ -65,19 +65,10 @@ _HELP: dict[str, str] = {
     "parts": "most SMS parts per message; rows needing more are skipped",
     "trans": "1: replace accented characters per the spec's table",
     "certified": "certified sending (priced as such)",
-    "notification_url": "delivery notification address (escape codes such as %i, %s), or a column holding one per row",
-    "to": "the recipient column (default: phone or email, or a usual name such as Mobile, Móvil, E-mail)",
-    "link_base": "base address that previews show in {UNSUB_URL}, {LAND_URL} and shortened links",
-    "default_region": "country assumed for national numbers (ISO code)",
     "header_fields": "columns filling the template's header variables, in order",
     "body_fields": "columns filling the template's body variables, in order",
     "call_to_action_fields": "columns filling the template's button (call to action) variables, in order",
     "default_answer": "columns filling the template's default answer, in order",
-    "suppression": "recipients never sent to (a CSV of phones or emails): those rows are skipped",
-    "frequency_cap": "(N, DAYS): skip recipients already sent N messages in the last DAYS days (per history)",
-    "history": "earlier campaigns' ledgers (a folder), for frequency_cap",
-    "local_time": "send at this time (HH:MM) on each recipient's clock (zone from a timezone column, else the number)",
-    "quiet_hours": "(FROM, TO): deliver only between these local times",
     "client": "the API client (default: one from the environment)",
     "ledger": "SQLite journal that makes the send resumable: rows already answered are not sent again",
     "keep": "send rows the policy leaves out anyway: invalid (missing or invalid recipient), suppressed (on the "
@@ -126,10 +117,12 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
     info = channel(channel_name)
     wire = request_field_names(info.name)
     specs: dict[str, OptionSpec] = {}
+    settings = {f.name: f for f in dataclasses.fields(Message)}
 
     def add(name: str, default: Any, role: str, hint: Any, required: bool = False) -> None:
         if name not in specs:
-            text = _HELP.get(name, f"the request's {wire.get(name, name)} (see the API spec)")
+            own = settings[name].metadata.get("help") if name in settings else None  # a Message setting's
+            text = own or _HELP.get(name, f"the request's {wire.get(name, name)} (see the API spec)")
             specs[name] = OptionSpec(name, default, role, _value(hint, default), text, required)
 
     constructor = CONSTRUCTORS[info.name]
@@ -138,7 +131,6 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
         if parameter.kind is not inspect.Parameter.VAR_KEYWORD:
             empty = parameter.default is inspect.Parameter.empty
             add(name, None if empty else parameter.default, "argument", hints.get(name), empty)
-    settings = {f.name: f for f in dataclasses.fields(Message)}
     message_hints = typing.get_type_hints(Message)
     for name in ("encoding", *MESSAGE_OPTIONS):  # settings before fields: they own encoding and notification_url
         if (name == "encoding" and not info.sends_sms) or (name == "notification_url" and not info.has_notifications):

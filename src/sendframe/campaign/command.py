@@ -48,6 +48,7 @@ from sendframe.campaign.message import Message
 from sendframe.campaign.policy import KEEP_REASONS, skipped_summary
 from sendframe.channels import CHANNELS, channel
 from sendframe.errors import InputError, RowsSkippedWarning, naming_full_disk
+from sendframe.text.encodings import ENCODINGS
 
 __all__ = ["NOT_FLAGS", "add_arguments", "flag", "message_from_args", "message_ledger_path",
            "options_from_args", "run"]
@@ -75,7 +76,7 @@ _BY_VALUE: dict[str, dict[str, Any]] = {
     "structure": {"type": json.loads, "metavar": "JSON"}, "text": {}, "object": {}}
 _SHAPES: dict[str, dict[str, Any]] = {
     "keep": {"action": "append", "choices": KEEP_REASONS, "type": str, "metavar": None},
-    "encoding": {"choices": ("gsm", "gsm-pt", "utf-16", "auto")}, "gender": {"choices": GENDERS},
+    "encoding": {"choices": (*ENCODINGS, "auto")}, "gender": {"choices": GENDERS},
     "trans": {"choices": (0, 1)}, "frequency_cap": {"type": float, "metavar": ("N", "DAYS")},
     "quiet_hours": {"metavar": ("FROM", "TO")}, "ledger": {"metavar": "FILE"},
     "stop_after_unknown": {"help": "start no new batch after N batches in a row end with an unknown outcome "

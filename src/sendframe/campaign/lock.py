@@ -18,6 +18,7 @@ that is killed never leaves the ledger locked, and the ``.lock`` file left on di
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 
@@ -30,31 +31,10 @@ __all__ = ["hold"]
 
 def _holder(lock_path: str) -> str:
     """' (process N)' when the lock file names the process holding it, else ''."""
-    try:
-        with open(lock_path, "rb") as file:
-            text = file.read(32).decode("ascii", "replace").strip()
-    except OSError:
-        return ""
-    return f" (process {text})" if text.isdigit() else ""
-
-
-def _name_holder(lock_path: str) -> None:
-    # filelock opens the file without truncating it, so the holder's process id stays readable to a second run
-    with open(lock_path, "r+b") as file:
-        file.truncate(0)
-        file.write(str(os.getpid()).encode("ascii"))
-
-
-def _unusable(exc: OSError, ledger_path: str, lock_path: str) -> OSError:
-    """The same kind of OSError, saying which lock file could not be created or written and why
-    (``DiskFullError`` when the disk is full)."""
-    full = full_disk_error(exc, lock_path, f"the lock file of the ledger {ledger_path} cannot be written, so nothing "
-                           "was sent; free space and run again with the same ledger.")
-    if full is not None:
-        return full
-    return type(exc)(exc.errno, f"The lock file {lock_path} of the ledger {ledger_path} cannot be created or written "
-                     f"({exc.strerror or exc}): the ledger's folder must be writable and have free space",
-                     lock_path)
+    with contextlib.suppress(OSError), open(lock_path, "rb") as file:
+        text = file.read(32).decode("ascii", "replace").strip()
+        return f" (process {text})" if text.isdigit() else ""
+    return ""
 
 
 @contextlib.contextmanager
@@ -72,24 +52,27 @@ def hold(ledger_path: str) -> Iterator[None]:
         yield
         return
     lock_path = ledger_path + ".lock"
-    folder = os.path.dirname(os.path.abspath(lock_path))
-    if not os.path.isdir(folder):  # filelock would create the folder; a mistyped ledger path is an error instead
-        raise _unusable(FileNotFoundError(2, "no such folder"), ledger_path, lock_path)
     lock = FileLock(lock_path, blocking=False)
     try:
+        if not os.path.isdir(os.path.dirname(os.path.abspath(lock_path))):  # filelock would create it: a typo
+            raise FileNotFoundError(errno.ENOENT, "no such folder")
         lock.acquire()
+        with open(lock_path, "r+b") as file:  # filelock does not truncate it: the holder is readable to a second run
+            file.truncate(0)
+            file.write(str(os.getpid()).encode("ascii"))
     except Timeout:
         raise LedgerInUseError(
             f"The ledger {ledger_path} is in use by another run{_holder(lock_path)}: two runs sending with one "
             "ledger at once could send a row twice. Wait for the other run to finish (or stop it), then run again "
             f"(the lock is held on {lock_path}).") from None
     except OSError as exc:
-        raise _unusable(exc, ledger_path, lock_path) from exc
+        lock.release()
+        advice = f"the lock file of the ledger {ledger_path} cannot be written, so nothing was sent; free space and " \
+                 "run again with the same ledger."
+        raise full_disk_error(exc, lock_path, advice) or type(exc)(
+            exc.errno, f"The lock file {lock_path} of the ledger {ledger_path} cannot be created or written "
+            f"({exc.strerror or exc}): the ledger's folder must be writable and have free space", lock_path) from exc
     try:
-        try:
-            _name_holder(lock_path)
-        except OSError as exc:
-            raise _unusable(exc, ledger_path, lock_path) from exc
         yield
     finally:
         lock.release()

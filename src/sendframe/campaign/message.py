@@ -27,6 +27,7 @@ planned and priced once; ``send`` sends it (:mod:`sendframe.campaign.send_prepar
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -54,6 +55,10 @@ __all__ = ["MESSAGE_OPTIONS", "RESULT_COLUMNS", "Message", "landing_sms", "maili
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
 
 
+def _setting(default: Any, help_text: str) -> Any:
+    return dataclasses.field(default=default, metadata={"help": help_text})
+
+
 @dataclasses.dataclass(frozen=True, repr=False)
 class Message:
     """One channel's message settings, applied to any contact table (see the module docstring).
@@ -67,26 +72,25 @@ class Message:
     """The request fields by their wire name (``from``, ``campaignName``, ...), checked by the models."""
     encoding: str | None = None
     """``None`` (the service's default, gsm), ``"gsm"``, ``"gsm-pt"``, ``"utf-16"`` or ``"auto"``."""
-    to: str | None = None
-    """The recipient column; ``None`` finds ``phone``/``email`` (or a usual alias) in each table."""
-    notification_url: str | None = None
-    """Delivery notification address, or the name of a column holding one per row (sms)."""
-    link_base: str | None = None
-    """Base address that previews show in ``{UNSUB_URL}``/``{LAND_URL}``/shortened links."""
-    default_region: str = "ES"
-    """Country assumed for national numbers in a suppression list."""
+    # the settings below are options of every front door: their help is the CLI's and the Composer's too
+    to: str | None = _setting(None, "the recipient column (default: phone or email, or a usual name such as Mobile, "
+                                    "Móvil, E-mail)")
+    notification_url: str | None = _setting(None, "delivery notification address (escape codes such as %i, %s), or "
+                                                   "a column holding one per row")
+    link_base: str | None = _setting(None, "base address that previews show in {UNSUB_URL}, {LAND_URL} and "
+                                           "shortened links")
+    default_region: str = _setting("ES", "country assumed for national numbers (ISO code)")
     whatsapp_columns: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     """WhatsApp: wire array name (``bodyFields``, ...) -> the columns filling it, in order."""
-    suppression: Any = None
-    """Recipients never sent to (a CSV path, a frame or a list): their rows are ``skipped_suppressed``."""
-    frequency_cap: tuple[int, float] | None = None
-    """``(n, days)``: a recipient sent ``n`` messages in the last ``days`` days (per ``history``) is skipped."""
-    history: Any = None
-    """Earlier sends for the frequency cap: a folder of ledgers, ledger paths, or a frame (recipient, sent_at)."""
-    local_time: str | None = None
-    """Send at this time on each recipient's clock (``"10:00"``), its zone from the number or a ``timezone`` column."""
-    quiet_hours: tuple[str, str] | None = None
-    """``("09:00", "21:00")``: nothing is delivered before the first or from the second local time."""
+    suppression: Any = _setting(None, "recipients never sent to (a CSV of phones or emails, a frame or a list): "
+                                      "those rows are skipped")
+    frequency_cap: tuple[int, float] | None = _setting(None, "(N, DAYS): skip recipients already sent N messages in "
+                                                             "the last DAYS days (per history)")
+    history: Any = _setting(None, "earlier campaigns' ledgers (a folder, ledger paths, or a frame of recipient and "
+                                  "sent_at), for frequency_cap")
+    local_time: str | None = _setting(None, "send at this time (HH:MM) on each recipient's clock (zone from a "
+                                            "timezone column, else the number)")
+    quiet_hours: tuple[str, str] | None = _setting(None, "(FROM, TO): deliver only between these local times")
 
     # ------------------------------------------------------------------ what it is
 
@@ -174,8 +178,10 @@ class Message:
 
         ``.problems`` is the preflight frame; ``.frame`` has per row the recipient (as typed and as
         compared), the text, encoding, parts, cost (0 for a skipped row), ``action``, ``reason`` and, under
-        ``local_time``/``quiet_hours``, ``send_at_utc``. The other methods are views of it, and the last one
-        is reused for the same message, options and table content: an estimate then a send prepare once. A Dask
+        ``local_time``/``quiet_hours``, ``send_at_utc``. The other methods are views of it and take its options;
+        the last one is reused for the same message, options and table content: an estimate then a send prepare
+        once. ``suppression`` replaces the message's list for this call; ``now`` (tz-aware) is when the frequency
+        cap counts back from; ``ledger`` is the send's own, left out of a history read from a folder of ledgers. A Dask
         frame's answer is lazy (``sendframe.scale.messages.PreparedPartitions``, through :mod:`sendframe.engines`).
 
             >>> import pandas as pd
@@ -188,9 +194,7 @@ class Message:
         return prepare(self, as_frame(contacts), suppression=suppression, keep=keep, now=now, ledger=ledger,
                        prices=prices, attachments=attachments)
 
-    @keyword_checked
-    def preview(self, contacts: Any, *, suppression: Any = None,
-                keep: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def preview(self, contacts: Any, **options: Any) -> pd.DataFrame:
         """Per row: ``recipient``, ``text`` and what a send would do with it (``action``, ``reason``).
 
             >>> import pandas as pd
@@ -198,10 +202,9 @@ class Message:
                  recipient   text action reason
             0  34600123456  Hi Jo   send    NaN
         """
-        return self.prepare(contacts, suppression=suppression, keep=keep).preview
+        return self.prepare(contacts, **options).preview
 
-    @keyword_checked
-    def preflight(self, contacts: Any, *, suppression: Any = None) -> pd.DataFrame:
+    def preflight(self, contacts: Any, **options: Any) -> pd.DataFrame:
         """Every problem of sending this message to ``contacts``, one row each (see
         :func:`~sendframe.campaign.preflight.preflight`).
 
@@ -210,22 +213,17 @@ class Message:
             >>> problems["rule"].tolist()
             ['malformed_placeholder']
         """
-        return self.prepare(contacts, suppression=suppression).problems.copy()
+        return self.prepare(contacts, **options).problems.copy()
 
-    @keyword_checked
-    def plan(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
-             now: Any = None, ledger: Any = None) -> pd.DataFrame:
+    def plan(self, contacts: Any, **options: Any) -> pd.DataFrame:
         """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason`` (:mod:`sendframe.campaign.policy`).
 
         Raises ``InputError`` when a problem stops the whole campaign (a malformed template, an
-        unknown WhatsApp template): no row could be sent as meant. ``suppression`` replaces the
-        message's list for this call; ``now`` (tz-aware) is when the frequency cap counts back from;
-        ``ledger`` is the send's own ledger, left out of a history read from a folder of ledgers.
+        unknown WhatsApp template): no row could be sent as meant.
         """
-        return self.prepare(contacts, suppression=suppression, keep=keep, now=now, ledger=ledger).plan.copy()
+        return self.prepare(contacts, **options).plan.copy()
 
-    @keyword_checked
-    def schedule(self, contacts: Any, *, now: Any = None) -> pd.DataFrame:
+    def schedule(self, contacts: Any, **options: Any) -> pd.DataFrame:
         """When each row would be sent under ``local_time`` / ``quiet_hours``: its zone, local and UTC send time.
 
         See :func:`~sendframe.campaign.schedule.local_send_times`; nothing is sent.
@@ -236,21 +234,18 @@ class Message:
             ...     .loc[0, "send_at_utc"])
             '2026-11-25 09:00:00+00:00'
         """
-        return self.prepare(contacts, now=now).schedule.copy()
+        return self.prepare(contacts, **options).schedule.copy()
 
-    @keyword_checked
-    def ready(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None) -> pd.DataFrame:
+    def ready(self, contacts: Any, **options: Any) -> pd.DataFrame:
         """The rows a send would send (a new frame; the rest are skipped by :meth:`plan`).
 
             >>> import pandas as pd
             >>> sms("Hi", sender="Shop").ready(pd.DataFrame({"phone": ["34600123456", "x"]})).index.tolist()
             [0]
         """
-        return self.prepare(contacts, suppression=suppression, keep=keep).ready
+        return self.prepare(contacts, **options).ready
 
-    @keyword_checked
-    def estimate(self, contacts: Any, *, prices: Any = None, suppression: Any = None,
-                 keep: str | Iterable[str] | None = None, attachments: int = 0) -> pd.DataFrame:
+    def estimate(self, contacts: Any, **options: Any) -> pd.DataFrame:
         """Per row encoding, length, parts and cost of what a send would send, with ``action``; totals in ``.attrs``.
 
         Rows a send would skip cost nothing (``billable`` False), so the total is what the send spends.
@@ -262,8 +257,7 @@ class Message:
             [{'encoding': 'gsm-pt', 'parts': 1, 'action': 'send'},
              {'encoding': 'gsm-pt', 'parts': 1, 'action': 'skipped_duplicate'}]
         """
-        return self.prepare(contacts, prices=prices, suppression=suppression, keep=keep,
-                            attachments=attachments).estimate
+        return self.prepare(contacts, **options).estimate
 
     @send_signature
     @dispatched("contacts", named_by=lambda arguments: "dask" if arguments["options"].get("out") is not None else None)
@@ -312,6 +306,12 @@ MESSAGE_OPTIONS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Mess
 
 def _made(channel_name: str, options: dict[str, Any]) -> Message:
     return Message(**message_settings(channel_name, options, MESSAGE_OPTIONS))
+
+
+# the views take prepare's options: help() and editors show them, as they show send's (send_signature)
+for _view in (Message.preview, Message.preflight, Message.plan, Message.schedule, Message.ready, Message.estimate):
+    _view.__signature__ = inspect.signature(Message.prepare).replace(  # type: ignore[attr-defined]
+        return_annotation=inspect.signature(_view).return_annotation)
 
 
 def message(channel_name: str, **options: Any) -> Message:

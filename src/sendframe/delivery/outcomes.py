@@ -12,8 +12,10 @@ hand; ``outcomes`` adds the contacts' own columns, on the contacts' index.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,7 +34,7 @@ from sendframe.delivery.contact_table import checked_contacts
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.memory import release_unused_memory
-from sendframe.options import keyword_checked
+from sendframe.options import check_options, keyword_checked
 from sendframe.send_outcomes import SKIP_OUTCOMES
 
 # display order of a message's status, best first; the dashboards keep this order and its colours
@@ -329,20 +331,17 @@ def message_outcomes(
     return out[list(OUTCOME_COLUMNS)]
 
 
-@keyword_checked
-def outcomes(
-    results: pd.DataFrame,
-    callbacks: pd.DataFrame | None = None,
-    records: object | None = None,
-    contacts: pd.DataFrame | None = None,
-    *,
-    estimate: pd.DataFrame | None = None,
-) -> pd.DataFrame:
+_JOINED_OPTIONS = inspect.signature(message_outcomes).parameters.keys()  # what outcomes passes on to message_outcomes
+
+
+def outcomes(results: pd.DataFrame, callbacks: pd.DataFrame | None = None, records: object | None = None,
+             contacts: pd.DataFrame | None = None, **options: Any) -> pd.DataFrame:
     """The per-recipient outcome table: one row per contact, on the contacts' index.
 
     ``results`` is the frame a send returned (on the contacts' index, with ``recipient`` and
     ``text``); ``callbacks`` the frame of ``read_callbacks`` (or ``Receiver.wait_for``);
-    ``records`` the value of ``fetch_records``; ``estimate`` the frame of ``msg.estimate``.
+    ``records`` the value of ``fetch_records``; ``options`` are those of ``message_outcomes``, which
+    this is with the contacts joined (``estimate``, the frame of ``msg.estimate``; ``recipients``).
     The columns are those of ``message_outcomes`` (``outcome`` says what the send did: accepted,
     rejected, unknown, not_sent, dry_run or a ``skipped_*`` reason; ``status`` what became of the
     message), then ``text`` when the results carry it, then every column of ``contacts``, so any of
@@ -354,7 +353,8 @@ def outcomes(
     >>> table = sendframe.outcomes(results, callbacks, records, contacts)  # doctest: +SKIP
     >>> table.groupby("segment")["status"].value_counts()  # doctest: +SKIP
     """
-    table = message_outcomes(results, callbacks, records, estimate=estimate)
+    check_options(options, [*_JOINED_OPTIONS, "contacts"], "outcomes")
+    table = message_outcomes(results, callbacks, records, **options)
     for carried in ("text", "reason", "variant"):  # what the send result says of each row beyond the answer
         if carried in results:
             table[carried] = results[carried].astype("string")
