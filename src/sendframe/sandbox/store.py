@@ -40,17 +40,17 @@ __all__ = [
 SCHEMA: tuple[str, ...] = (
     # What every message of a request shares lives in its sending; a message row holds only its own values.
     # A NULL sender, notification_url or extra means the sending's. What the carrier's steps change (status,
-    # delivered, mnc) lives in a narrow row of message_progress (by the message's rowid), written from its plan
-    # on: a round of steps touches a few rows of many messages, and narrow rows put them on a few pages instead
-    # of one page each. No progress row (or a NULL status) means the sending's status. Read messages through
-    # message_view, which puts the three together.
+    # delivered, mnc, the date of the sent event) lives in a narrow row of message_progress (by the message's
+    # rowid), written from its plan on: a round of steps touches a few rows of many messages, and narrow rows put
+    # them on a few pages instead of one page each. No progress row (or a NULL status) means the sending's status.
+    # Read messages through message_view, which puts the three together.
     """CREATE TABLE IF NOT EXISTS messages (
         id TEXT PRIMARY KEY, sending_id INTEGER NOT NULL, recipient TEXT, message TEXT, parts INTEGER,
         is_clicked INTEGER DEFAULT 0, is_opened INTEGER DEFAULT 0,
         custom_fields TEXT, cost REAL, sender TEXT, notification_url TEXT, extra TEXT)""",
     "CREATE INDEX IF NOT EXISTS messages_by_sending ON messages (sending_id)",
     """CREATE TABLE IF NOT EXISTS message_progress (
-        row INTEGER PRIMARY KEY, status TEXT, is_delivered INTEGER NOT NULL DEFAULT 0, mnc TEXT)""",
+        row INTEGER PRIMARY KEY, status TEXT, is_delivered INTEGER NOT NULL DEFAULT 0, mnc TEXT, sent_at TEXT)""",
     """CREATE TABLE IF NOT EXISTS events (
         message_id TEXT, seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT, date TEXT,
         is_mobile INTEGER DEFAULT 0, browser TEXT DEFAULT '', os TEXT DEFAULT '')""",
@@ -76,7 +76,7 @@ SCHEMA: tuple[str, ...] = (
         COALESCE(m.sender, s.sender) AS sender, m.recipient, m.message, m.parts, COALESCE(p.status, s.status) AS status,
         COALESCE(p.is_delivered, 0) AS is_delivered, m.is_clicked, m.is_opened, m.custom_fields,
         COALESCE(m.notification_url, s.notification_url) AS notification_url, m.cost, p.mnc,
-        s.scheduled_at, s.expires_at, s.created_at, COALESCE(m.extra, s.extra) AS extra
+        s.scheduled_at, s.expires_at, s.created_at, COALESCE(m.extra, s.extra) AS extra, p.sent_at
     FROM messages AS m JOIN sendings AS s ON s.id = m.sending_id LEFT JOIN message_progress AS p ON p.row = m.rowid""",
 )
 

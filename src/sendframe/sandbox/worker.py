@@ -45,18 +45,17 @@ ID_CHUNK = 2000  # message ids per IN (...) query
 MESSAGE_MEMORY = 50_000  # messages a worker keeps in memory for their later steps (a few seconds of traffic)
 _NOT_EVENTS = frozenset({"notify"})
 _MESSAGE_COLUMNS = ("id", "channel", "sender", "recipient", "parts", "notification_url", "cost", "mnc",
-                    "campaign_id", "sending_id", "scheduled_at", "created_at", "row_number")
-_MESSAGE_KEYS = (*_MESSAGE_COLUMNS, "sent_at")
+                    "campaign_id", "sending_id", "scheduled_at", "created_at", "row_number", "sent_at")
 _due_of = operator.itemgetter(0)
 _SHARED_KEYS = ("channel", "sender", "notification_url", "scheduled_at", "created_at")
 _MESSAGES_QUERY = f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view WHERE id IN ({{marks}})"
 _STATUS_OF_KIND = {"sent": "SENT", "retry": "SENT"}
 # what a round changes of its messages, by rowid: applying changes in order keeps the last status and mnc given,
-# and delivered once delivered
-_PROGRESS = ("INSERT INTO message_progress (row, status, is_delivered, mnc) "
-             "SELECT value, ?2, ?3, ?4 FROM json_each(?1) WHERE true ON CONFLICT (row) DO UPDATE SET "
+# delivered once delivered, and the date of the first sent event
+_PROGRESS = ("INSERT INTO message_progress (row, status, is_delivered, mnc, sent_at) "
+             "SELECT value, ?2, ?3, ?4, ?5 FROM json_each(?1) WHERE true ON CONFLICT (row) DO UPDATE SET "
              "status = COALESCE(excluded.status, status), is_delivered = MAX(is_delivered, excluded.is_delivered), "
-             "mnc = COALESCE(excluded.mnc, mnc)")
+             "mnc = COALESCE(excluded.mnc, mnc), sent_at = COALESCE(sent_at, excluded.sent_at)")
 _DUE_WORK = "SELECT seq, due, message_id, kind, payload FROM work WHERE due <= ? ORDER BY due, seq LIMIT ?"
 
 
@@ -87,10 +86,11 @@ class Round:
         """Store events, message updates (of the messages by id in ``row_numbers``), notification jobs and
         planned steps (inside the caller's transaction)."""
         db.executemany("INSERT INTO events (message_id, type, date) VALUES (?, ?, ?)", self.events)
+        sent = {message_id: date for message_id, kind, date in self.events if kind == "sent"}
         alike: dict[tuple[Any, ...], list[int]] = {}  # messages that change alike, updated in one statement
         costs = []
-        for status, delivered, cost, mnc, message_id in _merged(self.updates):
-            alike.setdefault((status, delivered, mnc), []).append(row_numbers[message_id])
+        for status, delivered, cost, mnc, message_id in _merged(self.updates):  # a sent step updates the status
+            alike.setdefault((status, delivered, mnc, sent.get(message_id)), []).append(row_numbers[message_id])
             if cost is not None:
                 costs.append((cost, row_numbers[message_id]))
         db.executemany(_PROGRESS, [(json.dumps(rows), *change) for change, rows in alike.items()])
@@ -435,7 +435,7 @@ class Worker:
         rows, plans = _take(rows)
         wanted = {r[2] for r in rows if r[3] != "plans"}
         unplanned = [m[0] for arguments in plans.values() for m in arguments["messages"]]
-        messages = self._messages(wanted.union(unplanned), unsent=unplanned)
+        messages = self._messages(wanted.union(unplanned))
         out = Round()
         for seq, due, message_id, kind, payload_text in rows:
             if kind == "plans":
@@ -467,14 +467,11 @@ class Worker:
             for message_id in list(itertools.islice(known, len(known) - MESSAGE_MEMORY // 2)):
                 del known[message_id]
 
-    def _messages(self, ids: Iterable[str], unsent: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    def _messages(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The messages of ``ids`` as dicts, from this worker's memory or the database. What a step reads of
         a message changes only by this worker's own rounds (``mnc``, ``cost``, ``sent_at``), so a remembered
-        message is what the database holds. ``sent_at`` (the date of the ``sent`` event) is looked up only
-        for messages with a notification URL, the only ones whose reports show it (``%t``), and not for
-        ``unsent`` ones (those of ``plans`` rows: a message's ``sent`` event is written with its plan)."""
+        message is what the database holds."""
         db = self.state.db
-        unsent = set(unsent)
         known = self._known
         out: dict[str, dict[str, Any]] = {}
         missing = []
@@ -487,22 +484,13 @@ class Worker:
         shared: dict[Any, Any] = {}  # the texts a request's messages share, held once
         for start in range(0, len(missing), ID_CHUNK):
             chunk = missing[start:start + ID_CHUNK]
-            notified = []
             for row in db.execute(_MESSAGES_QUERY.format(marks=",".join("?" * len(chunk))), chunk):
-                message = dict(zip(_MESSAGE_KEYS, row, strict=False))
+                message = dict(zip(_MESSAGE_COLUMNS, row, strict=True))
                 for key in _SHARED_KEYS:
                     message[key] = shared.setdefault(message[key], message[key])
-                message["sent_at"] = None
+                if message["sent_at"] is not None:
+                    message["sent_at"] = datetime.fromisoformat(message["sent_at"])
                 out[row[0]] = message
-                if row[5] and row[0] not in unsent:
-                    notified.append(row[0])
-            if not notified:
-                continue
-            for message_id, date in db.execute(
-                    "SELECT message_id, MIN(date) FROM events "
-                    f"WHERE type = 'sent' AND message_id IN ({','.join('?' * len(notified))}) GROUP BY message_id",
-                    notified):
-                out[message_id]["sent_at"] = datetime.fromisoformat(date)
         return out
 
     # ------------------------------------------------------------ notifications
