@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sendframe.campaign.estimate import estimate
+from sendframe.campaign.message import sms
 from sendframe.notebook.widgets import Composer
 
 TEMPLATE = "Hola {name|capitalize}, tu saldo en {city|upper} es {amount|formatDotComma} EUR. Gracias!"
@@ -58,7 +59,7 @@ def main() -> None:
     naive = []
     for end in (20, 45, 70, len(TEMPLATE)):
         started = time.perf_counter()
-        estimate(table, TEMPLATE[:end], encoding="auto")
+        estimate(sms(TEMPLATE[:end], sender="Shop", encoding="auto"), table)
         naive.append(time.perf_counter() - started)
 
     def ms(values: list[float]) -> str:

@@ -124,8 +124,8 @@ def _type_rule_cost(path: Path, encoding: str, repeat: int) -> dict[str, float]:
         middle, middle_cpu = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            preflight(contacts, "sms", TEMPLATE, sender="Shop", parts=2, encoding=encoding)
-            estimate(contacts, TEMPLATE, encoding="auto", parts=2)
+            preflight(sendframe.sms(TEMPLATE, sender="Shop", parts=2, encoding=encoding), contacts)
+            estimate(sendframe.sms(TEMPLATE, sender="Shop", parts=2, encoding="auto"), contacts)
         end, end_cpu = time.perf_counter(), time.process_time()
         for key, seconds in ((f"read {label}", middle - start), (f"intake {label}", end - start),
                              (f"read {label} cpu", middle_cpu - start_cpu),
@@ -149,7 +149,7 @@ def _type_rule_cost(path: Path, encoding: str, repeat: int) -> dict[str, float]:
 def _preflight_encoding(contacts: pd.DataFrame) -> str:
     # today's preflight may not know encoding="auto" yet: then it is timed with what would be sent (gsm)
     try:
-        preflight(contacts.head(20), "sms", TEMPLATE, sender="Shop", parts=2, encoding="auto")
+        preflight(sendframe.sms(TEMPLATE, sender="Shop", parts=2, encoding="auto"), contacts.head(20))
     except InputError:
         return "gsm"
     return "auto"
@@ -178,9 +178,9 @@ def _checks(contacts: pd.DataFrame, encoding: str, results: dict[str, float], re
     for _ in range(repeat):
         forget()
         start, start_cpu = time.perf_counter(), time.process_time()
-        problems = preflight(contacts, "sms", TEMPLATE, sender="Shop", parts=2, encoding=encoding)
+        problems = preflight(sendframe.sms(TEMPLATE, sender="Shop", parts=2, encoding=encoding), contacts)
         middle, middle_cpu = time.perf_counter(), time.process_time()
-        est = estimate(contacts, TEMPLATE, encoding="auto", parts=2)
+        est = estimate(sendframe.sms(TEMPLATE, sender="Shop", parts=2, encoding="auto"), contacts)
         run = (middle - start, time.perf_counter() - middle)
         best = min(best, run, key=sum)
         best_cpu = min(best_cpu, (middle_cpu - start_cpu, time.process_time() - middle_cpu), key=sum)
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         encoding = _preflight_encoding(warm)
         if encoding != "auto":
             print("note: today's preflight refuses encoding='auto'; it is timed with encoding='gsm'")
-        estimate(warm, TEMPLATE, encoding="auto", parts=2)  # price table, parsed template
+        estimate(sendframe.sms(TEMPLATE, sender="Shop", parts=2, encoding="auto"), warm)  # price table, parsed template
         times: dict[str, float] = {}
         repeat = max(args.repeat, 1)
         _timed("pandas.read_csv(dtype=str)", lambda: pd.read_csv(path, dtype=str), times, repeat)

@@ -149,12 +149,12 @@ def test_a_public_name_without_docstring_or_example_is_a_warning(caplog: pytest.
     site_pages = _docs_module("site_pages")
     package = types.SimpleNamespace(
         __all__=["ENCODINGS", "HOLDOUT", "undocumented", "unexampled"], __file__=sendframe.__file__,
-        _EXPORTS={"ENCODINGS": "sendframe.text.encodings", "HOLDOUT": "sendframe.campaign.variants"},
+        _EXPORTS={"ENCODINGS": "sendframe.text.encodings", "HOLDOUT": "sendframe.campaign.experiment"},
         ENCODINGS=("gsm", "gsm-pt", "utf-16"), HOLDOUT="holdout", undocumented=undocumented, unexampled=unexampled)
     with caplog.at_level(logging.WARNING):
         markdown = site_pages.reference_markdown(package)
     assert f"::: {__name__}.{undocumented.__qualname__}" in markdown
-    assert "::: sendframe.campaign.variants.HOLDOUT" in markdown
+    assert "::: sendframe.campaign.experiment.HOLDOUT" in markdown
     warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
     assert warnings == ["sendframe.ENCODINGS has no docstring: the reference would show its name alone",
                         "sendframe.undocumented has no docstring: the reference would show its name alone",

@@ -21,7 +21,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "sendframe.api.client": ("AsyncClient", "Client"),
     "sendframe.campaign.contacts": ("read_contacts",),
     "sendframe.campaign.estimate": ("estimate_totals",),
-    "sendframe.campaign.experiment": ("variants",),
+    "sendframe.campaign.experiment": ("assign_variants", "variants"),
     "sendframe.campaign.ledger": ("Ledger",),
     "sendframe.campaign.message": (
         "Message", "landing_sms", "mailing", "message", "sms", "voice", "voice_audio", "whatsapp",
@@ -29,7 +29,6 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "sendframe.campaign.shortcuts": (
         "send_landingsms", "send_mailing", "send_sms", "send_voice", "send_voice_audio", "send_whatsapp",
     ),
-    "sendframe.campaign.variants": ("assign_variants",),
     "sendframe.delivery.callbacks": ("read_callbacks",),
     "sendframe.delivery.conversions": ("conversions",),
     "sendframe.delivery.experiments": ("compare_variants",),
@@ -58,6 +57,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.api.client import Client as Client
     from sendframe.campaign.contacts import read_contacts as read_contacts
     from sendframe.campaign.estimate import estimate_totals as estimate_totals
+    from sendframe.campaign.experiment import assign_variants as assign_variants
     from sendframe.campaign.experiment import variants as variants
     from sendframe.campaign.ledger import Ledger as Ledger
     from sendframe.campaign.message import Message as Message
@@ -74,7 +74,6 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.campaign.shortcuts import send_voice as send_voice
     from sendframe.campaign.shortcuts import send_voice_audio as send_voice_audio
     from sendframe.campaign.shortcuts import send_whatsapp as send_whatsapp
-    from sendframe.campaign.variants import assign_variants as assign_variants
     from sendframe.delivery.callbacks import read_callbacks as read_callbacks
     from sendframe.delivery.conversions import conversions as conversions
     from sendframe.delivery.experiments import compare_variants as compare_variants

@@ -115,6 +115,15 @@ def test_every_regions_example_numbers_as_written_give_the_scalar_answer(region)
     assert mismatches == []
 
 
+def test_a_column_longer_than_one_slice_of_rows_gets_the_scalar_answer_in_every_row():
+    # normalise_phones cleans a slice of rows at a time; the seams must not show
+    sample = EXAMPLES[:40] + ["+34 600 12 34 56", "0034600123456", "34600123456.0", "n/a", "", "612.34.56.78"]
+    values = [sample[i % len(sample)] for i in range(columns._ROWS_AT_ONCE + 1000)]
+    got, _ = _vectorised(values, "ES", "str")
+    answer = dict(zip(sample, _scalar(sample, "ES"), strict=True))
+    assert got == [answer[value] for value in values]
+
+
 def test_float_columns_are_read_as_whole_numbers_like_the_scalar_rule():
     values = [34600123456.0, 351912345678.0, float("nan"), 1.5, -34600123456.0, 1e20, 0.0]
     got, valid = _vectorised(values, "ES", "float64")

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import sendframe
 from sendframe.api.number_types import number_types
 from sendframe.api.recipients import is_valid_email, is_valid_phone, normalise_phone, recipient_key
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.contacts import duplicate_recipients, read_contacts
+from sendframe.campaign.contacts import read_contacts
 from sendframe.errors import InputError, UnknownOptionError
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -122,13 +123,13 @@ def test_a_repeated_email_is_a_duplicate_even_when_the_phones_differ():
     assert out["duplicate"].tolist() == [False, True, False, False, True]
 
 
-def test_duplicate_recipients_checks_one_column_for_one_channel():
+def test_a_message_skips_the_repeats_of_the_one_column_its_channel_sends_to():
     out = read_contacts(pd.DataFrame({"phone": ["600123456", "600123457", "600123456"],
                                       "email": ["ana@example.com", "Ana@Example.com", "bo@example.com"]}))
-    assert duplicate_recipients(out["phone"], "phone").tolist() == [False, False, True]
-    assert duplicate_recipients(out["email"], "email").tolist() == [False, True, False]
-    with pytest.raises(InputError, match="kind"):
-        duplicate_recipients(out["phone"], "fax")
+    assert out["duplicate"].tolist() == [False, True, True]
+    assert sendframe.sms("Hi", sender="Shop").plan(out)["action"].tolist() == ["send", "send", "skipped_duplicate"]
+    assert sendframe.mailing("Hi", "Hello", from_email="a@b.es").plan(out)["action"].tolist() == [
+        "send", "skipped_duplicate", "send"]
 
 
 # ---- recipient columns as analysts name them ------------------------------------------------------------
@@ -231,14 +232,19 @@ def test_the_sample_contacts_give_the_scalar_rules_answers():
 @given(st.lists(st.sampled_from(["34600123456", "34600123457", "600123456", "+34600123456", None, "",
                                  "Ana@example.com", " ana@EXAMPLE.com", "bo@example.com", "x@y"]), max_size=25),
        st.sampled_from(["phone", "email"]))
-def test_duplicate_recipients_agrees_with_a_loop_over_the_rows(values, kind):
+def test_a_plan_skips_the_same_repeats_as_a_loop_over_the_rows(values, kind):
+    # the plan reads each value as the send writes it: read_contacts normalises them first
     seen, expected = set(), []
     for value in values:
-        key = value.strip().lower() if kind == "email" and value is not None else value
-        valid = (is_valid_email if kind == "email" else is_valid_phone)(key)
-        expected.append(bool(valid and key in seen))
+        if not (is_valid_email if kind == "email" else is_valid_phone)(value):
+            expected.append("skipped_invalid")
+            continue
+        key = recipient_key(value, kind, default_region=None)
+        expected.append("skipped_duplicate" if key in seen else "send")
         seen.add(key)
-    assert duplicate_recipients(pd.Series(values, dtype="str"), kind).tolist() == expected
+    msg = (sendframe.sms("Hi", sender="Shop") if kind == "phone"
+           else sendframe.mailing("Hi", "Hello", from_email="a@b.es"))
+    assert msg.plan(pd.DataFrame({kind: pd.Series(values, dtype="str")}))["action"].tolist() == expected
 
 
 def test_the_original_column_name_still_finds_the_renamed_recipients():

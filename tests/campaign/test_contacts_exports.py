@@ -99,7 +99,7 @@ def test_a_named_column_still_wins_and_landlines_in_it_are_flagged():
                           "name": ["a", "b"]})
     contacts = sendframe.read_contacts(frame, phone_column="Phone Number")
     assert contacts.attrs["recipient_columns"]["phone"] == "Phone Number"
-    problems = preflight(contacts, "sms", "Hi {name}", sender="Shop")
+    problems = preflight(sendframe.sms("Hi {name}", sender="Shop"), contacts)
     assert problems.loc[problems["rule"] == "landline", "row"].tolist() == [0]
     assert sendframe.sms("Hi {name}", sender="Shop").plan(contacts)["action"].tolist() == ["skipped_landline", "send"]
 
@@ -157,12 +157,12 @@ def test_names_snake_lets_a_template_name_an_exports_columns_and_says_how():
     assert {"first_name", "last_name", "member_rating", "city", "phone"} <= set(contacts.columns)
     msg = sendframe.sms("Hola {first_name|capitalize} de {city}", sender="Shop")
     assert msg.preview(contacts)["text"].tolist() == ["Hola Ana de Madrid"]
-    assert preflight(contacts, "sms", "Hola {first_name}", sender="Shop").empty
+    assert preflight(sendframe.sms("Hola {first_name}", sender="Shop"), contacts).empty
 
 
 def test_without_names_snake_a_spaced_placeholder_stays_an_error_that_points_at_it():
     contacts = sendframe.read_contacts(pd.DataFrame({"First Name": ["Ana"], "phone": [MOBILE]}))
-    problems = preflight(contacts, "sms", "Hi {First Name}", sender="Shop")
+    problems = preflight(sendframe.sms("Hi {First Name}", sender="Shop"), contacts)
     assert problems["rule"].tolist() == ["malformed_placeholder"]
     assert "names='snake'" in problems["message"].iloc[0] and "{first_name}" in problems["message"].iloc[0]
 

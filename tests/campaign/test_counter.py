@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,11 @@ CONTACTS = pd.DataFrame({
 
 
 def expected_totals(template: str, encoding: str, parts: int | None) -> dict:
-    est = estimate(CONTACTS, template, encoding=encoding, parts=parts)
+    msg = sendframe.sms("x", sender="Shop", encoding=encoding)
+    # the counter counts any template while it is typed (even an empty one, which a message refuses), and
+    # parts=None is no limit: the estimate of a message holding them as they are
+    est = estimate(dataclasses.replace(msg, fields={**msg.fields, "message": template, "parts": parts or 10**6}),
+                   CONTACTS)
     present = est["text"].notna()
     return {
         "parts": int(est.loc[est["billable"], "parts"].sum()),

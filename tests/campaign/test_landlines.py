@@ -24,7 +24,8 @@ def contacts():
 
 @pytest.mark.parametrize("channel", ["sms", "landingsms"])
 def test_preflight_flags_fixed_toll_free_and_premium_lines_for_text_messages(contacts, channel):
-    problems = preflight(contacts, channel, "Hi {name}", sender="Shop")
+    make = {"sms": sendframe.sms, "landingsms": sendframe.landing_sms}[channel]
+    problems = preflight(make("Hi {name}", sender="Shop"), contacts)
     landlines = problems[problems["rule"] == "landline"]
     assert landlines["row"].tolist() == [1, 2, 3]
     assert (landlines["severity"] == "error").all()
@@ -35,18 +36,19 @@ def test_preflight_flags_fixed_toll_free_and_premium_lines_for_text_messages(con
 def test_a_fixed_line_or_mobile_number_is_sent_and_voice_calls_landlines(contacts):
     assert contacts["phone_type"].astype(str).tolist() == ["mobile", "fixed_line", "toll_free", "premium_rate",
                                                            "fixed_line_or_mobile"]
-    assert "landline" not in set(preflight(contacts, "voice", "Hi {name}")["rule"])
+    voice = sendframe.voice("Hi {name}", language="es_ES", gender="F")
+    assert "landline" not in set(preflight(voice, contacts)["rule"])
 
 
 def test_whatsapp_flags_landlines_too(contacts):
-    problems = preflight(contacts, "whatsapp", whatsapp_template=1, body_fields=["name"])
+    problems = preflight(sendframe.whatsapp(1, "34911111111", body_fields=["name"]), contacts)
     assert problems.loc[problems["rule"] == "landline", "row"].tolist() == [1, 2, 3]
     assert "cannot receive a WhatsApp message" in problems.loc[problems["rule"] == "landline", "message"].iloc[0]
 
 
 def test_a_column_not_read_by_read_contacts_gets_its_types_worked_out():
     frame = pd.DataFrame({"phone": [MOBILE, FIXED, US], "name": ["a", "b", "c"]})
-    problems = preflight(frame, "sms", "Hi {name}", sender="Shop")
+    problems = preflight(sendframe.sms("Hi {name}", sender="Shop"), frame)
     assert problems.loc[problems["rule"] == "landline", "row"].tolist() == [1]
 
 

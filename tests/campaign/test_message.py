@@ -55,8 +55,9 @@ def test_the_input_frame_is_never_modified(contacts):
     (lambda **kw: sendframe.sms("Hi", sender="Shop", **kw), "notification_ur", "notification_url"),
     (lambda **kw: sendframe.mailing("Hi", "<p>x</p>", from_email="a@b.co", **kw), "replyto", "reply_to"),
     (lambda **kw: sendframe.send_sms(pd.DataFrame({"phone": [ES]}), "Hi", "Shop", **kw), "batchsize", "batch_size"),
-    (lambda **kw: preflight(pd.DataFrame({"phone": [ES]}), "sms", "Hi", **kw), "sendr", "sender"),
-    (lambda **kw: estimate(pd.DataFrame({"phone": [ES]}), "Hi", **kw), "encodign", "encoding"),
+    (lambda **kw: preflight(sendframe.sms("Hi", sender="Shop"), pd.DataFrame({"phone": [ES]}), **kw), "suppresion",
+     "suppression"),
+    (lambda **kw: estimate(sendframe.sms("Hi", sender="Shop"), pd.DataFrame({"phone": [ES]}), **kw), "price", "prices"),
     (lambda **kw: render(pd.DataFrame({"phone": [ES]}), "Hi", **kw), "link_bas", "link_base"),
     # one name per request field, the spec's in snake_case: no second spelling
     (lambda **kw: sendframe.sms("Hi", sender="Shop", **kw), "campaign", "campaign_name"),
@@ -267,7 +268,7 @@ def test_estimate_is_the_engines_estimate_of_every_row_priced_by_the_plan(messy,
     msg = sendframe.sms("Hola {name|capitalize}, {amount|formatDotComma} EUR {UNSUB_URL}", sender="Shop", parts=2,
                         link_base="https://sndf.io", **options)
     est = msg.estimate(messy)
-    engine = estimate(messy, msg.template, encoding=encoding, parts=2, link_base="https://sndf.io")
+    engine = estimate(msg, messy)  # the engine on its own: no measurement or keys handed over
     plan = msg.plan(messy)
     sent = (plan["action"] == "send").to_numpy()
     pd.testing.assert_frame_equal(est.drop(columns=["billable", "cost", "action"]),

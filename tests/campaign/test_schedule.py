@@ -1,4 +1,4 @@
-"""local_send_times / group_by_send_time: zones from the number or a column, DST-aware send times."""
+"""local_send_times: zones from the number or a column, DST-aware send times."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from sendframe.api.recipients import normalise_phone
 from sendframe.api.validation import format_wire_datetime
 from sendframe.campaign.schedule import (
     PREFERRED_ZONES,
-    group_by_send_time,
     local_send_times,
     zone_of_number,
 )
@@ -163,14 +162,6 @@ def test_rows_without_a_zone_get_none_unless_a_default_is_given():
     assert (plan["timezone"].iloc[0], plan["timezone_source"].iloc[0]) == ("Europe/Lisbon", "default")
 
 
-def test_group_by_send_time_gives_positions_per_utc_instant_in_time_order():
-    contacts = pd.DataFrame({"phone": ["12125550123", MADRID_FIXED, "14155550123", "13055550123", "bad"]})
-    plan = local_send_times(contacts, "10:00", now=utc("2026-07-01 00:00"))
-    groups = [(str(at), rows.tolist()) for at, rows in group_by_send_time(plan)]
-    assert groups == [("2026-07-01 08:00:00+00:00", [1]), ("2026-07-01 14:00:00+00:00", [0, 3]),
-                      ("2026-07-01 17:00:00+00:00", [2])]  # the unplaceable row is in no group
-
-
 def test_the_input_is_untouched_and_the_result_is_on_its_index():
     contacts = pd.DataFrame({"phone": [MADRID_FIXED]}, index=["ana"])
     original = contacts.copy()
@@ -193,7 +184,7 @@ def test_each_group_goes_out_at_its_time_when_sent_with_its_schedule_date():
         contacts = pd.DataFrame({"phone": ["447700900001", "447700900002"],
                                  "timezone": ["Asia/Tokyo", "America/Los_Angeles"]})
         plan = local_send_times(contacts, "10:00", now=now)
-        groups = group_by_send_time(plan)
+        groups = sorted(plan.groupby("send_at_utc").indices.items())  # one request per send time, in time order
         assert len(groups) == 2
         for at, rows in groups:
             client.send_sms({"message": "Hi", "from": "Shop", "to": contacts["phone"].iloc[rows].tolist(),

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import sendframe
-from sendframe.campaign.variants import (
+from sendframe.campaign.experiment import (
     assign_variants,
     recipient_uniforms,
     variant_weights,

@@ -14,11 +14,11 @@ from sendframe.delivery.records import EVENT_COLUMNS, MESSAGE_COLUMNS, fetch_rec
 from sendframe.errors import ApiError, InputError
 from tests.conftest import FAST_RETRY
 
-MESSAGE_DTYPES = {"id": "string", "sender": "string", "recipient": "string", "message": "string",
+MESSAGE_DTYPES = {"id": "string", "sender": "category", "recipient": "string", "message": "string",
                   "campaign_id": "Int64",
                   "sending_id": "Int64", "is_delivered": "boolean", "is_clicked": "boolean"}
-EVENT_DTYPES = {"id": "string", "type": "string", "date": "datetime64[us, UTC]", "is_mobile": "boolean",
-                "browser": "string", "os": "string"}
+EVENT_DTYPES = {"id": "string", "type": "category", "date": "datetime64[us, UTC]", "is_mobile": "boolean",
+                "browser": "category", "os": "category"}
 
 
 def record(message_id: str, *, events: list[dict] | None = None, custom: dict | None = None, **fields: object) -> dict:

@@ -15,10 +15,10 @@ from sendframe.channels import CHANNELS
 from sendframe.errors import InputError, UnknownOptionError
 from sendframe.notebook.form import (
     CHANNEL_INPUTS,
+    FORM_FIELDS,
     INPUT_LABELS,
     ComposerForm,
     checked_form,
-    form_fields,
     message_from_form,
     preview_message,
 )
@@ -76,7 +76,7 @@ def test_the_form_makes_the_message_the_library_and_the_cli_make(case):
 def test_every_channel_of_the_registry_has_its_inputs_each_with_a_label():
     assert set(CHANNEL_INPUTS) == set(CHANNELS)
     used = {name for names in CHANNEL_INPUTS.values() for name in names}
-    assert used <= set(form_fields()) and used <= set(INPUT_LABELS)
+    assert used <= set(FORM_FIELDS) and used <= set(INPUT_LABELS)
 
 
 @pytest.mark.parametrize(("form", "said"), [

@@ -8,8 +8,6 @@ import pandas as pd
 import pytest
 
 import sendframe
-from sendframe.campaign.estimate import estimate
-from sendframe.campaign.preflight import preflight
 from sendframe.scale.frames import problem_counts
 from sendframe.scale.runtime import from_pandas
 from tests.scale.data import computed, contacts, typed
@@ -25,17 +23,20 @@ def table():
 
 def test_estimate_of_a_dask_frame_is_lazy_and_equals_pandas_with_the_same_totals(dask_client, table):
     frame, ddf = table
-    lazy = estimate(ddf, "Hi {name}, {amount|formatDotComma}", encoding="auto", parts=1)
-    assert lazy.npartitions == 5 and list(lazy.columns) == list(estimate(frame.iloc[:0], "Hi {name}").columns)
-    expected = estimate(frame, "Hi {name}, {amount|formatDotComma}", encoding="auto", parts=1)
+    msg = sendframe.sms("Hi {name}, {amount|formatDotComma}", sender="Shop", encoding="auto", parts=1)
+    lazy = msg.estimate(ddf)
+    assert lazy.npartitions == 5 and list(lazy.columns) == list(
+        sendframe.sms("Hi {name}", sender="Shop").estimate(frame.iloc[:0]).columns)
+    expected = msg.estimate(frame)
     pd.testing.assert_frame_equal(computed(lazy), expected)
     assert typed(sendframe.estimate_totals(lazy)) == typed(expected.attrs["totals"])
 
 
 def test_preflight_finds_repeats_across_partitions_exactly_as_pandas(dask_client, table):
     frame, ddf = table
-    expected = preflight(frame, "sms", "Hi {name} {amount|formatDotComma}", sender="Shop")
-    lazy = preflight(ddf, "sms", "Hi {name} {amount|formatDotComma}", sender="Shop")
+    msg = sendframe.sms("Hi {name} {amount|formatDotComma}", sender="Shop")
+    expected = msg.preflight(frame)
+    lazy = msg.preflight(ddf)
     found = computed(lazy)
     repeats = expected[expected["rule"] == "duplicate_recipient"]
     # the repeats span partitions: a later row names a first occurrence several partitions back
@@ -99,7 +100,7 @@ def test_read_contacts_reads_a_csv_glob_and_a_parquet_dataset_as_the_pandas_read
 def test_a_missing_recipient_column_is_said_at_once_not_at_compute(dask_client, table):
     _, ddf = table
     with pytest.raises(sendframe.InputError, match="no phone column"):
-        estimate(ddf.drop(columns=["phone", "phone_raw"]), "Hi")
+        sendframe.sms("Hi", sender="Shop").estimate(ddf.drop(columns=["phone", "phone_raw"]))
 
 
 def test_read_contacts_flags_repeats_across_files_whose_recipient_columns_have_other_names(dask_client, tmp_path):

@@ -66,8 +66,9 @@ from sendframe.api.recipients import (
 )
 
 __all__ = ["clean_emails", "email_keys", "normalise_phones", "phone_numbers", "phone_texts", "recipient_keys",
-           "valid_emails", "valid_phones"]
+           "sendable_keys", "valid_emails", "valid_phones"]
 
+_ROWS_AT_ONCE = 1 << 18
 # byte classes of the ASCII cleaning kernel
 _DIGIT, _SEPARATOR, _PLUS, _OTHER = 0, 1, 2, 3
 _BYTE_CLASS = np.full(256, _OTHER, dtype=np.uint8)  # "e", "E" and every non-ASCII byte are _OTHER
@@ -153,16 +154,14 @@ def _ascii_digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     is_digit = kind == _DIGIT
     digits_so_far = _running(is_digit)
     digit_count = digits_so_far[ends] - digits_so_far[starts]
-    plus_so_far = _running(kind == _PLUS)
-    plus_count = plus_so_far[ends] - plus_so_far[starts]
-    other_so_far = _running(kind == _OTHER)
-    other_count = other_so_far[ends] - other_so_far[starts]
-    plus_first = plus_count == 0  # a + is read only before every digit ("(+34) 600" yes, "34+600" no)
-    one_plus = np.flatnonzero(plus_count == 1)
-    if len(one_plus):
-        position = np.asarray(pc.find_substring(texts.take(pa.array(one_plus)), "+").to_numpy(zero_copy_only=False))
-        plus_first[one_plus] = digits_so_far[starts[one_plus] + position] == digits_so_far[starts[one_plus]]
-    ok = filled(pc.is_valid(texts)) & (other_count == 0) & (plus_count <= 1) & plus_first & (digit_count > 0)
+    # + and other bytes are few: counted by the value each one sits in
+    plus_at = np.flatnonzero(kind == _PLUS)
+    plus_in = np.searchsorted(ends, plus_at, side="right")
+    plus_count = np.bincount(plus_in, minlength=size)
+    other_count = np.bincount(np.searchsorted(ends, np.flatnonzero(kind == _OTHER), side="right"), minlength=size)
+    ok = filled(pc.is_valid(texts)) & (other_count == 0) & (plus_count <= 1) & (digit_count > 0)
+    # a + is read only before every digit ("(+34) 600" yes, "34+600" no)
+    ok[plus_in[digits_so_far[plus_at] != digits_so_far[starts[plus_in]]]] = False
     kept = raw[is_digit]
     new_offsets = np.zeros(size + 1, dtype=np.int64)
     np.cumsum(digit_count, out=new_offsets[1:])
@@ -196,7 +195,7 @@ def _unicode_digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
 def _digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """The scalar rule's cleaning: strip, float repair, separators, + or 00. Returns digits, ok, international."""
     table = tables()
-    dotted = filled(pc.match_substring(texts, "."))
+    dotted = filled(pc.match_substring(texts, ".0"))
     if dotted.any():  # "34600123456.0" went through a float column: only the part before the dot counts
         ws = table.whitespace_class
         float_text = f"^[{ws}]*(\\+?[0-9]+)\\.0+[{ws}]*$"
@@ -213,6 +212,15 @@ def _digits(texts: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
 
 
 def _normalise(texts: pa.Array, region: str) -> pa.Array:
+    """normalise_phone for each text, a slice of rows at a time: the cleaning's byte arrays are several times
+    the column's size, so its memory stays bounded however long the column."""
+    if len(texts) <= _ROWS_AT_ONCE:
+        return _normalise_rows(texts, region)
+    return pa.concat_arrays([_normalise_rows(texts.slice(start, _ROWS_AT_ONCE), region)
+                             for start in range(0, len(texts), _ROWS_AT_ONCE)])
+
+
+def _normalise_rows(texts: pa.Array, region: str) -> pa.Array:
     """normalise_phone for each text, as array work; the scalar rule only for what that cannot settle."""
     answers = Answers(len(texts))
     if len(texts) == 0:
@@ -361,13 +369,17 @@ def _email_keys(series: pd.Series) -> tuple[pa.Array, np.ndarray]:
     if strings is None:  # lone surrogates: Python's own casefold, keeping what Arrow can hold
         folded = [v.casefold() if ok and _encodable(v) else None for v, ok in zip(cleaned, valid, strict=True)]
         return pa.array(folded, type=pa.large_string()), valid
-    keys = pc.utf8_lower(strings)  # casefold and lower agree, but for the few characters _folded_apart lists
-    other = valid & match(strings, _folded_apart())
-    if other.any():  # casefold, once per distinct address
-        mask = pa.array(other)
-        encoded = pc.dictionary_encode(strings.filter(mask))
-        folded = pa.array([t.casefold() for t in encoded.dictionary.to_pylist()], type=pa.large_string())
-        keys = pc.replace_with_mask(keys, mask, folded.take(encoded.indices))
+    data = strings.buffers()[2]
+    if data is None or np.frombuffer(data, dtype=np.uint8).max(initial=0) < 0x80:  # ASCII text: Arrow's ASCII kernel
+        keys = pc.ascii_lower(strings)
+    else:
+        keys = pc.utf8_lower(strings)  # casefold and lower agree, but for the few characters _folded_apart lists
+        other = valid & match(strings, _folded_apart())
+        if other.any():  # casefold, once per distinct address
+            mask = pa.array(other)
+            encoded = pc.dictionary_encode(strings.filter(mask))
+            folded = pa.array([t.casefold() for t in encoded.dictionary.to_pylist()], type=pa.large_string())
+            keys = pc.replace_with_mask(keys, mask, folded.take(encoded.indices))
     return pc.if_else(pa.array(valid, pa.bool_()), keys, pa.scalar(None, pa.large_string())), valid
 
 
@@ -411,3 +423,24 @@ def _phone_keys(values: pd.Series, region: str) -> pa.Array:
     rest = ~own
     kept = pc.if_else(pa.array(own, pa.bool_()), strings, pa.scalar(None, pa.large_string()))
     return pc.replace_with_mask(kept, pa.array(rest), _normalise(strings.filter(pa.array(rest)), region))
+
+
+def sendable_keys(values: pd.Series, kind: str) -> pd.Series:
+    """The recipient key of each value a send can send as it is written (a phone in API form, an address
+    without surrounding spaces), missing for every other value: a row is a valid recipient exactly when it
+    has a key, so preflight, the plan and the Composer's counter cannot disagree. A whole number in an
+    integer or float column is read as the send writes it (``34600123456.0`` is ``34600123456``).
+
+        >>> sendable_keys(pd.Series([34600123456, 600123456]), "phone").tolist()
+        ['34600123456', nan]
+        >>> sendable_keys(pd.Series([34600123456.0, None]), "phone").tolist()
+        ['34600123456', nan]
+        >>> sendable_keys(pd.Series(["Ana@Example.com", " ana@example.com"]), "email").tolist()
+        ['ana@example.com', nan]
+    """
+    if check_kind(kind) == "email":
+        keys, valid = _email_keys(values)[0], valid_emails(values)
+    else:
+        keys = phone_texts(values)
+        valid = valid_digit_strings(keys)
+    return _series(pc.if_else(pa.array(valid, pa.bool_()), keys, pa.scalar(None, pa.large_string())), values)

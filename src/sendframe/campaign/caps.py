@@ -32,9 +32,7 @@ from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.ledger import Ledger, is_ledger
 from sendframe.errors import InputError
 
-__all__ = ["HISTORY_COLUMNS", "frequency_capped", "frequency_window", "history_from_ledgers", "recent_sends"]
-
-HISTORY_COLUMNS: tuple[str, ...] = ("recipient", "sent_at", "state", "ledger", "batch")
+__all__ = ["aware_moment", "frequency_capped", "frequency_window", "history_from_ledgers", "recent_sends"]
 
 
 def aware_moment(moment: object, name: str) -> pd.Timestamp:
@@ -147,20 +145,6 @@ def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.Pa
     return paths
 
 
-def _read_ledger(path: Path) -> pd.DataFrame:
-    """The counted rows of one ledger, one per (row, batch), read through the Ledger without writing to it."""
-    with Ledger(path, read_only=True) as ledger:
-        rows = ledger.batch_rows()
-    scheduled = pd.to_datetime(rows["scheduled_at"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
-    return pd.DataFrame({
-        "recipient": rows["recipient"],
-        "sent_at": scheduled.fillna(rows["intent_at"].astype("datetime64[us, UTC]")),
-        "state": rows["state"],
-        "ledger": str(path),
-        "batch": rows["batch"],
-    })[rows["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool)].reset_index(drop=True)
-
-
 def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
                          exclude: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """The messages earlier campaigns sent, read from their ledgers (read-only), as a send history.
@@ -175,16 +159,18 @@ def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str 
         >>> history = history_from_ledgers("campaigns/")  # doctest: +SKIP
         >>> frequency_capped(contacts["phone"], history, n=2, days=7, now=now)  # doctest: +SKIP
     """
-    frames = []
     left_out = Path(exclude).resolve() if isinstance(exclude, (str, os.PathLike)) else None
+    frames = [pd.DataFrame({"recipient": pd.Series(dtype="string"), "sent_at": pd.Series(dtype="datetime64[us, UTC]"),
+                            "state": pd.Series(dtype="string"), "ledger": pd.Series(dtype="string"),
+                            "batch": pd.Series(dtype="Int64")})]
     for path in _ledger_paths(folder_or_paths):
-        if left_out is not None and path.resolve() == left_out:
-            continue
-        frames.append(_read_ledger(path))
-    if not frames:
-        empty = {"recipient": "string", "sent_at": "datetime64[us, UTC]", "state": "string", "ledger": "string",
-                 "batch": "Int64"}
-        return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in empty.items()})
+        if left_out is None or path.resolve() != left_out:
+            with Ledger(path, read_only=True) as ledger:  # one row per (row, batch), nothing written
+                rows = ledger.batch_rows()
+            scheduled = pd.to_datetime(rows["scheduled_at"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
+            frames.append(pd.DataFrame({
+                "recipient": rows["recipient"], "state": rows["state"], "ledger": str(path), "batch": rows["batch"],
+                "sent_at": scheduled.fillna(rows["intent_at"].astype("datetime64[us, UTC]")),
+            })[rows["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool)])
     history = pd.concat(frames, ignore_index=True)
-    history["ledger"] = history["ledger"].astype("string")
-    return history[list(HISTORY_COLUMNS)]
+    return history.assign(ledger=history["ledger"].astype("string"))

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from sendframe.errors import InputError
 
 __all__ = ["MOBILE_ALIASES", "MOBILE_TYPES", "MULTI_VALUE_SEPARATOR", "RECIPIENT_ALIASES", "candidate_columns",
-           "find_recipient_column", "folded", "numbered_type_column", "recipient_column", "snake_name"]
+           "find_recipient_column", "folded", "folded_names", "numbered_type_column", "recipient_column", "snake_name"]
 
 # Compared after folding case, accents, spaces, dashes and underscores ("E-mail" == "email", "Móvil" == "movil").
 # Mobile names come first: when an export has several phone columns (HubSpot's "Phone Number" and "Mobile Phone
@@ -49,6 +49,20 @@ def folded(name: object) -> str:
     """
     text = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode("ascii")
     return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def folded_names(frame: object) -> dict[str, str]:
+    """The frame's text column names by their :func:`folded` form (the first one, when two fold alike).
+
+        >>> import pandas as pd
+        >>> folded_names(pd.DataFrame({"E-Mail": [], "Teléfono": []}))
+        {'email': 'E-Mail', 'telefono': 'Teléfono'}
+    """
+    by_fold: dict[str, str] = {}
+    for name in getattr(frame, "columns", ()):
+        if isinstance(name, str):
+            by_fold.setdefault(folded(name), name)
+    return by_fold
 
 
 def snake_name(name: object) -> str:
@@ -89,9 +103,9 @@ def find_recipient_column(frame: object, kind: str, given: str | None = None) ->
         for canonical, source in renamed.items() if isinstance(renamed, dict) else ():
             if canonical in names and isinstance(source, str) and folded(source) == folded(given):
                 return str(canonical)
-        same = [c for c in names if folded(c) == folded(given)]
-        if same or folded(given) != kind:
-            return same[0] if same else None
+        same = folded_names(frame).get(folded(given))
+        if same is not None or folded(given) != kind:
+            return same
     candidates = candidate_columns(frame, kind)
     return candidates[0][0] if candidates else None
 
@@ -110,11 +124,8 @@ def candidate_columns(frame: object, kind: str) -> list[tuple[str, str]]:
         >>> candidate_columns(pd.DataFrame({"E-mail 1 - Value": ["a@b.co"]}), "email")
         [('E-mail 1 - Value', 'the first numbered email column')]
     """
-    columns: Iterable[object] = getattr(frame, "columns", ())
-    names = [c for c in columns if isinstance(c, str)]
-    by_fold: dict[str, str] = {}
-    for name in names:
-        by_fold.setdefault(folded(name), name)
+    names = [c for c in getattr(frame, "columns", ()) if isinstance(c, str)]
+    by_fold = folded_names(frame)
     found: list[tuple[str, str]] = []
     made_here = kind in (getattr(frame, "attrs", {}).get("recipient_columns") or {})
     if made_here and kind in names:

@@ -25,8 +25,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import phonenumbers
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from sendframe.api.number_types import number_types, types_of_numbers
 from sendframe.api.recipient_columns import (
@@ -35,7 +33,6 @@ from sendframe.api.recipient_columns import (
     normalise_phones,
     phone_numbers,
     valid_emails,
-    valid_phones,
 )
 from sendframe.campaign.columns import (
     MOBILE_TYPES,
@@ -47,6 +44,7 @@ from sendframe.campaign.columns import (
     numbered_type_column,
     snake_name,
 )
+from sendframe.campaign.problems import key_codes
 from sendframe.campaign.row_regions import find_country_column, row_regions
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
 from sendframe.engines import dispatched
@@ -56,12 +54,11 @@ from sendframe.options import check_options
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ADDED_COLUMNS", "FLAG_COLUMNS", "LARGE_FILE_BYTES", "duplicate_recipients", "read_contacts", "wants_dask"]
+__all__ = ["ADDED_COLUMNS", "LARGE_FILE_BYTES", "read_contacts", "wants_dask"]
 
-# columns read_contacts adds; they are flags, not substitution variables
-FLAG_COLUMNS: tuple[str, ...] = ("phone_valid", "email_valid", "duplicate")
-# every column it writes besides the recipients themselves; an input column of one of these names is replaced
-ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", "phone_type", *FLAG_COLUMNS)
+# every column read_contacts writes besides the recipients themselves; an input column of one of these names
+# is replaced
+ADDED_COLUMNS: tuple[str, ...] = ("phone_raw", "email_raw", "phone_type", "phone_valid", "email_valid", "duplicate")
 _OPTIONS = ("phone_column", "email_column", "default_region", "country_column", "names", "dask", *READ_OPTIONS)
 LARGE_FILE_BYTES = 512 * 1024 * 1024
 """A single contacts file larger than this is read as a Dask frame unless ``dask=False``."""
@@ -79,10 +76,10 @@ def _check_region(default_region: str | None) -> str:
 _MOBILE_LINES = ("mobile", "fixed_line_or_mobile")
 
 
-def _mobile_share(values: pd.Series, region: str) -> float:
-    # the share of a phone column's valid numbers that are mobiles (or may be), by phonenumbers' metadata
-    phones, valid = normalise_phones(_best_values(values, "phone", region), region)
-    return float(number_types(phones[valid]).isin(_MOBILE_LINES).mean()) if valid.any() else 0.0
+def _mobiles(values: pd.Series, region: str) -> tuple[np.ndarray, np.ndarray]:
+    # which values are valid phones, and which are mobiles (or may be), by phonenumbers' metadata
+    phones, valid = normalise_phones(values, region)
+    return valid, number_types(phones).isin(_MOBILE_LINES).to_numpy(dtype=bool)
 
 
 def _chosen(frame: pd.DataFrame, kind: str, region: str) -> tuple[str | None, str]:
@@ -114,7 +111,10 @@ def _chosen_among(frame: pd.DataFrame, kind: str, region: str,
         best = max(said, key=lambda name: said[name])
         if said[best]:
             return best, f"its {typed[best]!r} says mobile in {said[best]} of {len(frame)} rows"
-    shares = {name: _mobile_share(frame[name], region) for name in names}
+    shares = {}
+    for name in names:  # the share of a column's valid numbers that are mobiles
+        valid, mobile = _mobiles(_best_values(frame[name], "phone", region), region)
+        shares[name] = float(mobile[valid].mean()) if valid.any() else 0.0
     best = max(names, key=lambda name: shares[name])
     return best, f"{shares[best]:.0%} of its valid numbers are mobiles (the most of {', '.join(map(repr, names))})"
 
@@ -128,8 +128,8 @@ def _best_values(values: pd.Series, kind: str, region: str) -> pd.Series:
     each = pd.Series(text.to_numpy(dtype=object)).str.split(MULTI_VALUE_SEPARATOR, regex=False).explode().str.strip()
     row = each.index.to_numpy()  # the position of the cell each value came from
     if kind == "phone":
-        phones, valid = normalise_phones(each, region)
-        score = valid.astype(int) + number_types(phones).isin(_MOBILE_LINES).to_numpy(dtype=int)
+        valid, mobile = _mobiles(each, region)
+        score = valid.astype(int) + mobile
     else:
         score = valid_emails(each).astype(int)
     order = np.lexsort((np.arange(len(each)), -score, row))  # per cell: best score first, then as written
@@ -182,7 +182,7 @@ def _flags(frame: pd.DataFrame, sources: dict[str, str], default_region: str,
     if "email" in sources:
         recipients["email"] = clean_emails(_best_values(frame[sources["email"]], "email", default_region))
         keys, valid["email"] = email_keys(recipients["email"])
-        codes["email"] = _email_codes(keys)
+        codes["email"] = key_codes(keys)
     return recipients, valid, codes
 
 
@@ -250,8 +250,8 @@ def read_contacts(
       What was typed stays in ``phone_raw`` / ``email_raw``.
     - Flags: ``phone_valid``, ``email_valid`` (for the columns present) and ``duplicate``: True for the
       second and later rows that repeat an earlier row's phone *or* email (emails compared ignoring case;
-      missing and invalid values never count). To check only the column one channel sends to, use
-      :func:`duplicate_recipients` (what ``sendframe send`` does).
+      missing and invalid values never count). A message's :meth:`~sendframe.Message.plan` skips the repeats of
+      the one column its channel sends to.
     - ``phone_type``: what kind of line each valid phone is, from phonenumbers' metadata (``mobile``,
       ``fixed_line``, ``fixed_line_or_mobile``, ``toll_free``, ``premium_rate``, ``voip``, ...; see
       :mod:`sendframe.api.number_types`), a categorical; missing for invalid phones. Preflight flags the
@@ -298,22 +298,17 @@ def read_contacts(
                          f"{', '.join(map(str, frame.columns))}.")
     regions = row_regions(frame[country], region) if country is not None else None
     recipients, valid, codes = _flags(frame, sources, region, regions)
-    out: dict[Any, pd.Series] = {}
+    kind_of = {column: kind for kind, column in sources.items()}
+    out: dict[Any, Any] = {}
     for column in frame.columns:
-        source_of = next((k for k, c in sources.items() if c == column), None)
-        if source_of is not None:
-            out[source_of] = recipients[source_of]
-            out[f"{source_of}_raw"] = frame[column].rename(f"{source_of}_raw")
+        if column in kind_of:
+            out[kind_of[column]], out[f"{kind_of[column]}_raw"] = recipients[kind_of[column]], frame[column]
         elif column not in ADDED_COLUMNS:
             out[column] = frame[column]
-    for kind in sources:
-        out[f"{kind}_valid"] = pd.Series(valid[kind], index=frame.index)
+    out.update({f"{kind}_valid": valid[kind] for kind in sources})
     if "phone" in sources:
-        out["phone_type"] = pd.Series(types_of_numbers(codes["phone"]), index=frame.index, name="phone_type")
-    repeated = np.zeros(len(frame), dtype=bool)
-    for kind in sources:
-        repeated |= _repeats(codes[kind])
-    out["duplicate"] = pd.Series(repeated, index=frame.index)
+        out["phone_type"] = types_of_numbers(codes["phone"])
+    out["duplicate"] = np.logical_or.reduce([_repeats(codes[kind]) for kind in sources])
     result = pd.DataFrame(out, index=frame.index)
     if names is not None:
         result, renamed = _snake_columns(result, names)
@@ -345,33 +340,3 @@ def _repeats(codes: np.ndarray) -> np.ndarray:
     # True for each code (>= 0) already seen in an earlier row
     repeated: np.ndarray = pd.Series(codes).duplicated(keep="first").to_numpy() & (codes >= 0)
     return repeated
-
-
-def _email_codes(keys: pd.Series) -> np.ndarray:
-    # a code per email key, equal for equal keys; -1 for missing ones (invalid addresses)
-    array = pa.array(keys, type=pa.large_string(), from_pandas=True)
-    return np.asarray(pc.fill_null(pc.dictionary_encode(array).indices, -1).to_numpy(zero_copy_only=False))
-
-
-def duplicate_recipients(values: pd.Series, kind: str = "phone", *, valid: np.ndarray | None = None) -> pd.Series:
-    """True for each row whose recipient already appears in an earlier row (the first one is not a duplicate).
-
-    ``kind`` is ``"phone"`` (numbers compared as written, so normalise them first: ``read_contacts``
-    does) or ``"email"`` (compared ignoring case and surrounding spaces). Missing and invalid
-    recipients are never duplicates: the service rejects them anyway. ``valid``: each value's
-    validity when already known, so it is not worked out again. This is the rule behind
-    ``read_contacts``' ``duplicate`` flag, for one recipient column.
-
-        >>> duplicate_recipients(pd.Series(["Ana@example.com", "ana@example.com", None, None]), "email").tolist()
-        [False, True, False, False]
-    """
-    if kind not in ("phone", "email"):
-        raise InputError(f"kind must be 'phone' or 'email', not {kind!r}.")
-    if kind == "email":
-        keys, known = email_keys(values)
-        valid = known if valid is None else np.asarray(valid, dtype=bool)
-        codes = np.where(valid, _email_codes(keys), -1)
-    else:  # valid numbers in API form are at most 15 digits without a leading zero: compared as integers
-        valid = valid_phones(values) if valid is None else np.asarray(valid, dtype=bool)
-        codes = phone_numbers(values, valid)
-    return pd.Series(_repeats(codes), index=values.index)

@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe.api.recipient_columns import recipient_keys
+from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.estimate import price_table, priced_numbers, recipients_valid
+from sendframe.campaign.estimate import price_table, priced_numbers
 from sendframe.campaign.measured import asked_encoding
 from sendframe.campaign.policy import keep_reasons, repeated_rows
 from sendframe.campaign.prepared import same_option
@@ -84,12 +84,6 @@ def _measure(arr: pa.Array) -> _Measure:
     return _Measure(units, foreign, double, stats.missing, outside)
 
 
-def _policy_settings(message: Message, keep: frozenset[str]) -> tuple[Any, ...]:
-    """What decides who a message is sent to, whatever its template."""
-    return (message.channel, message.to, message.default_region, message.suppression, message.frequency_cap,
-            message.history, keep)
-
-
 class MessageCounter:
     """Counts a contact table's campaign totals for template after template, fast.
 
@@ -105,35 +99,28 @@ class MessageCounter:
         self._measures: dict[tuple[str, str | None], _Measure] = {}
         self._kind = channel_info(channel).recipient
         self._column = recipient_column(contacts, self._kind, to, channel=channel)
-        self._valid = recipients_valid(contacts, self._column, channel)
-        self._numbers = priced_numbers(contacts[self._column], self._kind, self._valid)
+        keys = sendable_keys(contacts[self._column], self._kind)  # missing where not a valid recipient
+        self._valid = keys.notna().to_numpy(dtype=bool)
+        numbered = key_codes(keys)  # as small whole numbers (missing: <NA>), the plan's repeats are found fast
+        self._codes = pd.Series(numbered, dtype="Int64").mask(numbered < 0)
+        self._numbers = priced_numbers(keys, self._kind)
         self._prices = price_table(prices)
         self._priced: dict[tuple[int, bool], np.ndarray] = {}  # (parts, certified) -> each row's price
-        # (the message's policy settings, the rows they let through, each row's recipient code)
-        self._policy: tuple[tuple[Any, ...], np.ndarray, pd.Series] | None = None
+        self._policy: tuple[tuple[Any, ...], np.ndarray] | None = None  # (a message's policy settings, its rows)
 
-    def _recipients(self, message: Message | None, keep: frozenset[str]) -> tuple[np.ndarray, pd.Series]:
-        """Rows the send policy lets through whatever the template (valid, not suppressed, under the
-        frequency cap: ``message``'s prepared frame's plan), and each row's recipient key as a code."""
-        settings = None if message is None else _policy_settings(message, keep)
-        if self._policy is not None and (settings is None or all(
-                same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True))):
-            return self._policy[1], self._policy[2]
-        allowed, keys = self._valid, None
-        if message is not None:
+    def _allowed(self, message: Message | None, keep: frozenset[str]) -> np.ndarray:
+        """Rows the send policy lets through whatever the template: valid, and for ``message`` not suppressed and
+        under the frequency cap (its prepared frame's plan, kept while the settings that decide it stay)."""
+        if message is None:
+            return self._valid
+        settings = (message.channel, message.to, message.default_region, message.suppression, message.frequency_cap,
+                    message.history, keep)
+        if self._policy is None or not all(same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True)):
             try:
-                prepared = message.prepare(self.contacts, keep=keep | set(_PER_TEMPLATE))
-                allowed, keys = prepared.sent, prepared.recipient_key
+                self._policy = (settings, message.prepare(self.contacts, keep=keep | set(_PER_TEMPLATE)).sent)
             except (SendframeError, OSError):  # a broken template, an unreadable suppression list (the check
-                # and the send say why): the recipients by validity meanwhile
-                message = None
-        if keys is None:
-            keys = recipient_keys(self.contacts[self._column], self._kind, default_region=None)
-        numbered = key_codes(keys)  # as small whole numbers (missing: <NA>), the plan's repeats are found fast
-        codes = pd.Series(numbered, dtype="Int64").mask(numbered < 0)
-        if settings is not None and message is not None:
-            self._policy = (settings, allowed, codes)
-        return allowed, codes
+                return self._valid  # and the send say why): the recipients by validity meanwhile
+        return self._policy[1]
 
     def _costs(self, parts: int, certified: bool) -> np.ndarray:
         """Each row's price for ``parts`` parts, as the send's estimate prices it (a call counted as answered)."""
@@ -212,9 +199,8 @@ class MessageCounter:
                     needed[exact] = [sms_parts(t, enc) for t in texts]
         too_many = (needed > parts) & ~missing if parts is not None else np.zeros(n, dtype=bool)
         kept = keep_reasons(keep)
-        allowed, codes = self._recipients(message, kept)
-        sendable = allowed & (~(missing | too_many) if "preflight" not in kept else True)
-        first = sendable if "duplicate" in kept else sendable & ~repeated_rows(codes, sendable)  # the plan's rule
+        sendable = self._allowed(message, kept) & (~(missing | too_many) if "preflight" not in kept else True)
+        first = sendable if "duplicate" in kept else sendable & ~repeated_rows(self._codes, sendable)  # plan's rule
         billable = first if message is not None else ~missing & self._valid & ~too_many
         certified = bool(message is not None and message.fields.get("certified", False))
         cost = sum(float(self._costs(int(k), certified)[billable & (needed == k)].sum())

@@ -4,9 +4,9 @@ Everything is vectorised (pyarrow compute through the text engine's ``*_series``
 pandas vector operations); Python only runs once per *distinct* value (countries, prices) or for
 the rare rows holding characters an encoding cannot carry.
 
-    >>> import pandas as pd
+    >>> import pandas as pd, sendframe
     >>> contacts = pd.DataFrame({"phone": ["34600123456"], "name": ["Ana"]})
-    >>> row = estimate(contacts, "Hola {name}")
+    >>> row = estimate(sendframe.sms("Hola {name}", sender="Shop"), contacts)
     >>> row[["text", "encoding", "length", "parts"]].to_dict("records")
     [{'text': 'Hola Ana', 'encoding': 'gsm', 'length': 8, 'parts': 1}]
 """
@@ -14,7 +14,7 @@ the rare rows holding characters an encoding cannot carry.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -22,17 +22,18 @@ import pyarrow as pa
 
 from sendframe import pricing
 from sendframe.api.countries import recipient_countries
-from sendframe.api.recipient_columns import valid_emails, valid_phones
-from sendframe.campaign.columns import recipient_column
+from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.measured import asked_encoding, measure_sms
 from sendframe.campaign.preview import contacts_frame, render
-from sendframe.campaign.totals import estimate_sums, totals_of_sums
-from sendframe.channels import channel as channel_info
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
+from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["estimate", "estimate_totals", "price_table", "priced_numbers", "recipients_valid"]
+if TYPE_CHECKING:
+    from sendframe.campaign.message import Message
+
+__all__ = ["estimate", "estimate_sums", "estimate_totals", "price_table", "priced_numbers", "totals_of_sums"]
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
@@ -67,22 +68,6 @@ def _forced_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
     return neither or "".join(dict.fromkeys(not_gsm + not_pt))
 
 
-def recipients_valid(contacts: pd.DataFrame, column: str, channel: str) -> np.ndarray:
-    """Whether each recipient in ``column`` is valid: :func:`sendframe.read_contacts`' flag when the frame
-    carries it (``phone_valid`` / ``email_valid`` beside ``phone_raw`` / ``email_raw``: the same rule,
-    already worked out), else the recipient rule over the column
-    (:mod:`sendframe.api.recipient_columns`).
-
-        >>> recipients_valid(pd.DataFrame({"phone": ["34600123456", "600123456"]}), "phone", "sms").tolist()
-        [True, False]
-    """
-    flag = f"{column}_valid"
-    if f"{column}_raw" in contacts.columns and flag in contacts.columns and contacts[flag].dtype == bool:
-        return contacts[flag].to_numpy(dtype=bool)
-    valid = valid_emails if channel_info(channel).recipient == "email" else valid_phones
-    return valid(contacts[column])
-
-
 def price_table(prices: Any) -> Any:
     """``prices`` as a ``PriceTable``: one as it is, a CSV path read, ``None`` the table shipped with sendframe."""
     if prices is not None and hasattr(prices, "costs"):
@@ -90,73 +75,56 @@ def price_table(prices: Any) -> Any:
     return pricing.load_prices(prices)
 
 
-def priced_numbers(recipients: pd.Series, kind: str, valid: np.ndarray) -> pd.Series:
-    """The numbers a price is looked up by: the valid ones; none for an address (the price list's default row).
+def priced_numbers(keys: pd.Series, kind: str) -> pd.Series:
+    """The numbers a price is looked up by: the valid phones' keys; none for an address (the price list's default row).
 
-        >>> priced_numbers(pd.Series(["34600123456", "x"]), "phone", np.array([True, False])).tolist()
+        >>> priced_numbers(pd.Series(["34600123456", None]), "phone").tolist()
         ['34600123456', nan]
     """
-    if kind == "email":
-        return pd.Series(pd.NA, index=recipients.index, dtype="str")
-    return recipients.astype("str").where(valid)
+    return pd.Series(pd.NA, index=keys.index, dtype="str") if kind == "email" else keys.astype("str")
 
 
 @keyword_checked
-@dispatched("contacts")
-def estimate(
-    contacts: pd.DataFrame,
-    template: str,
-    *,
-    channel: str = "sms",
-    encoding: str | None = None,
-    parts: int | None = None,
-    certified: bool = False,
-    attachments: int = 0,
-    prices: Any = None,
-    trans: int = 0,
-    otp_config: Mapping[str, Any] | None = None,
-    link_base: str | None = None,
-    to: str | None = None,
-    measured: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """Per row: ``text, encoding, length, parts, forced_by, lost_characters, country, unit_price,
-    cost, billable``; totals in ``.attrs["totals"]`` (see :func:`estimate_totals`).
+def estimate(msg: Message, contacts: pd.DataFrame, *, prices: Any = None, attachments: int = 0,
+             measured: pd.DataFrame | None = None, keys: pd.Series | None = None) -> pd.DataFrame:
+    """Per row of what ``msg`` sends: ``text, encoding, length, parts, forced_by, lost_characters, country,
+    unit_price, cost, billable``; totals in ``.attrs["totals"]`` (see :func:`estimate_totals`). Every row is
+    priced: :meth:`sendframe.Message.estimate` then makes the rows a send skips cost nothing.
 
-    - ``encoding``: ``None`` is what a request without ``encoding`` gets (``gsm``); ``"gsm"``,
-      ``"gsm-pt"``, ``"utf-16"`` as requested; ``"auto"`` the cheapest that carries every
-      character of each row (``forced_by`` then names the characters that forced it off gsm).
+    - ``encoding`` (the message's): ``None`` is what a request without ``encoding`` gets (``gsm``); ``"auto"``
+      the cheapest that carries every character of each row (``forced_by`` then names the characters that
+      forced it off gsm).
     - ``length`` is in message units (septets, or UTF-16 code units); ``lost_characters`` lists
       the characters the chosen encoding cannot carry: they would arrive as ``?``.
-    - recipients are checked with the recipient rule; a frame from :func:`sendframe.read_contacts`
-      brings its ``phone_valid`` / ``email_valid`` flags, which are used as they are.
-    - ``parts``: the most parts the request will allow; rows needing more would be rejected
-      (code 105) and are not billable. ``None`` means no limit for the estimate.
+    - a recipient is valid when it has a key (:func:`~sendframe.api.recipient_columns.sendable_keys`).
+    - rows needing more than the message's ``parts`` would be rejected (code 105) and are not billable.
     - cost comes from :mod:`sendframe.pricing` (``prices``: a ``PriceTable``, a CSV path, or
       ``None`` for data/prices.csv): unit price x parts for SMS and landing SMS, x 1 for other
-      channels (voice assumes the call is answered), plus the certified and attachment
+      channels (voice assumes the call is answered), plus the certified and ``attachments``
       surcharges. Rows that would be rejected (missing variable, invalid recipient, too many
       parts) cost 0 and have ``billable`` False; ``too_many_parts`` marks the 105 ones.
 
     Non-SMS channels (mailing, voice, whatsapp) get no encoding, ``length`` in characters and 1 part.
     The contacts frame is not modified. ``measured``: the text engine's
     :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``, the
-    encoding asked or ``None`` for ``"auto"``), when the caller already has it, so the text is measured once.
+    encoding asked or ``None`` for ``"auto"``), when the caller already has it, so the text is measured once;
+    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.sendable_keys`, likewise.
 
-        >>> import pandas as pd
-        >>> est = estimate(pd.DataFrame({"phone": ["34600123456"]}), "Olá", encoding="auto")
+        >>> import pandas as pd, sendframe
+        >>> msg = sendframe.sms("Olá", sender="Shop", encoding="auto")
+        >>> est = estimate(msg, pd.DataFrame({"phone": ["34600123456"]}))
         >>> est.loc[0, "encoding"], est.loc[0, "forced_by"]
         ('gsm-pt', 'á')
     """
     contacts_frame(contacts)
-    column = recipient_column(contacts, channel_info(channel).recipient, to, channel=channel)
-    if parts is not None and (isinstance(parts, bool) or not isinstance(parts, int) or parts < 1):
-        raise InputError(f"parts must be a whole number of at least 1 (got {parts!r}).")
+    column = msg.recipient_column(contacts)
     if isinstance(attachments, bool) or not isinstance(attachments, int) or attachments < 0:
         raise InputError(f"attachments must be a whole number of at least 0 (got {attachments!r}).")
+    channel, info, template, encoding = msg.channel, msg.info, msg.template or "", msg.encoding
+    trans, otp_config, link_base = int(msg.fields.get("trans", 0)), msg.fields.get("otpConfig"), msg.link_base
     index = contacts.index
-    sms = channel_info(channel).sends_sms
     forced = lost = pd.Series("", index=index, dtype="str")  # characters that forced the encoding, or are lost
-    if sms:
+    if info.sends_sms:
         asked = asked_encoding(encoding)
         measured = measure_sms(contacts, template, encoding=asked, trans=trans, channel=channel,
                                link_base=link_base, otp_config=otp_config, measured=measured)
@@ -182,20 +150,19 @@ def estimate(
     forced = forced.where(has_text)
     lost = lost.where(has_text)
 
-    recipients = contacts[column]
-    valid = recipients_valid(contacts, column, channel)
-    if parts is not None:
-        too_many = needed.gt(parts).to_numpy(dtype=bool, na_value=False)
-    else:
-        too_many = np.zeros(len(index), dtype=bool)
+    if keys is None:
+        keys = sendable_keys(contacts[column], info.recipient)
+    valid = keys.notna().to_numpy(dtype=bool)
+    too_many = needed.gt(msg.parts).to_numpy(dtype=bool, na_value=False)  # other channels: 1 part of 1
     billable = has_text & valid & ~too_many
 
     table = price_table(prices)
-    numbers = priced_numbers(recipients, channel_info(channel).recipient, valid)
+    numbers = priced_numbers(keys, info.recipient)
     country = recipient_countries(numbers).astype("str")  # the country rule, not the price's prefix (+1: US or CA)
     found = table.lookup(numbers, channel)
-    charged_parts = needed.fillna(1).astype("int64") if channel_info(channel).billed_per_part else 1
-    costs = table.costs(numbers, channel, parts=charged_parts, certified=certified, attachments=attachments)
+    charged_parts = needed.fillna(1).astype("int64") if info.billed_per_part else 1
+    costs = table.costs(numbers, channel, parts=charged_parts, certified=bool(msg.fields.get("certified", False)),
+                        attachments=attachments)
     cost = np.where(billable, costs.to_numpy(dtype=float), 0.0)
     currencies = found["currency"].dropna().unique().tolist()
 
@@ -220,16 +187,56 @@ def estimate(
     return frame
 
 
+def estimate_sums(frame: pd.DataFrame) -> dict[str, int | float]:
+    """The counts and cost behind :func:`sendframe.estimate_totals`, each a sum over rows (the sums of a frame's
+    parts add up to the frame's); the rows per encoding under ``encoding:<name>``.
+
+        >>> import sendframe
+        >>> sums = estimate_sums(estimate(sendframe.sms("Hi", sender="Shop"), pd.DataFrame({"phone": ["34600123456"]})))
+        >>> sums["messages"], sums["encoding:gsm"]
+        (1, 1)
+    """
+    billable = frame["billable"].to_numpy(dtype=bool)
+    parts = frame["parts"].fillna(0).to_numpy(dtype=np.int64)
+    counts = frame["encoding"].value_counts(dropna=True)
+    return {
+        "rows": len(frame), "billable": int(billable.sum()), "messages": int(parts[billable].sum()),
+        "cost": float(frame["cost"].sum()),
+        "rows_losing_characters": int(frame["lost_characters"].fillna("").str.len().gt(0).sum()),
+        "too_many_parts": int(frame["too_many_parts"].sum()), "missing_text": int(frame["text"].isna().sum()),
+        **{f"encoding:{name}": int(counts.get(name, 0)) for name in ENCODINGS},
+    }
+
+
+def totals_of_sums(sums: Mapping[str, Any], currency: str) -> dict[str, Any]:
+    """:func:`sendframe.estimate_totals` from :func:`estimate_sums` (of one frame, or added up over its parts).
+
+        >>> sums = {"rows": 3, "billable": 2, "messages": 4, "cost": 0.123456, "rows_losing_characters": 0,
+        ...         "too_many_parts": 0, "missing_text": 1, "encoding:gsm": 1, "encoding:utf-16": 2}
+        >>> totals = totals_of_sums(sums, "EUR"); totals["cost"], totals["encodings"]
+        (0.1235, {'utf-16': 2, 'gsm': 1})
+    """
+    encodings = {name: int(sums[f"encoding:{name}"]) for name in ENCODINGS if int(sums.get(f"encoding:{name}", 0))}
+    return {
+        "rows": int(sums["rows"]), "billable": int(sums["billable"]), "messages": int(sums["messages"]),
+        "cost": round(float(sums["cost"]), 4), "currency": currency,
+        "encodings": dict(sorted(encodings.items(), key=lambda item: -item[1])),
+        "rows_losing_characters": int(sums["rows_losing_characters"]),
+        "too_many_parts": int(sums["too_many_parts"]), "missing_text": int(sums["missing_text"]),
+    }
+
+
 @dispatched("frame")
 def estimate_totals(frame: pd.DataFrame) -> dict[str, Any]:
-    """Totals of an :func:`estimate` frame (also after filtering it).
+    """Totals of an :func:`estimate` frame (also after filtering it): :func:`totals_of_sums` of its
+    :func:`estimate_sums` (a Dask frame's: of its partitions' sums added up, so both answer alike).
 
     Keys: ``rows``, ``billable`` (rows that would be charged), ``messages`` (SMS parts or messages
     charged), ``cost``, ``currency``, ``encodings`` (rows per encoding, most first), ``rows_losing_characters``,
     ``too_many_parts``, ``missing_text`` (rows with a missing variable).
 
-        >>> import pandas as pd
-        >>> est = estimate(pd.DataFrame({"phone": ["34600123456", "34600123457"]}), "Hi")
+        >>> import pandas as pd, sendframe
+        >>> est = estimate(sendframe.sms("Hi", sender="Shop"), pd.DataFrame({"phone": ["34600123456", "34600123457"]}))
         >>> t = estimate_totals(est); t["rows"], t["messages"]
         (2, 2)
     """

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sendframe.campaign.preview import placeholders, render
 from sendframe.errors import InputError
@@ -34,7 +35,7 @@ from sendframe.text.encodings import ENCODINGS
 from sendframe.text.measure import measure_frame
 from sendframe.text.templates import Template, parse
 
-__all__ = ["forget", "frame_fingerprint", "last", "measure_rendered", "measure_texts", "store"]
+__all__ = ["forget", "frame_fingerprint", "last", "measure_texts", "store"]
 
 # kind -> (key, value): the last measurement ("sms") and the last prepared frame ("prepared")
 _LAST: dict[str, Any] = {}
@@ -86,7 +87,8 @@ def _hash_series(digest: Any, series: pd.Series) -> bool:
                 and _hash_series(digest, pd.Series(series.dtype.categories, name="categories")))
     if not hasattr(values, "__arrow_array__"):
         return False
-    for chunk in values.__arrow_array__().chunks:  # Arrow-backed: the buffers as they are
+    arrow = values.__arrow_array__()  # Arrow-backed (or masked, as Int64): the buffers as they are
+    for chunk in arrow.chunks if isinstance(arrow, pa.ChunkedArray) else [arrow]:
         digest.update(f"{chunk.type}:{chunk.offset}:{len(chunk)}".encode())
         for buffer in chunk.buffers():
             if buffer is not None:
@@ -140,16 +142,6 @@ def measure_texts(frame: pd.DataFrame, template: str | Template, *, encoding: st
     return measured.copy(deep=False)
 
 
-def measure_rendered(text: pd.Series, encoding: str) -> pd.DataFrame:
-    """:func:`measure_texts` of texts already rendered (an SMS's under ``trans=1``, translated): the same
-    columns, each text measured as it is.
-
-        >>> measure_rendered(pd.Series(["Olá"]), "auto")[["encoding", "parts"]].to_dict("records")
-        [{'encoding': 'gsm-pt', 'parts': 1}]
-    """
-    return measure_texts(pd.DataFrame({"text": text}, index=text.index), "{text}", encoding=encoding)
-
-
 def asked_encoding(encoding: str | None) -> str:
     """The encoding asked for, checked: ``"auto"`` or a name (``None`` is what a request without one gets: gsm).
 
@@ -179,5 +171,5 @@ def measure_sms(frame: pd.DataFrame, template: str, *, encoding: str, trans: int
         return measured
     if trans == 0:
         return measure_texts(frame, template, encoding=encoding, link_base=link_base, otp_config=otp_config)
-    return measure_rendered(render(frame, template, channel=channel, otp_config=otp_config, link_base=link_base,
-                                   trans=trans), encoding)
+    text = render(frame, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+    return measure_texts(pd.DataFrame({"text": text}, index=text.index), "{text}", encoding=encoding)

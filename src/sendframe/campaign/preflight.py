@@ -20,18 +20,16 @@ too_many_parts           error     the text needs more parts than ``parts`` allo
 unencodable_characters   warning   characters the encoding cannot carry: sent as ``?``
 shorten_not_url          error     a ``{x|shorten}`` value is not an http(s) URL (100)
 format_not_number        warning   a ``{x|formatDotComma}`` value is not a number: sent unchanged
-invalid_sender           error     the sender label breaks the spec's rule (100)
 malformed_placeholder    error     a ``{...}`` that looks like a variable but is not one (``{First Name}``):
                                    it would be sent as written
 invalid_template         error     the template cannot be parsed (an unknown filter) (100)
-parts_out_of_range       error     ``parts`` outside 1-15 (SMS) or 1-8 (landing SMS) (100)
 whatsapp_template        error     unknown WhatsApp template (140) or wrong number of field columns
 whatsapp_field_missing   error     a WhatsApp field column has no value in this row (141)
 =======================  ========  ============================================================
 
-    >>> import pandas as pd
+    >>> import pandas as pd, sendframe
     >>> contacts = pd.DataFrame({"phone": ["34600123456", "123"], "name": ["Ana", None]})
-    >>> preflight(contacts, "sms", "Hi {name}", sender="Shop")[["row", "column", "rule"]].to_dict("records")
+    >>> preflight(sendframe.sms("Hi {name}", sender="Shop"), contacts)[["row", "column", "rule"]].to_dict("records")
     ... # doctest: +NORMALIZE_WHITESPACE
     [{'row': 1, 'column': 'phone', 'rule': 'invalid_recipient'},
      {'row': 1, 'column': 'name', 'rule': 'missing_variable'}]
@@ -41,8 +39,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -50,33 +47,29 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sendframe.api.number_types import number_types, receives_sms
-from sendframe.api.recipient_columns import recipient_keys
+from sendframe.api.recipient_columns import recipient_keys, sendable_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
-from sendframe.api.validation import sender_label_problem
-from sendframe.campaign.columns import recipient_column, snake_name
-from sendframe.campaign.estimate import recipients_valid
+from sendframe.campaign.columns import snake_name
 from sendframe.campaign.measured import asked_encoding, measure_sms
 from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.problems import (
     PROBLEM_COLUMNS,
     Problems,
-    arrow_text,
     joined,
     key_codes,
     label_texts,
-    made_once,
     messages,
     text_array,
 )
-from sendframe.channels import channel as channel_info
-from sendframe.channels import channel_name
-from sendframe.engines import dispatched
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
 from sendframe.text import filters as text_filters
 from sendframe.text import templates
 from sendframe.text.filters import _ARROW_NUMBER  # text.filters.is_number's rule, written for Arrow
-from sendframe.text.templates import SPECIALS, Placeholder, Template
+from sendframe.text.templates import SPECIALS, Placeholder, Template, column_to_arrow
+
+if TYPE_CHECKING:
+    from sendframe.campaign.message import Message
 
 __all__ = ["PROBLEM_COLUMNS", "preflight"]
 
@@ -91,39 +84,16 @@ def _snake(written: str) -> str:
 # ---------------------------------------------------------------- column helpers
 
 
-def _repeats(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(whether an earlier row has the same code, the position of the first row with each row's code).
-
-    Codes count up in order of first appearance, so a row is a code's first exactly when its code is
-    above every earlier row's."""
-    if not len(codes):
-        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
-    earlier = np.concatenate(([-1], np.maximum.accumulate(codes)[:-1]))
-    first = codes > earlier
-    first_of = np.zeros(max(int(codes.max()) + 1, 1), dtype=np.int64)
-    first_of[codes[first]] = np.flatnonzero(first)
-    return ~first & (codes >= 0), first_of[np.maximum(codes, 0)]
-
-
 def _per_distinct(values: pd.Series, rule: Callable[[str], bool]) -> np.ndarray:
     """``rule(str(value))`` for each row (True where missing), once per distinct value."""
-    strings = arrow_text(values)
-    if strings is not None:
-        encoded = pc.dictionary_encode(strings)
-        answers = np.array([rule(v) for v in encoded.dictionary.to_pylist()] + [True], dtype=bool)
-        answer: np.ndarray = answers[encoded.indices.fill_null(len(encoded.dictionary)).to_numpy(zero_copy_only=False)]
-        return answer
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    return np.array([rule(str(v)) for v in uniques] + [True], dtype=bool)[codes]
+    codes, distinct = pd.factorize(values, use_na_sentinel=True)
+    return np.array([rule(str(v)) for v in distinct] + [True], dtype=bool)[codes]
 
 
 def _numbers(values: pd.Series) -> np.ndarray:
-    """Whether each value is a number to the format filters (True where missing): a regular expression
-    over the column when it is text."""
-    strings = arrow_text(values)
-    if strings is None:
-        return _per_distinct(values, text_filters.is_number)
-    answer: np.ndarray = pc.match_substring_regex(strings, _ARROW_NUMBER).fill_null(True).to_numpy(
+    """Whether each value, as the template writes it, is a number to the format filters (True where missing):
+    one regular expression over the column."""
+    answer: np.ndarray = pc.match_substring_regex(column_to_arrow(values), _ARROW_NUMBER).fill_null(True).to_numpy(
         zero_copy_only=False)
     return answer
 
@@ -131,27 +101,27 @@ def _numbers(values: pd.Series) -> np.ndarray:
 # ---------------------------------------------------------------- the rules
 
 
-def _recipient_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str,
+def _recipient_problems(found: Problems, contacts: pd.DataFrame, recipient: str, column: str,
                         keys: pd.Series) -> np.ndarray:
     values = contacts[column]
-    mailing = channel == "mailing"
-    kind, hint = ("email address", "") if mailing else ("phone number", _PHONE_HINT)
-    valid = recipients_valid(contacts, column, channel)
-    bad = ~valid
-    if bad.any():
+    kind, hint = ("email address", "") if recipient == "email" else ("phone number", _PHONE_HINT)
+    valid = keys.notna().to_numpy(dtype=bool)  # the key is missing exactly where the recipient is not valid
+    if not valid.all():
+        bad = ~valid
         shown = text_array(values[bad]).fill_null("(empty)")
         raw_column = f"{column}_raw"
         if raw_column in contacts.columns:  # a number read_contacts could not repair: show what was written
             raw = text_array(contacts[raw_column][bad]).fill_null("(empty)")
             shown = pc.if_else(pa.array(values[bad].isna().to_numpy(dtype=bool)), raw, shown)
-        found.rows(bad, column, "invalid_recipient", made_once(
+        found.rows(bad, column, "invalid_recipient", messages(
             shown, lambda s: f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)."))
-    repeated, first = _repeats(key_codes(keys))
-    repeated &= valid
+    codes = key_codes(keys)  # counting up in order of first appearance: code k's first row is the k-th first row
+    repeated = pd.Series(codes).duplicated().to_numpy() & valid
     if repeated.any():
+        first = np.flatnonzero(valid & ~repeated)[codes[repeated]]
         found.rows(repeated, column, "duplicate_recipient", joined(
             f"{column}: ", text_array(values[repeated]), " already appears in row ",
-            label_texts(contacts.index, first[repeated]), "; it would receive the message twice."), "warning")
+            label_texts(contacts.index, first), "; it would receive the message twice."), "warning")
     return valid
 
 
@@ -172,10 +142,9 @@ def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column
             "keep='landline'."))
 
 
-def _suppressed_values(suppression: Any, channel: str, default_region: str) -> set[str]:
+def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> set[str]:
     if suppression is None:
         return set()
-    wanted = channel_info(channel).recipient
     if isinstance(suppression, (str, os.PathLike)):
         suppression = pd.read_csv(suppression, dtype=str, encoding="utf-8-sig")
     if isinstance(suppression, pd.DataFrame):  # its phone/email column, else its first
@@ -190,9 +159,8 @@ def _suppressed_values(suppression: Any, channel: str, default_region: str) -> s
     return set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
 
 
-def _opted_out(found: Problems, contacts: pd.DataFrame, column: str, valid: np.ndarray, keys: pd.Series,
-               blocked: set[str]) -> None:
-    opted = keys.isin(blocked).to_numpy(dtype=bool) & valid
+def _opted_out(found: Problems, contacts: pd.DataFrame, column: str, keys: pd.Series, blocked: set[str]) -> None:
+    opted = keys.isin(blocked).to_numpy(dtype=bool)
     if opted.any():
         found.rows(opted, column, "opted_out", messages(contacts[column][opted], lambda v: (
             f"{column}: {v} is on the suppression list (opted out); do not send to it.")))
@@ -206,7 +174,9 @@ def _variable_problems(found: Problems, contacts: pd.DataFrame, parsed: Template
         else:
             found.rows(np.ones(len(contacts), dtype=bool), name, "missing_variable",
                        f"{{{name}}} is used by the template but the contacts have no column {name!r} (107).")
-    for name, filter_name in _filter_uses(parsed):
+    uses = dict.fromkeys((p.name, p.filter) for p in parsed.pieces
+                         if isinstance(p, Placeholder) and p.filter and p.name not in SPECIALS)
+    for name, filter_name in uses:  # each (variable, filter) once, in order
         if name in contacts.columns:
             _filter_problems(found, contacts[name], name, filter_name)
 
@@ -227,55 +197,20 @@ def _filter_problems(found: Problems, values: pd.Series, name: str, filter_name:
                 f"{{{name}|{filter_name}}} leaves it unchanged.")), "warning")
 
 
-def _filter_uses(parsed: Template) -> list[tuple[str, str]]:
-    """Distinct (variable, filter) pairs of the template, in order, specials left out."""
-    pairs = (
-        (piece.name, piece.filter)
-        for piece in parsed.pieces
-        if isinstance(piece, Placeholder) and piece.filter and piece.name not in SPECIALS
-    )
-    return list(dict.fromkeys(pairs))
-
-
-@dataclass(frozen=True)
-class _Measured:
-    """What the text rules need of each row's message."""
-
-    has_text: np.ndarray
-    parts: pd.Series  # Int64, missing without text
-    encoding: pa.Array  # per row (the same name in every row unless "auto")
-    lost: pd.Series | None  # characters the encoding cannot carry ("" when none), None when nothing is lost
-
-
-def _measure(contacts: pd.DataFrame, template: str, channel: str, encoding: str, trans: int,
-             otp_config: Mapping[str, Any] | None, link_base: str | None, measured: pd.DataFrame | None) -> _Measured:
-    """Parts and lost characters of each row's text in ``encoding`` (``"auto"``: the cheapest per row, as
-    :func:`~sendframe.campaign.estimate.estimate` chooses it, which loses nothing). Without ``trans`` the text engine
-    renders and measures in one pass over the distinct values (or ``measured`` is that pass, done by the caller
-    with ``unencodable=True``); with it the translated texts are measured."""
-    measured = measure_sms(contacts, template, encoding=asked_encoding(encoding), trans=trans, channel=channel,
-                           link_base=link_base, otp_config=otp_config, measured=measured)
-    names = text_array(measured["encoding"]) if encoding == "auto" else pa.repeat(pa.scalar(encoding), len(contacts))
-    lost = measured["unencodable_" + encoding.replace("-", "_")] if encoding in ("gsm", "gsm-pt") else None
-    return _Measured(measured["text"].notna().to_numpy(dtype=bool), measured["parts"], names, lost)
-
-
-def _text_problems(found: Problems, measured: _Measured, encoding: str, parts: int) -> None:
-    needed = measured.parts
-    over = needed.gt(parts).to_numpy(dtype=bool, na_value=False) & measured.has_text
+def _text_problems(found: Problems, measured: pd.DataFrame, encoding: str, parts: int) -> None:
+    """Texts needing more than ``parts`` parts, and characters ``encoding`` cannot carry (``"auto"``: the
+    cheapest per row, which loses nothing)."""
+    needed = measured["parts"]
+    over = needed.gt(parts).to_numpy(dtype=bool, na_value=False) & measured["text"].notna().to_numpy(dtype=bool)
     if over.any():
-        counts = pc.cast(pa.array(needed[over].to_numpy(dtype=np.int64)), _TEXT)
+        names = text_array(measured["encoding"][over]) if encoding == "auto" else encoding
         found.rows(over, "message", "too_many_parts", joined(
-            "the text needs ", counts, " parts in ", measured.encoding.filter(pa.array(over)),
+            "the text needs ", pc.cast(pa.array(needed[over].to_numpy(dtype=np.int64)), _TEXT), " parts in ", names,
             f" but parts={parts}; the service would answer 105 for this row."))
-    lost = measured.lost
-    if lost is None:
+    if encoding not in ("gsm", "gsm-pt"):
         return
-    if isinstance(lost.dtype, pd.CategoricalDtype):
-        sizes = np.array([len(c) for c in lost.cat.categories] + [0], dtype=np.int64)
-        losing = sizes[lost.cat.codes.to_numpy(dtype=np.int64)] > 0
-    else:
-        losing = lost.str.len().gt(0).to_numpy(dtype=bool)
+    lost = measured["unencodable_" + encoding.replace("-", "_")]  # a categorical: sized once per category
+    losing = np.append(lost.cat.categories.str.len().to_numpy(), 0)[lost.cat.codes.to_numpy()] > 0
     if losing.any():
         found.rows(losing, "message", "unencodable_characters", messages(lost[losing], lambda chars: (
             f"{encoding} cannot carry {', '.join(repr(c) for c in chars)}: sent as '?'. "
@@ -307,76 +242,44 @@ def _whatsapp_problems(found: Problems, contacts: pd.DataFrame, template_id: Any
 
 
 @keyword_checked
-@dispatched("contacts")
-def preflight(
-    contacts: pd.DataFrame,
-    channel: str,
-    template: str | None = None,
-    *,
-    sender: str | None = None,
-    parts: int = 1,
-    encoding: str = "gsm",
-    trans: int = 0,
-    suppression: Any = None,
-    whatsapp_template: int | None = None,
-    header_fields: Sequence[str] = (),
-    body_fields: Sequence[str] = (),
-    call_to_action_fields: Sequence[str] = (),
-    to: str | None = None,
-    default_region: str = "ES",
-    otp_config: Mapping[str, Any] | None = None,
-    link_base: str | None = None,
-    measured: pd.DataFrame | None = None,
-    keys: pd.Series | None = None,
-) -> pd.DataFrame:
-    """Every problem of sending ``template`` to ``contacts`` on ``channel``, one row each.
+def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, measured: pd.DataFrame | None = None,
+              keys: pd.Series | None = None) -> pd.DataFrame:
+    """Every problem of sending ``msg`` to ``contacts``, one row each (:meth:`sendframe.Message.preflight`'s
+    pandas answer: its settings are the message's).
 
-    ``suppression`` is a CSV path (a ``phone``/``email`` column, else the first), a DataFrame or an
-    iterable of numbers / emails; numbers are normalised like :func:`sendframe.read_contacts` does.
-    For WhatsApp give ``whatsapp_template`` and the columns of each positional array
-    (``header_fields``, ``body_fields``, ``call_to_action_fields``); ``template`` is not used. The sender
-    label rule is the models' own (:func:`sendframe.api.validation.sender_label_problem`).
-    ``encoding``: ``"gsm"``, ``"gsm-pt"``, ``"utf-16"``, or ``"auto"``: each row in the cheapest
-    encoding that carries it, as :func:`~sendframe.campaign.estimate.estimate` chooses it (so no character is lost, and
-    parts are counted in that encoding). A frame from :func:`sendframe.read_contacts` brings its
-    ``phone_valid`` / ``email_valid`` flags, which are used as they are. ``measured``: the text engine's
+    ``suppression`` (instead of the message's) is a CSV path (a ``phone``/``email`` column, else the first),
+    a DataFrame or an iterable of numbers / emails; numbers are normalised like :func:`sendframe.read_contacts`
+    does.
+    Under ``encoding="auto"`` each row is in the cheapest encoding that carries it, as the estimate chooses it
+    (so no character is lost, and parts are counted in that encoding). A recipient is valid when it has a key
+    (:func:`~sendframe.api.recipient_columns.sendable_keys`). ``measured``: the text engine's
     :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``), when the
-    caller already has it (as :meth:`sendframe.Message.estimate` does), so the text is not measured twice;
-    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.recipient_keys`, likewise.
+    caller already has it (as :meth:`sendframe.Message.prepare` does), so the text is not measured twice;
+    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.sendable_keys`, likewise.
 
-        >>> import pandas as pd
-        >>> preflight(pd.DataFrame({"phone": ["34600123456"]}), "sms", "Hi", sender="Shop").empty
+        >>> import pandas as pd, sendframe
+        >>> preflight(sendframe.sms("Hi", sender="Shop"), pd.DataFrame({"phone": ["34600123456"]})).empty
         True
         >>> contacts = pd.DataFrame({"phone": ["34600123456"], "name": ["Zoë"]})
-        >>> preflight(contacts, "sms", "Hi {name}", sender="Shop", encoding="auto").empty
+        >>> preflight(sendframe.sms("Hi {name}", sender="Shop", encoding="auto"), contacts).empty
         True
     """
     contacts_frame(contacts)
-    channel = channel_name(channel)
+    channel, info, template, parts = msg.channel, msg.info, msg.template, msg.parts
+    encoding, trans = msg.encoding or "gsm", int(msg.fields.get("trans", 0))
     found = Problems(contacts.index)
-    info = channel_info(channel)
-    if info.sends_sms:
-        problem = sender_label_problem(sender) if sender is not None else "is missing"
-        if problem:
-            found.campaign("from", "invalid_sender",
-                           f"the sender label {problem}; the service would reject the request (100).")
-        if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= info.max_parts:
-            found.campaign("parts", "parts_out_of_range",
-                           f"parts must be between 1 and {info.max_parts} for {channel} (got {parts!r}); "
-                           "the service would reject the request (100).")
-            parts = info.max_parts
-    column = recipient_column(contacts, info.recipient, to, channel=channel)
+    column = msg.recipient_column(contacts)
     if keys is None:
-        keys = recipient_keys(contacts[column], info.recipient, default_region=None)
-    valid = _recipient_problems(found, contacts, channel, column, keys)
+        keys = sendable_keys(contacts[column], info.recipient)
+    valid = _recipient_problems(found, contacts, info.recipient, column, keys)
     if info.sends_sms or channel == "whatsapp":
         _line_problems(found, contacts, channel, column, valid, keys)
-    blocked = _suppressed_values(suppression, channel, default_region)
+    blocked = _suppressed_values(msg.suppression if suppression is None else suppression, info.recipient,
+                                 msg.default_region)
     if blocked:
-        _opted_out(found, contacts, column, valid, keys, blocked)
+        _opted_out(found, contacts, column, keys, blocked)
     if channel == "whatsapp":
-        fields = dict(zip(WHATSAPP_FIELDS, (header_fields, body_fields, call_to_action_fields), strict=True))
-        _whatsapp_problems(found, contacts, whatsapp_template, fields)
+        _whatsapp_problems(found, contacts, msg.fields.get("templateId"), msg.whatsapp_columns)
     elif template is not None:
         for written in templates.malformed_placeholders(template):
             found.campaign("message", "malformed_placeholder",
@@ -392,8 +295,10 @@ def preflight(
             return found.frame()
         _variable_problems(found, contacts, parsed)
         if info.sends_sms:
-            rows = _measure(contacts, template, channel, encoding, trans, otp_config, link_base, measured)
-            _text_problems(found, rows, encoding, parts)
+            measured = measure_sms(contacts, template, encoding=asked_encoding(encoding), trans=trans, channel=channel,
+                                   link_base=msg.link_base, otp_config=msg.fields.get("otpConfig"), measured=measured)
+            _text_problems(found, measured, encoding, parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before
-            render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
+            render(contacts, template, channel=channel, otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base,
+                   trans=trans)
     return found.frame()

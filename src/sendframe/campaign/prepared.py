@@ -18,6 +18,7 @@ the estimate prices is what the send sends, row for row. The last answer is kept
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from collections.abc import Iterable, Mapping
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.recipient_columns import recipient_keys
+from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign import estimate as estimating
 from sendframe.campaign import measured as kept
 from sendframe.campaign.caps import frequency_capped, history_from_ledgers
@@ -34,6 +35,7 @@ from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.campaign.preflight import preflight
 from sendframe.campaign.schedule import local_send_times
 from sendframe.errors import InputError, SendframeError
+from sendframe.text.templates import column_to_arrow
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -59,7 +61,8 @@ class Prepared:
     recipient_column: str
     """The column of the contacts the message sends to."""
     recipient_key: pd.Series
-    """Each row's recipient as compared (the one rule: :func:`~sendframe.api.recipient_columns.recipient_keys`)."""
+    """Each row's recipient as compared, missing where it is not a valid recipient (the one rule:
+    :func:`~sendframe.api.recipient_columns.sendable_keys`)."""
     problems: pd.DataFrame
     measured: pd.DataFrame | None
     keep: frozenset[str]
@@ -70,21 +73,24 @@ class Prepared:
     prices: Any = None
     attachments: int = 0
 
-    def _check_sendable(self) -> None:
-        problems = self.problems
-        fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
-        if len(fatal):
-            lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
-            raise InputError(f"This {self.message.channel} message cannot be sent as it is:\n{lines}")
-
     @functools.cached_property
     def plan(self) -> pd.DataFrame:
         """Per row: ``action`` (``send`` or a ``skipped_*`` outcome) and ``reason``."""
-        self._check_sendable()
-        msg, values = self.message, self.contacts[self.recipient_column]
-        capped, why = _capped_rows(msg, values, self.moment, self.ledger)
-        key = self.recipient_key.reset_index(drop=True)
-        return plan_rows(self.problems, self.contacts.index, key, self.keep, capped, why)
+        msg, problems = self.message, self.problems
+        fatal = problems[problems["row"].isna() & (problems["severity"] == "error")]
+        if len(fatal):
+            lines = "\n".join(f"  - {c}: {m}" for c, m in zip(fatal["column"], fatal["message"], strict=True))
+            raise InputError(f"This {msg.channel} message cannot be sent as it is:\n{lines}")
+        capped, why = None, ""
+        if msg.frequency_cap is not None:
+            n, days = msg.frequency_cap
+            history = msg.history if isinstance(msg.history, pd.DataFrame) else history_from_ledgers(
+                msg.history, exclude=self.ledger)
+            capped = frequency_capped(self.recipient_key, history, n, days, self.moment,
+                                      default_region=msg.default_region)
+            why = f"already sent {n} message(s) in the last {days:g} days (frequency_cap=({n}, {days:g}))."
+        return plan_rows(problems, self.contacts.index, self.recipient_key.reset_index(drop=True), self.keep, capped,
+                         why)
 
     @functools.cached_property
     def schedule(self) -> pd.DataFrame:
@@ -102,13 +108,10 @@ class Prepared:
         ``reason`` and, under ``local_time``/``quiet_hours``, ``send_at_utc``. Totals in ``.attrs``."""
         msg, contacts, plan = self.message, self.contacts, self.plan
         values = contacts[self.recipient_column]
-        priced = estimating.estimate(
-            contacts, msg.template or "", channel=msg.channel, encoding=msg.encoding,
-            parts=msg.parts if msg.info.sends_sms else None, certified=bool(msg.fields.get("certified", False)),
-            attachments=self.attachments, prices=self.prices, trans=int(msg.fields.get("trans", 0)),
-            otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, to=self.recipient_column,
-            measured=self.measured)
-        front = {"recipient": values.astype("str"), "recipient_key": self.recipient_key, "text": self._texts()}
+        priced = estimating.estimate(msg, contacts, prices=self.prices, attachments=self.attachments,
+                                     measured=self.measured, keys=self.recipient_key)
+        sent_as = pd.array(column_to_arrow(values), dtype="str")  # as the send writes it: 34600123456.0 is 34600123456
+        front = {"recipient": sent_as, "recipient_key": self.recipient_key, "text": self._texts()}
         if msg.info.result_text_field and msg.template != msg.fields.get(msg.info.result_text_field):
             front["priced_text"] = priced["text"]
         table = pd.concat([pd.DataFrame(front, index=contacts.index), priced.drop(columns="text"), plan], axis=1)
@@ -158,46 +161,6 @@ class Prepared:
         # a cached_property keeps its value in the instance's __dict__: the new plan is seeded there
         again.__dict__.update(plan=plan[["action", "reason"]], frame=table)
         return again
-
-
-def _capped_rows(msg: Message, recipients: pd.Series, now: Any, ledger: Any) -> tuple[Any, str]:
-    """Rows over the message's ``frequency_cap`` as of ``now`` (None when it has none), and why."""
-    if msg.frequency_cap is None:
-        return None, ""
-    n, days = msg.frequency_cap
-    history = msg.history
-    if not isinstance(history, pd.DataFrame):
-        history = history_from_ledgers(history, exclude=ledger)
-    moment = pd.Timestamp.now(tz="UTC") if now is None else now
-    capped = frequency_capped(recipients, history, n, days, moment, default_region=msg.default_region)
-    return capped, f"already sent {n} message(s) in the last {days:g} days (frequency_cap=({n}, {days:g}))."
-
-
-def _measure(msg: Message, frame: pd.DataFrame) -> pd.DataFrame | None:
-    """The text engine's one pass over an SMS's rows (text, encoding, parts, unencodable characters), which
-    preflight, estimate and a send's result all read; ``None`` when they measure their own way (other
-    channels, ``trans``) or the template is broken (preflight then says how)."""
-    template = msg.fields.get("message")
-    if not msg.info.sends_sms or int(msg.fields.get("trans", 0)) != 0 or not isinstance(template, str):
-        return None
-    try:
-        return kept.measure_texts(frame, template, encoding=msg.encoding or "gsm", link_base=msg.link_base,
-                                  otp_config=msg.fields.get("otpConfig"))
-    except SendframeError:
-        return None
-
-
-def _problems(msg: Message, frame: pd.DataFrame, suppression: Any, measured: pd.DataFrame | None, column: str,
-              keys: pd.Series) -> pd.DataFrame:
-    """``msg.preflight`` of a pandas frame; ``measured`` and ``keys`` spare working them out again."""
-    whatsapp = {msg.info.column_field_option(k): v for k, v in msg.whatsapp_columns.items()}
-    return preflight(
-        frame, msg.channel, msg.template, sender=msg.fields.get("from"), parts=msg.parts,
-        encoding=msg.encoding or "gsm", trans=int(msg.fields.get("trans", 0)),
-        suppression=msg.suppression if suppression is None else suppression,
-        whatsapp_template=msg.fields.get("templateId") if msg.channel == "whatsapp" else None,
-        to=column, default_region=msg.default_region, otp_config=msg.fields.get("otpConfig"),
-        link_base=msg.link_base, measured=measured, keys=keys, **whatsapp)
 
 
 def _priced_as_sent(table: pd.DataFrame, currency: str) -> pd.DataFrame:
@@ -258,11 +221,18 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
                 and all(same_option(a, b) for a, b in zip(last_options, options, strict=True))):
             return last_prepared  # type: ignore[no-any-return]
     moment = pd.Timestamp.now(tz="UTC") if now is None and timed else now
-    measured = _measure(msg, frame)
+    # the text engine's one pass over an SMS's rows, which preflight, estimate and the send's result all read;
+    # other channels and ``trans`` measure their own way, and a broken template is preflight's to explain
+    measured, template, trans = None, msg.fields.get("message"), int(msg.fields.get("trans", 0))
+    if msg.info.sends_sms and trans == 0 and isinstance(template, str):
+        with contextlib.suppress(SendframeError):
+            measured = kept.measure_texts(frame, template, encoding=msg.encoding or "gsm", link_base=msg.link_base,
+                                          otp_config=msg.fields.get("otpConfig"))
     column = msg.recipient_column(frame)
-    keys = recipient_keys(frame[column], msg.info.recipient, default_region=None)
-    prepared = Prepared(msg, frame, column, keys, _problems(msg, frame, suppression, measured, column, keys), measured,
-                        reasons, moment, ledger=ledger, prices=prices, attachments=attachments)
+    keys = sendable_keys(frame[column], msg.info.recipient)
+    problems = preflight(msg, frame, suppression=suppression, measured=measured, keys=keys)
+    prepared = Prepared(msg, frame, column, keys, problems, measured, reasons, moment, ledger=ledger, prices=prices,
+                        attachments=attachments)
     kept.store("prepared", None if fingerprint is None else (msg, options, fingerprint, prepared))
     return prepared
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from sendframe.api.models import OtpConfig, parse_body
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
@@ -31,43 +32,24 @@ from sendframe.text import templates
 from sendframe.text.templates import DEFAULT_LINK_BASE, placeholder_links
 from sendframe.text.translate import translate_series
 
-__all__ = ["contacts_frame", "link_base_for", "placeholders", "render"]
-
-def link_base_for(link_base: str | None = None) -> str:
-    """The base address generated links start with: ``link_base``, else ``$SENDFRAME_BASE_URL``,
-    else the text engine's ``DEFAULT_LINK_BASE`` (the sandbox's usual address); no trailing slash.
-
-        >>> link_base_for("https://sms.example.org/")
-        'https://sms.example.org'
-    """
-    base = link_base or os.environ.get("SENDFRAME_BASE_URL") or DEFAULT_LINK_BASE
-    return base.rstrip("/")
+__all__ = ["contacts_frame", "placeholders", "render"]
 
 
-def _otp_shape(otp_config: Mapping[str, Any] | Any | None) -> tuple[int, bool]:
-    if otp_config is None:
-        return 4, False
-    if hasattr(otp_config, "model_dump"):  # an OtpConfig model
-        otp_config = otp_config.model_dump(by_alias=True, exclude_none=True)
-    if not isinstance(otp_config, Mapping):
-        raise InputError(f"otp_config must be a mapping like {{'length': 6}}, not {type(otp_config).__name__}.")
-    length = otp_config.get("length", 4)
-    if isinstance(length, bool) or not isinstance(length, int) or not 3 <= length <= 10:
-        raise InputError(f"otp_config length must be a whole number between 3 and 10 (got {length!r}).")
-    return length, bool(otp_config.get("alpha"))
-
-
-def placeholders(link_base: str | None = None,
-                 otp_config: Mapping[str, Any] | None = None) -> tuple[dict[str, str], Callable[[str], str]]:
-    """The specials placeholders and a ``shorten`` stand-in, each of the real length
-    (the text engine's ``placeholder_links`` for this base and OTP configuration).
+def placeholders(link_base: str | None = None, otp_config: Mapping[str, Any] | OtpConfig | None = None
+                 ) -> tuple[dict[str, str], Callable[[str], str]]:
+    """The specials placeholders and a ``shorten`` stand-in, each of the real length (the text engine's
+    ``placeholder_links`` for this OTP configuration and base: ``link_base``, else ``$SENDFRAME_BASE_URL``,
+    else ``DEFAULT_LINK_BASE``, the sandbox's usual address).
 
         >>> specials, shorten = placeholders("https://s.io", {"length": 6})
         >>> specials["OTP_CODE"], specials["UNSUB_URL"], shorten("https://example.com/long/path")
         ('000000', 'https://s.io/u/xxxxxxxxxxxx', 'https://s.io/s/xxxxxxxx')
     """
-    length, alpha = _otp_shape(otp_config)
-    return placeholder_links(link_base_for(link_base), otp_length=length, otp_alpha=alpha)
+    otp = OtpConfig() if otp_config is None else otp_config
+    if not isinstance(otp, OtpConfig):  # checked by the model's own rules (length 3-10, ...)
+        otp = parse_body(OtpConfig, dict(otp) if isinstance(otp, Mapping) else otp, "otp_config")
+    base = (link_base or os.environ.get("SENDFRAME_BASE_URL") or DEFAULT_LINK_BASE).rstrip("/")
+    return placeholder_links(base, otp_length=otp.length, otp_alpha=otp.alpha)
 
 
 def contacts_frame(contacts: object) -> pd.DataFrame:

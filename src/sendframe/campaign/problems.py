@@ -24,12 +24,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["PROBLEM_COLUMNS", "RULE_ORDER", "Problems", "arrow_text", "joined", "key_codes", "label_texts", "made_once",
-           "messages", "text_array"]
+from sendframe.text.templates import column_to_arrow
+
+__all__ = ["PROBLEM_COLUMNS", "RULE_ORDER", "Problems", "joined", "key_codes", "label_texts", "messages",
+           "text_array"]
 
 PROBLEM_COLUMNS: tuple[str, ...] = ("row", "column", "rule", "message", "severity")
 RULE_ORDER: tuple[str, ...] = (
-    "invalid_sender", "parts_out_of_range", "invalid_template", "malformed_placeholder", "whatsapp_template",
+    "invalid_template", "malformed_placeholder", "whatsapp_template",
     "invalid_recipient", "landline", "duplicate_recipient", "opted_out", "missing_variable", "whatsapp_field_missing",
     "shorten_not_url", "format_not_number", "too_many_parts", "unencodable_characters",
 )  # fmt: skip
@@ -106,30 +108,12 @@ def key_codes(values: pd.Series | np.ndarray) -> np.ndarray:
         [0, -1, 1, 0]
     """
     values = values if isinstance(values, pd.Series) else pd.Series(values)
-    strings = arrow_text(values) if isinstance(values.dtype, pd.StringDtype) else None
-    if strings is not None:  # hashed by Arrow
-        codes: np.ndarray = pc.dictionary_encode(strings).indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    if isinstance(values.dtype, pd.StringDtype):  # hashed by Arrow
+        codes: np.ndarray = pc.dictionary_encode(column_to_arrow(values)).indices.fill_null(-1).to_numpy(
+            zero_copy_only=False)
         return codes.astype(np.int64)
     found, _ = pd.factorize(values, use_na_sentinel=True)
     return np.asarray(found, dtype=np.int64)
-
-
-def arrow_text(series: pd.Series) -> pa.Array | None:
-    """A column of text as one Arrow array (missing values null), or None when it holds anything else."""
-    try:
-        if isinstance(series.dtype, pd.StringDtype):
-            array = pa.array(series.array)
-        elif series.dtype == object:
-            array = pa.array(series.to_numpy(dtype=object), from_pandas=True)
-        else:
-            return None
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # not all text, or lone surrogates
-        return None
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type) or pa.types.is_null(array.type)):
-        return None  # bytes, numbers, ...: their str() is not their Arrow text
-    return array.cast(_TEXT)
 
 
 def text_array(series: pd.Series) -> pa.Array:
@@ -138,23 +122,14 @@ def text_array(series: pd.Series) -> pa.Array:
     return (array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array).cast(_TEXT)
 
 
-def made_once(strings: pa.Array, make: Callable[[str], str]) -> pa.Array:
-    """``make(value)`` for each value of a text array without nulls, once per distinct value."""
-    encoded = pc.dictionary_encode(strings)
-    made = pa.array([make(v) for v in encoded.dictionary.to_pylist()], type=_TEXT)
-    return made.take(encoded.indices)
+def messages(values: pd.Series | pa.Array, make: Callable[[Any], str]) -> pa.Array:
+    """``make(value)`` for each value (those of the rows with a problem, none missing), once per distinct value.
 
-
-def messages(values: pd.Series, make: Callable[[Any], str]) -> pa.Array | list[str]:
-    """``make(value)`` for each value (those of the rows with a problem), once per distinct value when the
-    values are text or categories."""
-    if isinstance(values.dtype, pd.CategoricalDtype) and not values.isna().any():
-        made = pa.array([make(c) for c in values.cat.categories], type=_TEXT)
-        return made.take(pa.array(values.cat.codes.to_numpy(dtype=np.int64)))
-    strings = arrow_text(values) if isinstance(values.dtype, pd.StringDtype) else None
-    if strings is None or strings.null_count:
-        return [make(v) for v in values]
-    return made_once(strings, make)
+        >>> messages(pd.Series(["a", "b", "a"]), str.upper).to_pylist()
+        ['A', 'B', 'A']
+    """
+    codes, distinct = pd.factorize(values.to_pandas() if isinstance(values, pa.Array) else values)
+    return pa.array([make(v) for v in distinct], type=_TEXT).take(pa.array(codes))
 
 
 def joined(*pieces: str | pa.Array) -> pa.Array:

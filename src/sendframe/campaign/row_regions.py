@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import phonenumbers
 
-from sendframe.campaign.columns import folded
+from sendframe.campaign.columns import folded, folded_names
 
 __all__ = ["COUNTRY_ALIASES", "find_country_column", "row_regions"]
 
@@ -94,12 +94,9 @@ def find_country_column(frame: pd.DataFrame, given: str | None = "country") -> s
     """
     if given is None:
         return None
-    by_fold: dict[str, str] = {}
-    for name in frame.columns:
-        if isinstance(name, str):
-            by_fold.setdefault(folded(name), name)
     if given in frame.columns:
         return given
+    by_fold = folded_names(frame)
     aliases = COUNTRY_ALIASES if folded(given) == "country" else (folded(given),)
     return next((by_fold[alias] for alias in aliases if alias in by_fold), None)
 

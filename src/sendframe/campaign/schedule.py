@@ -59,12 +59,9 @@ from sendframe.campaign.caps import aware_moment
 from sendframe.campaign.columns import find_recipient_column
 from sendframe.campaign.tables import as_frame
 from sendframe.errors import InputError
-from sendframe.options import check_options
+from sendframe.options import keyword_checked
 
-__all__ = ["PREFERRED_ZONES", "SCHEDULE_COLUMNS", "group_by_send_time", "local_send_times", "zone_of_number",
-           "zones_of_numbers"]
-
-SCHEDULE_COLUMNS: tuple[str, ...] = ("timezone", "local_send_at", "send_at_utc", "timezone_source")
+__all__ = ["PREFERRED_ZONES", "local_send_times", "zone_of_number", "zones_of_numbers"]
 
 # calling code -> its zones, most populous first: how a number that phonenumbers cannot place in one
 # zone gets one (docs/api-notes.md, "Send at local time"). Codes phonenumbers maps to several zones.
@@ -107,7 +104,6 @@ _UNKNOWN_ZONE = "Etc/Unknown"  # phonenumbers' answer for a number it cannot pla
 _ZONE_DATA: dict[str, tuple[str, ...]] = phone_zones.TIMEZONE_DATA  # type: ignore[attr-defined]
 _LONGEST_PREFIX: int = phone_zones.TIMEZONE_LONGEST_PREFIX  # type: ignore[attr-defined]
 _TIME_OF_DAY = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
-_UNSET: Any = object()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -328,6 +324,7 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
     return zone, source
 
 
+@keyword_checked
 def local_send_times(
     contacts: Any,
     local_time: str | time | None = "10:00",
@@ -339,7 +336,6 @@ def local_send_times(
     now: datetime | str | None = None,
     default_timezone: str | None = None,
     default_region: str = "ES",
-    **options: Any,
 ) -> pd.DataFrame:
     """When each row is sent: its zone, the local and the UTC send time, and where the zone came from.
 
@@ -365,8 +361,6 @@ def local_send_times(
         >>> str(plan.loc[0, "send_at_utc"]), plan.loc[0, "timezone_source"]
         ('2026-03-29 01:00:00+00:00', 'column')
     """
-    check_options(options, ["date", "quiet_hours", "timezone_column", "recipient", "now", "default_timezone",
-                            "default_region"], "local_send_times")
     frame: pd.DataFrame = as_frame(contacts)
     moment = _aware_now(now)
     at = None if local_time is None else _time_of_day(local_time, "local_time")
@@ -407,33 +401,3 @@ def local_send_times(
     out.attrs["now"] = pd.Timestamp(moment)
     return out
 
-
-def group_by_send_time(schedule: pd.DataFrame, column: str = "send_at_utc") -> list[tuple[pd.Timestamp, np.ndarray]]:
-    """The rows of a schedule grouped by UTC send time: ``[(time, positions), ...]`` in time order.
-
-    ``positions`` are integer positions into the schedule (and so into the contacts it was made
-    from), in table order; one group is one set of requests with that ``scheduleDate``. A time at
-    or before the schedule's ``now`` means "send now" (the spec: a past scheduleDate is now). Rows
-    without a send time (no zone) are in no group.
-
-        >>> import pandas as pd
-        >>> schedule = pd.DataFrame({"send_at_utc": pd.to_datetime(
-        ...     ["2026-03-29 08:00", "2026-03-29 14:00", "2026-03-29 08:00", None], utc=True)})
-        >>> [(str(at), rows.tolist()) for at, rows in group_by_send_time(schedule)]
-        [('2026-03-29 08:00:00+00:00', [0, 2]), ('2026-03-29 14:00:00+00:00', [1])]
-    """
-    if column not in schedule:
-        raise InputError(f"group_by_send_time needs the {column!r} column of local_send_times.")
-    times = schedule[column]
-    if not isinstance(times.dtype, pd.DatetimeTZDtype):
-        raise InputError(f"The column {column!r} must hold tz-aware date-times (as local_send_times gives): "
-                         "give a zone.")
-    codes, uniques = pd.factorize(times, sort=True, use_na_sentinel=True)
-    order = np.argsort(codes, kind="stable")
-    counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
-    start = int((codes < 0).sum())  # the missing times (-1) sort first
-    groups = []
-    for at, count in zip(uniques, counts, strict=True):
-        groups.append((pd.Timestamp(at), order[start:start + count]))
-        start += count
-    return groups

@@ -31,11 +31,6 @@ GRACE = timedelta(minutes=10)
 """How long after its request a row's first notification (ACCEPTD at the latest) is expected."""
 
 
-def _with_tag_parameter(notification_url: str) -> str:
-    separator = "&" if "?" in notification_url else "?"
-    return f"{notification_url}{separator}{ROW_TAG_PARAM}=tag"
-
-
 def tags_from_callbacks(callbacks: Any, notification_url: str | None) -> dict[str, str]:
     """``{row tag: message id}`` from a callbacks frame, a log path or a ``Receiver``.
 
@@ -51,7 +46,8 @@ def tags_from_callbacks(callbacks: Any, notification_url: str | None) -> dict[st
         if not notification_url or not notification_url.startswith(("http://", "https://")):
             raise InputError("callbacks= settles unknown rows from their notifications, so the message needs the "
                              "notification_url the send used.")
-        frame = read_callbacks(path, notification_url=_with_tag_parameter(notification_url))
+        separator = "&" if "?" in notification_url else "?"
+        frame = read_callbacks(path, notification_url=f"{notification_url}{separator}{ROW_TAG_PARAM}=tag")
     else:
         raise InputError(f"callbacks= takes a Receiver, a callback log path or a callbacks frame, "
                          f"not {type(callbacks).__name__}.")

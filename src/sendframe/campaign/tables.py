@@ -155,9 +155,15 @@ def _decode_sample(head: bytes, encoding: str, file: Path, *, complete: bool) ->
     try:
         return codecs.getincrementaldecoder(encoding)().decode(head, final=complete)
     except UnicodeDecodeError as error:
-        byte = error.object[error.start:error.start + 1]
-        raise InputError(f"{file.name} cannot be read as {encoding}: byte {error.start} ({byte!r}) is not valid there. "
-                         "Try encoding='cp1252' or 'latin-1', or save the file as UTF-8.") from None
+        raise _undecodable(file, encoding, error) from None
+
+
+def _undecodable(file: Path, encoding: str, error: UnicodeDecodeError, tried: str = "") -> InputError:
+    # the plain error for bytes the encoding cannot read, never the decoder's traceback
+    byte = error.object[error.start:error.start + 1]
+    return InputError(f"{file.name} cannot be read as {encoding}: byte {error.start} ({byte!r}) is not valid there"
+                      f"{f' (tried {tried})' if tried else ''}. Pass encoding='cp1252' or 'latin-1', or save the file "
+                      "as UTF-8.")
 
 
 # ---- CSV -----------------------------------------------------------------------------------------
@@ -220,8 +226,7 @@ def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_en
             return _csv(file, encoding, delimiter, sample, explicit_encoding=True)
         table = None
     except UnicodeDecodeError as error:
-        raise InputError(f"{file.name} cannot be read as {encoding} (byte {error.start} of a block is not valid "
-                         "there). Try encoding='cp1252' or 'latin-1', or save the file as UTF-8.") from None
+        raise _undecodable(file, encoding, error) from None
     text_only = table is not None and all(pa.types.is_string(t) or pa.types.is_large_string(t)
                                           for t in table.schema.types)
     if table is not None and text_only and table.num_columns == len(header):
@@ -260,8 +265,7 @@ def _pandas_csv(file: Path, encoding: str, delimiter: str, tried: str) -> pd.Dat
     try:
         return pd.read_csv(file, sep=delimiter, encoding=encoding, dtype=str, keep_default_na=False, na_values=[""])
     except UnicodeDecodeError as error:
-        raise InputError(f"{file.name} cannot be read as {encoding} (byte {error.start} is not valid there; tried "
-                         f"{tried}). Pass encoding='cp1252' or 'latin-1', or save the file as UTF-8.") from None
+        raise _undecodable(file, encoding, error, tried) from None
     except (pd.errors.ParserError, ValueError, csv.Error) as error:
         found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(error))
         if found:
@@ -289,8 +293,7 @@ def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
     try:
         text = file.read_bytes().decode(encoding)
     except UnicodeDecodeError as error:
-        raise InputError(f"{file.name} cannot be read as {encoding} JSON (byte {error.start} is not valid "
-                         "there).") from None
+        raise _undecodable(file, encoding, error) from None
     records: list[Any]
     if text.lstrip().startswith("["):
         try:
@@ -430,8 +433,7 @@ def as_frame(obj: object) -> pd.DataFrame:
         name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
         raise InputError(f"Contacts must be a pandas DataFrame, a file path (CSV, Excel, ODS, Parquet, JSON lines) "
                          f"or a table that exports Arrow (polars, DuckDB, pyarrow), not {name}.")
-    views = [i for i, t in enumerate(table.schema.types) if pa.types.is_string_view(t) or pa.types.is_string(t)]
-    for i in views:  # as pandas' own str columns
-        table = table.set_column(i, table.schema.field(i).name, pc.cast(table.column(i), pa.large_string()))
-    frame: pd.DataFrame = table.to_pandas()
+    text = pa.schema([f.with_type(pa.large_string()) if pa.types.is_string(f.type) or pa.types.is_string_view(f.type)
+                      else f for f in table.schema])
+    frame: pd.DataFrame = table.cast(text).to_pandas()  # text as pandas' own str columns
     return frame

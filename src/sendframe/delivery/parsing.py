@@ -212,7 +212,9 @@ def parse_with_queries(lines: pa.Array, how: LogParams) -> tuple[pd.DataFrame, n
     return frame, found.query_start[kept].astype(np.int64), found.query_end[kept].astype(np.int64)
 
 
-BLOCK_LINES = 1 << 16  # lines located at a time: their temporaries stay small, warm in memory and in cache
+# lines located at a time: their temporaries stay small, warm in memory and in cache (at 1 << 16 the two
+# blocks' temporaries were 1.3 times the whole located result at 340k lines: 105 MiB)
+BLOCK_LINES = 1 << 14
 
 
 @dataclass
@@ -260,7 +262,10 @@ def _locate_notifications(lines: pa.Array, keys: list[str], order: list[str], wa
 
     with ThreadPoolExecutor(2) as pool:
         parts = list(pool.map(locate, blocks))
-    columns = [np.concatenate(column) for column in zip(*(located for _, located, _, _ in parts), strict=True)]
+    blocks_located = [located for _, located, _, _ in parts]
+    columns = []
+    for _ in range(len(blocks_located[0])):  # each column's blocks let go as it is joined: never all held twice
+        columns.append(np.concatenate([located.pop(0) for located in blocks_located]))
     line, spans = columns[0], columns[1:1 + 2 * len(keys)]
     query_start, query_end, receiver, line_start, stamp_end, when_start, when_end = columns[1 + 2 * len(keys):]
     values = {name: (spans[2 * i], spans[2 * i + 1]) for i, name in enumerate(keys)}

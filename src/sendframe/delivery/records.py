@@ -54,6 +54,8 @@ _RECORD = pa.struct([(name, _WIRE_TYPES.get(name, pa.string())) for name in _MES
                     + [("events", pa.list_(_EVENT))])
 _ANSWER = pa.schema([("data", pa.list_(_RECORD))])
 _UTC = pa.timestamp("us", tz="UTC")
+# columns of a few distinct values, held as categoricals (a code per row, not a text)
+_CATEGORICAL = ("sender", "type", "browser", "os")
 _PANDAS_TYPES = {pa.string(): pd.StringDtype(), pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
 # customFields, empty or not; quotes inside JSON texts are escaped, so these only match the key itself
 _NO_CUSTOM_FIELDS = b'"customFields":{}'
@@ -352,7 +354,8 @@ def _events_table(records: pa.StructArray) -> pa.Table:
 
 
 def _frames(reads: Sequence[_Read]) -> Records:
-    """The groups' tables put end to end (no copy: pandas keeps Arrow's chunks) as the two frames."""
+    """The groups' tables put end to end (no copy: pandas keeps Arrow's chunks) as the two frames; the
+    events' ``type``, ``browser`` and ``os`` and the messages' ``sender`` are categoricals."""
     messages = _to_pandas(pa.concat_tables([read.messages for read in reads]))
     customs = [read.custom for read in reads]
     names = list(dict.fromkeys(name for custom in customs if custom is not None for name in custom.column_names))
@@ -368,5 +371,9 @@ def _frames(reads: Sequence[_Read]) -> Records:
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
-    frame: pd.DataFrame = table.to_pandas(types_mapper=_PANDAS_TYPES.get)  # pyarrow is untyped
+    for name in _CATEGORICAL:
+        if name in table.column_names:
+            table = table.set_column(table.column_names.index(name), name, pc.dictionary_encode(table.column(name)))
+    # the groups' dictionaries made one, so that each column is one categorical
+    frame: pd.DataFrame = table.unify_dictionaries().to_pandas(types_mapper=_PANDAS_TYPES.get)  # pyarrow is untyped
     return frame

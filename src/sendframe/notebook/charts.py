@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 __all__ = ["CHARTS", "STATUS_COLORS", "STATUS_LABELS", "Dashboard", "campaign_facts", "clicks", "cost", "dashboard",
-           "delivery_rate_by_country", "delivery_rate_by_operator", "failures", "funnel", "status_over_time",
-           "time_to_delivery"]
+           "delivery_rate_by_country", "delivery_rate_by_operator", "failures", "funnel", "graph_objects", "new_figure",
+           "status_over_time", "time_to_delivery"]
 
 INSTALL_HINT = "pip install 'sendframe[notebook]'"
 STATUS_COLORS: dict[str, str] = {
@@ -67,17 +67,22 @@ LEFT_OUT_LABELS: dict[str, str] = {
 MAX_TIME_BUCKETS = 200  # bars of status_over_time when the bucket is chosen for you
 MAX_ECDF_POINTS = 1001  # above this many distinct delivery times the curve is drawn through quantiles
 TOP_GROUPS = 15  # countries/operators/reasons drawn one by one; the rest share one "other" bar
-_FREQ_LADDER = ("s", "10s", "30s", "min", "5min", "15min", "h", "6h", "D", "7D", "30D")
 _LAYOUT: dict[str, Any] = dict(
     template="plotly_white", margin=dict(l=10, r=20, t=70, b=40), font=dict(size=12),
     legend=dict(orientation="h", xref="container", yref="container", x=0.02, y=0.01, yanchor="bottom"),
 )
 _GREY = "#9e9e9e"
+# the buckets status_over_time chooses from, finest first, and how its subtitle says them
 _FREQ_WORDS = {"s": "second", "10s": "10 seconds", "30s": "30 seconds", "min": "minute", "5min": "5 minutes",
                "15min": "15 minutes", "h": "hour", "6h": "6 hours", "D": "day", "7D": "week", "30D": "30 days"}
 
 
-def _go() -> Any:
+def graph_objects() -> Any:
+    """``plotly.graph_objects``, imported when a chart is drawn (ImportError with the install command without it).
+
+        >>> graph_objects().__name__
+        'plotly.graph_objects'
+    """
     try:
         import plotly.graph_objects as go  # noqa: PLC0415  the optional notebook stack, imported when drawn
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -85,8 +90,13 @@ def _go() -> Any:
     return go
 
 
-def _figure(title: str, subtitle: str = "") -> go.Figure:
-    fig = _go().Figure()
+def new_figure(title: str, subtitle: str = "") -> go.Figure:
+    """An empty figure in the charts' one layout (template, margins, legend below), titled.
+
+        >>> new_figure("Delivery funnel", "by day").layout.title.subtitle.text
+        'by day'
+    """
+    fig = graph_objects().Figure()
     fig.update_layout(title=dict(text=title, subtitle=dict(text=subtitle)), **_LAYOUT)
     fig.update_yaxes(automargin=True)
     fig.update_xaxes(automargin=True)
@@ -101,10 +111,12 @@ def _empty(fig: go.Figure, message: str) -> go.Figure:
     return fig
 
 
-def _require(outcomes: pd.DataFrame, columns: tuple[str, ...], chart: str) -> None:
+def _chart(outcomes: pd.DataFrame, columns: tuple[str, ...], chart: str, title: str) -> go.Figure:
+    """The figure of ``chart``, once ``outcomes`` has the ``columns`` it draws."""
     missing = [c for c in columns if c not in outcomes]
     if missing:
         raise InputError(f"{chart} needs the columns of message_outcomes; missing: {', '.join(missing)}.")
+    return new_figure(title)
 
 
 def _status_label(status: object) -> str:
@@ -137,7 +149,7 @@ def funnel(outcomes: pd.DataFrame) -> go.Figure:
     >>> list(funnel(outcomes).data[0].x)
     [2, 1, 0, 0]
     """
-    _require(outcomes, ("outcome", "status", "clicked"), "funnel")
+    fig = _chart(outcomes, ("outcome", "status", "clicked"), "funnel", "Delivery funnel")
     outcome = outcomes["outcome"].astype("string").fillna("no outcome")
     sent_rows = outcome.isin(SENT_OUTCOMES)
     left_out = outcome[~sent_rows].value_counts()
@@ -156,8 +168,7 @@ def funnel(outcomes: pd.DataFrame) -> go.Figure:
               ("delivered", delivered, sent, STATUS_COLORS["DELIVRD"]), ("clicked", clicked, sent, "#f9a825")]
     labels, values, bases, colours = (list(column) for column in zip(*steps, strict=True))
     top = max(values) or 1
-    fig = _figure("Delivery funnel")
-    fig.add_trace(_go().Bar(
+    fig.add_trace(graph_objects().Bar(
         y=labels, x=values, orientation="h", marker_color=colours, cliponaxis=False, textangle=0,
         text=[f"{v:,} ({v / b:.1%})" if b else f"{v:,}" for v, b in zip(values, bases, strict=True)],
         textposition=_text_positions(values, top), insidetextanchor="end",
@@ -179,7 +190,7 @@ def _bars(span: pd.Timedelta, freq: str) -> float:
 
 
 def _bucket_for(span: pd.Timedelta) -> str:
-    return next((freq for freq in _FREQ_LADDER if _bars(span, freq) < MAX_TIME_BUCKETS), _FREQ_LADDER[-1])
+    return next((freq for freq in _FREQ_WORDS if _bars(span, freq) < MAX_TIME_BUCKETS), "30D")
 
 
 @keyword_checked
@@ -192,9 +203,8 @@ def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figu
     >>> status_over_time(outcomes).layout.annotations[0].text
     'No send times yet: callbacks or records give them.'
     """
-    _require(outcomes, ("sent_at", "status"), "status_over_time")
+    fig = _chart(outcomes, ("sent_at", "status"), "status_over_time", "Status by send time")
     sent_at = outcomes["sent_at"].dropna()
-    fig = _figure("Status by send time")
     if sent_at.empty:
         return _empty(fig, "No send times yet: callbacks or records give them.")
     span = sent_at.max() - sent_at.min()
@@ -207,7 +217,7 @@ def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figu
     order = [s for s in OUTCOME_STATUSES if s in counts] + [s for s in counts if s not in OUTCOME_STATUSES]
     for name in order:
         if counts[name].sum():
-            fig.add_trace(_go().Bar(x=counts.index, y=counts[name], name=_status_label(name),
+            fig.add_trace(graph_objects().Bar(x=counts.index, y=counts[name], name=_status_label(name),
                                     marker_color=STATUS_COLORS.get(str(name), _GREY)))
     fig.update_layout(barmode="stack", bargap=0.05, yaxis_title="messages", legend_traceorder="normal",
                       title_subtitle_text=f"messages per {_FREQ_WORDS.get(freq, freq)} of send time, by final status")
@@ -230,9 +240,8 @@ def time_to_delivery(outcomes: pd.DataFrame) -> go.Figure:
     >>> time_to_delivery(outcomes).layout.annotations[0].text
     'No delivered messages with both dates yet.'
     """
-    _require(outcomes, ("seconds_to_delivery",), "time_to_delivery")
+    fig = _chart(outcomes, ("seconds_to_delivery",), "time_to_delivery", "Time to delivery")
     seconds = outcomes["seconds_to_delivery"].dropna().clip(lower=0).to_numpy(dtype=float)
-    fig = _figure("Time to delivery")
     if seconds.size == 0:
         return _empty(fig, "No delivered messages with both dates yet.")
     values, counts = np.unique(seconds, return_counts=True)
@@ -241,7 +250,7 @@ def time_to_delivery(outcomes: pd.DataFrame) -> go.Figure:
     else:  # the curve through 1,001 quantiles: steps of 0.1% of the messages
         share = np.linspace(0, 1, MAX_ECDF_POINTS)
         x = np.quantile(seconds, share, method="inverted_cdf")
-    fig.add_trace(_go().Scatter(x=x, y=share, mode="lines", line_shape="hv", name="delivered",
+    fig.add_trace(graph_objects().Scatter(x=x, y=share, mode="lines", line_shape="hv", name="delivered",
                                 line_color=STATUS_COLORS["DELIVRD"],
                                 hovertemplate="%{y:.1%} within %{x:,.0f} s<extra></extra>"))
     for mark, place in ((5, "top right"), (60, "bottom right")):
@@ -279,9 +288,8 @@ def failures(outcomes: pd.DataFrame) -> go.Figure:
     >>> list(failures(outcomes).data[0].y)
     ['error 102']
     """
-    _require(outcomes, ("status", "error_code"), "failures")
+    fig = _chart(outcomes, ("status", "error_code"), "failures", "Failures by status and error")
     failed = outcomes[outcomes["status"].astype("string").isin(FAILED_STATUSES | {"NOT_SENT", "UNKNOWN_OUTCOME"})]
-    fig = _figure("Failures by status and error")
     if failed.empty:
         return _empty(fig, "No failures.")
     counts = pd.crosstab(_reason(failed), failed["status"].astype("string"))
@@ -291,7 +299,7 @@ def failures(outcomes: pd.DataFrame) -> go.Figure:
     for status in [s for s in OUTCOME_STATUSES if s in counts] + others:
         part = counts[status][counts[status] > 0]
         if not part.empty:
-            fig.add_trace(_go().Bar(y=part.index, x=part, orientation="h", name=_status_label(status),
+            fig.add_trace(graph_objects().Bar(y=part.index, x=part, orientation="h", name=_status_label(status),
                                     marker_color=STATUS_COLORS.get(str(status), _GREY),
                                     hovertemplate=f"%{{y}}: %{{x:,}} ({_status_label(status)})<extra></extra>"))
     # the labels name the status (or the API error of a message not sent): no legend needed
@@ -335,9 +343,9 @@ def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
     >>> list(delivery_rate_by_country(outcomes).data[0].locations)
     ['ESP']
     """
-    _require(outcomes, ("country", "outcome", "status"), "delivery_rate_by_country")
+    fig = _chart(outcomes, ("country", "outcome", "status"), "delivery_rate_by_country",
+                 "Delivery rate by country (delivered / accepted)")
     rates = _rates(outcomes, outcomes["country"].astype("string")).reset_index()
-    fig = _figure("Delivery rate by country (delivered / accepted)")
     if rates.empty:
         return _empty(fig, "No accepted messages with a known country.")
     rates["iso3"] = rates["group"].map(_iso3)
@@ -345,9 +353,9 @@ def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
             for c, d, a in zip(rates["group"], rates["delivered"], rates["accepted"], strict=True)]
     # the colour scale starts a little under the worst country, so 85% and 98% do not look alike
     zmin = max(0.0, np.floor(float(rates["delivery_rate"].min()) * 10) / 10 - 0.1)
-    fig.add_trace(_go().Choropleth(locations=rates["iso3"], z=rates["delivery_rate"], locationmode="ISO-3", text=text,
-                                   hoverinfo="text+z", zmin=zmin, zmax=1, colorscale="RdYlGn",
-                                   colorbar=dict(title="rate", tickformat=".0%", thickness=12)))
+    fig.add_trace(graph_objects().Choropleth(
+        locations=rates["iso3"], z=rates["delivery_rate"], locationmode="ISO-3", text=text, hoverinfo="text+z",
+        zmin=zmin, zmax=1, colorscale="RdYlGn", colorbar=dict(title="rate", tickformat=".0%", thickness=12)))
     fig.update_geos(showframe=False, projection_type="natural earth", showcountries=True)
     if _one_region(rates["group"]):  # zoom to Europe for a European campaign; a worldwide one shows the world
         fig.update_geos(fitbounds="locations")
@@ -368,9 +376,9 @@ def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     >>> list(delivery_rate_by_operator(outcomes).data[0].y)
     ['ES ? · 0/1']
     """
-    _require(outcomes, ("country", "mnc", "outcome", "status"), "delivery_rate_by_operator")
+    fig = _chart(outcomes, ("country", "mnc", "outcome", "status"), "delivery_rate_by_operator",
+                 "Delivery rate by operator (country MNC)")
     rates = _rates(outcomes, operator_label(outcomes["country"], outcomes["mnc"]))
-    fig = _figure("Delivery rate by operator (country MNC)")
     if rates.empty:
         return _empty(fig, "No accepted messages yet.")
     rates = _keep_top(rates[["accepted", "delivered"]], "accepted", TOP_GROUPS, "operators")
@@ -378,11 +386,11 @@ def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     rates = rates.sort_values("delivery_rate", ascending=False)
     labels = [f"{o} · {int(d):,}/{int(a):,}"
               for o, d, a in zip(rates.index, rates["delivered"], rates["accepted"], strict=True)]
-    fig.add_trace(_go().Bar(x=rates["delivery_rate"], y=labels, orientation="h", marker_color=STATUS_COLORS["DELIVRD"],
-                            text=[f"{r:.1%}" for r in rates["delivery_rate"]],
-                            textposition=_text_positions(list(rates["delivery_rate"]), 1.0),
-                            insidetextanchor="end", cliponaxis=False,
-                            customdata=list(rates.index), hovertemplate="%{customdata}: %{x:.1%}<extra></extra>"))
+    fig.add_trace(graph_objects().Bar(
+        x=rates["delivery_rate"], y=labels, orientation="h", marker_color=STATUS_COLORS["DELIVRD"], cliponaxis=False,
+        text=[f"{r:.1%}" for r in rates["delivery_rate"]], insidetextanchor="end", customdata=list(rates.index),
+        textposition=_text_positions(list(rates["delivery_rate"]), 1.0),
+        hovertemplate="%{customdata}: %{x:.1%}<extra></extra>"))
     fig.update_layout(xaxis=dict(tickformat=".0%", range=[0, 1], title="delivered / accepted"), showlegend=False)
     return fig
 
@@ -397,16 +405,15 @@ def cost(outcomes: pd.DataFrame) -> go.Figure:
     >>> [float(v) for v in cost(outcomes).data[0].y]
     [0.05]
     """
-    _require(outcomes, ("country", "estimated_cost", "billed_cost"), "cost")
+    fig = _chart(outcomes, ("country", "estimated_cost", "billed_cost"), "cost", "Cost: estimated versus billed")
     country = outcomes["country"].astype("string").fillna("?")
     totals = outcomes[["estimated_cost", "billed_cost"]].astype(float).groupby(country).sum(min_count=1).fillna(0.0)
     totals = _keep_top(totals.assign(top=totals.max(axis=1)), "top", TOP_GROUPS, "countries")
     currency = outcomes.attrs.get("currency", "")
+    for column, name, colour in (("estimated_cost", "estimated", "#90caf9"), ("billed_cost", "billed", "#1565c0")):
+        fig.add_trace(graph_objects().Bar(x=totals.index, y=totals[column], name=name, marker_color=colour))
     spent = f"estimated {totals['estimated_cost'].sum():,.2f}, billed {totals['billed_cost'].sum():,.2f} {currency}"
-    fig = _figure("Cost: estimated versus billed", spent.rstrip())
-    go = _go()
-    fig.add_trace(go.Bar(x=totals.index, y=totals["estimated_cost"], name="estimated", marker_color="#90caf9"))
-    fig.add_trace(go.Bar(x=totals.index, y=totals["billed_cost"], name="billed", marker_color="#1565c0"))
+    fig.update_layout(title_subtitle_text=spent.rstrip())
     fig.update_layout(barmode="group", yaxis_title=f"cost {currency}".strip())
     return fig
 
@@ -420,9 +427,8 @@ def clicks(outcomes: pd.DataFrame) -> go.Figure:
     >>> clicks(outcomes).layout.annotations[0].text
     'No delivered messages yet.'
     """
-    _require(outcomes, ("status", "clicked", "country"), "clicks")
+    fig = _chart(outcomes, ("status", "clicked", "country"), "clicks", "Clicks among delivered recipients")
     delivered = outcomes["status"].astype("string") == "DELIVRD"
-    fig = _figure("Clicks among delivered recipients")
     if not delivered.any():
         return _empty(fig, "No delivered messages yet.")
     country = outcomes.loc[delivered, "country"].astype("string").fillna("?")
@@ -431,7 +437,7 @@ def clicks(outcomes: pd.DataFrame) -> go.Figure:
     grouped = _keep_top(pd.DataFrame({"clicked": groups.sum(), "delivered": groups.size()}), "delivered", TOP_GROUPS,
                         "countries")
     rate = grouped["clicked"] / grouped["delivered"]
-    fig.add_trace(_go().Bar(x=grouped.index, y=rate, marker_color="#f9a825", text=[f"{r:.1%}" for r in rate],
+    fig.add_trace(graph_objects().Bar(x=grouped.index, y=rate, marker_color="#f9a825", text=[f"{r:.1%}" for r in rate],
                             textposition="outside", cliponaxis=False,
                             customdata=np.column_stack([grouped["clicked"], grouped["delivered"]]),
                             hovertemplate="%{x}: %{customdata[0]:,} of %{customdata[1]:,} clicked<extra></extra>"))

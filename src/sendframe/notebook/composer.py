@@ -42,6 +42,7 @@ from sendframe.notebook.form import (
     CHANNEL_INPUTS,
     COLUMN_INPUTS,
     ENCODING_CHOICES,
+    FORM_FIELDS,
     GENDERS,
     INPUT_LABELS,
     LANGUAGES,
@@ -49,7 +50,6 @@ from sendframe.notebook.form import (
     ComposerForm,
     checked_form,
     composer_options,
-    form_fields,
     form_from_message,
     message_from_form,
     preview_message,
@@ -195,7 +195,7 @@ class Composer:
                                             allow_duplicates=True, layout=w.Layout(width="100%")))
         own = ("channel", "campaign_name", "extra_fields")
         inputs: dict[str, w.Widget] = {name: text if name == "message" else getattr(self, name)
-                                       for name in form_fields() if name not in own}
+                                       for name in FORM_FIELDS if name not in own}
         for name, control in inputs.items():
             control.description = INPUT_LABELS[name]
         return inputs
@@ -233,7 +233,7 @@ class Composer:
         form = checked_form(values, "Composer.set", base=self.form)
         if table is not None:
             self.table.value = table
-        for name in form_fields():
+        for name in FORM_FIELDS:
             if name not in values or name == "extra_fields":
                 continue
             value = getattr(form, name)
@@ -317,7 +317,7 @@ class Composer:
         self.readiness.value = "" if self._message_error is None else error_html("Not ready to send",
                                                                                  self._message_error)
         path = self.ledger_path
-        self.ledger_line.value = ledger_html(path if path is None else getattr(path, "path", path))
+        self.ledger_line.value = ledger_html(getattr(path, "path", path))
         info = CHANNEL_INFO[form.channel]
         text = text_option(form.channel)
         if text and not getattr(form, text).strip():

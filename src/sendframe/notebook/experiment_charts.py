@@ -15,6 +15,7 @@ import pandas as pd
 
 from sendframe.delivery.experiments import COMPARISON_COLUMNS
 from sendframe.errors import InputError
+from sendframe.notebook.charts import graph_objects, new_figure
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -23,14 +24,6 @@ __all__ = ["variant_chart"]
 
 CONTROL_COLOR = "#546e7a"
 VARIANT_COLOR = "#1565c0"
-
-
-def _plotly() -> Any:
-    try:
-        import plotly.graph_objects as go  # noqa: PLC0415  the optional notebook stack, imported when drawing
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("The variant chart needs plotly: pip install 'sendframe[notebook]'") from exc
-    return go
 
 
 def _percent(value: Any) -> str:
@@ -55,7 +48,6 @@ def variant_chart(comparison: pd.DataFrame) -> go.Figure:
     missing = [c for c in COMPARISON_COLUMNS if c not in getattr(comparison, "columns", ())]
     if missing:
         raise InputError(f"variant_chart draws the frame of sendframe.compare_variants; this one lacks {missing}.")
-    go = _plotly()
     attrs = comparison.attrs
     metric = attrs.get("metric", "rate")
     control = attrs.get("control")
@@ -73,7 +65,10 @@ def variant_chart(comparison: pd.DataFrame) -> go.Figure:
            f"{_percent(row.difference_high)})<br>p = {row.p_value:.3g}, {row.test}")
         for row in drawn.itertuples()
     ]
-    fig = go.Figure(go.Bar(
+    denominator = drawn["denominator"].iloc[0] if len(drawn) else ""
+    top = float(drawn["rate_high"].max()) if len(drawn) else 1.0
+    fig = new_figure(f"{metric}: rate per variant with {confidence:.0%} interval (control: {control})")
+    fig.add_trace(graph_objects().Bar(
         x=names, y=drawn["rate"].tolist(),
         error_y=dict(type="data", symmetric=False, array=(drawn["rate_high"] - drawn["rate"]).tolist(),
                      arrayminus=(drawn["rate"] - drawn["rate_low"]).tolist(), thickness=1.5, width=8),
@@ -81,11 +76,7 @@ def variant_chart(comparison: pd.DataFrame) -> go.Figure:
         text=[_percent(rate) for rate in drawn["rate"]], textposition="inside",
         hovertext=hover, hoverinfo="text", name=str(metric),
     ))
-    denominator = drawn["denominator"].iloc[0] if len(drawn) else ""
-    top = float(drawn["rate_high"].max()) if len(drawn) else 1.0
     fig.update_layout(
-        template="plotly_white", margin=dict(l=60, r=20, t=70, b=80 if len(left_out) else 50),
-        title=f"{metric}: rate per variant with {confidence:.0%} interval (control: {control})",
         yaxis=dict(title=f"{metric} / {denominator}", tickformat=".0%", range=[0, min(1.0, top * 1.15) or 1.0]),
         xaxis=dict(title="variant", type="category"), showlegend=False,
     )
@@ -97,4 +88,5 @@ def variant_chart(comparison: pd.DataFrame) -> go.Figure:
                           zip(left_out["variant"].astype(str), left_out["note"].fillna(""), strict=True))
         fig.add_annotation(text=f"Not drawn: {notes}", xref="paper", yref="paper", x=0, y=-0.22,
                            showarrow=False, xanchor="left", font=dict(size=11))
+        fig.update_layout(margin_b=80)
     return fig

@@ -27,10 +27,9 @@ from sendframe.channels import channel
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names
 
-__all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "GENDERS", "INPUT_LABELS", "LANGUAGES",
-           "MESSAGE_SETTINGS", "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "ComposerForm", "checked_form",
-           "composer_options", "form_fields", "form_from_message", "message_from_form", "preview_message",
-           "template_label"]
+__all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "FORM_FIELDS", "GENDERS", "INPUT_LABELS",
+           "LANGUAGES", "MESSAGE_SETTINGS", "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "ComposerForm", "checked_form",
+           "composer_options", "form_from_message", "message_from_form", "preview_message", "template_label"]
 
 # (label, value) of the encoding input; empty is the library's default: no encoding sent, the service's gsm
 ENCODING_CHOICES: tuple[tuple[str, str], ...] = (
@@ -121,13 +120,8 @@ class ComposerForm:
     """Request fields no input shows (``otpConfig``, ``scheduleDate``, ...), by wire name: sent as given."""
 
 
-def form_fields() -> tuple[str, ...]:
-    """The names of the :class:`ComposerForm` values, in order.
-
-        >>> form_fields()[:3]
-        ('channel', 'message', 'sender')
-    """
-    return tuple(f.name for f in dataclasses.fields(ComposerForm))
+FORM_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ComposerForm))
+"""The names of the :class:`ComposerForm` values, in order."""
 
 
 def checked_form(values: Mapping[str, Any], where: str = "Composer",
@@ -141,7 +135,7 @@ def checked_form(values: Mapping[str, Any], where: str = "Composer",
         ...
         sendframe.errors.UnknownOptionError: Composer.set() got an unknown option 'mesage'. Did you mean 'message'?
     """
-    check_options(values, list(form_fields()), where)
+    check_options(values, list(FORM_FIELDS), where)
     form = dataclasses.replace(base or ComposerForm(), **values)
     return dataclasses.replace(form, channel=channel(form.channel).name)
 
@@ -157,7 +151,7 @@ def composer_options(options: Mapping[str, Any], channel_name: str,
         ({'message': 'Hi', 'extra_fields': {'tags': ['a']}}, {'local_time': '10:00'}, {'max_cost': 9})
     """
     fields = request_field_names(channel(channel_name).name)
-    inputs = set(form_fields())
+    inputs = set(FORM_FIELDS)
     check_options(options, [*inputs, *MESSAGE_SETTINGS, *SEND_SETTINGS, *(f for f in fields if f not in inputs)],
                   where)
     form = {k: v for k, v in options.items() if k in inputs}

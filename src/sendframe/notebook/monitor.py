@@ -31,7 +31,7 @@ from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import fetch_records
 from sendframe.errors import InputError
 from sendframe.notebook.charts import CHARTS, STATUS_LABELS
-from sendframe.notebook.widget_html import outcome_counts
+from sendframe.notebook.widget_html import counts_line, outcome_counts
 from sendframe.send_outcomes import SKIP_LABELS
 
 __all__ = ["Monitor", "comparison_html", "monitor_summary_html", "skipped_counts"]
@@ -54,10 +54,8 @@ def monitor_summary_html(statuses: pd.Series, skipped: dict[str, int]) -> str:
         'delivered: <b>2</b> · pending: <b>1</b> · skipped (invalid recipient): <b>1</b>'
     """
     counts = statuses.value_counts(sort=False)
-    order = [s for s in STATUS_LABELS if counts.get(s, 0)]
-    parts = [f"{html.escape(STATUS_LABELS[s])}: <b>{int(counts[s]):,}</b>" for s in order]
-    parts += [f"skipped ({SKIP_LABELS.get(name, name)}): <b>{count:,}</b>" for name, count in skipped.items()]
-    return " · ".join(parts)
+    return counts_line([*((label, int(counts[s])) for s, label in STATUS_LABELS.items() if counts.get(s, 0)),
+                        *((f"skipped ({SKIP_LABELS.get(name, name)})", n) for name, n in skipped.items())])
 
 
 def comparison_html(comparison: pd.DataFrame) -> str:

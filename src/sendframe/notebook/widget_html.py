@@ -10,6 +10,7 @@ Everything shown is escaped; errors are said in plain English with any credentia
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -22,9 +23,9 @@ from sendframe.campaign.policy import skipped_summary
 from sendframe.errors import SendframeError
 from sendframe.send_outcomes import OUTCOME_LABELS
 
-__all__ = ["confirmation_html", "counter_figures", "counter_html", "error_html", "highlight", "ledger_html",
-           "outcome_counts", "plain_error", "preview_html", "problems_html", "progress_html", "result_html",
-           "without_credentials"]
+__all__ = ["confirmation_html", "counter_figures", "counter_html", "counts_line", "error_html", "highlight",
+           "ledger_html", "outcome_counts", "plain_error", "preview_html", "problems_html", "progress_html",
+           "result_html", "without_credentials"]
 
 _RED, _GREEN, _GREY = "#c62828", "#2e7d32", "#757575"
 
@@ -41,18 +42,16 @@ def highlight(text: str, characters: str | Iterable[str] | None) -> str:
 
 
 def counter_figures(totals: Any) -> dict[str, Any]:
-    """What the composer's counter shows, from :class:`~sendframe.campaign.counter.CounterTotals`."""
-    return {
-        "recipients": totals.recipients,
-        "encoding": ", ".join(f"{name} ×{count:,}" for name, count in totals.encodings.items()) or "—",
-        "characters_max": totals.characters_max,
-        "parts": totals.parts,
-        "parts_max": totals.parts_max,
-        "cost": totals.cost,
-        "forced_by": totals.forced_by,
-        "missing_text": totals.missing_text,
-        "too_many_parts": totals.too_many_parts,
-    }
+    """What the composer's counter shows, from :class:`~sendframe.campaign.counter.CounterTotals`: its fields,
+    the encodings as one line.
+
+        >>> from sendframe.campaign.counter import MessageCounter
+        >>> figures = counter_figures(MessageCounter(pd.DataFrame({"phone": ["34600123456"]})).count("Hi", "gsm"))
+        >>> figures["recipients"], figures["encoding"]
+        (1, 'gsm ×1')
+    """
+    encoding = ", ".join(f"{name} ×{count:,}" for name, count in totals.encodings.items()) or "—"
+    return {**dataclasses.asdict(totals), "encoding": encoding}
 
 
 def counter_html(figures: Mapping[str, Any], sms: bool = True) -> str:
@@ -104,14 +103,14 @@ def problems_html(problems: pd.DataFrame, limit: int = 20, skipped: str | None =
     return head + note + problems.head(limit).to_html(index=False, border=0, escape=True)
 
 
-def ledger_html(path: str | Path | None, why: str | None = None) -> str:
+def ledger_html(path: str | Path | None) -> str:
     """The ledger line: which file keeps the campaign from sending twice.
 
         >>> ledger_html("spring-1a2b3c4d.ledger.sqlite")[:49]
         'Ledger <code>spring-1a2b3c4d.ledger.sqlite</code>'
     """
     if path is None:
-        return f"<span style='color:{_GREY}'>Ledger: {html.escape(why or 'chosen when the message is complete')}</span>"
+        return f"<span style='color:{_GREY}'>Ledger: chosen when the message is complete</span>"
     return (f"Ledger <code>{html.escape(str(path))}</code> "
             f"<span style='color:{_GREY}'>(rows already answered in it are never sent again)</span>")
 
@@ -159,6 +158,15 @@ def outcome_counts(results: pd.DataFrame) -> dict[str, int]:
     return {name: int(counts[name]) for name in order if name in counts.index}
 
 
+def counts_line(counts: Iterable[tuple[str, int]]) -> str:
+    """``label: count`` pairs on one line, the counts bold.
+
+        >>> counts_line([("delivered", 1200), ("pending", 3)])
+        'delivered: <b>1,200</b> · pending: <b>3</b>'
+    """
+    return " · ".join(f"{html.escape(label)}: <b>{count:,}</b>" for label, count in counts)
+
+
 def result_html(results: pd.DataFrame, sent_now: int, ledger: str | Path | None, cancelled: bool = False) -> str:
     """The line shown when a send ends: rows per outcome, what this run sent, what to do next.
 
@@ -168,8 +176,7 @@ def result_html(results: pd.DataFrame, sent_now: int, ledger: str | Path | None,
         Nothing new was sent: every row already has its answer in the ledger <code>x</code>.
     """
     counts = outcome_counts(results)
-    line = " · ".join(f"{html.escape(OUTCOME_LABELS.get(name, name))}: <b>{count:,}</b>"
-                      for name, count in counts.items())
+    line = counts_line((OUTCOME_LABELS.get(name, name), count) for name, count in counts.items())
     sent_ever = sum(counts.get(name, 0) for name in ("accepted", "rejected", "unknown"))
     notes = []
     if cancelled:

@@ -1,23 +1,20 @@
 """Callback logs past one machine as a Dask frame, and the delivery functions over such frames.
 
-``read_callbacks(..., dask=True)`` (or several logs larger than
-:data:`~sendframe.delivery.many_logs.LARGE_LOGS_BYTES` together) reads through :func:`read_logs`:
-one partition per range of about :data:`LOG_BLOCK_BYTES` of a plain log (cut at line breaks, as
-``dask.bytes.read_bytes`` cuts) and per compressed log (read whole: it cannot be cut), each parsed
-with the log's own parameters (its ``#params`` lines are found first, in one pass on the cluster)
-by the rules of :mod:`sendframe.delivery.many_logs`; once repeats across logs and ranges are
-dropped (a shuffle on the message id), rows are grouped by id. ``latest_status``,
-``message_outcomes`` and ``delivery_summary`` take such frames (see :func:`latest_status_partitions`,
-:func:`outcomes_partitions` and :func:`summary_partitions`): the summary is a tree reduction
-whose answer is a small pandas frame, equal to the pandas one on the same notifications.
+:func:`read_logs` (``read_callbacks(..., dask=True)``, or logs larger than
+:data:`~sendframe.delivery.many_logs.LARGE_LOGS_BYTES` together) makes one partition per range of
+about :data:`LOG_BLOCK_BYTES` of a plain log (cut at line breaks) and per compressed log, each parsed
+with its log's own ``#params`` by the rules of :mod:`sendframe.delivery.many_logs`; repeats across
+logs and ranges are dropped by a shuffle on the message id. ``latest_status``, ``message_outcomes``
+and ``delivery_summary`` take such frames; the summary is a reduction to a small pandas frame, equal
+to the pandas one on the same notifications.
 
-    >>> callbacks = sendframe.read_callbacks(  # doctest: +SKIP
-    ...     "logs/", "https://shop.example/dlr?mid=%i&st=%s", dask=True)
+    >>> callbacks = sendframe.read_callbacks("logs/", dask=True)  # doctest: +SKIP
     >>> sendframe.delivery_summary(callbacks=callbacks, by="country")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -61,7 +58,7 @@ __all__ = ["LOG_BLOCK_BYTES", "latest_status_partitions", "outcomes_partitions",
 
 LOG_BLOCK_BYTES = 64 * 1024 * 1024
 """A plain log is read by Dask in ranges of about this many bytes (a partition each)."""
-_PARAMS = "#params\t"
+_PARAMS_LINE = re.compile(rb"^#params\t[^\n]*", re.MULTILINE)
 
 
 def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: str | None = None, *,
@@ -74,13 +71,7 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
-    return _logs_frame(read, log_files(source), notification_url, blocksize)
-
-
-def _logs_frame(read: Callable[..., pd.DataFrame], files: Sequence[str], notification_url: str | None,
-                blocksize: int) -> Any:
-    """The Dask frame of ``files``: a partition per byte range of a plain log, per compressed log; once per id."""
-    dd = dask_dataframe()
+    dd, files = dask_dataframe(), log_files(source)
     receiver = {f: is_receiver_log(f) for f in files}
     ranges = {f: byte_ranges(f, blocksize) for f in files if not f.endswith(COMPRESSED_ENDINGS)}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
@@ -95,7 +86,7 @@ def _logs_frame(read: Callable[..., pd.DataFrame], files: Sequence[str], notific
         url_own = [n for n, v in parse_qsl(notification_url.split("?", 1)[-1], keep_blank_values=True)
                    if not (len(v) == 2 and v[0] == "%" and v[1] in ESCAPE_CODES)]
         own += [n for n in url_own if n not in own]
-    empty = _empty_frame(files, read, notification_url)
+    empty = _empty_frame(read, notification_url)
     columns = log_columns([empty.columns, [c for c in own if c not in empty.columns]])
     meta = conformed(empty, columns).iloc[:0]
     parts = [delayed_call(_parsed_range, block, params[f], columns) for f in ranges for block in ranges[f]]
@@ -119,15 +110,7 @@ def _own_of(templates: list[str]) -> list[str]:
 
 def _templates_in(block: bytes) -> list[str]:
     """The ``#params`` lines of a range of a receiver log, in order, without their line break."""
-    prefix = _PARAMS.encode()
-    starts = [0] if block.startswith(prefix) else []
-    at = block.find(b"\n" + prefix)
-    while at >= 0:
-        starts.append(at + 1)
-        at = block.find(b"\n" + prefix, at + 1)
-    ends = [block.find(b"\n", start) for start in starts]
-    return [block[start:end if end >= 0 else None].decode("utf-8", errors="replace").rstrip("\r")
-            for start, end in zip(starts, ends, strict=True)]
+    return [line.decode("utf-8", errors="replace").rstrip("\r") for line in _PARAMS_LINE.findall(block)]
 
 
 def _templates_of_file(path: str) -> list[str]:
@@ -138,9 +121,8 @@ def _templates_of_file(path: str) -> list[str]:
 
 def _parsed_range(block: bytes, params: LogParams, columns: Sequence[str]) -> pd.DataFrame:
     """The notifications of one range of a plain log, parsed as the pandas reader parses the whole log."""
-    frame = parse_with_queries(lines_of_bytes(pa.py_buffer(block)), params)[0]
-    frame.index = pd.RangeIndex(len(frame))
-    return conformed(frame, columns)
+    return conformed(parse_with_queries(lines_of_bytes(pa.py_buffer(block)), params)[0].reset_index(drop=True),
+                     columns)
 
 
 def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
@@ -149,17 +131,15 @@ def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _read_conformed(path: str, read: Callable[..., pd.DataFrame], notification_url: str | None,
                     columns: Sequence[str]) -> pd.DataFrame:
-    frame = read_one_log(path, read, notification_url)
-    frame.index = pd.RangeIndex(len(frame))
-    return conformed(frame, columns)
+    return conformed(read_one_log(path, read, notification_url).reset_index(drop=True), columns)
 
 
-def _empty_frame(files: Sequence[str], read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:
-    """The typed columns of a callback frame, from an empty log of the first log's kind."""
+def _empty_frame(read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:
+    """The typed columns of a callback frame, from an empty log."""
     with tempfile.TemporaryDirectory() as folder:
         blank = Path(folder) / "empty.log"
         blank.write_text("")
-        return read(str(blank), notification_url) if notification_url is not None else read(str(blank))
+        return read(str(blank), notification_url)
 
 
 # ---------------------------------------------------------------------- what the frames give
@@ -167,19 +147,11 @@ def _empty_frame(files: Sequence[str], read: Callable[..., pd.DataFrame], notifi
 
 def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
     """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition)."""
-    if callbacks is not None and not is_dask_frame(callbacks):
-        callbacks = from_pandas(callbacks)
-    if results is not None and not is_dask_frame(results):
-        results = from_pandas(results)
-    parts = max(x.npartitions for x in (results, callbacks) if x is not None)
-    keyed: list[Any] = []  # Dask frames, or None where not given
-    for x in (results, callbacks):
-        if x is None:
-            keyed.append(None)
-            continue
-        x = x.assign(_id=x["id"].astype("string[pyarrow]"))
-        keyed.append(x.shuffle("_id", npartitions=parts).drop(columns="_id"))
-    return keyed[0], keyed[1]
+    frames = [x if x is None or is_dask_frame(x) else from_pandas(x) for x in (results, callbacks)]
+    parts = max(x.npartitions for x in frames if x is not None)
+    results, callbacks = (None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]"))
+                          .shuffle("_id", npartitions=parts).drop(columns="_id") for x in frames)
+    return results, callbacks
 
 
 def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFrame], callbacks: Any) -> Any:
@@ -243,22 +215,18 @@ def _partition_sums(results: pd.DataFrame | None, callbacks: pd.DataFrame | None
     return group_sums(table, keys).reset_index(), times
 
 
-def _quantile(values: np.ndarray, counts: np.ndarray, q: float) -> float:
-    """The q-quantile (linear interpolation, as pandas) of ``values`` each occurring ``counts`` times."""
-    if not counts.sum():
-        return float("nan")
-    order = np.argsort(values, kind="stable")
-    values, cumulative = values[order], np.cumsum(counts[order])
-    position = q * (cumulative[-1] - 1)
-    low, high = int(np.floor(position)), int(np.ceil(position))
-    at_low = values[np.searchsorted(cumulative, low + 1)]
-    at_high = values[np.searchsorted(cumulative, high + 1)]
-    return float(at_low + (at_high - at_low) * (position - low))
-
-
 def _percentiles(group: pd.DataFrame) -> pd.Series:
-    values, counts = group[_SECONDS].to_numpy(dtype=float), group["_times"].to_numpy(dtype=np.int64)
-    return pd.Series([_quantile(values, counts, q) for q in LATENCY_QUANTILES.values()], index=list(LATENCY_QUANTILES))
+    """The latency quantiles (linear interpolation, as pandas) of the times ``_seconds`` each occurring ``_times``
+    times."""
+    order = np.argsort(group[_SECONDS].to_numpy(dtype=float), kind="stable")
+    values = group[_SECONDS].to_numpy(dtype=float)[order]
+    cumulative = np.cumsum(group["_times"].to_numpy(dtype=np.int64)[order])
+    if not len(cumulative) or not cumulative[-1]:
+        return pd.Series(np.nan, index=list(LATENCY_QUANTILES))
+    position = np.array(list(LATENCY_QUANTILES.values())) * (cumulative[-1] - 1)
+    low, high = (values[np.searchsorted(cumulative, np.floor(position), side="right")],
+                 values[np.searchsorted(cumulative, np.ceil(position), side="right")])
+    return pd.Series(low + (high - low) * (position - np.floor(position)), index=list(LATENCY_QUANTILES))
 
 
 def _combined(parts: Sequence[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
@@ -297,11 +265,7 @@ def summary_partitions(results: Any = None, callbacks: Any = None, *, by: Sequen
     _only_frames(records=records, estimate=estimate)
     keys = [by] if isinstance(by, str) else list(by)
     results, callbacks = _paired(results, callbacks)
-    if results is None:
-        calls = [delayed_call(_partition_sums, None, c, keys) for c in callbacks.to_delayed()]
-    elif callbacks is None:
-        calls = [delayed_call(_partition_sums, r, None, keys) for r in results.to_delayed()]
-    else:
-        calls = [delayed_call(_partition_sums, r, c, keys)
-                 for r, c in zip(results.to_delayed(), callbacks.to_delayed(), strict=True)]
-    return _combined(list(compute(*calls)))
+    given = next(x for x in (results, callbacks) if x is not None)
+    results, callbacks = ([None] * given.npartitions if x is None else x.to_delayed() for x in (results, callbacks))
+    return _combined(list(compute(*[delayed_call(_partition_sums, r, c, keys)
+                                    for r, c in zip(results, callbacks, strict=True)])))

@@ -25,7 +25,7 @@ import pandas as pd
 
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.errors import InputError
-from sendframe.scale.repeats import local_positions, repeated_rows
+from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 from sendframe.scale.runtime import (
     compute,
     dask_dataframe,
@@ -100,14 +100,8 @@ def _recipient_keys(part: pd.DataFrame) -> pd.DataFrame:
     for kind in ("phone", "email"):
         if kind in part:
             key = kind[0] + ":" + recipient_keys(part[kind], kind, default_region=None)
-            valid = part[f"{kind}_valid"].to_numpy(dtype=bool) & key.notna().to_numpy()
-            keys.append(pd.DataFrame({"key": key[valid].to_numpy(dtype=object), "label": part.index[valid]},
-                                     index=np.flatnonzero(valid)))
+            keys.append(candidates(key, part[f"{kind}_valid"].to_numpy(dtype=bool), part.index))
     return pd.concat(keys) if keys else pd.DataFrame({"key": [], "label": []})
-
-
-def _candidates(part: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any]) -> pd.DataFrame:
-    return _recipient_keys(read(part, **options))
 
 
 def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any],
@@ -144,8 +138,7 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
                     "country_column": country}
     recipients = [*sources.values(), *([country] if country else [])]
     # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
-    repeats = repeated_rows(raw, lambda part: _candidates(part[recipients], read_contacts, pick_options))
-    repeats = persist(repeats)
+    repeats = persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients], **pick_options))))
     offsets = row_offsets(compute(lengths_of(raw))[0]).tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)

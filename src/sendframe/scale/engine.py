@@ -33,10 +33,6 @@ __all__ = ["TWINS", "DaskEngine"]
 Twin = Callable[[Callable[..., Any], Mapping[str, Any]], Any]
 
 
-def _options(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in arguments.items() if k not in ("self", "contacts")}
-
-
 def _send(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     msg, contacts, options = arguments["self"], arguments["contacts"], arguments["options"]
     if any(name in options for name in RUN_SETTINGS if name != "suppression"):
@@ -45,20 +41,10 @@ def _send(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     return sending.send_partitions(msg, contacts, SendOptions.of(options, "Message.send", also=RUN_SETTINGS))
 
 
-def _per_partition(frame_argument: str) -> Twin:
+def _per_partition(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     """A row-wise function's twin: the function on every partition (:func:`~sendframe.scale.frames.on_partitions`)."""
-
-    def twin(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
-        options = {k: v for k, v in arguments.items() if k != frame_argument}
-        return frames.on_partitions(function, arguments[frame_argument], **options)
-
-    return twin
-
-
-def _preflight(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
-    options = {k: v for k, v in arguments.items() if k not in ("contacts", "channel", "template")}
-    return frames.preflight_partitions(function, arguments["contacts"], arguments["channel"], arguments["template"],
-                                       **options)
+    return frames.on_partitions(function, arguments["contacts"], **{k: v for k, v in arguments.items()
+                                                                    if k != "contacts"})
 
 
 def _read_contacts(function: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
@@ -81,13 +67,12 @@ TWINS: dict[str, Twin] = {
     "sendframe.campaign.message.Message.render": lambda function, arguments: frames.on_partitions(
         arguments["self"].render, arguments["contacts"], field=arguments["field"]),
     "sendframe.campaign.message.Message.prepare": lambda function, arguments: messages.prepare(
-        arguments["self"], arguments["contacts"], **_options(arguments)),
+        arguments["self"], arguments["contacts"],
+        **{k: v for k, v in arguments.items() if k not in ("self", "contacts")}),
     "sendframe.campaign.message.Message.send": _send,
-    "sendframe.campaign.preview.render": _per_partition("contacts"),
-    "sendframe.campaign.estimate.estimate": _per_partition("contacts"),
+    "sendframe.campaign.preview.render": _per_partition,
     "sendframe.campaign.estimate.estimate_totals": lambda function, arguments: frames.estimate_totals(
         arguments["frame"]),
-    "sendframe.campaign.preflight.preflight": _preflight,
     "sendframe.campaign.contacts.read_contacts": _read_contacts,
     "sendframe.delivery.callbacks.read_callbacks": lambda function, arguments: callbacks.read_logs(
         function, arguments["path"], arguments["notification_url"]),

@@ -1,19 +1,13 @@
 """Per-row work on Dask partitions: the same pandas function on every partition, totals by reduction.
 
-``render``, ``estimate`` and ``preflight`` given a Dask frame come here through the Dask engine
-(:mod:`sendframe.scale.engine`), which hands over the functions *themselves*, so the very pandas code
-runs on every partition and this module needs none of theirs. Results are lazy Dask collections
-whose ``meta`` is what the function answers for an empty frame; nothing is read until ``.compute()``,
-``.to_parquet()`` or a total.
+The Dask engine (:mod:`sendframe.scale.engine`) hands over the pandas functions *themselves*, so the
+very pandas code runs on every partition; results are lazy, their ``meta`` what the function answers
+for an empty frame. Preflight's ``duplicate_recipient`` spans rows: a row repeating a recipient first
+seen in another partition is found by :func:`sendframe.scale.repeats.repeated_rows`, and its message
+is written by preflight itself, so the answer is pandas' own.
 
-    >>> import pandas as pd, dask.dataframe as dd, sendframe  # doctest: +SKIP
-    >>> contacts = dd.read_parquet("contacts.parquet")  # doctest: +SKIP
-    >>> est = sendframe.sms("Hi {name}", sender="Shop", encoding="auto").estimate(contacts)  # doctest: +SKIP
+    >>> est = sendframe.sms("Hi {name}", sender="Shop", encoding="auto").estimate(contacts_ddf)  # doctest: +SKIP
     >>> sendframe.estimate_totals(est)["cost"]  # doctest: +SKIP
-
-Preflight's ``duplicate_recipient`` spans rows: a row repeating a recipient first seen in another
-partition is found through :func:`sendframe.scale.repeats.repeated_rows` (a shuffle on the
-recipient), and its message is written by preflight itself, so the answer is pandas' own.
 """
 
 from __future__ import annotations
@@ -24,21 +18,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.api.recipient_columns import recipient_keys
-from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.estimate import recipients_valid
-from sendframe.campaign.totals import estimate_sums, totals_of_sums
+from sendframe.api.recipient_columns import sendable_keys
+from sendframe.campaign.estimate import estimate_sums, totals_of_sums
 from sendframe.channels import channel as channel_info
-from sendframe.scale.repeats import local_positions, repeated_rows
-from sendframe.scale.runtime import compute, meta_of, optimised, persist
+from sendframe.scale.repeats import candidates, local_positions, repeated_rows
+from sendframe.scale.runtime import compute, delayed_call, meta_of, optimised, persist
 
-__all__ = ["estimate_totals", "on_partitions", "preflight_partitions", "problem_counts"]
+__all__ = ["estimate_totals", "on_partitions", "problem_counts"]
 
 _DUPLICATE = "duplicate_recipient"
-
-
-def _empty(value: Any) -> Any:
-    return value.iloc[:0]
 
 
 def _typed_like(result: Any, meta: Any) -> Any:
@@ -47,12 +35,7 @@ def _typed_like(result: Any, meta: Any) -> Any:
         return result if result.dtype == meta.dtype or meta.dtype == object else result.astype(meta.dtype)
     changed = {c: meta[c].dtype for c in meta.columns if c in result and result[c].dtype != meta[c].dtype
                and meta[c].dtype != object}
-    if not changed:
-        return result
-    attrs = dict(result.attrs)
-    result = result.astype(changed)
-    result.attrs = attrs
-    return result
+    return result.astype(changed) if changed else result  # astype keeps attrs
 
 
 def _apply(part: Any, function: Callable[..., Any], args: tuple[Any, ...], options: dict[str, Any], meta: Any) -> Any:
@@ -71,7 +54,7 @@ def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **option
         >>> on_partitions(render, frame, "Hi {n}").compute().tolist()  # doctest: +SKIP
         ['Hi a']
     """
-    meta = _empty(function(meta_of(frame), *args, **options))
+    meta = function(meta_of(frame), *args, **options).iloc[:0]
     return frame.map_partitions(_apply, function, args, options, meta, meta=meta, enforce_metadata=False)
 
 
@@ -79,16 +62,13 @@ def on_partitions(function: Callable[..., Any], frame: Any, *args: Any, **option
 
 
 def _valid_rows(part: pd.DataFrame, column: str, channel: str) -> pd.DataFrame:
-    """Candidates of the duplicate rule: rows with a valid recipient (preflight's own rule,
-    :func:`~sendframe.campaign.estimate.recipients_valid`), by their recipient key."""
-    key = recipient_keys(part[column], channel_info(channel).recipient, default_region=None)
-    valid = recipients_valid(part, column, channel) & key.notna().to_numpy()
-    return pd.DataFrame({"key": key[valid].to_numpy(dtype=object), "label": part.index[valid]},
-                        index=np.flatnonzero(valid))
+    """Candidates of the duplicate rule: rows with a valid recipient, by their key (preflight's own rule,
+    :func:`~sendframe.api.recipient_columns.sendable_keys`: no key for an invalid one)."""
+    return candidates(sendable_keys(part[column], channel_info(channel).recipient), True, part.index)
 
 
 def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
-                        recipients_only: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+                        preflight_of: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
     """Preflight's own duplicate_recipient rows for the repeats of ``part``, with their positions.
 
     Each recipient's first occurrence (maybe in another partition) is put before its repeats in a
@@ -102,38 +82,30 @@ def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
     first_labels = repeats["first_label"].to_numpy(dtype=object)[order]
     values = part[column].to_numpy(dtype=object)[positions]
     starts = np.r_[True, firsts[1:] != firsts[:-1]]
-    labels: list[Any] = []
-    cells: list[Any] = []
-    dup_at: list[int] = []
-    own_labels = part.index.to_numpy(dtype=object)  # Python scalars: preflight writes repr(label)
-    for start, label, position, value in zip(starts, first_labels, positions, values, strict=True):
-        if start:
-            labels.append(label)
-            cells.append(value)
-        dup_at.append(len(cells))
-        labels.append(own_labels[position])
-        cells.append(value)
+    at = np.arange(len(positions)) + np.cumsum(starts)  # each first occurrence goes just before its repeats
+    labels, cells = np.empty(at[-1] + 1, dtype=object), np.empty(at[-1] + 1, dtype=object)
+    labels[at], cells[at] = part.index.to_numpy(dtype=object)[positions], values  # Python scalars: repr(label)
+    labels[at[starts] - 1], cells[at[starts] - 1] = first_labels[starts], values[starts]
     probe = pd.DataFrame({column: pd.Series(cells, dtype=part[column].dtype).array},
                          index=pd.Index(labels, dtype=object))
-    found = recipients_only(probe)
+    found = preflight_of(probe)
     duplicates = found[found["rule"] == _DUPLICATE].reset_index(drop=True)
-    if len(duplicates) != len(dup_at):  # pragma: no cover - preflight flags exactly the later rows of a recipient
-        raise RuntimeError(f"preflight found {len(duplicates)} repeats where {len(dup_at)} were expected")
+    if len(duplicates) != len(positions):  # pragma: no cover - preflight flags exactly the later rows of a recipient
+        raise RuntimeError(f"preflight found {len(duplicates)} repeats where {len(positions)} were expected")
     return duplicates.assign(position=positions)
 
 
-def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, full: Callable[[pd.DataFrame], pd.DataFrame],
-                    recipients_only: Callable[[pd.DataFrame], pd.DataFrame], column: str, meta: pd.DataFrame,
-                    partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, preflight_of: Callable[[pd.DataFrame], pd.DataFrame],
+                    column: str, meta: pd.DataFrame, partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     first_partition = (partition_info or {}).get("number", 0) == 0
-    problems = full(part.reset_index(drop=True))  # rows are positions here; labels come back below
+    problems = preflight_of(part.reset_index(drop=True))  # rows are positions here; labels come back below
     problems = problems[problems["rule"] != _DUPLICATE]
     campaign = problems["row"].isna().to_numpy()
     if not first_partition:  # campaign-wide problems are said once, by the first partition
         problems, campaign = problems[~campaign], campaign[~campaign]
     problems = problems.assign(position=np.where(campaign, -1, problems["row"].fillna(-1).to_numpy(dtype=np.int64)),
                                _first=1)
-    duplicates = _duplicate_problems(part, repeats, column, recipients_only).assign(_first=0)
+    duplicates = _duplicate_problems(part, repeats, column, preflight_of).assign(_first=0)
     # a row's duplicate_recipient comes before its other problems (only invalid_recipient ranks higher,
     # and an invalid recipient is never a duplicate)
     merged = pd.concat([problems, duplicates], ignore_index=True) if len(duplicates) else problems
@@ -147,68 +119,43 @@ def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, full: Callable[[p
     return typed
 
 
-def preflight_partitions(preflight: Callable[..., pd.DataFrame], frame: Any, channel: str,
-                         template: str | None = None, **options: Any) -> Any:
-    """``preflight`` of a Dask frame: every problem, lazily, in the order and words of pandas.
+def checked_preflight(frame: Any, preflight_of: Callable[[pd.DataFrame], pd.DataFrame], channel: str,
+                      column: str) -> Any:
+    """Every problem of a Dask frame, lazily, in the order and words of pandas, given the pandas preflight of one
+    frame (``preflight_of``, which also writes the duplicates' words, on a frame of their recipient column).
 
-    Row rules run per partition; campaign-wide problems are said once; ``duplicate_recipient``
-    is found across partitions (see the module docstring). The ``row`` column holds the frame's
-    index labels (give the frame a unique index, as :func:`sendframe.read_contacts` does, for
-    labels that name one row).
+    Row rules run per partition; campaign-wide problems are said once; ``duplicate_recipient`` is found across
+    partitions (see the module docstring). The ``row`` column holds the frame's index labels.
 
         >>> problems = sendframe.sms("Hi {name}", sender="Shop").preflight(contacts_ddf)  # doctest: +SKIP
         >>> problem_counts(problems)  # doctest: +SKIP
     """
-    meta = _empty(preflight(meta_of(frame), channel, template, **options))  # arguments checked here, at once
-    column = recipient_column(meta_of(frame), channel_info(channel).recipient, options.get("to"),
-                              channel=channel)
-
-    def full(part: pd.DataFrame) -> pd.DataFrame:
-        return preflight(part, channel, template, **options)
-
-    def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
-        return preflight(part, channel, None, to=column)
-
-    return checked_preflight(frame, full, recipients_only, channel, column, meta)
-
-
-def checked_preflight(frame: Any, full: Callable[[pd.DataFrame], pd.DataFrame],
-                      recipients_only: Callable[[pd.DataFrame], pd.DataFrame], channel: str, column: str,
-                      meta: pd.DataFrame) -> Any:
-    """The Dask preflight of :func:`preflight_partitions`, given its two runs on a pandas frame:
-    ``full`` (every rule) and ``recipients_only`` (the recipient rules, on the recipient column)."""
+    meta = preflight_of(meta_of(frame)).iloc[:0]  # arguments checked here, at once
     frame = optimised(frame)
     # the repeats are worked out now (in the background on a cluster) and kept: the problems, read
     # later, do not hold every partition in memory while the shuffle runs
     repeats = persist(repeated_rows(frame, lambda part: _valid_rows(part[[column]], column, channel)))
-    return frame.map_partitions(_merge_problems, repeats, full, recipients_only, column, meta, meta=meta,
+    return frame.map_partitions(_merge_problems, repeats, preflight_of, column, meta, meta=meta,
                                 align_dataframes=False, enforce_metadata=False)
 
 
 # ---------------------------------------------------------------------- totals
 
 
-def _partition_sums(frame: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({k: [v] for k, v in estimate_sums(frame).items()})
-
-
-def _currency_of(frame: pd.DataFrame) -> pd.Series:
-    return pd.Series([frame.attrs.get("currency", "")], dtype="str")
+def _sums(frame: pd.DataFrame) -> tuple[dict[str, int | float], str]:
+    return estimate_sums(frame), frame.attrs.get("currency", "")
 
 
 def estimate_totals(estimate: Any) -> dict[str, Any]:
-    """The totals of a lazy Dask estimate: the pandas ``estimate_sums`` of each partition added up by a tree
-    reduction, made totals by the pandas ``totals_of_sums`` (so both answer alike).
+    """The totals of a lazy Dask estimate: the pandas ``estimate_sums`` of each partition added up, made
+    totals by the pandas ``totals_of_sums`` (so both answer alike).
 
         >>> estimate_totals(sendframe.sms("Hi {name}", sender="Shop").estimate(contacts_ddf))["cost"]  # doctest: +SKIP
     """
-    meta = _partition_sums(_empty(meta_of(estimate)))
-    partial = estimate.map_partitions(_partition_sums, meta=meta, enforce_metadata=False)
-    currencies = estimate.map_partitions(_currency_of, meta=pd.Series([], dtype="str"), enforce_metadata=False)
-    sums, seen = compute(partial.sum(), currencies.drop_duplicates())
-    found = [c for c in dict.fromkeys(seen.tolist()) if c]
-    currency = found[0] if len(found) == 1 else "/".join(found) if found else "EUR"
-    return totals_of_sums(sums.to_dict(), currency)
+    (found,) = compute([delayed_call(_sums, part) for part in estimate.to_delayed()])
+    currencies = [c for c in dict.fromkeys(currency for _, currency in found) if c]
+    sums = pd.DataFrame([sums for sums, _ in found]).sum()
+    return totals_of_sums({str(name): value for name, value in sums.items()}, "/".join(currencies) or "EUR")
 
 
 def problem_counts(problems: Any) -> pd.DataFrame:

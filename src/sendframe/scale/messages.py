@@ -1,24 +1,19 @@
 """A :class:`sendframe.Message` applied to a Dask frame: each partition prepared once, repeats settled across them.
 
-``msg.prepare(frame)`` of a Dask frame comes here through the Dask engine (:mod:`sendframe.scale.engine`)
-and answers :class:`PreparedPartitions`: one lazy :class:`~sendframe.campaign.prepared.Prepared` per
-partition, whose views (``plan``, ``preview``, ``estimate``, ``ready``, ``schedule``, ``frame``) are
-lazy Dask frames on the frame's partitions; the Message's views of a Dask frame are these. The one
-rule that spans rows, a recipient repeated in another partition (``skipped_duplicate``), is settled
-by :func:`sendframe.scale.repeats.repeated_rows`: the rows each partition's prepared frame sends are
-the candidates, compared by its ``recipient_key``, and a candidate whose recipient an earlier
-candidate of the whole frame has is skipped, with the policy's own words. The answers equal pandas'
-on the same rows. A view is one graph: each partition is prepared once, and kept until the repeats
-are known (a view asked with ``keep="duplicate"`` keeps nothing).
+``msg.prepare(frame)`` of a Dask frame answers :class:`PreparedPartitions`, whose views are lazy Dask
+frames on the frame's partitions, equal to pandas' on the same rows. The one rule that spans rows,
+a recipient an earlier row of another partition is sent to (``skipped_duplicate``), is settled by
+:func:`sendframe.scale.repeats.repeated_rows` on the prepared ``recipient_key`` of the rows each
+partition sends, in the policy's own words. A view is one graph: each partition is prepared once.
 
-    >>> msg = sendframe.sms("Hi {name}", sender="Shop", encoding="auto")  # doctest: +SKIP
-    >>> plan = msg.plan(contacts_ddf)  # lazy  # doctest: +SKIP
+    >>> plan = sendframe.sms("Hi {name}", sender="Shop").plan(contacts_ddf)  # lazy  # doctest: +SKIP
     >>> plan["action"].value_counts().compute()  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +23,7 @@ import pandas as pd
 from sendframe.campaign.policy import keep_reasons, repeat_reasons
 from sendframe.campaign.prepared import Prepared
 from sendframe.scale.frames import checked_preflight
-from sendframe.scale.repeats import local_positions, repeated_rows
+from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 from sendframe.scale.runtime import dask_dataframe, delayed_call, meta_of, optimised, pandas_strings
 
 if TYPE_CHECKING:
@@ -47,15 +42,10 @@ def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
 
 
 def _sent_keys(prepared: Prepared) -> pd.DataFrame:
-    """Per row of a prepared partition: its plan's ``action`` and ``recipient_key`` (the recipient as compared)."""
-    return pd.DataFrame({"action": prepared.plan["action"].to_numpy(dtype=object),
-                         "key": prepared.recipient_key.to_numpy(dtype=object)}, index=prepared.contacts.index)
-
-
-def _sent_candidates(local: pd.DataFrame) -> pd.DataFrame:
-    sending = (local["action"] == "send").to_numpy() & local["key"].notna().to_numpy()
-    return pd.DataFrame({"key": local["key"].to_numpy(dtype=object)[sending], "label": local.index[sending]},
-                        index=np.flatnonzero(sending))
+    """Per row of a prepared partition: its ``recipient_key`` (the recipient as compared) if its plan sends it."""
+    key = prepared.recipient_key.to_numpy(dtype=object).copy()
+    key[(prepared.plan["action"] != "send").to_numpy()] = None
+    return pd.DataFrame({"key": key}, index=prepared.contacts.index)
 
 
 def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
@@ -65,9 +55,9 @@ def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
 
         >>> repeats = sent_repeats(frame, prepared_partitions(frame, msg, {"keep": ["duplicate"]}))  # doctest: +SKIP
     """
-    meta = pd.DataFrame({"action": pd.Series([], dtype=object), "key": pd.Series([], dtype=object)},
-                        index=meta_of(frame).index[:0])
-    return repeated_rows(_from_parts(frame, [delayed_call(_sent_keys, p) for p in prepared], meta), _sent_candidates)
+    meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=meta_of(frame).index[:0])
+    sent = _from_parts(frame, [delayed_call(_sent_keys, p) for p in prepared], meta)
+    return repeated_rows(sent, lambda local: candidates(local["key"], True, local.index))  # a row not sent has none
 
 
 def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
@@ -148,16 +138,9 @@ class PreparedPartitions:
     @property
     def problems(self) -> Any:
         """Every problem, one row each, lazily (``duplicate_recipient`` across partitions)."""
-        msg, suppression, meta = self.message, self.options.get("suppression"), meta_of(self.contacts)
-        column = msg.recipient_column(meta)
-
-        def full(part: pd.DataFrame) -> pd.DataFrame:
-            return msg.preflight(part, suppression=suppression)
-
-        def recipients_only(part: pd.DataFrame) -> pd.DataFrame:
-            return msg.preflight(part[[column]])
-
-        return checked_preflight(self.contacts, full, recipients_only, msg.channel, column, full(meta).iloc[:0])
+        msg = self.message
+        return checked_preflight(self.contacts, functools.partial(msg.preflight, suppression=self.options.get(
+            "suppression")), msg.channel, msg.recipient_column(meta_of(self.contacts)))
 
 
 def prepare(msg: Message, frame: Any, **options: Any) -> PreparedPartitions:

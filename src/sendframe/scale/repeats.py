@@ -25,19 +25,10 @@ import pandas as pd
 
 from sendframe.scale.runtime import meta_of
 
-__all__ = ["ORDER_BITS", "local_positions", "order_bounds", "repeated_rows"]
+__all__ = ["ORDER_BITS", "candidates", "local_positions", "repeated_rows"]
 
 ORDER_BITS = 40
 _LOCAL = (1 << ORDER_BITS) - 1
-
-
-def order_bounds(npartitions: int) -> list[int]:
-    """Divisions putting each order back in its partition: partition i holds ``[i << 40, (i + 1) << 40)``.
-
-        >>> order_bounds(2) == [0, 1 << 40, (2 << 40) - 1]
-        True
-    """
-    return [i << ORDER_BITS for i in range(npartitions)] + [(npartitions << ORDER_BITS) - 1]
 
 
 def local_positions(orders: Any) -> np.ndarray:
@@ -47,6 +38,18 @@ def local_positions(orders: Any) -> np.ndarray:
         [5, 3]
     """
     return np.asarray(orders, dtype=np.int64) & _LOCAL
+
+
+def candidates(keys: Any, chosen: Any, labels: pd.Index) -> pd.DataFrame:
+    """What a ``pick`` of :func:`repeated_rows` answers: the ``chosen`` rows with a key, by key and label,
+    on their positions in the partition.
+
+        >>> candidates(pd.Series(["a", None, "a"]), [True, True, False], pd.Index([7, 8, 9])).to_dict("list")
+        {'key': ['a'], 'label': [7]}
+    """
+    keys = np.asarray(keys, dtype=object)
+    kept = np.asarray(chosen, dtype=bool) & pd.notna(keys)
+    return pd.DataFrame({"key": keys[kept], "label": labels[kept]}, index=np.flatnonzero(kept))
 
 
 def _label_type(index: pd.Index) -> Any:
@@ -94,7 +97,9 @@ def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> A
     repeats_meta = pd.DataFrame({"order": empty["order"], "key": empty["key"], "first_label": empty["label"],
                                  "first_order": empty["order"]})
     repeats = candidates.shuffle("key").map_partitions(_repeats_of, meta=repeats_meta, enforce_metadata=False)
-    aligned = repeats.set_index("order", divisions=order_bounds(frame.npartitions), sorted=False)
+    # partition i holds the orders [i << 40, (i + 1) << 40): each repeat goes back to its own partition
+    bounds = [i << ORDER_BITS for i in range(frame.npartitions)] + [(frame.npartitions << ORDER_BITS) - 1]
+    aligned = repeats.set_index("order", divisions=bounds, sorted=False)
     if aligned.npartitions != frame.npartitions:  # pragma: no cover - set_index keeps the divisions given
         raise RuntimeError("repeats could not be aligned with the frame's partitions")
     return aligned

@@ -1,8 +1,8 @@
 """Dask, imported only when a Dask frame is met: the optional ``sendframe[dask]`` stack.
 
 ``is_dask_frame`` tells a Dask collection from anything else without importing Dask, so the
-pandas path never pays for it; :func:`dask_dataframe` imports ``dask.dataframe`` on first use and,
-when it is missing, says the exact command that installs it.
+pandas path never pays for it; the other functions import Dask on first use (:func:`dask_dataframe`
+says the exact command that installs it when it is missing). Dask is untyped: each answer is typed here.
 
     >>> import pandas as pd
     >>> is_dask_frame(pd.DataFrame())
@@ -11,10 +11,11 @@ when it is missing, says the exact command that installs it.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from types import ModuleType
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,11 +42,15 @@ def dask_dataframe() -> ModuleType:
         >>> dask_dataframe().__name__  # doctest: +SKIP
         'dask.dataframe'
     """
+    return _dask("dask.dataframe")
+
+
+def _dask(module: str) -> ModuleType:
+    """A module of the optional Dask stack, imported on first use."""
     try:
-        import dask.dataframe as dd  # noqa: PLC0415  the optional sendframe[dask] stack, imported on first use only
+        return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - the extra is installed in CI
         raise ImportError(f"Working on Dask frames needs dask[dataframe] and distributed: {INSTALL_HINT}") from exc
-    return dd
 
 
 def pandas_strings() -> AbstractContextManager[Any]:
@@ -61,10 +66,7 @@ def pandas_strings() -> AbstractContextManager[Any]:
         >>> with pandas_strings():  # doctest: +SKIP
         ...     frame = dask_dataframe().read_csv("contacts-*.csv", dtype=str)
     """
-    dask_dataframe()
-    import dask  # noqa: PLC0415  optional stack, imported on first use
-
-    context: AbstractContextManager[Any] = dask.config.set({"dataframe.convert-string": False})
+    context: AbstractContextManager[Any] = _dask("dask").config.set({"dataframe.convert-string": False})
     return context
 
 
@@ -80,75 +82,39 @@ def from_pandas(frame: pd.DataFrame, npartitions: int = 1) -> Any:
 
 
 def compute(*collections: Any) -> tuple[Any, ...]:
-    """``dask.compute`` of several collections in one pass over the data (shared reads run once).
-
-        >>> compute()  # doctest: +SKIP
-        ()
-    """
-    dask_dataframe()
-    from dask.base import compute as dask_compute  # noqa: PLC0415  optional stack, imported on first use
-
-    # dask.base is untyped: its compute answers a tuple with one result per collection
-    return cast(Callable[..., tuple[Any, ...]], dask_compute)(*collections)
+    """``dask.compute`` of several collections in one pass over the data (shared reads run once): one result each."""
+    computed: tuple[Any, ...] = _dask("dask").compute(*collections)
+    return computed
 
 
 def persist(collection: Any) -> Any:
     """``dask.persist``: the work starts now (in the background on a distributed cluster) and its
-    result stays on the workers for the collections built on it.
-
-        >>> persist(frame)  # doctest: +SKIP
-    """
-    dask_dataframe()
-    from dask.base import persist as dask_persist  # noqa: PLC0415  optional stack, imported on first use
-
-    # dask.base is untyped: its persist answers a tuple with one collection per collection given
-    (persisted,) = cast(Callable[..., tuple[Any, ...]], dask_persist)(collection)
+    result stays on the workers for the collections built on it."""
+    (persisted,) = _dask("dask").persist(collection)
     return persisted
 
 
 def on_distributed_cluster() -> bool:
-    """Whether Dask computes on a distributed cluster (a ``distributed.Client`` is the scheduler), where a
-    persisted result stays on the workers; otherwise it computes in this process (threads or processes).
-
-        >>> on_distributed_cluster()  # doctest: +SKIP
-        False
-    """
-    dask_dataframe()
-    from dask.base import get_scheduler  # noqa: PLC0415  optional stack, imported on first use
-
-    # dask.base is untyped: a distributed Client as the scheduler is its bound get method
-    owner = getattr(cast(Callable[[], Any], get_scheduler)(), "__self__", None)
+    """Whether Dask computes on a distributed cluster (a ``distributed.Client`` is the scheduler: its bound
+    ``get``), where a persisted result stays on the workers; otherwise it computes in this process."""
+    owner = getattr(_dask("dask.base").get_scheduler(), "__self__", None)
     return type(owner).__module__.startswith("distributed.")
 
 
 def meta_of(frame: Any) -> pd.DataFrame:
-    """The empty pandas frame a Dask DataFrame's partitions look like (its ``meta``: columns and dtypes).
-
-        >>> import dask.dataframe as dd  # doctest: +SKIP
-        >>> meta_of(dd.from_pandas(pd.DataFrame({"phone": ["1"]}), npartitions=1)).columns.tolist()  # doctest: +SKIP
-        ['phone']
-    """
-    dask_dataframe()
-    from dask.dataframe.dispatch import make_meta  # noqa: PLC0415  optional stack, imported on first use
-
-    # dask.dataframe.dispatch is untyped: make_meta of a Dask DataFrame is its pandas meta
-    return cast(Callable[[Any], pd.DataFrame], make_meta)(frame)
+    """The empty pandas frame a Dask DataFrame's partitions look like (its ``meta``: columns and dtypes)."""
+    meta: pd.DataFrame = _dask("dask.dataframe.dispatch").make_meta(frame)
+    return meta
 
 
 def optimised(frame: Any) -> Any:
     """``frame`` with its partitions fixed: Dask may fuse the partitions of a Parquet read when
-    only some columns are used, so the work that must pair partitions runs on the optimised frame.
-
-        >>> optimised(frame).npartitions  # doctest: +SKIP
-    """
+    only some columns are used, so the work that must pair partitions runs on the optimised frame."""
     return frame.optimize() if hasattr(frame, "optimize") else frame
 
 
 def lengths_of(frame: Any) -> Any:
-    """A lazy Series of each partition's row count (on the frame's own partitions, never a projection).
-
-        >>> compute(lengths_of(frame))  # doctest: +SKIP
-    """
+    """A lazy Series of each partition's row count (on the frame's own partitions, never a projection)."""
     return frame.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)
 
 
@@ -165,27 +131,11 @@ def row_offsets(counted: Any) -> np.ndarray:
 
 def byte_ranges(path: str, blocksize: int) -> list[Any]:
     """The bytes of a plain file in ranges of about ``blocksize``, as lazy values (``dask.bytes.read_bytes``):
-    each range starts after a line break and ends on one, so every line is in exactly one range.
-
-        >>> [len(block.compute()) for block in byte_ranges("callbacks.log", 64 << 20)]  # doctest: +SKIP
-        [67108912, 67108790, 3210]
-    """
-    dask_dataframe()
-    from dask.bytes.core import read_bytes  # noqa: PLC0415  optional stack, imported on first use
-
-    # dask.bytes is untyped: with sample=False it answers (False, [[one lazy value per range] per file])
-    _, (blocks,) = cast(Callable[..., tuple[Any, list[list[Any]]]], read_bytes)(
-        path, delimiter=b"\n", blocksize=blocksize, sample=False)
-    return blocks
+    each range starts after a line break and ends on one, so every line is in exactly one range."""
+    _, (blocks,) = _dask("dask.bytes.core").read_bytes(path, delimiter=b"\n", blocksize=blocksize, sample=False)
+    return list(blocks)
 
 
 def delayed_call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``dask.delayed(function)(*args, **kwargs)``: the call as a lazy value (its arguments may be lazy values).
-
-        >>> delayed_call(len, [1, 2]).compute()  # doctest: +SKIP
-        2
-    """
-    dask_dataframe()
-    from dask.delayed import delayed  # noqa: PLC0415  optional stack, imported on first use
-
-    return delayed(function, pure=True)(*args, **kwargs)
+    """``dask.delayed(function)(*args, **kwargs)``: the call as a lazy value (its arguments may be lazy values)."""
+    return _dask("dask.delayed").delayed(function, pure=True)(*args, **kwargs)

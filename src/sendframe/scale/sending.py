@@ -1,23 +1,14 @@
 """Sending from a Dask frame: partition by partition through one ledger, the result to Parquet as it goes.
 
-:func:`send_partitions` (``Message.send(frame, ..., out=...)``, through :mod:`sendframe.scale.engine`)
-first prepares every partition once, on the cluster (:meth:`sendframe.Message.prepare`, its rows
-labelled by their position in the whole frame), and in that same pass settles which rows repeat a
-recipient an earlier row sends to (a shuffle on the prepared ``recipient_key``; only those repeats
-come back) and each row's estimated cost (what ``max_cost`` counts, with what earlier runs spent
-according to the ledger, before the first batch, as a pandas send counts it). The prepared
-partitions wait on the workers of a distributed cluster, or in files on this machine's disk when
-Dask computes here. Then it takes one prepared partition at a time into this process, skips those
-repeats in its plan, sends its rows with :func:`~sendframe.campaign.send_prepared.send_prepared`
-(what a pandas send does with the whole frame, nothing rendered or measured again) through one
-ledger held for the whole run (one writer), and writes that partition's result as one file of the
-Parquet dataset ``out`` before taking the next. Memory is one partition (with the repeats and one
-cost per row), whatever the size of the frame.
-
-Rows are keyed in the ledger by their position in the whole frame (0, 1, ...), so a run killed at
-any moment and run again on the same frame with the same ledger resumes exactly like a pandas send:
-rows already answered are not sent again, rows caught in flight are *unknown* (see
-:class:`sendframe.Ledger`), and every file of ``out`` is written again from the ledger.
+:func:`send_partitions` (``Message.send(frame, ..., out=...)``) prepares every partition once on the
+cluster, rows labelled by their position in the whole frame, and in the same pass finds the rows
+repeating a recipient an earlier row sends to and each row's estimated cost (what ``max_cost``
+counts, with the ledger's earlier spend, before the first batch). The prepared partitions wait on
+the workers of a distributed cluster, or on this machine's disk. Then one partition at a time is
+sent with :func:`~sendframe.campaign.send_prepared.send_prepared` (nothing rendered or measured
+again) through one ledger held for the whole run, and its result written as one file of ``out``.
+Memory is one partition. Rows are keyed in the ledger by position, so a run killed at any moment
+and run again with the same ledger resumes exactly like a pandas send.
 
     >>> result = msg.send(contacts_ddf, ledger="spring.sqlite", out="spring-results.parquet")  # doctest: +SKIP
     >>> result["outcome"].value_counts().compute()  # doctest: +SKIP
@@ -46,11 +37,11 @@ from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
-from sendframe.campaign.policy import keep_reasons, skipped_summary
+from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.send_prepared import send_prepared
-from sendframe.errors import CampaignStoppedWarning, InputError, RowsSkippedWarning, naming_full_disk
+from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
 from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_elsewhere, with_duplicates
 from sendframe.scale.repeats import ORDER_BITS, local_positions
 from sendframe.scale.runtime import (
@@ -262,17 +253,13 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
     if options.ledger is None or str(options.ledger) == ":memory:":
         raise InputError("A send from a Dask frame needs ledger=<file>: it is what lets the run be resumed "
                          "partition by partition.")
-    if is_dask_frame(contacts):
-        frame = contacts
-    elif isinstance(contacts, pd.DataFrame):
-        frame = from_pandas(contacts)
-    else:
+    if not (is_dask_frame(contacts) or isinstance(contacts, pd.DataFrame)):
         raise InputError(f"send_partitions takes a Dask or pandas DataFrame, not {type(contacts).__name__}.")
-    keep = sorted(keep_reasons(options.keep))
     if options.dry_run:
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
-    frame = optimised(frame)
+    frame = optimised(contacts if is_dask_frame(contacts) else from_pandas(contacts))
+    keep = sorted(keep_reasons(options.keep))
     ledger_path = os.fspath(options.ledger)
     now = pd.Timestamp.now(tz="UTC") if options.now is None else options.now  # one moment for every partition
     each = {"suppression": options.suppression, "keep": with_duplicates(keep), "now": now, "ledger": ledger_path,
@@ -313,10 +300,7 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
                               "file. Run again with the same ledger to continue.", CampaignStoppedWarning,
                               stacklevel=user_stacklevel())
                 break
-    actions = pd.Series([o if o.startswith("skipped") else "send" for o in counts], dtype="category")
-    summary = skipped_summary(pd.DataFrame({"action": actions.repeat(list(counts.values()))}), "sent")
-    if summary:
-        warnings.warn(summary, RowsSkippedWarning, stacklevel=user_stacklevel())
+    warn_skipped(pd.DataFrame({"action": np.repeat(list(counts), list(counts.values()))}))  # said once, for all
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
     # categories known (a Parquet read leaves them unknown until computed)
     with pandas_strings():
