@@ -244,7 +244,7 @@ def test_a_round_plans_about_step_batch_messages_however_the_requests_group_them
             sending.accept(state, state.accounts["demo"], "sms", {"message": "x", "to": to, "from": "Shop"})
         moment = state.clock.now().timestamp()
         first, second, third = (worker._apply_steps(moment) for _ in range(3))
-        statuses = dict(state.db.execute("SELECT status, COUNT(*) FROM messages GROUP BY status").fetchall())
+        statuses = dict(state.db.execute("SELECT status, COUNT(*) FROM message_view GROUP BY status").fetchall())
         return size, first, second, third, statuses
 
     size, first, second, third, statuses = asyncio.run(scenario())

@@ -77,7 +77,7 @@ def _state_of(path: str) -> SandboxState:
 def _outcome(db: sqlite3.Connection) -> list:
     return [db.execute("SELECT message_id, url, next_at, created_at FROM notifications ORDER BY seq").fetchall(),
             db.execute("SELECT message_id, type, date FROM events ORDER BY seq").fetchall(),
-            db.execute("SELECT id, status, is_delivered, cost, mnc FROM messages ORDER BY rowid").fetchall()]
+            db.execute("SELECT id, status, is_delivered, cost, mnc FROM message_view ORDER BY row_number").fetchall()]
 
 
 def test_a_worker_that_forgot_its_messages_writes_what_one_that_remembers_writes(tmp_path):

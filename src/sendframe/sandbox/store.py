@@ -39,13 +39,18 @@ __all__ = [
 
 SCHEMA: tuple[str, ...] = (
     # What every message of a request shares lives in its sending; a message row holds only its own values.
-    # A NULL sender, notification_url or extra (or status, before the carrier's first step) means the
-    # sending's; read messages through message_view, which puts the two together.
+    # A NULL sender, notification_url or extra means the sending's. What the carrier's steps change (status,
+    # delivered, mnc, the date of the sent event) lives in a narrow row of message_progress (by the message's
+    # rowid), written from its plan on: a round of steps touches a few rows of many messages, and narrow rows put
+    # them on a few pages instead of one page each. No progress row (or a NULL status) means the sending's status.
+    # Read messages through message_view, which puts the three together.
     """CREATE TABLE IF NOT EXISTS messages (
         id TEXT PRIMARY KEY, sending_id INTEGER NOT NULL, recipient TEXT, message TEXT, parts INTEGER,
-        status TEXT, is_delivered INTEGER DEFAULT 0, is_clicked INTEGER DEFAULT 0, is_opened INTEGER DEFAULT 0,
-        custom_fields TEXT, cost REAL, mnc TEXT, sender TEXT, notification_url TEXT, extra TEXT)""",
+        is_clicked INTEGER DEFAULT 0, is_opened INTEGER DEFAULT 0,
+        custom_fields TEXT, cost REAL, sender TEXT, notification_url TEXT, extra TEXT)""",
     "CREATE INDEX IF NOT EXISTS messages_by_sending ON messages (sending_id)",
+    """CREATE TABLE IF NOT EXISTS message_progress (
+        row INTEGER PRIMARY KEY, status TEXT, is_delivered INTEGER NOT NULL DEFAULT 0, mnc TEXT, sent_at TEXT)""",
     """CREATE TABLE IF NOT EXISTS events (
         message_id TEXT, seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT, date TEXT,
         is_mobile INTEGER DEFAULT 0, browser TEXT DEFAULT '', os TEXT DEFAULT '')""",
@@ -68,11 +73,11 @@ SCHEMA: tuple[str, ...] = (
         scheduled_at TEXT, expires_at TEXT, extra TEXT)""",
     """CREATE VIEW IF NOT EXISTS message_view AS SELECT
         m.rowid AS row_number, m.id, s.account, s.channel, s.campaign_id, m.sending_id,
-        COALESCE(m.sender, s.sender) AS sender, m.recipient, m.message, m.parts, COALESCE(m.status, s.status) AS status,
-        m.is_delivered, m.is_clicked, m.is_opened, m.custom_fields,
-        COALESCE(m.notification_url, s.notification_url) AS notification_url, m.cost, m.mnc,
-        s.scheduled_at, s.expires_at, s.created_at, COALESCE(m.extra, s.extra) AS extra
-    FROM messages AS m JOIN sendings AS s ON s.id = m.sending_id""",
+        COALESCE(m.sender, s.sender) AS sender, m.recipient, m.message, m.parts, COALESCE(p.status, s.status) AS status,
+        COALESCE(p.is_delivered, 0) AS is_delivered, m.is_clicked, m.is_opened, m.custom_fields,
+        COALESCE(m.notification_url, s.notification_url) AS notification_url, m.cost, p.mnc,
+        s.scheduled_at, s.expires_at, s.created_at, COALESCE(m.extra, s.extra) AS extra, p.sent_at
+    FROM messages AS m JOIN sendings AS s ON s.id = m.sending_id LEFT JOIN message_progress AS p ON p.row = m.rowid""",
 )
 
 # what a full disk under the database means, in the sandbox's log (a refused request is answered 507)
@@ -122,13 +127,17 @@ def connect(path: str) -> sqlite3.Connection:
     if path != ":memory:":
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
+        # checkpoint every 40 MB of WAL, not every 4 MB: a message's row, its work rows and its notifications'
+        # pages are written several times within seconds, and a page rewritten between checkpoints is copied
+        # (and fsynced) to the database file once
+        db.execute("PRAGMA wal_autocheckpoint=10000")
     db.execute("PRAGMA busy_timeout=5000")
     db.execute("PRAGMA cache_size=-65536")
     db.execute("PRAGMA temp_store=MEMORY")
     return db
 
 
-SCHEMA_VERSION = 2  # 2: what a request's messages share moved to sendings
+SCHEMA_VERSION = 3  # 2: what a request's messages share moved to sendings; 3: the carrier's changes to message_progress
 
 
 def create_schema(db: sqlite3.Connection, extra: Iterable[str | Sequence[str]] = ()) -> None:
@@ -161,7 +170,7 @@ def table_names(extra: Iterable[str | Sequence[str]] = ()) -> list[str]:
     """Names of the tables created by our ``SCHEMA`` and the ``extra`` statements.
 
         >>> table_names()
-        ['messages', 'events', 'work', 'notifications', 'campaigns', 'sendings']
+        ['messages', 'message_progress', 'events', 'work', 'notifications', 'campaigns', 'sendings']
     """
     return [m.group(1) for s in [*SCHEMA, *_flatten(extra)] if (m := _TABLE_NAME.search(s))]
 
@@ -263,7 +272,7 @@ def _events_of(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[dic
 _RECORD_JSON = """SELECT m.id, json_object(
     'id', m.id, 'from', COALESCE(m.sender, s.sender), 'to', m.recipient, 'message', m.message,
     'campaignId', s.campaign_id, 'sendingId', m.sending_id,
-    'isDelivered', json(CASE WHEN m.is_delivered THEN 'true' ELSE 'false' END),
+    'isDelivered', json(CASE WHEN p.is_delivered THEN 'true' ELSE 'false' END),
     'isClicked', json(CASE WHEN m.is_clicked THEN 'true' ELSE 'false' END),
     'events', (SELECT json_group_array(json_object(
                    'type', e.type, 'date', e.date,
@@ -272,7 +281,7 @@ _RECORD_JSON = """SELECT m.id, json_object(
                FROM (SELECT type, date, is_mobile, browser, os FROM events WHERE message_id = m.id ORDER BY seq) AS e),
     'customFields', json(coalesce(nullif(m.custom_fields, ''), '{{}}')),
     'links', json_object('self', ? || m.id))
-FROM messages AS m JOIN sendings AS s ON s.id = m.sending_id
+FROM messages AS m JOIN sendings AS s ON s.id = m.sending_id LEFT JOIN message_progress AS p ON p.row = m.rowid
 WHERE m.id IN ({marks}) AND s.account = ? AND s.channel IN ('sms', 'landingsms')"""
 
 

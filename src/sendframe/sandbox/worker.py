@@ -22,10 +22,12 @@ import logging
 import operator
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
+
+import orjson
 
 from sendframe.errors import full_disk_error
 from sendframe.sandbox import carrier, store
@@ -43,12 +45,17 @@ ID_CHUNK = 2000  # message ids per IN (...) query
 MESSAGE_MEMORY = 50_000  # messages a worker keeps in memory for their later steps (a few seconds of traffic)
 _NOT_EVENTS = frozenset({"notify"})
 _MESSAGE_COLUMNS = ("id", "channel", "sender", "recipient", "parts", "notification_url", "cost", "mnc",
-                    "campaign_id", "sending_id", "scheduled_at", "created_at", "row_number")
-_MESSAGE_KEYS = (*_MESSAGE_COLUMNS, "sent_at")
+                    "campaign_id", "sending_id", "scheduled_at", "created_at", "row_number", "sent_at")
 _due_of = operator.itemgetter(0)
 _SHARED_KEYS = ("channel", "sender", "notification_url", "scheduled_at", "created_at")
 _MESSAGES_QUERY = f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view WHERE id IN ({{marks}})"
 _STATUS_OF_KIND = {"sent": "SENT", "retry": "SENT"}
+# what a round changes of its messages, by rowid: applying changes in order keeps the last status and mnc given,
+# delivered once delivered, and the date of the first sent event
+_PROGRESS = ("INSERT INTO message_progress (row, status, is_delivered, mnc, sent_at) "
+             "SELECT value, ?2, ?3, ?4, ?5 FROM json_each(?1) WHERE true ON CONFLICT (row) DO UPDATE SET "
+             "status = COALESCE(excluded.status, status), is_delivered = MAX(is_delivered, excluded.is_delivered), "
+             "mnc = COALESCE(excluded.mnc, mnc), sent_at = COALESCE(sent_at, excluded.sent_at)")
 _DUE_WORK = "SELECT seq, due, message_id, kind, payload FROM work WHERE due <= ? ORDER BY due, seq LIMIT ?"
 
 
@@ -75,40 +82,66 @@ class Round:
     planned: list[tuple[Any, ...]] = field(default_factory=list)
     done: Counter[str] = field(default_factory=Counter)
 
-    def write(self, db: Any) -> None:
-        """Store events, message updates, notification jobs and planned steps (inside the caller's transaction)."""
+    def write(self, db: Any, row_numbers: Mapping[str, int]) -> None:
+        """Store events, message updates (of the messages by id in ``row_numbers``), notification jobs and
+        planned steps (inside the caller's transaction)."""
         db.executemany("INSERT INTO events (message_id, type, date) VALUES (?, ?, ?)", self.events)
-        db.executemany("UPDATE messages SET status = COALESCE(?, status), is_delivered = MAX(is_delivered, ?), "
-                       "cost = COALESCE(?, cost), mnc = COALESCE(?, mnc) WHERE id = ?", self.updates)
+        sent = {message_id: date for message_id, kind, date in self.events if kind == "sent"}
+        alike: dict[tuple[Any, ...], list[int]] = {}  # messages that change alike, updated in one statement
+        costs = []
+        for status, delivered, cost, mnc, message_id in _merged(self.updates):  # a sent step updates the status
+            alike.setdefault((status, delivered, mnc, sent.get(message_id)), []).append(row_numbers[message_id])
+            if cost is not None:
+                costs.append((cost, row_numbers[message_id]))
+        db.executemany(_PROGRESS, [(json.dumps(rows), *change) for change, rows in alike.items()])
+        db.executemany("UPDATE messages SET cost = ? WHERE rowid = ?", costs)
         db.executemany("INSERT INTO notifications (message_id, url, next_at, created_at) VALUES (?, ?, ?, ?)",
                        self.notes)
         db.executemany("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", self.planned)
+
+
+class _Step(NamedTuple):
+    """A step as a round applies it: what its kind and payload imply, worked out once per distinct payload."""
+
+    kind: str
+    payload: dict[str, Any]
+    new_status: str | None
+    delivered: int
+    event: bool
+    counted: str
+
+
+def _step(kind: str, payload: dict[str, Any]) -> _Step:
+    status = payload.get("status")
+    return _Step(kind, payload, status or _STATUS_OF_KIND.get(kind),
+                 int(status == "DELIVRD" or kind in ("delivered", "answered")), kind not in _NOT_EVENTS, f"step_{kind}")
 
 
 def apply_step(state: SandboxState, message: dict[str, Any], due: float, kind: str, payload: dict[str, Any],
                out: Round) -> None:
     """One due step of a message (a ``messages`` row as a dict plus ``sent_at``): its event, status,
     flags, cost and notification jobs, collected in ``out``."""
-    status = payload.get("status")
+    _apply(state, message, due, _step(kind, payload), out)
+
+
+def _apply(state: SandboxState, message: dict[str, Any], due: float, step: _Step, out: Round) -> None:
+    kind = step.kind
     date = _date(due)
     if kind == "sent":
         message["sent_at"] = message["sent_at"] or moment_at(due)
-    if kind not in _NOT_EVENTS:
+    if step.event:
         out.events.append((message["id"], kind, date))
-    new_status = status or _STATUS_OF_KIND.get(kind)
-    delivered = int(status == "DELIVRD" or kind in ("delivered", "answered"))
     cost = None
     if kind == "answered" and message["channel"] in ("voice", "voiceAudio"):
         cost = state.prices.message_cost(message["recipient"], message["channel"], answered=True)
-    if cost is not None:
-        message["cost"] = cost  # as the database will hold it (a remembered message is read again)
-    if new_status or delivered or cost is not None:
-        out.updates.append((new_status, delivered, cost, None, message["id"]))
+        if cost is not None:
+            message["cost"] = cost  # as the database will hold it (a remembered message is read again)
+    if step.new_status or step.delivered or cost is not None:
+        out.updates.append((step.new_status, step.delivered, cost, None, message["id"]))
     if kind == "notify" and message["notification_url"]:
         message_id = message["id"]
-        for url in report_urls(message, payload, due):
-            out.notes.append((message_id, url, due, date))
-    out.done[f"step_{kind}"] += 1
+        out.notes.extend([(message_id, url, due, date) for url in report_urls(message, step.payload, due)])
+    out.done[step.counted] += 1
 
 
 def plan_message(state: SandboxState, message: dict[str, Any], arguments: dict[str, Any], moment: float,
@@ -146,7 +179,7 @@ def plan_request(state: SandboxState, messages: dict[str, dict[str, Any]], argum
             due = due_us / 1_000_000
             if inline:
                 if due <= moment:
-                    apply_step(state, message, due, body[0], _inline_payload(body), out)
+                    _apply(state, message, due, _inline_step(body), out)
                     continue
                 inline = False
             if due == group_due:
@@ -174,9 +207,9 @@ def _micros_at(seconds: float) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
-def _inline_payload(body: carrier.StepBody) -> dict[str, Any]:
-    # what apply_step reads of a step applied at once (read only, shared)
-    return {"status": body[1], "delivery": body[2]}
+def _inline_step(body: carrier.StepBody) -> _Step:
+    # a step applied at once, as planned: apply_step reads only its status and delivery
+    return _step(body[0], {"status": body[1], "delivery": body[2]})
 
 
 def _take(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], dict[int, dict[str, Any]]]:
@@ -188,7 +221,7 @@ def _take(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], dict[int,
         if units >= STEP_BATCH:
             return rows[:taken], plans
         if kind == "plans":
-            plans[seq] = json.loads(payload_text)
+            plans[seq] = orjson.loads(payload_text)  # as json.loads reads it, several times faster (long lists)
             units += len(plans[seq]["messages"])
         else:
             units += 1
@@ -226,9 +259,12 @@ def _group_text(steps: tuple[carrier.StepBody, ...]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _step_payload(text: str) -> Any:
-    # steps other than plan repeat a handful of payloads (read only): decode each once
-    return json.loads(text)
+def _steps_of(kind: str, payload_text: str) -> tuple[_Step, ...]:
+    # a work row's steps (several for a "group" row): rows repeat a handful of payloads, decode each once (read only)
+    payload = json.loads(payload_text or "{}")
+    if kind == "group":
+        return tuple(_step(step["kind"], step) for step in payload)
+    return (_step(kind, payload),)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -399,7 +435,7 @@ class Worker:
         rows, plans = _take(rows)
         wanted = {r[2] for r in rows if r[3] != "plans"}
         unplanned = [m[0] for arguments in plans.values() for m in arguments["messages"]]
-        messages = self._messages(wanted.union(unplanned), unsent=unplanned)
+        messages = self._messages(wanted.union(unplanned))
         out = Round()
         for seq, due, message_id, kind, payload_text in rows:
             if kind == "plans":
@@ -408,15 +444,8 @@ class Worker:
             message = messages.get(message_id)
             if message is None:
                 continue
-            if kind == "group":
-                for step in _step_payload(payload_text):
-                    apply_step(self.state, message, due, step["kind"], step, out)
-            else:
-                apply_step(self.state, message, due, kind, _step_payload(payload_text or "{}"), out)
-        # one update per message, addressed by rowid (no lookup through the id index)
-        updates = [(status, delivered, cost, mnc, messages[message_id]["row_number"])
-                   for status, delivered, cost, mnc, message_id in _merged(out.updates)]
-        out.updates = []
+            for step in _steps_of(kind, payload_text):
+                _apply(self.state, message, due, step, out)
         last_due, last_seq = rows[-1][1], rows[-1][0]
         # new rows in due order (stable: rows due together keep plan order), so the rows a later round takes
         # together lie together in the table too, and deleting them dirties few pages
@@ -425,9 +454,7 @@ class Worker:
             # the rows taken are exactly those up to the last one in (due, seq) order: nothing wrote to ``work``
             # since the SELECT (one connection, this synchronous call), and new rows are due after ``moment``
             db.execute("DELETE FROM work WHERE due < ? OR (due = ? AND seq <= ?)", (last_due, last_due, last_seq))
-            db.executemany("UPDATE messages SET status = COALESCE(?, status), is_delivered = MAX(is_delivered, ?), "
-                           "cost = COALESCE(?, cost), mnc = COALESCE(?, mnc) WHERE rowid = ?", updates)
-            out.write(db)
+            out.write(db, {message_id: message["row_number"] for message_id, message in messages.items()})
         self._remember(messages)
         return out.done
 
@@ -440,14 +467,11 @@ class Worker:
             for message_id in list(itertools.islice(known, len(known) - MESSAGE_MEMORY // 2)):
                 del known[message_id]
 
-    def _messages(self, ids: Iterable[str], unsent: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    def _messages(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The messages of ``ids`` as dicts, from this worker's memory or the database. What a step reads of
         a message changes only by this worker's own rounds (``mnc``, ``cost``, ``sent_at``), so a remembered
-        message is what the database holds. ``sent_at`` (the date of the ``sent`` event) is looked up only
-        for messages with a notification URL, the only ones whose reports show it (``%t``), and not for
-        ``unsent`` ones (those of ``plans`` rows: a message's ``sent`` event is written with its plan)."""
+        message is what the database holds."""
         db = self.state.db
-        unsent = set(unsent)
         known = self._known
         out: dict[str, dict[str, Any]] = {}
         missing = []
@@ -460,22 +484,13 @@ class Worker:
         shared: dict[Any, Any] = {}  # the texts a request's messages share, held once
         for start in range(0, len(missing), ID_CHUNK):
             chunk = missing[start:start + ID_CHUNK]
-            notified = []
             for row in db.execute(_MESSAGES_QUERY.format(marks=",".join("?" * len(chunk))), chunk):
-                message = dict(zip(_MESSAGE_KEYS, row, strict=False))
+                message = dict(zip(_MESSAGE_COLUMNS, row, strict=True))
                 for key in _SHARED_KEYS:
                     message[key] = shared.setdefault(message[key], message[key])
-                message["sent_at"] = None
+                if message["sent_at"] is not None:
+                    message["sent_at"] = datetime.fromisoformat(message["sent_at"])
                 out[row[0]] = message
-                if row[5] and row[0] not in unsent:
-                    notified.append(row[0])
-            if not notified:
-                continue
-            for message_id, date in db.execute(
-                    "SELECT message_id, MIN(date) FROM events "
-                    f"WHERE type = 'sent' AND message_id IN ({','.join('?' * len(notified))}) GROUP BY message_id",
-                    notified):
-                out[message_id]["sent_at"] = datetime.fromisoformat(date)
         return out
 
     # ------------------------------------------------------------ notifications
