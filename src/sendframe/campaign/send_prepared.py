@@ -91,8 +91,8 @@ def _result(table: pd.DataFrame, sent: pd.DataFrame) -> pd.DataFrame:
     # as codes: through texts, a Python string per row (about 130 MiB at the peak of a million)
     categories = pd.Index(OUTCOMES)
     # get_indexer: -1 for a value that is no outcome ("send"), where a Categorical would warn
-    outcome = np.where(skipped, categories.get_indexer(table["action"]),
-                       categories.get_indexer(result["outcome"])).astype(np.int8)
+    outcome = np.where(skipped, categories.get_indexer(pd.Index(table["action"])),
+                       categories.get_indexer(pd.Index(result["outcome"]))).astype(np.int8)
     sent_reason = result["reason"] if "reason" in result else pd.Series(pd.NA, index=table.index, dtype="str")
     result = result.assign(accepted=result["accepted"].mask(skipped, False),
                            outcome=pd.Categorical.from_codes(outcome, categories=categories),
