@@ -9,17 +9,16 @@ The steps that make the large frames (``read_contacts``, ``read_callbacks``, ``s
 ``outcomes``) give it back when they end: at 200k records, fetch_records kept 230 MiB besides its 59 MiB
 of frames before. The next step gets pages from the system again, in a few milliseconds.
 
-glibc also raises its mmap threshold each time a large block is freed (up to 32 MiB), after which the
-columns and temporaries of a step come from the heap, where what is freed among live blocks stays
-resident. So the threshold is fixed at its initial 128 KiB when this module is first imported (by the
-first of those steps), and every large buffer is mapped on its own and given back when freed: at 200k
-contacts the rehearsal ended 139 MiB lower. Nothing else changes (glibc only; a call costs nothing).
+glibc raises its mmap threshold each time a large block is freed (up to 32 MiB), after which a step's
+temporaries come from the heap. Fixing the threshold at 128 KiB (every large buffer mapped on its own) lowered
+the rehearsal's end by about 100 MiB at 200k contacts, but made each numpy-sized temporary a fresh mapping that
+the kernel zeroes: the Composer's keystroke went from 3.6 to 12.6 ms at 100k rows and a pandas estimate took
+twice as long. It is not done; ``malloc_trim`` at the end of each large step gives those pages back instead.
 
-On the same import pyarrow's default pool becomes the system allocator (unless the user chose one with
-``ARROW_DEFAULT_MEMORY_POOL``): mimalloc kept the freed pages of each thread that allocated (pyarrow's
-own CSV and JSON readers', the send's and the lookups') where only that thread could release them; with
-malloc and the fixed threshold the rehearsal at 200k contacts peaked at 536 MiB instead of 631, in the
-same CPU time.
+When this module is first imported (by the first of those steps) pyarrow's default pool becomes the system
+allocator (unless the user chose one with ``ARROW_DEFAULT_MEMORY_POOL``): mimalloc kept the freed pages of each
+thread that allocated (pyarrow's own CSV and JSON readers', the send's and the lookups') where only that thread
+could release them. The Composer's keystroke takes the same time either way.
 """
 
 from __future__ import annotations
@@ -35,10 +34,6 @@ __all__ = ["release_unused_memory"]
 # glibc's malloc_trim (Linux); None elsewhere (macOS and musl give freed memory back by themselves or lack it)
 _LIBC = ctypes.CDLL(None) if sys.platform.startswith("linux") else None
 _MALLOC_TRIM = getattr(_LIBC, "malloc_trim", None)
-_MALLOPT = getattr(_LIBC, "mallopt", None)
-_M_MMAP_THRESHOLD, _MMAP_THRESHOLD = -3, 128 * 1024  # glibc's malloc.h; its initial (dynamic) threshold
-if _MALLOPT is not None:  # setting it stops glibc from raising it (see above)
-    _MALLOPT(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
 if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
     pa.set_memory_pool(pa.system_memory_pool())
 
