@@ -39,7 +39,7 @@ from messy_data import TEMPLATE, messy_contacts
 from sendframe.delivery.receiver import CALLBACK_PATH, receiver_query
 from sendframe.sandbox import Sandbox
 from sendframe.sandbox.state import SandboxState
-from sendframe.sandbox.worker import Worker
+from sendframe.sandbox.worker import Worker, quiet_collector
 
 AUTH = ("demo", "demo-password")
 READY = datetime(2099, 11, 21, 9, 30, tzinfo=UTC)
@@ -86,6 +86,7 @@ def main() -> None:
         accept(db, count)
         state = SandboxState.create(db=str(db), clock="manual")
         worker = Worker(state)
+        quiet_collector()  # as ``sendframe sandbox`` sets it before serving
         ready = READY.timestamp()
         plan_cpu, plan_wall, planned = run_rounds(worker, ready)
         notes_after_plan = state.db.execute("SELECT COUNT(*) FROM notifications").fetchone()[0]

@@ -64,6 +64,23 @@ def test_every_report_url_is_byte_for_byte_what_substitute_gave():
     assert checked > 1000
 
 
+def test_a_messages_later_reports_follow_its_changes_and_odd_urls():
+    # the message's own values are filled once per message: a report after its cost, mnc or sent date changed
+    # must show the new values; a URL holding control characters (the filler's marks) still comes out as written
+    state = SimpleNamespace(carrier=CarrierConfig.default(), prices=load_prices())
+    changes = [{}, {"cost": 0.5}, {"mnc": "07"}, {"sent_at": datetime(2026, 11, 21, 9, 40, tzinfo=UTC)}, {}]
+    for url in (ALL, "http://x/\x00%s\x01%n?c=%c&m=%m&t=%t%C%%%d" + "".join(map(chr, range(2, 32))), "http://x/%y"):
+        for number in range(12):
+            message = _message(number, url)
+            for step, change in enumerate(changes):
+                message.update(change)
+                payload = {"status": "ACCEPTD", "delivery": 4} if step % 2 else {"status": "DELIVRD", "delivery": 1}
+                out = worker.Round()
+                worker.apply_step(state, message, DUES[step], "notify", payload, out)
+                expected = _reference({k: v for k, v in message.items() if k != "report_format"}, payload, DUES[step])
+                assert [note[1] for note in out.notes] == expected, (url, number, step)
+
+
 def test_notification_urls_fills_raw_values_as_substitute_does():
     values = {"i": "ab", "p": "Tienda ñ & Co", "t": "2026-11-21 09:30"}
     assert worker.notification_urls(ALL, values, 2) == [substitute(ALL, {**values, "n": n}) for n in ("1", "2")]

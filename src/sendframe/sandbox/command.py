@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from sendframe.sandbox.server import serve
+from sendframe.sandbox.worker import quiet_collector
 
 __all__ = ["add_arguments", "default_db_path", "run"]
 
@@ -63,6 +64,7 @@ def run(name: str, args: argparse.Namespace) -> int:
         print(f"sendframe sandbox: state in {db}; account demo / demo-password; Ctrl+C to stop",
               file=sys.stderr, flush=True)
 
+    quiet_collector()
     serve(port=args.port, db=db, clock=args.clock, seed=args.seed, accounts=args.account, ips=args.ip,
           carrier_config=args.carrier_config, allow_networks=args.allow_callback_network, trust_proxy=args.trust_proxy,
           announce=announce, log_level="info" if getattr(args, "verbose", False) else "warning")
