@@ -2,9 +2,8 @@
 
 The worker calls :func:`report_urls` for each ``notify`` step. A notificationUrl is split on its escape
 codes once (``UrlTemplate``, cached per distinct URL), and the values that repeat from report to report
-(sender, statuses, dates, costs, mnc, campaign and sending ids) are URL-encoded once each. A message's own
-values are filled once for all its reports (a format kept with the message), so a report costs a few
-dictionary lookups and one string formatting, byte for byte what ``substitute`` gives:
+(sender, statuses, dates, costs, mnc, campaign and sending ids) are URL-encoded once each, so a report
+costs a few dictionary lookups and one string formatting, byte for byte what ``substitute`` gives:
 
     >>> notification_urls("http://x/?id=%i&t=%t", {"i": "ab", "t": "2026-11-21 09:30"}, 1)
     ['http://x/?id=ab&t=2026-11-21%2009%3A30']
@@ -13,7 +12,6 @@ dictionary lookups and one string formatting, byte for byte what ``substitute`` 
 from __future__ import annotations
 
 import functools
-import itertools
 from datetime import UTC, datetime
 from typing import Any
 
@@ -84,11 +82,6 @@ def _quoted_minute(moment: datetime) -> str:
     return quote_value(moment.astimezone(UTC).strftime(NOTIFICATION_DATE_FORMAT))
 
 
-def _quoted_minute_of(moment: datetime) -> str:
-    # messages are sent at microseconds of their own but share their minutes: look the minute up
-    return _quoted_minute(moment.astimezone(UTC).replace(second=0, microsecond=0))
-
-
 @functools.lru_cache(maxsize=1024)
 def _quoted_minute_of_text(text: str) -> str:
     return _quoted_minute(datetime.fromisoformat(text))
@@ -101,15 +94,9 @@ def _quoted_minute_at(seconds: float) -> str:
     return _quoted_minute(moment_at(seconds))
 
 
-_REPORT_CODES = frozenset("dsyn")  # what differs between the reports of one message: the rest is the message's
-
-
 def report_urls(message: dict[str, Any], payload: dict[str, Any], due: float) -> list[str]:
     """The filled notification URL(s) of the report ``payload`` (``status``, ``delivery``) of ``message`` (a
     ``messages`` row as a dict plus ``sent_at``) at ``due``: one per part when the URL has ``%n``.
-
-    The message's own values are filled once, into a format kept in ``message["report_format"]`` (made
-    again when its ``sent_at``, ``cost`` or ``mnc`` change); each report fills only its ``%d %s %y %n``.
 
         >>> message = {"id": "ab12", "sender": "Shop", "recipient": "34600000001", "sent_at": second_at(60),
         ...            "cost": 0.04, "mnc": "01", "campaign_id": 1, "sending_id": 2, "parts": 1,
@@ -117,48 +104,15 @@ def report_urls(message: dict[str, Any], payload: dict[str, Any], due: float) ->
         >>> report_urls(message, {"status": "DELIVRD", "delivery": 1}, 61.5)
         ['http://x/?i=ab12&s=DELIVRD&t=1970-01-01%2000%3A01&c=0.0400']
     """
-    sent, cost, mnc, url = message["sent_at"], message["cost"], message["mnc"], message["notification_url"]
-    kept = message.get("report_format")  # one flat tuple: a message holds no more objects for the collector to scan
-    if kept is None or kept[:4] != (sent, cost, mnc, url):
-        kept = message["report_format"] = (sent, cost, mnc, url, _message_format(message), _report_codes(url))
-    form, codes = kept[4], kept[5]
-    delivery = payload.get("delivery")
-    quoted = {"d": "" if delivery is None else _quoted(str(delivery)), "s": _quoted(payload.get("status") or ""),
-              "y": _quoted_minute_at(due)}
-    if "n" not in codes:
-        return [form % tuple([quoted[code] for code in codes])]
-    urls = []
-    for part in range(1, max(message["parts"], 1) + 1):
-        quoted["n"] = str(part)
-        urls.append(form % tuple([quoted[code] for code in codes]))
-    return urls
-
-
-def _message_format(message: dict[str, Any]) -> str:
-    """The notificationUrl of ``message`` with its own values filled, as a %-format of the codes left
-    (:func:`_report_codes`)."""
-    template = _template(message["notification_url"])
     sent = message["sent_at"]
+    delivery = payload.get("delivery")
     quoted = {
-        "i": quote_value(message["id"]), "p": _quoted(message["sender"] or ""),
-        "P": quote_value(message["recipient"] or ""),
-        "t": _quoted_minute_of(sent) if sent is not None else _quoted_minute_of_text(message["scheduled_at"]
-                                                                                     or message["created_at"]),
-        "c": _quoted_cost(message["cost"]), "m": _quoted(message["mnc"] or ""),
-        "C": _quoted(str(message["campaign_id"])), "S": _quoted(str(message["sending_id"])),
+        "i": quote_value(message["id"]), "d": "" if delivery is None else _quoted(str(delivery)),
+        "p": _quoted(message["sender"] or ""), "P": quote_value(message["recipient"] or ""),
+        "t": _quoted_minute(sent) if sent is not None else _quoted_minute_of_text(message["scheduled_at"]
+                                                                                  or message["created_at"]),
+        "y": _quoted_minute_at(due), "c": _quoted_cost(message["cost"]), "s": _quoted(payload.get("status") or ""),
+        "m": _quoted(message["mnc"] or ""), "C": _quoted(str(message["campaign_id"])),
+        "S": _quoted(str(message["sending_id"])),
     }
-    hole = _hole(template.url)
-    return template.fill({**quoted, **dict.fromkeys(_REPORT_CODES, hole)}).replace("%", "%%").replace(hole, "%s")
-
-
-@functools.lru_cache(maxsize=1024)
-def _report_codes(url: str) -> tuple[str, ...]:
-    # the codes a report fills in its message's format, in order of appearance
-    return tuple(code for code in _template(url).codes if code in _REPORT_CODES)
-
-
-@functools.lru_cache(maxsize=1024)
-def _hole(url: str) -> str:
-    # a character that marks a report's code in a message's filled URL: neither in the URL's own text nor in a
-    # quoted value (control and non-ASCII characters are always encoded)
-    return next(char for char in map(chr, itertools.chain(range(32), range(0x80, 0x110000))) if char not in url)
+    return _filled(_template(message["notification_url"]), quoted, message["parts"])
