@@ -47,7 +47,7 @@ from sendframe.campaign.columns import (
 from sendframe.campaign.problems import key_codes
 from sendframe.campaign.row_regions import find_country_column, row_regions
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
-from sendframe.engines import dispatched
+from sendframe.engines import dispatched, several_files
 from sendframe.errors import InputError
 from sendframe.memory import release_unused_memory
 from sendframe.options import check_options
@@ -195,12 +195,9 @@ def wants_dask(source: Any, dask: bool | None) -> bool:
     """
     if dask is not None or not isinstance(source, (str, os.PathLike, list, tuple)):
         return bool(dask)
-    if isinstance(source, (list, tuple)):
+    if isinstance(source, (list, tuple)) or several_files(source):
         return True
-    text = os.fspath(source)
-    if any(c in text for c in "*?[") or Path(text).is_dir():
-        return True
-    return Path(text).is_file() and Path(text).stat().st_size > LARGE_FILE_BYTES
+    return Path(source).is_file() and Path(source).stat().st_size > LARGE_FILE_BYTES
 
 
 @dispatched("path_or_frame",
