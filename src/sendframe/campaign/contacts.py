@@ -305,7 +305,9 @@ def read_contacts(
     out.update({f"{kind}_valid": valid[kind] for kind in sources})
     if "phone" in sources:
         out["phone_type"] = types_of_numbers(codes["phone"])
-    out["duplicate"] = np.logical_or.reduce([_repeats(codes[kind]) for kind in sources])
+    # a repeat: a valid recipient (code >= 0) already in an earlier row, by phone or by email
+    out["duplicate"] = np.logical_or.reduce([pd.Series(codes[kind]).duplicated().to_numpy() & (codes[kind] >= 0)
+                                             for kind in sources])
     result = pd.DataFrame(out, index=frame.index)
     if names is not None:
         result, renamed = _snake_columns(result, names)
@@ -331,9 +333,3 @@ def _snake_columns(frame: pd.DataFrame, names: str) -> tuple[pd.DataFrame, dict[
             raise InputError(f"names='snake' would name both {taken[new]!r} and {column!r} {new!r}; rename one first.")
         taken[new] = str(column)
     return frame.rename(columns=renamed), {new: old for old, new in renamed.items()}
-
-
-def _repeats(codes: np.ndarray) -> np.ndarray:
-    # True for each code (>= 0) already seen in an earlier row
-    repeated: np.ndarray = pd.Series(codes).duplicated(keep="first").to_numpy() & (codes >= 0)
-    return repeated

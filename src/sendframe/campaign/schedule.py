@@ -56,7 +56,7 @@ from phonenumbers import timezone as phone_zones
 from sendframe.api.recipient_columns import normalise_phones
 from sendframe.api.recipients import calling_code
 from sendframe.campaign.caps import aware_moment
-from sendframe.campaign.columns import find_recipient_column
+from sendframe.campaign.columns import find_recipient_column, recipient_column
 from sendframe.campaign.tables import as_frame
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
@@ -293,11 +293,9 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
         zone[found] = np.asarray(names, dtype=object)[codes[found]]
         source[found] = "column"
     missing = zone.isna().to_numpy()
-    phone = recipient if recipient is not None else find_recipient_column(contacts, "phone")
+    phone = (find_recipient_column(contacts, "phone") if recipient is None
+             else recipient_column(contacts, "phone", recipient))
     if missing.any() and phone is not None:
-        if phone not in contacts:
-            columns = ", ".join(map(str, contacts.columns))
-            raise InputError(f"The contacts have no column {phone!r}; columns are: {columns}.")
         numbers, _ = normalise_phones(contacts.loc[missing, phone], default_region)
         found_zone, found_source = zones_of_numbers(numbers)
         zone[missing] = found_zone

@@ -392,16 +392,8 @@ def _text_frame(table: pa.Table) -> pd.DataFrame:
 # ---- frames ------------------------------------------------------------------------------------
 
 def _arrow_table(obj: Any) -> pa.Table | None:
-    if isinstance(obj, pa.Table):
-        return obj
-    if isinstance(obj, pa.RecordBatch):
-        return pa.Table.from_batches([obj])
-    if isinstance(obj, pa.RecordBatchReader):
-        return obj.read_all()
-    if hasattr(obj, "__arrow_c_stream__"):
+    if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__"):  # pyarrow's own tables, polars, ...
         return pa.table(obj)
-    if hasattr(obj, "__arrow_c_array__"):
-        return pa.Table.from_batches([pa.record_batch(obj)])
     to_arrow = getattr(obj, "to_arrow", None) or getattr(obj, "to_arrow_table", None)
     if callable(to_arrow):
         return _arrow_table(to_arrow())
