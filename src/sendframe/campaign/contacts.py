@@ -82,25 +82,13 @@ def _mobiles(values: pd.Series, region: str) -> tuple[np.ndarray, np.ndarray]:
     return valid, number_types(phones).isin(_MOBILE_LINES).to_numpy(dtype=bool)
 
 
-def _chosen(frame: pd.DataFrame, kind: str, region: str) -> tuple[str | None, str]:
-    """The column holding recipients of ``kind`` when the analyst did not name one, and why it was taken.
+def _chosen_among(frame: pd.DataFrame, kind: str, region: str,
+                  candidates: list[tuple[str, str]]) -> tuple[str, str]:
+    """The column holding recipients of ``kind`` among several the analyst did not choose from, and why.
 
     Several phone columns (an export's "Phone Number" and "Mobile Phone Number", "Phone 1 - Value" and
     "Phone 2 - Value"): a column named as a mobile wins; then a numbered column whose Type says Mobile in
-    most rows; then the column whose numbers are most often mobiles (phonenumbers' metadata). The choice
-    is logged once (``logging``, at INFO) and kept in the result's ``attrs["recipient_choice"]``."""
-    candidates = candidate_columns(frame, kind)
-    if len(candidates) > 1:  # said once, here: the frame's attrs keep it
-        column, why = _chosen_among(frame, kind, region, candidates)
-        others = ", ".join(repr(name) for name, _ in candidates if name != column)
-        log.info("read_contacts: %s recipients from %r (%s), not %s; name another with %s_column=.", kind, column,
-                 why, others, kind)
-        return column, why
-    return candidates[0] if candidates else (None, "")
-
-
-def _chosen_among(frame: pd.DataFrame, kind: str, region: str,
-                  candidates: list[tuple[str, str]]) -> tuple[str, str]:
+    most rows; then the column whose numbers are most often mobiles (phonenumbers' metadata)."""
     if kind != "phone" or candidates[0][1] in ("named as a mobile column", "read_contacts' own column"):
         return candidates[0]
     names = [name for name, _ in candidates]
@@ -143,10 +131,18 @@ def _source(frame: pd.DataFrame, kind: str, given: str | None, region: str) -> t
         return None, ""
     if not isinstance(given, str):
         raise InputError(f"{kind}_column must be a column name or None, not {type(given).__name__}.")
-    if folded(given) == kind and given not in frame.columns:
-        return _chosen(frame, kind, region)
+    if folded(given) == kind and given not in frame.columns:  # the default: found by its usual names
+        candidates = candidate_columns(frame, kind)
+        if len(candidates) < 2:
+            return candidates[0] if candidates else (None, "")
+        column, why = _chosen_among(frame, kind, region, candidates)
+        others = ", ".join(repr(name) for name, _ in candidates if name != column)
+        # said once, here (the result's attrs["recipient_choice"] keeps it)
+        log.info("read_contacts: %s recipients from %r (%s), not %s; name another with %s_column=.", kind, column,
+                 why, others, kind)
+        return column, why
     found = find_recipient_column(frame, kind, given)
-    if found is None and folded(given) != kind:
+    if found is None:
         columns = ", ".join(map(str, frame.columns)) or "no columns"
         raise InputError(f"The contacts have no column {given!r} for {kind} recipients (given as {kind}_column=); "
                          f"columns are: {columns}.")
