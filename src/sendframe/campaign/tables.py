@@ -41,7 +41,6 @@ import codecs
 import csv
 import io
 import itertools
-import json
 import mmap
 import os
 import re
@@ -292,13 +291,11 @@ def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
         text = file.read_bytes().decode(encoding)
     except UnicodeDecodeError as error:
         raise _undecodable(file, encoding, error) from None
-    records: list[Any]
     if text.lstrip().startswith("["):
         try:
-            records = json.loads(text)
-        except json.JSONDecodeError as error:
+            numbered = list(enumerate(orjson.loads(text), start=1))
+        except orjson.JSONDecodeError as error:
             raise InputError(f"{file.name} is not valid JSON: {error.msg} at line {error.lineno}.") from None
-        numbered = list(enumerate(records, start=1))
     else:
         numbered = []
         for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 may sit in a string
