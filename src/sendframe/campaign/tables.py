@@ -219,7 +219,6 @@ def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_en
     except pa.ArrowInvalid as error:
         if "UTF8" in str(error) and encoding == "utf-8" and not explicit_encoding:
             encoding = _single_byte(file.read_bytes())  # valid UTF-8 at the start only
-            tried = f"delimiter {delimiter!r}, encodings utf-8 then {encoding}"
             return _csv(file, encoding, delimiter, sample, explicit_encoding=True)
         table = None
     except UnicodeDecodeError as error:
@@ -322,10 +321,7 @@ def _spreadsheet(file: Path, sheet: Any) -> pd.DataFrame:
     try:
         frame: pd.DataFrame = pd.read_excel(file, sheet_name=sheet, engine="calamine", dtype=str, keep_default_na=False,
                               na_values=[""])
-    except ImportError:
-        raise InputError(f"{file.name}: reading Excel and ODS files needs python-calamine: "
-                         "pip install python-calamine") from None
-    except Exception as error:  # calamine raises its own types for damaged or foreign files
+    except Exception as error:  # calamine (a dependency) raises its own types for damaged or foreign files
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{file.name} cannot be read as a spreadsheet (Excel .xlsx/.xls or OpenDocument .ods, sheet "
                          f"{sheet!r}): {message}.") from None
