@@ -75,13 +75,15 @@ PANDAS: Engine = _Pandas()
 
 def several_files(source: Any) -> bool:
     """Whether ``source`` names several files: a list, a glob or a folder (what ``read_contacts`` and
-    ``read_callbacks`` read with a lazy engine by default).
+    ``read_callbacks`` read with a lazy engine by default); a table is not a file.
 
         >>> several_files("callbacks.log"), several_files(["a.log", "b.log"]), several_files("logs/*.log")
         (False, True, True)
     """
     if isinstance(source, (list, tuple)):
         return True
+    if not isinstance(source, (str, os.PathLike)):
+        return False
     text = os.fspath(source)
     return any(c in text for c in "*?[") or os.path.isdir(text)
 

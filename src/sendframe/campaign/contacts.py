@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -189,11 +188,10 @@ def wants_dask(source: Any, dask: bool | None) -> bool:
         >>> wants_dask("data/contacts.csv", None), wants_dask("data/contacts.csv", True)
         (False, True)
     """
-    if dask is not None or not isinstance(source, (str, os.PathLike, list, tuple)):
+    if dask is not None:
         return bool(dask)
-    if isinstance(source, (list, tuple)) or several_files(source):
-        return True
-    return Path(source).is_file() and Path(source).stat().st_size > LARGE_FILE_BYTES
+    one_file = isinstance(source, (str, os.PathLike)) and os.path.isfile(source)
+    return several_files(source) or (one_file and os.path.getsize(source) > LARGE_FILE_BYTES)
 
 
 @dispatched("path_or_frame",

@@ -38,7 +38,7 @@ def wants_dask(source: Any, dask: bool | None) -> bool:
         >>> wants_dask("callbacks.log", True), wants_dask("callbacks.log", None)
         (True, False)
     """
-    if dask is not None or not isinstance(source, (str, os.PathLike, list, tuple)) or not several_files(source):
+    if dask is not None or not several_files(source):
         return bool(dask)
     return sum(os.path.getsize(f) for f in log_files(source)) > LARGE_LOGS_BYTES
 
