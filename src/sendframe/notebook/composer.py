@@ -16,7 +16,6 @@ from __future__ import annotations
 import html
 import os
 import re
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -75,6 +74,12 @@ __all__ = ["Composer"]
 CHANNEL_LABELS = {"sms": "SMS", "landingsms": "SMS with landing page", "mailing": "Email",
                   "voice": "Voice (text to speech)", "voiceAudio": "Voice (audio file)", "whatsapp": "WhatsApp"}
 _HIDDEN, _SHOWN = "none", None
+_CHOICES = {"encoding": ENCODING_CHOICES, "language": LANGUAGES, "gender": GENDERS}
+_TEXT_HEIGHTS = {"message": "90px", "body": "90px", "template_body": "70px"}
+_PLACEHOLDERS = {"to": "(phone or email, found in the table)", "message": "Hi {name|capitalize}, ...",
+                 "body": "<p>Hi {name|capitalize}</p>", "template_body": "<p>Hi {name}</p> (empty: a page showing the "
+                 "message)", "subject": "Hi {name}", "from_email": "news@shop.example", "reply_to": "(the from email)",
+                 "audio_url": "https://…/message.mp3"}
 _TAGS = re.compile(r"<[^>]*>")
 
 
@@ -118,7 +123,6 @@ class Composer:
         self.sample_size = sample_size
         self.results: pd.DataFrame | None = None
         self.error: BaseException | None = None
-        self.last_update_seconds = 0.0
         self._message: Message | None = None
         self._message_error: SendframeError | None = None
         self._job: BackgroundSend | None = None
@@ -170,33 +174,30 @@ class Composer:
     def _make_inputs(self, form: ComposerForm) -> dict[str, w.Widget]:
         """One widget per input of the form, also reachable as an attribute (``composer.sender``, ...), except
         ``message``: ``composer.message`` is the message the inputs make (its input: ``composer.inputs["message"]``)."""
-        columns = list(self.contacts.columns)
-        self.sender = w.Text(value=form.sender)
-        self.encoding = w.Dropdown(options=ENCODING_CHOICES, value=form.encoding)
-        self.parts = w.BoundedIntText(value=form.parts, min=1, max=CHANNEL_INFO[form.channel].max_parts)
-        self.trans = w.Checkbox(value=form.trans, indent=False)
-        self.to = w.Text(value=form.to, placeholder="(phone or email, found in the table)")
-        text = w.Textarea(value=form.message, placeholder="Hi {name|capitalize}, ...", continuous_update=True,
-                          layout=w.Layout(width="100%", height="90px"))
-        self.body = w.Textarea(value=form.body, placeholder="<p>Hi {name|capitalize}</p>", continuous_update=True,
-                               layout=w.Layout(width="100%", height="90px"))
-        self.template_body = w.Textarea(value=form.template_body, layout=w.Layout(width="100%", height="70px"),
-                                        placeholder="<p>Hi {name}</p> (empty: a page showing the message)")
-        self.subject = w.Text(value=form.subject, placeholder="Hi {name}")
-        self.from_email = w.Text(value=form.from_email, placeholder="news@shop.example")
-        self.reply_to = w.Text(value=form.reply_to, placeholder="(the from email)")
-        self.language = w.Dropdown(options=LANGUAGES, value=form.language)
-        self.gender = w.Dropdown(options=GENDERS, value=form.gender)
-        self.audio_url = w.Text(value=form.audio_url, placeholder="https://…/message.mp3", layout=w.Layout(width="60%"))
-        self.template_id = w.BoundedIntText(value=form.template_id, min=0, max=2**31 - 1)
-        for name in COLUMN_INPUTS:
-            setattr(self, name, w.TagsInput(value=list(getattr(form, name)), allowed_tags=columns,
-                                            allow_duplicates=True, layout=w.Layout(width="100%")))
-        own = ("channel", "campaign_name", "extra_fields")
-        inputs: dict[str, w.Widget] = {name: text if name == "message" else getattr(self, name)
-                                       for name in FORM_FIELDS if name not in own}
-        for name, control in inputs.items():
+        inputs: dict[str, w.Widget] = {}
+        for name in FORM_FIELDS:
+            if name in ("channel", "campaign_name", "extra_fields"):
+                continue
+            value = getattr(form, name)
+            if name in COLUMN_INPUTS:
+                control = w.TagsInput(value=list(value), allowed_tags=list(self.contacts.columns),
+                                      allow_duplicates=True, layout=w.Layout(width="100%"))
+            elif name in _CHOICES:
+                control = w.Dropdown(options=_CHOICES[name], value=value)
+            elif isinstance(value, bool):
+                control = w.Checkbox(value=value, indent=False)
+            elif isinstance(value, int):  # parts (its maximum: the channel's) and template_id
+                control = w.BoundedIntText(value=value, min=int(name == "parts"), max=2**31 - 1)
+            elif name in _TEXT_HEIGHTS:
+                control = w.Textarea(value=value, placeholder=_PLACEHOLDERS[name],
+                                     layout=w.Layout(width="100%", height=_TEXT_HEIGHTS[name]))
+            else:
+                control = w.Text(value=value, placeholder=_PLACEHOLDERS.get(name, ""),
+                                 layout=w.Layout(width="60%" if name == "audio_url" else ""))
             control.description = INPUT_LABELS[name]
+            inputs[name] = control
+            if name != "message":
+                setattr(self, name, control)
         return inputs
 
     # ------------------------------------------------------------------ what the inputs say
@@ -297,7 +298,6 @@ class Composer:
 
     def update(self) -> None:
         """Rebuild the message from the inputs; recompute the counter, the preview and the ledger line."""
-        started = time.perf_counter()
         self._hide_confirmation("")
         form = self.form
         try:
@@ -324,7 +324,6 @@ class Composer:
             self.counter.value, self.preview.value = error_html("Cannot preview", exc), ""
             return
         self.counter.value = counter_html(counter_figures(totals), sms=info.sends_sms)
-        self.last_update_seconds = time.perf_counter() - started
 
     def _preview(self, msg: Message) -> str:
         sample = self.contacts.head(self.sample_size)

@@ -101,7 +101,6 @@ class BackgroundSend:
         self.error: BaseException | None = None
         self.warnings: list[warnings.WarningMessage] = []
         self.started_at: float | None = None
-        self.seconds: float | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -142,7 +141,6 @@ class BackgroundSend:
         finally:
             with _SINKS_LOCK:
                 _SINKS.pop(ident, None)
-            self.seconds = time.monotonic() - (self.started_at or time.monotonic())
             try:
                 if self._on_done is not None:
                     self._on_done(self)
