@@ -86,18 +86,14 @@ _TAGS = re.compile(r"<[^>]*>")
 class Composer:
     """Write a message with a live preview and counter, check it, and send it in the background.
 
-    ``tables`` maps a name to a contact table (a DataFrame, any frame exporting Arrow, or a file read
-    with :func:`sendframe.read_contacts`); a single frame is named ``contacts``. The form's starting
-    values are keywords named as the library's options and :class:`~sendframe.notebook.form.ComposerForm`'s
-    (``channel``, ``message``, ``sender``, ``to``, ``subject``, ``template_body``, ...); ``message`` may
-    also be a :class:`~sendframe.Message` written elsewhere, which the form starts from (its fields no
-    input shows are sent as they are, as long as the channel stays the same; its settings, such as
-    ``suppression``, ``local_time`` or ``frequency_cap``, always). The message's other options
-    (``notification_url``, ``link_base``, ``suppression``, ``local_time``, request fields such as
-    ``schedule_date``, ...) and those of :meth:`sendframe.Message.send` (``client``, ``ledger``,
-    ``keep``, ``batch_size``, ``max_cost``, ...; not ``progress``, ``cancel`` or ``out``: the widget has
-    its own) are keywords too, by the same names. ``ledger`` defaults to a file in the current folder
-    named from the table, the campaign and the message (the one ``sendframe send`` would use).
+    ``tables`` maps a name to a contact table (a frame, any frame exporting Arrow, or a file read with
+    :func:`sendframe.read_contacts`); a single frame is named ``contacts``. Every other keyword is named as the
+    library's options: the inputs' starting values (``channel``, ``message``, ``sender``, ``to``, ...), the
+    message's settings and request fields no input shows (``notification_url``, ``suppression``,
+    ``schedule_date``, ...) and :meth:`sendframe.Message.send`'s (``client``, ``ledger``, ``keep``, ``max_cost``,
+    ...; not ``progress``, ``cancel`` or ``out``: the widget has its own). ``message`` may also be a
+    :class:`~sendframe.Message`, which the form starts from (fields no input shows are kept while the channel
+    stays). ``ledger`` defaults to the file ``sendframe send`` would use for this table and message.
     """
 
     def __init__(self, tables: Mapping[str, Any] | Any, *, message: Message | str | None = None,
@@ -357,8 +353,7 @@ class Composer:
 
     def ask_to_send(self) -> None:
         """Show what the send would do (recipients, skipped rows, cost, ledger) and ask to confirm."""
-        if self.running:
-            self.status.value = "A send is already running: wait for it to end, or Cancel it."
+        if self._refused_while_running():
             return
         try:
             estimate = self.message.estimate(self.contacts, keep=self.send_options.get("keep"))
@@ -368,6 +363,11 @@ class Composer:
         path = self.ledger_path
         self.confirmation.value = confirmation_html(self.channel.value, estimate, getattr(path, "path", path))
         self.confirm_button.layout.display = self.back_button.layout.display = _SHOWN
+
+    def _refused_while_running(self) -> bool:
+        if self.running:
+            self.status.value = "A send is already running: wait for it to end, or Cancel it."
+        return self.running
 
     def _hide_confirmation(self, message: str) -> None:
         self.confirmation.value = ""
@@ -381,8 +381,7 @@ class Composer:
         The result lands in ``results`` when the send ends (:meth:`wait` waits for it); errors are
         shown in the widget and kept in ``error``.
         """
-        if self.running:
-            self.status.value = "A send is already running: wait for it to end, or Cancel it."
+        if self._refused_while_running():
             return
         self._hide_confirmation("")
         try:
