@@ -415,8 +415,7 @@ def cost(outcomes: pd.DataFrame) -> go.Figure:
     for column, name, colour in (("estimated_cost", "estimated", "#90caf9"), ("billed_cost", "billed", "#1565c0")):
         fig.add_trace(graph_objects().Bar(x=totals.index, y=totals[column], name=name, marker_color=colour))
     spent = f"estimated {totals['estimated_cost'].sum():,.2f}, billed {totals['billed_cost'].sum():,.2f} {currency}"
-    fig.update_layout(title_subtitle_text=spent.rstrip())
-    fig.update_layout(barmode="group", yaxis_title=f"cost {currency}".strip())
+    fig.update_layout(title_subtitle_text=spent.rstrip(), barmode="group", yaxis_title=f"cost {currency}".strip())
     return fig
 
 

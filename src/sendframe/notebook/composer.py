@@ -176,8 +176,7 @@ class Composer:
                 continue
             value = getattr(form, name)
             if name in COLUMN_INPUTS:
-                control = w.TagsInput(value=list(value), allowed_tags=list(self.contacts.columns),
-                                      allow_duplicates=True, layout=w.Layout(width="100%"))
+                control = w.TagsInput(value=list(value), allow_duplicates=True, layout=w.Layout(width="100%"))
             elif name in _CHOICES:
                 control = w.Dropdown(options=_CHOICES[name], value=value)
             elif isinstance(value, bool):

@@ -21,9 +21,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from sendframe.api.models import GENDERS, LANGUAGES
-from sendframe.campaign.channel_options import CONSTRUCTORS, PREVIEW_PLACEHOLDERS, channel_options, text_option
+from sendframe.campaign.channel_options import (
+    CONSTRUCTORS,
+    PREVIEW_PLACEHOLDERS,
+    channel_options,
+    option_names,
+    text_option,
+)
 from sendframe.campaign.message import MESSAGE_OPTIONS, Message
-from sendframe.channels import channel
+from sendframe.channels import CHANNELS, channel
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names
 
@@ -38,15 +44,6 @@ ENCODING_CHOICES: tuple[tuple[str, str], ...] = (
 COLUMN_INPUTS: tuple[str, ...] = tuple(
     dict.fromkeys(channel("whatsapp").column_field_option(wire) for _, wire in channel("whatsapp").column_fields))
 
-# the inputs each channel uses, in the order the widget shows them (table, channel and campaign: always)
-CHANNEL_INPUTS: dict[str, tuple[str, ...]] = {
-    "sms": ("to", "sender", "encoding", "parts", "trans", "message"),
-    "landingsms": ("to", "sender", "encoding", "parts", "trans", "message", "template_body", "template_id"),
-    "mailing": ("to", "subject", "from_email", "reply_to", "body", "template_id"),
-    "voice": ("to", "language", "gender", "message"),
-    "voiceAudio": ("to", "audio_url"),
-    "whatsapp": ("to", "template_id", "sender", *COLUMN_INPUTS),
-}
 # what each input is called on screen (errors name the input as the analyst sees it)
 INPUT_LABELS: dict[str, str] = {
     "to": "To (column)", "sender": "From", "encoding": "Encoding", "parts": "Max parts", "trans": "Replace accents",
@@ -122,6 +119,9 @@ class ComposerForm:
 
 FORM_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ComposerForm))
 """The names of the :class:`ComposerForm` values, in order."""
+CHANNEL_INPUTS: dict[str, tuple[str, ...]] = {
+    name: tuple(f for f in FORM_FIELDS if f in option_names(name) and f != "campaign_name") for name in CHANNELS}
+"""The inputs each channel uses: the form's values that are its options (table, channel and campaign: always)."""
 
 
 def checked_form(values: Mapping[str, Any], where: str = "Composer",
