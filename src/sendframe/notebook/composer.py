@@ -130,6 +130,7 @@ class Composer:
                                   description="Channel")
         self.campaign_name = w.Text(value=initial.campaign_name, description="Campaign", placeholder="optional")
         self.inputs: dict[str, w.Widget] = self._make_inputs(initial)
+        self._controls = {"channel": self.channel, "campaign_name": self.campaign_name, **self.inputs}
         self.counter, self.preview, self.readiness, self.ledger_line = w.HTML(), w.HTML(), w.HTML(), w.HTML()
         self.check_button = w.Button(description="Check (preflight)", icon="check")
         self.problems = w.HTML()
@@ -144,7 +145,7 @@ class Composer:
                                       layout=w.Layout(display=_HIDDEN))
         self.status = w.HTML()
 
-        for control in (self.table, self.channel, self.campaign_name, *self.inputs.values()):
+        for control in (self.table, *self._controls.values()):
             control.observe(self._on_change, names="value")
         self.check_button.on_click(lambda _: self.check())
         self.send_button.on_click(lambda _: self.ask_to_send())
@@ -212,12 +213,9 @@ class Composer:
     @property
     def form(self) -> ComposerForm:
         """The inputs' current values."""
-        values = {name: control.value for name, control in self.inputs.items()}
-        for name in COLUMN_INPUTS:
-            values[name] = tuple(values[name])
-        extra = self._extra[1] if self.channel.value == self._extra[0] else {}
-        return ComposerForm(channel=self.channel.value, campaign_name=self.campaign_name.value, extra_fields=extra,
-                            **values)
+        values = {name: control.value for name, control in self._controls.items()}
+        values.update({name: tuple(values[name]) for name in COLUMN_INPUTS})
+        return ComposerForm(extra_fields=self._extra[1] if self.channel.value == self._extra[0] else {}, **values)
 
     def set(self, **values: Any) -> None:
         """Set several inputs at once (names of :class:`~sendframe.notebook.form.ComposerForm`, ``table``).
@@ -228,12 +226,10 @@ class Composer:
         form = checked_form(values, "Composer.set", base=self.form)
         if table is not None:
             self.table.value = table
-        for name in FORM_FIELDS:
-            if name not in values or name == "extra_fields":
-                continue
-            value = getattr(form, name)
-            control = {"channel": self.channel, "campaign_name": self.campaign_name}.get(name) or self.inputs[name]
-            control.value = list(value) if isinstance(value, tuple) else value
+        for name, control in self._controls.items():  # the channel first: the inputs shown follow it
+            if name in values:
+                value = getattr(form, name)
+                control.value = list(value) if isinstance(value, tuple) else value
         if "extra_fields" in values:
             self._extra = (form.channel, form.extra_fields)
             self.update()
@@ -260,12 +256,8 @@ class Composer:
                                    self._message)
 
     def _secrets(self) -> list[str]:
-        config = getattr(self.send_options.get("client"), "config", None)
-        password = getattr(config, "api_password", None)
-        found = [os.environ.get(ENV_API_PASSWORD, "")]
-        if password is not None:
-            found.append(password.get_secret_value())
-        return [s for s in found if s]
+        password = getattr(getattr(self.send_options.get("client"), "config", None), "api_password", None)
+        return [s for s in (os.environ.get(ENV_API_PASSWORD), password and password.get_secret_value()) if s]
 
     def _on_change(self, change: Any) -> None:
         if change["owner"] is self.channel:  # what was written travels to the new channel's text input
