@@ -54,17 +54,12 @@ INPUT_LABELS: dict[str, str] = {
     "campaign_name": "Campaign",
 }
 _TEMPLATE_LABELS = {"voice": "Spoken text"}
-# inputs a message cannot go without, and what to put in them
-_SMS_SENDER = ("sender", "the sender label (up to 11 letters and digits, or 15 digits)")
-_REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
-    "sms": (("message", "the message"), _SMS_SENDER),
-    "landingsms": (("message", "the message"), _SMS_SENDER),
-    "mailing": (("subject", "the subject"), ("body", "the HTML body"),
-                ("from_email", "a validated sender address")),
-    "voice": (("message", "the text to speak"),),
-    "voiceAudio": (("audio_url", "the address of the audio file to play"),),
-    "whatsapp": (("template_id", "the approved template's id"), ("sender", "the registered WhatsApp sender number")),
-}
+# what to put in an input a message cannot go without (which ones: the constructor's required options and the text)
+_WHAT = {"message": "the message", "sender": "the sender label (up to 11 letters and digits, or 15 digits)",
+         "subject": "the subject", "body": "the HTML body", "from_email": "a validated sender address",
+         "audio_url": "the address of the audio file to play", "template_id": "the approved template's id",
+         "language": "the voice's language", "gender": "the voice's gender", "voice message": "the text to speak",
+         "whatsapp sender": "the registered WhatsApp sender number"}
 # a Message's settings that no input shows (what the Composer carries besides its inputs)
 MESSAGE_SETTINGS: tuple[str, ...] = tuple(name for name in MESSAGE_OPTIONS if name != "to")
 # options of Message.send the Composer does not take, and why (the rest are its keywords, see SEND_SETTINGS)
@@ -174,8 +169,10 @@ def template_label(channel_name: str) -> str:
 
 
 def _missing(form: ComposerForm) -> list[str]:
-    return [f"{_label(form.channel, name)} ({what})" for name, what in _REQUIRED[form.channel]
-            if not _given(getattr(form, name)) and not (name == "body" and form.template_id)]  # or a stored one
+    """The inputs the form's message cannot go without and does not have (mailing's body: or a stored template)."""
+    text = text_option(form.channel)
+    needed = [o.name for o in channel_options(form.channel) if o.required or o.name == text]
+    return [name for name in needed if not _given(getattr(form, name)) and not (name == "body" and form.template_id)]
 
 
 def _label(channel_name: str, name: str) -> str:
@@ -214,7 +211,8 @@ def message_from_form(form: ComposerForm, **settings: Any) -> Message:
         ...
         sendframe.errors.InputError: To send by voiceAudio, fill in Audio URL (the address of the audio file to play).
     """
-    missing = _missing(form)
+    missing = [f"{_label(form.channel, name)} ({_WHAT.get(f'{form.channel} {name}') or _WHAT[name]})"
+               for name in _missing(form)]
     if missing:
         raise InputError(f"To send by {form.channel}, fill in {' and '.join(missing)}.")
     check_options(settings, list(MESSAGE_SETTINGS), "message_from_form")
@@ -257,7 +255,6 @@ def preview_message(form: ComposerForm, **settings: Any) -> Message:
         >>> preview_message(ComposerForm(message="Hi {name}")).fields["from"]
         'Preview'
     """
-    filled: dict[str, Any] = {name: value for name, value in PREVIEW_PLACEHOLDERS.items()
-                              if name in dict(_REQUIRED[form.channel]) and not _given(getattr(form, name))}
+    filled = {name: PREVIEW_PLACEHOLDERS[name] for name in _missing(form) if name in PREVIEW_PLACEHOLDERS}
     return message_from_form(dataclasses.replace(form, **filled), **settings)
 
