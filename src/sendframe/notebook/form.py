@@ -32,6 +32,7 @@ from sendframe.campaign.message import MESSAGE_OPTIONS, Message
 from sendframe.channels import CHANNELS, channel
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names
+from sendframe.text.encodings import ENCODINGS
 
 __all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "FORM_FIELDS", "GENDERS", "INPUT_LABELS",
            "LANGUAGES", "MESSAGE_SETTINGS", "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "ComposerForm", "checked_form",
@@ -39,7 +40,7 @@ __all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "FORM_FIELDS",
 
 # (label, value) of the encoding input; empty is the library's default: no encoding sent, the service's gsm
 ENCODING_CHOICES: tuple[tuple[str, str], ...] = (
-    ("default (gsm)", ""), *((name, name) for name in ("auto", "gsm", "gsm-pt", "utf-16")))
+    ("default (gsm)", ""), *((name, name) for name in ("auto", *ENCODINGS)))
 # the WhatsApp inputs naming the columns that fill each array of the template
 COLUMN_INPUTS: tuple[str, ...] = tuple(
     dict.fromkeys(channel("whatsapp").column_field_option(wire) for _, wire in channel("whatsapp").column_fields))
