@@ -38,8 +38,8 @@ import sendframe
 from messy_data import TEMPLATE, messy_contacts
 from sendframe.delivery.receiver import CALLBACK_PATH, receiver_query
 from sendframe.sandbox import Sandbox
-from sendframe.sandbox.state import SandboxState
-from sendframe.sandbox.worker import Worker, quiet_collector
+from sendframe.sandbox.state import SandboxState, quiet_collector
+from sendframe.sandbox.worker import Worker
 
 AUTH = ("demo", "demo-password")
 READY = datetime(2099, 11, 21, 9, 30, tzinfo=UTC)

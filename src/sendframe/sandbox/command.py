@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from sendframe.sandbox.server import serve
-from sendframe.sandbox.worker import quiet_collector
+from sendframe.sandbox.state import quiet_collector
 
 __all__ = ["add_arguments", "default_db_path", "run"]
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import gc
 import itertools
 import json
 import logging
@@ -37,7 +36,7 @@ from sendframe.sandbox.notifier_process import NotifierProcess
 from sendframe.sandbox.reports import moment_at, notification_urls, report_urls, second_at
 from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, SandboxState, busy_pause
 
-__all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message", "plan_request", "quiet_collector"]
+__all__ = ["Round", "Worker", "apply_step", "notification_urls", "plan_message", "plan_request"]
 
 log = logging.getLogger("sendframe.sandbox.worker")
 
@@ -57,7 +56,6 @@ _PROGRESS = ("INSERT INTO message_progress (row, status, is_delivered, mnc, sent
              "SELECT value, ?2, ?3, ?4, ?5 FROM json_each(?1) WHERE true ON CONFLICT (row) DO UPDATE SET "
              "status = COALESCE(excluded.status, status), is_delivered = MAX(is_delivered, excluded.is_delivered), "
              "mnc = COALESCE(excluded.mnc, mnc), sent_at = COALESCE(sent_at, excluded.sent_at)")
-YOUNG_COLLECTION = 50_000  # new container objects between two young collections (Python's default: 700)
 _DUE_WORK = "SELECT seq, due, message_id, kind, payload FROM work WHERE due <= ? ORDER BY due, seq LIMIT ?"
 
 
@@ -72,23 +70,6 @@ def _date(seconds: float) -> str:
 @functools.lru_cache(maxsize=4096)
 def _second(whole: int) -> str:
     return store.iso(second_at(whole))
-
-
-def quiet_collector() -> None:
-    """Set the garbage collector for a serving process, once its start-up is done: the objects built so far
-    (modules, schemas, tables) are moved out of its sight for good (``gc.freeze``), and a young collection comes
-    every ``YOUNG_COLLECTION`` new container objects. A round of steps makes a few hundred thousand short-lived
-    tuples, freed by reference counting at its end; at Python's default every 700 of them started a collection
-    of the round's rows, and now and then of every object of the process (bench_steps 40,000: 377 collections,
-    4-7% of the rounds' CPU; now one, 0.1%).
-
-        >>> before = gc.get_threshold()
-        >>> quiet_collector(); gc.get_threshold()[0] == YOUNG_COLLECTION
-        True
-        >>> gc.unfreeze(); gc.set_threshold(*before)  # as it was, for the tests that run next
-    """
-    gc.freeze()
-    gc.set_threshold(YOUNG_COLLECTION, *gc.get_threshold()[1:])
 
 
 @dataclass
