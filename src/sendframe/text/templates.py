@@ -312,8 +312,7 @@ def render_frame(
     """
     parsed = template if isinstance(template, Template) else parse(template)
     coded = piece_codes(frame, parsed, specials=specials, shorten=shorten, escape_html=escape_html)
-    pieces = merge_pieces(coded, len(frame))
-    return text_series(join_codes(pieces), frame.index)
+    return text_series(join_pieces(coded, len(frame)), frame.index)
 
 
 @dataclass(frozen=True)
@@ -360,6 +359,7 @@ def piece_codes(
     shorten = shorten or _DEFAULT_SHORTEN
     specials = specials or {}
     columns: dict[str, CodedPiece] = {}
+    filtered: dict[tuple[str, str | None], CodedPiece] = {}  # a placeholder written twice is the same piece
     pieces: list[str | CodedPiece] = []
     for piece in parsed.pieces:
         if isinstance(piece, str):
@@ -367,67 +367,18 @@ def piece_codes(
             continue
         if piece.name not in columns:
             columns[piece.name] = _source(frame, piece, specials)
-        source = columns[piece.name]
-        values = source.values
-        if piece.filter == "shorten":
-            values = map_unique(values, shorten)
-        elif piece.filter is not None:
-            values = apply_filter_arrow(piece.filter, values)
-        if escape_html:
-            values = _escape_arrow(values)
-        pieces.append(CodedPiece(values, source.codes))
+        if (piece.name, piece.filter) not in filtered:
+            source = columns[piece.name]
+            values = source.values
+            if piece.filter == "shorten":
+                values = map_unique(values, shorten)
+            elif piece.filter is not None:
+                values = apply_filter_arrow(piece.filter, values)
+            if escape_html:
+                values = _escape_arrow(values)
+            filtered[piece.name, piece.filter] = CodedPiece(values, source.codes)
+        pieces.append(filtered[piece.name, piece.filter])
     return pieces
-
-
-def _with_literal(piece: CodedPiece, literal: str, before: bool) -> CodedPiece:
-    text = pa.scalar(literal, TEXT)
-    parts = (text, piece.values) if before else (piece.values, text)
-    return CodedPiece(pc.binary_join_element_wise(*parts, pa.scalar("", TEXT)), piece.codes)
-
-
-def _combine(first: CodedPiece, second: CodedPiece) -> CodedPiece:
-    """One piece for two neighbours: a value per combination that occurs."""
-    width = len(second.values)
-    missing = (first.codes < 0) | (second.codes < 0)
-    if len(first.values) * width == 0:  # one side has no value in any row
-        return CodedPiece(pa.array([], type=TEXT), np.full(len(missing), -1, dtype=np.int64))
-    key = np.where(missing, 0, first.codes * width + second.codes)
-    used = np.flatnonzero(np.bincount(key[~missing], minlength=len(first.values) * width))
-    remap = np.zeros(len(first.values) * width, dtype=np.int64)
-    remap[used] = np.arange(len(used))
-    values = pc.binary_join_element_wise(
-        first.values.take(used // width), second.values.take(used % width), pa.scalar("", TEXT)
-    )
-    return CodedPiece(values, np.where(missing, -1, remap[key]))
-
-
-def merge_pieces(pieces: list[str | CodedPiece], n: int) -> list[CodedPiece]:
-    """Fewer, equivalent pieces: literals joined to a neighbour's values, and neighbours whose
-    combinations are few (at most ``max(n, 1024)``) merged, so rows are joined from few arrays.
-
-    >>> frame = pd.DataFrame({"a": ["x", "y", "x"], "b": ["1", "1", None]})
-    >>> [p.values.to_pylist() for p in merge_pieces(piece_codes(frame, parse("<{a}{b}>")), 3)]
-    [['<x1>', '<y1>']]
-    """
-    limit = max(n, 1024)
-    out: list[CodedPiece] = []
-    literal = ""
-    for piece in pieces:
-        if isinstance(piece, str):
-            if out:
-                out[-1] = _with_literal(out[-1], piece, before=False)
-            else:
-                literal += piece
-            continue
-        if literal:
-            piece, literal = _with_literal(piece, literal, before=True), ""
-        if out and len(out[-1].values) * len(piece.values) <= limit:
-            out[-1] = _combine(out[-1], piece)
-        else:
-            out.append(piece)
-    if not out:  # only literal text
-        out.append(CodedPiece(pa.array([literal], type=TEXT), np.zeros(n, dtype=np.int64)))
-    return out
 
 
 def _row_values(piece: CodedPiece) -> pa.Array:
@@ -437,9 +388,17 @@ def _row_values(piece: CodedPiece) -> pa.Array:
     return piece.values.take(indices)
 
 
-def join_codes(pieces: list[CodedPiece]) -> pa.Array:
-    """The text of every row: its values of ``pieces`` joined (null where a piece is missing)."""
-    arrays = [_row_values(p) for p in pieces]
+def join_pieces(pieces: list[str | CodedPiece], n: int) -> pa.Array:
+    """The text of every one of ``n`` rows: the literals and its values of ``pieces`` joined in one pass
+    (null where a piece is missing).
+
+    >>> frame = pd.DataFrame({"a": ["x", "y", "x"], "b": ["1", "1", None]})
+    >>> join_pieces(piece_codes(frame, parse("<{a}{b}>")), 3).to_pylist()
+    ['<x1>', '<y1>', None]
+    """
+    arrays = [pa.scalar(p, TEXT) if isinstance(p, str) else _row_values(p) for p in pieces]
+    if not any(isinstance(p, CodedPiece) for p in pieces):  # only literal text
+        return pa.array(["".join(pieces)], type=TEXT).take(np.zeros(n, dtype=np.int64))  # type: ignore[arg-type]
     if len(arrays) == 1:
         return arrays[0]
     return pc.binary_join_element_wise(*arrays, pa.scalar("", TEXT))
