@@ -125,19 +125,21 @@ FILTERS: dict[str, Callable[[str], str]] = {
     "formatCommaDot": format_comma_dot,
 }
 
-def _capitalize_ascii(arr: pa.Array) -> pa.Array:
-    # right for ASCII rows that do not start with whitespace (the others go through the scalar filter)
-    first = pc.ascii_upper(pc.utf8_slice_codeunits(arr, 0, 1))
-    return pc.binary_join_element_wise(first, pc.utf8_slice_codeunits(arr, 1), pa.scalar("", type=arr.type))
+def _capitalize_arrow(arr: pa.Array) -> pa.Array:
+    """Vectorised :func:`capitalize`: the first character upper-cased by Python once per distinct first character
+    (a few hundred), joined to the rest; the rows starting with whitespace (rare) go through the scalar filter."""
+    first = pc.dictionary_encode(pc.utf8_slice_codeunits(arr, 0, 1))
+    chars = first.dictionary.to_pylist()
+    upper = pa.array([c.upper() for c in chars], type=TEXT).take(first.indices)
+    result = pc.binary_join_element_wise(upper, pc.utf8_slice_codeunits(arr, 1), pa.scalar("", TEXT))
+    spaced = pa.array([c.isspace() for c in chars], type=pa.bool_()).take(first.indices).fill_null(False)  # as ``\s`` in a regex
+    if pc.any(spaced).as_py():
+        result = pc.replace_with_mask(result, spaced, map_unique(pc.filter(arr, spaced), capitalize))
+    return result
 
 
 # Arrow kernels that agree with Python's case mapping on ASCII text (not beyond: "ß".upper()).
-_ASCII_KERNELS: dict[str, Callable[[pa.Array], pa.Array]] = {
-    "lower": pc.ascii_lower, "upper": pc.ascii_upper, "capitalize": _capitalize_ascii,
-}
-# the rows a kernel cannot do, by a test other than "not ASCII": capitalize only reads the first character, so
-# it leaves to the scalar filter the rows whose first character is not ASCII or is whitespace (Python's ``\s``)
-_SCALAR_ROWS = {"capitalize": r"^([^\x00-\x7f]|[\t\n\x0b\x0c\r\x1c-\x1f ])"}
+_ASCII_KERNELS: dict[str, Callable[[pa.Array], pa.Array]] = {"lower": pc.ascii_lower, "upper": pc.ascii_upper}
 
 
 def is_shortenable(value: str) -> bool:
@@ -203,8 +205,8 @@ def _format_number_arrow(arr: pa.Array, thousands: str, decimal: str) -> pa.Arra
 def apply_filter_arrow(name: str, arr: pa.Array) -> pa.Array:
     """Apply filter ``name`` (not ``shorten``) to a pyarrow text array, same answers as the scalar.
 
-    ``lower``/``upper``/``capitalize`` run as Arrow kernels on ASCII rows and number formats as Arrow regex
-    kernels (numpy on the UTF-8 buffer); the rest maps the distinct values through the scalar filter (campaign columns
+    ``lower``/``upper`` run as Arrow kernels on ASCII rows, ``capitalize`` once per distinct first character and
+    number formats as Arrow regex kernels (numpy on the UTF-8 buffer); the rest maps the distinct values through the scalar filter (campaign columns
     repeat, so this is a real vectorisation).
 
     >>> apply_filter_arrow("upper", pa.array(["ana", None, "straße"])).to_pylist()
@@ -216,14 +218,13 @@ def apply_filter_arrow(name: str, arr: pa.Array) -> pa.Array:
     arr = arr.cast(TEXT)
     if name in _NUMBER_SEPARATORS:
         return _format_number_arrow(arr, *_NUMBER_SEPARATORS[name])
+    if name == "capitalize":
+        return _capitalize_arrow(arr)
     kernel = _ASCII_KERNELS.get(name)
     if kernel is None:
         return map_unique(arr, func)
     result = kernel(arr)
-    if name in _SCALAR_ROWS:
-        non_ascii = pc.match_substring_regex(arr, _SCALAR_ROWS[name]).fill_null(False)
-    else:
-        non_ascii = pc.invert(pc.string_is_ascii(arr)).fill_null(False)
+    non_ascii = pc.invert(pc.string_is_ascii(arr)).fill_null(False)
     if pc.any(non_ascii).as_py():
         fixed = map_unique(pc.filter(arr, non_ascii), func)
         result = pc.replace_with_mask(result.cast(TEXT), non_ascii, fixed)
