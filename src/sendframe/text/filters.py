@@ -132,7 +132,8 @@ def _capitalize_arrow(arr: pa.Array) -> pa.Array:
     chars = first.dictionary.to_pylist()
     upper = pa.array([c.upper() for c in chars], type=TEXT).take(first.indices)
     result = pc.binary_join_element_wise(upper, pc.utf8_slice_codeunits(arr, 1), pa.scalar("", TEXT))
-    spaced = pa.array([c.isspace() for c in chars], type=pa.bool_()).take(first.indices).fill_null(False)  # as ``\s`` in a regex
+    # isspace is what ``\s`` of a Python regex matches
+    spaced = pa.array([c.isspace() for c in chars], type=pa.bool_()).take(first.indices).fill_null(False)
     if pc.any(spaced).as_py():
         result = pc.replace_with_mask(result, spaced, map_unique(pc.filter(arr, spaced), capitalize))
     return result
@@ -206,8 +207,8 @@ def apply_filter_arrow(name: str, arr: pa.Array) -> pa.Array:
     """Apply filter ``name`` (not ``shorten``) to a pyarrow text array, same answers as the scalar.
 
     ``lower``/``upper`` run as Arrow kernels on ASCII rows, ``capitalize`` once per distinct first character and
-    number formats as Arrow regex kernels (numpy on the UTF-8 buffer); the rest maps the distinct values through the scalar filter (campaign columns
-    repeat, so this is a real vectorisation).
+    number formats as Arrow regex kernels (numpy on the UTF-8 buffer); the rest maps the distinct values through
+    the scalar filter (campaign columns repeat, so this is a real vectorisation).
 
     >>> apply_filter_arrow("upper", pa.array(["ana", None, "straße"])).to_pylist()
     ['ANA', None, 'STRASSE']
