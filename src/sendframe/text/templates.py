@@ -317,8 +317,8 @@ def render_frame(
 
 @dataclass(frozen=True)
 class CodedPiece:
-    """Distinct ``values`` (text, no nulls) of one or more template pieces and, per row, the
-    index of the row's value in ``codes`` (-1: the row misses a variable)."""
+    """The ``values`` (text, no nulls; distinct, unless the column looked unique) of a template piece and, per
+    row, the index of the row's value in ``codes`` (-1: the row misses a variable)."""
 
     values: pa.Array
     codes: np.ndarray
@@ -340,9 +340,26 @@ def coded_column(series: pd.Series) -> CodedPiece:
         found, uniques = pd.factorize(numbers[present].view(np.int64))
         codes[present] = found
         return CodedPiece(_float_to_arrow(pd.Series(uniques.view(np.float64), copy=False)), codes)
-    encoded = pc.dictionary_encode(column_to_arrow(series))
+    texts = column_to_arrow(series)
+    if _looks_unique(texts):  # ids, amounts: a hash per row would find no repeats to save work on
+        present = texts.is_valid().to_numpy(zero_copy_only=False)
+        codes = np.where(present, np.cumsum(present) - 1, -1)
+        return CodedPiece(texts if texts.null_count == 0 else texts.filter(present), codes)
+    encoded = pc.dictionary_encode(texts)
     codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     return CodedPiece(encoded.dictionary.cast(TEXT), codes)
+
+
+_SAMPLE_ROWS = 4096
+
+
+def _looks_unique(texts: pa.Array) -> bool:
+    """Whether a large column's first rows are all distinct (then it is coded row by row: any coding gives the same
+    texts, this one only decides how much work is shared)."""
+    if len(texts) <= 4 * _SAMPLE_ROWS:
+        return False
+    sample = texts.slice(0, _SAMPLE_ROWS)
+    return bool(len(pc.dictionary_encode(sample).dictionary) == len(sample) - sample.null_count)
 
 
 def piece_codes(
