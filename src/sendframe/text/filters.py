@@ -165,9 +165,9 @@ _NUMBER_SEPARATORS = {"formatDotComma": (".", ","), "formatCommaDot": (",", ".")
 def _format_number_arrow(arr: pa.Array, thousands: str, decimal: str) -> pa.Array:
     """Vectorised :func:`_format_number`, written straight into a new UTF-8 buffer with numpy.
 
-    Number rows are pure ASCII, so byte positions are character positions: every byte of a row
-    moves right by the separators inserted before it, the gaps are filled with ``thousands`` and
-    the decimal point becomes ``decimal``. Other rows are copied unchanged.
+    Number rows are pure ASCII, so byte positions are character positions: ``thousands`` is inserted into the
+    buffer before every third byte left of each number's integer end and the decimal point becomes ``decimal``.
+    Other rows are copied unchanged.
     """
     if arr.offset:
         arr = pa.concat_arrays([arr])  # start at offset 0 so the buffers line up
@@ -180,20 +180,16 @@ def _format_number_arrow(arr: pa.Array, thousands: str, decimal: str) -> pa.Arra
     starts, lengths = offsets[:-1] - offsets[0], np.diff(offsets)
     rows = np.flatnonzero(is_number)
     sign = (data[starts[rows]] == ord("-")).astype(np.int64)
-    dot = pc.find_substring(arr.take(rows), ".").to_numpy(zero_copy_only=False).astype(np.int64)
+    dot = pc.find_substring(arr, ".").to_numpy(zero_copy_only=False)[rows].astype(np.int64)
     int_end = np.where(dot >= 0, dot, lengths[rows])  # inside the row
     separators = np.maximum(int_end - sign - 1, 0) // 3
-    # A separator goes before the bytes at int_end - 3, int_end - 6, ... of the row; every byte
-    # from there on (in this row and the next ones) moves right by one.
+    # A separator goes before the bytes at int_end - 3 * k (k = separators .. 1) of the row, ascending over the
+    # buffer; a row's decimal point moves right by the separators of that row and the rows before it.
     which = np.repeat(np.arange(len(rows)), separators)
-    step = np.arange(len(which)) - np.repeat(np.cumsum(separators) - separators, separators) + 1
-    marks = np.zeros(len(data) + 1, dtype=np.int64)
-    marks += np.bincount(starts[rows][which] + int_end[which] - 3 * step, minlength=len(marks))
-    position = np.arange(len(data), dtype=np.int64) + np.cumsum(marks[:-1])
-    out = np.full(len(data) + int(separators.sum()), ord(thousands), dtype=np.uint8)
-    out[position] = data
+    step = np.arange(len(which)) - np.repeat(np.cumsum(separators) - separators, separators)
+    out = np.insert(data, starts[rows][which] + int_end[which] - 3 * (separators[which] - step), ord(thousands))
     has_dot = dot >= 0
-    out[position[starts[rows][has_dot] + dot[has_dot]]] = ord(decimal)
+    out[(starts[rows] + dot + np.cumsum(separators))[has_dot]] = ord(decimal)
     added = np.zeros(n, dtype=np.int64)
     added[rows] = separators
     new_offsets = np.zeros(n + 1, dtype=np.int64)
