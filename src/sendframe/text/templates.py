@@ -317,8 +317,8 @@ def render_frame(
 
 @dataclass(frozen=True)
 class CodedPiece:
-    """The ``values`` (text, no nulls; distinct, unless the column looked unique) of a template piece and, per
-    row, the index of the row's value in ``codes`` (-1: the row misses a variable)."""
+    """The ``values`` (text, no nulls; distinct, unless the column looked unique; in order of first appearance) of
+    a template piece and, per row, the index of the row's value in ``codes`` (-1: the row misses a variable)."""
 
     values: pa.Array
     codes: np.ndarray
@@ -399,6 +399,8 @@ def piece_codes(
 
 
 def _row_values(piece: CodedPiece) -> pa.Array:
+    if len(piece.values) == len(piece.codes):  # a value per row, in order of first appearance: the rows themselves
+        return piece.values
     indices = pa.array(piece.codes, mask=piece.codes < 0) if len(piece.values) else None
     if indices is None:  # no row has a value
         return pa.nulls(len(piece.codes), TEXT)
