@@ -2,10 +2,11 @@
 
 The characters of a rendered text are those of its pieces, so the cheapest encoding of a row is
 the most demanding encoding among its pieces, and its units are the sum of its pieces' units.
-Each placeholder column is measured once per *distinct* value (dictionary-encoded), literals once;
-only multi-part rows holding an escape sequence or a surrogate pair, whose count could
-change by a wasted unit per part, are split exactly. Answers
-are identical to ``render`` + ``cheapest_encoding`` + ``sms_parts`` per row.
+Each placeholder column is measured once per *distinct* value (dictionary-encoded, unless its first
+rows are all distinct), the literals once, and each row's text is joined in one pass; only multi-part
+rows holding an escape sequence or a surrogate pair, whose count could change by a wasted unit per
+part, are split exactly. Answers are identical to ``render`` + ``cheapest_encoding`` + ``sms_parts``
+per row.
 
     >>> df = pd.DataFrame({"name": ["ana", "joão", None]})
     >>> out = measure_frame(df, "Olá {name|capitalize}")
