@@ -97,6 +97,10 @@ _LEDGER_TABLES = {"batches", "rows", "campaign"}
 _ROWS_AT_A_TIME = 1 << 16  # rows read back as Python lists before they become Arrow arrays
 
 
+def _texts(values: Sequence[str] | pa.Array) -> pa.Array:
+    return values.cast(pa.string()) if isinstance(values, pa.Array) else pa.array(values, pa.string())
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -423,7 +427,7 @@ class Ledger:
             "SELECT b.batch, MIN(CAST(k.value AS INTEGER)), MAX(CAST(k.value AS INTEGER)) "
             "FROM batches b, json_each(b.row_keys) k GROUP BY b.batch")}
 
-    def lookup(self, keys: Sequence[str], recipients: Sequence[str], *,
+    def lookup(self, keys: Sequence[str] | pa.Array, recipients: Sequence[str] | pa.Array, *,
                batches: Sequence[int] | None = None) -> pd.DataFrame:
         """What is known of each (row key, recipient) pair, in their order: the columns of :meth:`rows`,
         ``<NA>`` (state included) for a row the ledger has no record of. The pairs are expected unique.
@@ -444,15 +448,15 @@ class Ledger:
         from :meth:`key_spans`), so a lookup of a few rows in a big ledger reads only theirs.
         """
         columns = self._row_columns(batches)
-        keys, recipients = list(keys), list(recipients)
+        keys, recipients = _texts(keys), _texts(recipients)
         if not len(columns["row_key"]):
             return typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
-        if (columns["row_key"].equals(pa.array(keys, pa.string()))
-                and columns["recipient"].equals(pa.array(recipients, pa.string()))):
+        if columns["row_key"].equals(keys) and columns["recipient"].equals(recipients):
             return typed_frame(columns)  # the usual case: every row sent once, in order
         stored_keys = columns["row_key"].to_pylist()
-        positions = match_rows(stored_keys, columns["recipient"].to_pylist(), keys, recipients)
-        matched_keys = [key if at is None else stored_keys[at] for key, at in zip(keys, positions, strict=True)]
+        given_keys = keys.to_pylist()
+        positions = match_rows(stored_keys, columns["recipient"].to_pylist(), given_keys, recipients.to_pylist())
+        matched_keys = [key if at is None else stored_keys[at] for key, at in zip(given_keys, positions, strict=True)]
         return typed_frame(columns, positions, row_key=matched_keys, recipient=recipients)
 
     def settle(self, tags: Mapping[str, str]) -> int:

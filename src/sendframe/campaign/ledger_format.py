@@ -93,7 +93,7 @@ def arrow_columns(columns: dict[str, list[Any]]) -> dict[str, pa.Array]:
 
 
 def typed_frame(columns: dict[str, pa.Array] | dict[str, list[Any]], positions: Sequence[int | None] | None = None,
-                **given: list[Any]) -> pd.DataFrame:
+                **given: list[Any] | pa.Array) -> pd.DataFrame:
     """The rows() frame of ``columns`` (Arrow arrays or lists; taken at ``positions``, None giving <NA>), ``given``
     columns as they are."""
     indices = None if positions is None else pa.array(positions, pa.int64())
@@ -103,7 +103,7 @@ def typed_frame(columns: dict[str, pa.Array] | dict[str, list[Any]], positions: 
         dtype = _pandas_dtype(ROW_DTYPES[name])
         kind = _ARROW_TYPES[ROW_DTYPES[name]]
         if name in given:
-            array = pa.array(given[name], kind)
+            array = given[name] if isinstance(given[name], pa.Array) else pa.array(given[name], kind)
         elif nothing:
             array = pa.nulls(len(indices), kind)  # type: ignore[arg-type]
         else:

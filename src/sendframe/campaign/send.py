@@ -45,10 +45,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sendframe.api.client import AsyncClient, Client
 from sendframe.api.wire import WireConfig, user_stacklevel
-from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
+from sendframe.campaign.batching import Batch, CampaignSpec, Positions, TokenBucket, plan_batches, texts_at
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger
 from sendframe.campaign.send_options import SendOptions
@@ -60,6 +61,7 @@ from sendframe.errors import (
     DiskFullError,
     InputError,
     NotSentError,
+    RequestValidationError,
     SendframeWarning,
     UnknownOutcomeError,
 )
@@ -74,14 +76,13 @@ ANSWER_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "erro
 
 @dataclass
 class _Run:
-    """What the sending loop reports back: why it stopped early, if it did."""
+    """What the sending loop reports back: why it stopped early, if it did (``failure``: raised once it ends)."""
 
-    auth_failure: AuthenticationError | None = None
+    failure: Exception | None = None
     unknown_streak: int = 0
     tripped: bool = False
     last_unknown: str = ""
     not_attempted: int = 0
-    disk_full: DiskFullError | None = None
 
 
 def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
@@ -112,9 +113,8 @@ def _run_in_private_loop(coro_factory: Any, stop: threading.Event) -> Any:
             raise
 
 
-async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequence[Batch], config: WireConfig,
-                        ledger: Ledger, options: SendOptions, *, progress: Any, stop: threading.Event,
-                        budget: Budget | None) -> _Run:
+async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger,
+                        options: SendOptions, *, progress: Any, stop: threading.Event, budget: Budget | None) -> _Run:
     rps, pps, stop_after_unknown = options.requests_per_second, options.parts_per_second, options.stop_after_unknown
     request_bucket = TokenBucket(rps) if rps else None
     parts_bucket = TokenBucket(pps) if pps else None
@@ -134,19 +134,20 @@ async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequen
 
     async def exchange(client: AsyncClient, batch: Batch) -> None:
         """The intent, the POST, the answer: each step recorded before the next."""
-        sent = [recipients[i] for i in batch.positions]
+        encoded = batch.encoded
+        sent = texts_at(spec.recipients, batch.positions)
         # the ledger's commits wait for the disk: in a thread, so other batches' answers keep flowing meanwhile
-        await asyncio.to_thread(ledger.record_intent, batch.number, batch.fingerprint,
-                                [(keys[i], recipients[i]) for i in batch.positions])
+        await asyncio.to_thread(ledger.record_intent, batch.number, encoded.fingerprint,
+                                list(zip(texts_at(spec.keys, batch.positions), sent, strict=True)))
         try:
-            answer = await client.send_columns(channel, batch.encoded)
+            answer = await client.send_columns(spec.channel, encoded)
         except UnknownOutcomeError as exc:
             await asyncio.to_thread(ledger.record_failure, batch.number, "unknown", exc.code, exc.description,
                                     exc.status)
             ended(True, exc.description)
         except AuthenticationError as exc:  # nothing processed; no point sending the rest
             stop.set()
-            run.auth_failure = run.auth_failure or exc
+            run.failure = run.failure or exc
             await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code, exc.description,
                                     exc.status)
         except NotSentError as exc:
@@ -178,13 +179,14 @@ async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequen
                 return
             try:
                 await exchange(client, batch)
-            except DiskFullError as exc:  # the ledger cannot record: no new batch starts, nothing unrecorded is sent
-                run.disk_full = run.disk_full or exc
+            # the ledger cannot record, or the batch's request breaks a rule: no new batch starts, nothing
+            # unrecorded is sent
+            except (DiskFullError, RequestValidationError) as exc:
+                run.failure = run.failure or exc
                 stop.set()
                 return
             progress.update(len(batch.positions))
 
-    channel, recipients = spec.channel, spec.recipients
     async with AsyncClient(config=config) as client:
         await asyncio.gather(*(send_one(client, batch) for batch in batches))
     return run
@@ -223,16 +225,13 @@ def _typed_result(frame: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
     return result
 
 
-def _empty_rows(n: int) -> dict[str, list[Any]]:
-    return {c: [None] * n for c in ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code",
-                                    "error_description", "campaign_id", "sending_id", "batch", "state")}
-
-
-def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Sequence[int] | None) -> pd.DataFrame:
-    rows: dict[str, Any] = _empty_rows(len(index))
+def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Positions | None) -> pd.DataFrame:
+    rows: dict[str, Any] = dict.fromkeys(("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code",
+                                          "error_description", "campaign_id", "sending_id"), [None] * len(index))
     number = np.full(len(index), np.nan)
     for batch in batches:
-        number[list(batch.positions)] = batch.number
+        batch.encoded  # noqa: B018  each request validated, as a send would before its POST
+        number[batch.positions] = batch.number
     planned = ~np.isnan(number)
     rows["batch"] = number
     rows["state"] = pd.Series(["dry_run"] * len(index), dtype=object).where(planned, None)
@@ -241,7 +240,7 @@ def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Sequence[i
     return _typed_result(pd.DataFrame(rows), index)
 
 
-def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, parts: Sequence[int] | None = None,
+def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, parts: Positions | None = None,
               budget: Budget | None = None, identity: Mapping[str, Any] | None = None,
               settle: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Send every row of ``spec`` (no row left out: :class:`sendframe.Message` decides that), as ``options`` say.
@@ -268,30 +267,28 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
         >>> send_rows(spec, contacts.index, SendOptions(ledger="c.sqlite"))["outcome"].value_counts()  # doctest: +SKIP
     """
     if options.dry_run:
-        batches = plan_batches(spec, range(len(index)), batch_size=options.batch_size, parts=parts)
-        return _dry_run_result(index, batches, parts)
+        return _dry_run_result(index, plan_batches(spec, range(len(index)), batch_size=options.batch_size, parts=parts),
+                               parts)
     config = _config_for(options.client)
     journal, owned = _open_ledger(options.ledger)
-    run = _Run()
     try:
         with journal.exclusive():
             journal.bind(identity if identity is not None else spec.identity())
             first_batch = journal.next_batch()
-            keys: Sequence[str] = spec.keys
-            pending: Sequence[int] = range(len(spec.keys))
+            pending: Positions = range(len(spec.keys))
             if first_batch > 1:
                 journal.settle(settle or {})
-                keys, pending, spent = _pending(journal, spec, options.resend_unknown)
+                spec, pending, spent = _pending(journal, spec, options.resend_unknown)
                 if budget is not None:
                     budget.count(spent)
-            # planned and sent in a call of its own: the batches' bytes are let go before the ledger is read back
-            run = _plan_and_send(spec, keys, pending, config, journal, options, first_batch=first_batch, parts=parts,
-                                 budget=budget)
-            if run.auth_failure is not None:
-                raise run.auth_failure
-            if run.disk_full is not None:
-                raise run.disk_full
-            result = _result_from_ledger(journal, keys, spec.recipients, index)
+            batches = plan_batches(_tagged(spec), pending, batch_size=options.batch_size, first_batch=first_batch,
+                                   parts=parts)
+            run = _send_with_progress(spec, batches, config, journal, options, total=len(pending), budget=budget)
+            if run.failure is not None:
+                raise run.failure
+            frame = journal.lookup(spec.keys, spec.recipients)
+            frame["state"] = frame["state"].fillna("not_sent")  # no intent recorded: the run stopped before its batch
+            result = _typed_result(frame, index)
     finally:
         if owned:
             journal.close()
@@ -322,18 +319,18 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
     return result
 
 
-def _tagged(spec: CampaignSpec, keys: Sequence[str]) -> CampaignSpec:
+def _tagged(spec: CampaignSpec) -> CampaignSpec:
     """An sms spec with one notificationUrl per row, each carrying the row's tag (other specs as they are)."""
     url = spec.fields.get("notificationUrl")
     if spec.channel != "sms" or not isinstance(url, str):
         return spec
     separator = "&" if "?" in url else "?"
     fields = {k: v for k, v in spec.fields.items() if k != "notificationUrl"}
-    return dataclasses.replace(spec, fields=fields, keys=list(keys), tagged_url=f"{url}{separator}{ROW_TAG_PARAM}=")
+    return dataclasses.replace(spec, fields=fields, tagged_url=f"{url}{separator}{ROW_TAG_PARAM}=")
 
 
-def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[list[str], list[int], list[int]]:
-    """(the key each row is recorded under, positions of the rows to send, positions already spent on).
+def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[CampaignSpec, np.ndarray, np.ndarray]:
+    """(``spec`` with the key each row is recorded under, positions of the rows to send, positions already spent on).
 
     Rows to send: those the ledger has no answer for (nor an unknown outcome, unless re-sending those).
     A row the ledger knows under another label (the table was exported again) keeps the ledger's key."""
@@ -341,23 +338,16 @@ def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple
     known = journal.lookup(spec.keys, spec.recipients)
     done = known["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
     spent = known["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool, na_value=False)
-    return known["row_key"].tolist(), (~done).nonzero()[0].tolist(), spent.nonzero()[0].tolist()
+    keys = pa.array(known["row_key"].array).cast(pa.string())
+    return dataclasses.replace(spec, keys=keys), np.flatnonzero(~done), np.flatnonzero(spent)
 
 
-def _plan_and_send(spec: CampaignSpec, keys: Sequence[str], pending: Sequence[int], config: WireConfig,
-                   journal: Ledger, options: SendOptions, *, first_batch: int, parts: Sequence[int] | None,
-                   budget: Budget | None) -> _Run:
-    """The ``pending`` rows cut into batches (each row's notificationUrl tagged) and sent."""
-    batches = plan_batches(_tagged(spec, keys), pending, batch_size=options.batch_size, first_batch=first_batch,
-                           parts=parts)
+def _send_with_progress(spec: CampaignSpec, batches: list[Batch], config: WireConfig, journal: Ledger,
+                        options: SendOptions, *, total: int, budget: Budget | None) -> _Run:
+    from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
+
     if not batches:
         return _Run()
-    return _send_with_progress(spec, keys, batches, config, journal, options, total=len(pending), budget=budget)
-
-
-def _send_with_progress(spec: CampaignSpec, keys: Sequence[str], batches: list[Batch], config: WireConfig,
-                        journal: Ledger, options: SendOptions, *, total: int, budget: Budget | None) -> _Run:
-    from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
 
     stop = options.cancel if options.cancel is not None else threading.Event()
     progress = options.progress
@@ -366,13 +356,5 @@ def _send_with_progress(spec: CampaignSpec, keys: Sequence[str], batches: list[B
     with (tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress)
           if isinstance(progress, bool) else contextlib.nullcontext(progress)) as bar:
         return _run_in_private_loop(  # type: ignore[no-any-return]
-            lambda: _send_batches(spec, keys, batches, config, journal, options, progress=bar, stop=stop,
-                                  budget=budget),
+            lambda: _send_batches(spec, batches, config, journal, options, progress=bar, stop=stop, budget=budget),
             stop)
-
-
-def _result_from_ledger(journal: Ledger, keys: Sequence[str], recipients: Sequence[str],
-                        index: pd.Index) -> pd.DataFrame:
-    frame = journal.lookup(keys, recipients)
-    frame["state"] = frame["state"].fillna("not_sent")  # no intent recorded: the run stopped before its batch
-    return _typed_result(frame, index)
