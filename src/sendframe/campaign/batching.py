@@ -34,7 +34,7 @@ from sendframe.errors import InputError
 from sendframe.options import request_field_names
 from sendframe.text.templates import column_to_arrow, parse
 
-__all__ = ["Batch", "CampaignSpec", "TokenBucket", "plan_batches", "texts_at", "wire_fields"]
+__all__ = ["Batch", "CampaignSpec", "TokenBucket", "plan_batches", "wire_fields"]
 
 Positions = Sequence[int] | np.ndarray  # rows of a spec by position: a list, a range or an integer array
 
@@ -170,11 +170,16 @@ class CampaignSpec:
 
     def payload(self, positions: Positions) -> dict[str, Any]:
         """The wire body sending to the rows at ``positions``."""
+        return self.rows_payload(positions)[0]
+
+    def rows_payload(self, positions: Positions) -> tuple[dict[str, Any], list[str], list[str]]:
+        """(the wire body sending to the rows at ``positions``, their ledger keys, their recipients)."""
+        take = _taker(positions)
+        keys, recipients = take(self.keys), take(self.recipients)
         body = dict(self.fields)
         for wire_name, values in self.row_fields.items():  # one value per batch: plan_batches groups rows by it
             if len(positions):
                 body[wire_name] = values[positions[0]]
-        recipients = texts_at(self.recipients, positions)
         if self.channel == "whatsapp":
             messages = []
             for i, recipient in zip(positions, recipients, strict=True):
@@ -183,10 +188,10 @@ class CampaignSpec:
                     message[wire] = [v if v is not None else "" for v in rows[i]]
                 messages.append(message)
             body["messages"] = messages
-            return body
+            return body, keys, recipients
         body["to"] = recipients
         if self.variables:
-            names, columns = self.variables, [texts_at(self.sub_values[v], positions) for v in self.variables]
+            names, columns = self.variables, [take(self.sub_values[v]) for v in self.variables]
             complete = not any(None in column for column in columns)  # the usual batch: every value present
             if len(names) == 1:
                 name = names[0]
@@ -198,23 +203,22 @@ class CampaignSpec:
                 body["sub"] = [{n: v for n, v in zip(names, values, strict=True) if v is not None}
                                for values in zip(*columns, strict=True)]
         if self.notification_urls is not None:
-            body["notificationUrl"] = [url or "" for url in texts_at(self.notification_urls, positions)]
+            body["notificationUrl"] = [url or "" for url in take(self.notification_urls)]
         elif self.tagged_url is not None:
-            body["notificationUrl"] = [self.tagged_url + row_tag(key, recipient) for key, recipient
-                                       in zip(texts_at(self.keys, positions), recipients, strict=True)]
-        return body
+            body["notificationUrl"] = [self.tagged_url + row_tag(key, recipient)
+                                       for key, recipient in zip(keys, recipients, strict=True)]
+        return body, keys, recipients
 
 
-def texts_at(values: pa.Array, positions: Positions) -> list[Any]:
-    """The values of an Arrow array at ``positions`` as Python objects (a slice when they are consecutive).
-
-        >>> texts_at(pa.array(["a", "b", "c"]), range(1, 3)), texts_at(pa.array(["a", "b", "c"]), [2, 0])
-        (['b', 'c'], ['c', 'a'])
-    """
+def _taker(positions: Positions) -> Callable[[pa.Array], list[Any]]:
+    """A function giving the values of an Arrow array at ``positions`` as Python objects (a slice when they
+    are consecutive)."""
     at = np.asarray(positions, dtype=np.int64)
-    consecutive = len(at) and (np.diff(at) == 1).all()
-    texts: list[Any] = (values.slice(at[0], len(at)) if consecutive else values.take(pa.array(at))).to_pylist()
-    return texts
+    if len(at) and (np.diff(at) == 1).all():
+        start = int(at[0])
+        return lambda values: values.slice(start, len(at)).to_pylist()
+    indices = pa.array(at)
+    return lambda values: values.take(indices).to_pylist()
 
 
 @dataclass(frozen=True)
@@ -233,13 +237,18 @@ class Batch:
     per-row texts, which validation keeps as they are; shared fields the model normalises, such as dates or
     unknown names dropped, make every body the model's serialisation)."""
 
+    def request(self) -> tuple[EncodedRequest, list[str], list[str]]:
+        """(the request validated with the shared models, as the bytes sent; its rows' ledger keys; their
+        recipients), built at each call: not kept. A broken rule raises ``RequestValidationError`` naming the field."""
+        payload, keys, recipients = self.spec.rows_payload(self.positions)
+        request = parse_request(self.spec.channel, payload)
+        return EncodedRequest(self.spec.channel, to_json(payload) if self.as_built else wire_json(request)), keys, \
+            recipients
+
     @property
     def encoded(self) -> EncodedRequest:
-        """The request validated with the shared models, as the bytes sent (built at each call: not kept).
-        A broken rule raises ``RequestValidationError`` naming the field."""
-        payload = self.spec.payload(self.positions)
-        request = parse_request(self.spec.channel, payload)
-        return EncodedRequest(self.spec.channel, to_json(payload) if self.as_built else wire_json(request))
+        """The request validated with the shared models, as the bytes sent (built at each call: not kept)."""
+        return self.request()[0]
 
     @property
     def payload(self) -> dict[str, Any]:

@@ -49,7 +49,7 @@ import pyarrow as pa
 
 from sendframe.api.client import AsyncClient, Client
 from sendframe.api.wire import WireConfig, user_stacklevel
-from sendframe.campaign.batching import Batch, CampaignSpec, Positions, TokenBucket, plan_batches, texts_at
+from sendframe.campaign.batching import Batch, CampaignSpec, Positions, TokenBucket, plan_batches
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger
 from sendframe.campaign.send_options import SendOptions
@@ -134,11 +134,10 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
 
     async def exchange(client: AsyncClient, batch: Batch) -> None:
         """The intent, the POST, the answer: each step recorded before the next."""
-        encoded = batch.encoded
-        sent = texts_at(spec.recipients, batch.positions)
+        encoded, keys, sent = batch.request()
         # the ledger's commits wait for the disk: in a thread, so other batches' answers keep flowing meanwhile
         await asyncio.to_thread(ledger.record_intent, batch.number, encoded.fingerprint,
-                                list(zip(texts_at(spec.keys, batch.positions), sent, strict=True)))
+                                list(zip(keys, sent, strict=True)))
         try:
             answer = await client.send_columns(spec.channel, encoded)
         except UnknownOutcomeError as exc:
