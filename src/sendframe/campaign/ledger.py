@@ -186,7 +186,7 @@ class Ledger:
         if version == SCHEMA_VERSION:
             self._db.execute(SETTLED_SCHEMA)
             return
-        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = _tables(self._db)
         if tables:
             raise InputError(f"{self.path} is a SQLite file but not a sendframe ledger (it holds the tables "
                              f"{', '.join(sorted(tables))}); give the send a new file name.")
@@ -409,11 +409,13 @@ class Ledger:
             [[1, 'unknown'], [2, 'unknown']]
         """
         frame = typed_frame(self._row_columns())
-        frame["intent_at"] = pd.to_datetime(frame["batch"].map(self._intents()), utc=True, format="ISO8601")
+        frame["intent_at"] = self._intent_times(frame["batch"])
         return frame
 
-    def _intents(self) -> dict[int, str]:
-        return dict(self._query("SELECT batch, intent_at FROM batches"))
+    def _intent_times(self, batches: pd.Series) -> pd.Series:
+        """When each of ``batches`` had its intent recorded (tz-aware UTC)."""
+        intents = dict(self._query("SELECT batch, intent_at FROM batches"))
+        return pd.to_datetime(batches.map(intents), utc=True, format="ISO8601")
 
     def key_spans(self) -> dict[int, tuple[int, int]]:
         """Each batch's smallest and largest row key read as a whole number (0 for a key that is not one),
@@ -491,7 +493,6 @@ class Ledger:
         """
         rows = self.rows()
         rows = rows[rows["state"] == "unknown"]
-        intents = self._intents()
         reason = rows["error_description"].fillna(
             "the process stopped after the request was prepared, before an answer")
         return pd.DataFrame({
@@ -499,5 +500,5 @@ class Ledger:
             "recipient": rows["recipient"].astype("string"),
             "batch": rows["batch"].astype("Int64"),
             "reason": reason.astype("string"),
-            "intent_at": pd.to_datetime(rows["batch"].map(intents), utc=True),
+            "intent_at": self._intent_times(rows["batch"]),
         }).reset_index(drop=True)

@@ -14,7 +14,7 @@ import json
 import pandas as pd
 import pyarrow as pa
 
-__all__ = ["ROW_TAG_PARAM", "row_key", "row_keys", "row_tag"]
+__all__ = ["ROW_TAG_PARAM", "row_key", "row_keys", "row_tag", "tag_url"]
 
 _KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # what json.dumps(..., ensure_ascii=False) uses
 _encode_json = _KEY_ENCODER.encode
@@ -33,6 +33,15 @@ def row_key(label: object) -> str:
 
 
 ROW_TAG_PARAM = "sf_row"  # the notificationUrl parameter that carries a row's tag (docs/api-notes.md)
+
+
+def tag_url(url: str) -> str:
+    """``url`` ready for a row's tag: each row's notificationUrl is it followed by :func:`row_tag`.
+
+        >>> tag_url("https://h.example/n"), tag_url("https://h.example/n?c=1")
+        ('https://h.example/n?sf_row=', 'https://h.example/n?c=1&sf_row=')
+    """
+    return f"{url}{'&' if '?' in url else '?'}{ROW_TAG_PARAM}="
 
 
 def row_tag(key: str, recipient: str) -> str:

@@ -36,7 +36,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
-import os
 import threading
 import warnings
 from collections.abc import Mapping, Sequence
@@ -51,7 +50,8 @@ from sendframe.api.client import AsyncClient, Client
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, Positions, TokenBucket, plan_batches
 from sendframe.campaign.budget import Budget
-from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger
+from sendframe.campaign.ledger import Ledger
+from sendframe.campaign.ledger_keys import tag_url
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.settling import GRACE
 from sendframe.errors import (
@@ -95,24 +95,6 @@ def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
     raise InputError(f"client must be a sendframe Client or AsyncClient, not {type(client).__name__}.")
 
 
-def _open_ledger(ledger: Ledger | str | os.PathLike[str] | None) -> tuple[Ledger, bool]:
-    if isinstance(ledger, Ledger):
-        return ledger, False
-    return Ledger(":memory:" if ledger is None else ledger), True
-
-
-def _run_in_private_loop(coro_factory: Any, stop: threading.Event) -> Any:
-    """Run a coroutine on its own event loop in a worker thread (safe inside Jupyter's loop)."""
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sendframe-send") as pool:
-        future = pool.submit(lambda: asyncio.run(coro_factory()))
-        try:
-            return future.result()
-        except KeyboardInterrupt:
-            stop.set()  # no new batch starts; batches in flight finish and are recorded
-            future.result()
-            raise
-
-
 async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger,
                         options: SendOptions, *, progress: Any, stop: threading.Event, budget: Budget | None) -> _Run:
     rps, pps, stop_after_unknown = options.requests_per_second, options.parts_per_second, options.stop_after_unknown
@@ -140,25 +122,18 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
                                 list(zip(keys, sent, strict=True)))
         try:
             answer = await client.send_columns(spec.channel, encoded)
-        except UnknownOutcomeError as exc:
-            await asyncio.to_thread(ledger.record_failure, batch.number, "unknown", exc.code, exc.description,
-                                    exc.status)
-            ended(True, exc.description)
-        except AuthenticationError as exc:  # nothing processed; no point sending the rest
-            stop.set()
-            run.failure = run.failure or exc
-            await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code, exc.description,
-                                    exc.status)
-        except NotSentError as exc:
-            await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code,
-                                    f"{exc.description} Nothing was sent; run again with the same ledger to retry.",
-                                    exc.status)
         except ApiError as exc:
-            state = "done" if exc.status == 400 else "not_sent"  # 400: rejected as a whole; 413 etc.: not processed
-            await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description,
+            # 400: rejected as a whole; 401/403 (no point sending the rest), 413, a lasting 429: nothing processed
+            state = ("unknown" if isinstance(exc, UnknownOutcomeError) else "not_sent"
+                     if isinstance(exc, (AuthenticationError, NotSentError)) or exc.status != 400 else "done")
+            if isinstance(exc, AuthenticationError):
+                stop.set()
+                run.failure = run.failure or exc
+            retry = " Nothing was sent; run again with the same ledger to retry." * isinstance(exc, NotSentError)
+            await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description + retry,
                                     exc.status)
-            if state == "done":
-                ended(False)
+            if state != "not_sent":
+                ended(state == "unknown", exc.description)
         else:
             unknown = await asyncio.to_thread(ledger.record_answer, batch.number, answer, sent=sent)
             ended(unknown > 0, f"{unknown} answer item(s) did not name the recipient sent at their position")
@@ -258,7 +233,7 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
     them. ``identity``: what the ledger checks before resuming (default: the channel, template, sender).
 
     An sms ``notificationUrl`` address is sent as one URL per row carrying the row's tag
-    (:data:`~sendframe.campaign.ledger.ROW_TAG_PARAM`), so a notification names the row it is about;
+    (:func:`~sendframe.campaign.ledger_keys.tag_url`), so a notification names the row it is about;
     ``settle`` (tag -> message id, from notifications) marks rows of unknown batches accepted before
     anything is sent (:meth:`Ledger.settle`).
 
@@ -269,7 +244,8 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
         return _dry_run_result(index, plan_batches(spec, range(len(index)), batch_size=options.batch_size, parts=parts),
                                parts)
     config = _config_for(options.client)
-    journal, owned = _open_ledger(options.ledger)
+    owned = not isinstance(options.ledger, Ledger)
+    journal = Ledger(":memory:" if options.ledger is None else options.ledger) if owned else options.ledger
     try:
         with journal.exclusive():
             journal.bind(identity if identity is not None else spec.identity())
@@ -323,9 +299,8 @@ def _tagged(spec: CampaignSpec) -> CampaignSpec:
     url = spec.fields.get("notificationUrl")
     if spec.channel != "sms" or not isinstance(url, str):
         return spec
-    separator = "&" if "?" in url else "?"
     fields = {k: v for k, v in spec.fields.items() if k != "notificationUrl"}
-    return dataclasses.replace(spec, fields=fields, tagged_url=f"{url}{separator}{ROW_TAG_PARAM}=")
+    return dataclasses.replace(spec, fields=fields, tagged_url=tag_url(url))
 
 
 def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[CampaignSpec, np.ndarray, np.ndarray]:
@@ -353,7 +328,14 @@ def _send_with_progress(spec: CampaignSpec, batches: list[Batch], config: WireCo
     if not isinstance(progress, bool):  # the caller's tqdm-compatible object (the Composer's bar)
         progress.reset(total=total)
     with (tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress)
-          if isinstance(progress, bool) else contextlib.nullcontext(progress)) as bar:
-        return _run_in_private_loop(  # type: ignore[no-any-return]
-            lambda: _send_batches(spec, batches, config, journal, options, progress=bar, stop=stop, budget=budget),
-            stop)
+          if isinstance(progress, bool) else contextlib.nullcontext(progress)) as bar, \
+            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sendframe-send") as pool:
+        # its own event loop in a worker thread: the same from a script and inside Jupyter's running loop
+        future = pool.submit(lambda: asyncio.run(_send_batches(spec, batches, config, journal, options, progress=bar,
+                                                               stop=stop, budget=budget)))
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            stop.set()  # no new batch starts; batches in flight finish and are recorded
+            future.result()
+            raise
