@@ -51,6 +51,7 @@ from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, Positions, TokenBucket, plan_batches
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import Ledger
+from sendframe.campaign.ledger_format import ROW_DTYPES
 from sendframe.campaign.ledger_keys import tag_url
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.settling import GRACE
@@ -182,26 +183,16 @@ def _typed_result(frame: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
     outcome = np.where(state >= 0, _OUTCOME_OF_STATE[state], -1)
     accepted = frame["accepted"].astype("boolean")
     accepted = accepted.mask((state == _STATES.index("rejected")) | (state == _STATES.index("not_sent")), False)
-    result = pd.DataFrame({
-        "accepted": accepted,
-        "id": frame["id"].astype("string"),
-        "parts": frame["parts"].astype("Int64"),
-        "scheduled_at": when("scheduled_at"),
-        "expires_at": when("expires_at"),
-        "error_code": frame["error_code"].astype("Int64"),
-        "error_description": frame["error_description"].astype("string"),
-        "campaign_id": frame["campaign_id"].astype("Int64"),
-        "sending_id": frame["sending_id"].astype("Int64"),
-        "batch": frame["batch"].astype("Int64"),
-        "outcome": pd.Categorical.from_codes(outcome, categories=pd.Index(OUTCOMES)),
-    })
+    worked_out = {"accepted": accepted, "scheduled_at": when("scheduled_at"), "expires_at": when("expires_at"),
+                  "outcome": pd.Categorical.from_codes(outcome, categories=pd.Index(OUTCOMES))}
+    result = pd.DataFrame({name: worked_out[name] if name in worked_out else frame[name].astype(ROW_DTYPES[name])
+                           for name in ANSWER_COLUMNS})
     result.index = index
     return result
 
 
 def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Positions | None) -> pd.DataFrame:
-    rows: dict[str, Any] = dict.fromkeys(("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code",
-                                          "error_description", "campaign_id", "sending_id"), [None] * len(index))
+    rows: dict[str, Any] = dict.fromkeys(ANSWER_COLUMNS, [None] * len(index))
     number = np.full(len(index), np.nan)
     for batch in batches:
         batch.encoded  # noqa: B018  each request validated, as a send would before its POST
