@@ -48,9 +48,10 @@ SETTLED_SCHEMA = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, r
 
 ROW_COLUMNS = ("row_key", "recipient", "batch", "state", "accepted", "id", "parts", "scheduled_at", "expires_at",
                "error_code", "error_description", "campaign_id", "sending_id")
-ROW_DTYPES: dict[str, Any] = {"row_key": "string", "recipient": "string", "batch": "Int64", "state": "string", "accepted": "boolean",
-              "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
-              "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
+ROW_DTYPES: dict[str, Any] = {
+    "row_key": "string", "recipient": "string", "batch": "Int64", "state": "string", "accepted": "boolean",
+    "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
+    "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
 _ARROW_TYPES = {"string": pa.string(), "Int64": pa.int64(), "boolean": pa.bool_()}
 
 def json_text(value: Any) -> str:
