@@ -121,11 +121,8 @@ class CampaignSpec:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
         column = to or channel_info(channel).recipient
 
-        def sending(series: pd.Series) -> pd.Series:
-            return series if rows is None else series[rows]
-
         def values(series: pd.Series) -> pa.Array:
-            return column_to_arrow(sending(series))
+            return column_to_arrow(series if rows is None else series[rows])
 
         recipients = values(_column(contacts, column, "recipient"))
         if rows is None and recipients.null_count:
