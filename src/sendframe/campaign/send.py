@@ -59,10 +59,8 @@ from sendframe.errors import (
     ApiError,
     AuthenticationError,
     CampaignStoppedWarning,
-    DiskFullError,
     InputError,
     NotSentError,
-    RequestValidationError,
     SendframeWarning,
     UnknownOutcomeError,
 )
@@ -154,9 +152,9 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
                 return
             try:
                 await exchange(client, batch)
-            # the ledger cannot record, or the batch's request breaks a rule: no new batch starts, nothing
-            # unrecorded is sent
-            except (DiskFullError, RequestValidationError) as exc:
+            # the ledger cannot record (a full disk), the batch's request breaks a rule, or anything unforeseen:
+            # no new batch starts, batches in flight finish and are recorded, then the first failure is raised
+            except Exception as exc:  # noqa: BLE001  raised once the loop ends
                 run.failure = run.failure or exc
                 stop.set()
                 return
