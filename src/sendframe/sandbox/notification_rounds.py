@@ -103,7 +103,7 @@ def attempt_outcomes(claimed: Sequence[Any], attempts: Sequence[Attempt], moment
     failed: list[tuple[str, float, int | None, str | None, int, str]] = []
     retried = given_up = 0
     last = len(RETRY_DELAYS)
-    unanswered = zip(claimed, attempts) if len(sent) < len(claimed) else ()
+    unanswered = zip(claimed, attempts, strict=True) if len(sent) < len(claimed) else ()
     for (seq, message_id, _, tries, due), attempt in unanswered:
         if attempt.ok:
             continue
