@@ -21,7 +21,7 @@ import pandas as pd
 
 from sendframe.campaign.estimate import estimate
 from sendframe.campaign.message import sms
-from sendframe.notebook.widgets import Composer
+from sendframe.notebook.composer import Composer
 
 TEMPLATE = "Hola {name|capitalize}, tu saldo en {city|upper} es {amount|formatDotComma} EUR. Gracias!"
 

@@ -22,8 +22,8 @@ from sendframe.campaign.command import NOT_FLAGS, add_arguments, flag, message_f
 from sendframe.campaign.message import Message, message
 from sendframe.channels import CHANNELS
 from sendframe.errors import UnknownOptionError
+from sendframe.notebook.composer import Composer
 from sendframe.notebook.form import NOT_COMPOSER_OPTIONS
-from sendframe.notebook.widgets import Composer
 
 CONTACTS = pd.DataFrame({"phone": ["34600123456", "34600123457"], "email": ["ana@example.org", "bo@example.org"],
                          "name": ["Ana", "Bo"], "mobile": ["34600123456", "34600123457"]})

@@ -46,7 +46,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "sendframe.notebook.charts": ("dashboard",),
     "sendframe.notebook.experiment_charts": ("variant_chart",),
-    "sendframe.notebook.widgets": ("Composer", "Monitor"),
+    "sendframe.notebook.composer": ("Composer",),
+    "sendframe.notebook.monitor": ("Monitor",),
     "sendframe.sandbox.server": ("Sandbox",),
 }
 # public name -> module that defines it
@@ -104,9 +105,9 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.errors import UnknownOptionError as UnknownOptionError
     from sendframe.errors import UnknownOutcomeError as UnknownOutcomeError
     from sendframe.notebook.charts import dashboard as dashboard
+    from sendframe.notebook.composer import Composer as Composer
     from sendframe.notebook.experiment_charts import variant_chart as variant_chart
-    from sendframe.notebook.widgets import Composer as Composer
-    from sendframe.notebook.widgets import Monitor as Monitor
+    from sendframe.notebook.monitor import Monitor as Monitor
     from sendframe.sandbox.server import Sandbox as Sandbox
 
 __all__ = sorted(_EXPORTS)

@@ -35,7 +35,7 @@ import pandas as pd
 from sendframe.errors import ConfigurationError
 
 __all__ = ["ENTRY_POINT_GROUP", "PANDAS", "Engine", "dispatched", "engine_for", "engine_named", "function_name",
-           "registered_engines"]
+           "registered_engines", "several_files"]
 
 ENTRY_POINT_GROUP = "sendframe.engines"
 
@@ -71,6 +71,21 @@ class _Pandas:
 
 
 PANDAS: Engine = _Pandas()
+
+
+def several_files(source: Any) -> bool:
+    """Whether ``source`` names several files: a list, a glob or a folder (what ``read_contacts`` and
+    ``read_callbacks`` read with a lazy engine by default); a table is not a file.
+
+        >>> several_files("callbacks.log"), several_files(["a.log", "b.log"]), several_files("logs/*.log")
+        (False, True, True)
+    """
+    if isinstance(source, (list, tuple)):
+        return True
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    text = os.fspath(source)
+    return any(c in text for c in "*?[") or os.path.isdir(text)
 
 
 def function_name(function: Callable[..., Any]) -> str:

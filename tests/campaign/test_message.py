@@ -294,3 +294,16 @@ def test_a_send_result_shows_each_row_the_text_render_gives_and_the_plans_outcom
     assert (result["outcome"].astype(str)[~skipped] == "dry_run").all()
     preview = msg.preview(messy)
     pd.testing.assert_series_equal(preview["text"], result["text"])
+
+
+def test_message_and_the_channel_constructors_fill_in_the_same_defaults():
+    # a mailing's reply-to and a landing SMS's default page are filled in by message() itself, so every front door
+    # (constructors, one-call functions, CLI, Composer) gets them
+    assert (sendframe.message("mailing", subject="Hi", body="<p>x</p>", from_email="a@b.co")
+            == sendframe.mailing("Hi", "<p>x</p>", from_email="a@b.co"))
+    assert sendframe.mailing("Hi", "<p>x</p>", from_email="a@b.co").fields["replyTo"] == "a@b.co"
+    page = sendframe.message("landingsms", message="Sale {name}! {LAND_URL}", sender="Shop")
+    assert page == sendframe.landing_sms("Sale {name}! {LAND_URL}", "Shop")
+    assert page.fields["templateBody"] == "<p>Sale {name}!</p>"
+    assert "templateBody" not in sendframe.message("landingsms", message="See {LAND_URL}", sender="Shop",
+                                                   template_id=3).fields

@@ -16,7 +16,7 @@ import pytest
 
 import sendframe
 from sendframe.campaign.command import add_arguments, run
-from sendframe.notebook.widgets import Composer
+from sendframe.notebook.composer import Composer
 
 CONTACTS = pd.DataFrame({
     "phone": ["34600123456", "351912345678", "447700900001", "12", "34600123456"],

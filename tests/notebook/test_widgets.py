@@ -9,8 +9,10 @@ import pytest
 
 import sendframe
 from sendframe.errors import InputError
+from sendframe.notebook.composer import Composer
 from sendframe.notebook.form import CHANNEL_INPUTS
-from sendframe.notebook.widgets import Composer, Monitor, counter_html, highlight, problems_html
+from sendframe.notebook.monitor import Monitor
+from sendframe.notebook.widget_html import counter_html, highlight, problems_html
 from sendframe.sandbox import Sandbox
 
 CONTACTS = pd.DataFrame({

@@ -120,7 +120,7 @@ def test_a_notifier_process_that_dies_is_started_again_and_the_reports_go_out(tm
 
 
 def test_a_sandbox_killed_while_notifying_resumes_and_loses_no_report(tmp_path):
-    count = 3000
+    count = 10_000  # enough that the kill lands mid-delivery even on a loaded machine (6,000 could all arrive first)
     receiver = Receiver(tmp_path / "cb.log").start()
     try:
         process, notifier, base_url = _command(tmp_path)

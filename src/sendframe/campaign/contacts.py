@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,7 +46,7 @@ from sendframe.campaign.columns import (
 from sendframe.campaign.problems import key_codes
 from sendframe.campaign.row_regions import find_country_column, row_regions
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
-from sendframe.engines import dispatched
+from sendframe.engines import dispatched, several_files
 from sendframe.errors import InputError
 from sendframe.memory import release_unused_memory
 from sendframe.options import check_options
@@ -82,25 +81,13 @@ def _mobiles(values: pd.Series, region: str) -> tuple[np.ndarray, np.ndarray]:
     return valid, number_types(phones).isin(_MOBILE_LINES).to_numpy(dtype=bool)
 
 
-def _chosen(frame: pd.DataFrame, kind: str, region: str) -> tuple[str | None, str]:
-    """The column holding recipients of ``kind`` when the analyst did not name one, and why it was taken.
+def _chosen_among(frame: pd.DataFrame, kind: str, region: str,
+                  candidates: list[tuple[str, str]]) -> tuple[str, str]:
+    """The column holding recipients of ``kind`` among several the analyst did not choose from, and why.
 
     Several phone columns (an export's "Phone Number" and "Mobile Phone Number", "Phone 1 - Value" and
     "Phone 2 - Value"): a column named as a mobile wins; then a numbered column whose Type says Mobile in
-    most rows; then the column whose numbers are most often mobiles (phonenumbers' metadata). The choice
-    is logged once (``logging``, at INFO) and kept in the result's ``attrs["recipient_choice"]``."""
-    candidates = candidate_columns(frame, kind)
-    if len(candidates) > 1:  # said once, here: the frame's attrs keep it
-        column, why = _chosen_among(frame, kind, region, candidates)
-        others = ", ".join(repr(name) for name, _ in candidates if name != column)
-        log.info("read_contacts: %s recipients from %r (%s), not %s; name another with %s_column=.", kind, column,
-                 why, others, kind)
-        return column, why
-    return candidates[0] if candidates else (None, "")
-
-
-def _chosen_among(frame: pd.DataFrame, kind: str, region: str,
-                  candidates: list[tuple[str, str]]) -> tuple[str, str]:
+    most rows; then the column whose numbers are most often mobiles (phonenumbers' metadata)."""
     if kind != "phone" or candidates[0][1] in ("named as a mobile column", "read_contacts' own column"):
         return candidates[0]
     names = [name for name, _ in candidates]
@@ -143,10 +130,18 @@ def _source(frame: pd.DataFrame, kind: str, given: str | None, region: str) -> t
         return None, ""
     if not isinstance(given, str):
         raise InputError(f"{kind}_column must be a column name or None, not {type(given).__name__}.")
-    if folded(given) == kind and given not in frame.columns:
-        return _chosen(frame, kind, region)
+    if folded(given) == kind and given not in frame.columns:  # the default: found by its usual names
+        candidates = candidate_columns(frame, kind)
+        if len(candidates) < 2:
+            return candidates[0] if candidates else (None, "")
+        column, why = _chosen_among(frame, kind, region, candidates)
+        others = ", ".join(repr(name) for name, _ in candidates if name != column)
+        # said once, here (the result's attrs["recipient_choice"] keeps it)
+        log.info("read_contacts: %s recipients from %r (%s), not %s; name another with %s_column=.", kind, column,
+                 why, others, kind)
+        return column, why
     found = find_recipient_column(frame, kind, given)
-    if found is None and folded(given) != kind:
+    if found is None:
         columns = ", ".join(map(str, frame.columns)) or "no columns"
         raise InputError(f"The contacts have no column {given!r} for {kind} recipients (given as {kind}_column=); "
                          f"columns are: {columns}.")
@@ -193,14 +188,10 @@ def wants_dask(source: Any, dask: bool | None) -> bool:
         >>> wants_dask("data/contacts.csv", None), wants_dask("data/contacts.csv", True)
         (False, True)
     """
-    if dask is not None or not isinstance(source, (str, os.PathLike, list, tuple)):
+    if dask is not None:
         return bool(dask)
-    if isinstance(source, (list, tuple)):
-        return True
-    text = os.fspath(source)
-    if any(c in text for c in "*?[") or Path(text).is_dir():
-        return True
-    return Path(text).is_file() and Path(text).stat().st_size > LARGE_FILE_BYTES
+    one_file = isinstance(source, (str, os.PathLike)) and os.path.isfile(source)
+    return several_files(source) or (one_file and os.path.getsize(source) > LARGE_FILE_BYTES)
 
 
 @dispatched("path_or_frame",
@@ -308,7 +299,9 @@ def read_contacts(
     out.update({f"{kind}_valid": valid[kind] for kind in sources})
     if "phone" in sources:
         out["phone_type"] = types_of_numbers(codes["phone"])
-    out["duplicate"] = np.logical_or.reduce([_repeats(codes[kind]) for kind in sources])
+    # a repeat: a valid recipient (code >= 0) already in an earlier row, by phone or by email
+    out["duplicate"] = np.logical_or.reduce([pd.Series(codes[kind]).duplicated().to_numpy() & (codes[kind] >= 0)
+                                             for kind in sources])
     result = pd.DataFrame(out, index=frame.index)
     if names is not None:
         result, renamed = _snake_columns(result, names)
@@ -334,9 +327,3 @@ def _snake_columns(frame: pd.DataFrame, names: str) -> tuple[pd.DataFrame, dict[
             raise InputError(f"names='snake' would name both {taken[new]!r} and {column!r} {new!r}; rename one first.")
         taken[new] = str(column)
     return frame.rename(columns=renamed), {new: old for old, new in renamed.items()}
-
-
-def _repeats(codes: np.ndarray) -> np.ndarray:
-    # True for each code (>= 0) already seen in an earlier row
-    repeated: np.ndarray = pd.Series(codes).duplicated(keep="first").to_numpy() & (codes >= 0)
-    return repeated

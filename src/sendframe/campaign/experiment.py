@@ -77,24 +77,21 @@ def variant_weights(weights: Mapping[str, float] | Sequence[str]) -> dict[str, f
         {'A': 0.5, 'B': 0.5}
     """
     if isinstance(weights, str) or not isinstance(weights, (Mapping, Sequence)):
-        raise InputError("weights must map each variant name to its weight, "
-                         "e.g. {'A': 0.45, 'B': 0.45, 'holdout': 0.1}, "
-                         f"or list the names for equal weights; got {weights!r}.")
+        raise InputError("weights must map each variant name to its weight, e.g. {'A': 0.45, 'B': 0.45, "
+                         f"'holdout': 0.1}}, or list the names for equal weights; got {weights!r}.")
     pairs = list(weights.items()) if isinstance(weights, Mapping) else [(name, 1.0) for name in weights]
     if not pairs:
         raise InputError("weights names no variant; give at least one, e.g. {'A': 0.5, 'B': 0.5}.")
-    names = [name for name, _ in pairs]
-    for name in names:
+    for name, weight in pairs:
         if not isinstance(name, str) or not name:
             raise InputError(f"Variant names must be non-empty text; got {name!r}.")
-    if len(set(names)) != len(names):
-        raise InputError(f"Variant names must be unique; got {names}.")
-    values = []
-    for name, weight in pairs:
         if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)) \
                 or not math.isfinite(float(weight)) or weight < 0:
             raise InputError(f"The weight of variant {name!r} must be a number >= 0; got {weight!r}.")
-        values.append(float(weight))
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise InputError(f"Variant names must be unique; got {names}.")
+    values = [float(weight) for _, weight in pairs]
     total = math.fsum(values)
     if total <= 0:
         raise InputError("The weights add up to 0; give at least one variant a positive weight.")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -351,9 +350,6 @@ def landing_sms(message: str, sender: str, *, template_body: str | None = None, 
         >>> landing_sms("See {LAND_URL}", "Shop", template_body="<p>Hi {name}</p>").channel
         'landingsms'
     """
-    if template_body is None and options.get("template_id") is None and options.get("templateId") is None:
-        page_text = re.sub(r"\s*\{\s*LAND_URL[^}]*\}", "", message).strip()
-        template_body = f"<p>{page_text}</p>"  # the default page shows the message, without the link to itself
     return _made("landingsms", {"message": message, "sender": sender, "template_body": template_body, **options})
 
 
@@ -365,8 +361,7 @@ def mailing(subject: str, body: str | None = None, *, from_email: str, reply_to:
         >>> mailing("Hi", "<p>Hi</p>", from_email="a@b.co").fields["replyTo"]
         'a@b.co'
     """
-    return message("mailing", subject=subject, body=body, from_email=from_email,
-                   reply_to=reply_to or from_email, **options)
+    return message("mailing", subject=subject, body=body, from_email=from_email, reply_to=reply_to, **options)
 
 
 def voice(message: str, *, language: str, gender: str, **options: Any) -> Message:

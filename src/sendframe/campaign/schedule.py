@@ -56,7 +56,7 @@ from phonenumbers import timezone as phone_zones
 from sendframe.api.recipient_columns import normalise_phones
 from sendframe.api.recipients import calling_code
 from sendframe.campaign.caps import aware_moment
-from sendframe.campaign.columns import find_recipient_column
+from sendframe.campaign.columns import find_recipient_column, recipient_column
 from sendframe.campaign.tables import as_frame
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
@@ -130,13 +130,17 @@ def _is_geographic(code: str, national: str) -> bool:
     return kind != PhoneNumberType.UNKNOWN and is_number_type_geographical(kind, int(code))
 
 
-def _pick(code: str, candidates: tuple[str, ...]) -> str:
-    wanted = set(candidates)
-    return next((zone for zone in PREFERRED_ZONES.get(code, ()) if zone in wanted), candidates[0])
+def zone_of_number(number: str, kinds: dict[tuple[str, str, int], bool] | None = None) -> tuple[str, str] | None:
+    """(time zone, source) of a phone number in API form, by the rule of the module docstring; None if unknown.
 
+    ``kinds`` remembers, across calls, whether each numbering block is geographic (:func:`zones_of_numbers`).
 
-def _zone_and_source(number: str, kinds: dict[tuple[str, str, int], bool]) -> tuple[str, str] | None:
-    """:func:`zone_of_number`, with ``kinds`` remembering :func:`_is_geographic` per numbering block."""
+        >>> zone_of_number("12125550123"), zone_of_number("18005550123")
+        (('America/New_York', 'number'), ('America/New_York', 'country default'))
+        >>> zone_of_number("34600123456"), zone_of_number("4915123456789")
+        (('Europe/Madrid', 'country default'), ('Europe/Berlin', 'country'))
+    """
+    kinds = {} if kinds is None else kinds
     code = calling_code(number)
     if not code:
         return None
@@ -156,14 +160,15 @@ def _zone_and_source(number: str, kinds: dict[tuple[str, str, int], bool]) -> tu
     candidates = country if own == (_UNKNOWN_ZONE,) else own
     if len(candidates) == 1:
         return candidates[0], "country" if candidates == country else "number"
-    return _pick(code, candidates), "country default"
+    preferred = (zone for zone in PREFERRED_ZONES.get(code, ()) if zone in candidates)
+    return next(preferred, candidates[0]), "country default"
 
 
 @functools.lru_cache(maxsize=512)
 def _block_length(code: str) -> int:
     """How many leading digits decide the zone of a number with this calling code.
 
-    The six national digits of a numbering block (its type, see :func:`_zone_and_source`), or the
+    The six national digits of a numbering block (its type, see :func:`zone_of_number`), or the
     longest prefix phonenumbers' time-zone table has for the code, whichever is longer.
     """
     longest = max((len(prefix) for prefix in _ZONE_DATA if prefix.startswith(code)), default=0)
@@ -196,42 +201,22 @@ def zones_of_numbers(numbers: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     present = np.flatnonzero(key_codes >= 0)
     first[key_codes[present[::-1]]] = present[::-1]  # the first number of each block answers for it
     kinds: dict[tuple[str, str, int], bool] = {}
-    answers = [_zone_and_source(str(text.iat[int(at)]), kinds) for at in first] + [None]
+    answers = [zone_of_number(str(text.iat[int(at)]), kinds) for at in first] + [None]
     zone = np.asarray([a[0] if a else None for a in answers], dtype=object)[key_codes]
     source = np.asarray([a[1] if a else "unknown" for a in answers], dtype=object)[key_codes]
     return zone, source
-
-
-def zone_of_number(number: str) -> tuple[str, str] | None:
-    """(time zone, source) of a phone number in API form, by the rule of the module docstring; None if unknown.
-
-        >>> zone_of_number("12125550123"), zone_of_number("18005550123")
-        (('America/New_York', 'number'), ('America/New_York', 'country default'))
-        >>> zone_of_number("34600123456"), zone_of_number("4915123456789")
-        (('Europe/Madrid', 'country default'), ('Europe/Berlin', 'country'))
-    """
-    return _zone_and_source(number, {})
-
-
-@functools.lru_cache(maxsize=1024)
-def _zone(name: str) -> ZoneInfo:
-    return ZoneInfo(name)
 
 
 def _checked_zone(name: object, where: Callable[[], str]) -> str:
     """``name`` stripped when it names a zone, else an error starting with ``where()`` (worked out only then)."""
     zone = name.strip() if isinstance(name, str) else ""
     try:
-        if zone and _zone(zone):
+        if zone and ZoneInfo(zone):  # zoneinfo caches each zone it reads
             return zone
         why = "is not a time zone name; give an IANA name such as 'Europe/Madrid'."
     except (ZoneInfoNotFoundError, ValueError):
         why = "is not a known time zone; give an IANA name such as 'Europe/Madrid' or 'America/New_York'."
     raise InputError(f"{where()}: {name!r} {why}")
-
-
-def _aware_now(now: object) -> datetime:
-    return datetime.now(UTC) if now is None else aware_moment(now, "now").to_pydatetime()
 
 
 def _time_of_day(value: object, name: str) -> time:
@@ -308,11 +293,9 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
         zone[found] = np.asarray(names, dtype=object)[codes[found]]
         source[found] = "column"
     missing = zone.isna().to_numpy()
-    phone = recipient if recipient is not None else find_recipient_column(contacts, "phone")
+    phone = (find_recipient_column(contacts, "phone") if recipient is None
+             else recipient_column(contacts, "phone", recipient))
     if missing.any() and phone is not None:
-        if phone not in contacts:
-            columns = ", ".join(map(str, contacts.columns))
-            raise InputError(f"The contacts have no column {phone!r}; columns are: {columns}.")
         numbers, _ = normalise_phones(contacts.loc[missing, phone], default_region)
         found_zone, found_source = zones_of_numbers(numbers)
         zone[missing] = found_zone
@@ -362,7 +345,7 @@ def local_send_times(
         ('2026-03-29 01:00:00+00:00', 'column')
     """
     frame: pd.DataFrame = as_frame(contacts)
-    moment = _aware_now(now)
+    moment = datetime.now(UTC) if now is None else aware_moment(now, "now").to_pydatetime()
     at = None if local_time is None else _time_of_day(local_time, "local_time")
     day = _calendar_date(date)
     if day is not None and at is None:
@@ -385,7 +368,7 @@ def local_send_times(
     utc: list[datetime | None] = []
     past = []
     for name in names:
-        sent = _send_at(_zone(name), at, day, moment, quiet)
+        sent = _send_at(ZoneInfo(name), at, day, moment, quiet)
         if day is not None and sent < moment:
             past.append(f"{name} ({sent.isoformat(sep=' ')})")
         local_text.append(sent.isoformat(sep=" "))

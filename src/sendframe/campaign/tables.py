@@ -41,7 +41,6 @@ import codecs
 import csv
 import io
 import itertools
-import json
 import mmap
 import os
 import re
@@ -54,6 +53,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
+import pyarrow.feather as feather
 import pyarrow.parquet as pq
 
 from sendframe.errors import InputError
@@ -68,6 +68,9 @@ _SAMPLE_BYTES = 1 << 20
 _EXCEL = (".xlsx", ".xlsm", ".xls", ".xlsb", ".ods")
 _MAGIC = {b"PAR1": "parquet", b"PK\x03\x04": "spreadsheet", b"\xd0\xcf\x11\xe0": "spreadsheet", b"ARROW1": "arrow",
           b"\x1f\x8b": "gzip", b"%PDF": "pdf"}
+_BY_SUFFIX = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
+              **dict.fromkeys(_EXCEL, "spreadsheet")}
+_ARROW_READERS = {"parquet": ("Parquet", pq.read_table), "arrow": ("Arrow IPC (Feather)", feather.read_table)}
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 _TEXT_CONTROLS = frozenset(b"\t\n\r\x0c\x1a")
@@ -99,19 +102,20 @@ def read_table(path: str | os.PathLike[str], **options: Any) -> pd.DataFrame:
                              "'latin-1').") from None
     with file.open("rb") as handle:
         head = handle.read(_SAMPLE_BYTES)
-    kind = next((k for magic, k in _MAGIC.items() if head.startswith(magic)), None)
     suffix = file.suffix.lower()
-    if kind == "parquet" or (kind is None and suffix in (".parquet", ".pq")):
-        return _text_frame(_arrow_file(file, "Parquet", pq.read_table))
-    if kind == "arrow" or (kind is None and suffix in (".arrow", ".feather", ".ipc")):
-        return _text_frame(_arrow_file(file, "Arrow IPC (Feather)", lambda p: pa.ipc.open_file(p).read_all()))
-    if kind == "spreadsheet" or (kind is None and suffix in _EXCEL):
+    kind = next((k for magic, k in _MAGIC.items() if head.startswith(magic)), _BY_SUFFIX.get(suffix))
+    if kind in _ARROW_READERS:
+        return _text_frame(_arrow_file(file, *_ARROW_READERS[kind]))
+    if kind == "spreadsheet":
         return _spreadsheet(file, options.get("sheet_name", 0))
     if kind in ("gzip", "pdf"):
         what = "a compressed (gzip) file: unpack it first" if kind == "gzip" else "a PDF document"
         raise InputError(f"{file.name} is {what}; contacts are read from CSV, Excel, ODS, Parquet or JSON lines files.")
     encoding = encoding or _guess_encoding(head, file)
-    sample = _decode_sample(head, encoding, file, complete=len(head) < _SAMPLE_BYTES)
+    try:
+        sample = codecs.getincrementaldecoder(encoding)().decode(head, final=len(head) < _SAMPLE_BYTES)
+    except UnicodeDecodeError as error:
+        raise _undecodable(file, encoding, error) from None
     if suffix in (".jsonl", ".ndjson", ".json") or (suffix not in _CSV and sample.lstrip()[:1] in ("{", "[")):
         return _json_lines(file, encoding)
     return _csv(file, encoding, sep, sample, explicit_encoding="encoding" in options)
@@ -149,13 +153,6 @@ def _single_byte(data: bytes) -> str:
     except UnicodeDecodeError:  # bytes cp1252 leaves undefined (0x81, 0x8d, ...): latin-1 reads any byte
         return "latin-1"
     return "cp1252"
-
-
-def _decode_sample(head: bytes, encoding: str, file: Path, *, complete: bool) -> str:
-    try:
-        return codecs.getincrementaldecoder(encoding)().decode(head, final=complete)
-    except UnicodeDecodeError as error:
-        raise _undecodable(file, encoding, error) from None
 
 
 def _undecodable(file: Path, encoding: str, error: UnicodeDecodeError, tried: str = "") -> InputError:
@@ -222,7 +219,6 @@ def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_en
     except pa.ArrowInvalid as error:
         if "UTF8" in str(error) and encoding == "utf-8" and not explicit_encoding:
             encoding = _single_byte(file.read_bytes())  # valid UTF-8 at the start only
-            tried = f"delimiter {delimiter!r}, encodings utf-8 then {encoding}"
             return _csv(file, encoding, delimiter, sample, explicit_encoding=True)
         table = None
     except UnicodeDecodeError as error:
@@ -294,13 +290,11 @@ def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
         text = file.read_bytes().decode(encoding)
     except UnicodeDecodeError as error:
         raise _undecodable(file, encoding, error) from None
-    records: list[Any]
     if text.lstrip().startswith("["):
         try:
-            records = json.loads(text)
-        except json.JSONDecodeError as error:
+            numbered = list(enumerate(orjson.loads(text), start=1))
+        except orjson.JSONDecodeError as error:
             raise InputError(f"{file.name} is not valid JSON: {error.msg} at line {error.lineno}.") from None
-        numbered = list(enumerate(records, start=1))
     else:
         numbered = []
         for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 may sit in a string
@@ -325,17 +319,13 @@ def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
 
 def _spreadsheet(file: Path, sheet: Any) -> pd.DataFrame:
     try:
-        frame = pd.read_excel(file, sheet_name=sheet, engine="calamine", dtype=str, keep_default_na=False,
+        frame: pd.DataFrame = pd.read_excel(file, sheet_name=sheet, engine="calamine", dtype=str, keep_default_na=False,
                               na_values=[""])
-    except ImportError:
-        raise InputError(f"{file.name}: reading Excel and ODS files needs python-calamine: "
-                         "pip install python-calamine") from None
-    except Exception as error:  # calamine raises its own types for damaged or foreign files
+    except Exception as error:  # calamine (a dependency) raises its own types for damaged or foreign files
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{file.name} cannot be read as a spreadsheet (Excel .xlsx/.xls or OpenDocument .ods, sheet "
                          f"{sheet!r}): {message}.") from None
-    text: pd.DataFrame = frame.astype("str")
-    return text
+    return frame.astype("str")
 
 
 def _arrow_file(file: Path, what: str, reader: Any) -> pa.Table:
@@ -395,16 +385,8 @@ def _text_frame(table: pa.Table) -> pd.DataFrame:
 # ---- frames ------------------------------------------------------------------------------------
 
 def _arrow_table(obj: Any) -> pa.Table | None:
-    if isinstance(obj, pa.Table):
-        return obj
-    if isinstance(obj, pa.RecordBatch):
-        return pa.Table.from_batches([obj])
-    if isinstance(obj, pa.RecordBatchReader):
-        return obj.read_all()
-    if hasattr(obj, "__arrow_c_stream__"):
+    if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__"):  # pyarrow's own tables, polars, ...
         return pa.table(obj)
-    if hasattr(obj, "__arrow_c_array__"):
-        return pa.Table.from_batches([pa.record_batch(obj)])
     to_arrow = getattr(obj, "to_arrow", None) or getattr(obj, "to_arrow_table", None)
     if callable(to_arrow):
         return _arrow_table(to_arrow())

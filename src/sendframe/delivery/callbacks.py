@@ -20,7 +20,7 @@ import os
 import pandas as pd
 
 from sendframe.api.notifications import deciding_notifications
-from sendframe.delivery.many_logs import is_many_logs, read_many_logs, wants_dask
+from sendframe.delivery.many_logs import read_many_logs, wants_dask
 from sendframe.delivery.parsing import (  # noqa: F401  (re-exported: the names callers know)
     CALLBACK_COLUMNS,
     JUNK_EXAMPLES,
@@ -30,7 +30,7 @@ from sendframe.delivery.parsing import (  # noqa: F401  (re-exported: the names 
     parse_lines,
 )
 from sendframe.delivery.tailing import LogReads
-from sendframe.engines import dispatched
+from sendframe.engines import dispatched, several_files
 from sendframe.memory import release_unused_memory
 from sendframe.options import keyword_checked
 
@@ -75,7 +75,7 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     :mod:`sendframe.delivery.many_logs`), and ``dask=True`` (by default: several logs over 1 GB
     together) reads them as a Dask frame (:mod:`sendframe.scale.callbacks`, through :mod:`sendframe.engines`).
     """
-    if is_many_logs(path):
+    if several_files(path):
         return read_many_logs(read_callbacks, path, notification_url)
     frame = LOG_READS.read(path, notification_url).frame
     release_unused_memory()

@@ -6,9 +6,6 @@ line, plain or compressed) and keeps the same notification found in several logs
 reached two servers, a log copied twice) once, at its earliest arrival. Together larger than
 :data:`LARGE_LOGS_BYTES`, the logs are read by the lazy engine instead (``dask=None``, the default;
 see :mod:`sendframe.engines`), which uses the rules written here.
-
-    >>> is_many_logs("callbacks.log"), is_many_logs(["a.log", "b.log"]), is_many_logs("logs/*.log")
-    (False, True, True)
 """
 
 from __future__ import annotations
@@ -23,26 +20,15 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from sendframe.engines import several_files
 from sendframe.errors import InputError
 
-__all__ = ["LARGE_LOGS_BYTES", "conformed", "deduplicated", "is_many_logs", "is_receiver_log", "log_columns",
-           "log_files", "read_many_logs", "read_one_log", "wants_dask"]
+__all__ = ["LARGE_LOGS_BYTES", "conformed", "deduplicated", "is_receiver_log", "log_columns", "log_files",
+           "read_many_logs", "read_one_log", "wants_dask"]
 
 LARGE_LOGS_BYTES = 1024 * 1024 * 1024
 """Logs larger than this together are read as a Dask frame unless ``dask=False``."""
 _RECEIVER_LINE = re.compile(rb"^(#params\t|\d{4}-\d\d-\d\dT[^\t\n]*\t)")
-
-
-def is_many_logs(source: Any) -> bool:
-    """Whether ``source`` names several logs: a folder, a glob or a list.
-
-        >>> is_many_logs("logs/")  # doctest: +SKIP
-        True
-    """
-    if isinstance(source, (list, tuple)):
-        return True
-    text = os.fspath(source)
-    return any(c in text for c in "*?[") or Path(text).is_dir()
 
 
 def wants_dask(source: Any, dask: bool | None) -> bool:
@@ -52,7 +38,7 @@ def wants_dask(source: Any, dask: bool | None) -> bool:
         >>> wants_dask("callbacks.log", True), wants_dask("callbacks.log", None)
         (True, False)
     """
-    if dask is not None or not isinstance(source, (str, os.PathLike, list, tuple)) or not is_many_logs(source):
+    if dask is not None or not several_files(source):
         return bool(dask)
     return sum(os.path.getsize(f) for f in log_files(source)) > LARGE_LOGS_BYTES
 

@@ -26,7 +26,7 @@ import phonenumbers
 
 from sendframe.delivery.outcomes import FAILED_STATUSES, OUTCOME_STATUSES, operator_label
 from sendframe.errors import InputError
-from sendframe.notebook.report import Dashboard
+from sendframe.notebook.report import INSTALL_HINT, Dashboard
 from sendframe.options import keyword_checked
 from sendframe.send_outcomes import OUTCOME_LABELS, SKIP_OUTCOMES
 
@@ -37,7 +37,6 @@ __all__ = ["CHARTS", "STATUS_COLORS", "STATUS_LABELS", "Dashboard", "campaign_fa
            "delivery_rate_by_country", "delivery_rate_by_operator", "failures", "funnel", "graph_objects", "new_figure",
            "status_over_time", "time_to_delivery"]
 
-INSTALL_HINT = "pip install 'sendframe[notebook]'"
 STATUS_COLORS: dict[str, str] = {
     "DELIVRD": "#2e7d32",
     "PENDING": "#9e9e9e",
@@ -133,6 +132,21 @@ def _keep_top(counts: pd.DataFrame, by: str, n: int, noun: str) -> pd.DataFrame:
     return pd.concat([ordered.iloc[:n], other])
 
 
+def _status_bars(fig: go.Figure, counts: pd.DataFrame, orientation: str = "v") -> None:
+    """One bar trace per status column of ``counts`` (groups down the index), in the statuses' order and colours;
+    statuses with no count are left out, and so are a horizontal trace's empty groups."""
+    order = [s for s in OUTCOME_STATUSES if s in counts] + [s for s in counts if s not in OUTCOME_STATUSES]
+    groups, values = ("y", "x") if orientation == "h" else ("x", "y")
+    for status in order:
+        column = counts[status][counts[status] > 0] if orientation == "h" else counts[status]
+        if column.sum():
+            label = _status_label(status)
+            fig.add_trace(graph_objects().Bar(
+                **{groups: column.index, values: column}, orientation=orientation, name=label,
+                marker_color=STATUS_COLORS.get(str(status), _GREY),
+                hovertemplate=f"%{{{groups}}}: %{{{values}:,}} ({label})<extra></extra>"))
+
+
 def _text_positions(values: list[float], top: float) -> list[str]:
     """Counts inside long bars, just past the end of short ones: no label runs off the plot."""
     return ["inside" if top and v >= 0.45 * top else "outside" for v in values]
@@ -213,12 +227,7 @@ def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figu
                          f"choose a coarser one, such as {_bucket_for(span)!r}.")
     freq = freq or _bucket_for(span)
     status = outcomes.loc[sent_at.index, "status"]
-    counts = pd.crosstab(sent_at.dt.floor(freq), status)
-    order = [s for s in OUTCOME_STATUSES if s in counts] + [s for s in counts if s not in OUTCOME_STATUSES]
-    for name in order:
-        if counts[name].sum():
-            fig.add_trace(graph_objects().Bar(x=counts.index, y=counts[name], name=_status_label(name),
-                                    marker_color=STATUS_COLORS.get(str(name), _GREY)))
+    _status_bars(fig, pd.crosstab(sent_at.dt.floor(freq), status))
     fig.update_layout(barmode="stack", bargap=0.05, yaxis_title="messages", legend_traceorder="normal",
                       title_subtitle_text=f"messages per {_FREQ_WORDS.get(freq, freq)} of send time, by final status")
     return fig
@@ -294,14 +303,7 @@ def failures(outcomes: pd.DataFrame) -> go.Figure:
         return _empty(fig, "No failures.")
     counts = pd.crosstab(_reason(failed), failed["status"].astype("string"))
     counts = _keep_top(counts.assign(total=counts.sum(axis=1)), "total", TOP_GROUPS, "reasons")
-    counts = counts.sort_values("total", ascending=False)
-    others = [s for s in counts if s not in OUTCOME_STATUSES and s != "total"]
-    for status in [s for s in OUTCOME_STATUSES if s in counts] + others:
-        part = counts[status][counts[status] > 0]
-        if not part.empty:
-            fig.add_trace(graph_objects().Bar(y=part.index, x=part, orientation="h", name=_status_label(status),
-                                    marker_color=STATUS_COLORS.get(str(status), _GREY),
-                                    hovertemplate=f"%{{y}}: %{{x:,}} ({_status_label(status)})<extra></extra>"))
+    _status_bars(fig, counts.sort_values("total", ascending=False).drop(columns="total"), orientation="h")
     # the labels name the status (or the API error of a message not sent): no legend needed
     fig.update_layout(barmode="stack", xaxis_title="recipients", yaxis=dict(autorange="reversed"), showlegend=False)
     return fig
@@ -413,8 +415,7 @@ def cost(outcomes: pd.DataFrame) -> go.Figure:
     for column, name, colour in (("estimated_cost", "estimated", "#90caf9"), ("billed_cost", "billed", "#1565c0")):
         fig.add_trace(graph_objects().Bar(x=totals.index, y=totals[column], name=name, marker_color=colour))
     spent = f"estimated {totals['estimated_cost'].sum():,.2f}, billed {totals['billed_cost'].sum():,.2f} {currency}"
-    fig.update_layout(title_subtitle_text=spent.rstrip())
-    fig.update_layout(barmode="group", yaxis_title=f"cost {currency}".strip())
+    fig.update_layout(title_subtitle_text=spent.rstrip(), barmode="group", yaxis_title=f"cost {currency}".strip())
     return fig
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import html
 import os
 import re
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -75,24 +74,26 @@ __all__ = ["Composer"]
 CHANNEL_LABELS = {"sms": "SMS", "landingsms": "SMS with landing page", "mailing": "Email",
                   "voice": "Voice (text to speech)", "voiceAudio": "Voice (audio file)", "whatsapp": "WhatsApp"}
 _HIDDEN, _SHOWN = "none", None
+_CHOICES = {"encoding": ENCODING_CHOICES, "language": LANGUAGES, "gender": GENDERS}
+_TEXT_HEIGHTS = {"message": "90px", "body": "90px", "template_body": "70px"}
+_PLACEHOLDERS = {"to": "(phone or email, found in the table)", "message": "Hi {name|capitalize}, ...",
+                 "body": "<p>Hi {name|capitalize}</p>", "template_body": "<p>Hi {name}</p> (empty: a page showing the "
+                 "message)", "subject": "Hi {name}", "from_email": "news@shop.example", "reply_to": "(the from email)",
+                 "audio_url": "https://…/message.mp3"}
 _TAGS = re.compile(r"<[^>]*>")
 
 
 class Composer:
     """Write a message with a live preview and counter, check it, and send it in the background.
 
-    ``tables`` maps a name to a contact table (a DataFrame, any frame exporting Arrow, or a file read
-    with :func:`sendframe.read_contacts`); a single frame is named ``contacts``. The form's starting
-    values are keywords named as the library's options and :class:`~sendframe.notebook.form.ComposerForm`'s
-    (``channel``, ``message``, ``sender``, ``to``, ``subject``, ``template_body``, ...); ``message`` may
-    also be a :class:`~sendframe.Message` written elsewhere, which the form starts from (its fields no
-    input shows are sent as they are, as long as the channel stays the same; its settings, such as
-    ``suppression``, ``local_time`` or ``frequency_cap``, always). The message's other options
-    (``notification_url``, ``link_base``, ``suppression``, ``local_time``, request fields such as
-    ``schedule_date``, ...) and those of :meth:`sendframe.Message.send` (``client``, ``ledger``,
-    ``keep``, ``batch_size``, ``max_cost``, ...; not ``progress``, ``cancel`` or ``out``: the widget has
-    its own) are keywords too, by the same names. ``ledger`` defaults to a file in the current folder
-    named from the table, the campaign and the message (the one ``sendframe send`` would use).
+    ``tables`` maps a name to a contact table (a frame, any frame exporting Arrow, or a file read with
+    :func:`sendframe.read_contacts`); a single frame is named ``contacts``. Every other keyword is named as the
+    library's options: the inputs' starting values (``channel``, ``message``, ``sender``, ``to``, ...), the
+    message's settings and request fields no input shows (``notification_url``, ``suppression``,
+    ``schedule_date``, ...) and :meth:`sendframe.Message.send`'s (``client``, ``ledger``, ``keep``, ``max_cost``,
+    ...; not ``progress``, ``cancel`` or ``out``: the widget has its own). ``message`` may also be a
+    :class:`~sendframe.Message`, which the form starts from (fields no input shows are kept while the channel
+    stays). ``ledger`` defaults to the file ``sendframe send`` would use for this table and message.
     """
 
     def __init__(self, tables: Mapping[str, Any] | Any, *, message: Message | str | None = None,
@@ -118,7 +119,6 @@ class Composer:
         self.sample_size = sample_size
         self.results: pd.DataFrame | None = None
         self.error: BaseException | None = None
-        self.last_update_seconds = 0.0
         self._message: Message | None = None
         self._message_error: SendframeError | None = None
         self._job: BackgroundSend | None = None
@@ -130,6 +130,7 @@ class Composer:
                                   description="Channel")
         self.campaign_name = w.Text(value=initial.campaign_name, description="Campaign", placeholder="optional")
         self.inputs: dict[str, w.Widget] = self._make_inputs(initial)
+        self._controls = {"channel": self.channel, "campaign_name": self.campaign_name, **self.inputs}
         self.counter, self.preview, self.readiness, self.ledger_line = w.HTML(), w.HTML(), w.HTML(), w.HTML()
         self.check_button = w.Button(description="Check (preflight)", icon="check")
         self.problems = w.HTML()
@@ -144,7 +145,7 @@ class Composer:
                                       layout=w.Layout(display=_HIDDEN))
         self.status = w.HTML()
 
-        for control in (self.table, self.channel, self.campaign_name, *self.inputs.values()):
+        for control in (self.table, *self._controls.values()):
             control.observe(self._on_change, names="value")
         self.check_button.on_click(lambda _: self.check())
         self.send_button.on_click(lambda _: self.ask_to_send())
@@ -170,33 +171,29 @@ class Composer:
     def _make_inputs(self, form: ComposerForm) -> dict[str, w.Widget]:
         """One widget per input of the form, also reachable as an attribute (``composer.sender``, ...), except
         ``message``: ``composer.message`` is the message the inputs make (its input: ``composer.inputs["message"]``)."""
-        columns = list(self.contacts.columns)
-        self.sender = w.Text(value=form.sender)
-        self.encoding = w.Dropdown(options=ENCODING_CHOICES, value=form.encoding)
-        self.parts = w.BoundedIntText(value=form.parts, min=1, max=CHANNEL_INFO[form.channel].max_parts)
-        self.trans = w.Checkbox(value=form.trans, indent=False)
-        self.to = w.Text(value=form.to, placeholder="(phone or email, found in the table)")
-        text = w.Textarea(value=form.message, placeholder="Hi {name|capitalize}, ...", continuous_update=True,
-                          layout=w.Layout(width="100%", height="90px"))
-        self.body = w.Textarea(value=form.body, placeholder="<p>Hi {name|capitalize}</p>", continuous_update=True,
-                               layout=w.Layout(width="100%", height="90px"))
-        self.template_body = w.Textarea(value=form.template_body, layout=w.Layout(width="100%", height="70px"),
-                                        placeholder="<p>Hi {name}</p> (empty: a page showing the message)")
-        self.subject = w.Text(value=form.subject, placeholder="Hi {name}")
-        self.from_email = w.Text(value=form.from_email, placeholder="news@shop.example")
-        self.reply_to = w.Text(value=form.reply_to, placeholder="(the from email)")
-        self.language = w.Dropdown(options=LANGUAGES, value=form.language)
-        self.gender = w.Dropdown(options=GENDERS, value=form.gender)
-        self.audio_url = w.Text(value=form.audio_url, placeholder="https://…/message.mp3", layout=w.Layout(width="60%"))
-        self.template_id = w.BoundedIntText(value=form.template_id, min=0, max=2**31 - 1)
-        for name in COLUMN_INPUTS:
-            setattr(self, name, w.TagsInput(value=list(getattr(form, name)), allowed_tags=columns,
-                                            allow_duplicates=True, layout=w.Layout(width="100%")))
-        own = ("channel", "campaign_name", "extra_fields")
-        inputs: dict[str, w.Widget] = {name: text if name == "message" else getattr(self, name)
-                                       for name in FORM_FIELDS if name not in own}
-        for name, control in inputs.items():
+        inputs: dict[str, w.Widget] = {}
+        for name in FORM_FIELDS:
+            if name in ("channel", "campaign_name", "extra_fields"):
+                continue
+            value = getattr(form, name)
+            if name in COLUMN_INPUTS:
+                control = w.TagsInput(value=list(value), allow_duplicates=True, layout=w.Layout(width="100%"))
+            elif name in _CHOICES:
+                control = w.Dropdown(options=_CHOICES[name], value=value)
+            elif isinstance(value, bool):
+                control = w.Checkbox(value=value, indent=False)
+            elif isinstance(value, int):  # parts (its maximum: the channel's) and template_id
+                control = w.BoundedIntText(value=value, min=int(name == "parts"), max=2**31 - 1)
+            elif name in _TEXT_HEIGHTS:
+                control = w.Textarea(value=value, placeholder=_PLACEHOLDERS[name],
+                                     layout=w.Layout(width="100%", height=_TEXT_HEIGHTS[name]))
+            else:
+                control = w.Text(value=value, placeholder=_PLACEHOLDERS.get(name, ""),
+                                 layout=w.Layout(width="60%" if name == "audio_url" else ""))
             control.description = INPUT_LABELS[name]
+            inputs[name] = control
+            if name != "message":
+                setattr(self, name, control)
         return inputs
 
     # ------------------------------------------------------------------ what the inputs say
@@ -216,12 +213,9 @@ class Composer:
     @property
     def form(self) -> ComposerForm:
         """The inputs' current values."""
-        values = {name: control.value for name, control in self.inputs.items()}
-        for name in COLUMN_INPUTS:
-            values[name] = tuple(values[name])
-        extra = self._extra[1] if self.channel.value == self._extra[0] else {}
-        return ComposerForm(channel=self.channel.value, campaign_name=self.campaign_name.value, extra_fields=extra,
-                            **values)
+        values = {name: control.value for name, control in self._controls.items()}
+        values.update({name: tuple(values[name]) for name in COLUMN_INPUTS})
+        return ComposerForm(extra_fields=self._extra[1] if self.channel.value == self._extra[0] else {}, **values)
 
     def set(self, **values: Any) -> None:
         """Set several inputs at once (names of :class:`~sendframe.notebook.form.ComposerForm`, ``table``).
@@ -232,12 +226,10 @@ class Composer:
         form = checked_form(values, "Composer.set", base=self.form)
         if table is not None:
             self.table.value = table
-        for name in FORM_FIELDS:
-            if name not in values or name == "extra_fields":
-                continue
-            value = getattr(form, name)
-            control = {"channel": self.channel, "campaign_name": self.campaign_name}.get(name) or self.inputs[name]
-            control.value = list(value) if isinstance(value, tuple) else value
+        for name, control in self._controls.items():  # the channel first: the inputs shown follow it
+            if name in values:
+                value = getattr(form, name)
+                control.value = list(value) if isinstance(value, tuple) else value
         if "extra_fields" in values:
             self._extra = (form.channel, form.extra_fields)
             self.update()
@@ -264,12 +256,8 @@ class Composer:
                                    self._message)
 
     def _secrets(self) -> list[str]:
-        config = getattr(self.send_options.get("client"), "config", None)
-        password = getattr(config, "api_password", None)
-        found = [os.environ.get(ENV_API_PASSWORD, "")]
-        if password is not None:
-            found.append(password.get_secret_value())
-        return [s for s in found if s]
+        password = getattr(getattr(self.send_options.get("client"), "config", None), "api_password", None)
+        return [s for s in (os.environ.get(ENV_API_PASSWORD), password and password.get_secret_value()) if s]
 
     def _on_change(self, change: Any) -> None:
         if change["owner"] is self.channel:  # what was written travels to the new channel's text input
@@ -297,7 +285,6 @@ class Composer:
 
     def update(self) -> None:
         """Rebuild the message from the inputs; recompute the counter, the preview and the ledger line."""
-        started = time.perf_counter()
         self._hide_confirmation("")
         form = self.form
         try:
@@ -324,7 +311,6 @@ class Composer:
             self.counter.value, self.preview.value = error_html("Cannot preview", exc), ""
             return
         self.counter.value = counter_html(counter_figures(totals), sms=info.sends_sms)
-        self.last_update_seconds = time.perf_counter() - started
 
     def _preview(self, msg: Message) -> str:
         sample = self.contacts.head(self.sample_size)
@@ -358,8 +344,7 @@ class Composer:
 
     def ask_to_send(self) -> None:
         """Show what the send would do (recipients, skipped rows, cost, ledger) and ask to confirm."""
-        if self.running:
-            self.status.value = "A send is already running: wait for it to end, or Cancel it."
+        if self._refused_while_running():
             return
         try:
             estimate = self.message.estimate(self.contacts, keep=self.send_options.get("keep"))
@@ -369,6 +354,11 @@ class Composer:
         path = self.ledger_path
         self.confirmation.value = confirmation_html(self.channel.value, estimate, getattr(path, "path", path))
         self.confirm_button.layout.display = self.back_button.layout.display = _SHOWN
+
+    def _refused_while_running(self) -> bool:
+        if self.running:
+            self.status.value = "A send is already running: wait for it to end, or Cancel it."
+        return self.running
 
     def _hide_confirmation(self, message: str) -> None:
         self.confirmation.value = ""
@@ -382,8 +372,7 @@ class Composer:
         The result lands in ``results`` when the send ends (:meth:`wait` waits for it); errors are
         shown in the widget and kept in ``error``.
         """
-        if self.running:
-            self.status.value = "A send is already running: wait for it to end, or Cancel it."
+        if self._refused_while_running():
             return
         self._hide_confirmation("")
         try:

@@ -21,11 +21,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from sendframe.api.models import GENDERS, LANGUAGES
-from sendframe.campaign.channel_options import CONSTRUCTORS, PREVIEW_PLACEHOLDERS, channel_options, text_option
+from sendframe.campaign.channel_options import (
+    CONSTRUCTORS,
+    PREVIEW_PLACEHOLDERS,
+    channel_options,
+    option_names,
+    text_option,
+)
 from sendframe.campaign.message import MESSAGE_OPTIONS, Message
-from sendframe.channels import channel
+from sendframe.channels import CHANNELS, channel
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names
+from sendframe.text.encodings import ENCODINGS
 
 __all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "FORM_FIELDS", "GENDERS", "INPUT_LABELS",
            "LANGUAGES", "MESSAGE_SETTINGS", "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "ComposerForm", "checked_form",
@@ -33,20 +40,11 @@ __all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "FORM_FIELDS",
 
 # (label, value) of the encoding input; empty is the library's default: no encoding sent, the service's gsm
 ENCODING_CHOICES: tuple[tuple[str, str], ...] = (
-    ("default (gsm)", ""), *((name, name) for name in ("auto", "gsm", "gsm-pt", "utf-16")))
+    ("default (gsm)", ""), *((name, name) for name in ("auto", *ENCODINGS)))
 # the WhatsApp inputs naming the columns that fill each array of the template
 COLUMN_INPUTS: tuple[str, ...] = tuple(
     dict.fromkeys(channel("whatsapp").column_field_option(wire) for _, wire in channel("whatsapp").column_fields))
 
-# the inputs each channel uses, in the order the widget shows them (table, channel and campaign: always)
-CHANNEL_INPUTS: dict[str, tuple[str, ...]] = {
-    "sms": ("to", "sender", "encoding", "parts", "trans", "message"),
-    "landingsms": ("to", "sender", "encoding", "parts", "trans", "message", "template_body", "template_id"),
-    "mailing": ("to", "subject", "from_email", "reply_to", "body", "template_id"),
-    "voice": ("to", "language", "gender", "message"),
-    "voiceAudio": ("to", "audio_url"),
-    "whatsapp": ("to", "template_id", "sender", *COLUMN_INPUTS),
-}
 # what each input is called on screen (errors name the input as the analyst sees it)
 INPUT_LABELS: dict[str, str] = {
     "to": "To (column)", "sender": "From", "encoding": "Encoding", "parts": "Max parts", "trans": "Replace accents",
@@ -57,17 +55,12 @@ INPUT_LABELS: dict[str, str] = {
     "campaign_name": "Campaign",
 }
 _TEMPLATE_LABELS = {"voice": "Spoken text"}
-# inputs a message cannot go without, and what to put in them
-_SMS_SENDER = ("sender", "the sender label (up to 11 letters and digits, or 15 digits)")
-_REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
-    "sms": (("message", "the message"), _SMS_SENDER),
-    "landingsms": (("message", "the message"), _SMS_SENDER),
-    "mailing": (("subject", "the subject"), ("body", "the HTML body"),
-                ("from_email", "a validated sender address")),
-    "voice": (("message", "the text to speak"),),
-    "voiceAudio": (("audio_url", "the address of the audio file to play"),),
-    "whatsapp": (("template_id", "the approved template's id"), ("sender", "the registered WhatsApp sender number")),
-}
+# what to put in an input a message cannot go without (which ones: the constructor's required options and the text)
+_WHAT = {"message": "the message", "sender": "the sender label (up to 11 letters and digits, or 15 digits)",
+         "subject": "the subject", "body": "the HTML body", "from_email": "a validated sender address",
+         "audio_url": "the address of the audio file to play", "template_id": "the approved template's id",
+         "language": "the voice's language", "gender": "the voice's gender", "voice message": "the text to speak",
+         "whatsapp sender": "the registered WhatsApp sender number"}
 # a Message's settings that no input shows (what the Composer carries besides its inputs)
 MESSAGE_SETTINGS: tuple[str, ...] = tuple(name for name in MESSAGE_OPTIONS if name != "to")
 # options of Message.send the Composer does not take, and why (the rest are its keywords, see SEND_SETTINGS)
@@ -122,6 +115,9 @@ class ComposerForm:
 
 FORM_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ComposerForm))
 """The names of the :class:`ComposerForm` values, in order."""
+CHANNEL_INPUTS: dict[str, tuple[str, ...]] = {
+    name: tuple(f for f in FORM_FIELDS if f in option_names(name) and f != "campaign_name") for name in CHANNELS}
+"""The inputs each channel uses: the form's values that are its options (table, channel and campaign: always)."""
 
 
 def checked_form(values: Mapping[str, Any], where: str = "Composer",
@@ -174,8 +170,10 @@ def template_label(channel_name: str) -> str:
 
 
 def _missing(form: ComposerForm) -> list[str]:
-    return [f"{_label(form.channel, name)} ({what})" for name, what in _REQUIRED[form.channel]
-            if not _given(getattr(form, name)) and not (name == "body" and form.template_id)]  # or a stored one
+    """The inputs the form's message cannot go without and does not have (mailing's body: or a stored template)."""
+    text = text_option(form.channel)
+    needed = [o.name for o in channel_options(form.channel) if o.required or o.name == text]
+    return [name for name in needed if not _given(getattr(form, name)) and not (name == "body" and form.template_id)]
 
 
 def _label(channel_name: str, name: str) -> str:
@@ -214,7 +212,8 @@ def message_from_form(form: ComposerForm, **settings: Any) -> Message:
         ...
         sendframe.errors.InputError: To send by voiceAudio, fill in Audio URL (the address of the audio file to play).
     """
-    missing = _missing(form)
+    missing = [f"{_label(form.channel, name)} ({_WHAT.get(f'{form.channel} {name}') or _WHAT[name]})"
+               for name in _missing(form)]
     if missing:
         raise InputError(f"To send by {form.channel}, fill in {' and '.join(missing)}.")
     check_options(settings, list(MESSAGE_SETTINGS), "message_from_form")
@@ -257,7 +256,6 @@ def preview_message(form: ComposerForm, **settings: Any) -> Message:
         >>> preview_message(ComposerForm(message="Hi {name}")).fields["from"]
         'Preview'
     """
-    filled: dict[str, Any] = {name: value for name, value in PREVIEW_PLACEHOLDERS.items()
-                              if name in dict(_REQUIRED[form.channel]) and not _given(getattr(form, name))}
+    filled = {name: PREVIEW_PLACEHOLDERS[name] for name in _missing(form) if name in PREVIEW_PLACEHOLDERS}
     return message_from_form(dataclasses.replace(form, **filled), **settings)
 

@@ -34,17 +34,7 @@ from sendframe.notebook.charts import CHARTS, STATUS_LABELS
 from sendframe.notebook.widget_html import counts_line, outcome_counts
 from sendframe.send_outcomes import SKIP_LABELS
 
-__all__ = ["Monitor", "comparison_html", "monitor_summary_html", "skipped_counts"]
-
-
-def skipped_counts(results: pd.DataFrame) -> dict[str, int]:
-    """Rows per ``skipped_*`` outcome of a send result, read from its ``outcome`` column (zeros left out).
-
-        >>> skipped_counts(pd.DataFrame({"outcome": ["accepted", "skipped_duplicate", "skipped_duplicate"]}))
-        {'skipped_duplicate': 2}
-    """
-    counts = outcome_counts(results) if "outcome" in results else {}
-    return {name: n for name, n in counts.items() if name in SKIP_LABELS}
+__all__ = ["Monitor", "comparison_html", "monitor_summary_html"]
 
 
 def monitor_summary_html(statuses: pd.Series, skipped: dict[str, int]) -> str:
@@ -151,7 +141,8 @@ class Monitor:
         sent = self.results["id"].notna() if "id" in self.results else pd.Series(True, index=self.results.index)
         records = fetch_records(self.results.loc[sent, "id"], client=self.client) if self.client is not None else None
         self.outcomes = message_outcomes(self.results, callbacks, records, recipients=self.recipients)
-        skipped = skipped_counts(self.results)
+        counts = outcome_counts(self.results) if "outcome" in self.results else {}
+        skipped = {name: n for name, n in counts.items() if name in SKIP_LABELS}  # never sent: not in the charts
         was_sent = ~self.results["outcome"].astype("str").isin(list(skipped)) if skipped else slice(None)
         delivering = self.outcomes.loc[was_sent]
         self.summary.value = monitor_summary_html(delivering["status"], skipped) + \

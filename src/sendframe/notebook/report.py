@@ -104,23 +104,21 @@ def summary_html(summary: pd.DataFrame) -> str:
     measures = [c for c in summary.columns if pd.api.types.is_numeric_dtype(summary[c]) and c not in ids]
     keys = [c for c in summary.columns if c not in measures and summary[c].nunique(dropna=False) > 1 or c in ids]
     constant = [c for c in summary.columns if c not in measures and c not in keys]
-    esc = html.escape
     if len(summary) <= TRANSPOSE_UP_TO_ROWS and (len(summary) == 1 or len(measures) > 8):
         segments = [" · ".join(f"{_label(k)} {_format_value(k, row[k])}" for k in keys if _format_value(k, row[k]))
                     or "all" for _, row in summary.iterrows()]
-        head = "<tr><th></th>" + "".join(f"<th>{esc(s)}</th>" for s in segments) + "</tr>"
-        body = "".join(
-            f"<tr><td>{esc(_label(m))}</td>" + "".join(f"<td>{esc(_format_value(m, v))}</td>" for v in summary[m])
-            + "</tr>" for m in measures + constant
-        )
-        return f"<div class='summary'><table class='keyvalue'><thead>{head}</thead><tbody>{body}</tbody></table></div>"
-    columns = keys + measures + constant
-    head = "<tr>" + "".join(f"<th>{esc(_label(c))}</th>" for c in columns) + "</tr>"
-    body = "".join(
-        "<tr>" + "".join(f"<td>{esc(_format_value(c, row[c]))}</td>" for c in columns) + "</tr>"
-        for _, row in summary.iterrows()
-    )
-    return f"<div class='summary'><table><thead>{head}</thead><tbody>{body}</tbody></table></div>"
+        head, kind = ["", *segments], " class='keyvalue'"
+        rows = [[_label(m), *(_format_value(m, v) for v in summary[m])] for m in measures + constant]
+    else:
+        columns = keys + measures + constant
+        head, kind = [_label(c) for c in columns], ""
+        rows = [[_format_value(c, row[c]) for c in columns] for _, row in summary.iterrows()]
+
+    def line(tag: str, cells: list[str]) -> str:
+        return "<tr>" + "".join(f"<{tag}>{html.escape(cell)}</{tag}>" for cell in cells) + "</tr>"
+
+    body = "".join(line("td", row) for row in rows)
+    return f"<div class='summary'><table{kind}><thead>{line('th', head)}</thead><tbody>{body}</tbody></table></div>"
 
 
 def header_html(facts: dict[str, str]) -> str:

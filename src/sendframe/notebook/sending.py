@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -100,22 +99,19 @@ class BackgroundSend:
         self.result: Any = None
         self.error: BaseException | None = None
         self.warnings: list[warnings.WarningMessage] = []
-        self.started_at: float | None = None
-        self.seconds: float | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> BackgroundSend:
         """Start the thread; returns at once."""
         _route_warnings()
-        self.started_at = time.monotonic()
         self._thread.start()
         return self
 
     @property
     def running(self) -> bool:
         """True from :meth:`start` until ``send`` has returned or raised and ``on_done`` has run."""
-        return self.started_at is not None and not self._done.is_set()
+        return self._thread.ident is not None and not self._done.is_set()
 
     @property
     def cancelled(self) -> bool:
@@ -142,7 +138,6 @@ class BackgroundSend:
         finally:
             with _SINKS_LOCK:
                 _SINKS.pop(ident, None)
-            self.seconds = time.monotonic() - (self.started_at or time.monotonic())
             try:
                 if self._on_done is not None:
                     self._on_done(self)

@@ -21,6 +21,7 @@ import pandas as pd
 from sendframe.api.wire import redact_url
 from sendframe.campaign.policy import skipped_summary
 from sendframe.errors import SendframeError
+from sendframe.notebook.charts import SENT_OUTCOMES
 from sendframe.send_outcomes import OUTCOME_LABELS
 
 __all__ = ["confirmation_html", "counter_figures", "counter_html", "counts_line", "error_html", "highlight",
@@ -179,7 +180,7 @@ def result_html(results: pd.DataFrame, sent_now: int, ledger: str | Path | None,
     """
     counts = outcome_counts(results)
     line = counts_line((OUTCOME_LABELS.get(name, name), count) for name, count in counts.items())
-    sent_ever = sum(counts.get(name, 0) for name in ("accepted", "rejected", "unknown"))
+    sent_ever = sum(counts.get(name, 0) for name in SENT_OUTCOMES)
     notes = []
     if cancelled:
         notes.append(f"Cancelled: {sent_now:,} sent in this run; no new batch was started.")
