@@ -32,7 +32,6 @@ from sendframe.sandbox.notification_rounds import (
     NOTIFICATION_BATCH,
     attempt_outcomes,
     claim_due,
-    count_due,
     next_notification_due,
     record_attempts,
 )
@@ -114,12 +113,7 @@ class RoundPipeline:
         them as a new round (attempts made at ``moment``); how many (0 when fewer than ``OVERLAP_MINIMUM`` are
         due beside a round in flight: they wait for its end, :meth:`wait_for_a_round`). Does not wait for their
         answers. A claim writes nothing: the reports stay pending until their attempts are recorded."""
-        due = moment if cutoff is None else cutoff
-        if self._rounds:  # too few due beside the reports in flight (still pending): no claim would be sent
-            needed = len(self._seqs) + min(OVERLAP_MINIMUM, self.batch)
-            if await self._call(count_due, due, limit=needed) < needed:
-                return 0
-        claimed = await self._call(claim_due, due, skip_seqs=list(self._seqs),
+        claimed = await self._call(claim_due, moment if cutoff is None else cutoff, skip_seqs=list(self._seqs),
                                    skip_messages=frozenset(self._messages), limit=self.batch)
         if not claimed or (self._rounds and len(claimed) < min(OVERLAP_MINIMUM, self.batch)):
             return 0

@@ -24,14 +24,12 @@ from typing import Any, NamedTuple
 
 from sendframe.sandbox.notifier import RETRY_DELAYS, Attempt, Notifier
 
-__all__ = ["NOTIFICATION_BATCH", "Outcomes", "attempt_outcomes", "claim_due", "count_due", "due_rows",
-           "next_notification_due", "record_attempts", "send_due_notifications"]
+__all__ = ["NOTIFICATION_BATCH", "Outcomes", "attempt_outcomes", "claim_due", "due_rows", "next_notification_due",
+           "record_attempts", "send_due_notifications"]
 
 NOTIFICATION_BATCH = 4000
 _DUE = ("SELECT seq, message_id, url, attempts, next_at FROM notifications "
         "WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, seq LIMIT ?")
-_COUNT_DUE = ("SELECT COUNT(*) FROM (SELECT 1 FROM notifications WHERE state = 'pending' AND next_at <= ? "
-              "LIMIT ?)")
 # addressed by seq and message id: a reset starts seqs again at 1, and an attempt of a round that was in flight
 # across it must not mark a new report (message ids are never reused)
 # the reports in flight, and every report of their messages, are skipped before the limit counts
@@ -65,20 +63,6 @@ def next_notification_due(db: sqlite3.Connection) -> float | None:
         True
     """
     return db.execute("SELECT MIN(next_at) FROM notifications WHERE state = 'pending'").fetchone()[0]  # type: ignore[no-any-return]
-
-
-def count_due(db: sqlite3.Connection, at: float, *, limit: int) -> int:
-    """How many pending reports are due at ``at`` (those in flight included), counting at most ``limit``: read
-    from the index alone, so a round may learn cheaply that too few are due to be worth a claim.
-
-        >>> from sendframe.sandbox import store
-        >>> db = store.connect(":memory:"); store.create_schema(db)
-        >>> _ = db.executemany("INSERT INTO notifications (message_id, url, next_at) VALUES (?, ?, ?)",
-        ...                    [("m1", "http://r/1", 1.0), ("m2", "http://r/2", 2.0), ("m3", "http://r/3", 9.0)])
-        >>> count_due(db, 5.0, limit=10), count_due(db, 5.0, limit=1)
-        (2, 1)
-    """
-    return db.execute(_COUNT_DUE, (at, limit)).fetchone()[0]  # type: ignore[no-any-return]
 
 
 def claim_due(db: sqlite3.Connection, at: float, *, skip_seqs: Collection[int] = (),
