@@ -177,7 +177,7 @@ def test_an_answer_shorter_than_its_batch_leaves_the_rest_unknown(tmp_path):
     pd.DatetimeIndex(["2026-11-21", "2026-11-22", "2026-11-23"]), pd.Index(["a", "b", "c"], dtype="string"),
 ])
 def test_row_keys_of_a_whole_index_are_each_labels_row_key(index):
-    assert row_keys(index) == [row_key(label) for label in index]
+    assert row_keys(index).to_pylist() == [row_key(label) for label in index]
 
 
 # ---------------------------------------------------------------- rows whose labels moved

@@ -115,3 +115,14 @@ def test_vectorised_capitalize_leaves_leading_whitespace_of_every_kind_to_the_sc
     expected = [None if v is None else FILTERS["capitalize"](v) for v in items]
     assert apply_filter_arrow("capitalize", pa.array(items)).to_pylist() == expected
     assert expected[3] == "\x1cAna" and expected[1] == " Ana"  # Python's \s includes the ASCII separators
+
+
+numbers = st.from_regex(r"-?[0-9]{1,14}(\.[0-9]{1,4})?", fullmatch=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), numbers, values), max_size=12),
+       st.sampled_from(["formatDotComma", "formatCommaDot"]))
+def test_vectorised_number_formats_agree_with_scalar_on_rows_of_numbers(items, name):
+    expected = [None if v is None else FILTERS[name](v) for v in items]
+    assert apply_filter_arrow(name, pa.array(items, type=pa.large_string())).to_pylist() == expected

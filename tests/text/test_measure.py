@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sendframe.errors import InputError, MissingVariableError
-from sendframe.text.encodings import ENCODINGS, cheapest_encoding, message_units
+from sendframe.text.encodings import ENCODINGS, cheapest_encoding, message_units, unencodable_characters
 from sendframe.text.measure import measure_frame
 from sendframe.text.parts import sms_parts
-from sendframe.text.templates import render
+from sendframe.text.templates import coded_column, render
 
 
 def test_measure_frame_picks_the_cheapest_encoding_per_row():
@@ -54,3 +54,25 @@ def test_measure_frame_agrees_with_render_cheapest_encoding_and_sms_parts(templa
             continue
         chosen = encoding or cheapest_encoding(text)
         assert out.iloc[i].tolist() == [text, chosen, message_units(text, chosen), sms_parts(text, chosen)]
+
+
+def test_a_column_unique_in_its_first_rows_is_measured_row_by_row_with_the_same_answers():
+    # 20,000 rows whose first 4,096 are distinct (so not dictionary-encoded), then repeats, gaps and accents
+    ids = [f"{i}.5" for i in range(20_000)]
+    ids[5000:5100] = ["12.5"] * 100
+    ids[6000:6010] = [None] * 10
+    ids[7000:7005] = ["Olá€", "ça", "中", "a" * 150 + "€", None]
+    frame = pd.DataFrame({"id": pd.array(ids, dtype="string"), "name": ["ana", "zoë"] * 10_000})
+    assert len(coded_column(frame["id"]).values) == frame["id"].notna().sum()  # coded row by row
+    out = measure_frame(frame, "{name|capitalize} {id|formatDotComma} ok", unencodable=True)
+    records = frame.to_dict("records")
+    for i in [*range(50), *range(4090, 4100), *range(4990, 5110), *range(5990, 6020), *range(6990, 7010), 19_999]:
+        record = records[i]
+        if pd.isna(record["id"]):
+            assert out.iloc[i].isna().all()
+            continue
+        text = render("{name|capitalize} {id|formatDotComma} ok", record)
+        chosen = cheapest_encoding(text)
+        assert out.iloc[i][["text", "encoding", "units", "parts"]].tolist() == [
+            text, chosen, message_units(text, chosen), sms_parts(text, chosen)]
+        assert out["unencodable_gsm"].iloc[i] == "".join(unencodable_characters(text, "gsm"))

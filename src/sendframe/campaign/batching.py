@@ -36,6 +36,8 @@ from sendframe.text.templates import column_to_arrow, parse
 
 __all__ = ["Batch", "CampaignSpec", "TokenBucket", "plan_batches", "wire_fields"]
 
+Positions = Sequence[int] | np.ndarray  # rows of a spec by position: a list, a range or an integer array
+
 MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
 
 # fields that make a campaign what it is: a ledger refuses to resume with different values
@@ -70,11 +72,6 @@ def wire_fields(fields: Mapping[str, Any], channel: str) -> dict[str, Any]:
     return out
 
 
-def _text_values(series: pd.Series) -> list[str | None]:
-    values: list[str | None] = column_to_arrow(series).to_pylist()
-    return values
-
-
 def _column(contacts: pd.DataFrame, name: str, what: str) -> pd.Series:
     if name not in contacts.columns:
         raise InputError(f"The {what} column {name!r} is not in the contacts; columns are: "
@@ -84,16 +81,17 @@ def _column(contacts: pd.DataFrame, name: str, what: str) -> pd.Series:
 
 @dataclass(frozen=True)
 class CampaignSpec:
-    """Everything a send needs, resolved once: wire fields, recipients, per-row variables."""
+    """Everything a send needs, resolved once: wire fields, recipients, per-row variables.
+
+    Per-row texts (recipients, ledger keys, variables, notificationUrls) stay Arrow arrays and become Python
+    strings a batch at a time (a Python string per row held for the whole send was about 60 bytes a value more)."""
     channel: str
     fields: dict[str, Any]
-    recipients: list[str]
-    keys: list[str]
+    recipients: pa.Array
+    keys: pa.Array
     variables: tuple[str, ...]
     sub_values: dict[str, pa.Array]
-    """Per template variable, each row's text (null: missing), kept in Arrow and made Python strings a batch at a time
-    (a list of them for the whole send was about 60 bytes a value more)."""
-    notification_urls: list[str | None] | None
+    notification_urls: pa.Array | None
     whatsapp_columns: dict[str, list[list[str | None]]]
     row_fields: dict[str, list[Any]] = field(default_factory=dict)
     """Request-wide fields that differ by row (``encoding`` under ``encoding="auto"``): batches group rows by them."""
@@ -123,16 +121,12 @@ class CampaignSpec:
                 raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
         column = to or channel_info(channel).recipient
 
-        def sending(series: pd.Series) -> pd.Series:
-            return series if rows is None else series[rows]
-
-        def values(series: pd.Series) -> list[str | None]:
-            return _text_values(sending(series))
+        def values(series: pd.Series) -> pa.Array:
+            return column_to_arrow(series if rows is None else series[rows])
 
         recipients = values(_column(contacts, column, "recipient"))
-        missing = ([label for label, value in zip(contacts.index, recipients, strict=True) if value is None]
-                   if rows is None and None in recipients else [])
-        if missing:
+        if rows is None and recipients.null_count:
+            missing = contacts.index[recipients.is_null().to_numpy(zero_copy_only=False)]
             raise InputError(f"{len(missing)} row(s) have no recipient in column {column!r}, e.g. row "
                              f"{missing[0]!r}; drop or fix them first (see msg.preflight).")
         variables: dict[str, None] = {}
@@ -143,7 +137,7 @@ class CampaignSpec:
         if absent:
             raise InputError(f"The template needs {', '.join('{' + v + '}' for v in absent)} but the contacts have "
                              f"no such column; columns are: {', '.join(map(str, contacts.columns))}.")
-        sub_values = {v: column_to_arrow(sending(contacts[v])) for v in variables}
+        sub_values = {v: values(contacts[v]) for v in variables}
         urls = None
         if notification_url is not None:
             if notification_url in contacts.columns:
@@ -156,7 +150,7 @@ class CampaignSpec:
         whatsapp: dict[str, list[list[str | None]]] = {}
         for wire, columns in wa_columns.items():  # whatsapp's only: message() refuses them for other channels
             if columns:
-                texts = [values(_column(contacts, c, wire)) for c in columns]
+                texts = [values(_column(contacts, c, wire)).to_pylist() for c in columns]
                 whatsapp[wire] = [list(row) for row in zip(*texts, strict=True)]
         index = contacts.index if rows is None else contacts.index[rows]
         per_row = {wire_name: list(given) for wire_name, given in wire_fields(row_fields or {}, channel).items()}
@@ -164,32 +158,37 @@ class CampaignSpec:
             if len(given) != len(index):
                 raise InputError(f"{wire_name}: {len(given)} values given per row for {len(index)} rows.")
             fields.pop(wire_name, None)
-        return cls(channel, fields, list(map(str, recipients)), row_keys(index), tuple(variables), sub_values,
-                   urls, whatsapp, per_row)
+        return cls(channel, fields, recipients, row_keys(index), tuple(variables), sub_values, urls, whatsapp,
+                   per_row)
 
     def identity(self) -> dict[str, Any]:
         """The parameters a ledger checks before resuming (channel, template, sender)."""
         return {"channel": self.channel, **{k: self.fields[k] for k in IDENTITY_FIELDS if k in self.fields}}
 
-    def payload(self, positions: Sequence[int]) -> dict[str, Any]:
+    def payload(self, positions: Positions) -> dict[str, Any]:
         """The wire body sending to the rows at ``positions``."""
+        return self.rows_payload(positions)[0]
+
+    def rows_payload(self, positions: Positions) -> tuple[dict[str, Any], list[str], list[str]]:
+        """(the wire body sending to the rows at ``positions``, their ledger keys, their recipients)."""
+        take = _taker(positions)
+        keys, recipients = take(self.keys), take(self.recipients)
         body = dict(self.fields)
         for wire_name, values in self.row_fields.items():  # one value per batch: plan_batches groups rows by it
-            if positions:
+            if len(positions):
                 body[wire_name] = values[positions[0]]
         if self.channel == "whatsapp":
             messages = []
-            for i in positions:
-                message: dict[str, Any] = {"to": self.recipients[i]}
-                for wire, rows in self.whatsapp.items():
+            for i, recipient in zip(positions, recipients, strict=True):
+                message: dict[str, Any] = {"to": recipient}
+                for wire, rows in self.whatsapp_columns.items():
                     message[wire] = [v if v is not None else "" for v in rows[i]]
                 messages.append(message)
             body["messages"] = messages
-            return body
-        take = _taker(positions)
-        body["to"] = take(self.recipients)
+            return body, keys, recipients
+        body["to"] = recipients
         if self.variables:
-            names, columns = self.variables, [_texts_at(self.sub_values[v], positions) for v in self.variables]
+            names, columns = self.variables, [take(self.sub_values[v]) for v in self.variables]
             complete = not any(None in column for column in columns)  # the usual batch: every value present
             if len(names) == 1:
                 name = names[0]
@@ -204,52 +203,49 @@ class CampaignSpec:
             body["notificationUrl"] = [url or "" for url in take(self.notification_urls)]
         elif self.tagged_url is not None:
             body["notificationUrl"] = [self.tagged_url + row_tag(key, recipient)
-                                       for key, recipient in zip(take(self.keys), body["to"], strict=True)]
-        return body
-
-    @property
-    def whatsapp(self) -> dict[str, list[list[str | None]]]:
-        return self.whatsapp_columns
+                                       for key, recipient in zip(keys, recipients, strict=True)]
+        return body, keys, recipients
 
 
-def _run(positions: Sequence[int]) -> tuple[int, int] | None:
-    """(start, stop) when ``positions`` are consecutive, else None."""
-    if len(positions) and list(positions) == list(range(positions[0], positions[0] + len(positions))):
-        return positions[0], positions[0] + len(positions)
-    return None
-
-
-def _taker(positions: Sequence[int]) -> Callable[[list[Any]], list[Any]]:
-    """A function picking the items at ``positions`` from a list (a slice when they are consecutive)."""
-    run = _run(positions)
-    if run is not None:
-        return lambda values: values[run[0]:run[1]]
-    return lambda values: [values[i] for i in positions]
-
-
-def _texts_at(values: pa.Array, positions: Sequence[int]) -> list[str | None]:
-    """The texts of an Arrow array at ``positions`` as Python strings (a slice when they are consecutive)."""
-    run = _run(positions)
-    picked = values.slice(run[0], run[1] - run[0]) if run is not None else values.take(pa.array(positions, pa.int64()))
-    texts: list[str | None] = picked.to_pylist()
-    return texts
+def _taker(positions: Positions) -> Callable[[pa.Array], list[Any]]:
+    """A function giving the values of an Arrow array at ``positions`` as Python objects (a slice when they
+    are consecutive)."""
+    at = np.asarray(positions, dtype=np.int64)
+    if len(at) and (np.diff(at) == 1).all():
+        start = int(at[0])
+        return lambda values: values.slice(start, len(at)).to_pylist()
+    indices = pa.array(at)
+    return lambda values: values.take(indices).to_pylist()
 
 
 @dataclass(frozen=True)
 class Batch:
-    """One request: its number, the rows it covers, its validated body (as the bytes sent) and parts.
+    """One request: its number, the rows it covers (a range or an array of positions) and its parts.
 
-    Only the bytes are kept: a campaign's batches hold no per-recipient Python objects while sending.
+    Its body is built and validated when it is sent (:attr:`encoded`): the batches waiting to be sent
+    hold no per-recipient object nor any request's bytes.
     """
     number: int
-    positions: tuple[int, ...]
-    encoded: EncodedRequest
+    positions: Positions
     parts: int
+    spec: CampaignSpec = field(repr=False)
+    as_built: bool = True
+    """Whether the model's wire form is the body as built (checked on the first batch: batches differ only in
+    per-row texts, which validation keeps as they are; shared fields the model normalises, such as dates or
+    unknown names dropped, make every body the model's serialisation)."""
+
+    def request(self) -> tuple[EncodedRequest, list[str], list[str]]:
+        """(the request validated with the shared models, as the bytes sent; its rows' ledger keys; their
+        recipients), built at each call: not kept. A broken rule raises ``RequestValidationError`` naming the field."""
+        payload, keys, recipients = self.spec.rows_payload(self.positions)
+        request = parse_request(self.spec.channel, payload)
+        return EncodedRequest(self.spec.channel, to_json(payload) if self.as_built else wire_json(request)), keys, \
+            recipients
 
     @property
-    def fingerprint(self) -> str:
-        """sha256 (hex) of the exact bytes sent; the ledger keeps it with the batch's intent."""
-        return self.encoded.fingerprint
+    def encoded(self) -> EncodedRequest:
+        """The request validated with the shared models, as the bytes sent (built at each call: not kept)."""
+        return self.request()[0]
 
     @property
     def payload(self) -> dict[str, Any]:
@@ -257,36 +253,30 @@ class Batch:
         return self.encoded.payload()
 
 
-def plan_batches(spec: CampaignSpec, positions: Sequence[int], *, batch_size: int = 500, first_batch: int = 1,
-                 parts: Sequence[int] | None = None) -> list[Batch]:
-    """Split ``positions`` into validated batches numbered from ``first_batch``.
+def plan_batches(spec: CampaignSpec, positions: Positions, *, batch_size: int = 500, first_batch: int = 1,
+                 parts: Positions | None = None) -> list[Batch]:
+    """Split ``positions`` into batches numbered from ``first_batch``.
 
-    Every request is validated with the shared models before anything is sent; a broken rule raises
-    ``RequestValidationError`` naming the batch's first row and the field.
+    The first request is validated with the shared models here, before anything is sent (a rule every batch
+    breaks, such as a sender too long, is refused up front); each batch's own is validated as it is sent.
     """
     if not 1 <= batch_size <= MAX_BATCH:
         raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
-    batches: list[Batch] = []
-    sent_as_built = None  # whether the model's wire form is the body as built (checked once: see below)
-    for chunk in _chunks(spec, positions, batch_size):
-        payload = spec.payload(chunk)
-        request = parse_request(spec.channel, payload)
-        if sent_as_built is None:
-            # batches differ only in per-row texts, which validation keeps as they are; the shared fields may be
-            # normalised (dates, unknown names dropped): then every body is the model's serialisation
-            sent_as_built = request.to_wire() == payload
-        encoded = EncodedRequest(spec.channel, to_json(payload) if sent_as_built else wire_json(request))
-        batch_parts = sum(parts[i] for i in chunk) if parts is not None else len(chunk)
-        batches.append(Batch(first_batch + len(batches), chunk, encoded, batch_parts))
-    return batches
+    chunks = _chunks(spec, np.asarray(positions, dtype=np.int64), batch_size)
+    if not chunks:
+        return []
+    payload = spec.payload(chunks[0])
+    as_built = parse_request(spec.channel, payload).to_wire() == payload
+    row_parts = np.ones(len(spec.keys), dtype=np.int64) if parts is None else np.asarray(parts, dtype=np.int64)
+    return [Batch(first_batch + n, chunk, int(row_parts[chunk].sum()), spec, as_built)
+            for n, chunk in enumerate(chunks)]
 
 
-def _chunks(spec: CampaignSpec, positions: Sequence[int], batch_size: int) -> list[tuple[int, ...]]:
-    """``positions`` cut into requests of at most ``batch_size`` rows that share their per-row fields
+def _chunks(spec: CampaignSpec, at: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """Positions ``at`` cut into requests of at most ``batch_size`` rows that share their per-row fields
     (groups in the order of their first row, rows in their order within a group)."""
     if not spec.row_fields:
-        return [tuple(positions[start:start + batch_size]) for start in range(0, len(positions), batch_size)]
-    at = np.asarray(positions, dtype=np.int64)
+        return [at[start:start + batch_size] for start in range(0, len(at), batch_size)]
     group = np.zeros(len(at), dtype=np.int64)
     for column in spec.row_fields.values():
         codes, uniques = pd.factorize(np.asarray(column, dtype=object)[at], use_na_sentinel=False)
@@ -294,7 +284,7 @@ def _chunks(spec: CampaignSpec, positions: Sequence[int], batch_size: int) -> li
     group = pd.factorize(group)[0]  # numbered in the order of each group's first row
     order = np.argsort(group, kind="stable")
     bounds = np.flatnonzero(np.diff(group[order])) + 1
-    return [tuple(members[start:start + batch_size].tolist()) for members in np.split(at[order], bounds)
+    return [members[start:start + batch_size] for members in np.split(at[order], bounds)
             for start in range(0, len(members), batch_size)]
 
 

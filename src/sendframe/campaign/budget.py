@@ -12,8 +12,11 @@ fit, no later batch starts, so a run with a higher cap continues with the same r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
 
 from sendframe.errors import InputError
 
@@ -25,32 +28,36 @@ class Budget:
     """A cap on the estimated spend of one campaign, and what is spent so far."""
 
     cap: float
-    row_costs: Sequence[float]
+    row_costs: npt.ArrayLike
     spent: float = 0.0
     reached: bool = False
     left_out: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.row_costs = np.asarray(self.row_costs, dtype=np.float64)
         if isinstance(self.cap, bool) or not isinstance(self.cap, (int, float)) or self.cap < 0:
             raise InputError("max_cost must be a number of at least 0 (in the price table's currency), "
                              f"got {self.cap!r}.")
 
-    def start(self, row_costs: Sequence[float]) -> None:
+    def start(self, row_costs: npt.ArrayLike) -> None:
         """Begin a run over rows with these estimated costs (the spend so far is kept)."""
-        self.row_costs = list(row_costs)
+        self.row_costs = np.asarray(row_costs, dtype=np.float64)
         self.left_out = []
         self.reached = False
 
+    def _cost(self, positions: Iterable[int]) -> float:
+        return float(np.asarray(self.row_costs)[np.fromiter(positions, np.int64)].sum())
+
     def count(self, positions: Iterable[int]) -> None:
         """Add rows already spent on (by an earlier run)."""
-        self.spent += sum(self.row_costs[i] for i in positions)
+        self.spent += self._cost(positions)
 
-    def take(self, positions: Sequence[int]) -> bool:
+    def take(self, positions: Iterable[int]) -> bool:
         """Whether a batch of ``positions`` may start; if so its cost is counted as spent."""
-        cost = sum(self.row_costs[i] for i in positions)
+        cost = self._cost(positions)
         if self.reached or self.spent + cost > self.cap + 1e-9:
             self.reached = True
-            self.left_out.extend(positions)
+            self.left_out.extend(map(int, positions))
             return False
         self.spent += cost
         return True

@@ -97,6 +97,10 @@ _LEDGER_TABLES = {"batches", "rows", "campaign"}
 _ROWS_AT_A_TIME = 1 << 16  # rows read back as Python lists before they become Arrow arrays
 
 
+def _texts(values: Sequence[str] | pa.Array) -> pa.Array:
+    return values.cast(pa.string()) if isinstance(values, pa.Array) else pa.array(values, pa.string())
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -182,7 +186,7 @@ class Ledger:
         if version == SCHEMA_VERSION:
             self._db.execute(SETTLED_SCHEMA)
             return
-        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = _tables(self._db)
         if tables:
             raise InputError(f"{self.path} is a SQLite file but not a sendframe ledger (it holds the tables "
                              f"{', '.join(sorted(tables))}); give the send a new file name.")
@@ -405,11 +409,13 @@ class Ledger:
             [[1, 'unknown'], [2, 'unknown']]
         """
         frame = typed_frame(self._row_columns())
-        frame["intent_at"] = pd.to_datetime(frame["batch"].map(self._intents()), utc=True, format="ISO8601")
+        frame["intent_at"] = self._intent_times(frame["batch"])
         return frame
 
-    def _intents(self) -> dict[int, str]:
-        return dict(self._query("SELECT batch, intent_at FROM batches"))
+    def _intent_times(self, batches: pd.Series) -> pd.Series:
+        """When each of ``batches`` had its intent recorded (tz-aware UTC)."""
+        intents = dict(self._query("SELECT batch, intent_at FROM batches"))
+        return pd.to_datetime(batches.map(intents), utc=True, format="ISO8601")
 
     def key_spans(self) -> dict[int, tuple[int, int]]:
         """Each batch's smallest and largest row key read as a whole number (0 for a key that is not one),
@@ -423,7 +429,7 @@ class Ledger:
             "SELECT b.batch, MIN(CAST(k.value AS INTEGER)), MAX(CAST(k.value AS INTEGER)) "
             "FROM batches b, json_each(b.row_keys) k GROUP BY b.batch")}
 
-    def lookup(self, keys: Sequence[str], recipients: Sequence[str], *,
+    def lookup(self, keys: Sequence[str] | pa.Array, recipients: Sequence[str] | pa.Array, *,
                batches: Sequence[int] | None = None) -> pd.DataFrame:
         """What is known of each (row key, recipient) pair, in their order: the columns of :meth:`rows`,
         ``<NA>`` (state included) for a row the ledger has no record of. The pairs are expected unique.
@@ -444,15 +450,15 @@ class Ledger:
         from :meth:`key_spans`), so a lookup of a few rows in a big ledger reads only theirs.
         """
         columns = self._row_columns(batches)
-        keys, recipients = list(keys), list(recipients)
+        keys, recipients = _texts(keys), _texts(recipients)
         if not len(columns["row_key"]):
             return typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
-        if (columns["row_key"].equals(pa.array(keys, pa.string()))
-                and columns["recipient"].equals(pa.array(recipients, pa.string()))):
+        if columns["row_key"].equals(keys) and columns["recipient"].equals(recipients):
             return typed_frame(columns)  # the usual case: every row sent once, in order
         stored_keys = columns["row_key"].to_pylist()
-        positions = match_rows(stored_keys, columns["recipient"].to_pylist(), keys, recipients)
-        matched_keys = [key if at is None else stored_keys[at] for key, at in zip(keys, positions, strict=True)]
+        given_keys = keys.to_pylist()
+        positions = match_rows(stored_keys, columns["recipient"].to_pylist(), given_keys, recipients.to_pylist())
+        matched_keys = [key if at is None else stored_keys[at] for key, at in zip(given_keys, positions, strict=True)]
         return typed_frame(columns, positions, row_key=matched_keys, recipient=recipients)
 
     def settle(self, tags: Mapping[str, str]) -> int:
@@ -487,7 +493,6 @@ class Ledger:
         """
         rows = self.rows()
         rows = rows[rows["state"] == "unknown"]
-        intents = self._intents()
         reason = rows["error_description"].fillna(
             "the process stopped after the request was prepared, before an answer")
         return pd.DataFrame({
@@ -495,5 +500,5 @@ class Ledger:
             "recipient": rows["recipient"].astype("string"),
             "batch": rows["batch"].astype("Int64"),
             "reason": reason.astype("string"),
-            "intent_at": pd.to_datetime(rows["batch"].map(intents), utc=True),
+            "intent_at": self._intent_times(rows["batch"]),
         }).reset_index(drop=True)

@@ -48,9 +48,10 @@ SETTLED_SCHEMA = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, r
 
 ROW_COLUMNS = ("row_key", "recipient", "batch", "state", "accepted", "id", "parts", "scheduled_at", "expires_at",
                "error_code", "error_description", "campaign_id", "sending_id")
-ROW_DTYPES = {"row_key": "string", "recipient": "string", "batch": "Int64", "state": "string", "accepted": "boolean",
-              "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
-              "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
+ROW_DTYPES: dict[str, Any] = {
+    "row_key": "string", "recipient": "string", "batch": "Int64", "state": "string", "accepted": "boolean",
+    "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
+    "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
 _ARROW_TYPES = {"string": pa.string(), "Int64": pa.int64(), "boolean": pa.bool_()}
 
 def json_text(value: Any) -> str:
@@ -93,7 +94,7 @@ def arrow_columns(columns: dict[str, list[Any]]) -> dict[str, pa.Array]:
 
 
 def typed_frame(columns: dict[str, pa.Array] | dict[str, list[Any]], positions: Sequence[int | None] | None = None,
-                **given: list[Any]) -> pd.DataFrame:
+                **given: list[Any] | pa.Array) -> pd.DataFrame:
     """The rows() frame of ``columns`` (Arrow arrays or lists; taken at ``positions``, None giving <NA>), ``given``
     columns as they are."""
     indices = None if positions is None else pa.array(positions, pa.int64())
@@ -103,7 +104,7 @@ def typed_frame(columns: dict[str, pa.Array] | dict[str, list[Any]], positions: 
         dtype = _pandas_dtype(ROW_DTYPES[name])
         kind = _ARROW_TYPES[ROW_DTYPES[name]]
         if name in given:
-            array = pa.array(given[name], kind)
+            array = given[name] if isinstance(given[name], pa.Array) else pa.array(given[name], kind)
         elif nothing:
             array = pa.nulls(len(indices), kind)  # type: ignore[arg-type]
         else:

@@ -1,7 +1,7 @@
 """How the ledger names a contact row: its index label as JSON text (:func:`row_key`, :func:`row_keys`),
 and a short tag of (key, recipient) that the row's notificationUrl carries (:func:`row_tag`).
 
-    >>> row_keys(pd.Index([3, 4])), row_key("a")
+    >>> row_keys(pd.Index([3, 4])).to_pylist(), row_key("a")
     (['3', '4'], '"a"')
 """
 
@@ -12,8 +12,9 @@ import hashlib
 import json
 
 import pandas as pd
+import pyarrow as pa
 
-__all__ = ["ROW_TAG_PARAM", "row_key", "row_keys", "row_tag"]
+__all__ = ["ROW_TAG_PARAM", "row_key", "row_keys", "row_tag", "tag_url"]
 
 _KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # what json.dumps(..., ensure_ascii=False) uses
 _encode_json = _KEY_ENCODER.encode
@@ -34,6 +35,15 @@ def row_key(label: object) -> str:
 ROW_TAG_PARAM = "sf_row"  # the notificationUrl parameter that carries a row's tag (docs/api-notes.md)
 
 
+def tag_url(url: str) -> str:
+    """``url`` ready for a row's tag: each row's notificationUrl is it followed by :func:`row_tag`.
+
+        >>> tag_url("https://h.example/n"), tag_url("https://h.example/n?c=1")
+        ('https://h.example/n?sf_row=', 'https://h.example/n?c=1&sf_row=')
+    """
+    return f"{url}{'&' if '?' in url else '?'}{ROW_TAG_PARAM}="
+
+
 def row_tag(key: str, recipient: str) -> str:
     """A short tag of a ledger row, carried by its notificationUrl so its notification names the row.
 
@@ -43,18 +53,17 @@ def row_tag(key: str, recipient: str) -> str:
     return hashlib.blake2b(f"{key}\x1f{recipient}".encode(), digest_size=8).hexdigest()
 
 
-def row_keys(index: pd.Index) -> list[str]:
-    """:func:`row_key` of every label of ``index``, fast for integer and text labels.
+def row_keys(index: pd.Index) -> pa.Array:
+    """:func:`row_key` of every label of ``index``, as Arrow text (integer labels without a Python object each).
 
-        >>> row_keys(pd.RangeIndex(2)), row_keys(pd.Index(["a", "b"]))
+        >>> row_keys(pd.RangeIndex(2)).to_pylist(), row_keys(pd.Index(["a", "b"])).to_pylist()
         (['0', '1'], ['"a"', '"b"'])
     """
-    labels = index.tolist()
     if index.dtype.kind in "iu":
-        return list(map(str, labels))  # a Python int's JSON is its str
-    if all(type(label) is str for label in labels):
-        return list(map(_encode_json, labels))
-    return [row_key(label) for label in labels]
+        return pa.array(index.to_numpy()).cast(pa.string())  # an integer's JSON is its decimal text
+    labels = index.tolist()
+    encode = _encode_json if all(type(label) is str for label in labels) else row_key
+    return pa.array(map(encode, labels), pa.string(), size=len(labels))
 
 
 def decode_key(text: str) -> object:

@@ -36,7 +36,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
-import os
 import threading
 import warnings
 from collections.abc import Mapping, Sequence
@@ -45,19 +44,21 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sendframe.api.client import AsyncClient, Client
 from sendframe.api.wire import WireConfig, user_stacklevel
-from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
+from sendframe.campaign.batching import Batch, CampaignSpec, Positions, TokenBucket, plan_batches
 from sendframe.campaign.budget import Budget
-from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger
+from sendframe.campaign.ledger import Ledger
+from sendframe.campaign.ledger_format import ROW_DTYPES
+from sendframe.campaign.ledger_keys import tag_url
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.settling import GRACE
 from sendframe.errors import (
     ApiError,
     AuthenticationError,
     CampaignStoppedWarning,
-    DiskFullError,
     InputError,
     NotSentError,
     SendframeWarning,
@@ -74,14 +75,13 @@ ANSWER_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "erro
 
 @dataclass
 class _Run:
-    """What the sending loop reports back: why it stopped early, if it did."""
+    """What the sending loop reports back: why it stopped early, if it did (``failure``: raised once it ends)."""
 
-    auth_failure: AuthenticationError | None = None
+    failure: Exception | None = None
     unknown_streak: int = 0
     tripped: bool = False
     last_unknown: str = ""
     not_attempted: int = 0
-    disk_full: DiskFullError | None = None
 
 
 def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
@@ -94,27 +94,8 @@ def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
     raise InputError(f"client must be a sendframe Client or AsyncClient, not {type(client).__name__}.")
 
 
-def _open_ledger(ledger: Ledger | str | os.PathLike[str] | None) -> tuple[Ledger, bool]:
-    if isinstance(ledger, Ledger):
-        return ledger, False
-    return Ledger(":memory:" if ledger is None else ledger), True
-
-
-def _run_in_private_loop(coro_factory: Any, stop: threading.Event) -> Any:
-    """Run a coroutine on its own event loop in a worker thread (safe inside Jupyter's loop)."""
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sendframe-send") as pool:
-        future = pool.submit(lambda: asyncio.run(coro_factory()))
-        try:
-            return future.result()
-        except KeyboardInterrupt:
-            stop.set()  # no new batch starts; batches in flight finish and are recorded
-            future.result()
-            raise
-
-
-async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequence[Batch], config: WireConfig,
-                        ledger: Ledger, options: SendOptions, *, progress: Any, stop: threading.Event,
-                        budget: Budget | None) -> _Run:
+async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger,
+                        options: SendOptions, *, progress: Any, stop: threading.Event, budget: Budget | None) -> _Run:
     rps, pps, stop_after_unknown = options.requests_per_second, options.parts_per_second, options.stop_after_unknown
     request_bucket = TokenBucket(rps) if rps else None
     parts_bucket = TokenBucket(pps) if pps else None
@@ -134,31 +115,24 @@ async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequen
 
     async def exchange(client: AsyncClient, batch: Batch) -> None:
         """The intent, the POST, the answer: each step recorded before the next."""
-        sent = [recipients[i] for i in batch.positions]
+        encoded, keys, sent = batch.request()
         # the ledger's commits wait for the disk: in a thread, so other batches' answers keep flowing meanwhile
-        await asyncio.to_thread(ledger.record_intent, batch.number, batch.fingerprint,
-                                [(keys[i], recipients[i]) for i in batch.positions])
+        await asyncio.to_thread(ledger.record_intent, batch.number, encoded.fingerprint,
+                                list(zip(keys, sent, strict=True)))
         try:
-            answer = await client.send_columns(channel, batch.encoded)
-        except UnknownOutcomeError as exc:
-            await asyncio.to_thread(ledger.record_failure, batch.number, "unknown", exc.code, exc.description,
-                                    exc.status)
-            ended(True, exc.description)
-        except AuthenticationError as exc:  # nothing processed; no point sending the rest
-            stop.set()
-            run.auth_failure = run.auth_failure or exc
-            await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code, exc.description,
-                                    exc.status)
-        except NotSentError as exc:
-            await asyncio.to_thread(ledger.record_failure, batch.number, "not_sent", exc.code,
-                                    f"{exc.description} Nothing was sent; run again with the same ledger to retry.",
-                                    exc.status)
+            answer = await client.send_columns(spec.channel, encoded)
         except ApiError as exc:
-            state = "done" if exc.status == 400 else "not_sent"  # 400: rejected as a whole; 413 etc.: not processed
-            await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description,
+            # 400: rejected as a whole; 401/403 (no point sending the rest), 413, a lasting 429: nothing processed
+            state = ("unknown" if isinstance(exc, UnknownOutcomeError) else "not_sent"
+                     if isinstance(exc, (AuthenticationError, NotSentError)) or exc.status != 400 else "done")
+            if isinstance(exc, AuthenticationError):
+                stop.set()
+                run.failure = run.failure or exc
+            retry = " Nothing was sent; run again with the same ledger to retry." * isinstance(exc, NotSentError)
+            await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description + retry,
                                     exc.status)
-            if state == "done":
-                ended(False)
+            if state != "not_sent":
+                ended(state == "unknown", exc.description)
         else:
             unknown = await asyncio.to_thread(ledger.record_answer, batch.number, answer, sent=sent)
             ended(unknown > 0, f"{unknown} answer item(s) did not name the recipient sent at their position")
@@ -178,13 +152,14 @@ async def _send_batches(spec: CampaignSpec, keys: Sequence[str], batches: Sequen
                 return
             try:
                 await exchange(client, batch)
-            except DiskFullError as exc:  # the ledger cannot record: no new batch starts, nothing unrecorded is sent
-                run.disk_full = run.disk_full or exc
+            # the ledger cannot record (a full disk), the batch's request breaks a rule, or anything unforeseen:
+            # no new batch starts, batches in flight finish and are recorded, then the first failure is raised
+            except Exception as exc:  # noqa: BLE001  raised once the loop ends
+                run.failure = run.failure or exc
                 stop.set()
                 return
             progress.update(len(batch.positions))
 
-    channel, recipients = spec.channel, spec.recipients
     async with AsyncClient(config=config) as client:
         await asyncio.gather(*(send_one(client, batch) for batch in batches))
     return run
@@ -206,33 +181,20 @@ def _typed_result(frame: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
     outcome = np.where(state >= 0, _OUTCOME_OF_STATE[state], -1)
     accepted = frame["accepted"].astype("boolean")
     accepted = accepted.mask((state == _STATES.index("rejected")) | (state == _STATES.index("not_sent")), False)
-    result = pd.DataFrame({
-        "accepted": accepted,
-        "id": frame["id"].astype("string"),
-        "parts": frame["parts"].astype("Int64"),
-        "scheduled_at": when("scheduled_at"),
-        "expires_at": when("expires_at"),
-        "error_code": frame["error_code"].astype("Int64"),
-        "error_description": frame["error_description"].astype("string"),
-        "campaign_id": frame["campaign_id"].astype("Int64"),
-        "sending_id": frame["sending_id"].astype("Int64"),
-        "batch": frame["batch"].astype("Int64"),
-        "outcome": pd.Categorical.from_codes(outcome, categories=pd.Index(OUTCOMES)),
-    })
+    worked_out = {"accepted": accepted, "scheduled_at": when("scheduled_at"), "expires_at": when("expires_at"),
+                  "outcome": pd.Categorical.from_codes(outcome, categories=pd.Index(OUTCOMES))}
+    result = pd.DataFrame({name: worked_out[name] if name in worked_out else frame[name].astype(ROW_DTYPES[name])
+                           for name in ANSWER_COLUMNS})
     result.index = index
     return result
 
 
-def _empty_rows(n: int) -> dict[str, list[Any]]:
-    return {c: [None] * n for c in ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code",
-                                    "error_description", "campaign_id", "sending_id", "batch", "state")}
-
-
-def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Sequence[int] | None) -> pd.DataFrame:
-    rows: dict[str, Any] = _empty_rows(len(index))
+def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Positions | None) -> pd.DataFrame:
+    rows: dict[str, Any] = dict.fromkeys(ANSWER_COLUMNS, [None] * len(index))
     number = np.full(len(index), np.nan)
     for batch in batches:
-        number[list(batch.positions)] = batch.number
+        batch.encoded  # noqa: B018  each request validated, as a send would before its POST
+        number[batch.positions] = batch.number
     planned = ~np.isnan(number)
     rows["batch"] = number
     rows["state"] = pd.Series(["dry_run"] * len(index), dtype=object).where(planned, None)
@@ -241,7 +203,7 @@ def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Sequence[i
     return _typed_result(pd.DataFrame(rows), index)
 
 
-def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, parts: Sequence[int] | None = None,
+def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, parts: Positions | None = None,
               budget: Budget | None = None, identity: Mapping[str, Any] | None = None,
               settle: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Send every row of ``spec`` (no row left out: :class:`sendframe.Message` decides that), as ``options`` say.
@@ -260,7 +222,7 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
     them. ``identity``: what the ledger checks before resuming (default: the channel, template, sender).
 
     An sms ``notificationUrl`` address is sent as one URL per row carrying the row's tag
-    (:data:`~sendframe.campaign.ledger.ROW_TAG_PARAM`), so a notification names the row it is about;
+    (:func:`~sendframe.campaign.ledger_keys.tag_url`), so a notification names the row it is about;
     ``settle`` (tag -> message id, from notifications) marks rows of unknown batches accepted before
     anything is sent (:meth:`Ledger.settle`).
 
@@ -268,30 +230,29 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
         >>> send_rows(spec, contacts.index, SendOptions(ledger="c.sqlite"))["outcome"].value_counts()  # doctest: +SKIP
     """
     if options.dry_run:
-        batches = plan_batches(spec, range(len(index)), batch_size=options.batch_size, parts=parts)
-        return _dry_run_result(index, batches, parts)
+        return _dry_run_result(index, plan_batches(spec, range(len(index)), batch_size=options.batch_size, parts=parts),
+                               parts)
     config = _config_for(options.client)
-    journal, owned = _open_ledger(options.ledger)
-    run = _Run()
+    owned = not isinstance(options.ledger, Ledger)
+    journal = Ledger(":memory:" if options.ledger is None else options.ledger) if owned else options.ledger
     try:
         with journal.exclusive():
             journal.bind(identity if identity is not None else spec.identity())
             first_batch = journal.next_batch()
-            keys: Sequence[str] = spec.keys
-            pending: Sequence[int] = range(len(spec.keys))
+            pending: Positions = range(len(spec.keys))
             if first_batch > 1:
                 journal.settle(settle or {})
-                keys, pending, spent = _pending(journal, spec, options.resend_unknown)
+                spec, pending, spent = _pending(journal, spec, options.resend_unknown)
                 if budget is not None:
                     budget.count(spent)
-            # planned and sent in a call of its own: the batches' bytes are let go before the ledger is read back
-            run = _plan_and_send(spec, keys, pending, config, journal, options, first_batch=first_batch, parts=parts,
-                                 budget=budget)
-            if run.auth_failure is not None:
-                raise run.auth_failure
-            if run.disk_full is not None:
-                raise run.disk_full
-            result = _result_from_ledger(journal, keys, spec.recipients, index)
+            batches = plan_batches(_tagged(spec), pending, batch_size=options.batch_size, first_batch=first_batch,
+                                   parts=parts)
+            run = _send_with_progress(spec, batches, config, journal, options, total=len(pending), budget=budget)
+            if run.failure is not None:
+                raise run.failure
+            frame = journal.lookup(spec.keys, spec.recipients)
+            frame["state"] = frame["state"].fillna("not_sent")  # no intent recorded: the run stopped before its batch
+            result = _typed_result(frame, index)
     finally:
         if owned:
             journal.close()
@@ -322,18 +283,17 @@ def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, part
     return result
 
 
-def _tagged(spec: CampaignSpec, keys: Sequence[str]) -> CampaignSpec:
+def _tagged(spec: CampaignSpec) -> CampaignSpec:
     """An sms spec with one notificationUrl per row, each carrying the row's tag (other specs as they are)."""
     url = spec.fields.get("notificationUrl")
     if spec.channel != "sms" or not isinstance(url, str):
         return spec
-    separator = "&" if "?" in url else "?"
     fields = {k: v for k, v in spec.fields.items() if k != "notificationUrl"}
-    return dataclasses.replace(spec, fields=fields, keys=list(keys), tagged_url=f"{url}{separator}{ROW_TAG_PARAM}=")
+    return dataclasses.replace(spec, fields=fields, tagged_url=tag_url(url))
 
 
-def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[list[str], list[int], list[int]]:
-    """(the key each row is recorded under, positions of the rows to send, positions already spent on).
+def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[CampaignSpec, np.ndarray, np.ndarray]:
+    """(``spec`` with the key each row is recorded under, positions of the rows to send, positions already spent on).
 
     Rows to send: those the ledger has no answer for (nor an unknown outcome, unless re-sending those).
     A row the ledger knows under another label (the table was exported again) keeps the ledger's key."""
@@ -341,38 +301,30 @@ def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple
     known = journal.lookup(spec.keys, spec.recipients)
     done = known["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
     spent = known["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool, na_value=False)
-    return known["row_key"].tolist(), (~done).nonzero()[0].tolist(), spent.nonzero()[0].tolist()
+    keys = pa.array(known["row_key"].array).cast(pa.string())
+    return dataclasses.replace(spec, keys=keys), np.flatnonzero(~done), np.flatnonzero(spent)
 
 
-def _plan_and_send(spec: CampaignSpec, keys: Sequence[str], pending: Sequence[int], config: WireConfig,
-                   journal: Ledger, options: SendOptions, *, first_batch: int, parts: Sequence[int] | None,
-                   budget: Budget | None) -> _Run:
-    """The ``pending`` rows cut into batches (each row's notificationUrl tagged) and sent."""
-    batches = plan_batches(_tagged(spec, keys), pending, batch_size=options.batch_size, first_batch=first_batch,
-                           parts=parts)
+def _send_with_progress(spec: CampaignSpec, batches: list[Batch], config: WireConfig, journal: Ledger,
+                        options: SendOptions, *, total: int, budget: Budget | None) -> _Run:
+    from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
+
     if not batches:
         return _Run()
-    return _send_with_progress(spec, keys, batches, config, journal, options, total=len(pending), budget=budget)
-
-
-def _send_with_progress(spec: CampaignSpec, keys: Sequence[str], batches: list[Batch], config: WireConfig,
-                        journal: Ledger, options: SendOptions, *, total: int, budget: Budget | None) -> _Run:
-    from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
 
     stop = options.cancel if options.cancel is not None else threading.Event()
     progress = options.progress
     if not isinstance(progress, bool):  # the caller's tqdm-compatible object (the Composer's bar)
         progress.reset(total=total)
     with (tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress)
-          if isinstance(progress, bool) else contextlib.nullcontext(progress)) as bar:
-        return _run_in_private_loop(  # type: ignore[no-any-return]
-            lambda: _send_batches(spec, keys, batches, config, journal, options, progress=bar, stop=stop,
-                                  budget=budget),
-            stop)
-
-
-def _result_from_ledger(journal: Ledger, keys: Sequence[str], recipients: Sequence[str],
-                        index: pd.Index) -> pd.DataFrame:
-    frame = journal.lookup(keys, recipients)
-    frame["state"] = frame["state"].fillna("not_sent")  # no intent recorded: the run stopped before its batch
-    return _typed_result(frame, index)
+          if isinstance(progress, bool) else contextlib.nullcontext(progress)) as bar, \
+            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sendframe-send") as pool:
+        # its own event loop in a worker thread: the same from a script and inside Jupyter's running loop
+        future = pool.submit(lambda: asyncio.run(_send_batches(spec, batches, config, journal, options, progress=bar,
+                                                               stop=stop, budget=budget)))
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            stop.set()  # no new batch starts; batches in flight finish and are recorded
+            future.result()
+            raise

@@ -70,10 +70,6 @@ class SendOptions:
         check_options(options, [*SEND_OPTIONS, *also], where)
         return cls(**options)
 
-    def keywords(self) -> dict[str, Any]:
-        """The options as keywords (shallow: a client or an event stays the same object)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-
 
 SEND_OPTIONS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SendOptions))
 

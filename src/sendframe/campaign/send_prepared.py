@@ -61,7 +61,7 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
     if msg.encoding == "auto" and msg.info.sends_sms:
         row_fields["encoding"] = rows["encoding"].fillna("gsm").tolist()
     if budget is not None:
-        budget.start(rows["cost"].tolist())
+        budget.start(rows["cost"].to_numpy(dtype="float64", na_value=0.0))
     if "send_at_utc" in rows:
         moment = pd.Timestamp(prepared.moment)
         row_fields["scheduleDate"] = [format_wire_datetime(t.to_pydatetime()) if t > moment else None
@@ -73,7 +73,7 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         fields[msg.info.column_field_option(wire_name)] = tuple(names)
     spec = CampaignSpec.build(contacts, msg.channel, fields, to=column, notification_url=msg.notification_url,
                               row_fields=row_fields, rows=sending)
-    parts = rows["parts"].fillna(1).astype("int64").tolist() if msg.info.sends_sms else [1] * len(rows)
+    parts = rows["parts"].fillna(1).to_numpy(dtype="int64") if msg.info.sends_sms else np.ones(len(rows), np.int64)
     sent = send_rows(spec, rows.index, options, parts=parts, budget=budget, identity=identity,
                      settle=tags_from_callbacks(options.callbacks, msg.notification_url))
     if budget is not None and budget.left_out:

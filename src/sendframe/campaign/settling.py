@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.campaign.ledger import ROW_TAG_PARAM
+from sendframe.campaign.ledger_keys import ROW_TAG_PARAM, tag_url
 from sendframe.delivery.callbacks import read_callbacks
 from sendframe.errors import InputError
 
@@ -46,8 +46,7 @@ def tags_from_callbacks(callbacks: Any, notification_url: str | None) -> dict[st
         if not notification_url or not notification_url.startswith(("http://", "https://")):
             raise InputError("callbacks= settles unknown rows from their notifications, so the message needs the "
                              "notification_url the send used.")
-        separator = "&" if "?" in notification_url else "?"
-        frame = read_callbacks(path, notification_url=f"{notification_url}{separator}{ROW_TAG_PARAM}=tag")
+        frame = read_callbacks(path, notification_url=f"{tag_url(notification_url)}tag")
     else:
         raise InputError(f"callbacks= takes a Receiver, a callback log path or a callbacks frame, "
                          f"not {type(callbacks).__name__}.")

@@ -124,7 +124,7 @@ class PartitionLedger(Ledger):
         if elsewhere.any():
             others = [c for c in found.columns if c not in ("row_key", "recipient")]
             found.loc[elsewhere, others] = pd.NA
-            found.loc[elsewhere, "row_key"] = np.asarray(list(keys), dtype=object)[elsewhere]
+            found.loc[elsewhere, "row_key"] = pd.array(keys, dtype="string")[elsewhere]
         return found
 
 
@@ -132,7 +132,7 @@ class _CampaignBudget(Budget):
     """The cap of a partitioned send: what earlier runs spent on the whole frame is counted once, before the
     first batch (as a pandas send counts it), so a partition's send adds nothing more."""
 
-    def start(self, row_costs: Sequence[float]) -> None:
+    def start(self, row_costs: Any) -> None:
         """:meth:`Budget.start` for the next partition; once a batch did not fit, none of a later partition starts."""
         reached = self.reached
         super().start(row_costs)

@@ -256,28 +256,40 @@ def _carried_code_points(encoding: str) -> np.ndarray:
     return table
 
 
-def unencodable_per_value(values: pa.Array | pa.ChunkedArray, encoding: str) -> list[str]:
-    """:func:`unencodable_characters` of every value of a text array, joined (``""`` for none and for null):
-    array work on the values' code points (one decode per block of values) instead of a loop per value.
+def unencodable_per_value(values: pa.Array | pa.ChunkedArray, encoding: str) -> pa.Array:
+    """:func:`unencodable_characters` of every value of a text array, joined (``""`` for none and for null), as a
+    text array: array work on the values' code points (one decode per block of values), no loop per value.
 
-        >>> unencodable_per_value(pa.array(["añá€→á", "ok", None, "→"]), "gsm")
+        >>> unencodable_per_value(pa.array(["añá€→á", "ok", None, "→"]), "gsm").to_pylist()
         ['á→', '', '', '→']
     """
     check_encoding(encoding)
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if encoding == "utf-16":
-        return [""] * len(values)
-    found: list[str] = []
-    for start in range(0, len(values), _VALUES_PER_BLOCK):  # blocks bound the code-point arrays' memory
-        found += _unencodable_block(values.slice(start, _VALUES_PER_BLOCK), encoding)
-    return found
+        return pa.array([""], type=pa.large_string()).take(np.zeros(len(values), dtype=np.int64))
+    blocks = [_unencodable_block(values.slice(start, _VALUES_PER_BLOCK), encoding)  # blocks bound the memory
+              for start in range(0, len(values), _VALUES_PER_BLOCK)]
+    return pa.concat_arrays(blocks) if blocks else pa.array([], type=pa.large_string())
+
+
+def unencodable_codes(values: pa.Array, encoding: str) -> tuple[np.ndarray, list[str]]:
+    """:func:`unencodable_per_value` factorized: each value's index into the distinct answers (in order of first
+    appearance), and those answers.
+
+        >>> codes, distinct = unencodable_codes(pa.array(["→á", "á", "ñ→á"]), "gsm")
+        >>> codes.tolist(), distinct
+        ([0, 1, 0], ['→á', 'á'])
+    """
+    encoded = pc.dictionary_encode(unencodable_per_value(values, encoding))
+    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary.to_pylist()
 
 
 _VALUES_PER_BLOCK = 65_536
+_UTF8_STEPS = np.array([0x80, 0x800, 0x10000], dtype=np.uint32)
 
 
-def _unencodable_block(values: pa.Array, encoding: str) -> list[str]:
+def _unencodable_block(values: pa.Array, encoding: str) -> pa.Array:
     values = pa.concat_arrays([values.cast(pa.large_string())])  # starts at offset 0, buffers line up
     n = len(values)
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[: n + 1]
@@ -289,9 +301,12 @@ def _unencodable_block(values: pa.Array, encoding: str) -> list[str]:
     # the first appearance of each (value, character), kept in the order of the text
     _, first = np.unique(rows * 0x110000 + points[foreign], return_index=True)
     kept = np.sort(first)
-    text = points[foreign[kept]].tobytes().decode("utf-32-le")
-    cut = np.cumsum(np.bincount(rows[kept], minlength=n))
-    return [text[a:b] for a, b in zip(np.concatenate(([0], cut[:-1])).tolist(), cut.tolist(), strict=True)]
+    found = points[foreign[kept]]
+    text = found.tobytes().decode("utf-32-le").encode("utf-8")
+    sizes = 1 + np.searchsorted(_UTF8_STEPS, found, side="right")  # UTF-8 bytes of each character
+    new_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[kept], weights=sizes, minlength=n).astype(np.int64), out=new_offsets[1:])
+    return pa.LargeStringArray.from_buffers(n, pa.py_buffer(new_offsets), pa.py_buffer(text))
 
 
 def unencodable_series(series: pd.Series, encoding: str = "gsm") -> pd.Series:
@@ -307,12 +322,8 @@ def unencodable_series(series: pd.Series, encoding: str = "gsm") -> pd.Series:
     arr = series_to_arrow(series)
     flagged = foreign_arrow(arr, encoding).fill_null(False).to_numpy(zero_copy_only=False)
     result = pc.if_else(pc.is_null(arr), pa.scalar(None, pa.large_string()), pa.scalar(""))
-    positions = np.flatnonzero(flagged)
-    if len(positions):
-        found = unencodable_per_value(arr.take(positions), encoding)
-        out = result.to_numpy(zero_copy_only=False).astype(object)
-        out[positions] = found
-        result = pa.array(out, type=pa.large_string())
+    if flagged.any():
+        result = pc.replace_with_mask(result, pa.array(flagged), unencodable_per_value(arr.filter(flagged), encoding))
     return text_series(result, series.index, series.name)
 
 

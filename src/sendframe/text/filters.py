@@ -125,19 +125,22 @@ FILTERS: dict[str, Callable[[str], str]] = {
     "formatCommaDot": format_comma_dot,
 }
 
-def _capitalize_ascii(arr: pa.Array) -> pa.Array:
-    # right for ASCII rows that do not start with whitespace (the others go through the scalar filter)
-    first = pc.ascii_upper(pc.utf8_slice_codeunits(arr, 0, 1))
-    return pc.binary_join_element_wise(first, pc.utf8_slice_codeunits(arr, 1), pa.scalar("", type=arr.type))
+def _capitalize_arrow(arr: pa.Array) -> pa.Array:
+    """Vectorised :func:`capitalize`: the first character upper-cased by Python once per distinct first character
+    (a few hundred), joined to the rest; the rows starting with whitespace (rare) go through the scalar filter."""
+    first = pc.dictionary_encode(pc.utf8_slice_codeunits(arr, 0, 1))
+    chars = first.dictionary.to_pylist()
+    upper = pa.array([c.upper() for c in chars], type=TEXT).take(first.indices)
+    result = pc.binary_join_element_wise(upper, pc.utf8_slice_codeunits(arr, 1), pa.scalar("", TEXT))
+    # isspace is what ``\s`` of a Python regex matches
+    spaced = pa.array([c.isspace() for c in chars], type=pa.bool_()).take(first.indices).fill_null(False)
+    if pc.any(spaced).as_py():
+        result = pc.replace_with_mask(result, spaced, map_unique(pc.filter(arr, spaced), capitalize))
+    return result
 
 
 # Arrow kernels that agree with Python's case mapping on ASCII text (not beyond: "ß".upper()).
-_ASCII_KERNELS: dict[str, Callable[[pa.Array], pa.Array]] = {
-    "lower": pc.ascii_lower, "upper": pc.ascii_upper, "capitalize": _capitalize_ascii,
-}
-# the rows a kernel cannot do, by a test other than "not ASCII": capitalize only reads the first character, so
-# it leaves to the scalar filter the rows whose first character is not ASCII or is whitespace (Python's ``\s``)
-_SCALAR_ROWS = {"capitalize": r"^([^\x00-\x7f]|[\t\n\x0b\x0c\r\x1c-\x1f ])"}
+_ASCII_KERNELS: dict[str, Callable[[pa.Array], pa.Array]] = {"lower": pc.ascii_lower, "upper": pc.ascii_upper}
 
 
 def is_shortenable(value: str) -> bool:
@@ -162,9 +165,9 @@ _NUMBER_SEPARATORS = {"formatDotComma": (".", ","), "formatCommaDot": (",", ".")
 def _format_number_arrow(arr: pa.Array, thousands: str, decimal: str) -> pa.Array:
     """Vectorised :func:`_format_number`, written straight into a new UTF-8 buffer with numpy.
 
-    Number rows are pure ASCII, so byte positions are character positions: every byte of a row
-    moves right by the separators inserted before it, the gaps are filled with ``thousands`` and
-    the decimal point becomes ``decimal``. Other rows are copied unchanged.
+    Number rows are pure ASCII, so byte positions are character positions: ``thousands`` is inserted into the
+    buffer before every third byte left of each number's integer end and the decimal point becomes ``decimal``.
+    Other rows are copied unchanged.
     """
     if arr.offset:
         arr = pa.concat_arrays([arr])  # start at offset 0 so the buffers line up
@@ -177,20 +180,16 @@ def _format_number_arrow(arr: pa.Array, thousands: str, decimal: str) -> pa.Arra
     starts, lengths = offsets[:-1] - offsets[0], np.diff(offsets)
     rows = np.flatnonzero(is_number)
     sign = (data[starts[rows]] == ord("-")).astype(np.int64)
-    dot = pc.find_substring(arr.take(rows), ".").to_numpy(zero_copy_only=False).astype(np.int64)
+    dot = pc.find_substring(arr, ".").to_numpy(zero_copy_only=False)[rows].astype(np.int64)
     int_end = np.where(dot >= 0, dot, lengths[rows])  # inside the row
     separators = np.maximum(int_end - sign - 1, 0) // 3
-    # A separator goes before the bytes at int_end - 3, int_end - 6, ... of the row; every byte
-    # from there on (in this row and the next ones) moves right by one.
+    # A separator goes before the bytes at int_end - 3 * k (k = separators .. 1) of the row, ascending over the
+    # buffer; a row's decimal point moves right by the separators of that row and the rows before it.
     which = np.repeat(np.arange(len(rows)), separators)
-    step = np.arange(len(which)) - np.repeat(np.cumsum(separators) - separators, separators) + 1
-    marks = np.zeros(len(data) + 1, dtype=np.int64)
-    marks += np.bincount(starts[rows][which] + int_end[which] - 3 * step, minlength=len(marks))
-    position = np.arange(len(data), dtype=np.int64) + np.cumsum(marks[:-1])
-    out = np.full(len(data) + int(separators.sum()), ord(thousands), dtype=np.uint8)
-    out[position] = data
+    step = np.arange(len(which)) - np.repeat(np.cumsum(separators) - separators, separators)
+    out = np.insert(data, starts[rows][which] + int_end[which] - 3 * (separators[which] - step), ord(thousands))
     has_dot = dot >= 0
-    out[position[starts[rows][has_dot] + dot[has_dot]]] = ord(decimal)
+    out[(starts[rows] + dot + np.cumsum(separators))[has_dot]] = ord(decimal)
     added = np.zeros(n, dtype=np.int64)
     added[rows] = separators
     new_offsets = np.zeros(n + 1, dtype=np.int64)
@@ -203,9 +202,9 @@ def _format_number_arrow(arr: pa.Array, thousands: str, decimal: str) -> pa.Arra
 def apply_filter_arrow(name: str, arr: pa.Array) -> pa.Array:
     """Apply filter ``name`` (not ``shorten``) to a pyarrow text array, same answers as the scalar.
 
-    ``lower``/``upper``/``capitalize`` run as Arrow kernels on ASCII rows and number formats as Arrow regex
-    kernels (numpy on the UTF-8 buffer); the rest maps the distinct values through the scalar filter (campaign columns
-    repeat, so this is a real vectorisation).
+    ``lower``/``upper`` run as Arrow kernels on ASCII rows, ``capitalize`` once per distinct first character and
+    number formats as Arrow regex kernels (numpy on the UTF-8 buffer); the rest maps the distinct values through
+    the scalar filter (campaign columns repeat, so this is a real vectorisation).
 
     >>> apply_filter_arrow("upper", pa.array(["ana", None, "straße"])).to_pylist()
     ['ANA', None, 'STRASSE']
@@ -216,14 +215,13 @@ def apply_filter_arrow(name: str, arr: pa.Array) -> pa.Array:
     arr = arr.cast(TEXT)
     if name in _NUMBER_SEPARATORS:
         return _format_number_arrow(arr, *_NUMBER_SEPARATORS[name])
+    if name == "capitalize":
+        return _capitalize_arrow(arr)
     kernel = _ASCII_KERNELS.get(name)
     if kernel is None:
         return map_unique(arr, func)
     result = kernel(arr)
-    if name in _SCALAR_ROWS:
-        non_ascii = pc.match_substring_regex(arr, _SCALAR_ROWS[name]).fill_null(False)
-    else:
-        non_ascii = pc.invert(pc.string_is_ascii(arr)).fill_null(False)
+    non_ascii = pc.invert(pc.string_is_ascii(arr)).fill_null(False)
     if pc.any(non_ascii).as_py():
         fixed = map_unique(pc.filter(arr, non_ascii), func)
         result = pc.replace_with_mask(result.cast(TEXT), non_ascii, fixed)

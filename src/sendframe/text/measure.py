@@ -2,10 +2,11 @@
 
 The characters of a rendered text are those of its pieces, so the cheapest encoding of a row is
 the most demanding encoding among its pieces, and its units are the sum of its pieces' units.
-Each placeholder column is measured once per *distinct* value (dictionary-encoded), literals once;
-only multi-part rows holding an escape sequence or a surrogate pair, whose count could
-change by a wasted unit per part, are split exactly. Answers
-are identical to ``render`` + ``cheapest_encoding`` + ``sms_parts`` per row.
+Each placeholder column is measured once per *distinct* value (dictionary-encoded, unless its first
+rows are all distinct), the literals once, and each row's text is joined in one pass; only multi-part
+rows holding an escape sequence or a surrogate pair, whose count could change by a wasted unit per
+part, are split exactly. Answers are identical to ``render`` + ``cheapest_encoding`` + ``sms_parts``
+per row.
 
     >>> df = pd.DataFrame({"name": ["ana", "joão", None]})
     >>> out = measure_frame(df, "Olá {name|capitalize}")
@@ -23,35 +24,43 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sendframe.text._arrow import int_series, text_series
-from sendframe.text.encodings import ENCODINGS, check_encoding, unencodable_per_value
+from sendframe.text.encodings import ENCODINGS, check_encoding, unencodable_characters, unencodable_codes
 from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
 from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, TextStats, encoding_rank, scan_text
-from sendframe.text.templates import CodedPiece, Template, join_codes, merge_pieces, parse, piece_codes
+from sendframe.text.templates import CodedPiece, Template, join_pieces, parse, piece_codes
 
 
-def _unencodable(pieces: list[CodedPiece], stats: list[TextStats | None], missing: np.ndarray,
+def _unencodable(pieces: list[str | CodedPiece], stats: dict[int, TextStats], missing: np.ndarray,
                  encoding: str) -> pd.Categorical:
     """Per row, the characters ``encoding`` cannot carry (unique, in order of appearance, joined)
-    as a categorical: worked out once per distinct value of each piece, then once per distinct
-    combination of the pieces' answers."""
+    as a categorical: worked out once per literal, once per distinct value of each placeholder, then
+    once per distinct combination of the pieces' answers."""
     flag = FOREIGN_FLAG[ENCODINGS.index(encoding)]
     rows = np.zeros(len(missing), dtype=np.int64)
     table = [""]
-    for piece, measured in zip(pieces, stats, strict=True):
+    for piece in pieces:
+        if isinstance(piece, str):
+            lost = "".join(unencodable_characters(piece, encoding))
+            table = [_unique_chars(known + lost) for known in table] if lost else table
+            continue
+        measured = stats.get(id(piece))
         flagged = np.flatnonzero(measured.flags & flag) if measured is not None else np.zeros(0, dtype=np.intp)
         if not len(flagged):
             continue
-        found = unencodable_per_value(piece.values.take(flagged), encoding)
-        ids, distinct = pd.factorize(np.asarray(found, dtype=object))
+        ids, distinct = unencodable_codes(piece.values.take(flagged), encoding)
         value_ids = np.zeros(len(piece.values), dtype=np.int64)  # 0: nothing unencodable
         value_ids[flagged] = ids + 1
         width = len(distinct) + 1
         keys, combos = pd.factorize(rows * width + value_ids[np.where(piece.codes < 0, 0, piece.codes)])
-        mine = [""] + list(distinct)
-        table = ["".join(dict.fromkeys(table[k // width] + mine[k % width])) for k in combos]
+        mine = [""] + distinct
+        table = [_unique_chars(table[k // width] + mine[k % width]) for k in combos]
         rows = keys
     remap, categories = pd.factorize(np.asarray(table, dtype=object))
     return pd.Categorical.from_codes(np.where(missing, -1, remap[rows]), categories=pd.Index(categories, dtype=object))
+
+
+def _unique_chars(text: str) -> str:
+    return "".join(dict.fromkeys(text))
 
 
 def measure_frame(
@@ -78,23 +87,27 @@ def measure_frame(
     if encoding is not None:
         check_encoding(encoding)
     n = len(frame)
-    pieces = merge_pieces(piece_codes(frame, parsed, specials=specials, shorten=shorten), n)
-    units = np.zeros((len(ENCODINGS), n), dtype=np.int64)
-    flags = np.zeros(n, dtype=np.uint8)
+    pieces = piece_codes(frame, parsed, specials=specials, shorten=shorten)
+    # literals are measured once, each placeholder once per distinct value (a repeated one once in all)
+    literal = scan_text(pa.array(["".join(p for p in pieces if isinstance(p, str))], type=pa.large_string()))
+    units = np.repeat(literal.units, n, axis=1)
+    flags = np.full(n, literal.flags[0], dtype=np.uint8)
     missing = np.zeros(n, dtype=bool)
-    measured: list[TextStats | None] = []
+    measured: dict[int, TextStats] = {}
     for piece in pieces:
+        if isinstance(piece, str):
+            continue
         gone = piece.codes < 0
         missing |= gone
         if not len(piece.values):
-            measured.append(None)
             continue  # no row has a value: every row is <NA> anyway
-        stats = scan_text(piece.values)
-        measured.append(stats)
+        if id(piece) not in measured:
+            measured[id(piece)] = scan_text(piece.values)
+        stats = measured[id(piece)]
         codes = np.where(gone, 0, piece.codes)
         units += stats.units[:, codes]
         flags |= stats.flags[codes]
-    text = join_codes(pieces)
+    text = join_pieces(pieces, n)
     chosen = np.full(n, ENCODINGS.index(encoding), dtype=np.int8) if encoding else encoding_rank(flags)
     row_units = np.choose(chosen, units)
     parts = np.ones(n, dtype=np.int64)

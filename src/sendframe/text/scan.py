@@ -85,18 +85,13 @@ def scan_text(arr: pa.Array) -> TextStats:
     offsets = np.frombuffer(buffers[1], dtype=np.int64)[arr.offset : arr.offset + n + 1] if n else np.zeros(1, np.int64)
     if buffers[2] is not None and offsets[-1] > offsets[0]:
         body = np.frombuffer(buffers[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
-        classes = _char_classes(body)
-        hit = np.flatnonzero(classes)
-        if len(hit):
-            found = classes[hit]
-            rows = np.searchsorted(offsets[:-1] - offsets[0], hit, side="right") - 1
-            for bit in (FOREIGN_GSM, FOREIGN_PT, DOUBLE_GSM, DOUBLE_PT, ASTRAL):
-                mine = (found & bit) != 0
-                if mine.any():
-                    count = np.bincount(rows[mine], minlength=n)
-                    flags |= np.where(count > 0, bit, 0).astype(np.uint8)
-                    if bit in DOUBLE_FLAG:
-                        extra[DOUBLE_FLAG.index(bit)] = count
+        classes = np.append(_char_classes(body), np.uint8(0))  # the 0 closes empty values at the end
+        starts, filled = offsets[:-1] - offsets[0], offsets[1:] > offsets[:-1]
+        # per value, folded over its bytes (reduceat gives an empty value its next byte: hence ``filled``)
+        flags = np.where(filled, np.bitwise_or.reduceat(classes, starts), 0).astype(np.uint8)
+        for i, bit in enumerate(DOUBLE_FLAG):  # 2-unit characters
+            if (flags & bit).any():
+                extra[i] = np.where(filled, np.add.reduceat((classes & bit) != 0, starts, dtype=np.int64), 0)
     return TextStats(chars + extra, flags, missing)
 
 

@@ -312,14 +312,13 @@ def render_frame(
     """
     parsed = template if isinstance(template, Template) else parse(template)
     coded = piece_codes(frame, parsed, specials=specials, shorten=shorten, escape_html=escape_html)
-    pieces = merge_pieces(coded, len(frame))
-    return text_series(join_codes(pieces), frame.index)
+    return text_series(join_pieces(coded, len(frame)), frame.index)
 
 
 @dataclass(frozen=True)
 class CodedPiece:
-    """Distinct ``values`` (text, no nulls) of one or more template pieces and, per row, the
-    index of the row's value in ``codes`` (-1: the row misses a variable)."""
+    """The ``values`` (text, no nulls; distinct, unless the column looked unique; in order of first appearance) of
+    a template piece and, per row, the index of the row's value in ``codes`` (-1: the row misses a variable)."""
 
     values: pa.Array
     codes: np.ndarray
@@ -341,9 +340,26 @@ def coded_column(series: pd.Series) -> CodedPiece:
         found, uniques = pd.factorize(numbers[present].view(np.int64))
         codes[present] = found
         return CodedPiece(_float_to_arrow(pd.Series(uniques.view(np.float64), copy=False)), codes)
-    encoded = pc.dictionary_encode(column_to_arrow(series))
+    texts = column_to_arrow(series)
+    if _looks_unique(texts):  # ids, amounts: a hash per row would find no repeats to save work on
+        present = texts.is_valid().to_numpy(zero_copy_only=False)
+        codes = np.where(present, np.cumsum(present) - 1, -1)
+        return CodedPiece(texts if texts.null_count == 0 else texts.filter(present), codes)
+    encoded = pc.dictionary_encode(texts)
     codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     return CodedPiece(encoded.dictionary.cast(TEXT), codes)
+
+
+_SAMPLE_ROWS = 4096
+
+
+def _looks_unique(texts: pa.Array) -> bool:
+    """Whether a large column's first rows are all distinct (then it is coded row by row: any coding gives the same
+    texts, this one only decides how much work is shared)."""
+    if len(texts) <= 4 * _SAMPLE_ROWS:
+        return False
+    sample = texts.slice(0, _SAMPLE_ROWS)
+    return bool(len(pc.dictionary_encode(sample).dictionary) == len(sample) - sample.null_count)
 
 
 def piece_codes(
@@ -360,6 +376,7 @@ def piece_codes(
     shorten = shorten or _DEFAULT_SHORTEN
     specials = specials or {}
     columns: dict[str, CodedPiece] = {}
+    filtered: dict[tuple[str, str | None], CodedPiece] = {}  # a placeholder written twice is the same piece
     pieces: list[str | CodedPiece] = []
     for piece in parsed.pieces:
         if isinstance(piece, str):
@@ -367,79 +384,40 @@ def piece_codes(
             continue
         if piece.name not in columns:
             columns[piece.name] = _source(frame, piece, specials)
-        source = columns[piece.name]
-        values = source.values
-        if piece.filter == "shorten":
-            values = map_unique(values, shorten)
-        elif piece.filter is not None:
-            values = apply_filter_arrow(piece.filter, values)
-        if escape_html:
-            values = _escape_arrow(values)
-        pieces.append(CodedPiece(values, source.codes))
+        if (piece.name, piece.filter) not in filtered:
+            source = columns[piece.name]
+            values = source.values
+            if piece.filter == "shorten":
+                values = map_unique(values, shorten)
+            elif piece.filter is not None:
+                values = apply_filter_arrow(piece.filter, values)
+            if escape_html:
+                values = _escape_arrow(values)
+            filtered[piece.name, piece.filter] = CodedPiece(values, source.codes)
+        pieces.append(filtered[piece.name, piece.filter])
     return pieces
 
 
-def _with_literal(piece: CodedPiece, literal: str, before: bool) -> CodedPiece:
-    text = pa.scalar(literal, TEXT)
-    parts = (text, piece.values) if before else (piece.values, text)
-    return CodedPiece(pc.binary_join_element_wise(*parts, pa.scalar("", TEXT)), piece.codes)
-
-
-def _combine(first: CodedPiece, second: CodedPiece) -> CodedPiece:
-    """One piece for two neighbours: a value per combination that occurs."""
-    width = len(second.values)
-    missing = (first.codes < 0) | (second.codes < 0)
-    if len(first.values) * width == 0:  # one side has no value in any row
-        return CodedPiece(pa.array([], type=TEXT), np.full(len(missing), -1, dtype=np.int64))
-    key = np.where(missing, 0, first.codes * width + second.codes)
-    used = np.flatnonzero(np.bincount(key[~missing], minlength=len(first.values) * width))
-    remap = np.zeros(len(first.values) * width, dtype=np.int64)
-    remap[used] = np.arange(len(used))
-    values = pc.binary_join_element_wise(
-        first.values.take(used // width), second.values.take(used % width), pa.scalar("", TEXT)
-    )
-    return CodedPiece(values, np.where(missing, -1, remap[key]))
-
-
-def merge_pieces(pieces: list[str | CodedPiece], n: int) -> list[CodedPiece]:
-    """Fewer, equivalent pieces: literals joined to a neighbour's values, and neighbours whose
-    combinations are few (at most ``max(n, 1024)``) merged, so rows are joined from few arrays.
-
-    >>> frame = pd.DataFrame({"a": ["x", "y", "x"], "b": ["1", "1", None]})
-    >>> [p.values.to_pylist() for p in merge_pieces(piece_codes(frame, parse("<{a}{b}>")), 3)]
-    [['<x1>', '<y1>']]
-    """
-    limit = max(n, 1024)
-    out: list[CodedPiece] = []
-    literal = ""
-    for piece in pieces:
-        if isinstance(piece, str):
-            if out:
-                out[-1] = _with_literal(out[-1], piece, before=False)
-            else:
-                literal += piece
-            continue
-        if literal:
-            piece, literal = _with_literal(piece, literal, before=True), ""
-        if out and len(out[-1].values) * len(piece.values) <= limit:
-            out[-1] = _combine(out[-1], piece)
-        else:
-            out.append(piece)
-    if not out:  # only literal text
-        out.append(CodedPiece(pa.array([literal], type=TEXT), np.zeros(n, dtype=np.int64)))
-    return out
-
-
 def _row_values(piece: CodedPiece) -> pa.Array:
+    if len(piece.values) == len(piece.codes):  # a value per row, in order of first appearance: the rows themselves
+        return piece.values
     indices = pa.array(piece.codes, mask=piece.codes < 0) if len(piece.values) else None
     if indices is None:  # no row has a value
         return pa.nulls(len(piece.codes), TEXT)
     return piece.values.take(indices)
 
 
-def join_codes(pieces: list[CodedPiece]) -> pa.Array:
-    """The text of every row: its values of ``pieces`` joined (null where a piece is missing)."""
-    arrays = [_row_values(p) for p in pieces]
+def join_pieces(pieces: list[str | CodedPiece], n: int) -> pa.Array:
+    """The text of every one of ``n`` rows: the literals and its values of ``pieces`` joined in one pass
+    (null where a piece is missing).
+
+    >>> frame = pd.DataFrame({"a": ["x", "y", "x"], "b": ["1", "1", None]})
+    >>> join_pieces(piece_codes(frame, parse("<{a}{b}>")), 3).to_pylist()
+    ['<x1>', '<y1>', None]
+    """
+    arrays = [pa.scalar(p, TEXT) if isinstance(p, str) else _row_values(p) for p in pieces]
+    if not any(isinstance(p, CodedPiece) for p in pieces):  # only literal text
+        return pa.array(["".join(pieces)], type=TEXT).take(np.zeros(n, dtype=np.int64))  # type: ignore[arg-type]
     if len(arrays) == 1:
         return arrays[0]
     return pc.binary_join_element_wise(*arrays, pa.scalar("", TEXT))
