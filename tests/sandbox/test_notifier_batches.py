@@ -47,6 +47,17 @@ def test_pipelined_answers_are_matched_to_their_requests_in_order(server):
     assert server.connections <= MAX_CONNECTIONS  # per destination, the outbound policy's bound
 
 
+def test_runs_of_identical_answers_keep_each_its_own_status(server):
+    # an answer equal to the last short one is taken without parsing it, also after a chunked 200 between them
+    paths = ["/status/404", "/status/404", "/chunked", "/status/404", "/status/204", "/status/204", "/chunked",
+             "/status/204", "/status/503", "/ok", "/ok"] * 20
+    attempts = deliver_many([server.url(f"{path}?i={i}") for i, path in enumerate(paths)])
+    statuses = [int(path.rsplit("/", 1)[1]) if path.startswith("/status/") else 200 for path in paths]
+    assert [a.status for a in attempts] == statuses
+    assert [a.ok for a in attempts] == [200 <= s < 300 for s in statuses]
+    assert max(server.reads) > 1
+
+
 def test_requests_carry_the_host_and_the_notifier_user_agent(server):
     assert deliver_many([server.url("/ok?id=1")])[0].ok
     head = server.heads[0].decode()

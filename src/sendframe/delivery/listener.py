@@ -434,19 +434,14 @@ class Connection(asyncio.Protocol):
         self.deadline = self.listener.loop.time() + timeout
 
     def request(self, head: bytes) -> None:
-        lines = head.split(b"\r\n")
-        method, _, rest = lines[0].partition(b" ")
+        first, _, headers = head.partition(b"\r\n")
+        method, _, rest = first.partition(b" ")
         target, _, version = rest.rpartition(b" ")  # a target may hold raw spaces: a service that does not escape %t
         if not target or not version.startswith(b"HTTP/1."):
             return self.answer(400, keep=False)
-        connection = b""
-        for line in lines[1:]:
-            name, sep, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"connection":
-                connection = value.strip().lower()
-            elif name == b"transfer-encoding" or (name == b"content-length" and value.strip() not in (b"0", b"")):
-                return self.answer(413, keep=False)  # notifications carry no body; we never read one
+        connection = _connection_header(headers)
+        if connection is None:
+            return self.answer(413, keep=False)  # notifications carry no body; we never read one
         keep = connection == b"keep-alive" or (version == b"HTTP/1.1" and connection != b"close")
         if method != b"GET":
             return self.answer(405, keep)
@@ -462,6 +457,33 @@ class Connection(asyncio.Protocol):
             self.last = True
         self.answers.append(keep)
         self.listener.enqueue(self.listener.arrival() + query + b"\n", self)
+
+
+_CONNECTION_HEADERS: dict[bytes, bytes | None] = {}
+
+
+def _connection_header(headers: bytes) -> bytes | None:
+    """The ``Connection`` value (lowercase; empty when none) of a request's header lines, or None when they
+    announce a body. A client sends the same header lines with every request: each is read once.
+
+        >>> _connection_header(b"Host: r\\r\\nConnection: Keep-Alive"), _connection_header(b"Content-Length: 5")
+        (b'keep-alive', None)
+    """
+    if headers in _CONNECTION_HEADERS:
+        return _CONNECTION_HEADERS[headers]
+    connection: bytes | None = b""
+    for line in headers.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        if name == b"connection":
+            connection = value.strip().lower()
+        elif name == b"transfer-encoding" or (name == b"content-length" and value.strip() not in (b"0", b"")):
+            connection = None
+            break
+    if len(_CONNECTION_HEADERS) >= 256:
+        _CONNECTION_HEADERS.clear()
+    _CONNECTION_HEADERS[headers] = connection
+    return connection
 
 
 def _drop_torn_tail(fd: int) -> None:

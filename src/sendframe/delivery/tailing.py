@@ -62,6 +62,7 @@ class _Read:
     frame: pd.DataFrame
     query_start: np.ndarray   # each row's raw query in the file; -1 when unknown (a block that was not UTF-8)
     query_end: np.ndarray
+    query_digests: np.ndarray  # each row's raw query's digest (``span_digests``): a retry has its row's digest
     generation: int
     ids: _IdDigests
 
@@ -155,14 +156,14 @@ class LogReads:
                 frame, begin, end = parse_with_queries(lines, params)
                 # the ids' digests made now, with the rest of the whole read: the polls that follow stay small
                 read = _Read(identity, whole, _fingerprint(fd, whole), params, frame, *_in_file(begin, end, 0, mapped),
-                             next(self._generations), _IdDigests.of(frame["id"]))
+                             _query_digests(lines, begin, end), next(self._generations), _IdDigests.of(frame["id"]))
             else:
                 read = _extended(known, fd, lines, mapped, start, whole)
             partial = None
             if whole < data.size:  # a line being written: read now, and again next time until it is whole
                 rest, rest_mapped = _lines(data.slice(whole))
                 parsed = parse_with_queries(rest, read.params)
-                partial = _without_retries(read, parsed, rest, rest_mapped, fd)
+                partial = _without_retries(read, parsed, rest, rest_mapped, fd, _query_digests(rest, *parsed[1:]))
         return read, partial, data.size
 
 
@@ -229,19 +230,27 @@ def _extended(known: _Read, fd: int, lines: pa.Array, mapped: bool, start: int, 
     if not len(lines):
         return known
     parsed = parse_with_queries(lines, known.params)
-    fresh = _without_retries(known, parsed, lines, mapped, fd)
+    digests = _query_digests(lines, parsed[1], parsed[2])
+    fresh = _without_retries(known, parsed, lines, mapped, fd, digests)
     begin, end = _in_file(parsed[1], parsed[2], start, mapped)
     keep = fresh.attrs.pop("_kept_positions")
     ids = known.ids.plus(_IdDigests.of(fresh["id"], len(known.frame)))
     return _Read(known.identity, start + whole, _fingerprint(fd, start + whole), known.params, _appended(known, fresh),
                  np.concatenate([known.query_start, begin[keep]]), np.concatenate([known.query_end, end[keep]]),
-                 known.generation, ids)
+                 np.concatenate([known.query_digests, digests[keep]]), known.generation, ids)
+
+
+def _query_digests(lines: pa.Array, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The digest of each row's raw query (``begin``/``end`` offsets into the lines' data buffer)."""
+    if not len(begin):
+        return np.zeros(0, np.uint64)
+    return span_digests(lines.buffers()[2], begin, end)
 
 
 def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.ndarray], lines: pa.Array,
-                     mapped: bool, fd: int) -> pd.DataFrame:
-    """The new rows that are not a retry of a row already read (the same raw query), with the
-    counts of what they add in ``attrs`` and their positions in ``attrs["_kept_positions"]``."""
+                     mapped: bool, fd: int, digests: np.ndarray) -> pd.DataFrame:
+    """The new rows (their raw queries' ``digests``) that are not a retry of a row already read (the same
+    raw query), with the counts of what they add in ``attrs`` and their positions in ``attrs["_kept_positions"]``."""
     frame, begin, end = parsed
     retry = np.zeros(len(frame), bool)
     old = known.frame
@@ -252,7 +261,7 @@ def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.nd
         if same.any():
             pairs = pd.DataFrame({"old": old_rows[same], "new": new_rows[same]})
             raw = np.frombuffer(lines.buffers()[2], np.uint8)
-            retry = _same_queries(known, frame, pairs, raw, begin, end, mapped, fd)
+            retry = _same_queries(known, frame, pairs, raw, begin, end, mapped, fd, digests)
     kept = np.flatnonzero(~retry)
     fresh = frame.iloc[kept].reset_index(drop=True) if retry.any() else frame
     fresh.attrs = {**frame.attrs, "duplicates_dropped": frame.attrs["duplicates_dropped"] + int(retry.sum()),
@@ -261,14 +270,16 @@ def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.nd
 
 
 def _same_queries(known: _Read, frame: pd.DataFrame, pairs: pd.DataFrame, raw: np.ndarray, begin: np.ndarray,
-                  end: np.ndarray, mapped: bool, fd: int) -> np.ndarray:
+                  end: np.ndarray, mapped: bool, fd: int, digests: np.ndarray) -> np.ndarray:
     """Mask of new rows whose raw query equals that of an old row with the same id (read back from
-    the file, only for pairs of equal length)."""
+    the file, only for pairs of equal length and digest: an id's other notifications are told apart
+    without a read)."""
     retry = np.zeros(len(frame), bool)
     old_rows, new_rows = pairs["old"].to_numpy(), pairs["new"].to_numpy()
     known_at = known.query_start[old_rows]
     old_length = known.query_end[old_rows] - known_at
-    check = (old_length == end[new_rows] - begin[new_rows]) | (known_at < 0) | (not mapped)
+    alike = (old_length == end[new_rows] - begin[new_rows]) & (known.query_digests[old_rows] == digests[new_rows])
+    check = alike | (known_at < 0) | (not mapped)
     values = [c for c in frame.columns if c != "received_at"]
     for old_row, new_row in zip(old_rows[check].tolist(), new_rows[check].tolist(), strict=True):
         if retry[new_row]:

@@ -23,6 +23,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from sendframe.errors import full_disk_error
@@ -116,8 +117,8 @@ class RoundPipeline:
                                    skip_messages=frozenset(self._messages), limit=self.batch)
         if not claimed or (self._rounds and len(claimed) < min(OVERLAP_MINIMUM, self.batch)):
             return 0
-        self._seqs.update(row[0] for row in claimed)
-        self._messages.update(row[1] for row in claimed)
+        self._seqs.update(map(itemgetter(0), claimed))
+        self._messages.update(map(itemgetter(1), claimed))
         task = asyncio.get_running_loop().create_task(self._round(claimed, moment))
         self._rounds.add(task)
         task.add_done_callback(self._rounds.discard)
@@ -125,13 +126,13 @@ class RoundPipeline:
 
     async def _round(self, claimed: list[Any], moment: float) -> None:
         try:
-            attempts = await self.notifier.deliver_many([row[2] for row in claimed])
+            attempts = await self.notifier.deliver_many(list(map(itemgetter(2), claimed)))
             await self._call(record_attempts, attempt_outcomes(claimed, attempts, moment))
         except Exception as error:  # what was not recorded stays pending and is sent again
             log_failure(error, self.db_path)
         finally:  # only now may a later report of these messages go out
-            self._seqs.difference_update(row[0] for row in claimed)
-            self._messages.difference_update(row[1] for row in claimed)
+            self._seqs.difference_update(map(itemgetter(0), claimed))
+            self._messages.difference_update(map(itemgetter(1), claimed))
 
     async def wait_for_a_round(self) -> None:
         """Wait until a round in flight is answered and recorded (at once when none is in flight)."""

@@ -96,15 +96,18 @@ def attempt_outcomes(claimed: Sequence[Any], attempts: Sequence[Attempt], moment
     writes it, and the counts: a 2xx is sent; a failure is retried a delay (``RETRY_DELAYS``) after its attempt
     (at ``moment`` or, with ``since``, a manual clock's advance from ``since``, at the report's own due time);
     a refused destination, or the last retry, is given up."""
-    sent: list[tuple[float, int | None, int, str]] = []  # (next_at, last_status, seq, message_id)
+    # (next_at, last_status, seq, message_id) of each report sent
+    sent = [(moment, attempt.status, row[0], row[1]) for row, attempt in zip(claimed, attempts, strict=True)
+            if attempt.ok]
     # (state, next_at, last_status, last_error, seq, message_id) of each report that failed
     failed: list[tuple[str, float, int | None, str | None, int, str]] = []
     retried = given_up = 0
     last = len(RETRY_DELAYS)
-    for (seq, message_id, _, tries, due), attempt in zip(claimed, attempts, strict=True):
+    unanswered = zip(claimed, attempts, strict=True) if len(sent) < len(claimed) else ()
+    for (seq, message_id, _, tries, due), attempt in unanswered:
         if attempt.ok:
-            sent.append((moment, attempt.status, seq, message_id))
-        elif attempt.refused or tries >= last:  # the policy refuses the destination: retrying cannot help
+            continue
+        if attempt.refused or tries >= last:  # the policy refuses the destination: retrying cannot help
             failed.append(("failed", moment, attempt.status, attempt.error, seq, message_id))
             given_up += 1
         else:

@@ -167,6 +167,10 @@ class Connection(asyncio.Protocol):
         self.announced = False
         self.remaining = 0
         self.read = 0
+        # the last answer read whole in one piece with a short body, and its head: a server answers every
+        # notification alike, so the next identical answer is taken without parsing it again
+        self.repeat = b""
+        self.repeat_head: Head = (0, _NO_BODY, 0, False, False)
 
     # ------------------------------------------------------------------------ sending
     def room(self) -> int:
@@ -232,13 +236,18 @@ class Connection(asyncio.Protocol):
                     break
                 if not self.sent:
                     return self.drop(done, "connection failed: an answer nobody asked for")
+                if self.repeat and buf.startswith(self.repeat, pos):
+                    pos += len(self.repeat)
+                    self.status, _, _, self.keep, self.announced = self.repeat_head
+                    done += self._complete()
+                    continue
                 end = buf.find(b"\r\n\r\n", pos)
                 if end < 0:
                     if size - pos > MAX_HEAD:
                         return self.drop(done, "connection failed: answer headers too long")
                     break
                 head = parse_head(buf[pos:end])
-                pos = end + 4
+                start, pos = pos, end + 4
                 if head is None:
                     return self.drop(done, "connection failed: not an HTTP/1.1 answer")
                 status, framing, length, self.keep, self.announced = head
@@ -248,12 +257,18 @@ class Connection(asyncio.Protocol):
                     continue  # an interim answer (103 Early Hints, ...): the real one follows
                 self.status, self.read = status, 0
                 if framing == _NO_BODY or (framing == _BY_LENGTH and length == 0):
+                    self.repeat, self.repeat_head = buf[start:pos], head
                     done += self._complete()
                 elif framing == _BY_LENGTH:
                     if length > self.dispatcher.max_body:  # read none of it: drop the connection instead
                         done += self._complete()
                         return self.drop(done, "connection failed: dropped after an answer longer than max_body")
-                    self.state, self.remaining = _LENGTH, length
+                    if length <= 256 and size - pos >= length:  # the whole answer is here
+                        pos += length
+                        self.repeat, self.repeat_head = buf[start:pos], head
+                        done += self._complete()
+                    else:
+                        self.state, self.remaining = _LENGTH, length
                 elif framing == _CHUNKED:
                     self.state = _CHUNK_SIZE
                 else:
