@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from sendframe.sandbox.notification_pipeline import RoundPipeline, log_failure
 from sendframe.sandbox.notifier import Notifier
-from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, busy_pause
+from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, busy_pause, quiet_collector
 
 __all__ = ["NotifierProcess", "main"]
 
@@ -191,5 +191,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the sandbox stops this process itself (the end of stdin)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    quiet_collector()  # its rounds make many short-lived rows too
     asyncio.run(run(args.db, Notifier(allow_loopback=True, allow_networks=args.allow_network)))
     return 0
