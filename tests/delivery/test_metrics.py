@@ -222,3 +222,12 @@ def test_an_empty_outcome_table_gives_an_empty_summary_with_every_column():
     summary = delivery_summary(empty, by=["campaign_id", "operator"])
     assert len(summary) == 0 and summary.index.names == ["campaign_id", "operator"]
     assert list(summary.columns) == list(SUMMARY_COLUMNS)
+
+
+def test_an_outcome_table_and_the_contacts_group_by_a_contact_column_as_the_campaign_does():
+    results, callbacks, records, estimate = campaign()
+    table = message_outcomes(results, callbacks, records, estimate=estimate)
+    contacts = pd.DataFrame({"segment": ["a"] * (len(table) - 1) + ["b"]}, index=table.index)
+    by_segment = delivery_summary(table, contacts=contacts, by="segment")
+    assert by_segment.index.tolist() == ["a", "b"]
+    assert by_segment["sent"].sum() == delivery_summary(table, by="campaign_id")["sent"].sum()
