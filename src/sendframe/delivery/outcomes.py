@@ -49,6 +49,7 @@ OUTCOME_STATUSES: tuple[str, ...] = (
     "UNKNOWN_OUTCOME",
 )
 FAILED_STATUSES = frozenset({"UNDELIV", "EXPIRED", "REJECTD", "DELETED"})
+_STATUS_CODE = {status: code for code, status in enumerate(OUTCOME_STATUSES)}
 
 # the send result's outcomes that never reached the service: rows left out before sending (the send policy's
 # skipped_* reasons, and a split test's holdout group)
@@ -136,9 +137,26 @@ def as_string(values: pd.Series) -> pd.Series:
     """
     if not isinstance(values.dtype, pd.CategoricalDtype) or values.cat.categories.inferred_type != "string":
         return values.astype("string")
-    decoded = pa.array(values).dictionary_decode()
-    texts = decoded.to_pandas(types_mapper={decoded.type: pd.StringDtype()}.get)
-    return pd.Series(texts.array, index=values.index, name=values.name)
+    return string_series(pa.array(values).dictionary_decode(), values.index, values.name)
+
+
+def string_series(texts: pa.Array, index: pd.Index, name: Any = None) -> pd.Series:
+    """An Arrow string array as a ``string`` Series on ``index``, without a Python string per row.
+
+    >>> string_series(pa.array(["a1", None]), pd.Index([3, 4])).tolist()
+    ['a1', <NA>]
+    """
+    converted = texts.to_pandas(types_mapper={texts.type: pd.StringDtype()}.get)
+    return pd.Series(converted.array, index=index, name=name)
+
+
+def taken(texts: pa.Array, positions: np.ndarray) -> pa.Array:
+    """The texts at ``positions``; null where a position is -1.
+
+    >>> taken(pa.array(["a", "b"]), np.array([1, -1, 0])).to_pylist()
+    ['b', None, 'a']
+    """
+    return texts.take(pa.array(positions, mask=positions < 0))
 
 
 def _among(values: pd.Series, wanted: Iterable[str]) -> np.ndarray:
@@ -272,14 +290,16 @@ def message_outcomes(
         outcome = results["accepted"].map({True: "accepted", False: "rejected"}).astype("string")
     out["outcome"] = outcome
     out["error_description"] = text("error_description")
-    recipient = recipients.astype("string") if recipients is not None else text("recipient")
+    recipient = recipients.astype("string").reindex(results.index) if recipients is not None else text("recipient")
 
-    status = np.full(size, "PENDING", dtype=object)
-    status[_among(outcome, NOT_SENT_OUTCOMES)] = "NOT_SENT"  # refused, not attempted yet, or skipped
-    status[_among(outcome, ["unknown"])] = "UNKNOWN_OUTCOME"
+    # codes into OUTCOME_STATUSES (-1: a status outside them), not a Python string per row
+    status = np.full(size, _STATUS_CODE["PENDING"], dtype=np.int8)
+    status[_among(outcome, NOT_SENT_OUTCOMES)] = _STATUS_CODE["NOT_SENT"]  # refused, not attempted yet, or skipped
+    status[_among(outcome, ["unknown"])] = _STATUS_CODE["UNKNOWN_OUTCOME"]
     sent_at = np.full(size, np.datetime64("NaT"), dtype="datetime64[us]")
     delivered_at = sent_at.copy()
-    mnc = pd.Series(pd.NA, index=results.index, dtype="string")
+    mnc = pa.nulls(size, pa.large_string())
+    recipient_texts = text_array(recipient)
     billed = np.full(size, np.nan)
     clicked = pd.Series(False, index=results.index, dtype="boolean")
     unsubscribed = np.zeros(size, dtype=bool)
@@ -292,27 +312,32 @@ def message_outcomes(
         which = found[rows]
         decided = latest.rows[which]  # the notification (row of the callbacks) that decides each hit's status
         # an intermediate notification (ACCEPTD, ...) leaves the message pending
-        status[rows] = np.where(latest.is_final[which], latest.status[which], "PENDING")
+        said = pd.Index(OUTCOME_STATUSES).get_indexer(pd.Index(latest.status)).astype(np.int8)
+        status[rows] = np.where(latest.is_final[which], said[which], _STATUS_CODE["PENDING"])
         sent_at[rows] = utc_instants(callbacks["sent_at"].iloc[decided])
         delivered = latest.status[which] == "DELIVRD"
         reported_at = utc_instants(callbacks["reported_at"].iloc[decided])
         delivered_at[rows] = np.where(delivered, reported_at, np.datetime64("NaT"))
-        mnc.iloc[rows] = callbacks["mnc"].iloc[decided].astype("string").to_numpy()
+        deciding = np.full(size, -1)  # per row: its deciding notification's row in the callbacks (-1: none)
+        deciding[rows] = decided
+        mnc = taken(text_array(callbacks["mnc"]), deciding)
         billed[rows] = latest.billed[which]
         if recipients is None:
-            recipient.iloc[rows] = callbacks["recipient"].iloc[decided].astype("string").to_numpy()
+            hit = pa.array(deciding >= 0)
+            recipient_texts = pc.if_else(hit, taken(text_array(callbacks["recipient"]), deciding), recipient_texts)
     if records is not None:
         messages = getattr(records, "messages", None)
         events = getattr(records, "events", None)
         if messages is not None and not messages.empty:
-            known = messages.drop_duplicates("id")
-            found = positions_among(by_id, text_array(known["id"]))
-            rows = np.flatnonzero(found >= 0)
-            if "is_clicked" in known:
-                clicked.iloc[rows] = known["is_clicked"].astype("boolean").iloc[found[rows]].to_numpy()
-            if recipients is None and "recipient" in known:
-                missing = rows[recipient.isna().to_numpy()[rows]]
-                recipient.iloc[missing] = known["recipient"].astype("string").iloc[found[missing]].to_numpy()
+            # the rows of the messages' first record of each id (no copy of the records' columns)
+            known = np.flatnonzero(~messages["id"].duplicated().to_numpy())
+            found = positions_among(by_id, text_array(messages["id"]).take(pa.array(known)))
+            found[found >= 0] = known[found[found >= 0]]
+            if "is_clicked" in messages:
+                said_clicked = messages["is_clicked"].astype("boolean").array
+                clicked = pd.Series(said_clicked.take(found, allow_fill=True, fill_value=False), results.index)
+            if recipients is None and "recipient" in messages:
+                recipient_texts = pc.coalesce(recipient_texts, taken(text_array(messages["recipient"]), found))
         if events is not None and not events.empty:
             dates = utc_instants(events["date"])
             kinds = pd.Categorical(events["type"])  # compared as codes: no Python string per event
@@ -327,12 +352,12 @@ def message_outcomes(
             gone = _first_event_dates(event_ids, dates, kinds == "unsubscribed").ids
             unsubscribed[positions_among(by_id, gone) >= 0] = True
             # a delivered event is as good as a DELIVRD notification
-            status[~np.isnat(delivered_at) & (status == "PENDING")] = "DELIVRD"
+            status[~np.isnat(delivered_at) & (status == _STATUS_CODE["PENDING"])] = _STATUS_CODE["DELIVRD"]
 
-    out["recipient"] = recipient
-    out["country"] = recipient_countries(recipient)
-    out["mnc"] = mnc
-    out["status"] = pd.Categorical(status, categories=list(OUTCOME_STATUSES), ordered=True)
+    out["recipient"] = string_series(recipient_texts, results.index)
+    out["country"] = recipient_countries(out["recipient"])
+    out["mnc"] = string_series(mnc, results.index)
+    out["status"] = pd.Categorical.from_codes(status, categories=pd.Index(OUTCOME_STATUSES), ordered=True)
     out["sent_at"] = pd.Series(sent_at, index=results.index).dt.tz_localize("UTC")
     out["delivered_at"] = pd.Series(delivered_at, index=results.index).dt.tz_localize("UTC")
     out["seconds_to_delivery"] = (delivered_at - sent_at) / np.timedelta64(1, "s")
