@@ -233,10 +233,10 @@ def _first_event_dates(ids: pa.Array, dates: np.ndarray, chosen: np.ndarray) -> 
 
 
 def positions_among(keys: pa.Array, values: pa.Array) -> np.ndarray:
-    """Each key's position among ``values`` (-1 where absent); a missing key matches a missing value.
+    """Each key's first position among ``values`` (-1 where absent); a missing key matches a missing value.
 
-    >>> positions_among(pa.array(["b", "z"]), pa.array(["a", "b"])).tolist()
-    [1, -1]
+    >>> positions_among(pa.array(["b", "z", "a"]), pa.array(["b", "a", "b"])).tolist()
+    [0, -1, 1]
     """
     found = pc.index_in(keys, value_set=values)
     return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -325,14 +325,15 @@ def message_outcomes(
         if recipients is None:
             hit = pa.array(deciding >= 0)
             recipient_texts = pc.if_else(hit, taken(text_array(callbacks["recipient"]), deciding), recipient_texts)
+        del latest, decided, deciding
+        # each id lookup's hash table (about 60 bytes per callback) leaves freed pages in malloc's heap that the
+        # next phase would add to: handed back after each phase, the phases' leftovers no longer sum into the peak
+        release_unused_memory()
     if records is not None:
         messages = getattr(records, "messages", None)
         events = getattr(records, "events", None)
         if messages is not None and not messages.empty:
-            # the rows of the messages' first record of each id (no copy of the records' columns)
-            known = np.flatnonzero(~messages["id"].duplicated().to_numpy())
-            found = positions_among(by_id, text_array(messages["id"]).take(pa.array(known)))
-            found[found >= 0] = known[found[found >= 0]]
+            found = positions_among(by_id, text_array(messages["id"]))  # the first record of each id
             if "is_clicked" in messages:
                 said_clicked = messages["is_clicked"].astype("boolean").array
                 clicked = pd.Series(said_clicked.take(found, allow_fill=True, fill_value=False), results.index)
@@ -353,6 +354,7 @@ def message_outcomes(
             unsubscribed[positions_among(by_id, gone) >= 0] = True
             # a delivered event is as good as a DELIVRD notification
             status[~np.isnat(delivered_at) & (status == _STATUS_CODE["PENDING"])] = _STATUS_CODE["DELIVRD"]
+            release_unused_memory()  # as after the callbacks' phase
 
     out["recipient"] = string_series(recipient_texts, results.index)
     out["country"] = recipient_countries(out["recipient"])
