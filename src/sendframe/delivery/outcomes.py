@@ -217,19 +217,17 @@ def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
                         billed)
 
 
-@dataclass(frozen=True)
-class _FirstDates:
-    ids: pa.Array
-    dates: np.ndarray
-
-
-def _first_event_dates(ids: pa.Array, dates: np.ndarray, chosen: np.ndarray) -> _FirstDates:
-    """Per id of the chosen events: the earliest date (NaT when none of its events has one)."""
-    rows = np.flatnonzero(chosen & np.asarray(ids.is_valid()))
-    encoded = pc.dictionary_encode(ids.take(pa.array(rows)))
-    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    earliest = pd.Series(dates[rows]).groupby(codes).min().reindex(range(len(encoded.dictionary)))
-    return _FirstDates(encoded.dictionary.cast(pa.large_string()), earliest.to_numpy(dtype="datetime64[us]"))
+def _first_events(row_codes: np.ndarray, event_codes: np.ndarray, dates: np.ndarray,
+                  chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (``row_codes``: its id's code, -1 for none): whether one of the chosen events is its message's,
+    and the earliest date of those (NaT when none of them has one). ``event_codes``: each event's id's code."""
+    rows = np.flatnonzero(chosen & (event_codes >= 0))
+    count = int(row_codes.max(initial=-1)) + 1
+    has = np.bincount(event_codes[rows], minlength=count) > 0
+    earliest = pd.Series(dates[rows]).groupby(event_codes[rows]).min().reindex(range(count))
+    # a code of -1 picks the appended "none"
+    return (np.append(has, False)[row_codes],
+            np.append(earliest.to_numpy(dtype="datetime64[us]"), np.datetime64("NaT"))[row_codes])
 
 
 def positions_among(keys: pa.Array, values: pa.Array) -> np.ndarray:
@@ -342,16 +340,16 @@ def message_outcomes(
         if events is not None and not events.empty:
             dates = utc_instants(events["date"])
             kinds = pd.Categorical(events["type"])  # compared as codes: no Python string per event
-            event_ids = text_array(events["id"])
+            # the rows' and the events' ids as codes into the rows' distinct ids: two lookups for all the kinds
+            row_ids = pc.dictionary_encode(by_id)
+            row_codes = np.asarray(pc.fill_null(row_ids.indices, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+            event_codes = positions_among(text_array(events["id"]), row_ids.dictionary)
             # record events carry seconds, notifications only minutes: the events win where both exist
             for kind, target in (("sent", sent_at), ("delivered", delivered_at)):
-                first = _first_event_dates(event_ids, dates, kinds == kind)
-                found = positions_among(by_id, first.ids)
-                rows = np.flatnonzero(found >= 0)
-                target[rows] = first.dates[found[rows]]
+                has, earliest = _first_events(row_codes, event_codes, dates, kinds == kind)
+                target[has] = earliest[has]
             # the sandbox's {UNSUB_URL} page adds an "unsubscribed" event to the message once confirmed
-            gone = _first_event_dates(event_ids, dates, kinds == "unsubscribed").ids
-            unsubscribed[positions_among(by_id, gone) >= 0] = True
+            unsubscribed = _first_events(row_codes, event_codes, dates, kinds == "unsubscribed")[0]
             # a delivered event is as good as a DELIVRD notification
             status[~np.isnat(delivered_at) & (status == _STATUS_CODE["PENDING"])] = _STATUS_CODE["DELIVRD"]
             release_unused_memory()  # as after the callbacks' phase
