@@ -4,10 +4,14 @@ The one-call ``send_*`` functions are made from the message constructors (``send
 their signature and docstring exist only at run time: read from the source, each is an attribute with neither. For
 every module-level attribute whose value is a call and whose run-time value is a function built elsewhere (its code
 object has another name), the module is inspected and the attribute replaced by the inspected function.
+
+Likewise a dataclass field whose help is its metadata (``Message``'s settings: the CLI and the Composer show the same
+text) gets that help as its docstring.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 from typing import Any
@@ -31,6 +35,17 @@ class RuntimeFunctions(griffe.Extension):
                 inspected = griffe.inspect(module.path)
                 for name in built:
                     module.set_member(name, inspected[name])
+            for cls in module.classes.values():
+                _document_fields(cls, getattr(importlib.import_module(module.path), cls.name, None))
+
+
+def _document_fields(cls: griffe.Class, runtime: Any) -> None:
+    if not dataclasses.is_dataclass(runtime):
+        return
+    for field in dataclasses.fields(runtime):
+        member = cls.members.get(field.name)
+        if "help" in field.metadata and member is not None and not member.is_alias and member.docstring is None:
+            member.docstring = griffe.Docstring(field.metadata["help"], parent=member)
 
 
 def _is_built_function(runtime: Any, name: str) -> bool:

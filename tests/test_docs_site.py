@@ -7,6 +7,7 @@ function without an example), a docstring's reST role naming nothing (docs/site_
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import inspect
 import json
@@ -175,3 +176,16 @@ def test_a_docstring_role_naming_nothing_is_a_warning(caplog: pytest.LogCaptureF
     warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
     assert warnings == ["sendframe.campaign.estimate.estimate: the docstring's :func:`no_such_function` names "
                         "'no_such_function', which does not exist"]
+
+
+@pytest.mark.slow
+def test_a_message_setting_shows_the_help_the_cli_and_the_composer_show(site: Path) -> None:
+    # the settings' help is field metadata (docs/runtime_functions.py gives it to the reference as a docstring)
+    reference = _page(site, "reference.html")
+    help_text = {f.name: f.metadata["help"] for f in dataclasses.fields(sendframe.Message) if "help" in f.metadata}
+    assert "to" in help_text and "quiet_hours" in help_text
+    for name, text in help_text.items():
+        heading = reference.find(id=f"sendframe.campaign.message.Message.{name}")
+        assert isinstance(heading, Tag), f"Message.{name} is missing from the reference"
+        body = heading.find_next_sibling("div", class_="doc-contents")
+        assert isinstance(body, Tag) and _squeezed(text) in _squeezed(_text(body)), f"Message.{name}: help not shown"

@@ -3,6 +3,8 @@ with the same ledger (once there is space) writes the results without sending an
 
 from __future__ import annotations
 
+import tempfile
+
 import pandas as pd
 import pytest
 
@@ -27,3 +29,19 @@ def test_a_full_disk_under_out_names_the_file_and_the_next_run_sends_nobody_twic
     assert result["outcome"].eq("accepted").all() and len(result) == 40
     messages = sb.messages()
     assert (messages[messages["recipient"].isin(phones)]["recipient"].value_counts() == 1).all()
+
+
+def test_a_full_disk_under_the_temporary_folder_names_the_stash_and_nothing_is_sent(sb, client, small_disk, tmp_path,
+                                                                                     monkeypatch):
+    # a Dask send on this machine keeps each prepared partition in a temporary folder until it sends it
+    phones = [f"4479118{i:05d}" for i in range(40)]
+    frame = from_pandas(pd.DataFrame({"phone": phones, "name": ["N"] * 40}), npartitions=2)
+    msg = sendframe.sms("Hi {name}", sender="Shop")
+    monkeypatch.setattr(tempfile, "tempdir", str(small_disk.path))
+    small_disk.fill()
+    with pytest.raises(DiskFullError, match=r"The disk holding .*part\.\d\.pickle is full.*TMPDIR.*Nothing was sent"):
+        msg.send(frame, ledger=tmp_path / "c.sqlite", out=tmp_path / "out", client=client, progress=False)
+    assert not sb.messages()["recipient"].isin(phones).any()
+    small_disk.free()
+    result = msg.send(frame, ledger=tmp_path / "c.sqlite", out=tmp_path / "out", client=client, progress=False)
+    assert result.compute()["outcome"].eq("accepted").all() and len(result) == 40

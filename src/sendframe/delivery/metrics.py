@@ -147,7 +147,8 @@ def delivery_summary(
         if callbacks is not None or records is not None or estimate is not None:
             raise InputError("delivery_summary(outcomes) takes the outcome table alone: its callbacks, records and "
                              "estimate are already in it.")
-        table = results if contacts is None else results.join(contacts, suffixes=("", "_contact"))
+        # suffixes=: pandas 3 deprecates rsuffix=, and pandas-stubs do not know suffixes yet
+        table = results if contacts is None else results.join(contacts, suffixes=("", "_contact"))  # type: ignore[call-arg]
     else:
         table = outcomes(results, callbacks, records, contacts, estimate=estimate)
     return summarise_outcomes(table, by=keys, send_time=send_time_of(results))

@@ -158,11 +158,15 @@ def _sent_costs(prepared: Prepared) -> np.ndarray:
     return prepared.frame["cost"].to_numpy(dtype=np.float64, na_value=0.0)
 
 
+_STASH_ADVICE = ("a Dask send keeps each prepared partition in the temporary folder until it sends it; free space "
+                "there, or set TMPDIR to a folder on a disk with room. Nothing was sent.")
+
+
 def _stashed(prepared: Prepared, path: str) -> None:
     """``prepared`` kept on this machine's disk until the send takes its partition."""
     import cloudpickle  # type: ignore[import-untyped]  # noqa: PLC0415  Dask's own pickler (a message holds mapping proxies)
 
-    with open(path, "wb") as file:
+    with naming_full_disk(path, _STASH_ADVICE, torn=True), open(path, "wb") as file:
         cloudpickle.dump(prepared, file, protocol=pickle.HIGHEST_PROTOCOL)
 
 
