@@ -122,15 +122,19 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
         try:
             answer = await client.send_columns(spec.channel, encoded)
         except ApiError as exc:
-            # 400: rejected as a whole; 401/403 (no point sending the rest), 413, a lasting 429: nothing processed
-            state = ("unknown" if isinstance(exc, UnknownOutcomeError) else "not_sent"
-                     if isinstance(exc, (AuthenticationError, NotSentError)) or exc.status != 400 else "done")
+            description = exc.description
+            if isinstance(exc, UnknownOutcomeError):
+                state = "unknown"
+            elif isinstance(exc, (AuthenticationError, NotSentError)) or exc.status != 400:
+                state = "not_sent"  # 401/403 (no point sending the rest), 413, a lasting 429: nothing processed
+            else:
+                state = "done"  # 400: rejected as a whole
             if isinstance(exc, AuthenticationError):
                 stop.set()
                 run.failure = run.failure or exc
-            retry = " Nothing was sent; run again with the same ledger to retry." * isinstance(exc, NotSentError)
-            await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, exc.description + retry,
-                                    exc.status)
+            if isinstance(exc, NotSentError):
+                description += " Nothing was sent; run again with the same ledger to retry."
+            await asyncio.to_thread(ledger.record_failure, batch.number, state, exc.code, description, exc.status)
             if state != "not_sent":
                 ended(state == "unknown", exc.description)
         else:
@@ -190,7 +194,7 @@ def _typed_result(frame: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
 
 
 def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Positions | None) -> pd.DataFrame:
-    rows: dict[str, Any] = dict.fromkeys(ANSWER_COLUMNS, [None] * len(index))
+    rows: dict[str, Any] = {column: [None] * len(index) for column in ANSWER_COLUMNS}  # a list each, not one shared
     number = np.full(len(index), np.nan)
     for batch in batches:
         batch.encoded  # noqa: B018  each request validated, as a send would before its POST
