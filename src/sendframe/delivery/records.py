@@ -41,7 +41,7 @@ MESSAGE_COLUMNS: tuple[str, ...] = (
 )
 EVENT_COLUMNS: tuple[str, ...] = ("id", "type", "date", "is_mobile", "browser", "os")
 MAX_URL_IDS_CHARS = 2048  # keep lookup URLs short whatever the id length
-_GROUP_RECORDS = 5_000  # records read into Arrow at a time (see fetch_records)
+_GROUP_RECORDS = 2_000  # records read into Arrow at a time (see fetch_records)
 
 # the record's fields the frames need, by wire name, and their frame column; "links" is not read
 _MESSAGE_FIELDS = {"id": "id", "from": "sender", "to": "recipient", "message": "message", "campaignId": "campaign_id",
@@ -56,7 +56,7 @@ _ANSWER = pa.schema([("data", pa.list_(_RECORD))])
 _UTC = pa.timestamp("us", tz="UTC")
 # columns of a few distinct values, held as categoricals (a code per row, not a text)
 _CATEGORICAL = ("sender", "type", "browser", "os")
-_PANDAS_TYPES = {pa.string(): pd.StringDtype(), pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+_PANDAS_TYPES = {pa.large_string(): pd.StringDtype(), pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
 # customFields, empty or not; quotes inside JSON texts are escaped, so these only match the key itself
 _NO_CUSTOM_FIELDS = b'"customFields":{}'
 _SOME_CUSTOM_FIELDS = re.compile(rb'"customFields"\s*:\s*\{\s*"')
@@ -333,14 +333,15 @@ def _has_custom_fields(body: bytes, records: int) -> bool:
 
 
 def _messages_table(records: pa.StructArray) -> pa.Table:
-    return pa.table([records.field(name) for name in _MESSAGE_FIELDS], names=list(_MESSAGE_FIELDS.values()))
+    return _stored(pa.table([records.field(name) for name in _MESSAGE_FIELDS], names=list(_MESSAGE_FIELDS.values())),
+                   _CATEGORICAL)
 
 
 def _custom_table(custom: pa.StructArray | None) -> pa.Table | None:
     if custom is None or not custom.type.num_fields:
         return None
     # flatten: a null customFields gives nulls
-    return pa.table(custom.flatten(), names=[field.name for field in custom.type])
+    return _stored(pa.table(custom.flatten(), names=[field.name for field in custom.type]))
 
 
 def _events_table(records: pa.StructArray) -> pa.Table:
@@ -350,7 +351,20 @@ def _events_table(records: pa.StructArray) -> pa.Table:
     for name, column in _EVENT_FIELDS.items():
         columns[column] = flat.field(name)
     columns["date"] = columns["date"].cast(_UTC)  # ISO 8601 with an offset; a date without one is an error
-    return pa.table(columns).select(list(EVENT_COLUMNS))
+    return _stored(pa.table(columns).select(list(EVENT_COLUMNS)), _CATEGORICAL)
+
+
+def _stored(table: pa.Table, categorical: Sequence[str] = ()) -> pa.Table:
+    """A group's table as the frames hold it: text as pandas' ``string`` holds it (large_string), the
+    ``categorical`` columns dictionary-encoded. Made as each group is read, so that its raw texts go a group at a
+    time: done over the whole answer at the end, it was about 250 bytes a record at fetch_records' peak."""
+    for position, field in enumerate(table.schema):
+        column = table.column(position)
+        if field.name in categorical:
+            table = table.set_column(position, field.name, pc.dictionary_encode(column))
+        elif pa.types.is_string(field.type):  # the texts stay where they are: only the offsets are widened
+            table = table.set_column(position, field.name, column.cast(pa.large_string()))
+    return table
 
 
 def _frames(reads: Sequence[_Read]) -> Records:
@@ -361,7 +375,7 @@ def _frames(reads: Sequence[_Read]) -> Records:
     names = list(dict.fromkeys(name for custom in customs if custom is not None for name in custom.column_names))
     if names:  # the custom fields of every group, a column per name in order of first appearance (text)
         pieces = [pa.table([custom.column(name) if custom is not None and name in custom.column_names
-                            else pa.nulls(len(read.messages), pa.string()) for name in names], names=names)
+                            else pa.nulls(len(read.messages), pa.large_string()) for name in names], names=names)
                   for read, custom in zip(reads, customs, strict=True)]
         extra = _to_pandas(pa.concat_tables(pieces))
         extra.columns = [f"custom_{name}" if name in MESSAGE_COLUMNS else name for name in names]
@@ -371,9 +385,6 @@ def _frames(reads: Sequence[_Read]) -> Records:
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
-    for name in _CATEGORICAL:
-        if name in table.column_names:
-            table = table.set_column(table.column_names.index(name), name, pc.dictionary_encode(table.column(name)))
     # the groups' dictionaries made one, so that each column is one categorical
     frame: pd.DataFrame = table.unify_dictionaries().to_pandas(types_mapper=_PANDAS_TYPES.get)  # pyarrow is untyped
     return frame
