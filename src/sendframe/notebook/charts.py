@@ -26,6 +26,7 @@ import phonenumbers
 
 from sendframe.delivery.outcomes import FAILED_STATUSES, OUTCOME_STATUSES, operator_label
 from sendframe.errors import InputError
+from sendframe.memory import release_unused_memory
 from sendframe.notebook.report import INSTALL_HINT, Dashboard
 from sendframe.options import keyword_checked
 from sendframe.send_outcomes import OUTCOME_LABELS, SKIP_OUTCOMES
@@ -515,6 +516,7 @@ def dashboard(outcomes: pd.DataFrame, *, summary: pd.DataFrame | None = None, ti
     >>> board.write_html("report.html")           # doctest: +SKIP
     """
     figures = {name: chart(outcomes) for name, chart in CHARTS.items()}
+    release_unused_memory()  # the charts' per-row temporaries, handed back before the report is written
     if summary is not None and any(name is not None for name in summary.index.names):
         summary = summary.reset_index()  # the table shows the groups (delivery_summary's index) as its first columns
     return Dashboard(figures, summary=summary, title=title, header=campaign_facts(outcomes, campaign=campaign))
