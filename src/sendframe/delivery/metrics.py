@@ -221,9 +221,12 @@ def grouping_table(table: pd.DataFrame, *, by: Sequence[str] | str,
     if send_time is not None:
         sent_at = pd.to_datetime(send_time, utc=True).reindex(table.index).fillna(sent_at)
     # each made only when grouped by: the operator's text was about 100 bytes a row at the summary's peak
-    derived = {"send_hour": lambda: sent_at.dt.floor("h"),
-               "operator": lambda: operator_label(table["country"], table["mnc"])}
-    table = table.assign(**{name: make() for name, make in derived.items() if name in keys})
+    derived: dict[str, pd.Series] = {}
+    if "send_hour" in keys:
+        derived["send_hour"] = sent_at.dt.floor("h")
+    if "operator" in keys:
+        derived["operator"] = operator_label(table["country"], table["mnc"])
+    table = table.assign(**derived)
     if send_time is not None:  # the send time from the results is the start of the clock when no sent event is known
         from_send = (table["delivered_at"] - sent_at).dt.total_seconds()
         table = table.assign(seconds_to_delivery=table["seconds_to_delivery"].fillna(from_send))
