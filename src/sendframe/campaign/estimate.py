@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import phonenumbers
 import pyarrow as pa
 
 from sendframe import pricing
@@ -34,14 +33,7 @@ from sendframe.text.encodings import ENCODINGS
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["COLUMN_CATEGORIES", "estimate", "estimate_sums", "estimate_totals", "price_table", "priced_numbers",
-           "totals_of_sums"]
-
-# the columns of known values, categoricals of those values (two bytes a row, not a text): the same categories in
-# every frame, so the partitions of a Dask estimate put end to end keep them
-COLUMN_CATEGORIES: dict[str, pd.CategoricalDtype] = {
-    "country": pd.CategoricalDtype(sorted(phonenumbers.SUPPORTED_REGIONS)),
-}
+__all__ = ["estimate", "estimate_sums", "estimate_totals", "price_table", "priced_numbers", "totals_of_sums"]
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
@@ -97,8 +89,7 @@ def estimate(msg: Message, contacts: pd.DataFrame, *, prices: Any = None, attach
              measured: pd.DataFrame | None = None, keys: pd.Series | None = None) -> pd.DataFrame:
     """Per row of what ``msg`` sends: ``text, encoding, length, parts, forced_by, lost_characters, country,
     unit_price, cost, billable``; totals in ``.attrs["totals"]`` (see :func:`estimate_totals`). Every row is
-    priced: :meth:`sendframe.Message.estimate` then makes the rows a send skips cost nothing. ``country`` is a
-    categorical of every region (``COLUMN_CATEGORIES``).
+    priced: :meth:`sendframe.Message.estimate` then makes the rows a send skips cost nothing.
 
     - ``encoding`` (the message's): ``None`` is what a request without ``encoding`` gets (``gsm``); ``"auto"``
       the cheapest that carries every character of each row (``forced_by`` then names the characters that
@@ -190,7 +181,6 @@ def estimate(msg: Message, contacts: pd.DataFrame, *, prices: Any = None, attach
         },
         index=index,
     )
-    frame = frame.astype(COLUMN_CATEGORIES)
     frame.attrs["currency"] = currencies[0] if len(currencies) == 1 else "/".join(map(str, currencies))
     frame.attrs["totals"] = estimate_totals(frame)
     return frame
