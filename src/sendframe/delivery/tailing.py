@@ -61,7 +61,7 @@ class _Read:
     params: LogParams
     frame: pd.DataFrame
     query_start: np.ndarray   # each row's raw query in the file; -1 when unknown (a block that was not UTF-8)
-    query_end: np.ndarray
+    query_length: np.ndarray  # and its length (int32: kept for every row, as the digests below)
     query_digests: np.ndarray  # each row's raw query's digest (``span_digests``): a retry has its row's digest
     generation: int
     ids: _IdDigests
@@ -86,7 +86,7 @@ class _IdDigests:
         offsets = np.frombuffer(texts.buffers()[1], width)[texts.offset:texts.offset + len(texts) + 1]
         digests = span_digests(texts.buffers()[2] or pa.py_buffer(b""), offsets[:-1][present], offsets[1:][present])
         order = np.argsort(digests)  # equal digests in any order: pairs() takes them all
-        return cls(digests[order], present[order] + first_row)
+        return cls(digests[order], (present[order] + first_row).astype(np.int32))  # a row's position: 32 bits
 
     def plus(self, more: _IdDigests) -> _IdDigests:
         """Both, still sorted (a stable sort of two sorted runs is a merge)."""
@@ -212,9 +212,11 @@ def _lines(data: pa.Buffer) -> tuple[pa.Array, bool]:
 
 
 def _in_file(begin: np.ndarray, end: np.ndarray, base: int, mapped: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's start in the file (``begin`` + ``base``; -1 when unknown) and its length."""
+    length = (end - begin).astype(np.int32)
     if not mapped:
-        return np.full(len(begin), -1, np.int64), np.full(len(end), -1, np.int64)
-    return begin + base, end + base
+        return np.full(len(begin), -1, np.int64), length
+    return begin + base, length
 
 
 def _new_own_params(lines: pa.Array, known: _Read) -> bool:
@@ -232,11 +234,11 @@ def _extended(known: _Read, fd: int, lines: pa.Array, mapped: bool, start: int, 
     parsed = parse_with_queries(lines, known.params)
     digests = _query_digests(lines, parsed[1], parsed[2])
     fresh = _without_retries(known, parsed, lines, mapped, fd, digests)
-    begin, end = _in_file(parsed[1], parsed[2], start, mapped)
+    begin, length = _in_file(parsed[1], parsed[2], start, mapped)
     keep = fresh.attrs.pop("_kept_positions")
     ids = known.ids.plus(_IdDigests.of(fresh["id"], len(known.frame)))
     return _Read(known.identity, start + whole, _fingerprint(fd, start + whole), known.params, _appended(known, fresh),
-                 np.concatenate([known.query_start, begin[keep]]), np.concatenate([known.query_end, end[keep]]),
+                 np.concatenate([known.query_start, begin[keep]]), np.concatenate([known.query_length, length[keep]]),
                  np.concatenate([known.query_digests, digests[keep]]), known.generation, ids)
 
 
@@ -277,7 +279,7 @@ def _same_queries(known: _Read, frame: pd.DataFrame, pairs: pd.DataFrame, raw: n
     retry = np.zeros(len(frame), bool)
     old_rows, new_rows = pairs["old"].to_numpy(), pairs["new"].to_numpy()
     known_at = known.query_start[old_rows]
-    old_length = known.query_end[old_rows] - known_at
+    old_length = known.query_length[old_rows]
     alike = (old_length == end[new_rows] - begin[new_rows]) & (known.query_digests[old_rows] == digests[new_rows])
     check = alike | (known_at < 0) | (not mapped)
     values = [c for c in frame.columns if c != "received_at"]
