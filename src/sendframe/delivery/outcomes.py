@@ -169,21 +169,25 @@ def _among(values: pd.Series, wanted: Iterable[str]) -> np.ndarray:
     return np.append(found, False)[codes]
 
 
-def _statuses(callbacks: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """notification_status and is_final_notification of every row, asked once per distinct (status, delivery)."""
+def _statuses(callbacks: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """notification_status and is_final_notification, asked once per distinct (status, delivery): each row's
+    kind (a code), what each kind stands for (object: str or None), and whether each row is final."""
     columns = ["status", "delivery"] if "delivery" in callbacks else ["status"]
     combined = np.zeros(len(callbacks), dtype=np.int64)
     for column in columns:  # missing values are values too
         codes, uniques = pd.factorize(callbacks[column], use_na_sentinel=False)
         combined = combined * (len(uniques) + 1) + codes
-    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    kinds = pd.factorize(combined)[0]
+    del combined
+    # factorize numbers the kinds in order of appearance: a row starts a kind where its code passes all before it
+    first = np.flatnonzero(np.diff(np.maximum.accumulate(kinds), prepend=-1) > 0)
     distinct = callbacks.iloc[first]
     delivery = distinct.get("delivery")
     stands_for = notification_status(distinct["status"], delivery)
     said = stands_for.to_numpy(dtype=object)
     said[stands_for.isna().to_numpy()] = None
     final = is_final_notification(distinct["status"], delivery).to_numpy(dtype=bool)
-    return said[inverse], final[inverse]
+    return kinds, said, final[kinds]
 
 
 def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
@@ -199,13 +203,14 @@ def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
     >>> latest.ids.to_pylist(), latest.status.tolist(), latest.rows.tolist()
     (['a1', 'b2'], ['DELIVRD', 'ACCEPTD'], [0, 2])
     """
-    ids = text_array(callbacks["id"])
-    present = np.flatnonzero(np.asarray(ids.is_valid()))
-    encoded = pc.dictionary_encode(ids.take(pa.array(present)) if len(present) < len(ids) else ids)
-    code = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    # Arrow's dictionary encoding, a chunk (a read of the log) at a time: the ids are not copied into one array
+    codes, distinct_ids = pd.factorize(as_string(callbacks["id"]))
+    present = np.flatnonzero(codes >= 0)
+    code = codes if len(present) == len(codes) else codes[present]
+    del codes
     needed = [c for c in ("status", "delivery", "reported_at", "received_at", "part", "cost") if c in callbacks]
-    kept = callbacks[needed] if len(present) == len(ids) else callbacks[needed].iloc[present]
-    status, is_final = _statuses(kept)
+    kept = callbacks[needed] if len(present) == len(callbacks) else callbacks[needed].iloc[present]
+    kinds, stands_for, is_final = _statuses(kept)
     order = deciding_order(kept, code, is_final)
     ordered = code[order]
     last = order[last_of_each(ordered)]  # one per id, ids in code order
@@ -214,10 +219,10 @@ def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
     pair = ordered * (int(part_codes.max(initial=0)) + 1) + part_codes[order]
     first_of_part = order[~pd.Series(pair).duplicated().to_numpy()]
     cost = pd.to_numeric(kept["cost"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    billed = np.full(len(encoded.dictionary), np.nan)
+    billed = np.full(len(distinct_ids), np.nan)
     np.fmax.at(billed, code[first_of_part], cost[first_of_part])
-    return LatestStatus(encoded.dictionary.cast(pa.large_string()), present[last], status[last], is_final[last],
-                        billed)
+    return LatestStatus(text_array(pd.Series(distinct_ids, dtype="string")), present[last], stands_for[kinds[last]],
+                        is_final[last], billed)
 
 
 def _first_events(row_codes: np.ndarray, event_codes: np.ndarray, dates: np.ndarray,
