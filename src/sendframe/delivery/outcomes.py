@@ -126,9 +126,20 @@ def text_array(values: pd.Series) -> pa.Array:
     >>> text_array(pd.Series(["a1", None])).to_pylist()
     ['a1', None]
     """
-    text = values if isinstance(values.dtype, pd.StringDtype) else values.astype("string")
-    array = pa.array(text, type=pa.large_string(), from_pandas=True)
+    array = text_chunks(values)
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def text_chunks(values: pd.Series) -> pa.Array | pa.ChunkedArray:
+    """A column as Arrow large_string in the chunks it is held in: a ``string`` column read in pieces (a log's
+    polls, the records' groups) is not copied into one array, as :func:`text_array` does. Lookups
+    (:func:`positions_among`) and :func:`taken` work on it as they are.
+
+    >>> text_chunks(pd.Series(["a1", None])).to_pylist()
+    ['a1', None]
+    """
+    text = values if isinstance(values.dtype, pd.StringDtype) else values.astype("string")
+    return pa.array(text, type=pa.large_string(), from_pandas=True)
 
 
 def as_string(values: pd.Series) -> pd.Series:
@@ -153,7 +164,7 @@ def string_series(texts: pa.Array, index: pd.Index, name: Any = None) -> pd.Seri
     return pd.Series(converted.array, index=index, name=name)
 
 
-def taken(texts: pa.Array, positions: np.ndarray) -> pa.Array:
+def taken(texts: pa.Array | pa.ChunkedArray, positions: np.ndarray) -> pa.Array | pa.ChunkedArray:
     """The texts at ``positions``; null where a position is -1.
 
     >>> taken(pa.array(["a", "b"]), np.array([1, -1, 0])).to_pylist()
@@ -238,7 +249,7 @@ def _first_events(row_codes: np.ndarray, event_codes: np.ndarray, dates: np.ndar
             np.append(earliest.to_numpy(dtype="datetime64[us]"), np.datetime64("NaT"))[row_codes])
 
 
-def positions_among(keys: pa.Array, values: pa.Array) -> np.ndarray:
+def positions_among(keys: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Each key's first position among ``values`` (-1 where absent); a missing key matches a missing value.
 
     >>> positions_among(pa.array(["b", "z", "a"]), pa.array(["b", "a", "b"])).tolist()
@@ -326,11 +337,11 @@ def message_outcomes(
         delivered_at[rows] = np.where(delivered, reported_at, np.datetime64("NaT"))
         deciding = np.full(size, -1)  # per row: its deciding notification's row in the callbacks (-1: none)
         deciding[rows] = decided
-        mnc = taken(text_array(callbacks["mnc"]), deciding)
+        mnc = taken(text_chunks(callbacks["mnc"]), deciding)
         billed[rows] = latest.billed[which]
         if recipients is None:
             hit = pa.array(deciding >= 0)
-            recipient_texts = pc.if_else(hit, taken(text_array(callbacks["recipient"]), deciding), recipient_texts)
+            recipient_texts = pc.if_else(hit, taken(text_chunks(callbacks["recipient"]), deciding), recipient_texts)
         del latest, decided, deciding
         # each id lookup's hash table (about 60 bytes per callback) leaves freed pages in malloc's heap that the
         # next phase would add to: handed back after each phase, the phases' leftovers no longer sum into the peak
@@ -339,19 +350,19 @@ def message_outcomes(
         messages = getattr(records, "messages", None)
         events = getattr(records, "events", None)
         if messages is not None and not messages.empty:
-            found = positions_among(by_id, text_array(messages["id"]))  # the first record of each id
+            found = positions_among(by_id, text_chunks(messages["id"]))  # the first record of each id
             if "is_clicked" in messages:
                 said_clicked = messages["is_clicked"].astype("boolean").array
                 clicked = pd.Series(said_clicked.take(found, allow_fill=True, fill_value=False), results.index)
             if recipients is None and "recipient" in messages:
-                recipient_texts = pc.coalesce(recipient_texts, taken(text_array(messages["recipient"]), found))
+                recipient_texts = pc.coalesce(recipient_texts, taken(text_chunks(messages["recipient"]), found))
         if events is not None and not events.empty:
             dates = utc_instants(events["date"])
             kinds = pd.Categorical(events["type"])  # compared as codes: no Python string per event
             # the rows' and the events' ids as codes into the rows' distinct ids: two lookups for all the kinds
             row_ids = pc.dictionary_encode(by_id)
             row_codes = np.asarray(pc.fill_null(row_ids.indices, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
-            event_codes = positions_among(text_array(events["id"]), row_ids.dictionary)
+            event_codes = positions_among(text_chunks(events["id"]), row_ids.dictionary)
             # record events carry seconds, notifications only minutes: the events win where both exist
             for kind, target in (("sent", sent_at), ("delivered", delivered_at)):
                 has, earliest = _first_events(row_codes, event_codes, dates, kinds == kind)
