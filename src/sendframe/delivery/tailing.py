@@ -89,10 +89,10 @@ class _IdDigests:
         return cls(digests[order], (present[order] + first_row).astype(np.int32))  # a row's position: 32 bits
 
     def plus(self, more: _IdDigests) -> _IdDigests:
-        """Both, still sorted (a stable sort of two sorted runs is a merge)."""
-        digests = np.concatenate([self.digests, more.digests])
-        order = np.argsort(digests, kind="stable")
-        return _IdDigests(digests[order], np.concatenate([self.rows, more.rows])[order])
+        """Both, still sorted: ``more`` merged in after the equal digests already there (no sort of them all, and
+        no order array as long as every row read)."""
+        at = np.searchsorted(self.digests, more.digests, "right")
+        return _IdDigests(np.insert(self.digests, at, more.digests), np.insert(self.rows, at, more.rows))
 
     def pairs(self, new: _IdDigests) -> tuple[np.ndarray, np.ndarray]:
         """(old row, new row) of every old and new row whose ids have the same digest."""
