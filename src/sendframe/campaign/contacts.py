@@ -43,7 +43,7 @@ from sendframe.campaign.columns import (
     numbered_type_column,
     snake_name,
 )
-from sendframe.campaign.problems import key_codes
+from sendframe.campaign.policy import key_codes, repeated_rows
 from sendframe.campaign.row_regions import find_country_column, row_regions
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
 from sendframe.engines import dispatched, several_files
@@ -300,8 +300,7 @@ def read_contacts(
     if "phone" in sources:
         out["phone_type"] = types_of_numbers(codes["phone"])
     # a repeat: a valid recipient (code >= 0) already in an earlier row, by phone or by email
-    out["duplicate"] = np.logical_or.reduce([pd.Series(codes[kind]).duplicated().to_numpy() & (codes[kind] >= 0)
-                                             for kind in sources])
+    out["duplicate"] = np.logical_or.reduce([repeated_rows(codes[kind]) for kind in sources])
     result = pd.DataFrame(out, index=frame.index)
     if names is not None:
         result, renamed = _snake_columns(result, names)

@@ -38,15 +38,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sendframe.api.wire import user_stacklevel
-from sendframe.campaign.problems import key_codes
 from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import closest
 from sendframe.send_outcomes import SKIP_OUTCOMES
+from sendframe.text.templates import column_to_arrow
 
-__all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "repeat_reasons", "repeated_rows", "skipped_summary",
-           "warn_skipped"]
+__all__ = ["KEEP_REASONS", "keep_reasons", "key_codes", "plan_rows", "repeat_reasons", "repeated_rows",
+           "skipped_summary", "warn_skipped"]
 
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
 _RULE_REASON = {"invalid_recipient": "invalid", "landline": "landline", "opted_out": "suppressed"}
@@ -128,17 +129,33 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
                         index=index)
 
 
-def repeated_rows(recipients: pd.Series, among: np.ndarray) -> np.ndarray:
-    """Which rows of ``among`` repeat the recipient of an earlier row of ``among`` (a missing one never does).
+def repeated_rows(recipients: pd.Series | np.ndarray, among: np.ndarray | None = None) -> np.ndarray:
+    """Which rows (of ``among``, default all) repeat the recipient of an earlier such row; a missing one never does.
+    ``recipients``: the recipient keys, or their :func:`key_codes` (an integer array, negative where missing).
 
         >>> repeated_rows(pd.Series(["a", "b", "a", None, None, "b"]), np.array([1, 0, 1, 1, 1, 1], bool)).tolist()
         [False, False, True, False, False, False]
     """
-    codes = key_codes(recipients)
-    among = np.asarray(among, dtype=bool) & (codes >= 0)
+    codes = recipients if isinstance(recipients, np.ndarray) and recipients.dtype.kind == "i" else key_codes(recipients)
+    among = codes >= 0 if among is None else np.asarray(among, dtype=bool) & (codes >= 0)
     repeated = np.zeros(len(codes), dtype=bool)
     repeated[among] = pd.Series(codes[among]).duplicated(keep="first").to_numpy()
     return repeated
+
+
+def key_codes(values: pd.Series | np.ndarray) -> np.ndarray:
+    """A code per value counting up in order of first appearance, equal for equal values (-1: missing).
+
+        >>> key_codes(pd.Series(["b", None, "a", "b"], dtype="str")).tolist()
+        [0, -1, 1, 0]
+    """
+    values = values if isinstance(values, pd.Series) else pd.Series(values)
+    if isinstance(values.dtype, pd.StringDtype):  # hashed by Arrow
+        codes: np.ndarray = pc.dictionary_encode(column_to_arrow(values)).indices.fill_null(-1).to_numpy(
+            zero_copy_only=False)
+        return codes.astype(np.int64)
+    found, _ = pd.factorize(values, use_na_sentinel=True)
+    return np.asarray(found, dtype=np.int64)
 
 
 def repeat_reasons(recipients: Iterable[Any]) -> np.ndarray:
