@@ -304,17 +304,12 @@ def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
                 except orjson.JSONDecodeError as error:
                     raise InputError(f"{file.name}: line {number} is not valid JSON ({error}); JSON lines files hold "
                                      "one object per line.") from None
-    columns: dict[str, list[str | None]] = {}
-    for position, (number, record) in enumerate(numbered):
+    for number, record in numbered:
         if not isinstance(record, dict):
             raise InputError(f"{file.name}: record {number} is {type(record).__name__}, not an object with named "
                              "fields.")
-        for name, value in record.items():
-            columns.setdefault(str(name), [None] * position).append(_json_text(value))
-        for values in columns.values():
-            values.extend([None] * (position + 1 - len(values)))
-    return pd.DataFrame({name: pd.array(values, dtype="str") for name, values in columns.items()},
-                        index=pd.RangeIndex(len(numbered)))
+    records = pd.DataFrame([record for _, record in numbered], dtype=object)  # columns in order of first appearance
+    return records.map(_json_text, na_action="ignore").astype("str")
 
 
 def _spreadsheet(file: Path, sheet: Any) -> pd.DataFrame:
