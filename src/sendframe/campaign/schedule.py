@@ -35,6 +35,7 @@ the next ``start``. Everything is computed once per distinct zone, not per row.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Callable
@@ -220,33 +221,25 @@ def _checked_zone(name: object, where: Callable[[], str]) -> str:
 
 
 def _time_of_day(value: object, name: str) -> time:
-    if isinstance(value, datetime):
-        raise InputError(f"{name} is a time of day on each recipient's clock, e.g. '10:00'; "
-                         f"got the date-time {value!s}.")
-    if isinstance(value, time):
-        if value.tzinfo is not None:
-            raise InputError(f"{name} is read on each recipient's own clock, so it takes no time zone; got {value!s}.")
+    if isinstance(value, time) and value.tzinfo is None:
         return value
+    if isinstance(value, (datetime, time)):
+        raise InputError(f"{name} is a time of day on each recipient's own clock, e.g. '10:00', with no date and no "
+                         f"time zone; got {value!s}.")
     match = _TIME_OF_DAY.fullmatch(value.strip()) if isinstance(value, str) else None
-    if match is None:
-        raise InputError(f"{name} must be a time of day written HH:MM (e.g. '10:00'); got {value!r}.")
-    hour, minute, second = int(match[1]), int(match[2]), int(match[3] or 0)
-    if hour > 23 or minute > 59 or second > 59:
-        raise InputError(f"{name}={value!r} is not a time of day (00:00 to 23:59).")
-    return time(hour, minute, second)
+    if match is None or int(match[1]) > 23 or int(match[2]) > 59 or int(match[3] or 0) > 59:
+        raise InputError(f"{name} must be a time of day written HH:MM, 00:00 to 23:59 (e.g. '10:00'); got {value!r}.")
+    return time(int(match[1]), int(match[2]), int(match[3] or 0))
 
 
 def _calendar_date(value: object) -> Date | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        raise InputError(f"date is a calendar day (e.g. '2026-03-29'); the hour comes from local_time. Got {value!s}.")
-    if isinstance(value, Date):
+    if value is None or (isinstance(value, Date) and not isinstance(value, datetime)):
         return value
-    try:
-        return Date.fromisoformat(str(value))
-    except ValueError:
-        raise InputError(f"date must be a day written YYYY-MM-DD; got {value!r}.") from None
+    with contextlib.suppress(ValueError):
+        if not isinstance(value, datetime):
+            return Date.fromisoformat(str(value))
+    raise InputError(f"date is a calendar day written YYYY-MM-DD (e.g. '2026-03-29'); the hour comes from local_time. "
+                     f"Got {value!s}.")
 
 
 def _wall(day: Date, at: time, zone: ZoneInfo) -> datetime:
@@ -285,10 +278,9 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
     if column is not None:  # found as named, else case-insensitively
         given = contacts[column]
         codes, uniques = pd.factorize(given, use_na_sentinel=True)
-        names = []
-        for i, value in enumerate(uniques):  # the row is looked up only to name a wrong zone, while i is current
-            names.append(_checked_zone(value, lambda: f"Row {given.index[int(np.argmax(codes == i))]!r}, "  # noqa: B023
-                                                      f"column {column!r}"))
+        # the row is looked up only to name a wrong zone, while i is current
+        names = [_checked_zone(value, lambda: f"Row {given.index[int(np.argmax(codes == i))]!r}, "  # noqa: B023
+                                              f"column {column!r}") for i, value in enumerate(uniques)]
         found = codes >= 0
         zone[found] = np.asarray(names, dtype=object)[codes[found]]
         source[found] = "column"
@@ -364,23 +356,15 @@ def local_send_times(
 
     zone, source = _zones(frame, timezone_column, recipient, default_region, default_timezone)
     codes, names = pd.factorize(zone, use_na_sentinel=True)
-    local_text: list[str | None] = []
-    utc: list[datetime | None] = []
-    past = []
-    for name in names:
-        sent = _send_at(ZoneInfo(name), at, day, moment, quiet)
-        if day is not None and sent < moment:
-            past.append(f"{name} ({sent.isoformat(sep=' ')})")
-        local_text.append(sent.isoformat(sep=" "))
-        utc.append(sent.astimezone(UTC))
+    sent = [_send_at(ZoneInfo(name), at, day, moment, quiet) for name in names]
+    past = [f"{name} ({s.isoformat(sep=' ')})" for name, s in zip(names, sent, strict=True) if day and s < moment]
     if past:
         raise InputError(f"{at} on {day} has already passed in {len(past)} time zone(s): {', '.join(past[:5])}. "
                          "Give a later date, or leave date out for the next occurrence.")
-    send_at = pd.Series(pd.to_datetime(pd.Series(utc + [None], dtype=object), utc=True).to_numpy()[codes],
-                        index=frame.index, dtype="datetime64[us, UTC]")
-    local = pd.Series(np.asarray(local_text + [None], dtype=object)[codes], index=frame.index, dtype="string")
-    out = pd.DataFrame({"timezone": zone, "local_send_at": local, "send_at_utc": send_at, "timezone_source": source},
-                       index=frame.index)
+    local = pd.array([s.isoformat(sep=" ") for s in sent] + [None], dtype="string")[codes]  # -1: no zone, None
+    send_at = pd.to_datetime(pd.Series([*sent, None], dtype=object), utc=True).astype("datetime64[us, UTC]").array
+    out = pd.DataFrame({"timezone": zone, "local_send_at": local, "send_at_utc": send_at[codes],
+                        "timezone_source": source}, index=frame.index)
     out.attrs["now"] = pd.Timestamp(moment)
     return out
 
