@@ -72,7 +72,7 @@ from sendframe.text.templates import SPECIALS, Placeholder, Template, column_to_
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["PROBLEM_COLUMNS", "RULES", "Problems", "Rule", "filled", "preflight"]
+__all__ = ["PROBLEM_COLUMNS", "RULES", "preflight"]
 
 _PHONE_HINT = " (digits only, country code first; sendframe.read_contacts repairs most forms)"
 

@@ -131,17 +131,14 @@ def _is_geographic(code: str, national: str) -> bool:
     return kind != PhoneNumberType.UNKNOWN and is_number_type_geographical(kind, int(code))
 
 
-def zone_of_number(number: str, kinds: dict[tuple[str, str, int], bool] | None = None) -> tuple[str, str] | None:
+def zone_of_number(number: str) -> tuple[str, str] | None:
     """(time zone, source) of a phone number in API form, by the rule of the module docstring; None if unknown.
-
-    ``kinds`` remembers, across calls, whether each numbering block is geographic (:func:`zones_of_numbers`).
 
         >>> zone_of_number("12125550123"), zone_of_number("18005550123")
         (('America/New_York', 'number'), ('America/New_York', 'country default'))
         >>> zone_of_number("34600123456"), zone_of_number("4915123456789")
         (('Europe/Madrid', 'country default'), ('Europe/Berlin', 'country'))
     """
-    kinds = {} if kinds is None else kinds
     code = calling_code(number)
     if not code:
         return None
@@ -149,15 +146,8 @@ def zone_of_number(number: str, kinds: dict[tuple[str, str, int], bool] | None =
     if country == (_UNKNOWN_ZONE,):
         return None
     own = _longest_prefix_zones(number[:_LONGEST_PREFIX])
-    if own != country:
-        # phonenumbers uses the prefix only for a valid number of a geographic type, else the country's
-        # zones. The type is decided per block: calling code, first six national digits, length.
-        block = (code, number[len(code):len(code) + 6], len(number))
-        geographic = kinds.get(block)
-        if geographic is None:
-            geographic = kinds[block] = _is_geographic(code, number[len(code):])
-        if not geographic:
-            own = country
+    if own != country and not _is_geographic(code, number[len(code):]):
+        own = country  # phonenumbers uses the prefix only for a valid number of a geographic type
     candidates = country if own == (_UNKNOWN_ZONE,) else own
     if len(candidates) == 1:
         return candidates[0], "country" if candidates == country else "number"
@@ -197,12 +187,10 @@ def zones_of_numbers(numbers: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             continue
         chosen = code == value
         keys[chosen] = text[chosen].str[:_block_length(value)] + ":" + lengths[chosen]
-    key_codes, key_values = pd.factorize(keys, use_na_sentinel=True)
-    first = np.full(len(key_values), -1, dtype=np.int64)
-    present = np.flatnonzero(key_codes >= 0)
-    first[key_codes[present[::-1]]] = present[::-1]  # the first number of each block answers for it
-    kinds: dict[tuple[str, str, int], bool] = {}
-    answers = [zone_of_number(str(text.iat[int(at)]), kinds) for at in first] + [None]
+    key_codes, _ = pd.factorize(keys, use_na_sentinel=True)
+    distinct, first = np.unique(key_codes, return_index=True)  # the first number of each block answers for it
+    first = first[distinct >= 0]
+    answers = [zone_of_number(str(text.iat[int(at)])) for at in first] + [None]
     zone = np.asarray([a[0] if a else None for a in answers], dtype=object)[key_codes]
     source = np.asarray([a[1] if a else "unknown" for a in answers], dtype=object)[key_codes]
     return zone, source
