@@ -49,29 +49,17 @@ def _locale_names() -> dict[str, dict[str, str]]:
     return names
 
 
-def _country_name(example: phonenumbers.PhoneNumber, language: str) -> str:
-    # phonenumbers.geocoder.country_name_for_number: the region of the number's calling code, or the one region
-    # of a shared code where it is valid (none when several are); a "*xx" name is the one of language xx
-    regions = list(phonenumbers.region_codes_for_country_code(example.country_code or 0))
-    if len(regions) > 1:
-        valid = [region for region in regions if phonenumbers.is_valid_number_for_region(example, region)]
-        regions = valid if len(valid) == 1 else []
-    by_language = _locale_names().get(regions[0], {}) if regions else {}
-    name = by_language.get(language, "")
-    return by_language.get(name[1:], "") if name.startswith("*") else name
-
-
 @cache
 def _names() -> dict[str, str]:
-    """Folded country names (and ISO codes) -> region, from phonenumbers' own names in a few languages."""
+    """Folded country names (and ISO codes) -> region, from phonenumbers' own names of each region in a few
+    languages."""
     names = dict(_OTHER_NAMES)
     for region in sorted(phonenumbers.SUPPORTED_REGIONS):
         names[region.lower()] = region
-        example = phonenumbers.example_number(region)
-        if example is None:
-            continue
+        by_language = _locale_names().get(region, {})
         for language in _LANGUAGES:
-            name = folded(_country_name(example, language))
+            name = by_language.get(language, "")  # "*xx": the name in language xx
+            name = folded(by_language.get(name[1:], "") if name.startswith("*") else name)
             if name:
                 names.setdefault(name, region)
     return names
