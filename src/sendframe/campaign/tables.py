@@ -271,13 +271,8 @@ def _pandas_csv(file: Path, encoding: str, delimiter: str, tried: str) -> pd.Dat
 # ---- JSON lines, spreadsheets, Arrow files -----------------------------------------------------------
 
 def _json_text(value: object) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return orjson.dumps(value).decode()
+    # a value as JSON writes it (true, 12.5, ["vip"]); text as it is
+    return value if value is None or isinstance(value, str) else orjson.dumps(value).decode()
 
 
 def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
