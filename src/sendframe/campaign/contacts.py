@@ -38,13 +38,14 @@ from sendframe.campaign.columns import (
     MULTI_VALUE_SEPARATOR,
     RECIPIENT_ALIASES,
     candidate_columns,
+    find_country_column,
     find_recipient_column,
     folded,
     numbered_type_column,
+    row_regions,
     snake_name,
 )
 from sendframe.campaign.policy import key_codes, repeated_rows
-from sendframe.campaign.row_regions import find_country_column, row_regions
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
 from sendframe.engines import dispatched, several_files
 from sendframe.errors import InputError
@@ -208,7 +209,7 @@ def read_contacts(
       ``result.attrs["recipient_choice"]``.
     - Each row's own country: a country column (``country_column="country"``, the default, finds
       ``country``, ``CC``, ``Country Code``, ``Country/Region``, ``MailingCountry``, ``País``, ``Land``, ...;
-      ISO codes, calling codes or names, see :mod:`sendframe.campaign.row_regions`) gives the region its
+      ISO codes, calling codes or names, see :mod:`sendframe.campaign.columns`) gives the region its
       national numbers are read in; ``default_region`` for the rows without one.
       ``result.attrs["row_regions"]`` names the column and counts rows per region. A ``timezone`` column
       (``TIMEZONE``, ``Time Zone``) is kept and read by ``local_time`` / ``quiet_hours`` (see
