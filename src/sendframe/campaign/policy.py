@@ -103,7 +103,7 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
     reasons = errors["rule"].map(_RULE_REASON).fillna("preflight").to_numpy(dtype=object)
     found = pd.DataFrame({
         # labels as the index holds them (the row column is object when a campaign problem has none)
-        "at": index.get_indexer(pd.Index(errors["row"].to_numpy(dtype=object)).infer_objects()),
+        "at": index.get_indexer(pd.Index(errors["row"].to_numpy(dtype=object)).infer_objects()) if len(errors) else [],
         "rank": pd.Categorical(reasons, categories=list(KEEP_REASONS)).codes.astype(np.int8),
         "message": errors["message"].to_numpy(dtype=object)})
     # each row's error of the lowest rank, the first one among equals (a stable sort keeps their order)
