@@ -123,8 +123,7 @@ def frequency_capped(recipients: pd.Series | Iterable[Any], history: pd.DataFram
     series = recipients if isinstance(recipients, pd.Series) else pd.Series(list(recipients), dtype=object)
     counts = recent_sends(history, days, now, default_region=default_region)
     keys = recipient_keys(series, "any", default_region=default_region)
-    sent = keys.map(counts).astype("Int64").fillna(0)
-    return (sent >= int(n)).to_numpy(dtype=bool)
+    return (keys.map(counts).fillna(0) >= int(n)).to_numpy(dtype=bool)
 
 
 def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:

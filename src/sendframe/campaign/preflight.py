@@ -262,13 +262,15 @@ def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> se
     return set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
 
 
+def _missing(contacts: pd.DataFrame, column: str) -> np.ndarray:
+    """The rows without a value in ``column``: every row when the contacts have no such column."""
+    return contacts[column].isna().to_numpy(dtype=bool) if column in contacts.columns else np.ones(len(contacts), bool)
+
+
 def _variable_problems(found: Problems, contacts: pd.DataFrame, parsed: Template) -> None:
+    absent = "{{{column}}} is used by the template but the contacts have no column {column!r} (107)."
     for name in parsed.variables:
-        if name in contacts.columns:
-            found.add("missing_variable", name, contacts[name].isna().to_numpy(dtype=bool))
-        else:
-            found.add("missing_variable", name, np.ones(len(contacts), dtype=bool), message=(
-                "{{{column}}} is used by the template but the contacts have no column {column!r} (107)."))
+        found.add("missing_variable", name, _missing(contacts, name), None if name in contacts.columns else absent)
     uses = dict.fromkeys((p.name, p.filter) for p in parsed.pieces
                          if isinstance(p, Placeholder) and p.filter and p.name not in SPECIALS)
     for name, filter_name in uses:  # each (variable, filter) once, in order: values it cannot apply to
@@ -312,9 +314,7 @@ def _whatsapp_problems(found: Problems, contacts: pd.DataFrame, template_id: Any
                 given=", ".join(columns) or "none")
             continue
         for column in columns:
-            missing = contacts[column].isna().to_numpy(dtype=bool) if column in contacts.columns else np.ones(
-                len(contacts), dtype=bool)
-            found.add("whatsapp_field_missing", column, missing, wire=wire_name)
+            found.add("whatsapp_field_missing", column, _missing(contacts, column), wire=wire_name)
 
 
 @keyword_checked
