@@ -259,9 +259,8 @@ def _send_at(zone: ZoneInfo, at: time | None, day: Date | None, now: datetime,
 def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, default_region: str,
            default_timezone: str | None) -> tuple[pd.Series, pd.Series]:
     """(zone name, source) per row, as ``string`` Series on the contacts' index."""
-    index = contacts.index
-    zone = pd.Series(pd.NA, index=index, dtype="string")
-    source = pd.Series("unknown", index=index, dtype="string")
+    zone = pd.Series(pd.NA, index=contacts.index, dtype="string")
+    source = pd.Series("unknown", index=contacts.index, dtype="string")
     column = find_recipient_column(contacts, "phone", timezone_column) if timezone_column else None
     if column is not None:  # found as named, else case-insensitively
         given = contacts[column]
@@ -269,21 +268,17 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
         # the row is looked up only to name a wrong zone, while i is current
         names = [_checked_zone(value, lambda: f"Row {given.index[int(np.argmax(codes == i))]!r}, "  # noqa: B023
                                               f"column {column!r}") for i, value in enumerate(uniques)]
-        found = codes >= 0
-        zone[found] = np.asarray(names, dtype=object)[codes[found]]
-        source[found] = "column"
+        zone[:] = np.asarray([*names, pd.NA], dtype=object)[codes]  # -1 (no value): <NA>
+        source[codes >= 0] = "column"
     missing = zone.isna().to_numpy()
     phone = (find_recipient_column(contacts, "phone") if recipient is None
              else recipient_column(contacts, "phone", recipient))
     if missing.any() and phone is not None:
         numbers, _ = normalise_phones(contacts.loc[missing, phone], default_region)
-        found_zone, found_source = zones_of_numbers(numbers)
-        zone[missing] = found_zone
-        source[missing] = found_source
+        zone[missing], source[missing] = zones_of_numbers(numbers)
     if default_timezone is not None:
-        unknown = zone.isna()
-        zone[unknown] = default_timezone
-        source[unknown] = "default"
+        source[zone.isna().to_numpy()] = "default"
+        zone = zone.fillna(default_timezone)
     return zone, source
 
 
