@@ -97,15 +97,12 @@ def test_counter_does_not_change_the_contacts():
     pd.testing.assert_frame_equal(CONTACTS, before)
 
 
-def test_the_send_policy_is_prepared_once_and_kept_while_typing():
+def test_a_column_is_measured_once_and_reused():
     counter = MessageCounter(CONTACTS)
-    msg = sendframe.sms("Hi {name}", sender="Shop")
-    counter.count(msg)
-    first = counter.policy
-    counter.count(msg.replace(message="Hello {name}, again {name}"))
-    assert counter.policy is first  # a keystroke measures the texts, not who is sent to
-    counter.count(msg.replace(default_region="PT"))
-    assert counter.policy is not first
+    counter.count(draft("Hi {name}", "auto", None))
+    first = counter._measures[("name", None)]
+    counter.count(draft("Hello {name}, again {name}", "auto", None))
+    assert counter._measures[("name", None)] is first
 
 
 def test_large_table_keystroke_uses_cached_measurements():
