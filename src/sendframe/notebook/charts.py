@@ -26,7 +26,7 @@ import phonenumbers
 
 from sendframe.delivery.outcomes import FAILED_STATUSES, OUTCOME_STATUSES, operator_label
 from sendframe.errors import InputError
-from sendframe.notebook.report import INSTALL_HINT, Dashboard
+from sendframe.notebook.report import Dashboard, optional_import
 from sendframe.options import keyword_checked
 from sendframe.send_outcomes import OUTCOME_LABELS, SKIP_OUTCOMES
 
@@ -75,11 +75,7 @@ def graph_objects() -> Any:
         >>> graph_objects().__name__
         'plotly.graph_objects'
     """
-    try:
-        import plotly.graph_objects as go  # noqa: PLC0415  the optional notebook stack, imported when drawn
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"The dashboards need plotly: {INSTALL_HINT}") from exc
-    return go
+    return optional_import("plotly.graph_objects", "The dashboards need plotly")
 
 
 def new_figure(title: str, subtitle: str = "") -> go.Figure:
@@ -318,11 +314,7 @@ def _delivered_of_accepted(outcomes: pd.DataFrame, by: pd.Series, noun: str = ""
 
 @cache
 def _iso3(alpha_2: str) -> str | None:
-    try:
-        import pycountry  # noqa: PLC0415  optional notebook stack: only the world map needs it
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"The country map needs pycountry: {INSTALL_HINT}") from exc
-    country = pycountry.countries.get(alpha_2=alpha_2)
+    country = optional_import("pycountry", "The country map needs pycountry").countries.get(alpha_2=alpha_2)
     return country.alpha_3 if country else None
 
 
