@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from sendframe.api.client import Client
+from sendframe.campaign.ledger_format import ROW_DTYPES
 from sendframe.delivery.callbacks import read_callbacks
 from sendframe.delivery.metrics import send_time_of, summarise_outcomes
 from sendframe.delivery.outcomes import message_outcomes
@@ -38,14 +39,8 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
 
 
 def read_results(path: str | Path) -> pd.DataFrame:
-    """Read a results CSV written by ``sendframe send --out`` back with its types."""
-    frame = pd.read_csv(path, dtype={"id": "string", "error_description": "string"}, keep_default_na=True)
-    for column in ("parts", "error_code", "campaign_id", "sending_id", "batch"):
-        if column in frame:
-            frame[column] = frame[column].astype("Int64")
-    if "accepted" in frame:
-        frame["accepted"] = frame["accepted"].astype("boolean")
-    return frame
+    """Read a results CSV written by ``sendframe send --out`` back with its types (the ledger's, for the answer)."""
+    return pd.read_csv(path, dtype=ROW_DTYPES, keep_default_na=True)
 
 
 def run(name: str, args: argparse.Namespace) -> int:
