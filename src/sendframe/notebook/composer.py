@@ -35,20 +35,15 @@ from sendframe.campaign.counter import MessageCounter
 from sendframe.campaign.message import Message
 from sendframe.campaign.policy import skipped_summary
 from sendframe.campaign.tables import as_frame
-from sendframe.channels import CHANNEL_INFO, CHANNELS
+from sendframe.channels import CHANNEL_INFO
 from sendframe.errors import InputError, RowsSkippedWarning, SendframeError
 from sendframe.notebook.form import (
     CHANNEL_INPUTS,
+    CHOICES,
     COLUMN_INPUTS,
-    ENCODING_CHOICES,
-    FORM_DEFAULTS,
-    GENDERS,
     INPUT_LABELS,
-    LANGUAGES,
-    MESSAGE_SETTINGS,
     checked_form,
     composer_options,
-    form_from_message,
     message_from_form,
     preview_message,
     template_label,
@@ -70,11 +65,7 @@ from sendframe.text.encodings import unencodable_characters
 
 __all__ = ["Composer"]
 
-CHANNEL_LABELS = {"sms": "SMS", "landingsms": "SMS with landing page", "mailing": "Email",
-                  "voice": "Voice (text to speech)", "voiceAudio": "Voice (audio file)", "whatsapp": "WhatsApp"}
 _HIDDEN, _SHOWN = "none", None
-_CHOICES = {"channel": [(CHANNEL_LABELS[c], c) for c in CHANNELS], "encoding": ENCODING_CHOICES,
-            "language": LANGUAGES, "gender": GENDERS}
 _TEXT_HEIGHTS = {"message": "90px", "body": "90px", "template_body": "70px"}
 _PLACEHOLDERS = {"campaign_name": "optional", "to": "(phone or email, found in the table)",
                  "message": "Hi {name|capitalize}, ...", "body": "<p>Hi {name|capitalize}</p>",
@@ -103,20 +94,9 @@ class Composer:
         self._tables = dict(tables) if isinstance(tables, Mapping) else {"contacts": tables}
         if not self._tables:
             raise InputError("Composer needs at least one contact table.")
-        written = message if isinstance(message, Message) else None
-        if isinstance(message, str):
-            options["message"] = message
-        base = form_from_message(written) if written is not None else FORM_DEFAULTS
-        form, settings, send_options = composer_options(options, options.get("channel") or base["channel"])
-        if "extra_fields" in form:
-            form["extra_fields"] = {**base["extra_fields"], **form["extra_fields"]}
-        initial = checked_form(form, base=base)
+        initial, self._settings, self.send_options = composer_options(options, message)
         self._extra = (initial["channel"], initial["extra_fields"])
         self._frames: dict[str, pd.DataFrame] = {}
-        # the message's settings no input shows: the given message's, then those given here
-        self._settings: dict[str, Any] = {name: getattr(written, name) for name in MESSAGE_SETTINGS} if written else {}
-        self._settings.update({name: value for name, value in settings.items() if value is not None})
-        self.send_options = send_options
         """The options of :meth:`sendframe.Message.send` every send of this Composer takes (``ledger``, ...)."""
         self.sample_size = sample_size
         self.results: pd.DataFrame | None = None
@@ -124,7 +104,6 @@ class Composer:
         self._message: Message | None = None
         self._message_error: SendframeError | None = None
         self._job: BackgroundSend | None = None
-        self._sent_ledger: Any = None
         self._counter: MessageCounter | None = None
 
         self.table = w.Dropdown(options=list(self._tables), description="Contacts")
@@ -177,8 +156,8 @@ class Composer:
             value = form[name]
             if name in COLUMN_INPUTS:
                 control = w.TagsInput(value=list(value), allow_duplicates=True, layout=w.Layout(width="100%"))
-            elif name in _CHOICES:
-                control = w.Dropdown(options=_CHOICES[name], value=value)
+            elif name in CHOICES:
+                control = w.Dropdown(options=CHOICES[name], value=value)
             elif isinstance(value, bool):
                 control = w.Checkbox(value=value, indent=False)
             elif isinstance(value, int):  # parts (its maximum: the channel's) and template_id
@@ -377,20 +356,19 @@ class Composer:
             self.status.value = error_html("Not sent", exc, self._secrets())
             return
         contacts, ledger = self.contacts.copy(), self.ledger_path
-        self._sent_ledger = getattr(ledger, "path", ledger)  # named at the end, whatever is typed meanwhile
         options = {**self.send_options, "ledger": ledger}
         self.results, self.error = None, None
         self.send_button.disabled = self.check_button.disabled = True
-        self.progress.value, self.progress.max, self.progress.bar_style = 0, 1, ""
+        self._show_progress(0, None)
+        self.progress.bar_style = ""
         self.progress.layout.display = self.cancel_button.layout.display = _SHOWN
         self.cancel_button.disabled = False
-        self.progress_label.value = progress_html(0, None)
         self.status.value = "Sending in the background: the notebook stays free."
-        def run(progress: Any, cancel: Any) -> pd.DataFrame:
-            return msg.send(contacts, progress=progress, cancel=cancel, **options)
-
-        self._job = BackgroundSend(run, on_progress=self._show_progress, on_done=self._finished,
-                                   name="sendframe-composer-send").start()
+        # the ledger is named at the end as it was at the start, whatever is typed meanwhile
+        self._job = BackgroundSend(
+            lambda progress, cancel: msg.send(contacts, progress=progress, cancel=cancel, **options),
+            on_progress=self._show_progress, on_done=lambda job: self._finished(job, getattr(ledger, "path", ledger)),
+            name="sendframe-composer-send").start()
 
     @property
     def running(self) -> bool:
@@ -419,9 +397,8 @@ class Composer:
         self.progress.value = min(done, self.progress.max)
         self.progress_label.value = progress_html(done, total)
 
-    def _finished(self, job: BackgroundSend) -> None:
+    def _finished(self, job: BackgroundSend, ledger: Any) -> None:
         """Called from the send's thread when it ends."""
-        ledger = self._sent_ledger
         if job.error is not None:
             self.error = job.error
             self.progress.bar_style = "danger"

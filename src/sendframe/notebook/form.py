@@ -32,13 +32,17 @@ from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names
 from sendframe.text.encodings import ENCODINGS
 
-__all__ = ["CHANNEL_INPUTS", "COLUMN_INPUTS", "ENCODING_CHOICES", "FORM_DEFAULTS", "GENDERS", "INPUT_LABELS",
-           "LANGUAGES", "MESSAGE_SETTINGS", "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "checked_form",
-           "composer_options", "form_from_message", "message_from_form", "preview_message", "template_label"]
+__all__ = ["CHANNEL_INPUTS", "CHOICES", "COLUMN_INPUTS", "FORM_DEFAULTS", "INPUT_LABELS", "MESSAGE_SETTINGS",
+           "NOT_COMPOSER_OPTIONS", "SEND_SETTINGS", "checked_form", "composer_options", "form_from_message",
+           "message_from_form", "preview_message", "template_label"]
 
-# (label, value) of the encoding input; empty is the library's default: no encoding sent, the service's gsm
-ENCODING_CHOICES: tuple[tuple[str, str], ...] = (
-    ("default (gsm)", ""), *((name, name) for name in ("auto", *ENCODINGS)))
+_CHANNEL_LABELS = {"sms": "SMS", "landingsms": "SMS with landing page", "mailing": "Email",
+                   "voice": "Voice (text to speech)", "voiceAudio": "Voice (audio file)", "whatsapp": "WhatsApp"}
+# the values of the inputs chosen from a list, as (label, value) or value; the empty encoding is the library's
+# default: no encoding sent, the service's gsm
+CHOICES: dict[str, Any] = {
+    "channel": [(_CHANNEL_LABELS[name], name) for name in CHANNELS], "language": LANGUAGES, "gender": GENDERS,
+    "encoding": [("default (gsm)", ""), *((name, name) for name in ("auto", *ENCODINGS))]}
 # the WhatsApp inputs naming the columns that fill each array of the template
 COLUMN_INPUTS: tuple[str, ...] = tuple(
     dict.fromkeys(channel("whatsapp").column_field_option(wire) for _, wire in channel("whatsapp").column_fields))
@@ -97,26 +101,31 @@ def checked_form(values: Mapping[str, Any], where: str = "Composer", base: Mappi
     return {**form, "channel": channel(form["channel"]).name}
 
 
-def composer_options(options: Mapping[str, Any], channel_name: str,
+def composer_options(options: Mapping[str, Any], message: Message | str | None = None,
                      where: str = "Composer") -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The Composer's keywords as (inputs, the message's settings and request fields no input shows, send's).
+    """The Composer's keywords as (its starting form, the message's settings no input shows, send's options).
 
-    Request fields no input shows go to the form's ``extra_fields`` by wire name. An unknown name
-    is an error with a "did you mean".
+    They start from ``message``: a :class:`~sendframe.Message` (its inputs, settings and request fields
+    no input shows) or the text of the message input. Request fields no input shows go to the form's
+    ``extra_fields`` by wire name. An unknown name is an error with a "did you mean".
 
-        >>> composer_options({"message": "Hi", "local_time": "10:00", "tags": ["a"], "max_cost": 9}, "sms")
-        ({'message': 'Hi', 'extra_fields': {'tags': ['a']}}, {'local_time': '10:00'}, {'max_cost': 9})
+        >>> form, settings, send = composer_options({"local_time": "10:00", "tags": ["a"], "max_cost": 9}, "Hi")
+        >>> form["message"], form["extra_fields"], settings, send
+        ('Hi', {'tags': ['a']}, {'local_time': '10:00'}, {'max_cost': 9})
     """
-    fields = request_field_names(channel(channel_name).name)
+    written = message if isinstance(message, Message) else None
+    base = form_from_message(written) if written is not None else FORM_DEFAULTS
+    options = {**options, "message": message} if isinstance(message, str) else options
+    fields = request_field_names(channel(options.get("channel") or base["channel"]).name)
     check_options(options, [*FORM_DEFAULTS, *MESSAGE_SETTINGS, *SEND_SETTINGS,
                             *(f for f in fields if f not in FORM_DEFAULTS)], where)
     form = {k: v for k, v in options.items() if k in FORM_DEFAULTS}
-    settings = {k: v for k, v in options.items() if k in MESSAGE_SETTINGS}
-    send = {k: v for k, v in options.items() if k in SEND_SETTINGS and k not in settings}
-    extra = {fields[k]: v for k, v in options.items() if k not in form and k not in settings and k not in send}
-    if extra:
-        form["extra_fields"] = {**form.get("extra_fields", {}), **extra}
-    return form, settings, send
+    settings = {k: getattr(written, k) for k in MESSAGE_SETTINGS} if written is not None else {}
+    settings.update({k: v for k, v in options.items() if k in MESSAGE_SETTINGS and v is not None})
+    send = {k: v for k, v in options.items() if k in SEND_SETTINGS and k not in MESSAGE_SETTINGS}
+    extra = {fields[k]: v for k, v in options.items() if k not in form and k not in MESSAGE_SETTINGS and k not in send}
+    form["extra_fields"] = {**base["extra_fields"], **form.get("extra_fields", {}), **extra}
+    return checked_form(form, where, base), settings, send
 
 
 def template_label(channel_name: str) -> str:
