@@ -94,10 +94,10 @@ class Composer:
         self._tables = dict(tables) if isinstance(tables, Mapping) else {"contacts": tables}
         if not self._tables:
             raise InputError("Composer needs at least one contact table.")
+        # send_options: the options of Message.send every send of this Composer takes (``ledger``, ...)
         initial, self._settings, self.send_options = composer_options(options, message)
         self._extra = (initial["channel"], initial["extra_fields"])
         self._frames: dict[str, pd.DataFrame] = {}
-        """The options of :meth:`sendframe.Message.send` every send of this Composer takes (``ledger``, ...)."""
         self.sample_size = sample_size
         self.results: pd.DataFrame | None = None
         self.error: BaseException | None = None
