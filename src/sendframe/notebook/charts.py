@@ -38,18 +38,18 @@ __all__ = ["CHARTS", "STATUS_COLORS", "STATUS_LABELS", "Dashboard", "campaign_fa
            "status_over_time", "time_to_delivery"]
 
 # each status: how it is named on screen and its colour, the same in every chart
-_STATUSES: dict[str, tuple[str, str]] = {
-    "DELIVRD": ("delivered", "#2e7d32"),
-    "PENDING": ("pending", "#9e9e9e"),
-    "UNDELIV": ("undelivered", "#ef6c00"),
-    "EXPIRED": ("expired", "#8d6e63"),
-    "REJECTD": ("rejected by operator", "#c62828"),
-    "DELETED": ("deleted", "#6a1b9a"),
-    "NOT_SENT": ("not sent (rejected by the API, or not attempted yet)", "#ad1457"),
-    "UNKNOWN_OUTCOME": ("unknown outcome", "#37474f"),
-}
-STATUS_LABELS: dict[str, str] = {status: label for status, (label, _) in _STATUSES.items()}
-STATUS_COLORS: dict[str, str] = {status: colour for status, (_, colour) in _STATUSES.items()}
+_STATUSES: tuple[tuple[str, str, str], ...] = (
+    ("DELIVRD", "delivered", "#2e7d32"),
+    ("PENDING", "pending", "#9e9e9e"),
+    ("UNDELIV", "undelivered", "#ef6c00"),
+    ("EXPIRED", "expired", "#8d6e63"),
+    ("REJECTD", "rejected by operator", "#c62828"),
+    ("DELETED", "deleted", "#6a1b9a"),
+    ("NOT_SENT", "not sent (rejected by the API, or not attempted yet)", "#ad1457"),
+    ("UNKNOWN_OUTCOME", "unknown outcome", "#37474f"),
+)
+STATUS_LABELS: dict[str, str] = {status: label for status, label, _ in _STATUSES}
+STATUS_COLORS: dict[str, str] = {status: colour for status, _, colour in _STATUSES}
 # outcomes of rows a request was made for; any other outcome (skipped_*, holdout, not_sent, dry_run, ...) was left out
 SENT_OUTCOMES = ("accepted", "rejected", "unknown")
 LEFT_OUT_LABELS: dict[str, str] = {
