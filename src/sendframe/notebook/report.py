@@ -132,8 +132,31 @@ class Dashboard:
         return self.figures[name]
 
     def to_html(self) -> str:
-        """One self-contained HTML page: plotly.js and the world map are inlined, so it opens offline."""
-        return dashboard_html(self)
+        """One self-contained HTML page: plotly.js, its style and the world map are inlined, so it opens offline.
+
+            >>> Dashboard({}, title="Q4").to_html().count("<h1>")
+            1
+        """
+        pio = optional_import("plotly.io", "The HTML report needs plotly")
+        cards = []
+        for name, fig in self.figures.items():
+            div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"chart-{name}",
+                              default_width="100%", default_height="420px",
+                              config={"displaylogo": False, "responsive": True})
+            cards.append(f'<div class="card">{div}</div>')
+        summary = "" if self.summary is None or self.summary.empty else f"<h2>Summary</h2>{summary_html(self.summary)}"
+        notes = "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in self.notes)
+        made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return (
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{html.escape(self.title)}</title><style>{_asset('report.css')}</style>"
+            f"<script>{optional_import('plotly.offline', 'The HTML report needs plotly').get_plotlyjs()}</script>"
+            f"<script>window.PlotlyGeoAssets = {{topojson: {{'world_110m': {_asset('world_110m.json')}}}}};</script>"
+            f"</head><body><h1>{html.escape(self.title)}</h1><p class='muted'>Made {made} by sendframe.</p>"
+            f"{header_html(self.header)}{notes}{summary}<div class='grid'>{''.join(cards)}</div>"
+            f"<script>{_asset('report.js')}</script></body></html>"
+        )
 
     def write_html(self, path: str | Path) -> str:
         """Write :meth:`to_html` to ``path`` and return the path; on a full disk ``DiskFullError`` names it
@@ -142,32 +165,3 @@ class Dashboard:
         with naming_full_disk(path, "the report was not written; free space and write it again.", torn=True):
             Path(path).write_text(page, encoding="utf-8")
         return str(path)
-
-
-def dashboard_html(board: Dashboard) -> str:
-    """Render ``board`` to a complete HTML document (plotly.js and map data inlined).
-
-    >>> dashboard_html(Dashboard({}, title="Q4")).count("<h1>")
-    1
-    """
-    pio = optional_import("plotly.io", "The HTML report needs plotly")
-    cards = []
-    for name, fig in board.figures.items():
-        div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"chart-{name}", default_width="100%",
-                          default_height="420px", config={"displaylogo": False, "responsive": True})
-        cards.append(f'<div class="card">{div}</div>')
-    summary = ""
-    if board.summary is not None and not board.summary.empty:
-        summary = "<h2>Summary</h2>" + summary_html(board.summary)
-    notes = "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in board.notes)
-    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{html.escape(board.title)}</title><style>{_asset('report.css')}</style>"
-        f"<script>{optional_import('plotly.offline', 'The HTML report needs plotly').get_plotlyjs()}</script>"
-        f"<script>window.PlotlyGeoAssets = {{topojson: {{'world_110m': {_asset('world_110m.json')}}}}};</script>"
-        f"</head><body><h1>{html.escape(board.title)}</h1><p class='muted'>Made {made} by sendframe.</p>"
-        f"{header_html(board.header)}{notes}{summary}<div class='grid'>{''.join(cards)}</div>"
-        f"<script>{_asset('report.js')}</script></body></html>"
-    )
