@@ -38,20 +38,14 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="report.html", help="HTML file to write (default: report.html)")
 
 
-def read_results(path: str | Path) -> pd.DataFrame:
-    """Read a results CSV written by ``sendframe send --out`` back with its types (the ledger's, for the answer)."""
-    return pd.read_csv(path, dtype=ROW_DTYPES, keep_default_na=True)
-
-
 def run(name: str, args: argparse.Namespace) -> int:
     """Read the results (and callbacks, and records), build the dashboard and write it."""
-    results = read_results(args.results)
+    results = pd.read_csv(args.results, dtype=ROW_DTYPES)  # the answer columns typed as the ledger types them
     callbacks = read_callbacks(args.callbacks, notification_url=args.notification_url) if args.callbacks else None
     records = None
     if args.records:
-        ids = results["id"].dropna()
         with Client() as client:
-            records = fetch_records(ids, client=client)
+            records = fetch_records(results["id"].dropna(), client=client)
     recipient_column = next((c for c in _RECIPIENT_COLUMNS if c in results), None)
     recipients = results[recipient_column].astype("string") if recipient_column else None
     outcomes = message_outcomes(results, callbacks, records, recipients=recipients)
