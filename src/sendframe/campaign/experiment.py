@@ -49,8 +49,7 @@ from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import Message
 from sendframe.campaign.policy import keep_reasons, repeat_reasons, repeated_rows, warn_skipped
 from sendframe.campaign.prepared import Prepared
-from sendframe.campaign.send_options import SendOptions, send_signature
-from sendframe.campaign.send_prepared import send_prepared
+from sendframe.campaign.send import SendOptions, send_prepared, send_signature
 from sendframe.campaign.tables import as_frame
 from sendframe.delivery.outcomes import VARIANTS_ATTR
 from sendframe.errors import InputError

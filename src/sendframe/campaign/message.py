@@ -37,9 +37,7 @@ from sendframe.campaign import preview
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.message_options import RUN_SETTINGS, message_settings, wire_spelling, without_query
 from sendframe.campaign.prepared import Prepared, prepare, released
-from sendframe.campaign.send import ANSWER_COLUMNS
-from sendframe.campaign.send_options import SendOptions, send_signature
-from sendframe.campaign.send_prepared import send_prepared
+from sendframe.campaign.send import ANSWER_COLUMNS, SendOptions, send_prepared, send_signature
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
 from sendframe.engines import dispatched
