@@ -34,7 +34,7 @@ from sendframe.errors import InputError
 from sendframe.options import request_field_names
 from sendframe.text.templates import column_to_arrow, parse
 
-__all__ = ["Batch", "CampaignSpec", "TokenBucket", "plan_batches", "wire_fields"]
+__all__ = ["Batch", "CampaignSpec", "TokenBucket", "campaign_identity", "plan_batches", "wire_fields"]
 
 Positions = Sequence[int] | np.ndarray  # rows of a spec by position: a list, a range or an integer array
 
@@ -44,6 +44,15 @@ MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
 IDENTITY_FIELDS = ("message", "subject", "body", "templateId", "templateV2Id", "templateBody", "audioUrl",
                    "from", "fromEmail", "language", "gender")
 _DATE_FIELDS = {"scheduleDate", "expirationDate"}
+
+
+def campaign_identity(channel: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters a ledger checks before resuming a campaign: the channel and its :data:`IDENTITY_FIELDS`.
+
+        >>> campaign_identity("sms", {"message": "Hi", "from": "Shop", "parts": 2})
+        {'channel': 'sms', 'message': 'Hi', 'from': 'Shop'}
+    """
+    return {"channel": channel, **{k: fields[k] for k in IDENTITY_FIELDS if k in fields}}
 
 
 def _wire_date(value: Any) -> Any:
@@ -163,7 +172,7 @@ class CampaignSpec:
 
     def identity(self) -> dict[str, Any]:
         """The parameters a ledger checks before resuming (channel, template, sender)."""
-        return {"channel": self.channel, **{k: self.fields[k] for k in IDENTITY_FIELDS if k in self.fields}}
+        return campaign_identity(self.channel, self.fields)
 
     def payload(self, positions: Positions) -> dict[str, Any]:
         """The wire body sending to the rows at ``positions``."""

@@ -276,7 +276,7 @@ class Message:
         ``max_cost``: a cap on the estimated spend (:meth:`estimate` with ``prices``) of the whole
         campaign, counting what the ledger already sent: no batch starts that would go above it; its
         rows are ``not_sent`` with the reason, and a run with a higher cap continues from the ledger
-        (:mod:`sendframe.campaign.budget`).
+        (:class:`~sendframe.campaign.send.Budget`).
 
         ``callbacks`` (a ``Receiver``, a log path or a callbacks frame): rows of batches whose outcome
         was unknown are marked accepted when a notification names them, before anything is sent

@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
@@ -57,7 +58,6 @@ from sendframe.api.client import AsyncClient, Client
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
-from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import ROW_DTYPES, Ledger, tag_url
 from sendframe.campaign.policy import warn_skipped
 from sendframe.campaign.prepared import Prepared
@@ -76,7 +76,7 @@ from sendframe.memory import release_unused_memory
 from sendframe.options import check_options
 from sendframe.send_outcomes import OUTCOMES
 
-__all__ = ["ANSWER_COLUMNS", "SEND_OPTIONS", "SendOptions", "send_prepared", "send_signature"]
+__all__ = ["ANSWER_COLUMNS", "SEND_OPTIONS", "Budget", "SendOptions", "send_prepared", "send_signature"]
 
 ANSWER_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
                   "campaign_id", "sending_id", "batch", "outcome")
@@ -149,6 +149,62 @@ def send_signature(function: F) -> F:
     function.__signature__ = inspect.Signature([*given[:2], *keywords, *given[2:]])  # type: ignore[attr-defined]
     function.__annotations__ = {**function.__annotations__, **{name: hints[name] for name in SEND_OPTIONS}}
     return function
+
+
+@dataclasses.dataclass
+class Budget:
+    """The budget cap of a send: no batch starts that would take the estimated spend above ``max_cost``.
+
+    The spend counted is the estimated cost (:meth:`sendframe.Message.estimate`) of the rows the ledger
+    already holds as accepted or unknown (an unknown row may have been sent: it is counted, to stay
+    under the cap), plus every batch started in this run. Batches start in order; once one does not
+    fit, no later batch starts, so a run with a higher cap continues with the same rows first.
+
+        >>> budget = Budget(10.0, [3.0, 3.0, 3.0, 3.0])
+        >>> budget.take([0, 1]), budget.take([2, 3]), budget.spent
+        (True, False, 6.0)
+    """
+
+    cap: float
+    row_costs: npt.ArrayLike
+    spent: float = 0.0
+    reached: bool = False
+    left_out: list[int] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.row_costs = np.asarray(self.row_costs, dtype=np.float64)
+        if isinstance(self.cap, bool) or not isinstance(self.cap, (int, float)) or self.cap < 0:
+            raise InputError("max_cost must be a number of at least 0 (in the price table's currency), "
+                             f"got {self.cap!r}.")
+
+    def start(self, row_costs: npt.ArrayLike) -> None:
+        """Begin a run over rows with these estimated costs (the spend so far is kept)."""
+        self.row_costs = np.asarray(row_costs, dtype=np.float64)
+        self.left_out = []
+        self.reached = False
+
+    def _cost(self, positions: Iterable[int]) -> float:
+        return float(np.asarray(self.row_costs)[np.fromiter(positions, np.int64)].sum())
+
+    def count(self, positions: Iterable[int]) -> None:
+        """Add rows already spent on (by an earlier run)."""
+        self.spent += self._cost(positions)
+
+    def take(self, positions: Iterable[int]) -> bool:
+        """Whether a batch of ``positions`` may start; if so its cost is counted as spent."""
+        cost = self._cost(positions)
+        if self.reached or self.spent + cost > self.cap + 1e-9:
+            self.reached = True
+            self.left_out.extend(map(int, positions))
+            return False
+        self.spent += cost
+        return True
+
+    def reason(self, currency: str = "") -> str:
+        """Why a row was left out, for the result's ``reason`` column."""
+        unit = f" {currency}" if currency else ""
+        return (f"not sent: the next batch would take the estimated spend above max_cost={self.cap:g}{unit} "
+                f"(spent {self.spent:.4f}{unit}); run again with a higher max_cost to continue.")
 
 
 def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | None = None,

@@ -34,12 +34,11 @@ import pandas as pd
 from pandas.api.extensions import ExtensionDtype
 
 from sendframe.api.wire import user_stacklevel
-from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
 from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
-from sendframe.campaign.send import SendOptions, send_prepared
+from sendframe.campaign.send import Budget, SendOptions, send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
 from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_elsewhere, with_duplicates
 from sendframe.scale.repeats import ORDER_BITS, local_positions
