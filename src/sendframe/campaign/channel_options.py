@@ -3,8 +3,8 @@
 The table is read from the code that uses the options, so it cannot drift from it: the
 constructor's own parameters (``sms(message, sender)``), the channel's request fields (the
 service's models), the message's settings (:data:`~sendframe.campaign.message.MESSAGE_OPTIONS`)
-and the keyword parameters of :meth:`Message.send <sendframe.campaign.message.Message.send>`. The
-one-call functions, the CLI's flags and the Composer's inputs are spelled from it.
+and the options of a send (:class:`~sendframe.campaign.send.SendOptions`, what :meth:`sendframe.Message.send`
+takes). The one-call functions, the CLI's flags and the Composer's inputs are spelled from it.
 
     >>> [(o.name, o.default, o.role) for o in channel_options("voiceAudio")][:3]
     [('audio_url', None, 'argument'), ('to', None, 'setting'), ('link_base', None, 'setting')]
@@ -26,6 +26,7 @@ import pydantic
 
 from sendframe.api.models import REQUEST_MODELS
 from sendframe.campaign.message import MESSAGE_OPTIONS, Message, landing_sms, mailing, sms, voice, voice_audio, whatsapp
+from sendframe.campaign.send import SendOptions
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
 
@@ -142,11 +143,9 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
     for name, model_field in REQUEST_MODELS[info.name].model_fields.items():
         if name not in _NOT_OPTIONS:
             add(name, model_field.default, "field", model_field.annotation)
-    send = inspect.signature(Message.send)
-    send_hints = typing.get_type_hints(Message.send)
-    for name, parameter in list(send.parameters.items())[2:]:
-        if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
-            add(name, parameter.default, "send", send_hints.get(name))
+    send_hints = typing.get_type_hints(SendOptions)
+    for send_option in dataclasses.fields(SendOptions):
+        add(send_option.name, send_option.default, "send", send_hints[send_option.name])
     return tuple(specs.values())
 
 

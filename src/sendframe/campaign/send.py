@@ -332,6 +332,8 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
                 raise run.failure
             frame = journal.lookup(spec.keys, spec.recipients)
             frame["state"] = frame["state"].fillna("not_sent")
+            unknown = int((frame["state"] == "unknown").sum())
+            intents = journal.unknown_rows()["intent_at"] if unknown and settle is not None else None
     finally:
         if owned:
             journal.close()
@@ -343,15 +345,11 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
         warnings.warn(f"The service failed {run.unknown_streak} batches in a row with an unknown outcome (last: "
                       f"{run.last_unknown}), so the campaign stopped: {run.not_attempted} row(s) were not attempted "
                       f"(outcome not_sent). {again}", CampaignStoppedWarning, stacklevel=user_stacklevel())
-    unknown = int((frame["state"] == "unknown").sum())
     if unknown:
         where = f"Ledger({journal.path!r}).unknown_rows()" if in_file else "the result's outcome column"
         overdue = ""
-        # notifications were given: a row none names after the grace is likely unsent
-        if settle is not None and in_file:
-            with Ledger(journal.path) as reader:
-                since = pd.Timestamp.now(tz="UTC") - reader.unknown_rows()["intent_at"]
-            late = int((since > GRACE).sum())
+        if intents is not None and in_file:  # notifications were given: a row none names after the grace is unsent
+            late = int((pd.Timestamp.now(tz="UTC") - intents > GRACE).sum())
             overdue = (f" The notifications given name none of them; {late} were sent over "
                        f"{int(GRACE.total_seconds() // 60)} minutes ago (probably never reached the service), "
                        f"{unknown - late} more recently (wait for their notifications and run again).")
