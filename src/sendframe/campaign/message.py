@@ -21,7 +21,7 @@ Rows that should not be sent are left out by one policy (:mod:`sendframe.campaig
 once in a warning, and kept in the result with their own outcome. The options are checked by
 :mod:`sendframe.campaign.message_options`. Every method is a view of one prepared frame
 (:meth:`Message.prepare`, :mod:`sendframe.campaign.prepared`): each row checked, rendered, measured,
-planned and priced once; ``send`` sends it (:mod:`sendframe.campaign.send_prepared`).
+planned and priced once; ``send`` sends it (:func:`sendframe.campaign.send.send_prepared`).
 """
 
 from __future__ import annotations

@@ -281,7 +281,7 @@ def _spec(prepared: Prepared) -> tuple[CampaignSpec, np.ndarray]:
 def _result(table: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
     """The answers of the rows sent (by ledger state) beside the plan's outcome of the rows skipped, on the
     contacts' index, with the columns of :data:`ANSWER_COLUMNS`."""
-    answers = answers.reindex(table.index)
+    answers = answers[[name for name in (*ANSWER_COLUMNS, "state", "reason") if name in answers]].reindex(table.index)
     skipped = (table["action"] != "send").to_numpy()
     # as codes: through texts, a Python string per row (about 130 MiB at the peak of a million); a state and its
     # outcome share a name; get_indexer: -1 for a value that is no outcome ("send"), where a Categorical would warn
