@@ -266,13 +266,7 @@ def _spec(prepared: Prepared) -> tuple[CampaignSpec, np.ndarray]:
         moment = pd.Timestamp(prepared.moment)
         row_fields["scheduleDate"] = [format_wire_datetime(t.to_pydatetime()) if t > moment else None
                                       for t in table.loc[sending, "send_at_utc"]]
-    fields: dict[str, Any] = dict(msg.fields)
-    if msg.encoding not in (None, "auto"):
-        fields["encoding"] = msg.encoding
-    for wire_name, names in msg.whatsapp_columns.items():
-        fields[msg.info.column_field_option(wire_name)] = tuple(names)
-    spec = CampaignSpec.build(contacts, msg.channel, fields, to=column, notification_url=msg.notification_url,
-                              row_fields=row_fields, rows=sending)
+    spec = CampaignSpec.build(contacts, msg, to=column, row_fields=row_fields, rows=sending)
     parts = table.loc[sending, "parts"].fillna(1).to_numpy(dtype="int64") if msg.info.sends_sms else \
         np.ones(int(sending.sum()), np.int64)
     return spec, parts
