@@ -248,7 +248,7 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         reason.iloc[budget.left_out] = budget.reason(currency)
         warnings.warn(f"{len(budget.left_out)} row(s) not sent: {budget.reason(currency)}", RowsSkippedWarning,
                       stacklevel=user_stacklevel())
-    return _result(table, answers.assign(reason=reason).set_axis(table.index[sending]))
+    return _result(table, answers.assign(reason=reason), sending)
 
 
 def _spec(prepared: Prepared) -> tuple[CampaignSpec, np.ndarray]:
@@ -272,20 +272,25 @@ def _spec(prepared: Prepared) -> tuple[CampaignSpec, np.ndarray]:
     return spec, parts
 
 
-def _result(table: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
-    """The answers of the rows sent (by ledger state) beside the plan's outcome of the rows skipped, on the
-    contacts' index, with the columns of :data:`ANSWER_COLUMNS`."""
-    answers = answers[[name for name in (*ANSWER_COLUMNS, "state", "reason") if name in answers]].reindex(table.index)
-    skipped = (table["action"] != "send").to_numpy()
+def _result(table: pd.DataFrame, answers: pd.DataFrame, sending: np.ndarray) -> pd.DataFrame:
+    """The answers of the rows sent (``answers``, by ledger state, one per row of the mask ``sending``, in order)
+    beside the plan's outcome of the rows skipped, on the contacts' index, with the columns of
+    :data:`ANSWER_COLUMNS`."""
+    at = np.full(len(table), -1)
+    at[sending] = np.arange(len(answers))  # by position: no label looked up
+    kept = [name for name in (*ANSWER_COLUMNS, "reason") if name in answers]
+    skipped = ~sending
     # as codes: through texts, a Python string per row (about 130 MiB at the peak of a million); a state and its
     # outcome share a name; get_indexer: -1 for a value that is no outcome ("send"), where a Categorical would warn
     categories = pd.Index(OUTCOMES)
-    outcome = np.where(skipped, categories.get_indexer(pd.Index(table["action"])),
-                       categories.get_indexer(pd.Index(answers["state"]))).astype(np.int8)
+    state = np.full(len(table), -1, dtype=np.int8)
+    state[sending] = pd.Categorical(answers["state"], categories=categories).codes
+    outcome = np.where(skipped, categories.get_indexer(pd.Index(table["action"])), state).astype(np.int8)
+    answers = answers[kept].set_axis(pd.RangeIndex(len(answers))).reindex(at).set_axis(table.index)
     columns = {name: answers[name].astype(ROW_DTYPES[name]) if name in answers else
                pd.Series(pd.NA, index=table.index, dtype=ROW_DTYPES[name]) for name in ANSWER_COLUMNS[:-1]}
-    columns["accepted"] = columns["accepted"].mask(answers["state"].isin(["rejected", "not_sent"]).to_numpy() | skipped,
-                                                   False)
+    not_accepted = np.isin(state, [OUTCOMES.index("rejected"), OUTCOMES.index("not_sent")]) | skipped
+    columns["accepted"] = columns["accepted"].mask(not_accepted, False)
     for name in ("scheduled_at", "expires_at"):
         if columns[name].isna().all():  # the usual answer: sent now, no expiry
             columns[name] = pd.Series(pd.NaT, index=table.index, dtype="datetime64[us, UTC]")
