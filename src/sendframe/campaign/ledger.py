@@ -462,8 +462,9 @@ class Ledger:
             columns["row_key"] += keys
             columns["recipient"] += _fitted(json.loads(recipients_text), n)
             columns["batch"] += [batch] * n
-            columns["state"] += ([{True: "accepted", False: "rejected"}.get(value, "unknown") for value in accepted]
-                                 if state == "done" else ["not_sent" if state == "not_sent" else "unknown"] * n)
+            columns["state"] += (["accepted" if value is True else "rejected" if value is False else "unknown"
+                                  for value in accepted] if state == "done"
+                                 else ["not_sent" if state == "not_sent" else "unknown"] * n)
             columns["accepted"] += accepted
             for key, column in ANSWER_FIELDS[1:5]:
                 columns[column] += _fitted(answer.get(key), n)
