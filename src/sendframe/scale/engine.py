@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sendframe.campaign.message_options import RUN_SETTINGS
-from sendframe.campaign.send_options import SendOptions
+from sendframe.campaign.send import SendOptions
 from sendframe.engines import function_name
 from sendframe.errors import InputError
 from sendframe.scale import callbacks, contacts, messages, sending
