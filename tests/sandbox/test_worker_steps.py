@@ -52,9 +52,12 @@ def test_every_report_url_is_byte_for_byte_what_substitute_gave():
     payloads = [{"status": "ACCEPTD", "delivery": 4}, {"status": "DELIVRD", "delivery": 1},
                 {"status": "EXPIRED", "delivery": 2}, {"status": None, "delivery": None}]
     checked = 0
-    for url in (ALL, "http://x/?id=%i&s=%s", "http://x/%n/%n?t=%t&y=%y%%", "http://x/plain"):
+    # a campaign's per-row URLs (the toolkit's sf_row tag last) and last parameters that are cut or not
+    tagged = (ALL + "&sf_row=", "http://x/p?sf_row=", "http://x/?a=%i&b=%&sf_row=", "http://x/?i=%i&n=%n&t=a%20b",
+              "http://x/?i=%i&", "http://x/&i=%i?z", "?%s&")
+    for url in (ALL, "http://x/?id=%i&s=%s", "http://x/%n/%n?t=%t&y=%y%%", "http://x/plain", *tagged):
         for number in range(60):
-            message = _message(number, url)
+            message = _message(number, url + (f"r{number}" if url.endswith("sf_row=") else ""))
             for due in DUES:
                 payload = payloads[number % len(payloads)]
                 out = worker.Round()
