@@ -7,7 +7,7 @@
 Measures the CPU the sandbox's ``Worker`` spends on carrier steps, the part of the notification phase
 that is not the notifier: planning each message with the simulated carrier, applying its due steps
 (events, statuses, mnc, costs), filling each report's notificationUrl and writing all of it to SQLite,
-one transaction per round, exactly as ``Worker._apply_steps`` runs in the server. No notification is
+one transaction per round, exactly as ``Worker.apply_steps`` runs in the server. No notification is
 sent (that is the notifier's cost, measured by ``bench_notifier``).
 
 How: an in-process ``Sandbox`` (manual clock, a database file) accepts N SMS over HTTP, 1,000 recipients a
@@ -72,7 +72,7 @@ def run_rounds(worker: Worker, moment: float) -> tuple[float, float, Counter[str
     """Run rounds of due steps at ``moment`` until none is left: (CPU s, wall s, counts)."""
     done: Counter[str] = Counter()
     cpu, wall = time.process_time(), time.perf_counter()
-    while step := worker._apply_steps(moment):  # noqa: SLF001  # the round itself, without the notifier
+    while step := worker.apply_steps(moment):  # the round itself, without the notifier
         done.update(step)
     return time.process_time() - cpu, time.perf_counter() - wall, done
 
@@ -97,7 +97,7 @@ def main() -> None:
         messages = planned["planned"]
         state.db.close()
     total = plan_cpu + steps_cpu
-    print(f"bench_steps: sandbox Worker._apply_steps CPU (carrier plans, steps, URL filling, SQLite writes; "
+    print(f"bench_steps: sandbox Worker.apply_steps CPU (carrier plans, steps, URL filling, SQLite writes; "
           f"no notification sent), {messages:,} SMS, {notes:,} notification jobs "
           f"({notes_after_plan:,} of them made while planning)")
     print(f"  plan  (sent applied at once)   {plan_cpu:7.2f} s CPU  {plan_wall:7.2f} s wall  "
