@@ -31,14 +31,14 @@ from sendframe.sandbox.notification_pipeline import RoundPipeline, log_failure
 from sendframe.sandbox.notifier import Notifier
 from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, busy_pause, quiet_collector
 
-__all__ = ["HelperProcess", "NotifierProcess", "main"]
+__all__ = ["BUSY", "WAKE", "HelperProcess", "NotifierProcess", "main"]
 
 log = logging.getLogger("sendframe.sandbox.notifier_process")
 
 STOP_TIMEOUT = 10.0  # s: a round in flight ends within the notifier's 5 s timeout, then the process exits
 RESTART_EVERY = 1.0  # s: a process that keeps ending is started again at most this often
 IDLE_WAIT = 1.0  # s: the longest wait without a wake-up (a report due later than that is looked for again)
-_WAKE, _BUSY = b"w", b"b"  # what the worker writes to the process's standard input
+WAKE, BUSY = b"w", b"b"  # what the worker writes to a helper process's standard input
 
 
 class HelperProcess:
@@ -96,12 +96,13 @@ class HelperProcess:
 
     def wake(self) -> None:
         """Tell the process there may be work."""
-        self._tell(_WAKE)
+        self._tell(WAKE)
 
     def defer(self) -> None:
-        """Tell the process the API is busy accepting: for ``BUSY_WINDOW`` it sends only reports overdue by
-        more than ``MAX_DEFERRAL`` (the worker's own back-pressure)."""
-        self._tell(_BUSY)
+        """Tell the process the API is busy accepting, for ``BUSY_WINDOW``: the notifier process then sends only
+        reports overdue by more than ``MAX_DEFERRAL`` (the worker's own back-pressure), the carrier process
+        gathers fuller rounds."""
+        self._tell(BUSY)
 
     def _tell(self, byte: bytes) -> None:
         # never blocks: a full pipe already holds a wake-up
@@ -180,7 +181,7 @@ async def run(db_path: str, notifier: Notifier) -> None:
         if not data:
             loop.remove_reader(sys.stdin.fileno())
             stop()
-        if _BUSY in data:
+        if BUSY in data:
             busy_until = time.monotonic() + BUSY_WINDOW
         wake.set()
 

@@ -372,7 +372,7 @@ class Worker:
 
     async def _relay(self, wake: asyncio.Event, carrier_process: HelperProcess, notifier: NotifierProcess) -> None:
         """The loop of a worker whose steps and notifications run in processes of their own: each request's
-        wake-up goes to the carrier process, the notifier process is told while the API is busy, and either
+        wake-up goes to the carrier process, both processes are told while the API is busy, and either
         process is started again if it ended. Never returns (cancelled by :meth:`stop`)."""
         while True:
             wake.clear()
@@ -387,6 +387,7 @@ class Worker:
             busy = self.busy()
             if busy:
                 notifier.defer()
+                carrier_process.defer()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(DEFER_SLEEP if busy else 1.0):
                     await wake.wait()
