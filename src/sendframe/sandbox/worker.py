@@ -3,9 +3,10 @@
 An asyncio task in the server's loop. Each round it applies every step that fell due (status,
 flags, events, notification jobs) in one transaction, then sends the due notifications through
 ``state.notifier`` (failed ones retried after ``RETRY_DELAYS``). A real-clock sandbox on a database
-file leaves the notifications to a notifier process of its own (``notifier_process``), started and
-stopped with the worker and woken by each round. Everything lives in SQLite, so a new sandbox on
-the same database resumes where the old one stopped.
+file leaves the steps to a carrier process and the notifications to a notifier process of its own
+(``carrier_process``, ``notifier_process``), started and stopped with the worker: it passes each
+request's wake-up to the carrier process, whose rounds wake the notifier process. Everything lives in
+SQLite, so a new sandbox on the same database resumes where the old one stopped.
 
     worker = Worker(state); await worker.start()   # in the server's lifespan
     await worker.advance(60)                       # manual clock: run all that falls due
