@@ -19,15 +19,13 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe.api.notifications import ESCAPE_CODES
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes
-from sendframe.delivery.many_logs import conformed, deduplicated, is_receiver_log, log_columns, log_files, read_one_log
+from sendframe.delivery.many_logs import conformed, deduplicated, log_columns, log_url
 from sendframe.delivery.metrics import (
     COST_COLUMNS,
     COUNT_COLUMNS,
@@ -43,6 +41,7 @@ from sendframe.delivery.metrics import (
 )
 from sendframe.delivery.outcomes import outcomes
 from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
+from sendframe.engines import named_files
 from sendframe.errors import InputError
 from sendframe.scale.runtime import (
     byte_ranges,
@@ -71,41 +70,24 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
-    dd, files = dask_dataframe(), log_files(source)
-    receiver = {f: is_receiver_log(f) for f in files}
+    dd, files = dask_dataframe(), named_files(source, "callback log")
+    urls = {f: log_url(f, notification_url) for f in files}  # None: a receiver log, read with its own #params
     ranges = {f: byte_ranges(f, blocksize) for f in files if not f.endswith(COMPRESSED_ENDINGS)}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
-    found = compute(*[[delayed_call(_templates_in, block) for block in ranges[f]] if f in ranges
-                      else delayed_call(_templates_of_file, f) for f in files if receiver[f]])
-    templates = {f: [t for block in got for t in block] if f in ranges else got
-                 for f, got in zip([f for f in files if receiver[f]], found, strict=True)}
-    params = {f: log_params(pa.array(templates[f], pa.string())) if receiver[f]
-              else _access_params(f, notification_url) for f in ranges}
-    own = list(dict.fromkeys(p for f in files if receiver[f] for p in _own_of(templates[f])))
-    if notification_url is not None:
-        url_own = [n for n, v in parse_qsl(notification_url.split("?", 1)[-1], keep_blank_values=True)
-                   if not (len(v) == 2 and v[0] == "%" and v[1] in ESCAPE_CODES)]
-        own += [n for n in url_own if n not in own]
-    empty = _empty_frame(read, notification_url)
-    columns = log_columns([empty.columns, [c for c in own if c not in empty.columns]])
+    blocks = {f: [delayed_call(_templates_in, block) for block in ranges[f]] if f in ranges
+              else [delayed_call(_templates_of_file, f)] for f in files if urls[f] is None}
+    found = dict(zip(blocks, compute(*blocks.values()), strict=True))
+    params = {f: log_params(pa.array([t for got in found.get(f, []) for t in got], pa.string()), urls[f])
+              for f in files}
+    empty = _empty_frame(read, notification_url)  # with the notification_url's own parameters
+    columns = log_columns([empty.columns, [p for f in files for p in params[f].own]])
     meta = conformed(empty, columns).iloc[:0]
     parts = [delayed_call(_parsed_range, block, params[f], columns) for f in ranges for block in ranges[f]]
-    parts += [delayed_call(_read_conformed, f, read, notification_url, columns) for f in files if f not in ranges]
+    parts += [delayed_call(_read_conformed, f, read, urls[f], columns) for f in files if f not in ranges]
     if not parts:
         return from_pandas(meta)
     frame = dd.from_delayed(parts, meta=meta, verify_meta=False)
     return frame.shuffle("id").map_partitions(_deduplicated_here, meta=meta, enforce_metadata=False)
-
-
-def _access_params(path: str, notification_url: str | None) -> LogParams:
-    if notification_url is None:
-        raise InputError(f"{path} is a web server's access log: pass the notification_url the service was given "
-                         "(e.g. 'https://shop.example/dlr?mid=%i&st=%s'), so its parameters can be read.")
-    return log_params(pa.array([], pa.string()), notification_url)
-
-
-def _own_of(templates: list[str]) -> list[str]:
-    return log_params(pa.array(templates, pa.string())).own
 
 
 def _templates_in(block: bytes) -> list[str]:
@@ -129,9 +111,9 @@ def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
     return deduplicated(frame).reset_index(drop=True)  # rows of several logs meet here: labels made unique
 
 
-def _read_conformed(path: str, read: Callable[..., pd.DataFrame], notification_url: str | None,
+def _read_conformed(path: str, read: Callable[..., pd.DataFrame], url: str | None,
                     columns: Sequence[str]) -> pd.DataFrame:
-    return conformed(read_one_log(path, read, notification_url).reset_index(drop=True), columns)
+    return conformed(read(path, url).reset_index(drop=True), columns)
 
 
 def _empty_frame(read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:

@@ -14,8 +14,6 @@ of each partition reads one column once before the frame is returned; everything
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.recipient_columns import recipient_keys
+from sendframe.engines import named_files
 from sendframe.errors import InputError
 from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 from sendframe.scale.runtime import (
@@ -45,35 +44,13 @@ PARTITION_BYTES = 64 * 1024 * 1024
 _PARQUET = (".parquet", ".parq", ".pq")
 
 
-def _paths(source: Any) -> list[str]:
-    """The files a source names: a file, a folder (its Parquet or CSV files), a glob, or a list of those."""
-    if isinstance(source, (list, tuple)):
-        return [p for item in source for p in _paths(item)]
-    text = os.fspath(source)
-    if any(c in text for c in "*?["):
-        found = sorted(glob.glob(text))
-        if not found:
-            raise InputError(f"No contacts file matches {text!r}.")
-        return found
-    path = Path(text)
-    if path.is_dir():
-        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (*_PARQUET, ".csv")
-                       and not p.name.startswith((".", "_")))
-        if not found:
-            raise InputError(f"The folder {text!r} holds no .csv or .parquet contacts files.")
-        return found
-    if not path.is_file():
-        raise InputError(f"The contacts file {text!r} does not exist.")
-    return [text]
-
-
 def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
     dd = dask_dataframe()
     if is_dask_frame(source):
         if read_options:
             raise InputError(f"read options ({', '.join(read_options)}) apply to files, not to a Dask frame.")
         return source
-    paths = _paths(source)
+    paths = named_files(source, "contacts file", (*_PARQUET, ".csv"))
     kinds = {Path(p).suffix.lower() in _PARQUET for p in paths}
     if len(kinds) > 1:
         raise InputError("The contacts source mixes Parquet and CSV files; read each kind on its own.")
