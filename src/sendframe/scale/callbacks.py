@@ -158,8 +158,8 @@ def _only_frames(**given: Any) -> None:
                          "answer, or compute the frames first.")
 
 
-def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: Any, callbacks: Any = None, *,
-                        records: Any = None, estimate: Any = None, recipients: Any = None) -> Any:
+def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: Any, callbacks: Any = None,
+                        records: Any = None, *, estimate: Any = None, recipients: Any = None) -> Any:
     """``message_outcomes`` of Dask results (and callbacks): lazily, one row per result, on the results' index.
 
         >>> message_outcomes(results_ddf, callbacks_ddf).to_parquet("outcomes.parquet")  # doctest: +SKIP
@@ -230,9 +230,11 @@ def _combined(parts: Sequence[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFram
     return finished_summary(sums, latency)
 
 
-def summary_partitions(results: Any = None, callbacks: Any = None, *, by: Sequence[str] | str = ("campaign_id",),
-                       records: Any = None, estimate: Any = None) -> pd.DataFrame:
-    """``delivery_summary`` over Dask results and/or callbacks: a tree reduction, a small pandas answer.
+def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], results: Any = None, callbacks: Any = None,
+                       records: Any = None, *, by: Sequence[str] | str = ("campaign_id",), estimate: Any = None,
+                       contacts: Any = None) -> pd.DataFrame:
+    """``delivery_summary`` (the pandas function) over Dask results and/or callbacks: a tree reduction, a small
+    pandas answer.
 
     Results and callbacks are partitioned alike by message id (all of one message in one
     partition); on each partition the pandas summary's counts and costs per group
@@ -243,6 +245,9 @@ def summary_partitions(results: Any = None, callbacks: Any = None, *, by: Sequen
 
         >>> sendframe.delivery_summary(callbacks=callbacks_ddf, by="country")  # doctest: +SKIP
     """
+    if contacts is not None:
+        raise InputError("delivery_summary of Dask frames takes no contacts=: join the contact columns to the "
+                         "results first (results.join(contacts[[...]])) and group by them.")
     dask_dataframe()
     _only_frames(records=records, estimate=estimate)
     keys = [by] if isinstance(by, str) else list(by)

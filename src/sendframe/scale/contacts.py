@@ -93,7 +93,7 @@ def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.
 
 
 def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *, phone_column: str | None = "phone",
-                     email_column: str | None = "email", default_region: str = "ES",
+                     email_column: str | None = "email", default_region: str | None = "ES",
                      country_column: str | None = "country", names: str | None = None, **read_options: Any) -> Any:
     """``read_contacts`` of a large source as a Dask frame (see the module docstring).
 

@@ -151,11 +151,11 @@ class PreparedPartitions:
             "suppression")), msg.channel, msg.recipient_column(meta_of(self.contacts)))
 
 
-def prepare(msg: Message, frame: Any, **options: Any) -> PreparedPartitions:
-    """:meth:`Message.prepare` of a Dask frame (lazy). Given no ``now``, every partition counts from the same
-    moment, the present (``frequency_cap``, ``local_time``, ``quiet_hours``).
+def prepare(function: Callable[..., Prepared], msg: Message, frame: Any, **options: Any) -> PreparedPartitions:
+    """:meth:`Message.prepare` (``function``) of a Dask frame (lazy). Given no ``now``, every partition counts from
+    the same moment, the present (``frequency_cap``, ``local_time``, ``quiet_hours``).
 
-        >>> prepare(msg, contacts_ddf, keep=None).estimate  # doctest: +SKIP
+        >>> prepare(Message.prepare, msg, contacts_ddf, keep=None).estimate  # doctest: +SKIP
     """
     msg.recipient_column(meta_of(frame))  # a missing recipient column is said at once, not at compute
     now = pd.Timestamp.now(tz="UTC") if options.get("now") is None else options["now"]
@@ -174,18 +174,20 @@ def _typed_like(result: Any, meta: Any) -> Any:
     return result.astype(changed) if changed else result  # astype keeps attrs
 
 
-def _rendered(part: pd.DataFrame, msg: Message, field: str | None, meta: pd.Series) -> Any:
-    return _typed_like(msg.render(part, field=field), meta)
+def _rendered(part: pd.DataFrame, function: Callable[..., pd.Series], msg: Message, field: str | None,
+              meta: pd.Series) -> Any:
+    return _typed_like(function(msg, part, field=field), meta)
 
 
-def render(msg: Message, frame: Any, *, field: str | None = None) -> Any:
-    """:meth:`Message.render` of a Dask ``frame``, lazily: the pandas render of every partition, on the frame's
-    partitions and index. It runs once on the frame's empty ``meta`` first, so wrong arguments fail at once.
+def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, field: str | None = None) -> Any:
+    """:meth:`Message.render` (``function``) of a Dask ``frame``, lazily: the pandas render of every partition, on
+    the frame's partitions and index. It runs once on the frame's empty ``meta`` first, so wrong arguments fail at
+    once.
 
-        >>> render(sendframe.sms("Hi {name}", sender="Shop"), contacts_ddf).compute()  # doctest: +SKIP
+        >>> render(Message.render, sendframe.sms("Hi {name}", sender="Shop"), contacts_ddf).compute()  # doctest: +SKIP
     """
-    meta = msg.render(meta_of(frame), field=field).iloc[:0]
-    return frame.map_partitions(_rendered, msg, field, meta, meta=meta, enforce_metadata=False)
+    meta = function(msg, meta_of(frame), field=field).iloc[:0]
+    return frame.map_partitions(_rendered, function, msg, field, meta, meta=meta, enforce_metadata=False)
 
 
 # ---------------------------------------------------------------------- preflight
@@ -276,11 +278,11 @@ def _sums(frame: pd.DataFrame) -> tuple[dict[str, int | float], str]:
     return estimate_sums(frame), frame.attrs.get("currency", "")
 
 
-def estimate_totals(estimate: Any) -> dict[str, Any]:
-    """The totals of a lazy Dask estimate: the pandas ``estimate_sums`` of each partition added up, made
-    totals by the pandas ``totals_of_sums`` (so both answer alike).
+def estimate_totals(function: Callable[..., dict[str, Any]], estimate: Any) -> dict[str, Any]:
+    """The totals of a lazy Dask estimate (``function``'s, :func:`sendframe.estimate_totals`): the pandas
+    ``estimate_sums`` of each partition added up, made totals by the pandas ``totals_of_sums`` (so both answer alike).
 
-        >>> estimate_totals(sendframe.sms("Hi {name}", sender="Shop").estimate(contacts_ddf))["cost"]  # doctest: +SKIP
+        >>> sendframe.estimate_totals(sendframe.sms("Hi", sender="Shop").estimate(contacts_ddf))  # doctest: +SKIP
     """
     (found,) = compute([delayed_call(_sums, part) for part in estimate.to_delayed()])
     currencies = [c for c in dict.fromkeys(currency for _, currency in found) if c]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import operator
 import os
 import pickle
@@ -25,7 +26,7 @@ import shutil
 import tempfile
 import threading
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,7 @@ from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
+from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions
@@ -233,12 +235,12 @@ def _stopped(sent: pd.DataFrame, cancel: threading.Event | None) -> bool:
     return (cancel is not None and cancel.is_set()) or bool(untried.any())
 
 
-def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
+def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **given: Any) -> Any:
     """Send ``msg`` to every row of a Dask (or pandas) frame, one partition at a time; the result goes to ``out``.
 
-    ``options.out`` is a Parquet dataset (a folder, written again whole by every run), one file per
+    ``out`` is a Parquet dataset (a folder, written again whole by every run), one file per
     partition, each written as soon as its partition is answered; the answer is that dataset, read
-    lazily. ``options.ledger`` (a file) is required: it is what makes the run resumable. The other
+    lazily. ``ledger`` (a file) is required: it is what makes the run resumable. The other
     options are those of :meth:`sendframe.Message.send` (``client``, ``batch_size``, ``concurrency``, ...).
     ``cancel`` (a ``threading.Event``), once set, starts no new batch, as in a pandas send: the rows
     of the partition under way that were not attempted are ``not_sent`` in its file, and no further
@@ -247,9 +249,12 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
     The result's index is the row's position in the whole frame (``row``); its columns are those of
     a pandas send.
 
-        >>> how = SendOptions(out="results.parquet", ledger="c.sqlite")  # doctest: +SKIP
-        >>> result = send_partitions(msg, contacts_ddf, how)  # doctest: +SKIP
+        >>> done = send_partitions(Message.send, msg, frame, out="done.parquet", ledger="c.sqlite")  # doctest: +SKIP
     """
+    if any(name in given for name in RUN_SETTINGS if name != "suppression"):
+        # the pandas send (``send``) applies them and sends the changed message (back here, without them)
+        return inspect.unwrap(send)(msg, contacts, **given)
+    options = SendOptions.of(given, "Message.send", also=RUN_SETTINGS)
     dd = dask_dataframe()
     if options.out is None:
         raise InputError("A send from a Dask frame writes its result to a Parquet dataset as it goes: pass "
