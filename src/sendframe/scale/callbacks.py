@@ -44,9 +44,8 @@ from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
 from sendframe.engines import named_files
 from sendframe.errors import InputError
 from sendframe.scale.runtime import (
-    byte_ranges,
     compute,
-    dask_dataframe,
+    dask_module,
     delayed_call,
     from_pandas,
     is_dask_frame,
@@ -65,14 +64,16 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     """Every notification of the logs ``source`` names, once, as a Dask frame (see the module docstring).
 
     One partition per range of about ``blocksize`` bytes of a plain log (cut at line breaks,
-    :func:`~sendframe.scale.runtime.byte_ranges`) and per compressed log (read whole), then grouped
+    ``dask.bytes.read_bytes``) and per compressed log (read whole), then grouped
     by message id with the repeats across logs and ranges dropped.
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
-    dd, files = dask_dataframe(), named_files(source, "callback log")
+    dd, files = dask_module("dask.dataframe"), named_files(source, "callback log")
     urls = {f: log_url(f, notification_url) for f in files}  # None: a receiver log, read with its own #params
-    ranges = {f: byte_ranges(f, blocksize) for f in files if not f.endswith(COMPRESSED_ENDINGS)}
+    # plain logs in ranges of bytes as lazy values, each starting after a line break and ending on one
+    ranges = {f: dask_module("dask.bytes.core").read_bytes(f, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0]
+              for f in files if not f.endswith(COMPRESSED_ENDINGS)}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
     blocks = {f: [delayed_call(_templates_in, block) for block in ranges[f]] if f in ranges
               else [delayed_call(_templates_of_file, f)] for f in files if urls[f] is None}
@@ -164,7 +165,6 @@ def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: 
 
         >>> message_outcomes(results_ddf, callbacks_ddf).to_parquet("outcomes.parquet")  # doctest: +SKIP
     """
-    dask_dataframe()
     _only_frames(records=records, estimate=estimate, recipients=recipients)
     results, callbacks = _paired(results, callbacks)
     meta = message_outcomes(meta_of(results), meta_of(callbacks) if callbacks is not None else None).iloc[:0]
@@ -248,7 +248,6 @@ def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], results: A
     if contacts is not None:
         raise InputError("delivery_summary of Dask frames takes no contacts=: join the contact columns to the "
                          "results first (results.join(contacts[[...]])) and group by them.")
-    dask_dataframe()
     _only_frames(records=records, estimate=estimate)
     keys = [by] if isinstance(by, str) else list(by)
     results, callbacks = _paired(results, callbacks)

@@ -27,9 +27,8 @@ from sendframe.errors import InputError
 from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 from sendframe.scale.runtime import (
     compute,
-    dask_dataframe,
+    dask_module,
     is_dask_frame,
-    lengths_of,
     meta_of,
     optimised,
     pandas_strings,
@@ -45,7 +44,7 @@ _PARQUET = (".parquet", ".parq", ".pq")
 
 
 def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
-    dd = dask_dataframe()
+    dd = dask_module("dask.dataframe")
     if is_dask_frame(source):
         if read_options:
             raise InputError(f"read options ({', '.join(read_options)}) apply to files, not to a Dask frame.")
@@ -101,7 +100,7 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
 
         >>> contacts = read_partitioned(sendframe.read_contacts, "contacts.parquet")  # doctest: +SKIP
     """
-    dd = dask_dataframe()
+    dd = dask_module("dask.dataframe")
     raw = optimised(_raw_frame(source, read_options))
     options = {"phone_column": phone_column, "email_column": email_column, "default_region": default_region,
                "country_column": country_column, "names": names}
@@ -116,7 +115,8 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
     recipients = [*sources.values(), *([country] if country else [])]
     # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
     repeats = persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients], **pick_options))))
-    offsets = row_offsets(compute(lengths_of(raw))[0]).tolist()
+    lengths = raw.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)  # on the frame's own partitions
+    offsets = row_offsets(compute(lengths)[0]).tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)
     if (np.diff(offsets) == 0).any():  # empty partitions: divisions would not increase

@@ -48,11 +48,10 @@ from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_els
 from sendframe.scale.repeats import ORDER_BITS, local_positions
 from sendframe.scale.runtime import (
     compute,
-    dask_dataframe,
+    dask_module,
     delayed_call,
     from_pandas,
     is_dask_frame,
-    on_distributed_cluster,
     optimised,
     pandas_strings,
     persist,
@@ -255,7 +254,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
         # the pandas send (``send``) applies them and sends the changed message (back here, without them)
         return inspect.unwrap(send)(msg, contacts, **given)
     options = SendOptions.of(given, "Message.send", also=RUN_SETTINGS)
-    dd = dask_dataframe()
+    dd = dask_module("dask.dataframe")
     if options.out is None:
         raise InputError("A send from a Dask frame writes its result to a Parquet dataset as it goes: pass "
                          "out=<folder>, e.g. msg.send(frame, ledger='spring.sqlite', out='spring-results.parquet').")
@@ -279,7 +278,9 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     budget = _CampaignBudget(options.max_cost, []) if options.max_cost is not None else None
     with contextlib.ExitStack() as stack:
         # the prepared partitions wait on the workers of a distributed cluster, else on this machine's disk
-        stash = None if on_distributed_cluster() else stack.enter_context(
+        # (a distributed.Client is the scheduler: its bound ``get``)
+        scheduler = getattr(dask_module("dask.base").get_scheduler(), "__self__", None)
+        stash = None if type(scheduler).__module__.startswith("distributed.") else stack.enter_context(
             tempfile.TemporaryDirectory(prefix="sendframe-prepared-"))
         held, repeats, cost, offsets = _prepare_all(msg, frame, each, keep, stash)
         if target.exists():
