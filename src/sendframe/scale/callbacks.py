@@ -168,8 +168,6 @@ def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: 
     _only_frames(records=records, estimate=estimate, recipients=recipients)
     results, callbacks = _paired(results, callbacks)
     meta = message_outcomes(meta_of(results), meta_of(callbacks) if callbacks is not None else None).iloc[:0]
-    if callbacks is None:
-        return results.map_partitions(_outcomes_of, None, message_outcomes, meta=meta, enforce_metadata=False)
     return results.map_partitions(_outcomes_of, callbacks, message_outcomes, meta=meta, align_dataframes=False,
                                   enforce_metadata=False)
 

@@ -83,14 +83,14 @@ def prepared_partitions(frame: Any, msg: Message, options: dict[str, Any], parts
     return [delayed_call(msg.prepare, part, **options) for part in (frame.to_delayed() if parts is None else parts)]
 
 
-def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
+def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame | None) -> Prepared:
     """``prepared`` (a partition's) with the rows of ``repeats`` skipped: an earlier row of the whole frame
     sends to their recipient (the policy's words, as pandas says them of the whole frame); they cost nothing.
 
         >>> partition = skip_elsewhere(msg.prepare(part, keep=["duplicate"]), repeats)  # doctest: +SKIP
         >>> partition.plan["action"].value_counts()  # doctest: +SKIP
     """
-    if repeats.empty:
+    if repeats is None or repeats.empty:
         return prepared
     at = local_positions(repeats.index.to_numpy())
     plan, skipped = prepared.plan.copy(), np.zeros(len(prepared.plan), dtype=bool)
@@ -103,7 +103,7 @@ def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
 def _view(prepared: Prepared, repeats: pd.DataFrame | None, name: str) -> pd.DataFrame:
     """A partition's view ``name``, the rows of ``repeats`` skipped; a partition's own totals are not the
     frame's, so they are left out."""
-    out: pd.DataFrame = getattr(skip_elsewhere(prepared, repeats) if repeats is not None else prepared, name)
+    out: pd.DataFrame = getattr(skip_elsewhere(prepared, repeats), name)
     out = out.copy(deep=False)  # a cached view (plan) is not changed
     out.attrs = {k: v for k, v in out.attrs.items() if k != "totals"}
     return out

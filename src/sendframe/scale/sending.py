@@ -16,6 +16,7 @@ and run again with the same ledger resumes exactly like a pandas send.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import inspect
@@ -24,7 +25,6 @@ import os
 import pickle
 import shutil
 import tempfile
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from pandas.api.extensions import ExtensionDtype
 
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.budget import Budget
@@ -45,7 +44,7 @@ from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.send_prepared import send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
 from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_elsewhere, with_duplicates
-from sendframe.scale.repeats import ORDER_BITS, local_positions
+from sendframe.scale.repeats import local_positions
 from sendframe.scale.runtime import (
     compute,
     dask_module,
@@ -179,13 +178,13 @@ def _unstashed(path: str) -> Prepared:
 
 
 def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[str],
-                 stash: str | None) -> tuple[list[Any], pd.DataFrame, np.ndarray, np.ndarray]:
+                 stash: str | None) -> tuple[list[Any], list[pd.DataFrame | None], np.ndarray, np.ndarray]:
     """Every partition prepared once, in one pass on the cluster, labelled by position in the whole frame.
 
     Answers the prepared partitions (persisted on the workers of a distributed cluster; else the paths of
-    ``stash``'s files, this process keeping none of them in memory), the rows whose recipient an earlier
-    row of the frame is sent to, each row's estimated cost as sent (a repeat's 0), and where each
-    partition's rows start (:func:`~sendframe.scale.runtime.row_offsets`)."""
+    ``stash``'s files, this process keeping none of them in memory), per partition the rows whose recipient an
+    earlier row of the frame is sent to (None when repeats are kept), each row's estimated cost as sent (a
+    repeat's 0), and where each partition's rows start (:func:`~sendframe.scale.runtime.row_offsets`)."""
     parts, starts = frame.to_delayed(), [0]
     for part in parts[:-1]:  # each partition's start, from the lengths of those before it
         starts.append(delayed_call(operator.add, starts[-1], delayed_call(len, part)))
@@ -197,15 +196,14 @@ def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[s
     else:
         held = [os.path.join(stash, f"part.{n}.pickle") for n in range(len(prepared))]
         stashing = [delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
-    repeats = [] if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
+    repeats = [None] * len(prepared) if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
     found, costs, _ = compute(repeats, [delayed_call(_sent_costs, p) for p in prepared], stashing)
-    found = pd.concat(found) if found else pd.DataFrame({"key": [], "first_order": []},
-                                                        index=pd.Index([], dtype="int64"))
     offsets = row_offsets([len(c) for c in costs])
     cost = np.concatenate([np.zeros(0), *costs])
-    orders = found.index.to_numpy()
-    cost[offsets[orders >> ORDER_BITS] + local_positions(orders)] = 0.0  # a repeat is not sent
-    return held, found, cost, offsets
+    for start, repeated in zip(offsets, found, strict=False):  # offsets end with the total
+        if repeated is not None:
+            cost[start + local_positions(repeated.index.to_numpy())] = 0.0  # a repeat is not sent
+    return held, list(found), cost, offsets
 
 
 def _earlier_spend(journal: Ledger, cost: np.ndarray) -> float:
@@ -225,13 +223,6 @@ def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
                           "ledger (nothing is sent twice, the result is written again)."):
         result.to_parquet(temporary, index=True)  # the row positions as a column in every file, RangeIndex or not
     os.replace(temporary, target)
-
-
-def _stopped(sent: pd.DataFrame, cancel: threading.Event | None) -> bool:
-    """Whether a partition's send stopped before its end: cancelled, or rows left not attempted by a breaker
-    trip (``not_sent`` with no reason; the budget's ``not_sent`` rows say why)."""
-    untried = (sent["outcome"] == "not_sent").to_numpy() & sent["reason"].isna().to_numpy()
-    return (cancel is not None and cancel.is_set()) or bool(untried.any())
 
 
 def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **given: Any) -> Any:
@@ -273,8 +264,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     each = {"suppression": options.suppression, "keep": with_duplicates(keep), "now": now, "ledger": ledger_path,
             "prices": options.prices}
     target = Path(options.out)
-    counts: dict[str, int] = {}
-    outcome_type: ExtensionDtype | np.dtype[Any] = pd.CategoricalDtype(list(OUTCOMES))  # as the files say, below
+    counts: collections.Counter[str] = collections.Counter()
     budget = _CampaignBudget(options.max_cost, []) if options.max_cost is not None else None
     with contextlib.ExitStack() as stack:
         # the prepared partitions wait on the workers of a distributed cluster, else on this machine's disk
@@ -294,17 +284,19 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
         for number, kept in enumerate(held):
             prepared = _unstashed(kept) if stash is not None else compute(kept)[0]
             journal.scope = range(int(offsets[number]), int(offsets[number + 1]))
-            prepared = skip_elsewhere(prepared, repeats[(repeats.index.to_numpy() >> ORDER_BITS) == number])
+            prepared = skip_elsewhere(prepared, repeats[number])
             # the rows skipped are said once, for the whole frame
             sent = send_prepared(prepared, how, budget=budget, warn=False)
             sent.index.name = "row"
             _write_part(sent, target, number)
-            outcome_type = sent["outcome"].dtype
-            for outcome, n in sent["outcome"].value_counts().items():
-                counts[str(outcome)] = counts.get(str(outcome), 0) + int(n)
-            if number + 1 < frame.npartitions and _stopped(sent, options.cancel):
+            counts.update({str(outcome): int(n) for outcome, n in sent["outcome"].value_counts().items()})
+            # stopped before its end: cancelled, or rows left not attempted by a breaker trip (``not_sent`` with
+            # no reason; the budget's ``not_sent`` rows say why)
+            cancelled = options.cancel is not None and options.cancel.is_set()
+            untried = (sent["outcome"] == "not_sent").to_numpy() & sent["reason"].isna().to_numpy()
+            if number + 1 < frame.npartitions and (cancelled or untried.any()):
                 left, rows = frame.npartitions - number - 1, int(offsets[-1] - offsets[number + 1])
-                why = "was cancelled" if options.cancel is not None and options.cancel.is_set() else "stopped"
+                why = "was cancelled" if cancelled else "stopped"
                 warnings.warn(f"The send {why} after partition {number + 1} of {frame.npartitions}: the "
                               f"{rows} row(s) of the {left} partition(s) after it were not sent and have no result "
                               "file. Run again with the same ledger to continue.", CampaignStoppedWarning,
@@ -315,4 +307,4 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     # categories known (a Parquet read leaves them unknown until computed)
     with pandas_strings():
         written = dd.read_parquet(target, index="row")
-    return written.astype({"outcome": outcome_type})
+    return written.astype({"outcome": pd.CategoricalDtype(pd.Index(OUTCOMES))})  # as send_prepared types it
