@@ -15,9 +15,7 @@ to the pandas one on the same notifications.
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -80,7 +78,8 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     found = dict(zip(blocks, compute(*blocks.values()), strict=True))
     params = {f: log_params(pa.array([t for got in found.get(f, []) for t in got], pa.string()), urls[f])
               for f in files}
-    empty = _empty_frame(read, notification_url)  # with the notification_url's own parameters
+    none = pa.array([], pa.string())  # the typed columns of an empty log, with the notification_url's own parameters
+    empty = parse_with_queries(none, log_params(none, notification_url))[0]
     columns = log_columns([empty.columns, [p for f in files for p in params[f].own]])
     meta = conformed(empty, columns).iloc[:0]
     parts = [delayed_call(_parsed_range, block, params[f], columns) for f in ranges for block in ranges[f]]
@@ -115,14 +114,6 @@ def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
 def _read_conformed(path: str, read: Callable[..., pd.DataFrame], url: str | None,
                     columns: Sequence[str]) -> pd.DataFrame:
     return conformed(read(path, url).reset_index(drop=True), columns)
-
-
-def _empty_frame(read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:
-    """The typed columns of a callback frame, from an empty log."""
-    with tempfile.TemporaryDirectory() as folder:
-        blank = Path(folder) / "empty.log"
-        blank.write_text("")
-        return read(str(blank), notification_url)
 
 
 # ---------------------------------------------------------------------- what the frames give

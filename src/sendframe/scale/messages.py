@@ -50,9 +50,8 @@ def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
 
 def _sent_keys(prepared: Prepared) -> pd.DataFrame:
     """Per row of a prepared partition: its ``recipient_key`` (the recipient as compared) if its plan sends it."""
-    key = prepared.recipient_key.to_numpy(dtype=object).copy()
-    key[(prepared.plan["action"] != "send").to_numpy()] = None
-    return pd.DataFrame({"key": key}, index=prepared.contacts.index)
+    return pd.DataFrame({"key": prepared.recipient_key.where(prepared.sent).to_numpy(dtype=object)},
+                        index=prepared.contacts.index)
 
 
 def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
