@@ -62,28 +62,29 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     """Every notification of the logs ``source`` names, once, as a Dask frame (see the module docstring).
 
     One partition per range of about ``blocksize`` bytes of a plain log (cut at line breaks,
-    ``dask.bytes.read_bytes``) and per compressed log (read whole), then grouped
-    by message id with the repeats across logs and ranges dropped.
+    ``dask.bytes.read_bytes``) and per compressed log (read whole), each parsed by the rules of ``read``
+    (``read_callbacks``, not called: :func:`~sendframe.delivery.parsing.parse_with_queries` with its log's
+    parameters), then grouped by message id with the repeats across logs and ranges dropped.
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
     dd, files = dask_module("dask.dataframe"), named_files(source, "callback log")
     urls = {f: log_url(f, notification_url) for f in files}  # None: a receiver log, read with its own #params
-    # plain logs in ranges of bytes as lazy values, each starting after a line break and ending on one
-    ranges = {f: dask_module("dask.bytes.core").read_bytes(f, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0]
-              for f in files if not f.endswith(COMPRESSED_ENDINGS)}
+    read_bytes = dask_module("dask.bytes.core").read_bytes
+    # lazy ranges of bytes, each starting after a line break and ending on one: a compressed log whole
+    ranges = {f: [delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
+              else read_bytes(f, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0] for f in files}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
-    blocks = {f: [delayed_call(_templates_in, block) for block in ranges[f]] if f in ranges
-              else [delayed_call(_templates_of_file, f)] for f in files if urls[f] is None}
-    found = dict(zip(blocks, compute(*blocks.values()), strict=True))
-    params = {f: log_params(pa.array([t for got in found.get(f, []) for t in got], pa.string()), urls[f])
+    receivers = [f for f in files if urls[f] is None]
+    found = compute(*[[delayed_call(_templates_in, block) for block in ranges[f]] for f in receivers])
+    templates = dict(zip(receivers, found, strict=True))
+    params = {f: log_params(pa.array([t for got in templates.get(f, []) for t in got], pa.string()), urls[f])
               for f in files}
     none = pa.array([], pa.string())  # the typed columns of an empty log, with the notification_url's own parameters
     empty = parse_with_queries(none, log_params(none, notification_url))[0]
     columns = log_columns([empty.columns, [p for f in files for p in params[f].own]])
     meta = conformed(empty, columns).iloc[:0]
-    parts = [delayed_call(_parsed_range, block, params[f], columns) for f in ranges for block in ranges[f]]
-    parts += [delayed_call(_read_conformed, f, read, urls[f], columns) for f in files if f not in ranges]
+    parts = [delayed_call(_parsed_range, block, params[f], columns) for f in files for block in ranges[f]]
     if not parts:
         return from_pandas(meta)
     frame = dd.from_delayed(parts, meta=meta, verify_meta=False)
@@ -95,10 +96,11 @@ def _templates_in(block: bytes) -> list[str]:
     return [line.decode("utf-8", errors="replace").rstrip("\r") for line in _PARAMS_LINE.findall(block)]
 
 
-def _templates_of_file(path: str) -> list[str]:
-    """The ``#params`` lines of a whole (compressed) receiver log."""
+def _decompressed(path: str) -> bytes:
+    """The bytes of a whole (compressed) log."""
     with pa.input_stream(path, compression="detect") as stream:
-        return _templates_in(stream.read())
+        data: bytes = stream.read()  # pyarrow is untyped
+    return data
 
 
 def _parsed_range(block: bytes, params: LogParams, columns: Sequence[str]) -> pd.DataFrame:
@@ -111,21 +113,15 @@ def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
     return deduplicated(frame).reset_index(drop=True)  # rows of several logs meet here: labels made unique
 
 
-def _read_conformed(path: str, read: Callable[..., pd.DataFrame], url: str | None,
-                    columns: Sequence[str]) -> pd.DataFrame:
-    return conformed(read(path, url).reset_index(drop=True), columns)
-
-
 # ---------------------------------------------------------------------- what the frames give
 
 
-def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
+def _paired(results: Any, callbacks: Any) -> list[Any]:
     """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition)."""
     frames = [x if x is None or is_dask_frame(x) else from_pandas(x) for x in (results, callbacks)]
     parts = max(x.npartitions for x in frames if x is not None)
-    results, callbacks = (None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]"))
-                          .shuffle("_id", npartitions=parts).drop(columns="_id") for x in frames)
-    return results, callbacks
+    return [None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]")).shuffle("_id", npartitions=parts)
+            .drop(columns="_id") for x in frames]
 
 
 def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFrame], callbacks: Any) -> Any:
@@ -238,9 +234,8 @@ def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], results: A
         raise InputError("delivery_summary of Dask frames takes no contacts=: join the contact columns to the "
                          "results first (results.join(contacts[[...]])) and group by them.")
     _only_frames(records=records, estimate=estimate)
-    keys = [by] if isinstance(by, str) else list(by)
     results, callbacks = _paired(results, callbacks)
     given = next(x for x in (results, callbacks) if x is not None)
     results, callbacks = ([None] * given.npartitions if x is None else x.to_delayed() for x in (results, callbacks))
-    return _combined(list(compute(*[delayed_call(_partition_sums, r, c, keys)
+    return _combined(list(compute(*[delayed_call(_partition_sums, r, c, by)
                                     for r, c in zip(results, callbacks, strict=True)])))
