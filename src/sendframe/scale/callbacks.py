@@ -41,14 +41,7 @@ from sendframe.delivery.outcomes import outcomes
 from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
 from sendframe.engines import named_files
 from sendframe.errors import InputError
-from sendframe.scale.runtime import (
-    compute,
-    dask_module,
-    delayed_call,
-    from_pandas,
-    is_dask_frame,
-    meta_of,
-)
+from sendframe.scale import runtime
 
 __all__ = ["LOG_BLOCK_BYTES", "latest_status_partitions", "outcomes_partitions", "read_logs", "summary_partitions"]
 
@@ -68,15 +61,15 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
-    dd, files = dask_module("dask.dataframe"), named_files(source, "callback log")
+    dd, files = runtime.dask_module("dask.dataframe"), named_files(source, "callback log")
     urls = {f: log_url(f, notification_url) for f in files}  # None: a receiver log, read with its own #params
-    read_bytes = dask_module("dask.bytes.core").read_bytes
+    read_bytes = runtime.dask_module("dask.bytes.core").read_bytes
     # lazy ranges of bytes, each starting after a line break and ending on one: a compressed log whole
-    ranges = {f: [delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
+    ranges = {f: [runtime.delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
               else read_bytes(f, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0] for f in files}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
     receivers = [f for f in files if urls[f] is None]
-    found = compute(*[[delayed_call(_templates_in, block) for block in ranges[f]] for f in receivers])
+    found = runtime.compute(*[[runtime.delayed_call(_templates_in, block) for block in ranges[f]] for f in receivers])
     templates = dict(zip(receivers, found, strict=True))
     params = {f: log_params(pa.array([t for got in templates.get(f, []) for t in got], pa.string()), urls[f])
               for f in files}
@@ -84,9 +77,9 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     empty = parse_with_queries(none, log_params(none, notification_url))[0]
     columns = log_columns([empty.columns, [p for f in files for p in params[f].own]])
     meta = conformed(empty, columns).iloc[:0]
-    parts = [delayed_call(_parsed_range, block, params[f], columns) for f in files for block in ranges[f]]
+    parts = [runtime.delayed_call(_parsed_range, block, params[f], columns) for f in files for block in ranges[f]]
     if not parts:
-        return from_pandas(meta)
+        return runtime.from_pandas(meta)
     frame = dd.from_delayed(parts, meta=meta, verify_meta=False)
     return frame.shuffle("id").map_partitions(_deduplicated_here, meta=meta, enforce_metadata=False)
 
@@ -118,7 +111,7 @@ def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _paired(results: Any, callbacks: Any) -> list[Any]:
     """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition)."""
-    frames = [x if x is None or is_dask_frame(x) else from_pandas(x) for x in (results, callbacks)]
+    frames = [x if x is None or runtime.is_dask_frame(x) else runtime.from_pandas(x) for x in (results, callbacks)]
     parts = max(x.npartitions for x in frames if x is not None)
     return [None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]")).shuffle("_id", npartitions=parts)
             .drop(columns="_id") for x in frames]
@@ -129,7 +122,7 @@ def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFram
 
         >>> latest_status(callbacks_ddf).compute()  # doctest: +SKIP
     """
-    meta = latest_status(meta_of(callbacks))
+    meta = latest_status(runtime.meta_of(callbacks))
     keyed = callbacks.shuffle("id")
     return keyed.map_partitions(latest_status, meta=meta.iloc[:0], enforce_metadata=False)
 
@@ -154,7 +147,7 @@ def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: 
     """
     _only_frames(records=records, estimate=estimate, recipients=recipients)
     results, callbacks = _paired(results, callbacks)
-    meta = message_outcomes(meta_of(results), meta_of(callbacks) if callbacks is not None else None).iloc[:0]
+    meta = message_outcomes(*[None if x is None else runtime.meta_of(x) for x in (results, callbacks)]).iloc[:0]
     return results.map_partitions(_outcomes_of, callbacks, message_outcomes, meta=meta, align_dataframes=False,
                                   enforce_metadata=False)
 
@@ -237,5 +230,5 @@ def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], results: A
     results, callbacks = _paired(results, callbacks)
     given = next(x for x in (results, callbacks) if x is not None)
     results, callbacks = ([None] * given.npartitions if x is None else x.to_delayed() for x in (results, callbacks))
-    return _combined(list(compute(*[delayed_call(_partition_sums, r, c, by)
+    return _combined(list(runtime.compute(*[runtime.delayed_call(_partition_sums, r, c, by)
                                     for r, c in zip(results, callbacks, strict=True)])))

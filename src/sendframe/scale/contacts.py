@@ -24,17 +24,8 @@ import pandas as pd
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.engines import named_files
 from sendframe.errors import InputError
+from sendframe.scale import runtime
 from sendframe.scale.repeats import candidates, local_positions, repeated_rows
-from sendframe.scale.runtime import (
-    compute,
-    dask_module,
-    is_dask_frame,
-    meta_of,
-    optimised,
-    pandas_strings,
-    persist,
-    row_offsets,
-)
 
 __all__ = ["PARTITION_BYTES", "read_partitioned"]
 
@@ -44,8 +35,8 @@ _PARQUET = (".parquet", ".parq", ".pq")
 
 
 def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
-    dd = dask_module("dask.dataframe")
-    if is_dask_frame(source):
+    dd = runtime.dask_module("dask.dataframe")
+    if runtime.is_dask_frame(source):
         if read_options:
             raise InputError(f"read options ({', '.join(read_options)}) apply to files, not to a Dask frame.")
         return source
@@ -58,7 +49,7 @@ def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
     # as the pandas reader: text as written (leading zeros kept), only empty cells missing, typed str
     options = {"dtype": str, "encoding": "utf-8-sig", "keep_default_na": False, "na_values": [""],
                "blocksize": PARTITION_BYTES, **read_options}
-    with pandas_strings():
+    with runtime.pandas_strings():
         return dd.read_parquet(paths, **read_options) if kinds == {True} else dd.read_csv(paths, **options)
 
 
@@ -100,11 +91,11 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
 
         >>> contacts = read_partitioned(sendframe.read_contacts, "contacts.parquet")  # doctest: +SKIP
     """
-    dd = dask_module("dask.dataframe")
-    raw = optimised(_raw_frame(source, read_options))
+    dd = runtime.dask_module("dask.dataframe")
+    raw = runtime.optimised(_raw_frame(source, read_options))
     options = {"phone_column": phone_column, "email_column": email_column, "default_region": default_region,
                "country_column": country_column, "names": names}
-    meta = read_contacts(meta_of(raw), **options)  # a table without a recipient column fails here, at once
+    meta = read_contacts(runtime.meta_of(raw), **options)  # a table without a recipient column fails here, at once
     meta.index = pd.RangeIndex(0)
     # the source columns read_contacts found (Mobile, E-mail, ...), named exactly, so the candidates of
     # the duplicate flag read those columns alone and find them under the canonical phone / email
@@ -114,9 +105,10 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
                     "country_column": country}
     recipients = [*sources.values(), *([country] if country else [])]
     # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
-    repeats = persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients], **pick_options))))
+    repeats = runtime.persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients],
+                                                                                              **pick_options))))
     lengths = raw.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)  # on the frame's own partitions
-    offsets = row_offsets(compute(lengths)[0]).tolist()
+    offsets = runtime.row_offsets(runtime.compute(lengths)[0]).tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)
     if (np.diff(offsets) == 0).any():  # empty partitions: divisions would not increase

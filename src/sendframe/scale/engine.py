@@ -24,8 +24,7 @@ from typing import Any
 
 from sendframe.engines import function_name
 from sendframe.errors import InputError
-from sendframe.scale import callbacks, contacts, messages, sending
-from sendframe.scale.runtime import is_dask_frame
+from sendframe.scale import callbacks, contacts, messages, runtime, sending
 
 __all__ = ["TWINS", "DaskEngine"]
 
@@ -69,7 +68,7 @@ class DaskEngine:
             >>> DaskEngine().claims([1, 2])
             False
         """
-        return is_dask_frame(value)
+        return runtime.is_dask_frame(value)
 
     def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``function(*args, **kwargs)`` on Dask frames: its twin in :data:`TWINS`, given the arguments by name.

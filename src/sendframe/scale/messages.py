@@ -27,8 +27,8 @@ from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.estimate import estimate_sums, totals_of_sums
 from sendframe.campaign.policy import keep_reasons, repeat_reasons
 from sendframe.campaign.prepared import Prepared
+from sendframe.scale import runtime
 from sendframe.scale.repeats import candidates, local_positions, repeated_rows
-from sendframe.scale.runtime import compute, dask_module, delayed_call, meta_of, optimised, pandas_strings, persist
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -61,15 +61,15 @@ def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
 
         >>> repeats = sent_repeats(frame, prepared_partitions(frame, msg, {"keep": ["duplicate"]}))  # doctest: +SKIP
     """
-    meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=meta_of(frame).index[:0])
-    sent = _from_parts(frame, [delayed_call(_sent_keys, p) for p in prepared], meta)
+    meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=runtime.meta_of(frame).index[:0])
+    sent = _from_parts(frame, [runtime.delayed_call(_sent_keys, p) for p in prepared], meta)
     return repeated_rows(sent, lambda local: candidates(local["key"], True, local.index))  # a row not sent has none
 
 
 def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
     """A Dask frame of the lazy pandas ``parts``, one per partition of ``frame``, typed as ``meta`` says."""
-    with pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
-        return dask_module("dask.dataframe").from_delayed(parts, meta=meta, divisions=frame.divisions,
+    with runtime.pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
+        return runtime.dask_module("dask.dataframe").from_delayed(parts, meta=meta, divisions=frame.divisions,
                                                           verify_meta=False)
 
 
@@ -79,7 +79,8 @@ def prepared_partitions(frame: Any, msg: Message, options: dict[str, Any], parts
 
         >>> prepared_partitions(frame, msg, {"keep": None})[0].compute().plan  # doctest: +SKIP
     """
-    return [delayed_call(msg.prepare, part, **options) for part in (frame.to_delayed() if parts is None else parts)]
+    parts = frame.to_delayed() if parts is None else parts
+    return [runtime.delayed_call(msg.prepare, part, **options) for part in parts]
 
 
 def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame | None) -> Prepared:
@@ -125,13 +126,13 @@ class PreparedPartitions:
     options: dict[str, Any]
 
     def _views(self, name: str) -> Any:
-        msg, frame, keep = self.message, optimised(self.contacts), self.options.get("keep")
-        meta = _view(msg.prepare(meta_of(frame), **self.options), None, name).iloc[:0]
+        msg, frame, keep = self.message, runtime.optimised(self.contacts), self.options.get("keep")
+        meta = _view(msg.prepare(runtime.meta_of(frame), **self.options), None, name).iloc[:0]
         prepared = prepared_partitions(frame, msg, {**self.options, "keep": with_duplicates(keep)})
         spans = name != "schedule" and "duplicate" not in keep_reasons(keep)  # else nothing spans partitions
         repeats = sent_repeats(frame, prepared).to_delayed() if spans else [None] * len(prepared)
-        return _from_parts(frame, [delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)],
-                           meta)
+        views = [runtime.delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
+        return _from_parts(frame, views, meta)
 
     frame = property(lambda self: self._views("frame"), doc="Every per-row column (``Prepared.frame``), lazily.")
     plan = property(lambda self: self._views("plan"), doc="``action`` and ``reason`` per row, lazily.")
@@ -152,12 +153,12 @@ class PreparedPartitions:
         """
         msg, kind = self.message, self.message.info.recipient
         preflight_of = functools.partial(msg.preflight, suppression=self.options.get("suppression"))
-        meta = preflight_of(meta_of(self.contacts)).iloc[:0]  # arguments checked here, at once
-        frame, column = optimised(self.contacts), msg.recipient_column(meta_of(self.contacts))
+        meta = preflight_of(runtime.meta_of(self.contacts)).iloc[:0]  # arguments checked here, at once
+        frame, column = runtime.optimised(self.contacts), msg.recipient_column(runtime.meta_of(self.contacts))
         # candidates: rows with a valid recipient, by their key (preflight's own rule, no key for an invalid one).
         # The repeats are worked out now (in the background on a cluster) and kept: the problems, read later,
         # do not hold every partition in memory while the shuffle runs
-        repeats = persist(repeated_rows(frame, lambda part: candidates(sendable_keys(part[column], kind), True,
+        repeats = runtime.persist(repeated_rows(frame, lambda part: candidates(sendable_keys(part[column], kind), True,
                                                                        part.index)))
         return frame.map_partitions(_merge_problems, repeats, preflight_of, column, meta, meta=meta,
                                     align_dataframes=False, enforce_metadata=False)
@@ -169,7 +170,7 @@ def prepare(function: Callable[..., Prepared], msg: Message, frame: Any, **optio
 
         >>> prepare(Message.prepare, msg, contacts_ddf, keep=None).estimate  # doctest: +SKIP
     """
-    msg.recipient_column(meta_of(frame))  # a missing recipient column is said at once, not at compute
+    msg.recipient_column(runtime.meta_of(frame))  # a missing recipient column is said at once, not at compute
     now = pd.Timestamp.now(tz="UTC") if options.get("now") is None else options["now"]
     return PreparedPartitions(msg, frame, {**options, "now": now})
 
@@ -198,7 +199,7 @@ def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, fiel
 
         >>> render(Message.render, sendframe.sms("Hi {name}", sender="Shop"), contacts_ddf).compute()  # doctest: +SKIP
     """
-    meta = function(msg, meta_of(frame), field=field).iloc[:0]
+    meta = function(msg, runtime.meta_of(frame), field=field).iloc[:0]
     return frame.map_partitions(_rendered, function, msg, field, meta, meta=meta, enforce_metadata=False)
 
 
@@ -261,7 +262,7 @@ def estimate_totals(function: Callable[..., dict[str, Any]], estimate: Any) -> d
 
         >>> sendframe.estimate_totals(sendframe.sms("Hi", sender="Shop").estimate(contacts_ddf))  # doctest: +SKIP
     """
-    (found,) = compute([delayed_call(_sums, part) for part in estimate.to_delayed()])
+    (found,) = runtime.compute([runtime.delayed_call(_sums, part) for part in estimate.to_delayed()])
     currencies = [c for c in dict.fromkeys(currency for _, currency in found) if c]
     sums = pd.DataFrame([sums for sums, _ in found]).sum()
     return totals_of_sums({str(name): value for name, value in sums.items()}, "/".join(currencies) or "EUR")
@@ -276,7 +277,7 @@ def problem_counts(problems: Any) -> pd.DataFrame:
     """
     counts = problems.groupby(["rule", "severity"], observed=True).size()
     if hasattr(counts, "compute"):
-        (counts,) = compute(counts)
+        (counts,) = runtime.compute(counts)
     table: pd.DataFrame = (counts.rename("problems").reset_index()
                            .sort_values(["problems", "rule"], ascending=[False, True])
                            .reset_index(drop=True).astype({"problems": "int64"}))

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.scale.runtime import meta_of
+from sendframe.scale import runtime
 
 __all__ = ["ORDER_BITS", "candidates", "local_positions", "repeated_rows"]
 
@@ -84,9 +84,9 @@ def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> A
     index is the repeat's order (:func:`local_positions` gives its position) and its columns are
     ``key``, ``first_label`` and ``first_order`` (the first occurrence's label and order).
     """
-    index = meta_of(frame).index
+    index = runtime.meta_of(frame).index
     label_type = index.dtype if index.dtype.kind in "iub" else object  # else labels as Python objects
-    empty = _candidates(meta_of(frame), pick, label_type)
+    empty = _candidates(runtime.meta_of(frame), pick, label_type)
     candidates = frame.map_partitions(_candidates, pick, label_type, meta=empty, enforce_metadata=False)
     repeats = candidates.shuffle("key").map_partitions(_repeats_of, meta=_repeats_of(empty), enforce_metadata=False)
     # partition i holds the orders [i << 40, (i + 1) << 40): each repeat goes back to its own partition

@@ -43,19 +43,9 @@ from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send_options import SendOptions
 from sendframe.campaign.send_prepared import send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
+from sendframe.scale import runtime
 from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_elsewhere, with_duplicates
 from sendframe.scale.repeats import local_positions
-from sendframe.scale.runtime import (
-    compute,
-    dask_module,
-    delayed_call,
-    from_pandas,
-    is_dask_frame,
-    optimised,
-    pandas_strings,
-    persist,
-    row_offsets,
-)
 from sendframe.send_outcomes import OUTCOMES
 
 if TYPE_CHECKING:
@@ -187,18 +177,18 @@ def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[s
     repeat's 0), and where each partition's rows start (:func:`~sendframe.scale.runtime.row_offsets`)."""
     parts, starts = frame.to_delayed(), [0]
     for part in parts[:-1]:  # each partition's start, from the lengths of those before it
-        starts.append(delayed_call(operator.add, starts[-1], delayed_call(len, part)))
-    positioned = [delayed_call(_positioned, part, start) for part, start in zip(parts, starts, strict=True)]
-    prepared = [delayed_call(_worked, p) for p in prepared_partitions(frame, msg, options, positioned)]
+        starts.append(runtime.delayed_call(operator.add, starts[-1], runtime.delayed_call(len, part)))
+    positioned = [runtime.delayed_call(_positioned, part, start) for part, start in zip(parts, starts, strict=True)]
+    prepared = [runtime.delayed_call(_worked, p) for p in prepared_partitions(frame, msg, options, positioned)]
     if stash is None:
-        prepared = persist(prepared)
+        prepared = runtime.persist(prepared)
         held, stashing = prepared, []
     else:
         held = [os.path.join(stash, f"part.{n}.pickle") for n in range(len(prepared))]
-        stashing = [delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
+        stashing = [runtime.delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
     repeats = [None] * len(prepared) if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
-    found, costs, _ = compute(repeats, [delayed_call(_sent_costs, p) for p in prepared], stashing)
-    offsets = row_offsets([len(c) for c in costs])
+    found, costs, _ = runtime.compute(repeats, [runtime.delayed_call(_sent_costs, p) for p in prepared], stashing)
+    offsets = runtime.row_offsets([len(c) for c in costs])
     cost = np.concatenate([np.zeros(0), *costs])
     for start, repeated in zip(offsets, found, strict=False):  # offsets end with the total
         if repeated is not None:
@@ -245,19 +235,19 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
         # the pandas send (``send``) applies them and sends the changed message (back here, without them)
         return inspect.unwrap(send)(msg, contacts, **given)
     options = SendOptions.of(given, "Message.send", also=RUN_SETTINGS)
-    dd = dask_module("dask.dataframe")
+    dd = runtime.dask_module("dask.dataframe")
     if options.out is None:
         raise InputError("A send from a Dask frame writes its result to a Parquet dataset as it goes: pass "
                          "out=<folder>, e.g. msg.send(frame, ledger='spring.sqlite', out='spring-results.parquet').")
     if options.ledger is None or str(options.ledger) == ":memory:":
         raise InputError("A send from a Dask frame needs ledger=<file>: it is what lets the run be resumed "
                          "partition by partition.")
-    if not (is_dask_frame(contacts) or isinstance(contacts, pd.DataFrame)):
+    if not (runtime.is_dask_frame(contacts) or isinstance(contacts, pd.DataFrame)):
         raise InputError(f"send_partitions takes a Dask or pandas DataFrame, not {type(contacts).__name__}.")
     if options.dry_run:
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
-    frame = optimised(contacts if is_dask_frame(contacts) else from_pandas(contacts))
+    frame = runtime.optimised(contacts if runtime.is_dask_frame(contacts) else runtime.from_pandas(contacts))
     keep = sorted(keep_reasons(options.keep))
     ledger_path = os.fspath(options.ledger)
     now = pd.Timestamp.now(tz="UTC") if options.now is None else options.now  # one moment for every partition
@@ -269,7 +259,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     with contextlib.ExitStack() as stack:
         # the prepared partitions wait on the workers of a distributed cluster, else on this machine's disk
         # (a distributed.Client is the scheduler: its bound ``get``)
-        scheduler = getattr(dask_module("dask.base").get_scheduler(), "__self__", None)
+        scheduler = getattr(runtime.dask_module("dask.base").get_scheduler(), "__self__", None)
         stash = None if type(scheduler).__module__.startswith("distributed.") else stack.enter_context(
             tempfile.TemporaryDirectory(prefix="sendframe-prepared-"))
         held, repeats, cost, offsets = _prepare_all(msg, frame, each, keep, stash)
@@ -282,7 +272,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
             budget.spent = _earlier_spend(journal, cost)
         how = dataclasses.replace(options, ledger=journal, keep=keep, out=None)
         for number, kept in enumerate(held):
-            prepared = _unstashed(kept) if stash is not None else compute(kept)[0]
+            prepared = _unstashed(kept) if stash is not None else runtime.compute(kept)[0]
             journal.scope = range(int(offsets[number]), int(offsets[number + 1]))
             prepared = skip_elsewhere(prepared, repeats[number])
             # the rows skipped are said once, for the whole frame
@@ -305,6 +295,6 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     warn_skipped(pd.DataFrame({"action": np.repeat(list(counts), list(counts.values()))}))  # said once, for all
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
     # categories known (a Parquet read leaves them unknown until computed)
-    with pandas_strings():
+    with runtime.pandas_strings():
         written = dd.read_parquet(target, index="row")
     return written.astype({"outcome": pd.CategoricalDtype(pd.Index(OUTCOMES))})  # as send_prepared types it
