@@ -22,21 +22,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from sendframe.delivery import metrics
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes
 from sendframe.delivery.many_logs import conformed, deduplicated, log_columns, log_url
-from sendframe.delivery.metrics import (
-    COST_COLUMNS,
-    COUNT_COLUMNS,
-    FAST,
-    LATENCY_QUANTILES,
-    TIMED,
-    finished_summary,
-    group_sums,
-    grouping_table,
-    is_outcome_table,
-    results_from,
-    send_time_of,
-)
 from sendframe.delivery.outcomes import outcomes
 from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
 from sendframe.engines import named_files
@@ -163,16 +151,16 @@ def _partition_sums(results: pd.DataFrame | None, callbacks: pd.DataFrame | None
     if results is None:
         if callbacks is None or callbacks.empty:
             return pd.DataFrame(), pd.DataFrame()
-        results = results_from(callbacks, None)
+        results = metrics.results_from(callbacks, None)
     if results.empty:
         return pd.DataFrame(), pd.DataFrame()
     if callbacks is not None:
         callbacks = callbacks.reset_index(drop=True)
-    table = results if callbacks is None and is_outcome_table(results) else outcomes(results, callbacks)
-    table, keys = grouping_table(table, by=by, send_time=send_time_of(results))
+    table = results if callbacks is None and metrics.is_outcome_table(results) else outcomes(results, callbacks)
+    table, keys = metrics.grouping_table(table, by=by, send_time=metrics.send_time_of(results))
     timed = table[table[_SECONDS].notna()]
     times = timed.groupby([*keys, _SECONDS], dropna=False, observed=True).size().rename("_times").reset_index()
-    return group_sums(table, keys).reset_index(), times
+    return metrics.group_sums(table, keys).reset_index(), times
 
 
 def _percentiles(group: pd.DataFrame) -> pd.Series:
@@ -182,11 +170,11 @@ def _percentiles(group: pd.DataFrame) -> pd.Series:
     values = group[_SECONDS].to_numpy(dtype=float)[order]
     cumulative = np.cumsum(group["_times"].to_numpy(dtype=np.int64)[order])
     if not len(cumulative) or not cumulative[-1]:
-        return pd.Series(np.nan, index=list(LATENCY_QUANTILES))
-    position = np.array(list(LATENCY_QUANTILES.values())) * (cumulative[-1] - 1)
+        return pd.Series(np.nan, index=list(metrics.LATENCY_QUANTILES))
+    position = np.array(list(metrics.LATENCY_QUANTILES.values())) * (cumulative[-1] - 1)
     low, high = (values[np.searchsorted(cumulative, np.floor(position), side="right")],
                  values[np.searchsorted(cumulative, np.ceil(position), side="right")])
-    return pd.Series(low + (high - low) * (position - np.floor(position)), index=list(LATENCY_QUANTILES))
+    return pd.Series(low + (high - low) * (position - np.floor(position)), index=list(metrics.LATENCY_QUANTILES))
 
 
 def _combined(parts: Sequence[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
@@ -195,17 +183,18 @@ def _combined(parts: Sequence[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFram
     if not found:
         raise InputError("delivery_summary found no results and no notifications in the partitions.")
     every = pd.concat(found, ignore_index=True)
-    keys = [c for c in every.columns if c not in (*COUNT_COLUMNS, *COST_COLUMNS, TIMED, FAST)]  # country before mnc
+    counts = [*metrics.COUNT_COLUMNS, metrics.TIMED, metrics.FAST]
+    keys = [c for c in every.columns if c not in (*counts, *metrics.COST_COLUMNS)]  # country before mnc
     grouped = every.groupby(keys, dropna=False, observed=True, sort=True)
-    sums = grouped[[*COUNT_COLUMNS, TIMED, FAST]].sum()
-    for cost in COST_COLUMNS:
+    sums = grouped[counts].sum()
+    for cost in metrics.COST_COLUMNS:
         sums[cost] = grouped[cost].sum(min_count=1)
     times = [t for _, t in parts if len(t)]
     latency = pd.DataFrame(index=sums.index)
     if times:
         counted = pd.concat(times, ignore_index=True).groupby(keys, dropna=False, observed=True, sort=True)
         latency = pd.DataFrame(counted[[_SECONDS, "_times"]].apply(_percentiles))
-    return finished_summary(sums, latency)
+    return metrics.finished_summary(sums, latency)
 
 
 def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], results: Any = None, callbacks: Any = None,

@@ -76,9 +76,7 @@ def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.
     number = (partition_info or {}).get("number", 0)
     out = read(part, **options)
     out.index = pd.RangeIndex(offsets[number], offsets[number] + len(out))
-    duplicate = np.zeros(len(out), dtype=bool)
-    duplicate[local_positions(repeats.index.to_numpy())] = True
-    out["duplicate"] = duplicate
+    out["duplicate"] = np.isin(np.arange(len(out)), local_positions(repeats.index.to_numpy()))
     return out
 
 

@@ -93,8 +93,7 @@ def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame | None) -> Prepared
     if repeats is None or repeats.empty:
         return prepared
     at = local_positions(repeats.index.to_numpy())
-    plan, skipped = prepared.plan.copy(), np.zeros(len(prepared.plan), dtype=bool)
-    skipped[at] = True
+    plan, skipped = prepared.plan.copy(), np.isin(np.arange(len(prepared.plan)), at)
     plan.loc[skipped, "action"] = "skipped_duplicate"
     plan.loc[skipped, "reason"] = repeat_reasons(repeats["key"].to_numpy(dtype=object)[np.argsort(at)])
     return prepared.replanned(plan)
