@@ -89,7 +89,6 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
 
         >>> contacts = read_partitioned(sendframe.read_contacts, "contacts.parquet")  # doctest: +SKIP
     """
-    dd = runtime.dask_module("dask.dataframe")
     raw = runtime.optimised(_raw_frame(source, read_options))
     options = {"phone_column": phone_column, "email_column": email_column, "default_region": default_region,
                "country_column": country_column, "names": names}
@@ -112,4 +111,5 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
     if (np.diff(offsets) == 0).any():  # empty partitions: divisions would not increase
         return done
     divisions = (*offsets[:-1], offsets[-1] - 1)
-    return dd.from_delayed(done.to_delayed(), meta=meta, divisions=divisions, verify_meta=False)
+    return runtime.dask_module("dask.dataframe").from_delayed(done.to_delayed(), meta=meta, divisions=divisions,
+                                                              verify_meta=False)

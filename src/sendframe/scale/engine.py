@@ -17,6 +17,7 @@ function takes them (``dask=``, which chose the engine, left out), and runs it o
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 from collections.abc import Callable
@@ -50,10 +51,8 @@ def _public(function: Callable[..., Any]) -> Callable[..., Any]:
         >>> _public(inspect.unwrap(estimate_totals)) is estimate_totals
         True
     """
-    found: Any = importlib.import_module(function.__module__)
-    for name in function.__qualname__.split("."):
-        found = getattr(found, name)
-    public: Callable[..., Any] = found
+    module: Any = importlib.import_module(function.__module__)
+    public: Callable[..., Any] = functools.reduce(getattr, function.__qualname__.split("."), module)
     return public
 
 

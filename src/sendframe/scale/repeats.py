@@ -56,13 +56,9 @@ def _candidates(part: pd.DataFrame, pick: Callable[[pd.DataFrame], pd.DataFrame]
                 partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     number = (partition_info or {}).get("number", 0)
     found = pick(part)  # key and label of the candidate rows, on their positions in the partition
-    positions = np.asarray(found.index, dtype=np.int64) if len(found) else np.zeros(0, np.int64)
-    return pd.DataFrame({
-        "key": pd.array(found["key"].to_numpy(dtype=object), dtype="str"),
-        "order": (np.int64(number) << ORDER_BITS) + positions,
-        "label": pd.array(found["label"].to_numpy(), dtype=label_type) if label_type is not object
-        else found["label"].to_numpy(dtype=object),
-    })
+    return pd.DataFrame({"key": pd.array(found["key"].to_numpy(dtype=object), dtype="str"),
+                         "order": (np.int64(number) << ORDER_BITS) + np.asarray(found.index, dtype=np.int64),
+                         "label": pd.array(found["label"].to_numpy(dtype=object), dtype=label_type)})
 
 
 def _repeats_of(part: pd.DataFrame) -> pd.DataFrame:

@@ -85,8 +85,7 @@ def compute(*collections: Any) -> tuple[Any, ...]:
 def persist(collection: Any) -> Any:
     """``dask.persist``: the work starts now (in the background on a distributed cluster) and its
     result stays on the workers for the collections built on it."""
-    (persisted,) = dask_module("dask").persist(collection)
-    return persisted
+    return dask_module("dask").persist(collection)[0]
 
 
 def meta_of(frame: Any) -> pd.DataFrame:

@@ -235,7 +235,6 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
         # the pandas send (``send``) applies them and sends the changed message (back here, without them)
         return inspect.unwrap(send)(msg, contacts, **given)
     options = SendOptions.of(given, "Message.send", also=RUN_SETTINGS)
-    dd = runtime.dask_module("dask.dataframe")
     if options.out is None:
         raise InputError("A send from a Dask frame writes its result to a Parquet dataset as it goes: pass "
                          "out=<folder>, e.g. msg.send(frame, ledger='spring.sqlite', out='spring-results.parquet').")
@@ -296,5 +295,5 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
     # categories known (a Parquet read leaves them unknown until computed)
     with runtime.pandas_strings():
-        written = dd.read_parquet(target, index="row")
+        written = runtime.dask_module("dask.dataframe").read_parquet(target, index="row")
     return written.astype({"outcome": pd.CategoricalDtype(pd.Index(OUTCOMES))})  # as send_prepared types it
