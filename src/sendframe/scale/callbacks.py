@@ -97,12 +97,14 @@ def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------- what the frames give
 
 
-def _paired(results: Any, callbacks: Any) -> list[Any]:
-    """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition)."""
+def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
+    """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition), the callbacks
+    labelled 0, 1, ... in each partition (where notifications of several partitions meet)."""
     frames = [x if x is None or runtime.is_dask_frame(x) else runtime.from_pandas(x) for x in (results, callbacks)]
     parts = max(x.npartitions for x in frames if x is not None)
-    return [None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]")).shuffle("_id", npartitions=parts)
-            .drop(columns="_id") for x in frames]
+    results, callbacks = [None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]"))
+                          .shuffle("_id", npartitions=parts).drop(columns="_id") for x in frames]
+    return results, None if callbacks is None else callbacks.reset_index(drop=True)
 
 
 def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFrame], callbacks: Any) -> Any:
@@ -110,14 +112,8 @@ def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFram
 
         >>> latest_status(callbacks_ddf).compute()  # doctest: +SKIP
     """
-    meta = latest_status(runtime.meta_of(callbacks))
-    keyed = callbacks.shuffle("id")
-    return keyed.map_partitions(latest_status, meta=meta.iloc[:0], enforce_metadata=False)
-
-
-def _outcomes_of(results: pd.DataFrame, callbacks: pd.DataFrame | None,
-                 outcomes: Callable[..., pd.DataFrame]) -> pd.DataFrame:
-    return outcomes(results, None if callbacks is None else callbacks.reset_index(drop=True))
+    meta = latest_status(runtime.meta_of(callbacks)).iloc[:0]
+    return callbacks.shuffle("id").map_partitions(latest_status, meta=meta, enforce_metadata=False)
 
 
 def _only_frames(**given: Any) -> None:
@@ -136,7 +132,7 @@ def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: 
     _only_frames(records=records, estimate=estimate, recipients=recipients)
     results, callbacks = _paired(results, callbacks)
     meta = message_outcomes(*[None if x is None else runtime.meta_of(x) for x in (results, callbacks)]).iloc[:0]
-    return results.map_partitions(_outcomes_of, callbacks, message_outcomes, meta=meta, align_dataframes=False,
+    return results.map_partitions(message_outcomes, callbacks, meta=meta, align_dataframes=False,
                                   enforce_metadata=False)
 
 
@@ -154,8 +150,6 @@ def _partition_sums(results: pd.DataFrame | None, callbacks: pd.DataFrame | None
         results = metrics.results_from(callbacks, None)
     if results.empty:
         return pd.DataFrame(), pd.DataFrame()
-    if callbacks is not None:
-        callbacks = callbacks.reset_index(drop=True)
     table = results if callbacks is None and metrics.is_outcome_table(results) else outcomes(results, callbacks)
     table, keys = metrics.grouping_table(table, by=by, send_time=metrics.send_time_of(results))
     timed = table[table[_SECONDS].notna()]
@@ -172,8 +166,7 @@ def _percentiles(group: pd.DataFrame) -> pd.Series:
     if not len(cumulative) or not cumulative[-1]:
         return pd.Series(np.nan, index=list(metrics.LATENCY_QUANTILES))
     position = np.array(list(metrics.LATENCY_QUANTILES.values())) * (cumulative[-1] - 1)
-    low, high = (values[np.searchsorted(cumulative, np.floor(position), side="right")],
-                 values[np.searchsorted(cumulative, np.ceil(position), side="right")])
+    low, high = (values[np.searchsorted(cumulative, at(position), side="right")] for at in (np.floor, np.ceil))
     return pd.Series(low + (high - low) * (position - np.floor(position)), index=list(metrics.LATENCY_QUANTILES))
 
 
