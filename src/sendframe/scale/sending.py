@@ -20,7 +20,7 @@ import collections
 import contextlib
 import dataclasses
 import inspect
-import operator
+import itertools
 import os
 import pickle
 import shutil
@@ -175,9 +175,9 @@ def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[s
     ``stash``'s files, this process keeping none of them in memory), per partition the rows whose recipient an
     earlier row of the frame is sent to (None when repeats are kept), each row's estimated cost as sent (a
     repeat's 0), and where each partition's rows start (:func:`~sendframe.scale.runtime.row_offsets`)."""
-    parts, starts = frame.to_delayed(), [0]
-    for part in parts[:-1]:  # each partition's start, from the lengths of those before it
-        starts.append(runtime.delayed_call(operator.add, starts[-1], runtime.delayed_call(len, part)))
+    parts = frame.to_delayed()
+    # each partition's start: the lazy sum of the lengths of those before it
+    starts = itertools.accumulate((runtime.delayed_call(len, part) for part in parts[:-1]), initial=0)
     positioned = [runtime.delayed_call(_positioned, part, start) for part, start in zip(parts, starts, strict=True)]
     prepared = [runtime.delayed_call(_worked, p) for p in prepared_partitions(frame, msg, options, positioned)]
     if stash is None:
