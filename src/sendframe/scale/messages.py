@@ -102,7 +102,7 @@ def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame | None) -> Prepared
 def _view(prepared: Prepared, repeats: pd.DataFrame | None, name: str) -> pd.DataFrame:
     """A partition's view ``name``, the rows of ``repeats`` skipped; a partition's own totals are not the
     frame's, so they are left out."""
-    out: pd.DataFrame = getattr(skip_elsewhere(prepared, repeats), name).copy(deep=False)  # a cached view is kept
+    out: pd.DataFrame = getattr(skip_elsewhere(prepared, repeats), name).copy(deep=False)  # the cached plan kept
     out.attrs = {k: v for k, v in out.attrs.items() if k != "totals"}
     return out
 

@@ -79,9 +79,8 @@ class PartitionLedger(Ledger):
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
         super().__init__(path)
-        spans = self.key_spans()  # the batches of earlier runs, read once
-        self._earlier = np.fromiter(spans, dtype=np.int64, count=len(spans))
-        self._spans = np.asarray(list(spans.values()), dtype=np.int64).reshape(-1, 2)
+        # the span of keys of each batch of earlier runs, read once
+        self._spans = pd.DataFrame.from_dict(self.key_spans(), orient="index", columns=["low", "high"])
         self._recorded: dict[range, list[int]] = {}  # batches of this run, by the partition they were sent for
         self._settled = False
 
@@ -106,8 +105,8 @@ class PartitionLedger(Ledger):
         """:meth:`Ledger.lookup` among the batches of this partition's keys, with matches to rows of
         other partitions undone (those rows are not these)."""
         if batches is None:  # a partition's rows are sent with keys in its range: its batches are those
-            overlap = (self._spans[:, 0] < self.scope.stop) & (self._spans[:, 1] >= self.scope.start)
-            batches = [*self._earlier[overlap].tolist(), *self._recorded.get(self.scope, [])]
+            overlap = (self._spans["low"] < self.scope.stop) & (self._spans["high"] >= self.scope.start)
+            batches = [*self._spans.index[overlap].tolist(), *self._recorded.get(self.scope, [])]
         found = super().lookup(keys, recipients, batches=batches)
         matched = pd.to_numeric(found["row_key"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         elsewhere = ~((matched >= self.scope.start) & (matched < self.scope.stop))
