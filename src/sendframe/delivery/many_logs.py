@@ -21,8 +21,8 @@ import pyarrow as pa
 from sendframe.engines import named_files, several_files
 from sendframe.errors import InputError
 
-__all__ = ["LARGE_LOGS_BYTES", "conformed", "deduplicated", "is_receiver_log", "log_columns", "log_url",
-           "read_many_logs", "wants_dask"]
+__all__ = ["LARGE_LOGS_BYTES", "conformed", "deduplicated", "log_columns", "log_url", "read_many_logs",
+           "wants_dask"]
 
 LARGE_LOGS_BYTES = 1024 * 1024 * 1024
 """Logs larger than this together are read as a Dask frame unless ``dask=False``."""
@@ -47,16 +47,16 @@ def _head(path: str, size: int = 1 << 16) -> bytes:
     return head
 
 
-def is_receiver_log(path: str) -> bool:
-    """Whether the log at ``path`` is a receiver's (``sendframe receive``), told from its first line."""
-    first = next((line for line in _head(path).splitlines() if line.strip()), b"")
-    return bool(_RECEIVER_LINE.match(first))
-
-
 def log_url(path: str, notification_url: str | None) -> str | None:
-    """The notificationUrl the log at ``path`` is read with: none for a receiver's log (its ``#params`` lines name
-    its parameters), ``notification_url`` for a web server's access log, which cannot be read without it."""
-    if is_receiver_log(path):
+    """The notificationUrl the log at ``path`` is read with: none for a receiver's log (``sendframe receive``, told
+    from its first line; its ``#params`` lines name its parameters), ``notification_url`` for a web server's access
+    log, which cannot be read without it.
+
+        >>> log_url("data/contacts.csv", "https://shop.example/dlr?mid=%i&st=%s")
+        'https://shop.example/dlr?mid=%i&st=%s'
+    """
+    first = next((line for line in _head(path).splitlines() if line.strip()), b"")
+    if _RECEIVER_LINE.match(first):
         return None
     if notification_url is None:
         raise InputError(f"{path} is a web server's access log: pass the notification_url the service was given "
