@@ -41,14 +41,13 @@ def aware_moment(moment: object, name: str) -> pd.Timestamp:
         >>> str(aware_moment("2026-03-06T13:00:00+01:00", "now"))
         '2026-03-06 12:00:00+00:00'
     """
-    if isinstance(moment, str):
-        try:
-            moment = pd.Timestamp(moment)
-        except ValueError:
-            raise InputError(f"{name}={moment!r} is not a date-time; give e.g. '2026-03-06T12:00:00+00:00'.") from None
-    if not isinstance(moment, datetime):
-        raise InputError(f"{name} must be a date-time with a time zone, not {type(moment).__name__}.")
-    stamp = pd.Timestamp(moment)
+    try:
+        stamp = pd.Timestamp(moment) if isinstance(moment, (str, datetime)) else None
+    except ValueError:
+        stamp = None
+    if stamp is None:
+        raise InputError(f"{name} must be a date-time with a time zone, e.g. '2026-03-06T12:00:00+00:00'; "
+                         f"got {moment!r}.")
     if stamp.tzinfo is None:
         raise InputError(f"{name}={stamp} has no time zone: give a zone, "
                          "e.g. pd.Timestamp('2026-03-06 12:00', tz='UTC').")
@@ -65,10 +64,9 @@ def _checked_history(history: pd.DataFrame) -> pd.DataFrame:
                          f"it lacks {missing}.")
     sent_at = history["sent_at"]
     if not isinstance(sent_at.dtype, pd.DatetimeTZDtype):
-        if pd.api.types.is_datetime64_dtype(sent_at.dtype):
-            raise InputError("The history's sent_at has no time zone: give a zone, e.g. "
-                             "history['sent_at'].dt.tz_localize('UTC') when the times are UTC.")
-        raise InputError(f"The history's sent_at must hold tz-aware date-times, not {sent_at.dtype}.")
+        raise InputError("The history's sent_at has no time zone: give a zone, e.g. history['sent_at'].dt.tz_localize("
+                         "'UTC') when the times are UTC." if pd.api.types.is_datetime64_dtype(sent_at.dtype) else
+                         f"The history's sent_at must hold tz-aware date-times, not {sent_at.dtype}.")
     return history
 
 
@@ -125,8 +123,7 @@ def frequency_capped(recipients: pd.Series | Iterable[Any], history: pd.DataFram
     series = recipients if isinstance(recipients, pd.Series) else pd.Series(list(recipients), dtype=object)
     counts = recent_sends(history, days, now, default_region=default_region)
     keys = recipient_keys(series, "any", default_region=default_region)
-    sent = keys.map(counts).astype("Int64").fillna(0)
-    return (sent >= int(n)).to_numpy(dtype=bool)
+    return (keys.map(counts).fillna(0) >= int(n)).to_numpy(dtype=bool)
 
 
 def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:

@@ -38,13 +38,14 @@ from sendframe.campaign.columns import (
     MULTI_VALUE_SEPARATOR,
     RECIPIENT_ALIASES,
     candidate_columns,
+    find_country_column,
     find_recipient_column,
     folded,
     numbered_type_column,
+    row_regions,
     snake_name,
 )
-from sendframe.campaign.problems import key_codes
-from sendframe.campaign.row_regions import find_country_column, row_regions
+from sendframe.campaign.policy import key_codes, repeated_rows
 from sendframe.campaign.tables import READ_OPTIONS, as_frame, read_table
 from sendframe.engines import dispatched, several_files
 from sendframe.errors import InputError
@@ -155,30 +156,10 @@ def _phones_by_region(phones: pd.Series, regions: pd.Series | None,
         return normalise_phones(phones, default_region)
     answer = pd.Series(np.full(len(phones), None, dtype=object), index=phones.index, name=phones.name, dtype="str")
     valid = np.zeros(len(phones), dtype=bool)
-    codes, names = pd.factorize(regions)
-    for position, region in enumerate(names):
-        rows = np.flatnonzero(codes == position)
-        found, ok = normalise_phones(phones.iloc[rows], region)
+    for region, rows in regions.groupby(regions, sort=False).indices.items():
+        found, ok = normalise_phones(phones.iloc[rows], str(region))
         answer.iloc[rows], valid[rows] = found.to_numpy(dtype=object), ok
     return answer, valid
-
-
-def _flags(frame: pd.DataFrame, sources: dict[str, str], default_region: str,
-           regions: pd.Series | None) -> tuple[dict[str, pd.Series], dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Each kind's recipients, which are valid, and a code per row equal for the same recipient (-1: invalid),
-    each worked out once: the codes flag duplicates, the phones' codes (the numbers as int64) give their type."""
-    recipients: dict[str, pd.Series] = {}
-    valid: dict[str, np.ndarray] = {}
-    codes: dict[str, np.ndarray] = {}
-    if "phone" in sources:
-        phones = _best_values(frame[sources["phone"]], "phone", default_region)
-        recipients["phone"], valid["phone"] = _phones_by_region(phones, regions, default_region)
-        codes["phone"] = phone_numbers(recipients["phone"], valid["phone"])
-    if "email" in sources:
-        recipients["email"] = clean_emails(_best_values(frame[sources["email"]], "email", default_region))
-        keys, valid["email"] = email_keys(recipients["email"])
-        codes["email"] = key_codes(keys)
-    return recipients, valid, codes
 
 
 def wants_dask(source: Any, dask: bool | None) -> bool:
@@ -228,7 +209,7 @@ def read_contacts(
       ``result.attrs["recipient_choice"]``.
     - Each row's own country: a country column (``country_column="country"``, the default, finds
       ``country``, ``CC``, ``Country Code``, ``Country/Region``, ``MailingCountry``, ``País``, ``Land``, ...;
-      ISO codes, calling codes or names, see :mod:`sendframe.campaign.row_regions`) gives the region its
+      ISO codes, calling codes or names, see :mod:`sendframe.campaign.columns`) gives the region its
       national numbers are read in; ``default_region`` for the rows without one.
       ``result.attrs["row_regions"]`` names the column and counts rows per region. A ``timezone`` column
       (``TIMEZONE``, ``Time Zone``) is kept and read by ``local_time`` / ``quiet_hours`` (see
@@ -288,7 +269,18 @@ def read_contacts(
         raise InputError(f"The contacts have no column {country_column!r} (given as country_column=); columns are: "
                          f"{', '.join(map(str, frame.columns))}.")
     regions = row_regions(frame[country], region) if country is not None else None
-    recipients, valid, codes = _flags(frame, sources, region, regions)
+    # each kind's recipients, which are valid, and a code per row equal for the same recipient (-1: invalid), each
+    # worked out once: the codes flag duplicates, the phones' codes (the numbers as int64) give their type
+    recipients, valid, codes = {}, {}, {}
+    for kind, column in sources.items():
+        values = _best_values(frame[column], kind, region)
+        if kind == "phone":
+            recipients[kind], valid[kind] = _phones_by_region(values, regions, region)
+            codes[kind] = phone_numbers(recipients[kind], valid[kind])
+        else:
+            recipients[kind] = clean_emails(values)
+            keys, valid[kind] = email_keys(recipients[kind])
+            codes[kind] = key_codes(keys)
     kind_of = {column: kind for kind, column in sources.items()}
     out: dict[Any, Any] = {}
     for column in frame.columns:
@@ -300,16 +292,14 @@ def read_contacts(
     if "phone" in sources:
         out["phone_type"] = types_of_numbers(codes["phone"])
     # a repeat: a valid recipient (code >= 0) already in an earlier row, by phone or by email
-    out["duplicate"] = np.logical_or.reduce([pd.Series(codes[kind]).duplicated().to_numpy() & (codes[kind] >= 0)
-                                             for kind in sources])
+    out["duplicate"] = np.logical_or.reduce([repeated_rows(codes[kind]) for kind in sources])
     result = pd.DataFrame(out, index=frame.index)
     if names is not None:
         result, renamed = _snake_columns(result, names)
         result.attrs["column_names"] = renamed
     result.attrs["recipient_columns"] = dict(sources)
     if country is not None and regions is not None:
-        counts = regions.value_counts()
-        result.attrs["row_regions"] = {"column": country, "rows": {str(k): int(v) for k, v in counts.items()}}
+        result.attrs["row_regions"] = {"column": country, "rows": regions.value_counts().to_dict()}
     result.attrs["recipient_choice"] = {kind: why for kind, (column, why) in found.items() if column is not None}
     release_unused_memory()
     return result

@@ -26,10 +26,9 @@ import pyarrow as pa
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.estimate import price_table, priced_numbers
 from sendframe.campaign.measured import asked_encoding
-from sendframe.campaign.policy import keep_reasons, repeated_rows
+from sendframe.campaign.policy import keep_reasons, key_codes, repeated_rows
 from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
-from sendframe.campaign.problems import key_codes
 from sendframe.errors import SendframeError
 from sendframe.text.encodings import CHARSETS, ENCODINGS
 from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts

@@ -16,7 +16,6 @@ Recipients are compared by their :func:`~sendframe.api.recipients.recipient_key`
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,33 +95,20 @@ def match_rows(stored_keys: list[str], stored_recipients: list[str], keys: list[
         >>> match_rows(["0", "1"], ["A", "B"], ["0", "1", "2"], ["X", "A", "B"])  # a row inserted at the top
         [None, 0, 1]
     """
-    stored_recipients, recipients = _keyed(stored_recipients), _keyed(recipients)
-    latest: dict[tuple[str, str], int] = {}
-    for at, pair in enumerate(zip(stored_keys, stored_recipients, strict=True)):
-        latest[pair] = at  # a dict keeps first-insertion order: the order rows were first recorded
-    positions: list[int | None] = [None] * len(keys)
-    taken: set[tuple[str, str]] = set()
-    for i, pair in enumerate(zip(keys, recipients, strict=True)):
-        found = latest.get(pair)
-        if found is not None and pair not in taken:
-            positions[i] = found
-            taken.add(pair)
-    if len(taken) == len(latest) or len(taken) == len(keys):
-        return positions  # every ledger row or every given row found under its own label
-    spare: dict[str, collections.deque[int]] = {}
-    for pair, at in latest.items():
-        if pair not in taken:
-            spare.setdefault(pair[1], collections.deque()).append(at)
-    for i, recipient in enumerate(recipients):
-        if positions[i] is None:
-            queue = spare.get(recipient)
-            if queue:
-                positions[i] = queue.popleft()
-    return positions
+    stored = pd.DataFrame({"key": stored_keys, "recipient": _keyed(stored_recipients)}, dtype="str")
+    # each pair's last entry, the pairs in the order the ledger first recorded them
+    latest = stored.assign(at=range(len(stored))).groupby(["key", "recipient"], sort=False, as_index=False)["at"].last()
+    given = pd.DataFrame({"key": keys, "recipient": _keyed(recipients)}, dtype="str")
+    at = given.merge(latest, how="left", on=["key", "recipient"])["at"].mask(given.duplicated())
+    spare, unmatched = latest[~latest["at"].isin(at)], given[at.isna().to_numpy()]
+    # the k-th unmatched given row of a recipient takes the k-th spare ledger row of that recipient
+    nth = spare.assign(n=spare.groupby("recipient").cumcount())
+    taken = unmatched.assign(n=unmatched.groupby("recipient").cumcount()).merge(nth, how="left", on=["recipient", "n"])
+    at[at.isna().to_numpy()] = taken["at"].to_numpy()
+    return [None if pd.isna(value) else int(value) for value in at]
 
 
-def _keyed(recipients: list[str]) -> list[str]:
+def _keyed(recipients: list[str]) -> pd.Series:
     # each recipient's key; a value that is no valid recipient stands for itself
-    keys = recipient_keys(pd.Series(recipients, dtype="str"), "any", default_region=None)
-    return [key if isinstance(key, str) else recipient
-            for key, recipient in zip(keys.tolist(), recipients, strict=True)]
+    given = pd.Series(recipients, dtype="str")
+    return recipient_keys(given, "any", default_region=None).fillna(given)

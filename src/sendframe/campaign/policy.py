@@ -38,15 +38,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sendframe.api.wire import user_stacklevel
-from sendframe.campaign.problems import key_codes
 from sendframe.errors import InputError, RowsSkippedWarning
 from sendframe.options import closest
 from sendframe.send_outcomes import SKIP_OUTCOMES
+from sendframe.text.templates import column_to_arrow
 
-__all__ = ["KEEP_REASONS", "keep_reasons", "plan_rows", "repeat_reasons", "repeated_rows", "skipped_summary",
-           "warn_skipped"]
+__all__ = ["KEEP_REASONS", "keep_reasons", "key_codes", "plan_rows", "repeat_reasons", "repeated_rows",
+           "skipped_summary", "warn_skipped"]
 
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
 _RULE_REASON = {"invalid_recipient": "invalid", "landline": "landline", "opted_out": "suppressed"}
@@ -92,53 +93,63 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
     takes the reason that comes first in :data:`KEEP_REASONS` (the first such error's message). Array
     work throughout: a million rows take a fraction of a second.
     """
-    n = len(index)
-    rank = np.full(n, _NO_REASON, dtype=np.int8)  # position of the row's reason in KEEP_REASONS
-    messages = np.full(n, None, dtype=object)
+    rank = np.full(len(index), _NO_REASON, dtype=np.int8)  # position of the row's reason in KEEP_REASONS
+    messages = np.full(len(index), None, dtype=object)
+
+    def skip(rows: np.ndarray, reason: str, why: Any) -> None:
+        rank[rows], messages[rows] = KEEP_REASONS.index(reason), why
+
     errors = problems[(problems["severity"] == "error") & problems["row"].notna()]
-    if len(errors):
+    reasons = errors["rule"].map(_RULE_REASON).fillna("preflight").to_numpy(dtype=object)
+    found = pd.DataFrame({
         # labels as the index holds them (the row column is object when a campaign problem has none)
-        positions = index.get_indexer(pd.Index(errors["row"].to_numpy(dtype=object)).infer_objects())
-        rules = errors["rule"].to_numpy(dtype=object)
-        reasons = np.full(len(rules), "preflight", dtype=object)
-        for rule, reason in _RULE_REASON.items():
-            reasons[rules == rule] = reason
-        ranks = pd.Categorical(reasons, categories=list(KEEP_REASONS)).codes.astype(np.int8)
-        counted = (positions >= 0) & ~np.isin(reasons, list(keep))
-        positions, ranks = positions[counted], ranks[counted]
-        texts = errors["message"].to_numpy(dtype=object)[counted]
-        # each row's error of the lowest rank, the first one among equals (a stable sort keeps their order)
-        order = np.lexsort((ranks, positions))
-        first = order[np.r_[True, positions[order][1:] != positions[order][:-1]]] if len(order) else order
-        rank[positions[first]] = ranks[first]
-        messages[positions[first]] = texts[first]
+        "at": index.get_indexer(pd.Index(errors["row"].to_numpy(dtype=object)).infer_objects()) if len(errors) else [],
+        "rank": pd.Categorical(reasons, categories=list(KEEP_REASONS)).codes.astype(np.int8),
+        "message": errors["message"].to_numpy(dtype=object)})
+    # each row's error of the lowest rank, the first one among equals (a stable sort keeps their order)
+    found = found[(found["at"] >= 0).to_numpy() & ~np.isin(reasons, list(keep))].sort_values(
+        ["at", "rank"], kind="stable").drop_duplicates("at")
+    rank[found["at"]], messages[found["at"]] = found["rank"], found["message"]
     if capped is not None and "frequency" not in keep:
         # the cap outranks the reasons after it (preflight, duplicate), not those before it
-        over = np.asarray(capped, dtype=bool) & ((rank == _NO_REASON) | (rank > KEEP_REASONS.index("frequency")))
-        rank[over] = KEEP_REASONS.index("frequency")
-        messages[over] = capped_reason
+        skip(np.asarray(capped, dtype=bool) & ((rank == _NO_REASON) | (rank > KEEP_REASONS.index("frequency"))),
+             "frequency", capped_reason)
     if "duplicate" not in keep:
         repeated = repeated_rows(recipients, rank == _NO_REASON)
-        if repeated.any():
-            rank[repeated] = KEEP_REASONS.index("duplicate")
-            messages[repeated] = repeat_reasons(pd.Series(recipients).to_numpy(dtype=object)[repeated])
+        skip(repeated, "duplicate", repeat_reasons(pd.Series(recipients).to_numpy(dtype=object)[repeated]))
     action = _ACTIONS.take(pa.array(rank.astype(np.int64) + 1))
     reason = pa.array(messages, type=pa.large_string(), from_pandas=True)
     return pd.DataFrame({"action": pd.array(action, dtype="str"), "reason": pd.array(reason, dtype="str")},
                         index=index)
 
 
-def repeated_rows(recipients: pd.Series, among: np.ndarray) -> np.ndarray:
-    """Which rows of ``among`` repeat the recipient of an earlier row of ``among`` (a missing one never does).
+def repeated_rows(recipients: pd.Series | np.ndarray, among: np.ndarray | None = None) -> np.ndarray:
+    """Which rows (of ``among``, default all) repeat the recipient of an earlier such row; a missing one never does.
+    ``recipients``: the recipient keys, or their :func:`key_codes` (an integer array, negative where missing).
 
         >>> repeated_rows(pd.Series(["a", "b", "a", None, None, "b"]), np.array([1, 0, 1, 1, 1, 1], bool)).tolist()
         [False, False, True, False, False, False]
     """
-    codes = key_codes(recipients)
-    among = np.asarray(among, dtype=bool) & (codes >= 0)
+    codes = recipients if isinstance(recipients, np.ndarray) and recipients.dtype.kind == "i" else key_codes(recipients)
+    among = codes >= 0 if among is None else np.asarray(among, dtype=bool) & (codes >= 0)
     repeated = np.zeros(len(codes), dtype=bool)
     repeated[among] = pd.Series(codes[among]).duplicated(keep="first").to_numpy()
     return repeated
+
+
+def key_codes(values: pd.Series | np.ndarray) -> np.ndarray:
+    """A code per value counting up in order of first appearance, equal for equal values (-1: missing).
+
+        >>> key_codes(pd.Series(["b", None, "a", "b"], dtype="str")).tolist()
+        [0, -1, 1, 0]
+    """
+    values = values if isinstance(values, pd.Series) else pd.Series(values)
+    if isinstance(values.dtype, pd.StringDtype):  # hashed by Arrow
+        codes: np.ndarray = pc.dictionary_encode(column_to_arrow(values)).indices.fill_null(-1).to_numpy(
+            zero_copy_only=False)
+        return codes.astype(np.int64)
+    found, _ = pd.factorize(values, use_na_sentinel=True)
+    return np.asarray(found, dtype=np.int64)
 
 
 def repeat_reasons(recipients: Iterable[Any]) -> np.ndarray:
@@ -162,17 +173,12 @@ def skipped_summary(plan: pd.DataFrame, verb: str = "sent") -> str | None:
         'duplicate'] sends them anyway.
     """
     counts = plan["action"].value_counts()
-    parts, reasons = [], []
-    for reason, outcome in SKIP_OUTCOMES.items():
-        count = int(counts.get(outcome, 0))
-        if count:
-            parts.append(f"{count} {_WHAT[reason]} ({outcome})")
-            reasons.append(reason)
-    if not parts:
+    skipped = {reason: int(counts[outcome]) for reason, outcome in SKIP_OUTCOMES.items() if counts.get(outcome, 0)}
+    if not skipped:
         return None
-    total = sum(int(counts.get(outcome, 0)) for outcome in SKIP_OUTCOMES.values())
-    return (f"{total} of {len(plan)} rows not {verb}: {', '.join(parts)}. "
-            f"Each row's outcome says why; keep={reasons!r} sends them anyway.")
+    said = ", ".join(f"{count} {_WHAT[reason]} ({SKIP_OUTCOMES[reason]})" for reason, count in skipped.items())
+    return (f"{sum(skipped.values())} of {len(plan)} rows not {verb}: {said}. "
+            f"Each row's outcome says why; keep={list(skipped)!r} sends them anyway.")
 
 
 def warn_skipped(plan: pd.DataFrame, dry_run: bool = False) -> None:

@@ -27,6 +27,13 @@ whatsapp_template        error     unknown WhatsApp template (140) or wrong numb
 whatsapp_field_missing   error     a WhatsApp field column has no value in this row (141)
 =======================  ========  ============================================================
 
+The rules are data: :data:`RULES` holds each one's severity and message (a ``str.format`` template over
+the fields its check gives), in the order a row's problems are listed. Each check finds rows as one
+array operation and hands them to :class:`Problems`, which fills the messages (:func:`filled`: Arrow
+joins the per-row values, a value shown as ``!r`` is written once per distinct value) and builds the
+frame: campaign-wide problems first, then by row, each row's rules in :data:`RULES` order. A million
+rows cost array work, not a Python loop.
+
     >>> import pandas as pd, sendframe
     >>> contacts = pd.DataFrame({"phone": ["34600123456", "123"], "name": ["Ana", None]})
     >>> preflight(sendframe.sms("Hi {name}", sender="Shop"), contacts)[["row", "column", "rule"]].to_dict("records")
@@ -38,8 +45,10 @@ whatsapp_field_missing   error     a WhatsApp field column has no value in this 
 from __future__ import annotations
 
 import os
+import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -51,16 +60,8 @@ from sendframe.api.recipient_columns import recipient_keys, sendable_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.campaign.columns import snake_name
 from sendframe.campaign.measured import measure_sms
+from sendframe.campaign.policy import key_codes, repeated_rows
 from sendframe.campaign.preview import contacts_frame, render
-from sendframe.campaign.problems import (
-    PROBLEM_COLUMNS,
-    Problems,
-    joined,
-    key_codes,
-    label_texts,
-    messages,
-    text_array,
-)
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
 from sendframe.text import filters as text_filters
@@ -71,75 +72,177 @@ from sendframe.text.templates import SPECIALS, Placeholder, Template, column_to_
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["PROBLEM_COLUMNS", "preflight"]
+__all__ = ["PROBLEM_COLUMNS", "RULES", "preflight"]
 
-_TEXT = pa.large_string()
 _PHONE_HINT = " (digits only, country code first; sendframe.read_contacts repairs most forms)"
 
 
-def _snake(written: str) -> str:
-    return snake_name(written.strip("{} ").split("|")[0].strip())
+PROBLEM_COLUMNS: tuple[str, ...] = ("row", "column", "rule", "message", "severity")
 
 
-# ---------------------------------------------------------------- column helpers
+class Rule(NamedTuple):
+    severity: str
+    message: str
 
 
-def _per_distinct(values: pd.Series, rule: Callable[[str], bool]) -> np.ndarray:
-    """``rule(str(value))`` for each row (True where missing), once per distinct value."""
-    codes, distinct = pd.factorize(values, use_na_sentinel=True)
-    return np.array([rule(str(v)) for v in distinct] + [True], dtype=bool)[codes]
+RULES: dict[str, Rule] = {
+    "invalid_template": Rule("error", "{error} The service would reject the request (100)."),
+    "malformed_placeholder": Rule("error", (
+        "{written} is not a variable (a name holds letters, digits, _ . - and no spaces; a filter follows one |), so "
+        "it would be sent as written. Rename the column, e.g. contacts.rename(columns={{{name!r}: {snake!r}}}) or "
+        "read them with read_contacts(..., names='snake'), and write {{{snake}}}.")),
+    "whatsapp_template": Rule("error", (
+        "WhatsApp template {template!r} is not known (known: {known}); the service would answer 140.")),
+    "invalid_recipient": Rule("error", (
+        "{column}: {value!r} is not a valid {kind}{hint}; the service would reject this row (102).")),
+    "landline": Rule("error", (
+        "{column}: {value} is a {line} number, which cannot receive {what}; a send leaves it out (skipped_landline) "
+        "unless keep='landline'.")),
+    "duplicate_recipient": Rule("warning", (
+        "{column}: {value} already appears in row {first!r}; it would receive the message twice.")),
+    "opted_out": Rule("error", "{column}: {value} is on the suppression list (opted out); do not send to it."),
+    "missing_variable": Rule("error", "{{{column}}} has no value in this row; the service would not send it (107)."),
+    "whatsapp_field_missing": Rule("error", (
+        "{wire} column {column!r} has no value in this row; the service would reject it (141).")),
+    "shorten_not_url": Rule("error", (
+        "{column}: {value!r} is not an http(s) URL, so {{{column}|shorten}} cannot shorten it; the service would "
+        "reject this row (100).")),
+    "format_not_number": Rule("warning", (
+        "{column}: {value!r} is not a number (digits with an optional - and . decimals), so {{{column}|{filter}}} "
+        "leaves it unchanged.")),
+    "too_many_parts": Rule("error", (
+        "the text needs {needed} parts in {encoding} but parts={parts}; the service would answer 105 for this row.")),
+    "unencodable_characters": Rule("warning", (
+        "{encoding} cannot carry {characters}: sent as '?'. Use encoding='utf-16' or trans=1.")),
+}
+"""Each rule's severity and message template, in the order a row's problems are listed."""
+_RANK = {rule: rank for rank, rule in enumerate(RULES)}
+_TEXT = pa.large_string()
+_FORMAT = string.Formatter()
+_PER_ROW = (pd.Series, pd.Index, np.ndarray, pa.Array)
 
 
-def _numbers(values: pd.Series) -> np.ndarray:
-    """Whether each value, as the template writes it, is a number to the format filters (True where missing):
-    one regular expression over the column."""
-    answer: np.ndarray = pc.match_substring_regex(column_to_arrow(values), _ARROW_NUMBER).fill_null(True).to_numpy(
-        zero_copy_only=False)
-    return answer
+@dataclass(frozen=True)
+class _Found:
+    positions: np.ndarray  # row positions; -1 for a campaign-wide problem
+    column: str
+    rule: str
+    messages: pa.Array  # one per position
 
 
-# ---------------------------------------------------------------- the rules
+class Problems:
+    """Collects problems rule by rule as column arrays; messages are built only for the rows with a problem.
+
+        >>> found = Problems(pd.Index(["a", "b"]))
+        >>> found.add("opted_out", "phone", np.array([False, True]), value=pd.Series(["34600123456"]))
+        >>> found.frame()[["row", "rule", "severity"]].to_dict("records")
+        [{'row': 'b', 'rule': 'opted_out', 'severity': 'error'}]
+    """
+
+    def __init__(self, index: pd.Index) -> None:
+        self.index = index
+        self.found: list[_Found] = []
+
+    def add(self, rule: str, column: str, rows: np.ndarray | None = None, message: str | None = None,
+            **fields: Any) -> None:
+        """Problems of the rows where ``rows`` holds (None: one campaign-wide problem), each with the rule's message
+        (or ``message``) filled from ``column`` and ``fields`` (one value for all, or one per such row)."""
+        positions = np.array([-1]) if rows is None else np.flatnonzero(rows)
+        if len(positions):
+            texts = filled(message or RULES[rule].message, len(positions), column=column, **fields)
+            self.found.append(_Found(positions, str(column), rule, texts))
+
+    def frame(self) -> pd.DataFrame:
+        if not self.found:
+            empty = {name: pd.Series([], dtype=object if name == "row" else "str") for name in PROBLEM_COLUMNS}
+            return pd.DataFrame(empty)
+        sizes = [len(f.positions) for f in self.found]
+        positions = np.concatenate([f.positions for f in self.found])
+        ranks = np.repeat(np.array([_RANK[f.rule] for f in self.found]), sizes)
+        # campaign problems first, then by row, each row's rules in RULES order (ties keep their order)
+        order = np.argsort((positions + 1) * len(RULES) + ranks, kind="stable")
+        which = pa.array(np.repeat(np.arange(len(sizes)), sizes)[order])
+
+        def per_problem(values: list[str]) -> pd.Series:
+            return pd.Series(pd.array(pa.array(values, type=_TEXT).take(which), dtype="str"))
+
+        positions = positions[order]
+        rows = np.full(len(order), None, dtype=object)
+        inside = positions >= 0
+        rows[inside] = self.index[positions[inside]].to_numpy(dtype=object)
+        messages = pa.chunked_array([f.messages for f in self.found], type=_TEXT).take(pa.array(order))
+        # labels as pandas infers them (text labels make a str column), object when a campaign problem has none
+        return pd.DataFrame({
+            "row": pd.Series(rows, dtype=object if not inside.all() else None),
+            "column": per_problem([f.column for f in self.found]),
+            "rule": per_problem([f.rule for f in self.found]),
+            "message": pd.array(messages.combine_chunks(), dtype="str"),
+            "severity": per_problem([RULES[f.rule].severity for f in self.found]),
+        })
 
 
-def _recipient_problems(found: Problems, contacts: pd.DataFrame, recipient: str, column: str,
-                        keys: pd.Series) -> np.ndarray:
-    values = contacts[column]
-    kind, hint = ("email address", "") if recipient == "email" else ("phone number", _PHONE_HINT)
-    valid = keys.notna().to_numpy(dtype=bool)  # the key is missing exactly where the recipient is not valid
-    if not valid.all():
-        bad = ~valid
-        shown = text_array(values[bad]).fill_null("(empty)")
-        raw_column = f"{column}_raw"
-        if raw_column in contacts.columns:  # a number read_contacts could not repair: show what was written
-            raw = text_array(contacts[raw_column][bad]).fill_null("(empty)")
-            shown = pc.if_else(pa.array(values[bad].isna().to_numpy(dtype=bool)), raw, shown)
-        found.rows(bad, column, "invalid_recipient", messages(
-            shown, lambda s: f"{column}: {s!r} is not a valid {kind}{hint}; the service would reject this row (102)."))
+def filled(template: str, count: int, /, **fields: Any) -> pa.Array:
+    """``template.format(**fields)`` for each of ``count`` rows: a field is one value for all rows, or one per row
+    (a Series, Index or array), written as ``astype("str")`` writes it, or once per distinct value when the
+    template converts it (``{value!r}``).
+
+        >>> filled("{value!r} in row {row}", 2, value=pd.Series(["a", "b"]), row=np.array([1, 2])).to_pylist()
+        ["'a' in row 1", "'b' in row 2"]
+    """
+    pieces: list[pa.Scalar | pa.Array] = []
+    for literal, name, spec, conversion in _FORMAT.parse(template):
+        pieces.append(pa.scalar(literal, _TEXT))
+        if name is None:
+            continue
+        value = fields[name]
+        if not isinstance(value, _PER_ROW):
+            pieces.append(pa.scalar(_formatted(value, conversion, spec), _TEXT))
+            continue
+        values = value.to_pandas() if isinstance(value, pa.Array) else pd.Series(value)
+        if conversion == "r" and values.dtype.kind in "iu":  # an integer's repr is its digits
+            conversion = None
+        if conversion or spec:
+            pieces.append(_per_distinct(values, lambda v: _formatted(v, conversion, spec)))  # noqa: B023
+        else:
+            array = pa.array(values.astype("str").array)
+            pieces.append((array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array).cast(_TEXT))
+    if not any(isinstance(p, pa.Array) for p in pieces):
+        return pa.repeat(pa.scalar("".join(p.as_py() for p in pieces), _TEXT), count)
+    return pc.binary_join_element_wise(*pieces, pa.scalar("", _TEXT))
+
+
+def _formatted(value: Any, conversion: str | None, spec: str | None) -> str:
+    return str(_FORMAT.format_field(_FORMAT.convert_field(value, conversion) if conversion else value, spec or ""))
+
+
+def _per_distinct(values: pd.Series, make: Callable[[Any], str]) -> pa.Array:
+    codes, distinct = pd.factorize(values)
+    return pa.array([make(v) for v in distinct], type=_TEXT).take(pa.array(codes))
+
+
+def _recipient_problems(found: Problems, contacts: pd.DataFrame, kind: str, column: str, keys: pd.Series) -> None:
+    values, valid = contacts[column], keys.notna().to_numpy(dtype=bool)  # a key exactly where the recipient is valid
+    shown = values[~valid].astype("str")
+    if f"{column}_raw" in contacts.columns:  # a number read_contacts could not repair: show what was written
+        shown = shown.fillna(contacts[f"{column}_raw"][~valid].astype("str"))
+    found.add("invalid_recipient", column, ~valid, value=shown.fillna("(empty)"),
+              kind="email address" if kind == "email" else "phone number", hint="" if kind == "email" else _PHONE_HINT)
     codes = key_codes(keys)  # counting up in order of first appearance: code k's first row is the k-th first row
-    repeated = pd.Series(codes).duplicated().to_numpy() & valid
-    if repeated.any():
-        first = np.flatnonzero(valid & ~repeated)[codes[repeated]]
-        found.rows(repeated, column, "duplicate_recipient", joined(
-            f"{column}: ", text_array(values[repeated]), " already appears in row ",
-            label_texts(contacts.index, first), "; it would receive the message twice."), "warning")
-    return valid
+    repeated = repeated_rows(codes)
+    first = np.flatnonzero(valid & ~repeated)[codes[repeated]]
+    found.add("duplicate_recipient", column, repeated, value=values[repeated], first=contacts.index[first])
 
 
-def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str, valid: np.ndarray,
-                   keys: pd.Series) -> None:
+def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str, keys: pd.Series) -> None:
     """Valid numbers whose line cannot receive a text message (``read_contacts``' ``phone_type`` when it has it)."""
     if column == "phone" and isinstance(contacts.get("phone_type", pd.Series()).dtype, pd.CategoricalDtype):
         types = contacts["phone_type"]
     else:
         types = number_types(keys)
-    cannot = valid & ~receives_sms(types)
-    if cannot.any():
-        what = "a WhatsApp message" if channel == "whatsapp" else "a text message"
-        found.rows(cannot, column, "landline", joined(
-            f"{column}: ", text_array(contacts[column][cannot]), " is a ",
-            text_array(types[cannot].astype("str").str.replace("_", " ")),
-            f" number, which cannot receive {what}; a send leaves it out (skipped_landline) unless "
-            "keep='landline'."))
+    cannot = keys.notna().to_numpy(dtype=bool) & ~receives_sms(types)
+    found.add("landline", column, cannot, value=contacts[column][cannot],
+              line=types[cannot].astype("str").str.replace("_", " "),
+              what="a WhatsApp message" if channel == "whatsapp" else "a text message")
 
 
 def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> set[str]:
@@ -159,42 +262,27 @@ def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> se
     return set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
 
 
-def _opted_out(found: Problems, contacts: pd.DataFrame, column: str, keys: pd.Series, blocked: set[str]) -> None:
-    opted = keys.isin(blocked).to_numpy(dtype=bool)
-    if opted.any():
-        found.rows(opted, column, "opted_out", messages(contacts[column][opted], lambda v: (
-            f"{column}: {v} is on the suppression list (opted out); do not send to it.")))
+def _missing(contacts: pd.DataFrame, column: str) -> np.ndarray:
+    """The rows without a value in ``column``: every row when the contacts have no such column."""
+    return contacts[column].isna().to_numpy(dtype=bool) if column in contacts.columns else np.ones(len(contacts), bool)
 
 
 def _variable_problems(found: Problems, contacts: pd.DataFrame, parsed: Template) -> None:
+    absent = "{{{column}}} is used by the template but the contacts have no column {column!r} (107)."
     for name in parsed.variables:
-        if name in contacts.columns:
-            found.rows(contacts[name].isna().to_numpy(dtype=bool), name, "missing_variable",
-                       f"{{{name}}} has no value in this row; the service would not send it (107).")
-        else:
-            found.rows(np.ones(len(contacts), dtype=bool), name, "missing_variable",
-                       f"{{{name}}} is used by the template but the contacts have no column {name!r} (107).")
+        found.add("missing_variable", name, _missing(contacts, name), None if name in contacts.columns else absent)
     uses = dict.fromkeys((p.name, p.filter) for p in parsed.pieces
                          if isinstance(p, Placeholder) and p.filter and p.name not in SPECIALS)
-    for name, filter_name in uses:  # each (variable, filter) once, in order
-        if name in contacts.columns:
-            _filter_problems(found, contacts[name], name, filter_name)
-
-
-def _filter_problems(found: Problems, values: pd.Series, name: str, filter_name: str) -> None:
-    """Values a filter cannot apply to: not a URL for ``shorten``, not a number for the number formats."""
-    if filter_name == "shorten":
-        bad = ~_per_distinct(values, text_filters.is_shortenable)
-        if bad.any():
-            found.rows(bad, name, "shorten_not_url", messages(values[bad], lambda v: (
-                f"{name}: {v!r} is not an http(s) URL, so {{{name}|shorten}} cannot shorten it; "
-                "the service would reject this row (100).")))
-    elif filter_name in ("formatDotComma", "formatCommaDot"):
-        bad = ~_numbers(values)
-        if bad.any():
-            found.rows(bad, name, "format_not_number", messages(values[bad], lambda v: (
-                f"{name}: {v!r} is not a number (digits with an optional - and . decimals), so "
-                f"{{{name}|{filter_name}}} leaves it unchanged.")), "warning")
+    for name, filter_name in uses:  # each (variable, filter) once, in order: values it cannot apply to
+        values = contacts[name] if name in contacts.columns else None
+        if values is not None and filter_name == "shorten":
+            codes, distinct = pd.factorize(values, use_na_sentinel=True)  # True where missing, once per value
+            bad = ~np.array([text_filters.is_shortenable(str(v)) for v in distinct] + [True], dtype=bool)[codes]
+            found.add("shorten_not_url", name, bad, value=values[bad])
+        elif values is not None and filter_name in ("formatDotComma", "formatCommaDot"):
+            numbers = pc.match_substring_regex(column_to_arrow(values), _ARROW_NUMBER).fill_null(True)
+            bad = ~numbers.to_numpy(zero_copy_only=False)
+            found.add("format_not_number", name, bad, value=values[bad], filter=filter_name)
 
 
 def _text_problems(found: Problems, measured: pd.DataFrame, encoding: str, parts: int) -> None:
@@ -202,43 +290,31 @@ def _text_problems(found: Problems, measured: pd.DataFrame, encoding: str, parts
     cheapest per row, which loses nothing)."""
     needed = measured["parts"]
     over = needed.gt(parts).to_numpy(dtype=bool, na_value=False) & measured["text"].notna().to_numpy(dtype=bool)
-    if over.any():
-        names = text_array(measured["encoding"][over]) if encoding == "auto" else encoding
-        found.rows(over, "message", "too_many_parts", joined(
-            "the text needs ", pc.cast(pa.array(needed[over].to_numpy(dtype=np.int64)), _TEXT), " parts in ", names,
-            f" but parts={parts}; the service would answer 105 for this row."))
-    if encoding not in ("gsm", "gsm-pt"):
-        return
-    lost = measured["unencodable_" + encoding.replace("-", "_")]  # a categorical: sized once per category
-    losing = np.append(lost.cat.categories.str.len().to_numpy(), 0)[lost.cat.codes.to_numpy()] > 0
-    if losing.any():
-        found.rows(losing, "message", "unencodable_characters", messages(lost[losing], lambda chars: (
-            f"{encoding} cannot carry {', '.join(repr(c) for c in chars)}: sent as '?'. "
-            "Use encoding='utf-16' or trans=1.")), "warning")
+    found.add("too_many_parts", "message", over, needed=needed[over].to_numpy(dtype=np.int64), parts=parts,
+              encoding=measured["encoding"][over] if encoding == "auto" else encoding)
+    if encoding in ("gsm", "gsm-pt"):
+        lost = measured["unencodable_" + encoding.replace("-", "_")]  # a categorical: sized once per category
+        losing = np.append(lost.cat.categories.str.len().to_numpy(), 0)[lost.cat.codes.to_numpy()] > 0
+        found.add("unencodable_characters", "message", losing, encoding=encoding,
+                  characters=lost[losing].map(lambda chars: ", ".join(map(repr, chars))))
 
 
 def _whatsapp_problems(found: Problems, contacts: pd.DataFrame, template_id: Any,
                        field_columns: Mapping[str, Sequence[str]]) -> None:
     if template_id not in WHATSAPP_TEMPLATES:
-        known = ", ".join(str(t) for t in WHATSAPP_TEMPLATES)
-        found.campaign("templateId", "whatsapp_template",
-                       f"WhatsApp template {template_id!r} is not known (known: {known}); "
-                       "the service would answer 140.")
+        found.add("whatsapp_template", "templateId", template=template_id,
+                  known=", ".join(str(t) for t in WHATSAPP_TEMPLATES))
         return
     for wire_name, needed in zip(WHATSAPP_FIELDS, WHATSAPP_TEMPLATES[template_id], strict=True):
         columns = list(field_columns.get(wire_name, ()))
         if len(columns) != needed:
-            found.campaign(wire_name, "whatsapp_template",
-                           f"template {template_id} needs {needed} {wire_name} but {len(columns)} column(s) were "
-                           f"given ({', '.join(columns) or 'none'}); every message would be rejected (141).")
+            found.add("whatsapp_template", wire_name, message=(
+                "template {template} needs {needed} {column} but {count} column(s) were given ({given}); every "
+                "message would be rejected (141)."), template=template_id, needed=needed, count=len(columns),
+                given=", ".join(columns) or "none")
             continue
         for column in columns:
-            if column in contacts.columns:
-                missing = contacts[column].isna().to_numpy(dtype=bool)
-            else:
-                missing = np.ones(len(contacts), dtype=bool)
-            found.rows(missing, column, "whatsapp_field_missing",
-                       f"{wire_name} column {column!r} has no value in this row; the service would reject it (141).")
+            found.add("whatsapp_field_missing", column, _missing(contacts, column), wire=wire_name)
 
 
 @keyword_checked
@@ -271,27 +347,23 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
     column = msg.recipient_column(contacts)
     if keys is None:
         keys = sendable_keys(contacts[column], info.recipient)
-    valid = _recipient_problems(found, contacts, info.recipient, column, keys)
+    _recipient_problems(found, contacts, info.recipient, column, keys)
     if info.sends_sms or channel == "whatsapp":
-        _line_problems(found, contacts, channel, column, valid, keys)
+        _line_problems(found, contacts, channel, column, keys)
     blocked = _suppressed_values(msg.suppression if suppression is None else suppression, info.recipient,
                                  msg.default_region)
-    if blocked:
-        _opted_out(found, contacts, column, keys, blocked)
+    opted = keys.isin(blocked).to_numpy(dtype=bool)
+    found.add("opted_out", column, opted, value=contacts[column][opted])
     if channel == "whatsapp":
         _whatsapp_problems(found, contacts, msg.fields.get("templateId"), msg.whatsapp_columns)
     elif template is not None:
         for written in templates.malformed_placeholders(template):
-            found.campaign("message", "malformed_placeholder",
-                           f"{written} is not a variable (a name holds letters, digits, _ . - and no spaces; a filter "
-                           f"follows one |), so it would be sent as written. Rename the column, e.g. "
-                           f"contacts.rename(columns={{{written.strip('{} ').split('|')[0].strip()!r}: "
-                           f"{_snake(written)!r}}}) or read them with read_contacts(..., names='snake'), and write "
-                           f"{{{_snake(written)}}}.")
+            name = written.strip("{} ").split("|")[0].strip()
+            found.add("malformed_placeholder", "message", written=written, name=name, snake=snake_name(name))
         try:
             parsed = templates.parse(template)
         except TemplateError as exc:
-            found.campaign("message", "invalid_template", f"{exc} The service would reject the request (100).")
+            found.add("invalid_template", "message", error=exc)
             return found.frame()
         _variable_problems(found, contacts, parsed)
         if info.sends_sms:

@@ -35,6 +35,7 @@ the next ``start``. Everything is computed once per distinct zone, not per row.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Callable
@@ -130,17 +131,14 @@ def _is_geographic(code: str, national: str) -> bool:
     return kind != PhoneNumberType.UNKNOWN and is_number_type_geographical(kind, int(code))
 
 
-def zone_of_number(number: str, kinds: dict[tuple[str, str, int], bool] | None = None) -> tuple[str, str] | None:
+def zone_of_number(number: str) -> tuple[str, str] | None:
     """(time zone, source) of a phone number in API form, by the rule of the module docstring; None if unknown.
-
-    ``kinds`` remembers, across calls, whether each numbering block is geographic (:func:`zones_of_numbers`).
 
         >>> zone_of_number("12125550123"), zone_of_number("18005550123")
         (('America/New_York', 'number'), ('America/New_York', 'country default'))
         >>> zone_of_number("34600123456"), zone_of_number("4915123456789")
         (('Europe/Madrid', 'country default'), ('Europe/Berlin', 'country'))
     """
-    kinds = {} if kinds is None else kinds
     code = calling_code(number)
     if not code:
         return None
@@ -148,15 +146,8 @@ def zone_of_number(number: str, kinds: dict[tuple[str, str, int], bool] | None =
     if country == (_UNKNOWN_ZONE,):
         return None
     own = _longest_prefix_zones(number[:_LONGEST_PREFIX])
-    if own != country:
-        # phonenumbers uses the prefix only for a valid number of a geographic type, else the country's
-        # zones. The type is decided per block: calling code, first six national digits, length.
-        block = (code, number[len(code):len(code) + 6], len(number))
-        geographic = kinds.get(block)
-        if geographic is None:
-            geographic = kinds[block] = _is_geographic(code, number[len(code):])
-        if not geographic:
-            own = country
+    if own != country and not _is_geographic(code, number[len(code):]):
+        own = country  # phonenumbers uses the prefix only for a valid number of a geographic type
     candidates = country if own == (_UNKNOWN_ZONE,) else own
     if len(candidates) == 1:
         return candidates[0], "country" if candidates == country else "number"
@@ -196,12 +187,10 @@ def zones_of_numbers(numbers: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             continue
         chosen = code == value
         keys[chosen] = text[chosen].str[:_block_length(value)] + ":" + lengths[chosen]
-    key_codes, key_values = pd.factorize(keys, use_na_sentinel=True)
-    first = np.full(len(key_values), -1, dtype=np.int64)
-    present = np.flatnonzero(key_codes >= 0)
-    first[key_codes[present[::-1]]] = present[::-1]  # the first number of each block answers for it
-    kinds: dict[tuple[str, str, int], bool] = {}
-    answers = [zone_of_number(str(text.iat[int(at)]), kinds) for at in first] + [None]
+    key_codes, _ = pd.factorize(keys, use_na_sentinel=True)
+    distinct, first = np.unique(key_codes, return_index=True)  # the first number of each block answers for it
+    first = first[distinct >= 0]
+    answers = [zone_of_number(str(text.iat[int(at)])) for at in first] + [None]
     zone = np.asarray([a[0] if a else None for a in answers], dtype=object)[key_codes]
     source = np.asarray([a[1] if a else "unknown" for a in answers], dtype=object)[key_codes]
     return zone, source
@@ -220,33 +209,25 @@ def _checked_zone(name: object, where: Callable[[], str]) -> str:
 
 
 def _time_of_day(value: object, name: str) -> time:
-    if isinstance(value, datetime):
-        raise InputError(f"{name} is a time of day on each recipient's clock, e.g. '10:00'; "
-                         f"got the date-time {value!s}.")
-    if isinstance(value, time):
-        if value.tzinfo is not None:
-            raise InputError(f"{name} is read on each recipient's own clock, so it takes no time zone; got {value!s}.")
+    if isinstance(value, time) and value.tzinfo is None:
         return value
+    if isinstance(value, (datetime, time)):
+        raise InputError(f"{name} is a time of day on each recipient's own clock, e.g. '10:00', with no date and no "
+                         f"time zone; got {value!s}.")
     match = _TIME_OF_DAY.fullmatch(value.strip()) if isinstance(value, str) else None
-    if match is None:
-        raise InputError(f"{name} must be a time of day written HH:MM (e.g. '10:00'); got {value!r}.")
-    hour, minute, second = int(match[1]), int(match[2]), int(match[3] or 0)
-    if hour > 23 or minute > 59 or second > 59:
-        raise InputError(f"{name}={value!r} is not a time of day (00:00 to 23:59).")
-    return time(hour, minute, second)
+    if match is None or int(match[1]) > 23 or int(match[2]) > 59 or int(match[3] or 0) > 59:
+        raise InputError(f"{name} must be a time of day written HH:MM, 00:00 to 23:59 (e.g. '10:00'); got {value!r}.")
+    return time(int(match[1]), int(match[2]), int(match[3] or 0))
 
 
 def _calendar_date(value: object) -> Date | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        raise InputError(f"date is a calendar day (e.g. '2026-03-29'); the hour comes from local_time. Got {value!s}.")
-    if isinstance(value, Date):
+    if value is None or (isinstance(value, Date) and not isinstance(value, datetime)):
         return value
-    try:
-        return Date.fromisoformat(str(value))
-    except ValueError:
-        raise InputError(f"date must be a day written YYYY-MM-DD; got {value!r}.") from None
+    with contextlib.suppress(ValueError):
+        if not isinstance(value, datetime):
+            return Date.fromisoformat(str(value))
+    raise InputError(f"date is a calendar day written YYYY-MM-DD (e.g. '2026-03-29'); the hour comes from local_time. "
+                     f"Got {value!s}.")
 
 
 def _wall(day: Date, at: time, zone: ZoneInfo) -> datetime:
@@ -278,32 +259,26 @@ def _send_at(zone: ZoneInfo, at: time | None, day: Date | None, now: datetime,
 def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, default_region: str,
            default_timezone: str | None) -> tuple[pd.Series, pd.Series]:
     """(zone name, source) per row, as ``string`` Series on the contacts' index."""
-    index = contacts.index
-    zone = pd.Series(pd.NA, index=index, dtype="string")
-    source = pd.Series("unknown", index=index, dtype="string")
+    zone = pd.Series(pd.NA, index=contacts.index, dtype="string")
+    source = pd.Series("unknown", index=contacts.index, dtype="string")
     column = find_recipient_column(contacts, "phone", timezone_column) if timezone_column else None
     if column is not None:  # found as named, else case-insensitively
         given = contacts[column]
         codes, uniques = pd.factorize(given, use_na_sentinel=True)
-        names = []
-        for i, value in enumerate(uniques):  # the row is looked up only to name a wrong zone, while i is current
-            names.append(_checked_zone(value, lambda: f"Row {given.index[int(np.argmax(codes == i))]!r}, "  # noqa: B023
-                                                      f"column {column!r}"))
-        found = codes >= 0
-        zone[found] = np.asarray(names, dtype=object)[codes[found]]
-        source[found] = "column"
+        # the row is looked up only to name a wrong zone, while i is current
+        names = [_checked_zone(value, lambda: f"Row {given.index[int(np.argmax(codes == i))]!r}, "  # noqa: B023
+                                              f"column {column!r}") for i, value in enumerate(uniques)]
+        zone[:] = np.asarray([*names, pd.NA], dtype=object)[codes]  # -1 (no value): <NA>
+        source[codes >= 0] = "column"
     missing = zone.isna().to_numpy()
     phone = (find_recipient_column(contacts, "phone") if recipient is None
              else recipient_column(contacts, "phone", recipient))
     if missing.any() and phone is not None:
         numbers, _ = normalise_phones(contacts.loc[missing, phone], default_region)
-        found_zone, found_source = zones_of_numbers(numbers)
-        zone[missing] = found_zone
-        source[missing] = found_source
+        zone[missing], source[missing] = zones_of_numbers(numbers)
     if default_timezone is not None:
-        unknown = zone.isna()
-        zone[unknown] = default_timezone
-        source[unknown] = "default"
+        source[zone.isna().to_numpy()] = "default"
+        zone = zone.fillna(default_timezone)
     return zone, source
 
 
@@ -364,23 +339,15 @@ def local_send_times(
 
     zone, source = _zones(frame, timezone_column, recipient, default_region, default_timezone)
     codes, names = pd.factorize(zone, use_na_sentinel=True)
-    local_text: list[str | None] = []
-    utc: list[datetime | None] = []
-    past = []
-    for name in names:
-        sent = _send_at(ZoneInfo(name), at, day, moment, quiet)
-        if day is not None and sent < moment:
-            past.append(f"{name} ({sent.isoformat(sep=' ')})")
-        local_text.append(sent.isoformat(sep=" "))
-        utc.append(sent.astimezone(UTC))
+    sent = [_send_at(ZoneInfo(name), at, day, moment, quiet) for name in names]
+    past = [f"{name} ({s.isoformat(sep=' ')})" for name, s in zip(names, sent, strict=True) if day and s < moment]
     if past:
         raise InputError(f"{at} on {day} has already passed in {len(past)} time zone(s): {', '.join(past[:5])}. "
                          "Give a later date, or leave date out for the next occurrence.")
-    send_at = pd.Series(pd.to_datetime(pd.Series(utc + [None], dtype=object), utc=True).to_numpy()[codes],
-                        index=frame.index, dtype="datetime64[us, UTC]")
-    local = pd.Series(np.asarray(local_text + [None], dtype=object)[codes], index=frame.index, dtype="string")
-    out = pd.DataFrame({"timezone": zone, "local_send_at": local, "send_at_utc": send_at, "timezone_source": source},
-                       index=frame.index)
+    local = pd.array([s.isoformat(sep=" ") for s in sent] + [None], dtype="string")[codes]  # -1: no zone, None
+    send_at = pd.to_datetime(pd.Series([*sent, None], dtype=object), utc=True).astype("datetime64[us, UTC]").array
+    out = pd.DataFrame({"timezone": zone, "local_send_at": local, "send_at_utc": send_at[codes],
+                        "timezone_source": source}, index=frame.index)
     out.attrs["now"] = pd.Timestamp(moment)
     return out
 

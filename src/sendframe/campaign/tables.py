@@ -175,32 +175,27 @@ def _records(sample: str, delimiter: str, complete: bool) -> list[list[str]]:
 
 
 def _guess_delimiter(sample: str, complete: bool) -> str:
-    best, best_fields = ",", 1
-    for delimiter in _DELIMITERS:
+    def fields(delimiter: str) -> int:  # the fields of every row, when they all have as many (else 1)
         try:
-            rows = _records(sample, delimiter, complete)
+            sizes = {len(row) for row in _records(sample, delimiter, complete)}
         except csv.Error:
-            continue
-        fields = {len(row) for row in rows}
-        if len(fields) == 1 and (size := fields.pop()) > best_fields:
-            best, best_fields = delimiter, size
-    return best
+            return 1
+        return sizes.pop() if len(sizes) == 1 else 1
+
+    return max(_DELIMITERS, key=fields)  # the first of the most fields: "," when none splits the rows
 
 
 def _unique_names(names: list[str]) -> list[str]:
     # as pandas names them: "Unnamed: 3" for an empty header, "name.1" for a repeated one
-    out: list[str] = []
-    seen: dict[str, int] = {}
+    out: dict[str, None] = {}
     for position, given in enumerate(names):
-        base = given or f"Unnamed: {position}"
-        name, count = base, seen.get(base, 0)
-        while name in seen:
+        base = name = given or f"Unnamed: {position}"
+        count = 0
+        while name in out:
             count += 1
             name = f"{base}.{count}"
-        seen[base] = count
-        seen[name] = 0
-        out.append(name)
-    return out
+        out[name] = None
+    return list(out)
 
 
 def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_encoding: bool) -> pd.DataFrame:
@@ -276,13 +271,8 @@ def _pandas_csv(file: Path, encoding: str, delimiter: str, tried: str) -> pd.Dat
 # ---- JSON lines, spreadsheets, Arrow files -----------------------------------------------------------
 
 def _json_text(value: object) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return orjson.dumps(value).decode()
+    # a value as JSON writes it (true, 12.5, ["vip"]); text as it is
+    return value if value is None or isinstance(value, str) else orjson.dumps(value).decode()
 
 
 def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
@@ -304,17 +294,12 @@ def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
                 except orjson.JSONDecodeError as error:
                     raise InputError(f"{file.name}: line {number} is not valid JSON ({error}); JSON lines files hold "
                                      "one object per line.") from None
-    columns: dict[str, list[str | None]] = {}
-    for position, (number, record) in enumerate(numbered):
+    for number, record in numbered:
         if not isinstance(record, dict):
             raise InputError(f"{file.name}: record {number} is {type(record).__name__}, not an object with named "
                              "fields.")
-        for name, value in record.items():
-            columns.setdefault(str(name), [None] * position).append(_json_text(value))
-        for values in columns.values():
-            values.extend([None] * (position + 1 - len(values)))
-    return pd.DataFrame({name: pd.array(values, dtype="str") for name, values in columns.items()},
-                        index=pd.RangeIndex(len(numbered)))
+    records = pd.DataFrame([record for _, record in numbered], dtype=object)  # columns in order of first appearance
+    return records.map(_json_text, na_action="ignore").astype("str")
 
 
 def _spreadsheet(file: Path, sheet: Any) -> pd.DataFrame:
@@ -355,20 +340,14 @@ def _column_text(column: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     kind = column.type
     if pa.types.is_dictionary(kind):
         return _column_text(pc.cast(column, kind.value_type))
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
-        return pc.cast(column, pa.large_string())
     if pa.types.is_floating(kind):
         return _float_text(pc.cast(column, pa.float64()))
-    if pa.types.is_null(kind):
-        return pa.nulls(len(column), pa.large_string())
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind):
-        try:
-            return pc.cast(column, pa.large_string())
-        except pa.ArrowInvalid:
-            raise InputError(f"column holds binary data that is not UTF-8 text ({kind}).") from None
     if pa.types.is_nested(kind):
         return pa.array([_json_text(v) for v in column.to_pylist()], type=pa.large_string())
-    return pc.cast(column, pa.large_string())  # integers, decimals, booleans, dates and times
+    try:  # text, integers, decimals, booleans, dates and times, nulls, binary holding UTF-8
+        return pc.cast(column, pa.large_string())
+    except pa.ArrowInvalid:
+        raise InputError(f"column holds binary data that is not UTF-8 text ({kind}).") from None
 
 
 def _text_frame(table: pa.Table) -> pd.DataFrame:
