@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.campaign.ledger_keys import ROW_TAG_PARAM, tag_url
+from sendframe.campaign.ledger import ROW_TAG_PARAM, tag_url
 from sendframe.delivery.callbacks import read_callbacks
 from sendframe.errors import InputError
 

@@ -5,7 +5,7 @@ cluster, rows labelled by their position in the whole frame, and in the same pas
 repeating a recipient an earlier row sends to and each row's estimated cost (what ``max_cost``
 counts, with the ledger's earlier spend, before the first batch). The prepared partitions wait on
 the workers of a distributed cluster, or on this machine's disk. Then one partition at a time is
-sent with :func:`~sendframe.campaign.send_prepared.send_prepared` (nothing rendered or measured
+sent with :func:`~sendframe.campaign.send.send_prepared` (nothing rendered or measured
 again) through one ledger held for the whole run, and its result written as one file of ``out``.
 Memory is one partition. Rows are keyed in the ledger by position, so a run killed at any moment
 and run again with the same ledger resumes exactly like a pandas send.
@@ -34,14 +34,12 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.wire import user_stacklevel
-from sendframe.campaign.budget import Budget
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
 from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
-from sendframe.campaign.send_options import SendOptions
-from sendframe.campaign.send_prepared import send_prepared
+from sendframe.campaign.send import Budget, SendOptions, send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
 from sendframe.scale import runtime
 from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_elsewhere, with_duplicates
