@@ -58,7 +58,8 @@ def _candidates(part: pd.DataFrame, pick: Callable[[pd.DataFrame], pd.DataFrame]
     found = pick(part)  # key and label of the candidate rows, on their positions in the partition
     return pd.DataFrame({"key": pd.array(found["key"].to_numpy(dtype=object), dtype="str"),
                          "order": (np.int64(number) << ORDER_BITS) + np.asarray(found.index, dtype=np.int64),
-                         "label": pd.array(found["label"].to_numpy(dtype=object), dtype=label_type)})
+                         "label": pd.array(found["label"].to_numpy(dtype=object if label_type is object else None),
+                                           dtype=label_type)})
 
 
 def _repeats_of(part: pd.DataFrame) -> pd.DataFrame:
