@@ -27,7 +27,7 @@ from pydantic_core import to_json
 
 from sendframe.api.models import parse_request
 from sendframe.api.wire import EncodedRequest, wire_json
-from sendframe.campaign.ledger import row_keys, row_tag
+from sendframe.campaign.ledger_keys import row_keys, row_tag
 from sendframe.delivery.contact_table import checked_contacts
 from sendframe.errors import InputError
 from sendframe.options import request_field_names

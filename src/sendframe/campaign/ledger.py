@@ -46,7 +46,7 @@ row per recipient, for anyone reading the file with SQL.
 
     >>> ledger = Ledger(":memory:")
     >>> ledger.bind({"channel": "sms", "message": "Hi {name}", "sender": "Shop"})
-    >>> ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+    >>> ledger.record_intent(1, "f1", [("0", "447700900001")])
     >>> ledger.unknown_rows()["recipient"].tolist()
     ['447700900001']
 """
@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import sqlite3
@@ -72,12 +71,12 @@ import pyarrow as pa
 from pydantic_core import to_json
 
 from sendframe.api.wire import send_answer
+from sendframe.campaign.ledger_keys import row_tag
 from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
 from sendframe.errors import InputError, LedgerMismatchError, naming_full_disk
 
-__all__ = ["ROW_DTYPES", "ROW_TAG_PARAM", "SCHEMA_VERSION", "Ledger", "is_ledger", "row_key", "row_keys", "row_tag",
-           "same_recipient", "tag_url"]
+__all__ = ["ROW_DTYPES", "SCHEMA_VERSION", "Ledger", "is_ledger", "same_recipient"]
 
 # batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
 BATCH_STATES = ("intent", "done", "unknown", "not_sent")
@@ -108,57 +107,12 @@ ROW_DTYPES: dict[str, Any] = {
     "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
     "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
 _ARROW_TYPES = {"string": pa.string(), "Int64": pa.int64(), "boolean": pa.bool_()}
-ROW_TAG_PARAM = "sf_row"  # the notificationUrl parameter that carries a row's tag (docs/api-notes.md)
-_KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # what json.dumps(..., ensure_ascii=False) uses
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FULL_DISK_ADVICE = ("free space and run again with the same ledger (nothing unrecorded was sent; a batch sent "
                      "whose answer could not be written stays unknown and is not sent again).")
 _LEDGER_TABLES = {"batches", "rows", "campaign"}
 _ROWS_AT_A_TIME = 1 << 16  # rows read back as Python lists before they become Arrow arrays
-
-
-def row_key(label: object) -> str:
-    """The text under which an index label is stored (JSON when possible, so ints stay ints).
-
-        >>> row_key(3), row_key("a"), row_key(("x", 1))
-        ('3', '"a"', '["x", 1]')
-    """
-    if hasattr(label, "item") and not isinstance(label, (str, bytes)):
-        with contextlib.suppress(TypeError, ValueError):
-            label = label.item()  # numpy scalars
-    return _KEY_ENCODER.encode(label)
-
-
-def row_keys(index: pd.Index) -> pa.Array:
-    """:func:`row_key` of every label of ``index``, as Arrow text (integer labels without a Python object each).
-
-        >>> row_keys(pd.RangeIndex(2)).to_pylist(), row_keys(pd.Index(["a", "b"])).to_pylist()
-        (['0', '1'], ['"a"', '"b"'])
-    """
-    if index.dtype.kind in "iu":
-        return pa.array(index.to_numpy()).cast(pa.string())  # an integer's JSON is its decimal text
-    labels = index.tolist()
-    encode = _KEY_ENCODER.encode if all(type(label) is str for label in labels) else row_key
-    return pa.array(map(encode, labels), pa.string(), size=len(labels))
-
-
-def tag_url(url: str) -> str:
-    """``url`` ready for a row's tag: each row's notificationUrl is it followed by :func:`row_tag`.
-
-        >>> tag_url("https://h.example/n"), tag_url("https://h.example/n?c=1")
-        ('https://h.example/n?sf_row=', 'https://h.example/n?c=1&sf_row=')
-    """
-    return f"{url}{'&' if '?' in url else '?'}{ROW_TAG_PARAM}="
-
-
-def row_tag(key: str, recipient: str) -> str:
-    """A short tag of a ledger row, carried by its notificationUrl so its notification names the row.
-
-        >>> row_tag(row_key(7), "447700900001")
-        '44c4f5ed222ceb60'
-    """
-    return hashlib.blake2b(f"{key}\x1f{recipient}".encode(), digest_size=8).hexdigest()
 
 
 def _json_text(value: Any) -> str:
@@ -384,7 +338,7 @@ class Ledger:
     def record_intent(self, batch: int, fingerprint: str, rows: Sequence[tuple[str, str]]) -> None:
         """Commit, durably, that ``batch`` is about to be sent to these (row key, recipient) pairs.
 
-            >>> Ledger().record_intent(1, "f1", [(row_key("a"), "447700900001")])
+            >>> Ledger().record_intent(1, "f1", [('"a"', "447700900001")])
         """
         keys = [key for key, _ in rows]
         recipients = [recipient for _, recipient in rows]
@@ -401,7 +355,7 @@ class Ledger:
         batch's intent when not given): an item for another recipient, or a missing item, leaves its row
         unknown rather than giving it someone else's answer.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
             >>> answer = {"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900001"}]}
             >>> ledger.record_answer(1, answer)
             0
@@ -428,7 +382,7 @@ class Ledger:
                        http_status: int | None = None) -> None:
         """Commit a batch-level outcome: ``done`` (rejected as a whole), ``unknown`` or ``not_sent``.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
             >>> ledger.record_failure(1, "done", 100, "from: not a valid sender", 400)
             >>> ledger.rows()["state"].tolist()
             ['rejected']
@@ -511,8 +465,8 @@ class Ledger:
         """Every (row, recipient) once per batch that carried it (a row sent again appears again), with the
         columns of :meth:`rows` and the batch's ``intent_at`` (tz-aware UTC): what a send history reads.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
-            >>> ledger.record_intent(2, "f2", [(row_key(0), "447700900001")])
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
+            >>> ledger.record_intent(2, "f2", [("0", "447700900001")])
             >>> ledger.batch_rows()[["batch", "state"]].values.tolist()
             [[1, 'unknown'], [2, 'unknown']]
         """
@@ -529,7 +483,7 @@ class Ledger:
         """Each batch's smallest and largest row key read as a whole number (0 for a key that is not one),
         in one SQL pass: where a send keyed by position (0, 1, ...) finds the batches a range of rows is in.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(7), "447700900001"), (row_key(3), "4477")])
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("7", "447700900001"), ("3", "4477")])
             >>> ledger.key_spans()
             {1: (3, 7)}
         """
@@ -547,10 +501,10 @@ class Ledger:
         ledger's key of the matched row (the given key for a row without a match): the key under
         which the row is recorded if it is sent again.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
-            >>> ledger.lookup([row_key(1), row_key(0)], ["447700900002", "447700900001"])["state"].tolist()
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
+            >>> ledger.lookup(["1", "0"], ["447700900002", "447700900001"])["state"].tolist()
             [<NA>, 'unknown']
-            >>> moved = ledger.lookup([row_key(0), row_key(1)], ["447700900002", "447700900001"])
+            >>> moved = ledger.lookup(["0", "1"], ["447700900002", "447700900001"])
             >>> moved["state"].tolist(), moved["row_key"].tolist()
             ([<NA>, 'unknown'], ['0', '0'])
 
@@ -576,8 +530,8 @@ class Ledger:
         ``tags`` maps a row's :func:`row_tag` (the ``sf_row`` parameter of its notificationUrl) to the
         message id the notification gave (``%i``). Returns how many rows were settled.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
-            >>> ledger.settle({row_tag(row_key(0), "447700900001"): "a1b2"}), ledger.rows()["id"].tolist()
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
+            >>> ledger.settle({row_tag("0", "447700900001"): "a1b2"}), ledger.rows()["id"].tolist()
             (1, ['a1b2'])
         """
         if not tags:

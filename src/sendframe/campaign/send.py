@@ -58,7 +58,8 @@ from sendframe.api.client import AsyncClient, Client
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
-from sendframe.campaign.ledger import ROW_DTYPES, Ledger, tag_url
+from sendframe.campaign.ledger import ROW_DTYPES, Ledger
+from sendframe.campaign.ledger_keys import tag_url
 from sendframe.campaign.policy import warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.settling import GRACE, tags_from_callbacks
@@ -307,7 +308,7 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
     a row with no intent: the run stopped before its batch).
 
     An sms ``notificationUrl`` address is sent as one URL per row carrying the row's tag
-    (:func:`~sendframe.campaign.ledger.tag_url`), so a notification names the row it is about;
+    (:func:`~sendframe.campaign.ledger_keys.tag_url`), so a notification names the row it is about;
     ``settle`` (tag -> message id, from notifications) marks rows of unknown batches accepted before
     anything is sent (:meth:`Ledger.settle`).
     """
