@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 import sendframe
-from sendframe.campaign.ledger import ROW_TAG_PARAM, Ledger
+from sendframe.campaign.ledger import Ledger
+from sendframe.campaign.ledger_keys import ROW_TAG_PARAM
 from sendframe.errors import SendframeWarning
 from sendframe.sandbox import Sandbox
 

@@ -15,9 +15,8 @@ from sendframe.channels import CHANNELS
 from sendframe.errors import InputError, UnknownOptionError
 from sendframe.notebook.form import (
     CHANNEL_INPUTS,
-    FORM_FIELDS,
+    FORM_DEFAULTS,
     INPUT_LABELS,
-    ComposerForm,
     checked_form,
     message_from_form,
     preview_message,
@@ -27,30 +26,30 @@ from sendframe.notebook.widget_html import confirmation_html, error_html, outcom
 
 # each channel: the form an analyst fills in, the library's own constructor call, the CLI's flags
 CASES = {
-    "sms": (ComposerForm(message="Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=True,
-                         campaign_name="spring"),
+    "sms": (dict(channel="sms", message="Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=True,
+                 campaign_name="spring"),
             lambda: sendframe.sms("Hi {name}", sender="Shop", parts=2, encoding="gsm-pt", trans=1,
                                   campaign_name="spring"),
             ["--message", "Hi {name}", "--sender", "Shop", "--parts", "2", "--encoding", "gsm-pt", "--trans", "1",
              "--campaign-name", "spring"]),
-    "landingsms": (ComposerForm(channel="landingsms", message="{name}: {LAND_URL}", sender="Shop",
-                                template_body="<p>Hi</p>", encoding="auto"),
+    "landingsms": (dict(channel="landingsms", message="{name}: {LAND_URL}", sender="Shop",
+                        template_body="<p>Hi</p>", encoding="auto"),
                    lambda: sendframe.landing_sms("{name}: {LAND_URL}", "Shop", template_body="<p>Hi</p>",
                                                  encoding="auto"),
                    ["--message", "{name}: {LAND_URL}", "--sender", "Shop", "--template-body", "<p>Hi</p>",
                     "--encoding", "auto"]),
-    "mailing": (ComposerForm(channel="mailing", subject="Hi {name}", body="<p>From {city}</p>",
-                             from_email="news@example.org"),
+    "mailing": (dict(channel="mailing", subject="Hi {name}", body="<p>From {city}</p>",
+                     from_email="news@example.org"),
                 lambda: sendframe.mailing("Hi {name}", "<p>From {city}</p>", from_email="news@example.org"),
                 ["--subject", "Hi {name}", "--body", "<p>From {city}</p>", "--from-email", "news@example.org"]),
-    "voice": (ComposerForm(channel="voice", message="Hola {name}", language="es_ES", gender="M"),
+    "voice": (dict(channel="voice", message="Hola {name}", language="es_ES", gender="M"),
               lambda: sendframe.voice("Hola {name}", language="es_ES", gender="M"),
               ["--message", "Hola {name}", "--language", "es_ES", "--gender", "M"]),
-    "voiceAudio": (ComposerForm(channel="voiceAudio", audio_url="https://example.org/a.mp3"),
+    "voiceAudio": (dict(channel="voiceAudio", audio_url="https://example.org/a.mp3"),
                    lambda: sendframe.voice_audio("https://example.org/a.mp3"),
                    ["--audio-url", "https://example.org/a.mp3"]),
-    "whatsapp": (ComposerForm(channel="whatsapp", template_id=1003, sender="34911111111", header_fields=("city",),
-                              body_fields=("name", "city"), call_to_action_fields=("name",)),
+    "whatsapp": (dict(channel="whatsapp", template_id=1003, sender="34911111111", header_fields=("city",),
+                      body_fields=("name", "city"), call_to_action_fields=("name",)),
                  lambda: sendframe.whatsapp(1003, "34911111111", header_fields=["city"], body_fields=["name", "city"],
                                             call_to_action_fields=["name"]),
                  ["--template-id", "1003", "--sender", "34911111111", "--header-fields", "city", "--body-fields",
@@ -59,7 +58,7 @@ CASES = {
 
 
 CASES["whatsapp, body only"] = (
-    ComposerForm(channel="whatsapp", template_id=1002, sender="34911111111", body_fields=("name",)),
+    dict(channel="whatsapp", template_id=1002, sender="34911111111", body_fields=("name",)),
     lambda: sendframe.whatsapp(1002, "34911111111", body_fields=["name"]),
     ["--template-id", "1002", "--sender", "34911111111", "--body-fields", "name"])
 
@@ -69,22 +68,22 @@ def test_the_form_makes_the_message_the_library_and_the_cli_make(case):
     form, library, flags = CASES[case]
     parser = argparse.ArgumentParser()
     add_arguments("send", parser)
-    cli = message_from_args(parser.parse_args(["contacts.csv", "--channel", form.channel, *flags]))
+    cli = message_from_args(parser.parse_args(["contacts.csv", "--channel", form["channel"], *flags]))
     assert message_from_form(form) == library() == cli
 
 
 def test_every_channel_of_the_registry_has_its_inputs_each_with_a_label():
     assert set(CHANNEL_INPUTS) == set(CHANNELS)
     used = {name for names in CHANNEL_INPUTS.values() for name in names}
-    assert used <= set(FORM_FIELDS) and used <= set(INPUT_LABELS)
+    assert used <= set(FORM_DEFAULTS) and used <= set(INPUT_LABELS)
 
 
 @pytest.mark.parametrize(("form", "said"), [
-    (ComposerForm(message="Hi"), "To send by sms, fill in From (the sender label"),
-    (ComposerForm(channel="mailing", body="<p>x</p>"), "fill in Subject (the subject) and From email"),
-    (ComposerForm(channel="voiceAudio"), "fill in Audio URL"),
-    (ComposerForm(channel="whatsapp", sender="34911111111"), "fill in Template id (the approved template's id)"),
-    (ComposerForm(channel="voice", message="  "), "fill in Spoken text (the text to speak)"),
+    (dict(message="Hi"), "To send by sms, fill in From (the sender label"),
+    (dict(channel="mailing", body="<p>x</p>"), "fill in Subject (the subject) and From email"),
+    (dict(channel="voiceAudio"), "fill in Audio URL"),
+    (dict(channel="whatsapp", sender="34911111111"), "fill in Template id (the approved template's id)"),
+    (dict(channel="voice", message="  "), "fill in Spoken text (the text to speak)"),
 ])
 def test_an_empty_input_a_channel_needs_is_named_as_the_analyst_sees_it(form, said):
     with pytest.raises(InputError, match=r"fill in") as info:
@@ -94,37 +93,37 @@ def test_an_empty_input_a_channel_needs_is_named_as_the_analyst_sees_it(form, sa
 
 def test_a_wrong_value_is_refused_with_the_services_rule():
     with pytest.raises(InputError, match="gender must be F for language arb"):
-        message_from_form(ComposerForm(channel="voice", message="Hi", language="arb", gender="M"))
+        message_from_form(dict(channel="voice", message="Hi", language="arb", gender="M"))
 
 
 def test_the_composers_own_settings_reach_the_message_only_where_the_channel_takes_them():
-    sms = message_from_form(ComposerForm(message="Hi", sender="Shop", to="Mobile"),
+    sms = message_from_form(dict(message="Hi", sender="Shop", to="Mobile"),
                             notification_url="http://127.0.0.1:9/n")
     assert sms.notification_url == "http://127.0.0.1:9/n" and sms.to == "Mobile"
-    voice = message_from_form(ComposerForm(channel="voice", message="Hi"), notification_url="http://127.0.0.1:9/n")
+    voice = message_from_form(dict(channel="voice", message="Hi"), notification_url="http://127.0.0.1:9/n")
     assert voice.notification_url is None  # voice takes no notification address: not an error in the widget
-    assert message_from_form(ComposerForm(channel="mailing", subject="S", body="B", from_email="a@b.co",
-                                          reply_to=" ")).fields["replyTo"] == "a@b.co"
+    assert message_from_form(dict(channel="mailing", subject="S", body="B", from_email="a@b.co",
+                                  reply_to=" ")).fields["replyTo"] == "a@b.co"
 
 
 def test_a_preview_fills_only_the_empty_inputs_it_does_not_show():
-    assert preview_message(ComposerForm(message="Hi {name}")).fields["from"] == "Preview"
-    assert preview_message(ComposerForm(message="Hi", sender="Shop")).fields["from"] == "Shop"
-    mail = preview_message(ComposerForm(channel="mailing", body="<p>Hi</p>"))
+    assert preview_message(dict(message="Hi {name}")).fields["from"] == "Preview"
+    assert preview_message(dict(message="Hi", sender="Shop")).fields["from"] == "Shop"
+    mail = preview_message(dict(channel="mailing", body="<p>Hi</p>"))
     assert mail.fields["subject"] == "(subject)" and mail.fields["fromEmail"] == "preview@example.com"
 
 
 def test_unknown_form_names_are_refused_with_a_did_you_mean():
     with pytest.raises(UnknownOptionError, match="'subjet'.*'subject'"):
         checked_form({"subjet": "Hi"})
-    assert checked_form({"channel": "voice_audio"}).channel == "voiceAudio"
+    assert checked_form({"channel": "voice_audio"})["channel"] == "voiceAudio"
 
 
 def test_the_default_ledger_is_the_one_sendframe_send_uses(tmp_path):
     msg = message_from_form(CASES["sms"][0])
     assert message_ledger_path("spring list", msg).name.startswith("spring-")  # the campaign names it
-    other = message_from_form(ComposerForm(message="Hi {name}!", sender="Shop", parts=2, encoding="gsm-pt",
-                                           trans=True, campaign_name="spring"))
+    other = message_from_form(dict(message="Hi {name}!", sender="Shop", parts=2, encoding="gsm-pt",
+                                   trans=True, campaign_name="spring"))
     assert message_ledger_path("x", other) != message_ledger_path("x", msg)  # a changed message starts a new ledger
 
 

@@ -2,9 +2,9 @@
 
 Pure functions apart from the bucket's clock: nothing here talks to the service.
 
-    >>> import pandas as pd
+    >>> import pandas as pd, sendframe
     >>> contacts = pd.DataFrame({"phone": ["447700900001", "447700900002"], "name": ["Ana", "Bo"]})
-    >>> spec = CampaignSpec.build(contacts, "sms", {"message": "Hi {name}", "sender": "Shop"})
+    >>> spec = CampaignSpec.build(contacts, sendframe.sms("Hi {name}", sender="Shop"))
     >>> [b.payload["sub"] for b in plan_batches(spec, [0, 1], batch_size=1, first_batch=1)]
     [[{'name': 'Ana'}], [{'name': 'Bo'}]]
 """
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from itertools import repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -26,15 +26,17 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import to_json
 
 from sendframe.api.models import parse_request
-from sendframe.api.wire import EncodedRequest, normalise_channel, wire_json
-from sendframe.campaign.ledger import row_keys, row_tag
-from sendframe.channels import channel as channel_info
+from sendframe.api.wire import EncodedRequest, wire_json
+from sendframe.campaign.ledger_keys import row_keys, row_tag
 from sendframe.delivery.contact_table import checked_contacts
 from sendframe.errors import InputError
 from sendframe.options import request_field_names
-from sendframe.text.templates import column_to_arrow, parse
+from sendframe.text.templates import column_to_arrow
 
-__all__ = ["Batch", "CampaignSpec", "TokenBucket", "plan_batches", "wire_fields"]
+if TYPE_CHECKING:
+    from sendframe.campaign.message import Message
+
+__all__ = ["Batch", "CampaignSpec", "TokenBucket", "campaign_identity", "plan_batches", "wire_fields"]
 
 Positions = Sequence[int] | np.ndarray  # rows of a spec by position: a list, a range or an integer array
 
@@ -44,6 +46,15 @@ MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
 IDENTITY_FIELDS = ("message", "subject", "body", "templateId", "templateV2Id", "templateBody", "audioUrl",
                    "from", "fromEmail", "language", "gender")
 _DATE_FIELDS = {"scheduleDate", "expirationDate"}
+
+
+def campaign_identity(channel: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters a ledger checks before resuming a campaign: the channel and its :data:`IDENTITY_FIELDS`.
+
+        >>> campaign_identity("sms", {"message": "Hi", "from": "Shop", "parts": 2})
+        {'channel': 'sms', 'message': 'Hi', 'from': 'Shop'}
+    """
+    return {"channel": channel, **{k: fields[k] for k in IDENTITY_FIELDS if k in fields}}
 
 
 def _wire_date(value: Any) -> Any:
@@ -72,13 +83,6 @@ def wire_fields(fields: Mapping[str, Any], channel: str) -> dict[str, Any]:
     return out
 
 
-def _column(contacts: pd.DataFrame, name: str, what: str) -> pd.Series:
-    if name not in contacts.columns:
-        raise InputError(f"The {what} column {name!r} is not in the contacts; columns are: "
-                         f"{', '.join(map(str, contacts.columns))}.")
-    return contacts[name]
-
-
 @dataclass(frozen=True)
 class CampaignSpec:
     """Everything a send needs, resolved once: wire fields, recipients, per-row variables.
@@ -100,70 +104,51 @@ class CampaignSpec:
     string per row held for the whole send was about 170 bytes a recipient)."""
 
     @classmethod
-    def build(cls, contacts: pd.DataFrame, channel: str, request_fields: Mapping[str, Any], *,
-              to: str | None = None, notification_url: str | None = None,
-              row_fields: Mapping[str, Sequence[Any]] | None = None,
-              rows: np.ndarray | None = None) -> CampaignSpec:
-        """Resolve fields, template variables and recipients; raises ``InputError`` naming the problem.
+    def build(cls, contacts: pd.DataFrame, msg: Message, *, to: str | None = None,
+              row_fields: Mapping[str, Sequence[Any]] | None = None, rows: np.ndarray | None = None) -> CampaignSpec:
+        """The requests of sending ``msg`` to ``contacts`` (``to``: the recipient column, default the message's);
+        raises ``InputError`` naming a column the message reads that the contacts lack.
 
         ``rows``: send only the rows of this boolean mask, which passed preflight (a prepared frame's rows
         to send): each column read is taken as it is read, and the recipients are not looked through again.
+        ``row_fields``: request fields by wire name whose value differs by row, one value per row sent.
         """
-
-        channel = normalise_channel(channel)
         checked_contacts(contacts, "the ledger keys rows by label")
-        raw = dict(request_fields)
-        wa_columns = {wire: tuple(raw.pop(name) or ())
-                      for name, wire in channel_info("whatsapp").column_fields if name in raw}
-        fields = wire_fields(raw, channel)
-        for reserved in ("to", "sub", "messages", "notificationUrl"):
-            if reserved in fields:
-                raise InputError(f"{reserved!r} is built from the contacts; do not pass it as a request field.")
-        column = to or channel_info(channel).recipient
+        fields = wire_fields({**msg.fields, "encoding": None if msg.encoding == "auto" else msg.encoding}, msg.channel)
+        column = to or msg.to or msg.info.recipient
+        absent = [name for name in (column, *msg.variables) if name not in contacts.columns]
+        if absent:
+            raise InputError(f"The message reads {', '.join('{' + name + '}' for name in absent)} but the contacts "
+                             f"have no such column; columns are: {', '.join(map(str, contacts.columns))}.")
 
         def values(series: pd.Series) -> pa.Array:
             return column_to_arrow(series if rows is None else series[rows])
 
-        recipients = values(_column(contacts, column, "recipient"))
+        recipients = values(contacts[column])
         if rows is None and recipients.null_count:
             missing = contacts.index[recipients.is_null().to_numpy(zero_copy_only=False)]
             raise InputError(f"{len(missing)} row(s) have no recipient in column {column!r}, e.g. row "
                              f"{missing[0]!r}; drop or fix them first (see msg.preflight).")
-        variables: dict[str, None] = {}
-        for name in channel_info(channel).template_fields:
-            if isinstance(fields.get(name), str):
-                variables.update(dict.fromkeys(parse(fields[name]).variables))
-        absent = [v for v in variables if v not in contacts.columns]
-        if absent:
-            raise InputError(f"The template needs {', '.join('{' + v + '}' for v in absent)} but the contacts have "
-                             f"no such column; columns are: {', '.join(map(str, contacts.columns))}.")
-        sub_values = {v: values(contacts[v]) for v in variables}
         urls = None
-        if notification_url is not None:
-            if notification_url in contacts.columns:
-                if channel != "sms":
-                    raise InputError(f"A per-recipient notificationUrl (column {notification_url!r}) is only allowed "
-                                     f"for sms; {channel} takes one address for the whole request.")
-                urls = values(contacts[notification_url])
-            else:  # a channel without notifications has none: message() refuses the setting
-                fields["notificationUrl"] = notification_url
-        whatsapp: dict[str, list[list[str | None]]] = {}
-        for wire, columns in wa_columns.items():  # whatsapp's only: message() refuses them for other channels
-            if columns:
-                texts = [values(_column(contacts, c, wire)).to_pylist() for c in columns]
-                whatsapp[wire] = [list(row) for row in zip(*texts, strict=True)]
+        if msg.notification_url is not None and msg.notification_url in contacts.columns:
+            if msg.channel != "sms":
+                raise InputError(f"A per-recipient notificationUrl (column {msg.notification_url!r}) is only allowed "
+                                 f"for sms; {msg.channel} takes one address for the whole request.")
+            urls = values(contacts[msg.notification_url])
+        elif msg.notification_url is not None:  # a channel without notifications has none: message() refuses it
+            fields["notificationUrl"] = msg.notification_url
+        # whatsapp fills its messages' arrays from columns; the other channels' templates read theirs through sub
+        variables = () if msg.channel == "whatsapp" else msg.variables
+        whatsapp = {wire: [list(row) for row in zip(*(values(contacts[c]).to_pylist() for c in columns), strict=True)]
+                    for wire, columns in msg.whatsapp_columns.items()}
+        per_row = {name: list(given) for name, given in (row_fields or {}).items()}
         index = contacts.index if rows is None else contacts.index[rows]
-        per_row = {wire_name: list(given) for wire_name, given in wire_fields(row_fields or {}, channel).items()}
-        for wire_name, given in per_row.items():
-            if len(given) != len(index):
-                raise InputError(f"{wire_name}: {len(given)} values given per row for {len(index)} rows.")
-            fields.pop(wire_name, None)
-        return cls(channel, fields, recipients, row_keys(index), tuple(variables), sub_values, urls, whatsapp,
-                   per_row)
+        return cls(msg.channel, {k: v for k, v in fields.items() if k not in per_row}, recipients, row_keys(index),
+                   variables, {v: values(contacts[v]) for v in variables}, urls, whatsapp, per_row)
 
     def identity(self) -> dict[str, Any]:
         """The parameters a ledger checks before resuming (channel, template, sender)."""
-        return {"channel": self.channel, **{k: self.fields[k] for k in IDENTITY_FIELDS if k in self.fields}}
+        return campaign_identity(self.channel, self.fields)
 
     def payload(self, positions: Positions) -> dict[str, Any]:
         """The wire body sending to the rows at ``positions``."""

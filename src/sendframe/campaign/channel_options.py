@@ -3,8 +3,8 @@
 The table is read from the code that uses the options, so it cannot drift from it: the
 constructor's own parameters (``sms(message, sender)``), the channel's request fields (the
 service's models), the message's settings (:data:`~sendframe.campaign.message.MESSAGE_OPTIONS`)
-and the keyword parameters of :meth:`Message.send <sendframe.campaign.message.Message.send>`. The
-one-call functions, the CLI's flags and the Composer's inputs are spelled from it.
+and the options of a send (:class:`~sendframe.campaign.send.SendOptions`, what :meth:`sendframe.Message.send`
+takes). The one-call functions, the CLI's flags and the Composer's inputs are spelled from it.
 
     >>> [(o.name, o.default, o.role) for o in channel_options("voiceAudio")][:3]
     [('audio_url', None, 'argument'), ('to', None, 'setting'), ('link_base', None, 'setting')]
@@ -24,10 +24,12 @@ from typing import Any
 
 import pydantic
 
-from sendframe.api.models import REQUEST_MODELS
+from sendframe.api.models import FEMALE_ONLY_LANGUAGES, GENDERS, LANGUAGES, REQUEST_MODELS
 from sendframe.campaign.message import MESSAGE_OPTIONS, Message, landing_sms, mailing, sms, voice, voice_audio, whatsapp
+from sendframe.campaign.send import SendOptions
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
+from sendframe.text.encodings import ENCODINGS
 
 __all__ = ["CONSTRUCTORS", "PREVIEW_PLACEHOLDERS", "OptionSpec", "channel_options", "option_names", "split_options",
            "text_option"]
@@ -50,9 +52,9 @@ _HELP: dict[str, str] = {
     "body": "the email's HTML body (a template)",
     "from_email": "a validated sender address",
     "reply_to": "a validated reply address (default: from_email)",
-    "language": "text-to-speech language: en_GB, en_US, es_ES, es_US, pt_PT, pt_BR, cmn_CN, arb, de_DE, fr_FR, "
-                "it_IT, hi_IN (cmn_CN, arb and hi_IN only with gender F)",
-    "gender": "voice gender: F or M",
+    "language": f"text-to-speech language: {', '.join(LANGUAGES)} ({', '.join(sorted(FEMALE_ONLY_LANGUAGES))} only "
+                "with gender F)",
+    "gender": f"voice gender: {' or '.join(GENDERS)}",
     "audio_url": "address of the audio file to play",
     "template_id": "whatsapp: the approved template's id; landingsms: a stored landing page instead of template_body",
     "template_body": "the landing page's HTML (default: a page showing the message)",
@@ -60,7 +62,7 @@ _HELP: dict[str, str] = {
     "schedule_date": "when the service sends: a tz-aware time, or the spec's text",
     "expiration_date": "when the service gives up sending: a tz-aware time, or the spec's text",
     "tags": "labels of the send, for the statistics",
-    "encoding": "gsm, gsm-pt, utf-16, or auto: the cheapest that carries each row's text, sent as estimated "
+    "encoding": f"{', '.join(ENCODINGS)}, or auto: the cheapest that carries each row's text, sent as estimated "
                 "(default: the service's, gsm)",
     "parts": "most SMS parts per message; rows needing more are skipped",
     "trans": "1: replace accented characters per the spec's table",
@@ -142,11 +144,9 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
     for name, model_field in REQUEST_MODELS[info.name].model_fields.items():
         if name not in _NOT_OPTIONS:
             add(name, model_field.default, "field", model_field.annotation)
-    send = inspect.signature(Message.send)
-    send_hints = typing.get_type_hints(Message.send)
-    for name, parameter in list(send.parameters.items())[2:]:
-        if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
-            add(name, parameter.default, "send", send_hints.get(name))
+    send_hints = typing.get_type_hints(SendOptions)
+    for send_option in dataclasses.fields(SendOptions):
+        add(send_option.name, send_option.default, "send", send_hints[send_option.name])
     return tuple(specs.values())
 
 

@@ -42,15 +42,13 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.recipient_columns import recipient_keys
-from sendframe.campaign.batching import IDENTITY_FIELDS
-from sendframe.campaign.budget import Budget
+from sendframe.campaign.batching import campaign_identity
 from sendframe.campaign.columns import find_recipient_column, recipient_column
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import Message
 from sendframe.campaign.policy import keep_reasons, repeat_reasons, repeated_rows, warn_skipped
 from sendframe.campaign.prepared import Prepared
-from sendframe.campaign.send_options import SendOptions, send_signature
-from sendframe.campaign.send_prepared import send_prepared
+from sendframe.campaign.send import Budget, SendOptions, send_prepared, send_signature
 from sendframe.campaign.tables import as_frame
 from sendframe.delivery.outcomes import VARIANTS_ATTR
 from sendframe.errors import InputError
@@ -218,8 +216,7 @@ class Variants:
         return {name: (values == name).to_numpy() for name in [*self.messages, *self.holdout]}
 
     def _identity(self) -> dict[str, Any]:
-        return {f"variant {name}": json.dumps({"channel": msg.channel, **{k: msg.fields[k] for k in IDENTITY_FIELDS
-                                                                          if k in msg.fields}}, ensure_ascii=False)
+        return {f"variant {name}": json.dumps(campaign_identity(msg.channel, msg.fields), ensure_ascii=False)
                 for name, msg in self.messages.items()}
 
     @keyword_checked

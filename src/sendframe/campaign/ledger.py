@@ -46,7 +46,7 @@ row per recipient, for anyone reading the file with SQL.
 
     >>> ledger = Ledger(":memory:")
     >>> ledger.bind({"channel": "sms", "message": "Hi {name}", "sender": "Shop"})
-    >>> ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+    >>> ledger.record_intent(1, "f1", [("0", "447700900001")])
     >>> ledger.unknown_rows()["recipient"].tolist()
     ['447700900001']
 """
@@ -54,6 +54,7 @@ row per recipient, for anyone reading the file with SQL.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
@@ -67,34 +68,88 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from pydantic_core import to_json
 
-from sendframe.campaign.ledger_format import (
-    ANSWER_FIELDS,
-    BATCH_STATES,
-    ROW_COLUMNS,
-    SCHEMA,
-    SCHEMA_VERSION,
-    SETTLED_SCHEMA,
-    answer_json,
-    arrow_columns,
-    fitted,
-    json_text,
-    row_states,
-    typed_frame,
-)
-from sendframe.campaign.ledger_keys import ROW_TAG_PARAM, decode_key, row_key, row_keys, row_tag
+from sendframe.api.wire import send_answer
+from sendframe.campaign.ledger_keys import row_tag
 from sendframe.campaign.lock import hold
-from sendframe.campaign.matching import match_rows, same_recipient
+from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
 from sendframe.errors import InputError, LedgerMismatchError, naming_full_disk
 
-__all__ = ["ROW_TAG_PARAM", "SCHEMA_VERSION", "Ledger", "is_ledger", "row_key", "row_keys", "row_tag",
-           "same_recipient"]
+__all__ = ["ROW_DTYPES", "SCHEMA_VERSION", "Ledger", "is_ledger", "same_recipient"]
+
+# batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
+BATCH_STATES = ("intent", "done", "unknown", "not_sent")
+SCHEMA_VERSION = 1
+# the fields of a result item kept per row: (key in a batch's stored answer, column of rows())
+ANSWER_FIELDS = (("accepted", "accepted"), ("id", "id"), ("parts", "parts"), ("scheduledAt", "scheduled_at"),
+                 ("expiresAt", "expires_at"), ("errorCode", "error_code"), ("errorDescription", "error_description"))
+# one statement each: executescript would commit the transaction the schema is written in
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE batches ("
+    " batch INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, size INTEGER NOT NULL, state TEXT NOT NULL,"
+    " http_status INTEGER, error_code INTEGER, error_description TEXT, campaign_id INTEGER, sending_id INTEGER,"
+    " intent_at TEXT NOT NULL, result_at TEXT, row_keys TEXT NOT NULL, recipients TEXT NOT NULL, answer TEXT)",
+    "CREATE VIEW rows AS SELECT b.batch AS batch, CAST(k.key AS INTEGER) AS position, k.value AS row_key,"
+    " json_extract(b.recipients, '$[' || k.key || ']') AS recipient, "
+    + ", ".join(f"json_extract(b.answer, '$.{key}[' || k.key || ']') AS {column}" for key, column in ANSWER_FIELDS)
+    + " FROM batches b, json_each(b.row_keys) k",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+# rows of unknown batches whose delivery notification came back: accepted, with the notification's message id
+SETTLED_SCHEMA = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL,"
+                  " recipient TEXT NOT NULL, id TEXT, settled_at TEXT NOT NULL,"
+                  " PRIMARY KEY (batch, row_key, recipient))")
+# the columns of rows() and their types (Arrow's while reading, pandas' in the frame)
+ROW_DTYPES: dict[str, Any] = {
+    "row_key": "string", "recipient": "string", "batch": "Int64", "state": "string", "accepted": "boolean",
+    "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
+    "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
+_ARROW_TYPES = {"string": pa.string(), "Int64": pa.int64(), "boolean": pa.bool_()}
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FULL_DISK_ADVICE = ("free space and run again with the same ledger (nothing unrecorded was sent; a batch sent "
                      "whose answer could not be written stays unknown and is not sent again).")
 _LEDGER_TABLES = {"batches", "rows", "campaign"}
 _ROWS_AT_A_TIME = 1 << 16  # rows read back as Python lists before they become Arrow arrays
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON of lists and dicts of plain values, as stored in a batch row (pydantic's serialiser: fast)."""
+    return to_json(value).decode("utf-8")
+
+
+def _fitted(values: list[Any] | None, n: int) -> list[Any]:
+    """``values`` cut or padded with None to ``n`` items (an answer holds one item per recipient, in order)."""
+    if values is None:
+        return [None] * n
+    return values if len(values) == n else (values + [None] * n)[:n]
+
+
+@functools.cache
+def _pandas_dtype(name: str) -> Any:
+    return pd.api.types.pandas_dtype(name)  # a StringDtype takes a while to build: once per name
+
+
+def _arrow_columns(columns: dict[str, list[Any]]) -> dict[str, pa.Array]:
+    return {name: pa.array(values, _ARROW_TYPES[ROW_DTYPES[name]]) for name, values in columns.items()}
+
+
+def _typed_frame(columns: dict[str, pa.Array], positions: Sequence[int | None] | None = None,
+                 **given: pa.Array) -> pd.DataFrame:
+    """The rows() frame of ``columns`` (taken at ``positions``, None giving <NA>), ``given`` columns as they are."""
+    indices = None if positions is None else pa.array(positions, pa.int64())
+    data = {}
+    for name, dtype in ROW_DTYPES.items():
+        if name in given:
+            array = given[name]
+        elif indices is not None and not len(columns["row_key"]):  # an empty ledger: every value <NA>
+            array = pa.nulls(len(indices), _ARROW_TYPES[dtype])
+        else:
+            array = columns[name] if indices is None else columns[name].take(indices)
+        data[name] = _pandas_dtype(dtype).__from_arrow__(array)
+    return pd.DataFrame(data)
 
 
 def _texts(values: Sequence[str] | pa.Array) -> pa.Array:
@@ -283,13 +338,13 @@ class Ledger:
     def record_intent(self, batch: int, fingerprint: str, rows: Sequence[tuple[str, str]]) -> None:
         """Commit, durably, that ``batch`` is about to be sent to these (row key, recipient) pairs.
 
-            >>> Ledger().record_intent(1, "f1", [(row_key("a"), "447700900001")])
+            >>> Ledger().record_intent(1, "f1", [('"a"', "447700900001")])
         """
         keys = [key for key, _ in rows]
         recipients = [recipient for _, recipient in rows]
         self._execute("INSERT INTO batches (batch, fingerprint, size, state, intent_at, row_keys, recipients) "
                       "VALUES (?, ?, ?, 'intent', ?, ?, ?)",
-                      (batch, fingerprint, len(rows), _now(), json_text(keys), json_text(recipients)))
+                      (batch, fingerprint, len(rows), _now(), _json_text(keys), _json_text(recipients)))
 
     def record_answer(self, batch: int, answer: Any, http_status: int | None = None, *,
                       sent: Sequence[str] | None = None) -> int:
@@ -300,7 +355,7 @@ class Ledger:
         batch's intent when not given): an item for another recipient, or a missing item, leaves its row
         unknown rather than giving it someone else's answer.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
             >>> answer = {"campaignId": 1, "sendingId": 2, "result": [{"accepted": True, "to": "447700900001"}]}
             >>> ledger.record_answer(1, answer)
             0
@@ -312,7 +367,12 @@ class Ledger:
             if not found:
                 raise ValueError(f"batch {batch} has no intent in the ledger {self.path}; record_intent comes first.")
             sent = json.loads(found[0][0])
-        campaign_id, sending_id, columns, unknown = answer_json(answer, sent)
+        answered = send_answer(answer)  # a SendResponse or wire dict is read through the same rules
+        kept, unknown = checked_columns(answered, sent, ANSWER_FIELDS)
+        # a column without any value (no errors, no schedule: the usual answer) is kept as one null
+        columns = _json_text({key: values if values.count(None) < len(values) else None
+                              for key, values in kept.items()})
+        campaign_id, sending_id = answered.campaign_id, answered.sending_id
         self._execute("UPDATE batches SET state='done', http_status=?, campaign_id=?, sending_id=?, result_at=?, "
                       "answer=? WHERE batch=?", (http_status, campaign_id, sending_id, _now(), columns, batch),
                       durable=False)
@@ -322,7 +382,7 @@ class Ledger:
                        http_status: int | None = None) -> None:
         """Commit a batch-level outcome: ``done`` (rejected as a whole), ``unknown`` or ``not_sent``.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
             >>> ledger.record_failure(1, "done", 100, "from: not a valid sender", 400)
             >>> ledger.rows()["state"].tolist()
             ['rejected']
@@ -341,37 +401,39 @@ class Ledger:
         """Every stored (row, recipient) of every batch (or of ``batches``), in batch and request order, by column
         (Arrow arrays of the types of :meth:`rows`: a few batches at a time are Python lists, never a whole
         campaign's)."""
-        columns: dict[str, list[Any]] = {name: [] for name in ROW_COLUMNS}
+        columns: dict[str, list[Any]] = {name: [] for name in ROW_DTYPES}
         pieces: list[dict[str, pa.Array]] = []
         only = "" if batches is None else " WHERE batch IN (SELECT value FROM json_each(?))"
         for (batch, state, keys_text, recipients_text, answer_text, code, description, campaign_id,
              sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, "
                                         "error_description, campaign_id, sending_id FROM batches"
                                         f"{only} ORDER BY batch",
-                                        () if batches is None else (json_text([int(b) for b in batches]),)):
+                                        () if batches is None else (_json_text([int(b) for b in batches]),)):
             keys = json.loads(keys_text)
             n = len(keys)
             answer = json.loads(answer_text) if answer_text else {}
-            accepted = [False] * n if state == "done" and not answer else fitted(answer.get("accepted"), n)
+            accepted = [False] * n if state == "done" and not answer else _fitted(answer.get("accepted"), n)
             columns["row_key"] += keys
-            columns["recipient"] += fitted(json.loads(recipients_text), n)
+            columns["recipient"] += _fitted(json.loads(recipients_text), n)
             columns["batch"] += [batch] * n
-            columns["state"] += row_states(state, accepted)
+            columns["state"] += (["accepted" if value is True else "rejected" if value is False else "unknown"
+                                  for value in accepted] if state == "done"
+                                 else ["not_sent" if state == "not_sent" else "unknown"] * n)
             columns["accepted"] += accepted
             for key, column in ANSWER_FIELDS[1:5]:
-                columns[column] += fitted(answer.get(key), n)
+                columns[column] += _fitted(answer.get(key), n)
             for (key, column), fallback in zip(ANSWER_FIELDS[5:], (code, description), strict=True):
-                values = fitted(answer.get(key), n)
+                values = _fitted(answer.get(key), n)
                 columns[column] += values if fallback is None else [fallback if v is None else v for v in values]
             columns["campaign_id"] += [campaign_id] * n
             columns["sending_id"] += [sending_id] * n
             if len(columns["row_key"]) >= _ROWS_AT_A_TIME:
-                pieces.append(arrow_columns(columns))
-                columns = {name: [] for name in ROW_COLUMNS}
+                pieces.append(_arrow_columns(columns))
+                columns = {name: [] for name in ROW_DTYPES}
         arrays = {name: pa.concat_arrays([*(piece[name] for piece in pieces), array])
-                  for name, array in arrow_columns(columns).items()}
+                  for name, array in _arrow_columns(columns).items()}
         settled = self._query("SELECT batch, row_key, recipient, id FROM settled" + only,
-                              () if batches is None else (json_text([int(b) for b in batches]),)
+                              () if batches is None else (_json_text([int(b) for b in batches]),)
                               ) if self._settled_table else []
         if settled:  # rare (a run after unknown batches): the rows' values as lists, changed, then Arrow again
             columns = {name: array.to_pylist() for name, array in arrays.items()}
@@ -382,7 +444,7 @@ class Ledger:
                 if at is not None and columns["state"][at] == "unknown":
                     columns["state"][at], columns["accepted"][at], columns["id"][at] = "accepted", True, message_id
                     columns["error_code"][at] = columns["error_description"][at] = None
-            arrays = arrow_columns(columns)
+            arrays = _arrow_columns(columns)
         return arrays
 
     def rows(self) -> pd.DataFrame:
@@ -397,18 +459,18 @@ class Ledger:
         columns = self._row_columns()
         pairs = pd.DataFrame({"row_key": columns["row_key"].to_pandas(), "recipient": columns["recipient"].to_pandas()})
         latest = ~pairs.duplicated(keep="last").to_numpy()  # a row sent again: its last batch wins
-        return typed_frame(columns, None if latest.all() else np.flatnonzero(latest).tolist())
+        return _typed_frame(columns, None if latest.all() else np.flatnonzero(latest).tolist())
 
     def batch_rows(self) -> pd.DataFrame:
         """Every (row, recipient) once per batch that carried it (a row sent again appears again), with the
         columns of :meth:`rows` and the batch's ``intent_at`` (tz-aware UTC): what a send history reads.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
-            >>> ledger.record_intent(2, "f2", [(row_key(0), "447700900001")])
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
+            >>> ledger.record_intent(2, "f2", [("0", "447700900001")])
             >>> ledger.batch_rows()[["batch", "state"]].values.tolist()
             [[1, 'unknown'], [2, 'unknown']]
         """
-        frame = typed_frame(self._row_columns())
+        frame = _typed_frame(self._row_columns())
         frame["intent_at"] = self._intent_times(frame["batch"])
         return frame
 
@@ -421,7 +483,7 @@ class Ledger:
         """Each batch's smallest and largest row key read as a whole number (0 for a key that is not one),
         in one SQL pass: where a send keyed by position (0, 1, ...) finds the batches a range of rows is in.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(7), "447700900001"), (row_key(3), "4477")])
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("7", "447700900001"), ("3", "4477")])
             >>> ledger.key_spans()
             {1: (3, 7)}
         """
@@ -439,10 +501,10 @@ class Ledger:
         ledger's key of the matched row (the given key for a row without a match): the key under
         which the row is recorded if it is sent again.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
-            >>> ledger.lookup([row_key(1), row_key(0)], ["447700900002", "447700900001"])["state"].tolist()
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
+            >>> ledger.lookup(["1", "0"], ["447700900002", "447700900001"])["state"].tolist()
             [<NA>, 'unknown']
-            >>> moved = ledger.lookup([row_key(0), row_key(1)], ["447700900002", "447700900001"])
+            >>> moved = ledger.lookup(["0", "1"], ["447700900002", "447700900001"])
             >>> moved["state"].tolist(), moved["row_key"].tolist()
             ([<NA>, 'unknown'], ['0', '0'])
 
@@ -452,14 +514,15 @@ class Ledger:
         columns = self._row_columns(batches)
         keys, recipients = _texts(keys), _texts(recipients)
         if not len(columns["row_key"]):
-            return typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
+            return _typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
         if columns["row_key"].equals(keys) and columns["recipient"].equals(recipients):
-            return typed_frame(columns)  # the usual case: every row sent once, in order
+            return _typed_frame(columns)  # the usual case: every row sent once, in order
         stored_keys = columns["row_key"].to_pylist()
         given_keys = keys.to_pylist()
         positions = match_rows(stored_keys, columns["recipient"].to_pylist(), given_keys, recipients.to_pylist())
         matched_keys = [key if at is None else stored_keys[at] for key, at in zip(given_keys, positions, strict=True)]
-        return typed_frame(columns, positions, row_key=matched_keys, recipient=recipients)
+        return _typed_frame(columns, positions, row_key=pa.array(matched_keys, pa.string()),
+                            recipient=recipients)
 
     def settle(self, tags: Mapping[str, str]) -> int:
         """Mark rows of unknown batches accepted when a delivery notification carried their tag.
@@ -467,8 +530,8 @@ class Ledger:
         ``tags`` maps a row's :func:`row_tag` (the ``sf_row`` parameter of its notificationUrl) to the
         message id the notification gave (``%i``). Returns how many rows were settled.
 
-            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [(row_key(0), "447700900001")])
-            >>> ledger.settle({row_tag(row_key(0), "447700900001"): "a1b2"}), ledger.rows()["id"].tolist()
+            >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
+            >>> ledger.settle({row_tag("0", "447700900001"): "a1b2"}), ledger.rows()["id"].tolist()
             (1, ['a1b2'])
         """
         if not tags:
@@ -496,7 +559,7 @@ class Ledger:
         reason = rows["error_description"].fillna(
             "the process stopped after the request was prepared, before an answer")
         return pd.DataFrame({
-            "row": [decode_key(k) for k in rows["row_key"]],
+            "row": [tuple(v) if isinstance(v := json.loads(k), list) else v for k in rows["row_key"]],
             "recipient": rows["recipient"].astype("string"),
             "batch": rows["batch"].astype("Int64"),
             "reason": reason.astype("string"),

@@ -16,8 +16,8 @@ import pyarrow as pa
 
 __all__ = ["ROW_TAG_PARAM", "row_key", "row_keys", "row_tag", "tag_url"]
 
+ROW_TAG_PARAM = "sf_row"  # the notificationUrl parameter that carries a row's tag (docs/api-notes.md)
 _KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # what json.dumps(..., ensure_ascii=False) uses
-_encode_json = _KEY_ENCODER.encode
 
 
 def row_key(label: object) -> str:
@@ -29,10 +29,20 @@ def row_key(label: object) -> str:
     if hasattr(label, "item") and not isinstance(label, (str, bytes)):
         with contextlib.suppress(TypeError, ValueError):
             label = label.item()  # numpy scalars
-    return _encode_json(label)
+    return _KEY_ENCODER.encode(label)
 
 
-ROW_TAG_PARAM = "sf_row"  # the notificationUrl parameter that carries a row's tag (docs/api-notes.md)
+def row_keys(index: pd.Index) -> pa.Array:
+    """:func:`row_key` of every label of ``index``, as Arrow text (integer labels without a Python object each).
+
+        >>> row_keys(pd.RangeIndex(2)).to_pylist(), row_keys(pd.Index(["a", "b"])).to_pylist()
+        (['0', '1'], ['"a"', '"b"'])
+    """
+    if index.dtype.kind in "iu":
+        return pa.array(index.to_numpy()).cast(pa.string())  # an integer's JSON is its decimal text
+    labels = index.tolist()
+    encode = _KEY_ENCODER.encode if all(type(label) is str for label in labels) else row_key
+    return pa.array(map(encode, labels), pa.string(), size=len(labels))
 
 
 def tag_url(url: str) -> str:
@@ -51,22 +61,3 @@ def row_tag(key: str, recipient: str) -> str:
         '44c4f5ed222ceb60'
     """
     return hashlib.blake2b(f"{key}\x1f{recipient}".encode(), digest_size=8).hexdigest()
-
-
-def row_keys(index: pd.Index) -> pa.Array:
-    """:func:`row_key` of every label of ``index``, as Arrow text (integer labels without a Python object each).
-
-        >>> row_keys(pd.RangeIndex(2)).to_pylist(), row_keys(pd.Index(["a", "b"])).to_pylist()
-        (['0', '1'], ['"a"', '"b"'])
-    """
-    if index.dtype.kind in "iu":
-        return pa.array(index.to_numpy()).cast(pa.string())  # an integer's JSON is its decimal text
-    labels = index.tolist()
-    encode = _encode_json if all(type(label) is str for label in labels) else row_key
-    return pa.array(map(encode, labels), pa.string(), size=len(labels))
-
-
-def decode_key(text: str) -> object:
-    value = json.loads(text)
-    return tuple(value) if isinstance(value, list) else value
-

@@ -21,7 +21,7 @@ Rows that should not be sent are left out by one policy (:mod:`sendframe.campaig
 once in a warning, and kept in the result with their own outcome. The options are checked by
 :mod:`sendframe.campaign.message_options`. Every method is a view of one prepared frame
 (:meth:`Message.prepare`, :mod:`sendframe.campaign.prepared`): each row checked, rendered, measured,
-planned and priced once; ``send`` sends it (:mod:`sendframe.campaign.send_prepared`).
+planned and priced once; ``send`` sends it (:func:`sendframe.campaign.send.send_prepared`).
 """
 
 from __future__ import annotations
@@ -37,9 +37,7 @@ from sendframe.campaign import preview
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.message_options import RUN_SETTINGS, message_settings, wire_spelling, without_query
 from sendframe.campaign.prepared import Prepared, prepare, released
-from sendframe.campaign.send import ANSWER_COLUMNS
-from sendframe.campaign.send_options import SendOptions, send_signature
-from sendframe.campaign.send_prepared import send_prepared
+from sendframe.campaign.send import ANSWER_COLUMNS, SendOptions, send_prepared, send_signature
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
 from sendframe.engines import dispatched
@@ -278,7 +276,7 @@ class Message:
         ``max_cost``: a cap on the estimated spend (:meth:`estimate` with ``prices``) of the whole
         campaign, counting what the ledger already sent: no batch starts that would go above it; its
         rows are ``not_sent`` with the reason, and a run with a higher cap continues from the ledger
-        (:mod:`sendframe.campaign.budget`).
+        (:class:`~sendframe.campaign.send.Budget`).
 
         ``callbacks`` (a ``Receiver``, a log path or a callbacks frame): rows of batches whose outcome
         was unknown are marked accepted when a notification names them, before anything is sent

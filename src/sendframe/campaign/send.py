@@ -1,4 +1,8 @@
-"""Send a campaign from a DataFrame: batches, bounded concurrency, rate limits, progress, a ledger.
+"""Send a prepared frame: batches, bounded concurrency, rate limits, progress, a ledger.
+
+:meth:`sendframe.Message.send` prepares the contacts (:mod:`sendframe.campaign.prepared`: each row's action,
+text, encoding, parts, cost and send time, worked out once) and :func:`send_prepared` sends the rows it lets
+through: nothing is rendered, measured or checked again (the wire models still validate each request).
 
     >>> import pandas as pd, sendframe
     >>> contacts = pd.DataFrame({"phone": ["447700900001", "447700900002"], "name": ["Ana", "Bo"]})
@@ -20,7 +24,8 @@ Each row's ``outcome``:
   re-sending with ``resend_unknown=True``;
 - ``not_sent``: nothing was sent (a lasting 429, no connection, 401/403, 413, or the run stopped
   before its batch); running again with the same ledger sends it;
-- ``dry_run``: ``dry_run=True``, nothing sent.
+- ``dry_run``: ``dry_run=True``, nothing sent;
+- ``skipped_*``: the policy left the row out (:mod:`sendframe.campaign.policy`).
 
 If ``stop_after_unknown`` batches in a row end with an unknown outcome the service is failing: no
 new batch starts (those in flight finish), the rows not attempted are ``not_sent``, and a
@@ -36,44 +41,326 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import inspect
+import os
 import threading
+import typing
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
 from sendframe.api.client import AsyncClient, Client
+from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import WireConfig, user_stacklevel
-from sendframe.campaign.batching import Batch, CampaignSpec, Positions, TokenBucket, plan_batches
-from sendframe.campaign.budget import Budget
-from sendframe.campaign.ledger import Ledger
-from sendframe.campaign.ledger_format import ROW_DTYPES
+from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
+from sendframe.campaign.ledger import ROW_DTYPES, Ledger
 from sendframe.campaign.ledger_keys import tag_url
-from sendframe.campaign.send_options import SendOptions
-from sendframe.campaign.settling import GRACE
+from sendframe.campaign.policy import warn_skipped
+from sendframe.campaign.prepared import Prepared
+from sendframe.campaign.settling import GRACE, tags_from_callbacks
 from sendframe.errors import (
     ApiError,
     AuthenticationError,
     CampaignStoppedWarning,
     InputError,
     NotSentError,
+    RowsSkippedWarning,
     SendframeWarning,
     UnknownOutcomeError,
 )
 from sendframe.memory import release_unused_memory
+from sendframe.options import check_options
 from sendframe.send_outcomes import OUTCOMES
 
-__all__ = ["ANSWER_COLUMNS", "send_rows"]
+__all__ = ["ANSWER_COLUMNS", "SEND_OPTIONS", "Budget", "SendOptions", "send_prepared", "send_signature"]
 
 ANSWER_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
                   "campaign_id", "sending_id", "batch", "outcome")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass
+@dataclasses.dataclass(frozen=True)
+class SendOptions:
+    """How to send, as one checked value: the options of :meth:`sendframe.Message.send` besides the contacts,
+    their defaults written once (the message's own settings are not repeated here).
+
+        >>> SendOptions.of({"dry_run": True}, "Message.send").concurrency
+        4
+        >>> SendOptions.of({"dryrun": True}, "Message.send")
+        Traceback (most recent call last):
+        ...
+        sendframe.errors.UnknownOptionError: Message.send() got an unknown option 'dryrun'. Did you mean 'dry_run'?
+    """
+
+    client: Any = None
+    """A sendframe ``Client`` or ``AsyncClient`` (None: from the environment)."""
+    ledger: Any = None
+    """A ledger file (or ``Ledger``) that makes the campaign resumable."""
+    suppression: Any = None
+    """Recipients never sent to, for this run (replaces the message's list)."""
+    keep: str | Iterable[str] | None = None
+    """Skip reasons to send anyway (``"duplicate"``, ``"invalid"``, ...)."""
+    batch_size: int = 500
+    concurrency: int = 4
+    requests_per_second: float | None = None
+    parts_per_second: float | None = None
+    dry_run: bool = False
+    resend_unknown: bool = False
+    stop_after_unknown: int | None = 3
+    progress: Any = True
+    """True/False for a tqdm bar, or a tqdm-compatible object (``reset(total=)``, ``update(n)``)."""
+    max_cost: float | None = None
+    prices: Any = None
+    callbacks: Any = None
+    now: Any = None
+    out: str | os.PathLike[str] | None = None
+    cancel: threading.Event | None = None
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise InputError(f"concurrency must be at least 1, got {self.concurrency}.")
+        stop = self.stop_after_unknown
+        if stop is not None and (isinstance(stop, bool) or stop < 0):
+            raise InputError(f"stop_after_unknown must be a whole number of batches (0 or None: never stop), "
+                             f"got {stop!r}.")
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any], where: str, *, also: Iterable[str] = ()) -> SendOptions:
+        """The options given by keyword, checked: an unknown name is an error with a "did you mean"
+        (``also``: other names the caller accepts, offered as suggestions)."""
+        check_options(options, [*SEND_OPTIONS, *also], where)
+        return cls(**options)
+
+
+SEND_OPTIONS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SendOptions))
+
+
+def send_signature(function: F) -> F:
+    """Give ``function(self, contacts, **options)`` the signature and type hints of its options, for help(),
+    editors and the front doors that read them (:mod:`sendframe.campaign.channel_options`)."""
+    hints = typing.get_type_hints(SendOptions)
+    given = list(inspect.signature(function).parameters.values())
+    keywords = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=getattr(SendOptions(), name),
+                                  annotation=hints[name]) for name in SEND_OPTIONS]
+    function.__signature__ = inspect.Signature([*given[:2], *keywords, *given[2:]])  # type: ignore[attr-defined]
+    function.__annotations__ = {**function.__annotations__, **{name: hints[name] for name in SEND_OPTIONS}}
+    return function
+
+
+@dataclasses.dataclass
+class Budget:
+    """The budget cap of a send: no batch starts that would take the estimated spend above ``max_cost``.
+
+    The spend counted is the estimated cost (:meth:`sendframe.Message.estimate`) of the rows the ledger
+    already holds as accepted or unknown (an unknown row may have been sent: it is counted, to stay
+    under the cap), plus every batch started in this run. Batches start in order; once one does not
+    fit, no later batch starts, so a run with a higher cap continues with the same rows first.
+
+        >>> budget = Budget(10.0, [3.0, 3.0, 3.0, 3.0])
+        >>> budget.take([0, 1]), budget.take([2, 3]), budget.spent
+        (True, False, 6.0)
+    """
+
+    cap: float
+    row_costs: npt.ArrayLike
+    spent: float = 0.0
+    reached: bool = False
+    left_out: list[int] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.row_costs = np.asarray(self.row_costs, dtype=np.float64)
+        if isinstance(self.cap, bool) or not isinstance(self.cap, (int, float)) or self.cap < 0:
+            raise InputError("max_cost must be a number of at least 0 (in the price table's currency), "
+                             f"got {self.cap!r}.")
+
+    def start(self, row_costs: npt.ArrayLike) -> None:
+        """Begin a run over rows with these estimated costs (the spend so far is kept)."""
+        self.row_costs = np.asarray(row_costs, dtype=np.float64)
+        self.left_out = []
+        self.reached = False
+
+    def _cost(self, positions: Iterable[int]) -> float:
+        return float(np.asarray(self.row_costs)[np.fromiter(positions, np.int64)].sum())
+
+    def count(self, positions: Iterable[int]) -> None:
+        """Add rows already spent on (by an earlier run)."""
+        self.spent += self._cost(positions)
+
+    def take(self, positions: Iterable[int]) -> bool:
+        """Whether a batch of ``positions`` may start; if so its cost is counted as spent."""
+        cost = self._cost(positions)
+        if self.reached or self.spent + cost > self.cap + 1e-9:
+            self.reached = True
+            self.left_out.extend(map(int, positions))
+            return False
+        self.spent += cost
+        return True
+
+    def reason(self, currency: str = "") -> str:
+        """Why a row was left out, for the result's ``reason`` column."""
+        unit = f" {currency}" if currency else ""
+        return (f"not sent: the next batch would take the estimated spend above max_cost={self.cap:g}{unit} "
+                f"(spent {self.spent:.4f}{unit}); run again with a higher max_cost to continue.")
+
+
+def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | None = None,
+                  identity: Mapping[str, Any] | None = None, warn: bool = True) -> pd.DataFrame:
+    """Send the rows ``prepared`` plans to send; one result row per contact (see :meth:`sendframe.Message.send`).
+
+    ``warn``: say once which rows are skipped (a campaign of several messages says it for all of them);
+    ``budget`` (default: one from ``options.max_cost``: no batch starts that would take the estimated spend
+    above it) and ``identity`` (what the ledger checks before resuming; default: the channel, template, sender)
+    are shared by such a campaign.
+
+        >>> import pandas as pd, sendframe
+        >>> from sendframe.campaign.prepared import prepare
+        >>> msg = sendframe.sms("Hi {name}", sender="Shop")
+        >>> frame = pd.DataFrame({"phone": ["34600123456", "x"], "name": ["Jo", "Al"]})
+        >>> result = send_prepared(prepare(msg, frame), SendOptions(dry_run=True, progress=False), warn=False)
+        >>> result["outcome"].tolist()
+        ['dry_run', 'skipped_invalid']
+    """
+    msg, table = prepared.message, prepared.frame
+    if warn:
+        warn_skipped(table, options.dry_run)
+    if budget is None and options.max_cost is not None:
+        budget = Budget(options.max_cost, [])
+    sending = prepared.sent
+    spec, parts = _spec(prepared)
+    if budget is not None:
+        budget.start(table.loc[sending, "cost"].to_numpy(dtype="float64", na_value=0.0))
+    if options.dry_run:
+        number = np.zeros(len(parts), np.int64)
+        for batch in plan_batches(spec, range(len(parts)), batch_size=options.batch_size, parts=parts):
+            batch.encoded  # noqa: B018  each request validated, as a send would before its POST
+            number[batch.positions] = batch.number
+        answers = pd.DataFrame({"batch": number, "parts": parts, "state": "dry_run"})
+    else:
+        answers = _sent(spec, options, parts, budget, identity,
+                        tags_from_callbacks(options.callbacks, msg.notification_url))
+    reason = pd.Series(pd.NA, index=answers.index, dtype="str")
+    if budget is not None and budget.left_out:
+        currency = table.attrs.get("currency", "")
+        reason.iloc[budget.left_out] = budget.reason(currency)
+        warnings.warn(f"{len(budget.left_out)} row(s) not sent: {budget.reason(currency)}", RowsSkippedWarning,
+                      stacklevel=user_stacklevel())
+    return _result(table, answers.assign(reason=reason), sending)
+
+
+def _spec(prepared: Prepared) -> tuple[CampaignSpec, np.ndarray]:
+    """The requests of the rows to send, from what the prepared frame holds of them; their parts."""
+    msg, contacts, table, sending = prepared.message, prepared.contacts, prepared.frame, prepared.sent
+    column = prepared.recipient_column
+    if "invalid" in prepared.keep:  # sent as written: the service answers for them (102)
+        raw = f"{column}_raw"
+        fallback = contacts[raw] if raw in contacts else pd.Series("", index=contacts.index)
+        contacts = contacts.assign(**{column: contacts[column].fillna(fallback).fillna("")})
+    row_fields: dict[str, Sequence[Any]] = {}
+    if msg.encoding == "auto" and msg.info.sends_sms:
+        row_fields["encoding"] = table.loc[sending, "encoding"].fillna("gsm").tolist()
+    if "send_at_utc" in table:
+        moment = pd.Timestamp(prepared.moment)
+        row_fields["scheduleDate"] = [format_wire_datetime(t.to_pydatetime()) if t > moment else None
+                                      for t in table.loc[sending, "send_at_utc"]]
+    spec = CampaignSpec.build(contacts, msg, to=column, row_fields=row_fields, rows=sending)
+    parts = table.loc[sending, "parts"].fillna(1).to_numpy(dtype="int64") if msg.info.sends_sms else \
+        np.ones(int(sending.sum()), np.int64)
+    return spec, parts
+
+
+def _result(table: pd.DataFrame, answers: pd.DataFrame, sending: np.ndarray) -> pd.DataFrame:
+    """The answers of the rows sent (``answers``, by ledger state, one per row of the mask ``sending``, in order)
+    beside the plan's outcome of the rows skipped, on the contacts' index, with the columns of
+    :data:`ANSWER_COLUMNS`."""
+    at = np.full(len(table), -1)
+    at[sending] = np.arange(len(answers))  # by position: no label looked up
+    kept = [name for name in (*ANSWER_COLUMNS, "reason") if name in answers]
+    skipped = ~sending
+    # as codes: through texts, a Python string per row (about 130 MiB at the peak of a million); a state and its
+    # outcome share a name; get_indexer: -1 for a value that is no outcome ("send"), where a Categorical would warn
+    categories = pd.Index(OUTCOMES)
+    state = np.full(len(table), -1, dtype=np.int8)
+    state[sending] = pd.Categorical(answers["state"], categories=categories).codes
+    outcome = np.where(skipped, categories.get_indexer(pd.Index(table["action"])), state).astype(np.int8)
+    answers = answers[kept].set_axis(pd.RangeIndex(len(answers))).reindex(at).set_axis(table.index)
+    columns = {name: answers[name].astype(ROW_DTYPES[name]) if name in answers else
+               pd.Series(pd.NA, index=table.index, dtype=ROW_DTYPES[name]) for name in ANSWER_COLUMNS[:-1]}
+    not_accepted = np.isin(state, [OUTCOMES.index("rejected"), OUTCOMES.index("not_sent")]) | skipped
+    columns["accepted"] = columns["accepted"].mask(not_accepted, False)
+    for name in ("scheduled_at", "expires_at"):
+        if columns[name].isna().all():  # the usual answer: sent now, no expiry
+            columns[name] = pd.Series(pd.NaT, index=table.index, dtype="datetime64[us, UTC]")
+        else:
+            columns[name] = pd.to_datetime(columns[name], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
+    return pd.DataFrame({"recipient": table["recipient"], "text": table["text"], **columns,
+                         "outcome": pd.Categorical.from_codes(outcome, categories=categories),
+                         "reason": table["reason"].where(skipped, answers["reason"])}, index=table.index)
+
+
+def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: Budget | None,
+          identity: Mapping[str, Any] | None, settle: Mapping[str, str] | None) -> pd.DataFrame:
+    """Send every row of ``spec`` through the ledger; what the ledger holds of each row (state ``not_sent`` for
+    a row with no intent: the run stopped before its batch).
+
+    An sms ``notificationUrl`` address is sent as one URL per row carrying the row's tag
+    (:func:`~sendframe.campaign.ledger_keys.tag_url`), so a notification names the row it is about;
+    ``settle`` (tag -> message id, from notifications) marks rows of unknown batches accepted before
+    anything is sent (:meth:`Ledger.settle`).
+    """
+    config = _config_for(options.client)
+    owned = not isinstance(options.ledger, Ledger)
+    journal = Ledger(":memory:" if options.ledger is None else options.ledger) if owned else options.ledger
+    try:
+        with journal.exclusive():
+            journal.bind(identity if identity is not None else spec.identity())
+            first_batch = journal.next_batch()
+            pending: Sequence[int] | np.ndarray = range(len(spec.keys))
+            if first_batch > 1:
+                journal.settle(settle or {})
+                spec, pending, spent = _pending(journal, spec, options.resend_unknown)
+                if budget is not None:
+                    budget.count(spent)
+            batches = plan_batches(_tagged(spec), pending, batch_size=options.batch_size, first_batch=first_batch,
+                                   parts=parts)
+            run = _send_with_progress(spec, batches, config, journal, options, total=len(pending), budget=budget)
+            if run.failure is not None:
+                raise run.failure
+            frame = journal.lookup(spec.keys, spec.recipients)
+            frame["state"] = frame["state"].fillna("not_sent")
+            unknown = int((frame["state"] == "unknown").sum())
+            intents = journal.unknown_rows()["intent_at"] if unknown and settle is not None else None
+    finally:
+        if owned:
+            journal.close()
+    in_file = journal.path != ":memory:"
+    if run.tripped:
+        again = ("Nothing of them was sent: run again with the same ledger to continue once the service is healthy."
+                 if in_file else "Nothing of them was sent: send the rows whose outcome is not_sent again once the "
+                 "service is healthy (pass ledger=<file> to make a campaign resumable).")
+        warnings.warn(f"The service failed {run.unknown_streak} batches in a row with an unknown outcome (last: "
+                      f"{run.last_unknown}), so the campaign stopped: {run.not_attempted} row(s) were not attempted "
+                      f"(outcome not_sent). {again}", CampaignStoppedWarning, stacklevel=user_stacklevel())
+    if unknown:
+        where = f"Ledger({journal.path!r}).unknown_rows()" if in_file else "the result's outcome column"
+        overdue = ""
+        if intents is not None and in_file:  # notifications were given: a row none names after the grace is unsent
+            late = int((pd.Timestamp.now(tz="UTC") - intents > GRACE).sum())
+            overdue = (f" The notifications given name none of them; {late} were sent over "
+                       f"{int(GRACE.total_seconds() // 60)} minutes ago (probably never reached the service), "
+                       f"{unknown - late} more recently (wait for their notifications and run again).")
+        warnings.warn(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent.{overdue} "
+                      f"See {where}; check them in the service before sending again with resend_unknown=True "
+                      "(that may send twice).", SendframeWarning, stacklevel=user_stacklevel())
+    release_unused_memory()
+    return frame
+
+
+@dataclasses.dataclass
 class _Run:
     """What the sending loop reports back: why it stopped early, if it did (``failure``: raised once it ends)."""
 
@@ -168,123 +455,6 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
         await asyncio.gather(*(send_one(client, batch) for batch in batches))
     return run
 
-
-# the result outcome of each ledger state (a state and its outcome share a name)
-_STATES = ("accepted", "rejected", "unknown", "not_sent", "dry_run")
-_OUTCOME_OF_STATE = np.array([OUTCOMES.index(state) for state in _STATES])
-
-
-def _typed_result(frame: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
-    def when(column: str) -> pd.Series:
-        if frame[column].isna().all():  # the usual answer: sent now, no expiry
-            return pd.Series(pd.NaT, index=frame.index, dtype="datetime64[us, UTC]")
-        values = pd.to_datetime(frame[column], utc=True, format="ISO8601")
-        return values.astype("datetime64[us, UTC]")
-
-    state = pd.Categorical(frame["state"], categories=_STATES).codes
-    outcome = np.where(state >= 0, _OUTCOME_OF_STATE[state], -1)
-    accepted = frame["accepted"].astype("boolean")
-    accepted = accepted.mask((state == _STATES.index("rejected")) | (state == _STATES.index("not_sent")), False)
-    worked_out = {"accepted": accepted, "scheduled_at": when("scheduled_at"), "expires_at": when("expires_at"),
-                  "outcome": pd.Categorical.from_codes(outcome, categories=pd.Index(OUTCOMES))}
-    result = pd.DataFrame({name: worked_out[name] if name in worked_out else frame[name].astype(ROW_DTYPES[name])
-                           for name in ANSWER_COLUMNS})
-    result.index = index
-    return result
-
-
-def _dry_run_result(index: pd.Index, batches: Sequence[Batch], parts: Positions | None) -> pd.DataFrame:
-    rows: dict[str, Any] = {column: [None] * len(index) for column in ANSWER_COLUMNS}  # a list each, not one shared
-    number = np.full(len(index), np.nan)
-    for batch in batches:
-        batch.encoded  # noqa: B018  each request validated, as a send would before its POST
-        number[batch.positions] = batch.number
-    planned = ~np.isnan(number)
-    rows["batch"] = number
-    rows["state"] = pd.Series(["dry_run"] * len(index), dtype=object).where(planned, None)
-    if parts is not None:
-        rows["parts"] = np.where(planned, np.asarray(parts, dtype="float64"), np.nan)
-    return _typed_result(pd.DataFrame(rows), index)
-
-
-def send_rows(spec: CampaignSpec, index: pd.Index, options: SendOptions, *, parts: Positions | None = None,
-              budget: Budget | None = None, identity: Mapping[str, Any] | None = None,
-              settle: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Send every row of ``spec`` (no row left out: :class:`sendframe.Message` decides that), as ``options`` say.
-
-    ``spec`` (:meth:`CampaignSpec.build`) holds the request fields, recipients and per-row variables;
-    ``index`` labels its rows (the ledger keys rows by label). ``parts``: each row's SMS parts (for
-    ``parts_per_second`` and a dry run's result; 1 per row when not given).
-    The result is on ``index`` with the columns of :data:`ANSWER_COLUMNS`; ``outcome`` is
-    accepted / rejected / unknown / not_sent (or dry_run), as the module docstring explains.
-
-    ``options.ledger`` (a file) makes the campaign resumable; the run holds it, and a second run on the
-    same file meanwhile raises ``LedgerInUseError``. ``options.stop_after_unknown``: after that many batches in a
-    row end with an unknown outcome, no new batch starts (``None`` or 0: never stop). ``budget``
-    (:class:`~sendframe.campaign.budget.Budget`, with a cost per row): no batch starts
-    that would take the spend above its cap; its rows are ``not_sent`` and ``budget.left_out`` lists
-    them. ``identity``: what the ledger checks before resuming (default: the channel, template, sender).
-
-    An sms ``notificationUrl`` address is sent as one URL per row carrying the row's tag
-    (:func:`~sendframe.campaign.ledger_keys.tag_url`), so a notification names the row it is about;
-    ``settle`` (tag -> message id, from notifications) marks rows of unknown batches accepted before
-    anything is sent (:meth:`Ledger.settle`).
-
-        >>> spec = CampaignSpec.build(contacts, "sms", {"message": "Hi", "from": "Shop"})  # doctest: +SKIP
-        >>> send_rows(spec, contacts.index, SendOptions(ledger="c.sqlite"))["outcome"].value_counts()  # doctest: +SKIP
-    """
-    if options.dry_run:
-        return _dry_run_result(index, plan_batches(spec, range(len(index)), batch_size=options.batch_size, parts=parts),
-                               parts)
-    config = _config_for(options.client)
-    owned = not isinstance(options.ledger, Ledger)
-    journal = Ledger(":memory:" if options.ledger is None else options.ledger) if owned else options.ledger
-    try:
-        with journal.exclusive():
-            journal.bind(identity if identity is not None else spec.identity())
-            first_batch = journal.next_batch()
-            pending: Positions = range(len(spec.keys))
-            if first_batch > 1:
-                journal.settle(settle or {})
-                spec, pending, spent = _pending(journal, spec, options.resend_unknown)
-                if budget is not None:
-                    budget.count(spent)
-            batches = plan_batches(_tagged(spec), pending, batch_size=options.batch_size, first_batch=first_batch,
-                                   parts=parts)
-            run = _send_with_progress(spec, batches, config, journal, options, total=len(pending), budget=budget)
-            if run.failure is not None:
-                raise run.failure
-            frame = journal.lookup(spec.keys, spec.recipients)
-            frame["state"] = frame["state"].fillna("not_sent")  # no intent recorded: the run stopped before its batch
-            result = _typed_result(frame, index)
-    finally:
-        if owned:
-            journal.close()
-    in_file = journal.path != ":memory:"
-    if run.tripped:
-        again = ("Nothing of them was sent: run again with the same ledger to continue once the service is healthy."
-                 if in_file else "Nothing of them was sent: send the rows whose outcome is not_sent again once the "
-                 "service is healthy (pass ledger=<file> to make a campaign resumable).")
-        warnings.warn(f"The service failed {run.unknown_streak} batches in a row with an unknown outcome (last: "
-                      f"{run.last_unknown}), so the campaign stopped: {run.not_attempted} row(s) were not attempted "
-                      f"(outcome not_sent). {again}", CampaignStoppedWarning, stacklevel=user_stacklevel())
-    unknown = int((result["outcome"] == "unknown").sum())
-    if unknown:
-        where = f"Ledger({journal.path!r}).unknown_rows()" if in_file else "the result's outcome column"
-        overdue = ""
-        # notifications were given: a row none names after the grace is likely unsent
-        if settle is not None and in_file:
-            with Ledger(journal.path) as reader:
-                since = pd.Timestamp.now(tz="UTC") - reader.unknown_rows()["intent_at"]
-            late = int((since > GRACE).sum())
-            overdue = (f" The notifications given name none of them; {late} were sent over "
-                       f"{int(GRACE.total_seconds() // 60)} minutes ago (probably never reached the service), "
-                       f"{unknown - late} more recently (wait for their notifications and run again).")
-        warnings.warn(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent.{overdue} "
-                      f"See {where}; check them in the service before sending again with resend_unknown=True "
-                      "(that may send twice).", SendframeWarning, stacklevel=user_stacklevel())
-    release_unused_memory()
-    return result
 
 
 def _tagged(spec: CampaignSpec) -> CampaignSpec:

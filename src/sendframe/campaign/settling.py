@@ -1,7 +1,7 @@
 """Unknown outcomes settled by delivery notifications.
 
 A send with a notificationUrl gives each sms recipient its own URL, carrying a tag of the row
-(:func:`sendframe.campaign.ledger.row_tag` in the ``sf_row`` parameter). A notification only exists
+(:func:`sendframe.campaign.ledger_keys.row_tag` in the ``sf_row`` parameter). A notification only exists
 for a message the service accepted, so when a batch ends unknown (the process was killed, a
 timeout, a 5xx, a connection dropped after the service processed it), a later run given the
 notifications marks every row whose tag came back as accepted, with the message id of ``%i``, and

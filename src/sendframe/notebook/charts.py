@@ -26,7 +26,7 @@ import phonenumbers
 
 from sendframe.delivery.outcomes import FAILED_STATUSES, OUTCOME_STATUSES, operator_label
 from sendframe.errors import InputError
-from sendframe.notebook.report import INSTALL_HINT, Dashboard
+from sendframe.notebook.report import Dashboard, optional_import
 from sendframe.options import keyword_checked
 from sendframe.send_outcomes import OUTCOME_LABELS, SKIP_OUTCOMES
 
@@ -37,26 +37,19 @@ __all__ = ["CHARTS", "STATUS_COLORS", "STATUS_LABELS", "Dashboard", "campaign_fa
            "delivery_rate_by_country", "delivery_rate_by_operator", "failures", "funnel", "graph_objects", "new_figure",
            "status_over_time", "time_to_delivery"]
 
-STATUS_COLORS: dict[str, str] = {
-    "DELIVRD": "#2e7d32",
-    "PENDING": "#9e9e9e",
-    "UNDELIV": "#ef6c00",
-    "EXPIRED": "#8d6e63",
-    "REJECTD": "#c62828",
-    "DELETED": "#6a1b9a",
-    "NOT_SENT": "#ad1457",
-    "UNKNOWN_OUTCOME": "#37474f",
-}
-STATUS_LABELS: dict[str, str] = {
-    "DELIVRD": "delivered",
-    "PENDING": "pending",
-    "UNDELIV": "undelivered",
-    "EXPIRED": "expired",
-    "REJECTD": "rejected by operator",
-    "DELETED": "deleted",
-    "NOT_SENT": "not sent (rejected by the API, or not attempted yet)",
-    "UNKNOWN_OUTCOME": "unknown outcome",
-}
+# each status: how it is named on screen and its colour, the same in every chart
+_STATUSES: tuple[tuple[str, str, str], ...] = (
+    ("DELIVRD", "delivered", "#2e7d32"),
+    ("PENDING", "pending", "#9e9e9e"),
+    ("UNDELIV", "undelivered", "#ef6c00"),
+    ("EXPIRED", "expired", "#8d6e63"),
+    ("REJECTD", "rejected by operator", "#c62828"),
+    ("DELETED", "deleted", "#6a1b9a"),
+    ("NOT_SENT", "not sent (rejected by the API, or not attempted yet)", "#ad1457"),
+    ("UNKNOWN_OUTCOME", "unknown outcome", "#37474f"),
+)
+STATUS_LABELS: dict[str, str] = {status: label for status, label, _ in _STATUSES}
+STATUS_COLORS: dict[str, str] = {status: colour for status, _, colour in _STATUSES}
 # outcomes of rows a request was made for; any other outcome (skipped_*, holdout, not_sent, dry_run, ...) was left out
 SENT_OUTCOMES = ("accepted", "rejected", "unknown")
 LEFT_OUT_LABELS: dict[str, str] = {
@@ -82,11 +75,7 @@ def graph_objects() -> Any:
         >>> graph_objects().__name__
         'plotly.graph_objects'
     """
-    try:
-        import plotly.graph_objects as go  # noqa: PLC0415  the optional notebook stack, imported when drawn
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"The dashboards need plotly: {INSTALL_HINT}") from exc
-    return go
+    return optional_import("plotly.graph_objects", "The dashboards need plotly")
 
 
 def new_figure(title: str, subtitle: str = "") -> go.Figure:
@@ -309,22 +298,23 @@ def failures(outcomes: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def _rates(outcomes: pd.DataFrame, by: pd.Series) -> pd.DataFrame:
-    accepted = outcomes["outcome"].astype("string") == "accepted"
-    delivered = (outcomes["status"].astype("string") == "DELIVRD") & accepted
-    frame = pd.DataFrame({"group": by[accepted], "delivered": delivered[accepted].astype(int)})
-    groups = frame.groupby("group", observed=True)["delivered"]
-    rates = pd.DataFrame({"accepted": groups.size(), "delivered": groups.sum()})
-    return rates.assign(delivery_rate=rates["delivered"] / rates["accepted"])
+def _rates(hits: pd.Series, among: pd.Series, by: pd.Series, noun: str = "") -> pd.DataFrame:
+    """Per ``group`` of ``by``: how many rows are ``among`` (``of``), how many of those are ``hits``, and the
+    ``rate``; given a ``noun``, the 15 biggest groups, then the rest in one row (:func:`_keep_top`)."""
+    groups = hits[among].fillna(False).astype(int).groupby(by[among].rename("group"), observed=True)
+    counts = pd.DataFrame({"of": groups.size(), "hits": groups.sum()})
+    counts = _keep_top(counts, "of", TOP_GROUPS, noun) if noun else counts
+    return counts.assign(rate=counts["hits"] / counts["of"])
+
+
+def _delivered_of_accepted(outcomes: pd.DataFrame, by: pd.Series, noun: str = "") -> pd.DataFrame:
+    delivered = outcomes["status"].astype("string") == "DELIVRD"
+    return _rates(delivered, outcomes["outcome"].astype("string") == "accepted", by, noun)
 
 
 @cache
 def _iso3(alpha_2: str) -> str | None:
-    try:
-        import pycountry  # noqa: PLC0415  optional notebook stack: only the world map needs it
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"The country map needs pycountry: {INSTALL_HINT}") from exc
-    country = pycountry.countries.get(alpha_2=alpha_2)
+    country = optional_import("pycountry", "The country map needs pycountry").countries.get(alpha_2=alpha_2)
     return country.alpha_3 if country else None
 
 
@@ -347,16 +337,14 @@ def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
     """
     fig = _chart(outcomes, ("country", "outcome", "status"), "delivery_rate_by_country",
                  "Delivery rate by country (delivered / accepted)")
-    rates = _rates(outcomes, outcomes["country"].astype("string")).reset_index()
+    rates = _delivered_of_accepted(outcomes, outcomes["country"].astype("string")).reset_index()
     if rates.empty:
         return _empty(fig, "No accepted messages with a known country.")
-    rates["iso3"] = rates["group"].map(_iso3)
-    text = [f"{c}: {d:,}/{a:,} delivered"
-            for c, d, a in zip(rates["group"], rates["delivered"], rates["accepted"], strict=True)]
+    text = [f"{c}: {d:,}/{a:,} delivered" for c, d, a in zip(rates["group"], rates["hits"], rates["of"], strict=True)]
     # the colour scale starts a little under the worst country, so 85% and 98% do not look alike
-    zmin = max(0.0, np.floor(float(rates["delivery_rate"].min()) * 10) / 10 - 0.1)
+    zmin = max(0.0, np.floor(float(rates["rate"].min()) * 10) / 10 - 0.1)
     fig.add_trace(graph_objects().Choropleth(
-        locations=rates["iso3"], z=rates["delivery_rate"], locationmode="ISO-3", text=text, hoverinfo="text+z",
+        locations=rates["group"].map(_iso3), z=rates["rate"], locationmode="ISO-3", text=text, hoverinfo="text+z",
         zmin=zmin, zmax=1, colorscale="RdYlGn", colorbar=dict(title="rate", tickformat=".0%", thickness=12)))
     fig.update_geos(showframe=False, projection_type="natural earth", showcountries=True)
     if _one_region(rates["group"]):  # zoom to Europe for a European campaign; a worldwide one shows the world
@@ -380,18 +368,15 @@ def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     """
     fig = _chart(outcomes, ("country", "mnc", "outcome", "status"), "delivery_rate_by_operator",
                  "Delivery rate by operator (country MNC)")
-    rates = _rates(outcomes, operator_label(outcomes["country"], outcomes["mnc"]))
+    rates = _delivered_of_accepted(outcomes, operator_label(outcomes["country"], outcomes["mnc"]), "operators")
     if rates.empty:
         return _empty(fig, "No accepted messages yet.")
-    rates = _keep_top(rates[["accepted", "delivered"]], "accepted", TOP_GROUPS, "operators")
-    rates = rates.assign(delivery_rate=rates["delivered"] / rates["accepted"])
-    rates = rates.sort_values("delivery_rate", ascending=False)
-    labels = [f"{o} · {int(d):,}/{int(a):,}"
-              for o, d, a in zip(rates.index, rates["delivered"], rates["accepted"], strict=True)]
+    rates = rates.sort_values("rate", ascending=False)
+    labels = [f"{o} · {int(d):,}/{int(a):,}" for o, d, a in zip(rates.index, rates["hits"], rates["of"], strict=True)]
     fig.add_trace(graph_objects().Bar(
-        x=rates["delivery_rate"], y=labels, orientation="h", marker_color=STATUS_COLORS["DELIVRD"], cliponaxis=False,
-        text=[f"{r:.1%}" for r in rates["delivery_rate"]], insidetextanchor="end", customdata=list(rates.index),
-        textposition=_text_positions(list(rates["delivery_rate"]), 1.0),
+        x=rates["rate"], y=labels, orientation="h", marker_color=STATUS_COLORS["DELIVRD"], cliponaxis=False,
+        text=[f"{r:.1%}" for r in rates["rate"]], insidetextanchor="end", customdata=list(rates.index),
+        textposition=_text_positions(list(rates["rate"]), 1.0),
         hovertemplate="%{customdata}: %{x:.1%}<extra></extra>"))
     fig.update_layout(xaxis=dict(tickformat=".0%", range=[0, 1], title="delivered / accepted"), showlegend=False)
     return fig
@@ -432,32 +417,21 @@ def clicks(outcomes: pd.DataFrame) -> go.Figure:
     delivered = outcomes["status"].astype("string") == "DELIVRD"
     if not delivered.any():
         return _empty(fig, "No delivered messages yet.")
-    country = outcomes.loc[delivered, "country"].astype("string").fillna("?")
-    clicked = outcomes.loc[delivered, "clicked"].astype("boolean").fillna(False).astype(int)
-    groups = clicked.groupby(country)
-    grouped = _keep_top(pd.DataFrame({"clicked": groups.sum(), "delivered": groups.size()}), "delivered", TOP_GROUPS,
-                        "countries")
-    rate = grouped["clicked"] / grouped["delivered"]
-    fig.add_trace(graph_objects().Bar(x=grouped.index, y=rate, marker_color="#f9a825", text=[f"{r:.1%}" for r in rate],
-                            textposition="outside", cliponaxis=False,
-                            customdata=np.column_stack([grouped["clicked"], grouped["delivered"]]),
-                            hovertemplate="%{x}: %{customdata[0]:,} of %{customdata[1]:,} clicked<extra></extra>"))
-    fig.update_layout(yaxis=dict(tickformat=".0%", range=[0, max(float(rate.max()), 0.01) * 1.25],
+    rates = _rates(outcomes["clicked"].astype("boolean"), delivered,
+                   outcomes["country"].astype("string").fillna("?"), "countries")
+    fig.add_trace(graph_objects().Bar(
+        x=rates.index, y=rates["rate"], marker_color="#f9a825", text=[f"{r:.1%}" for r in rates["rate"]],
+        textposition="outside", cliponaxis=False, customdata=np.column_stack([rates["hits"], rates["of"]]),
+        hovertemplate="%{x}: %{customdata[0]:,} of %{customdata[1]:,} clicked<extra></extra>"))
+    fig.update_layout(yaxis=dict(tickformat=".0%", range=[0, max(float(rates["rate"].max()), 0.01) * 1.25],
                                  title="clicked / delivered"),
                       showlegend=False)
     return fig
 
 
-CHARTS = {
-    "funnel": funnel,
-    "status_over_time": status_over_time,
-    "time_to_delivery": time_to_delivery,
-    "failures": failures,
-    "delivery_rate_by_country": delivery_rate_by_country,
-    "delivery_rate_by_operator": delivery_rate_by_operator,
-    "cost": cost,
-    "clicks": clicks,
-}
+# every chart of the dashboard, by its function's name, in the dashboard's order
+CHARTS = {chart.__name__: chart for chart in (funnel, status_over_time, time_to_delivery, failures,
+                                              delivery_rate_by_country, delivery_rate_by_operator, cost, clicks)}
 
 
 def _utc(moment: pd.Timestamp) -> str:

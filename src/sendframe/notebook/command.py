@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from sendframe.api.client import Client
+from sendframe.campaign.ledger import ROW_DTYPES
 from sendframe.delivery.callbacks import read_callbacks
 from sendframe.delivery.metrics import send_time_of, summarise_outcomes
 from sendframe.delivery.outcomes import message_outcomes
@@ -37,26 +38,14 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="report.html", help="HTML file to write (default: report.html)")
 
 
-def read_results(path: str | Path) -> pd.DataFrame:
-    """Read a results CSV written by ``sendframe send --out`` back with its types."""
-    frame = pd.read_csv(path, dtype={"id": "string", "error_description": "string"}, keep_default_na=True)
-    for column in ("parts", "error_code", "campaign_id", "sending_id", "batch"):
-        if column in frame:
-            frame[column] = frame[column].astype("Int64")
-    if "accepted" in frame:
-        frame["accepted"] = frame["accepted"].astype("boolean")
-    return frame
-
-
 def run(name: str, args: argparse.Namespace) -> int:
     """Read the results (and callbacks, and records), build the dashboard and write it."""
-    results = read_results(args.results)
+    results = pd.read_csv(args.results, dtype=ROW_DTYPES)  # the answer columns typed as the ledger types them
     callbacks = read_callbacks(args.callbacks, notification_url=args.notification_url) if args.callbacks else None
     records = None
     if args.records:
-        ids = results["id"].dropna()
         with Client() as client:
-            records = fetch_records(ids, client=client)
+            records = fetch_records(results["id"].dropna(), client=client)
     recipient_column = next((c for c in _RECIPIENT_COLUMNS if c in results), None)
     recipients = results[recipient_column].astype("string") if recipient_column else None
     outcomes = message_outcomes(results, callbacks, records, recipients=recipients)

@@ -35,21 +35,15 @@ from sendframe.campaign.counter import MessageCounter
 from sendframe.campaign.message import Message
 from sendframe.campaign.policy import skipped_summary
 from sendframe.campaign.tables import as_frame
-from sendframe.channels import CHANNEL_INFO, CHANNELS
+from sendframe.channels import CHANNEL_INFO
 from sendframe.errors import InputError, RowsSkippedWarning, SendframeError
 from sendframe.notebook.form import (
     CHANNEL_INPUTS,
+    CHOICES,
     COLUMN_INPUTS,
-    ENCODING_CHOICES,
-    FORM_FIELDS,
-    GENDERS,
     INPUT_LABELS,
-    LANGUAGES,
-    MESSAGE_SETTINGS,
-    ComposerForm,
     checked_form,
     composer_options,
-    form_from_message,
     message_from_form,
     preview_message,
     template_label,
@@ -71,15 +65,12 @@ from sendframe.text.encodings import unencodable_characters
 
 __all__ = ["Composer"]
 
-CHANNEL_LABELS = {"sms": "SMS", "landingsms": "SMS with landing page", "mailing": "Email",
-                  "voice": "Voice (text to speech)", "voiceAudio": "Voice (audio file)", "whatsapp": "WhatsApp"}
 _HIDDEN, _SHOWN = "none", None
-_CHOICES = {"encoding": ENCODING_CHOICES, "language": LANGUAGES, "gender": GENDERS}
 _TEXT_HEIGHTS = {"message": "90px", "body": "90px", "template_body": "70px"}
-_PLACEHOLDERS = {"to": "(phone or email, found in the table)", "message": "Hi {name|capitalize}, ...",
-                 "body": "<p>Hi {name|capitalize}</p>", "template_body": "<p>Hi {name}</p> (empty: a page showing the "
-                 "message)", "subject": "Hi {name}", "from_email": "news@shop.example", "reply_to": "(the from email)",
-                 "audio_url": "https://…/message.mp3"}
+_PLACEHOLDERS = {"campaign_name": "optional", "to": "(phone or email, found in the table)",
+                 "message": "Hi {name|capitalize}, ...", "body": "<p>Hi {name|capitalize}</p>",
+                 "template_body": "<p>Hi {name}</p> (empty: a page showing the message)", "subject": "Hi {name}",
+                 "from_email": "news@shop.example", "reply_to": "(the from email)", "audio_url": "https://…/message.mp3"}
 _TAGS = re.compile(r"<[^>]*>")
 
 
@@ -96,41 +87,30 @@ class Composer:
     stays). ``ledger`` defaults to the file ``sendframe send`` would use for this table and message.
     """
 
+    channel: w.Dropdown  # made with the other inputs (_make_controls)
+
     def __init__(self, tables: Mapping[str, Any] | Any, *, message: Message | str | None = None,
                  sample_size: int = 5, **options: Any) -> None:
         self._tables = dict(tables) if isinstance(tables, Mapping) else {"contacts": tables}
         if not self._tables:
             raise InputError("Composer needs at least one contact table.")
-        written = message if isinstance(message, Message) else None
-        if isinstance(message, str):
-            options["message"] = message
-        base = form_from_message(written) if written is not None else ComposerForm()
-        form, settings, send_options = composer_options(options, options.get("channel") or base.channel)
-        if "extra_fields" in form:
-            form["extra_fields"] = {**base.extra_fields, **form["extra_fields"]}
-        initial = checked_form(form, base=base)
-        self._extra = (initial.channel, initial.extra_fields)
+        # send_options: the options of Message.send every send of this Composer takes (``ledger``, ...)
+        initial, self._settings, self.send_options = composer_options(options, message)
+        self._extra = (initial["channel"], initial["extra_fields"])
         self._frames: dict[str, pd.DataFrame] = {}
-        # the message's settings no input shows: the given message's, then those given here
-        self._settings: dict[str, Any] = {name: getattr(written, name) for name in MESSAGE_SETTINGS} if written else {}
-        self._settings.update({name: value for name, value in settings.items() if value is not None})
-        self.send_options = send_options
-        """The options of :meth:`sendframe.Message.send` every send of this Composer takes (``ledger``, ...)."""
         self.sample_size = sample_size
         self.results: pd.DataFrame | None = None
         self.error: BaseException | None = None
         self._message: Message | None = None
         self._message_error: SendframeError | None = None
         self._job: BackgroundSend | None = None
-        self._sent_ledger: Any = None
         self._counter: MessageCounter | None = None
 
         self.table = w.Dropdown(options=list(self._tables), description="Contacts")
-        self.channel = w.Dropdown(options=[(CHANNEL_LABELS[c], c) for c in CHANNELS], value=initial.channel,
-                                  description="Channel")
-        self.campaign_name = w.Text(value=initial.campaign_name, description="Campaign", placeholder="optional")
-        self.inputs: dict[str, w.Widget] = self._make_inputs(initial)
-        self._controls = {"channel": self.channel, "campaign_name": self.campaign_name, **self.inputs}
+        self._controls = self._make_controls(initial)
+        self.inputs = {name: c for name, c in self._controls.items() if name not in ("channel", "campaign_name")}
+        """The inputs of the message's options (``composer.inputs["message"]``), each shown for the channels it
+        applies to."""
         self.counter, self.preview, self.readiness, self.ledger_line = w.HTML(), w.HTML(), w.HTML(), w.HTML()
         self.check_button = w.Button(description="Check (preflight)", icon="check")
         self.problems = w.HTML()
@@ -152,9 +132,9 @@ class Composer:
         self.confirm_button.on_click(lambda _: self.send())
         self.back_button.on_click(lambda _: self._hide_confirmation("Not sent."))
         self.cancel_button.on_click(lambda _: self.cancel())
-        i = self.inputs
+        i = self._controls
         self.widget = w.VBox([
-            w.HBox([self.table, self.channel, self.campaign_name]),
+            w.HBox([self.table, i["channel"], i["campaign_name"]]),
             w.HBox([i["sender"], i["encoding"], i["parts"], i["trans"]]),
             w.HBox([i["subject"], i["from_email"], i["reply_to"]]),
             w.HBox([i["language"], i["gender"], i["audio_url"], i["template_id"]]),
@@ -168,18 +148,16 @@ class Composer:
         self._show_channel_inputs()
         self.update()
 
-    def _make_inputs(self, form: ComposerForm) -> dict[str, w.Widget]:
-        """One widget per input of the form, also reachable as an attribute (``composer.sender``, ...), except
+    def _make_controls(self, form: dict[str, Any]) -> dict[str, w.Widget]:
+        """One widget per value of the form, also reachable as an attribute (``composer.sender``, ...), except
         ``message``: ``composer.message`` is the message the inputs make (its input: ``composer.inputs["message"]``)."""
-        inputs: dict[str, w.Widget] = {}
-        for name in FORM_FIELDS:
-            if name in ("channel", "campaign_name", "extra_fields"):
-                continue
-            value = getattr(form, name)
+        controls: dict[str, w.Widget] = {}
+        for name in INPUT_LABELS:
+            value = form[name]
             if name in COLUMN_INPUTS:
                 control = w.TagsInput(value=list(value), allow_duplicates=True, layout=w.Layout(width="100%"))
-            elif name in _CHOICES:
-                control = w.Dropdown(options=_CHOICES[name], value=value)
+            elif name in CHOICES:
+                control = w.Dropdown(options=CHOICES[name], value=value)
             elif isinstance(value, bool):
                 control = w.Checkbox(value=value, indent=False)
             elif isinstance(value, int):  # parts (its maximum: the channel's) and template_id
@@ -191,10 +169,10 @@ class Composer:
                 control = w.Text(value=value, placeholder=_PLACEHOLDERS.get(name, ""),
                                  layout=w.Layout(width="60%" if name == "audio_url" else ""))
             control.description = INPUT_LABELS[name]
-            inputs[name] = control
+            controls[name] = control
             if name != "message":
                 setattr(self, name, control)
-        return inputs
+        return controls
 
     # ------------------------------------------------------------------ what the inputs say
 
@@ -211,14 +189,13 @@ class Composer:
         return self._frames[name]
 
     @property
-    def form(self) -> ComposerForm:
-        """The inputs' current values."""
-        values = {name: control.value for name, control in self._controls.items()}
-        values.update({name: tuple(values[name]) for name in COLUMN_INPUTS})
-        return ComposerForm(extra_fields=self._extra[1] if self.channel.value == self._extra[0] else {}, **values)
+    def form(self) -> dict[str, Any]:
+        """The inputs' current values (:mod:`sendframe.notebook.form`)."""
+        extra = self._extra[1] if self.channel.value == self._extra[0] else {}
+        return {**{name: control.value for name, control in self._controls.items()}, "extra_fields": extra}
 
     def set(self, **values: Any) -> None:
-        """Set several inputs at once (names of :class:`~sendframe.notebook.form.ComposerForm`, ``table``).
+        """Set several inputs at once (names of :data:`~sendframe.notebook.form.FORM_DEFAULTS`, ``table``).
 
             >>> composer.set(channel="voice", message="Hola {name}", language="es_ES")  # doctest: +SKIP
         """
@@ -228,10 +205,9 @@ class Composer:
             self.table.value = table
         for name, control in self._controls.items():  # the channel first: the inputs shown follow it
             if name in values:
-                value = getattr(form, name)
-                control.value = list(value) if isinstance(value, tuple) else value
+                control.value = list(form[name]) if isinstance(form[name], tuple) else form[name]
         if "extra_fields" in values:
-            self._extra = (form.channel, form.extra_fields)
+            self._extra = (form["channel"], form["extra_fields"])
             self.update()
 
     @property
@@ -295,11 +271,10 @@ class Composer:
                                                                                  self._message_error)
         path = self.ledger_path
         self.ledger_line.value = ledger_html(getattr(path, "path", path))
-        info = CHANNEL_INFO[form.channel]
-        text = text_option(form.channel)
-        if text and not getattr(form, text).strip():
-            self.counter.value, self.preview.value = f"<i>Write the {template_label(form.channel).lower()} to see "\
-                "the counter and the preview.</i>", ""
+        text = text_option(form["channel"])
+        if text and not form[text].strip():
+            self.counter.value, self.preview.value = f"<i>Write the {template_label(form['channel']).lower()} to "\
+                "see the counter and the preview.</i>", ""
             return
         try:
             msg = self._message or preview_message(form, **self._settings)
@@ -310,7 +285,7 @@ class Composer:
         except SendframeError as exc:
             self.counter.value, self.preview.value = error_html("Cannot preview", exc), ""
             return
-        self.counter.value = counter_html(counter_figures(totals), sms=info.sends_sms)
+        self.counter.value = counter_html(counter_figures(totals), sms=msg.info.sends_sms)
 
     def _preview(self, msg: Message) -> str:
         sample = self.contacts.head(self.sample_size)
@@ -381,20 +356,19 @@ class Composer:
             self.status.value = error_html("Not sent", exc, self._secrets())
             return
         contacts, ledger = self.contacts.copy(), self.ledger_path
-        self._sent_ledger = getattr(ledger, "path", ledger)  # named at the end, whatever is typed meanwhile
         options = {**self.send_options, "ledger": ledger}
         self.results, self.error = None, None
         self.send_button.disabled = self.check_button.disabled = True
-        self.progress.value, self.progress.max, self.progress.bar_style = 0, 1, ""
+        self._show_progress(0, None)
+        self.progress.bar_style = ""
         self.progress.layout.display = self.cancel_button.layout.display = _SHOWN
         self.cancel_button.disabled = False
-        self.progress_label.value = progress_html(0, None)
         self.status.value = "Sending in the background: the notebook stays free."
-        def run(progress: Any, cancel: Any) -> pd.DataFrame:
-            return msg.send(contacts, progress=progress, cancel=cancel, **options)
-
-        self._job = BackgroundSend(run, on_progress=self._show_progress, on_done=self._finished,
-                                   name="sendframe-composer-send").start()
+        # the ledger is named at the end as it was at the start, whatever is typed meanwhile
+        self._job = BackgroundSend(
+            lambda progress, cancel: msg.send(contacts, progress=progress, cancel=cancel, **options),
+            on_progress=self._show_progress, on_done=lambda job: self._finished(job, getattr(ledger, "path", ledger)),
+            name="sendframe-composer-send").start()
 
     @property
     def running(self) -> bool:
@@ -423,9 +397,8 @@ class Composer:
         self.progress.value = min(done, self.progress.max)
         self.progress_label.value = progress_html(done, total)
 
-    def _finished(self, job: BackgroundSend) -> None:
+    def _finished(self, job: BackgroundSend, ledger: Any) -> None:
         """Called from the send's thread when it ends."""
-        ledger = self._sent_ledger
         if job.error is not None:
             self.error = job.error
             self.progress.bar_style = "danger"

@@ -13,7 +13,6 @@ and p-values (``compare_variants(..., sequential=True)``), right to read at ever
 
 from __future__ import annotations
 
-import html
 import threading
 import time
 from typing import Any
@@ -55,19 +54,17 @@ def comparison_html(comparison: pd.DataFrame) -> str:
         >>> "anytime-valid" in comparison_html(compare_variants(frame, "clicked", sequential=True))
         True
     """
-    rows = []
-    for row in comparison.to_dict("records"):
-        if pd.isna(row["rate"]):
-            continue
-        versus = ("control" if row["test"] == "control" else
-                  f"{row['difference']:+.1%} [{row['difference_low']:+.1%}, {row['difference_high']:+.1%}], "
-                  f"p = {row['p_value']:.3g} (adjusted {row['p_value_adjusted']:.3g})")
-        rows.append(f"<tr><td>{html.escape(str(row['variant']))}</td><td>{row['rate']:.1%} [{row['rate_low']:.1%}, "
-                    f"{row['rate_high']:.1%}]</td><td>{html.escape(versus)}</td></tr>")
-    metric = html.escape(str(comparison.attrs.get("metric", "")))
-    return (f"<table><tr><th>variant</th><th>{metric} rate</th><th>difference from the control</th></tr>"
-            f"{''.join(rows)}</table><small>anytime-valid intervals and p-values: read them at every refresh "
-            "and stop when an interval leaves 0</small>")
+    drawn = comparison[comparison["rate"].notna()]
+    versus = ["control" if r.test == "control" else f"{r.difference:+.1%} [{r.difference_low:+.1%}, "
+              f"{r.difference_high:+.1%}], p = {r.p_value:.3g} (adjusted {r.p_value_adjusted:.3g})"
+              for r in drawn.itertuples()]
+    table = pd.DataFrame({
+        "variant": drawn["variant"].astype(str).to_numpy(),
+        f"{comparison.attrs.get('metric', '')} rate": [f"{r.rate:.1%} [{r.rate_low:.1%}, {r.rate_high:.1%}]"
+                                                       for r in drawn.itertuples()],
+        "difference from the control": versus})
+    return table.to_html(index=False, border=0) + ("<small>anytime-valid intervals and p-values: read them at every "
+                                                   "refresh and stop when an interval leaves 0</small>")
 
 
 class Monitor:
@@ -138,8 +135,7 @@ class Monitor:
     def refresh(self) -> pd.DataFrame:
         """Fetch callbacks and records now and redraw; returns the outcomes frame (every row of the results)."""
         callbacks = self.receiver.callbacks() if self.receiver is not None else None
-        sent = self.results["id"].notna() if "id" in self.results else pd.Series(True, index=self.results.index)
-        records = fetch_records(self.results.loc[sent, "id"], client=self.client) if self.client is not None else None
+        records = fetch_records(self.results["id"].dropna(), client=self.client) if self.client is not None else None
         self.outcomes = message_outcomes(self.results, callbacks, records, recipients=self.recipients)
         counts = outcome_counts(self.results) if "outcome" in self.results else {}
         skipped = {name: n for name, n in counts.items() if name in SKIP_LABELS}  # never sent: not in the charts

@@ -13,6 +13,7 @@ it never scrolls sideways.
 from __future__ import annotations
 
 import html
+import importlib
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -30,43 +31,24 @@ if TYPE_CHECKING:
 
 INSTALL_HINT = "pip install 'sendframe[notebook]'"
 TRANSPOSE_UP_TO_ROWS = 6  # a summary with at most this many rows (and many columns) is shown measures-down
-# each chart is drawn as its card is parsed, before the grid has its final columns: redraw them at their
-# cards' final widths once the page is laid out, or the first chart keeps the full page width and runs past its card
-_RESIZE_WHEN_LAID_OUT = (
-    "window.addEventListener('load', function () {"
-    " document.querySelectorAll('.js-plotly-plot').forEach(function (plot) { Plotly.Plots.resize(plot); }); });"
-)
-_STYLE = """
-body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; margin: 2rem auto; max-width: 1200px;
-       padding: 0 1rem; color: #212121; }
-h1 { font-weight: 600; margin-bottom: .2rem; } h2 { font-weight: 600; font-size: 1.15rem; margin: 1.5rem 0 .5rem; }
-.facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: .4rem 1.5rem; margin: 1rem 0;
-         padding: .8rem 1rem; background: #f5f7fa; border-radius: 8px; }
-.facts div { min-width: 0; } .facts dt { font-size: .8rem; color: #616161; } .facts dd { margin: 0; font-weight: 600;
-         overflow-wrap: anywhere; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(540px, 1fr)); gap: 1rem; }
-.card { border: 1px solid #e0e0e0; border-radius: 8px; padding: .5rem; min-width: 0; overflow: hidden; }
-.summary { max-width: 100%; overflow-x: auto; }
-table { border-collapse: collapse; font-size: .88rem; }
-th, td { border-bottom: 1px solid #eee; padding: .3rem .6rem; text-align: right; font-variant-numeric: tabular-nums; }
-th { white-space: normal; overflow-wrap: anywhere; vertical-align: bottom; font-weight: 600; }
-th:first-child, td:first-child { text-align: left; } .muted { color: #757575; }
-table.keyvalue { min-width: 22rem; } table.keyvalue td:first-child { color: #424242; padding-right: 2rem; }
-"""
 
 
-def _plotly() -> tuple[Any, str]:
-    """plotly.io and the plotly.js source, from the optional notebook stack."""
+def optional_import(module: str, needed_by: str) -> Any:
+    """``module`` of the optional notebook stack, imported when first needed; without it, ImportError saying
+    ``needed_by`` and the install command.
+
+        >>> optional_import("plotly.io", "The HTML report needs plotly").__name__
+        'plotly.io'
+    """
     try:
-        import plotly.io as pio  # noqa: PLC0415  the optional notebook stack, imported when a report is written
-        from plotly.offline import get_plotlyjs  # noqa: PLC0415  (idem)
+        return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"The HTML report needs plotly: {INSTALL_HINT}") from exc
-    return pio, get_plotlyjs()
+        raise ImportError(f"{needed_by}: {INSTALL_HINT}") from exc
 
 
-def _world_topojson() -> str:
-    return resources.files("sendframe.notebook").joinpath("assets/world_110m.json").read_text(encoding="utf-8")
+def _asset(name: str) -> str:
+    """A file of ``assets/`` (the report's style and script, the world map), inlined in the page."""
+    return resources.files("sendframe.notebook").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _format_value(column: str, value: object) -> str:
@@ -150,8 +132,31 @@ class Dashboard:
         return self.figures[name]
 
     def to_html(self) -> str:
-        """One self-contained HTML page: plotly.js and the world map are inlined, so it opens offline."""
-        return dashboard_html(self)
+        """One self-contained HTML page: plotly.js, its style and the world map are inlined, so it opens offline.
+
+            >>> Dashboard({}, title="Q4").to_html().count("<h1>")
+            1
+        """
+        pio = optional_import("plotly.io", "The HTML report needs plotly")
+        cards = []
+        for name, fig in self.figures.items():
+            div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"chart-{name}",
+                              default_width="100%", default_height="420px",
+                              config={"displaylogo": False, "responsive": True})
+            cards.append(f'<div class="card">{div}</div>')
+        summary = "" if self.summary is None or self.summary.empty else f"<h2>Summary</h2>{summary_html(self.summary)}"
+        notes = "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in self.notes)
+        made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return (
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{html.escape(self.title)}</title><style>{_asset('report.css')}</style>"
+            f"<script>{optional_import('plotly.offline', 'The HTML report needs plotly').get_plotlyjs()}</script>"
+            f"<script>window.PlotlyGeoAssets = {{topojson: {{'world_110m': {_asset('world_110m.json')}}}}};</script>"
+            f"</head><body><h1>{html.escape(self.title)}</h1><p class='muted'>Made {made} by sendframe.</p>"
+            f"{header_html(self.header)}{notes}{summary}<div class='grid'>{''.join(cards)}</div>"
+            f"<script>{_asset('report.js')}</script></body></html>"
+        )
 
     def write_html(self, path: str | Path) -> str:
         """Write :meth:`to_html` to ``path`` and return the path; on a full disk ``DiskFullError`` names it
@@ -160,32 +165,3 @@ class Dashboard:
         with naming_full_disk(path, "the report was not written; free space and write it again.", torn=True):
             Path(path).write_text(page, encoding="utf-8")
         return str(path)
-
-
-def dashboard_html(board: Dashboard) -> str:
-    """Render ``board`` to a complete HTML document (plotly.js and map data inlined).
-
-    >>> dashboard_html(Dashboard({}, title="Q4")).count("<h1>")
-    1
-    """
-    pio, plotly_js = _plotly()
-    cards = []
-    for name, fig in board.figures.items():
-        div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"chart-{name}", default_width="100%",
-                          default_height="420px", config={"displaylogo": False, "responsive": True})
-        cards.append(f'<div class="card">{div}</div>')
-    summary = ""
-    if board.summary is not None and not board.summary.empty:
-        summary = "<h2>Summary</h2>" + summary_html(board.summary)
-    notes = "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in board.notes)
-    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{html.escape(board.title)}</title><style>{_STYLE}</style>"
-        f"<script>{plotly_js}</script>"
-        f"<script>window.PlotlyGeoAssets = {{topojson: {{'world_110m': {_world_topojson()}}}}};</script>"
-        f"</head><body><h1>{html.escape(board.title)}</h1><p class='muted'>Made {made} by sendframe.</p>"
-        f"{header_html(board.header)}{notes}{summary}<div class='grid'>{''.join(cards)}</div>"
-        f"<script>{_RESIZE_WHEN_LAID_OUT}</script></body></html>"
-    )

@@ -24,9 +24,8 @@ __all__ = ["BackgroundSend", "ProgressFeed"]
 
 logger = logging.getLogger(__name__)
 
-# thread id -> the warnings caught in that send thread
-_SINKS: dict[int, list[warnings.WarningMessage]] = {}
-_SINKS_LOCK = threading.Lock()
+# in a send thread, ``warnings``: the list its warnings are kept in (other threads have none)
+_SINK = threading.local()
 
 
 class ProgressFeed:
@@ -72,7 +71,7 @@ def _route_warnings() -> None:
 
     def router(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
                line: str | None = None) -> None:
-        sink = _SINKS.get(threading.get_ident())
+        sink = getattr(_SINK, "warnings", None)
         if sink is None:
             shown(message, category, filename, lineno, file, line)
         else:
@@ -127,17 +126,14 @@ class BackgroundSend:
         return self._done.wait(timeout)
 
     def _run(self) -> None:
-        ident = threading.get_ident()
-        with _SINKS_LOCK:
-            _SINKS[ident] = self.warnings
+        _SINK.warnings = self.warnings
         try:
             self.result = self._send(self.progress, self.cancel_event)
         except Exception as exc:  # shown by on_done in plain English; the traceback only in the debug log
             self.error = exc
             logger.debug("background send failed", exc_info=True)
         finally:
-            with _SINKS_LOCK:
-                _SINKS.pop(ident, None)
+            del _SINK.warnings
             try:
                 if self._on_done is not None:
                     self._on_done(self)
