@@ -44,7 +44,7 @@ from distributed import Client, LocalCluster
 
 import sendframe
 from messy_data import messy_contacts
-from sendframe.scale.frames import problem_counts
+from sendframe.scale.messages import problem_counts
 
 TEMPLATE = "Hola {name|capitalize}, tu saldo es {amount|formatDotComma} EUR"
 LIMIT = "3GiB"
@@ -211,10 +211,13 @@ def dask_estimate_preflight(client: Client, source: Any, rows: int, label: str) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="400k rows and lines: about a minute")
+    parser.add_argument("--rows", type=int, help="contacts and callback lines (a quarter of them for the pandas ratio)")
     parser.add_argument("--data", default="/var/tmp/sendframe-bench-dask", help="where the data is written once")
     args = parser.parse_args()
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)  # "Shuffle ... initialized": one per shuffle
     rows, pandas_rows, lines = (400_000, 100_000, 400_000) if args.quick else (20_000_000, 1_000_000, 20_000_000)
+    if args.rows:
+        rows, pandas_rows, lines = args.rows, args.rows // 4, args.rows
     data = Path(args.data)
     contacts_folder, logs_folder = data / f"contacts-{rows}", data / f"logs-{lines}"
     started = time.perf_counter()

@@ -23,19 +23,21 @@ Next to :mod:`sendframe.errors` at the bottom of the layering: it imports nothin
 from __future__ import annotations
 
 import functools
+import glob
 import inspect
 import os
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 import pandas as pd
 
-from sendframe.errors import ConfigurationError
+from sendframe.errors import ConfigurationError, InputError
 
 __all__ = ["ENTRY_POINT_GROUP", "PANDAS", "Engine", "dispatched", "engine_for", "engine_named", "function_name",
-           "registered_engines", "several_files"]
+           "named_files", "registered_engines", "several_files"]
 
 ENTRY_POINT_GROUP = "sendframe.engines"
 
@@ -86,6 +88,31 @@ def several_files(source: Any) -> bool:
         return False
     text = os.fspath(source)
     return any(c in text for c in "*?[") or os.path.isdir(text)
+
+
+def named_files(source: Any, what: str, suffixes: tuple[str, ...] = ()) -> list[str]:
+    """The files ``source`` names, in order: a file, a glob, a folder (its files ending in one of ``suffixes``, or
+    all; those named ``.*`` or ``_*`` left out), or a list of those. ``what`` names the files in the errors.
+
+        >>> named_files(["data/contacts.csv", "data/*.csv"], "contacts file")[:2]
+        ['data/contacts.csv', 'data/contacts.csv']
+    """
+    if isinstance(source, (list, tuple)):
+        return [f for item in source for f in named_files(item, what, suffixes)]
+    text = os.fspath(source)
+    if any(c in text for c in "*?["):
+        found = sorted(glob.glob(text))
+    elif os.path.isdir(text):
+        found = sorted(str(p) for p in Path(text).rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
+                       and (not suffixes or p.suffix.lower() in suffixes))
+    elif os.path.isfile(text):
+        found = [text]
+    else:
+        raise InputError(f"The {what} {text!r} does not exist.")
+    if not found:
+        in_folder = f" (a folder's files ending {', '.join(suffixes)})" if suffixes else ""
+        raise InputError(f"No {what} matches {text!r}{in_folder}.")
+    return found
 
 
 def function_name(function: Callable[..., Any]) -> str:

@@ -10,21 +10,19 @@ see :mod:`sendframe.engines`), which uses the rules written here.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
-from sendframe.engines import several_files
+from sendframe.engines import named_files, several_files
 from sendframe.errors import InputError
 
-__all__ = ["LARGE_LOGS_BYTES", "conformed", "deduplicated", "is_receiver_log", "log_columns", "log_files",
-           "read_many_logs", "read_one_log", "wants_dask"]
+__all__ = ["LARGE_LOGS_BYTES", "conformed", "deduplicated", "log_columns", "log_url", "read_many_logs",
+           "wants_dask"]
 
 LARGE_LOGS_BYTES = 1024 * 1024 * 1024
 """Logs larger than this together are read as a Dask frame unless ``dask=False``."""
@@ -40,27 +38,7 @@ def wants_dask(source: Any, dask: bool | None) -> bool:
     """
     if dask is not None or not several_files(source):
         return bool(dask)
-    return sum(os.path.getsize(f) for f in log_files(source)) > LARGE_LOGS_BYTES
-
-
-def log_files(source: Any) -> list[str]:
-    """The log files ``source`` names, in order (a folder: every file in it, hidden ones left out).
-
-        >>> log_files(["b.log", "a.log"])
-        ['b.log', 'a.log']
-    """
-    if isinstance(source, (list, tuple)):
-        return [f for item in source for f in log_files(item)]
-    text = os.fspath(source)
-    if any(c in text for c in "*?["):
-        found = sorted(glob.glob(text))
-    elif Path(text).is_dir():
-        found = sorted(str(p) for p in Path(text).rglob("*") if p.is_file() and not p.name.startswith("."))
-    else:
-        found = [text]
-    if not found:
-        raise InputError(f"No callback log matches {text!r}.")
-    return found
+    return sum(os.path.getsize(f) for f in named_files(source, "callback log")) > LARGE_LOGS_BYTES
 
 
 def _head(path: str, size: int = 1 << 16) -> bytes:
@@ -69,20 +47,21 @@ def _head(path: str, size: int = 1 << 16) -> bytes:
     return head
 
 
-def is_receiver_log(path: str) -> bool:
-    """Whether the log at ``path`` is a receiver's (``sendframe receive``), told from its first line."""
+def log_url(path: str, notification_url: str | None) -> str | None:
+    """The notificationUrl the log at ``path`` is read with: none for a receiver's log (``sendframe receive``, told
+    from its first line; its ``#params`` lines name its parameters), ``notification_url`` for a web server's access
+    log, which cannot be read without it.
+
+        >>> log_url("data/contacts.csv", "https://shop.example/dlr?mid=%i&st=%s")
+        'https://shop.example/dlr?mid=%i&st=%s'
+    """
     first = next((line for line in _head(path).splitlines() if line.strip()), b"")
-    return bool(_RECEIVER_LINE.match(first))
-
-
-def read_one_log(path: str, read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:
-    """One log read by ``read`` (``read_callbacks``) with the parameters its kind needs."""
-    if is_receiver_log(path):
-        return read(path)
+    if _RECEIVER_LINE.match(first):
+        return None
     if notification_url is None:
         raise InputError(f"{path} is a web server's access log: pass the notification_url the service was given "
                          "(e.g. 'https://shop.example/dlr?mid=%i&st=%s'), so its parameters can be read.")
-    return read(path, notification_url)
+    return notification_url
 
 
 def deduplicated(frame: pd.DataFrame) -> pd.DataFrame:
@@ -103,10 +82,7 @@ def _attrs_of(frames: Sequence[pd.DataFrame], dropped: int) -> dict[Hashable | N
 
 def log_columns(frames_columns: Iterable[Iterable[str]]) -> list[str]:
     """The columns of several logs' frames together, in order of first appearance, ``received_at`` last."""
-    names: list[str] = []
-    for columns in frames_columns:
-        names += [c for c in columns if c not in names and c != "received_at"]
-    return [*names, "received_at"]
+    return [*dict.fromkeys(c for columns in frames_columns for c in columns if c != "received_at"), "received_at"]
 
 
 def conformed(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -121,7 +97,7 @@ def read_many_logs(read: Callable[..., pd.DataFrame], source: Any, notification_
 
         >>> read_many_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
-    frames = [read_one_log(f, read, notification_url) for f in log_files(source)]
+    frames = [read(f, log_url(f, notification_url)) for f in named_files(source, "callback log")]
     columns = log_columns([f.columns for f in frames])
     together = pd.concat([conformed(f, columns) for f in frames], ignore_index=True)
     kept = deduplicated(together).reset_index(drop=True)

@@ -15,44 +15,21 @@ to the pandas one on the same notifications.
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe.api.notifications import ESCAPE_CODES
+from sendframe.delivery import metrics
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes
-from sendframe.delivery.many_logs import conformed, deduplicated, is_receiver_log, log_columns, log_files, read_one_log
-from sendframe.delivery.metrics import (
-    COST_COLUMNS,
-    COUNT_COLUMNS,
-    FAST,
-    LATENCY_QUANTILES,
-    TIMED,
-    finished_summary,
-    group_sums,
-    grouping_table,
-    is_outcome_table,
-    results_from,
-    send_time_of,
-)
+from sendframe.delivery.many_logs import conformed, deduplicated, log_columns, log_url
 from sendframe.delivery.outcomes import outcomes
 from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
+from sendframe.engines import named_files
 from sendframe.errors import InputError
-from sendframe.scale.runtime import (
-    byte_ranges,
-    compute,
-    dask_dataframe,
-    delayed_call,
-    from_pandas,
-    is_dask_frame,
-    meta_of,
-)
+from sendframe.scale import runtime
 
 __all__ = ["LOG_BLOCK_BYTES", "latest_status_partitions", "outcomes_partitions", "read_logs", "summary_partitions"]
 
@@ -66,46 +43,33 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     """Every notification of the logs ``source`` names, once, as a Dask frame (see the module docstring).
 
     One partition per range of about ``blocksize`` bytes of a plain log (cut at line breaks,
-    :func:`~sendframe.scale.runtime.byte_ranges`) and per compressed log (read whole), then grouped
-    by message id with the repeats across logs and ranges dropped.
+    ``dask.bytes.read_bytes``) and per compressed log (read whole), each parsed by the rules of ``read``
+    (``read_callbacks``, not called: :func:`~sendframe.delivery.parsing.parse_with_queries` with its log's
+    parameters), then grouped by message id with the repeats across logs and ranges dropped.
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
-    dd, files = dask_dataframe(), log_files(source)
-    receiver = {f: is_receiver_log(f) for f in files}
-    ranges = {f: byte_ranges(f, blocksize) for f in files if not f.endswith(COMPRESSED_ENDINGS)}
+    dd, files = runtime.dask_module("dask.dataframe"), named_files(source, "callback log")
+    urls = {f: log_url(f, notification_url) for f in files}  # None: a receiver log, read with its own #params
+    read_bytes = runtime.dask_module("dask.bytes.core").read_bytes
+    # lazy ranges of bytes, each starting after a line break and ending on one: a compressed log whole
+    ranges = {f: [runtime.delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
+              else read_bytes(f, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0] for f in files}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
-    found = compute(*[[delayed_call(_templates_in, block) for block in ranges[f]] if f in ranges
-                      else delayed_call(_templates_of_file, f) for f in files if receiver[f]])
-    templates = {f: [t for block in got for t in block] if f in ranges else got
-                 for f, got in zip([f for f in files if receiver[f]], found, strict=True)}
-    params = {f: log_params(pa.array(templates[f], pa.string())) if receiver[f]
-              else _access_params(f, notification_url) for f in ranges}
-    own = list(dict.fromkeys(p for f in files if receiver[f] for p in _own_of(templates[f])))
-    if notification_url is not None:
-        url_own = [n for n, v in parse_qsl(notification_url.split("?", 1)[-1], keep_blank_values=True)
-                   if not (len(v) == 2 and v[0] == "%" and v[1] in ESCAPE_CODES)]
-        own += [n for n in url_own if n not in own]
-    empty = _empty_frame(read, notification_url)
-    columns = log_columns([empty.columns, [c for c in own if c not in empty.columns]])
+    receivers = [f for f in files if urls[f] is None]
+    found = runtime.compute(*[[runtime.delayed_call(_templates_in, block) for block in ranges[f]] for f in receivers])
+    templates = dict(zip(receivers, found, strict=True))
+    params = {f: log_params(pa.array([t for got in templates.get(f, []) for t in got], pa.string()), urls[f])
+              for f in files}
+    none = pa.array([], pa.string())  # the typed columns of an empty log, with the notification_url's own parameters
+    empty = parse_with_queries(none, log_params(none, notification_url))[0]
+    columns = log_columns([empty.columns, [p for f in files for p in params[f].own]])
     meta = conformed(empty, columns).iloc[:0]
-    parts = [delayed_call(_parsed_range, block, params[f], columns) for f in ranges for block in ranges[f]]
-    parts += [delayed_call(_read_conformed, f, read, notification_url, columns) for f in files if f not in ranges]
+    parts = [runtime.delayed_call(_parsed_range, block, params[f], columns) for f in files for block in ranges[f]]
     if not parts:
-        return from_pandas(meta)
+        return runtime.from_pandas(meta)
     frame = dd.from_delayed(parts, meta=meta, verify_meta=False)
     return frame.shuffle("id").map_partitions(_deduplicated_here, meta=meta, enforce_metadata=False)
-
-
-def _access_params(path: str, notification_url: str | None) -> LogParams:
-    if notification_url is None:
-        raise InputError(f"{path} is a web server's access log: pass the notification_url the service was given "
-                         "(e.g. 'https://shop.example/dlr?mid=%i&st=%s'), so its parameters can be read.")
-    return log_params(pa.array([], pa.string()), notification_url)
-
-
-def _own_of(templates: list[str]) -> list[str]:
-    return log_params(pa.array(templates, pa.string())).own
 
 
 def _templates_in(block: bytes) -> list[str]:
@@ -113,10 +77,11 @@ def _templates_in(block: bytes) -> list[str]:
     return [line.decode("utf-8", errors="replace").rstrip("\r") for line in _PARAMS_LINE.findall(block)]
 
 
-def _templates_of_file(path: str) -> list[str]:
-    """The ``#params`` lines of a whole (compressed) receiver log."""
+def _decompressed(path: str) -> bytes:
+    """The bytes of a whole (compressed) log."""
     with pa.input_stream(path, compression="detect") as stream:
-        return _templates_in(stream.read())
+        data: bytes = stream.read()  # pyarrow is untyped
+    return data
 
 
 def _parsed_range(block: bytes, params: LogParams, columns: Sequence[str]) -> pd.DataFrame:
@@ -129,29 +94,17 @@ def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
     return deduplicated(frame).reset_index(drop=True)  # rows of several logs meet here: labels made unique
 
 
-def _read_conformed(path: str, read: Callable[..., pd.DataFrame], notification_url: str | None,
-                    columns: Sequence[str]) -> pd.DataFrame:
-    return conformed(read_one_log(path, read, notification_url).reset_index(drop=True), columns)
-
-
-def _empty_frame(read: Callable[..., pd.DataFrame], notification_url: str | None) -> pd.DataFrame:
-    """The typed columns of a callback frame, from an empty log."""
-    with tempfile.TemporaryDirectory() as folder:
-        blank = Path(folder) / "empty.log"
-        blank.write_text("")
-        return read(str(blank), notification_url)
-
-
 # ---------------------------------------------------------------------- what the frames give
 
 
 def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
-    """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition)."""
-    frames = [x if x is None or is_dask_frame(x) else from_pandas(x) for x in (results, callbacks)]
+    """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition), the callbacks
+    labelled 0, 1, ... in each partition (where notifications of several partitions meet)."""
+    frames = [x if x is None or runtime.is_dask_frame(x) else runtime.from_pandas(x) for x in (results, callbacks)]
     parts = max(x.npartitions for x in frames if x is not None)
-    results, callbacks = (None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]"))
-                          .shuffle("_id", npartitions=parts).drop(columns="_id") for x in frames)
-    return results, callbacks
+    results, callbacks = [None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]"))
+                          .shuffle("_id", npartitions=parts).drop(columns="_id") for x in frames]
+    return results, None if callbacks is None else callbacks.reset_index(drop=True)
 
 
 def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFrame], callbacks: Any) -> Any:
@@ -159,14 +112,8 @@ def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFram
 
         >>> latest_status(callbacks_ddf).compute()  # doctest: +SKIP
     """
-    meta = latest_status(meta_of(callbacks))
-    keyed = callbacks.shuffle("id")
-    return keyed.map_partitions(latest_status, meta=meta.iloc[:0], enforce_metadata=False)
-
-
-def _outcomes_of(results: pd.DataFrame, callbacks: pd.DataFrame | None,
-                 outcomes: Callable[..., pd.DataFrame]) -> pd.DataFrame:
-    return outcomes(results, None if callbacks is None else callbacks.reset_index(drop=True))
+    meta = latest_status(runtime.meta_of(callbacks)).iloc[:0]
+    return callbacks.shuffle("id").map_partitions(latest_status, meta=meta, enforce_metadata=False)
 
 
 def _only_frames(**given: Any) -> None:
@@ -176,19 +123,16 @@ def _only_frames(**given: Any) -> None:
                          "answer, or compute the frames first.")
 
 
-def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: Any, callbacks: Any = None, *,
-                        records: Any = None, estimate: Any = None, recipients: Any = None) -> Any:
+def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: Any, callbacks: Any = None,
+                        records: Any = None, *, estimate: Any = None, recipients: Any = None) -> Any:
     """``message_outcomes`` of Dask results (and callbacks): lazily, one row per result, on the results' index.
 
         >>> message_outcomes(results_ddf, callbacks_ddf).to_parquet("outcomes.parquet")  # doctest: +SKIP
     """
-    dask_dataframe()
     _only_frames(records=records, estimate=estimate, recipients=recipients)
     results, callbacks = _paired(results, callbacks)
-    meta = message_outcomes(meta_of(results), meta_of(callbacks) if callbacks is not None else None).iloc[:0]
-    if callbacks is None:
-        return results.map_partitions(_outcomes_of, None, message_outcomes, meta=meta, enforce_metadata=False)
-    return results.map_partitions(_outcomes_of, callbacks, message_outcomes, meta=meta, align_dataframes=False,
+    meta = message_outcomes(*[None if x is None else runtime.meta_of(x) for x in (results, callbacks)]).iloc[:0]
+    return results.map_partitions(message_outcomes, callbacks, meta=meta, align_dataframes=False,
                                   enforce_metadata=False)
 
 
@@ -203,16 +147,14 @@ def _partition_sums(results: pd.DataFrame | None, callbacks: pd.DataFrame | None
     if results is None:
         if callbacks is None or callbacks.empty:
             return pd.DataFrame(), pd.DataFrame()
-        results = results_from(callbacks, None)
+        results = metrics.results_from(callbacks, None)
     if results.empty:
         return pd.DataFrame(), pd.DataFrame()
-    if callbacks is not None:
-        callbacks = callbacks.reset_index(drop=True)
-    table = results if callbacks is None and is_outcome_table(results) else outcomes(results, callbacks)
-    table, keys = grouping_table(table, by=by, send_time=send_time_of(results))
+    table = results if callbacks is None and metrics.is_outcome_table(results) else outcomes(results, callbacks)
+    table, keys = metrics.grouping_table(table, by=by, send_time=metrics.send_time_of(results))
     timed = table[table[_SECONDS].notna()]
     times = timed.groupby([*keys, _SECONDS], dropna=False, observed=True).size().rename("_times").reset_index()
-    return group_sums(table, keys).reset_index(), times
+    return metrics.group_sums(table, keys).reset_index(), times
 
 
 def _percentiles(group: pd.DataFrame) -> pd.Series:
@@ -222,11 +164,10 @@ def _percentiles(group: pd.DataFrame) -> pd.Series:
     values = group[_SECONDS].to_numpy(dtype=float)[order]
     cumulative = np.cumsum(group["_times"].to_numpy(dtype=np.int64)[order])
     if not len(cumulative) or not cumulative[-1]:
-        return pd.Series(np.nan, index=list(LATENCY_QUANTILES))
-    position = np.array(list(LATENCY_QUANTILES.values())) * (cumulative[-1] - 1)
-    low, high = (values[np.searchsorted(cumulative, np.floor(position), side="right")],
-                 values[np.searchsorted(cumulative, np.ceil(position), side="right")])
-    return pd.Series(low + (high - low) * (position - np.floor(position)), index=list(LATENCY_QUANTILES))
+        return pd.Series(np.nan, index=list(metrics.LATENCY_QUANTILES))
+    position = np.array(list(metrics.LATENCY_QUANTILES.values())) * (cumulative[-1] - 1)
+    low, high = (values[np.searchsorted(cumulative, at(position), side="right")] for at in (np.floor, np.ceil))
+    return pd.Series(low + (high - low) * (position - np.floor(position)), index=list(metrics.LATENCY_QUANTILES))
 
 
 def _combined(parts: Sequence[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
@@ -235,22 +176,25 @@ def _combined(parts: Sequence[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFram
     if not found:
         raise InputError("delivery_summary found no results and no notifications in the partitions.")
     every = pd.concat(found, ignore_index=True)
-    keys = [c for c in every.columns if c not in (*COUNT_COLUMNS, *COST_COLUMNS, TIMED, FAST)]  # country before mnc
+    counts = [*metrics.COUNT_COLUMNS, metrics.TIMED, metrics.FAST]
+    keys = [c for c in every.columns if c not in (*counts, *metrics.COST_COLUMNS)]  # country before mnc
     grouped = every.groupby(keys, dropna=False, observed=True, sort=True)
-    sums = grouped[[*COUNT_COLUMNS, TIMED, FAST]].sum()
-    for cost in COST_COLUMNS:
+    sums = grouped[counts].sum()
+    for cost in metrics.COST_COLUMNS:
         sums[cost] = grouped[cost].sum(min_count=1)
     times = [t for _, t in parts if len(t)]
     latency = pd.DataFrame(index=sums.index)
     if times:
         counted = pd.concat(times, ignore_index=True).groupby(keys, dropna=False, observed=True, sort=True)
         latency = pd.DataFrame(counted[[_SECONDS, "_times"]].apply(_percentiles))
-    return finished_summary(sums, latency)
+    return metrics.finished_summary(sums, latency)
 
 
-def summary_partitions(results: Any = None, callbacks: Any = None, *, by: Sequence[str] | str = ("campaign_id",),
-                       records: Any = None, estimate: Any = None) -> pd.DataFrame:
-    """``delivery_summary`` over Dask results and/or callbacks: a tree reduction, a small pandas answer.
+def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], results: Any = None, callbacks: Any = None,
+                       records: Any = None, *, by: Sequence[str] | str = ("campaign_id",), estimate: Any = None,
+                       contacts: Any = None) -> pd.DataFrame:
+    """``delivery_summary`` (the pandas function) over Dask results and/or callbacks: a tree reduction, a small
+    pandas answer.
 
     Results and callbacks are partitioned alike by message id (all of one message in one
     partition); on each partition the pandas summary's counts and costs per group
@@ -261,11 +205,12 @@ def summary_partitions(results: Any = None, callbacks: Any = None, *, by: Sequen
 
         >>> sendframe.delivery_summary(callbacks=callbacks_ddf, by="country")  # doctest: +SKIP
     """
-    dask_dataframe()
+    if contacts is not None:
+        raise InputError("delivery_summary of Dask frames takes no contacts=: join the contact columns to the "
+                         "results first (results.join(contacts[[...]])) and group by them.")
     _only_frames(records=records, estimate=estimate)
-    keys = [by] if isinstance(by, str) else list(by)
     results, callbacks = _paired(results, callbacks)
     given = next(x for x in (results, callbacks) if x is not None)
     results, callbacks = ([None] * given.npartitions if x is None else x.to_delayed() for x in (results, callbacks))
-    return _combined(list(compute(*[delayed_call(_partition_sums, r, c, keys)
+    return _combined(list(runtime.compute(*[runtime.delayed_call(_partition_sums, r, c, by)
                                     for r, c in zip(results, callbacks, strict=True)])))

@@ -14,8 +14,6 @@ of each partition reads one column once before the frame is returned; everything
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,19 +22,10 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.recipient_columns import recipient_keys
+from sendframe.engines import named_files
 from sendframe.errors import InputError
+from sendframe.scale import runtime
 from sendframe.scale.repeats import candidates, local_positions, repeated_rows
-from sendframe.scale.runtime import (
-    compute,
-    dask_dataframe,
-    is_dask_frame,
-    lengths_of,
-    meta_of,
-    optimised,
-    pandas_strings,
-    persist,
-    row_offsets,
-)
 
 __all__ = ["PARTITION_BYTES", "read_partitioned"]
 
@@ -45,35 +34,13 @@ PARTITION_BYTES = 64 * 1024 * 1024
 _PARQUET = (".parquet", ".parq", ".pq")
 
 
-def _paths(source: Any) -> list[str]:
-    """The files a source names: a file, a folder (its Parquet or CSV files), a glob, or a list of those."""
-    if isinstance(source, (list, tuple)):
-        return [p for item in source for p in _paths(item)]
-    text = os.fspath(source)
-    if any(c in text for c in "*?["):
-        found = sorted(glob.glob(text))
-        if not found:
-            raise InputError(f"No contacts file matches {text!r}.")
-        return found
-    path = Path(text)
-    if path.is_dir():
-        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (*_PARQUET, ".csv")
-                       and not p.name.startswith((".", "_")))
-        if not found:
-            raise InputError(f"The folder {text!r} holds no .csv or .parquet contacts files.")
-        return found
-    if not path.is_file():
-        raise InputError(f"The contacts file {text!r} does not exist.")
-    return [text]
-
-
 def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
-    dd = dask_dataframe()
-    if is_dask_frame(source):
+    dd = runtime.dask_module("dask.dataframe")
+    if runtime.is_dask_frame(source):
         if read_options:
             raise InputError(f"read options ({', '.join(read_options)}) apply to files, not to a Dask frame.")
         return source
-    paths = _paths(source)
+    paths = named_files(source, "contacts file", (*_PARQUET, ".csv"))
     kinds = {Path(p).suffix.lower() in _PARQUET for p in paths}
     if len(kinds) > 1:
         raise InputError("The contacts source mixes Parquet and CSV files; read each kind on its own.")
@@ -82,7 +49,7 @@ def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
     # as the pandas reader: text as written (leading zeros kept), only empty cells missing, typed str
     options = {"dtype": str, "encoding": "utf-8-sig", "keep_default_na": False, "na_values": [""],
                "blocksize": PARTITION_BYTES, **read_options}
-    with pandas_strings():
+    with runtime.pandas_strings():
         return dd.read_parquet(paths, **read_options) if kinds == {True} else dd.read_csv(paths, **options)
 
 
@@ -109,14 +76,12 @@ def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.
     number = (partition_info or {}).get("number", 0)
     out = read(part, **options)
     out.index = pd.RangeIndex(offsets[number], offsets[number] + len(out))
-    duplicate = np.zeros(len(out), dtype=bool)
-    duplicate[local_positions(repeats.index.to_numpy())] = True
-    out["duplicate"] = duplicate
+    out["duplicate"] = np.isin(np.arange(len(out)), local_positions(repeats.index.to_numpy()))
     return out
 
 
 def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *, phone_column: str | None = "phone",
-                     email_column: str | None = "email", default_region: str = "ES",
+                     email_column: str | None = "email", default_region: str | None = "ES",
                      country_column: str | None = "country", names: str | None = None, **read_options: Any) -> Any:
     """``read_contacts`` of a large source as a Dask frame (see the module docstring).
 
@@ -124,11 +89,10 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
 
         >>> contacts = read_partitioned(sendframe.read_contacts, "contacts.parquet")  # doctest: +SKIP
     """
-    dd = dask_dataframe()
-    raw = optimised(_raw_frame(source, read_options))
+    raw = runtime.optimised(_raw_frame(source, read_options))
     options = {"phone_column": phone_column, "email_column": email_column, "default_region": default_region,
                "country_column": country_column, "names": names}
-    meta = read_contacts(meta_of(raw), **options)  # a table without a recipient column fails here, at once
+    meta = read_contacts(runtime.meta_of(raw), **options)  # a table without a recipient column fails here, at once
     meta.index = pd.RangeIndex(0)
     # the source columns read_contacts found (Mobile, E-mail, ...), named exactly, so the candidates of
     # the duplicate flag read those columns alone and find them under the canonical phone / email
@@ -138,11 +102,14 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *,
                     "country_column": country}
     recipients = [*sources.values(), *([country] if country else [])]
     # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
-    repeats = persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients], **pick_options))))
-    offsets = row_offsets(compute(lengths_of(raw))[0]).tolist()
+    repeats = runtime.persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients],
+                                                                                              **pick_options))))
+    lengths = raw.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)  # on the frame's own partitions
+    offsets = runtime.row_offsets(runtime.compute(lengths)[0]).tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)
     if (np.diff(offsets) == 0).any():  # empty partitions: divisions would not increase
         return done
     divisions = (*offsets[:-1], offsets[-1] - 1)
-    return dd.from_delayed(done.to_delayed(), meta=meta, divisions=divisions, verify_meta=False)
+    return runtime.dask_module("dask.dataframe").from_delayed(done.to_delayed(), meta=meta, divisions=divisions,
+                                                              verify_meta=False)

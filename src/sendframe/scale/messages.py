@@ -6,7 +6,7 @@ a recipient an earlier row of another partition is sent to (``skipped_duplicate`
 :func:`sendframe.scale.repeats.repeated_rows` on the prepared ``recipient_key`` of the rows each
 partition sends, in the policy's own words. A view is one graph: each partition is prepared once.
 ``msg.render`` runs on every partition (:func:`render`); preflight's ``duplicate_recipient`` is found
-across partitions and written by preflight itself (:func:`checked_preflight`); an estimate's totals are
+across partitions and written by preflight itself (:attr:`PreparedPartitions.problems`); an estimate's totals are
 the pandas sums of each partition added up (:func:`estimate_totals`).
 
     >>> plan = sendframe.sms("Hi {name}", sender="Shop").plan(contacts_ddf)  # lazy  # doctest: +SKIP
@@ -27,14 +27,13 @@ from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.estimate import estimate_sums, totals_of_sums
 from sendframe.campaign.policy import keep_reasons, repeat_reasons
 from sendframe.campaign.prepared import Prepared
-from sendframe.channels import channel as channel_info
+from sendframe.scale import runtime
 from sendframe.scale.repeats import candidates, local_positions, repeated_rows
-from sendframe.scale.runtime import compute, dask_dataframe, delayed_call, meta_of, optimised, pandas_strings, persist
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["PreparedPartitions", "checked_preflight", "estimate_totals", "prepare", "prepared_partitions",
+__all__ = ["PreparedPartitions", "estimate_totals", "prepare", "prepared_partitions",
            "problem_counts", "render", "sent_repeats", "skip_elsewhere", "with_duplicates"]
 
 _DUPLICATE = "duplicate_recipient"
@@ -51,9 +50,8 @@ def with_duplicates(keep: str | Iterable[str] | None) -> list[str]:
 
 def _sent_keys(prepared: Prepared) -> pd.DataFrame:
     """Per row of a prepared partition: its ``recipient_key`` (the recipient as compared) if its plan sends it."""
-    key = prepared.recipient_key.to_numpy(dtype=object).copy()
-    key[(prepared.plan["action"] != "send").to_numpy()] = None
-    return pd.DataFrame({"key": key}, index=prepared.contacts.index)
+    return pd.DataFrame({"key": prepared.recipient_key.where(prepared.sent).to_numpy(dtype=object)},
+                        index=prepared.contacts.index)
 
 
 def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
@@ -63,15 +61,16 @@ def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
 
         >>> repeats = sent_repeats(frame, prepared_partitions(frame, msg, {"keep": ["duplicate"]}))  # doctest: +SKIP
     """
-    meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=meta_of(frame).index[:0])
-    sent = _from_parts(frame, [delayed_call(_sent_keys, p) for p in prepared], meta)
+    meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=runtime.meta_of(frame).index[:0])
+    sent = _from_parts(frame, [runtime.delayed_call(_sent_keys, p) for p in prepared], meta)
     return repeated_rows(sent, lambda local: candidates(local["key"], True, local.index))  # a row not sent has none
 
 
 def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
     """A Dask frame of the lazy pandas ``parts``, one per partition of ``frame``, typed as ``meta`` says."""
-    with pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
-        return dask_dataframe().from_delayed(parts, meta=meta, divisions=frame.divisions, verify_meta=False)
+    with runtime.pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
+        return runtime.dask_module("dask.dataframe").from_delayed(parts, meta=meta, divisions=frame.divisions,
+                                                          verify_meta=False)
 
 
 def prepared_partitions(frame: Any, msg: Message, options: dict[str, Any], parts: list[Any] | None = None) -> list[Any]:
@@ -80,21 +79,21 @@ def prepared_partitions(frame: Any, msg: Message, options: dict[str, Any], parts
 
         >>> prepared_partitions(frame, msg, {"keep": None})[0].compute().plan  # doctest: +SKIP
     """
-    return [delayed_call(msg.prepare, part, **options) for part in (frame.to_delayed() if parts is None else parts)]
+    parts = frame.to_delayed() if parts is None else parts
+    return [runtime.delayed_call(msg.prepare, part, **options) for part in parts]
 
 
-def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
+def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame | None) -> Prepared:
     """``prepared`` (a partition's) with the rows of ``repeats`` skipped: an earlier row of the whole frame
     sends to their recipient (the policy's words, as pandas says them of the whole frame); they cost nothing.
 
         >>> partition = skip_elsewhere(msg.prepare(part, keep=["duplicate"]), repeats)  # doctest: +SKIP
         >>> partition.plan["action"].value_counts()  # doctest: +SKIP
     """
-    if repeats.empty:
+    if repeats is None or repeats.empty:
         return prepared
     at = local_positions(repeats.index.to_numpy())
-    plan, skipped = prepared.plan.copy(), np.zeros(len(prepared.plan), dtype=bool)
-    skipped[at] = True
+    plan, skipped = prepared.plan.copy(), np.isin(np.arange(len(prepared.plan)), at)
     plan.loc[skipped, "action"] = "skipped_duplicate"
     plan.loc[skipped, "reason"] = repeat_reasons(repeats["key"].to_numpy(dtype=object)[np.argsort(at)])
     return prepared.replanned(plan)
@@ -103,8 +102,7 @@ def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame) -> Prepared:
 def _view(prepared: Prepared, repeats: pd.DataFrame | None, name: str) -> pd.DataFrame:
     """A partition's view ``name``, the rows of ``repeats`` skipped; a partition's own totals are not the
     frame's, so they are left out."""
-    out: pd.DataFrame = getattr(skip_elsewhere(prepared, repeats) if repeats is not None else prepared, name)
-    out = out.copy(deep=False)  # a cached view (plan) is not changed
+    out: pd.DataFrame = getattr(skip_elsewhere(prepared, repeats), name).copy(deep=False)  # the cached plan kept
     out.attrs = {k: v for k, v in out.attrs.items() if k != "totals"}
     return out
 
@@ -126,15 +124,13 @@ class PreparedPartitions:
     options: dict[str, Any]
 
     def _views(self, name: str) -> Any:
-        msg, frame, keep = self.message, optimised(self.contacts), self.options.get("keep")
-        meta = _view(msg.prepare(meta_of(frame), **self.options), None, name).iloc[:0]
-        if name == "schedule" or "duplicate" in keep_reasons(keep):  # nothing spans partitions
-            parts = [delayed_call(_view, p, None, name) for p in prepared_partitions(frame, msg, self.options)]
-        else:
-            prepared = prepared_partitions(frame, msg, {**self.options, "keep": with_duplicates(keep)})
-            repeats = sent_repeats(frame, prepared).to_delayed()
-            parts = [delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
-        return _from_parts(frame, parts, meta)
+        msg, frame, keep = self.message, runtime.optimised(self.contacts), self.options.get("keep")
+        meta = _view(msg.prepare(runtime.meta_of(frame), **self.options), None, name).iloc[:0]
+        prepared = prepared_partitions(frame, msg, {**self.options, "keep": with_duplicates(keep)})
+        spans = name != "schedule" and "duplicate" not in keep_reasons(keep)  # else nothing spans partitions
+        repeats = sent_repeats(frame, prepared).to_delayed() if spans else [None] * len(prepared)
+        views = [runtime.delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
+        return _from_parts(frame, views, meta)
 
     frame = property(lambda self: self._views("frame"), doc="Every per-row column (``Prepared.frame``), lazily.")
     plan = property(lambda self: self._views("plan"), doc="``action`` and ``reason`` per row, lazily.")
@@ -145,19 +141,34 @@ class PreparedPartitions:
 
     @property
     def problems(self) -> Any:
-        """Every problem, one row each, lazily (``duplicate_recipient`` across partitions)."""
-        msg = self.message
-        return checked_preflight(self.contacts, functools.partial(msg.preflight, suppression=self.options.get(
-            "suppression")), msg.channel, msg.recipient_column(meta_of(self.contacts)))
+        """Every problem (``Message.preflight``'s), one row each, lazily, in the order and words of pandas.
+
+        Row rules run per partition; campaign-wide problems are said once; ``duplicate_recipient`` is found
+        across partitions and written by preflight itself (see the module docstring). The ``row`` column holds
+        the frame's index labels.
+
+            >>> problem_counts(sendframe.sms("Hi {name}", sender="Shop").preflight(contacts_ddf))  # doctest: +SKIP
+        """
+        msg, kind = self.message, self.message.info.recipient
+        preflight_of = functools.partial(msg.preflight, suppression=self.options.get("suppression"))
+        meta = preflight_of(runtime.meta_of(self.contacts)).iloc[:0]  # arguments checked here, at once
+        frame, column = runtime.optimised(self.contacts), msg.recipient_column(runtime.meta_of(self.contacts))
+        # candidates: rows with a valid recipient, by their key (preflight's own rule, no key for an invalid one).
+        # The repeats are worked out now (in the background on a cluster) and kept: the problems, read later,
+        # do not hold every partition in memory while the shuffle runs
+        repeats = runtime.persist(repeated_rows(frame, lambda part: candidates(sendable_keys(part[column], kind), True,
+                                                                       part.index)))
+        return frame.map_partitions(_merge_problems, repeats, preflight_of, column, meta, meta=meta,
+                                    align_dataframes=False, enforce_metadata=False)
 
 
-def prepare(msg: Message, frame: Any, **options: Any) -> PreparedPartitions:
-    """:meth:`Message.prepare` of a Dask frame (lazy). Given no ``now``, every partition counts from the same
-    moment, the present (``frequency_cap``, ``local_time``, ``quiet_hours``).
+def prepare(function: Callable[..., Prepared], msg: Message, frame: Any, **options: Any) -> PreparedPartitions:
+    """:meth:`Message.prepare` (``function``) of a Dask frame (lazy). Given no ``now``, every partition counts from
+    the same moment, the present (``frequency_cap``, ``local_time``, ``quiet_hours``).
 
-        >>> prepare(msg, contacts_ddf, keep=None).estimate  # doctest: +SKIP
+        >>> prepare(Message.prepare, msg, contacts_ddf, keep=None).estimate  # doctest: +SKIP
     """
-    msg.recipient_column(meta_of(frame))  # a missing recipient column is said at once, not at compute
+    msg.recipient_column(runtime.meta_of(frame))  # a missing recipient column is said at once, not at compute
     now = pd.Timestamp.now(tz="UTC") if options.get("now") is None else options["now"]
     return PreparedPartitions(msg, frame, {**options, "now": now})
 
@@ -174,27 +185,23 @@ def _typed_like(result: Any, meta: Any) -> Any:
     return result.astype(changed) if changed else result  # astype keeps attrs
 
 
-def _rendered(part: pd.DataFrame, msg: Message, field: str | None, meta: pd.Series) -> Any:
-    return _typed_like(msg.render(part, field=field), meta)
+def _rendered(part: pd.DataFrame, function: Callable[..., pd.Series], msg: Message, field: str | None,
+              meta: pd.Series) -> Any:
+    return _typed_like(function(msg, part, field=field), meta)
 
 
-def render(msg: Message, frame: Any, *, field: str | None = None) -> Any:
-    """:meth:`Message.render` of a Dask ``frame``, lazily: the pandas render of every partition, on the frame's
-    partitions and index. It runs once on the frame's empty ``meta`` first, so wrong arguments fail at once.
+def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, field: str | None = None) -> Any:
+    """:meth:`Message.render` (``function``) of a Dask ``frame``, lazily: the pandas render of every partition, on
+    the frame's partitions and index. It runs once on the frame's empty ``meta`` first, so wrong arguments fail at
+    once.
 
-        >>> render(sendframe.sms("Hi {name}", sender="Shop"), contacts_ddf).compute()  # doctest: +SKIP
+        >>> render(Message.render, sendframe.sms("Hi {name}", sender="Shop"), contacts_ddf).compute()  # doctest: +SKIP
     """
-    meta = msg.render(meta_of(frame), field=field).iloc[:0]
-    return frame.map_partitions(_rendered, msg, field, meta, meta=meta, enforce_metadata=False)
+    meta = function(msg, runtime.meta_of(frame), field=field).iloc[:0]
+    return frame.map_partitions(_rendered, function, msg, field, meta, meta=meta, enforce_metadata=False)
 
 
 # ---------------------------------------------------------------------- preflight
-
-
-def _valid_rows(part: pd.DataFrame, column: str, channel: str) -> pd.DataFrame:
-    """Candidates of the duplicate rule: rows with a valid recipient, by their key (preflight's own rule,
-    :func:`~sendframe.api.recipient_columns.sendable_keys`: no key for an invalid one)."""
-    return candidates(sendable_keys(part[column], channel_info(channel).recipient), True, part.index)
 
 
 def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
@@ -204,22 +211,18 @@ def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
     Each recipient's first occurrence (maybe in another partition) is put before its repeats in a
     small frame of the recipient column alone, and preflight runs on it: its messages name the
     first occurrence's label as pandas would."""
-    if repeats.empty:
-        return pd.DataFrame({"position": np.zeros(0, np.int64)})
-    positions = local_positions(repeats.index.to_numpy())
-    order = np.lexsort((positions, repeats["first_order"].to_numpy()))  # by first occurrence, then position
-    positions, firsts = positions[order], repeats["first_order"].to_numpy()[order]
-    first_labels = repeats["first_label"].to_numpy(dtype=object)[order]
-    values = part[column].to_numpy(dtype=object)[positions]
-    starts = np.r_[True, firsts[1:] != firsts[:-1]]
-    at = np.arange(len(positions)) + np.cumsum(starts)  # each first occurrence goes just before its repeats
-    labels, cells = np.empty(at[-1] + 1, dtype=object), np.empty(at[-1] + 1, dtype=object)
-    labels[at], cells[at] = part.index.to_numpy(dtype=object)[positions], values  # Python scalars: repr(label)
-    labels[at[starts] - 1], cells[at[starts] - 1] = first_labels[starts], values[starts]
-    probe = pd.DataFrame({column: pd.Series(cells, dtype=part[column].dtype).array},
-                         index=pd.Index(labels, dtype=object))
+    at = local_positions(repeats.index.to_numpy())
+    later = pd.DataFrame({"first": repeats["first_order"].to_numpy(), "at": at,
+                          "label": part.index.to_numpy(dtype=object)[at],  # Python scalars: repr(label)
+                          "first_label": repeats["first_label"].to_numpy(dtype=object),
+                          "cell": part[column].to_numpy(dtype=object)[at]})
+    firsts = later.drop_duplicates("first").assign(at=-1, label=lambda f: f["first_label"])
+    rows = pd.concat([firsts, later]).sort_values(["first", "at"], kind="stable")  # a first, then its repeats
+    probe = pd.DataFrame({column: pd.Series(rows["cell"].to_numpy(), dtype=part[column].dtype).array},
+                         index=pd.Index(rows["label"].to_numpy(dtype=object), dtype=object))
     found = preflight_of(probe)
     duplicates = found[found["rule"] == _DUPLICATE].reset_index(drop=True)
+    positions = rows["at"].to_numpy()[rows["at"].to_numpy() >= 0]
     if len(duplicates) != len(positions):  # pragma: no cover - preflight flags exactly the later rows of a recipient
         raise RuntimeError(f"preflight found {len(duplicates)} repeats where {len(positions)} were expected")
     return duplicates.assign(position=positions)
@@ -227,46 +230,21 @@ def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
 
 def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, preflight_of: Callable[[pd.DataFrame], pd.DataFrame],
                     column: str, meta: pd.DataFrame, partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
-    first_partition = (partition_info or {}).get("number", 0) == 0
-    problems = preflight_of(part.reset_index(drop=True))  # rows are positions here; labels come back below
-    problems = problems[problems["rule"] != _DUPLICATE]
-    campaign = problems["row"].isna().to_numpy()
-    if not first_partition:  # campaign-wide problems are said once, by the first partition
-        problems, campaign = problems[~campaign], campaign[~campaign]
-    problems = problems.assign(position=np.where(campaign, -1, problems["row"].fillna(-1).to_numpy(dtype=np.int64)),
-                               _first=1)
-    duplicates = _duplicate_problems(part, repeats, column, preflight_of).assign(_first=0)
-    # a row's duplicate_recipient comes before its other problems (only invalid_recipient ranks higher,
-    # and an invalid recipient is never a duplicate)
-    merged = pd.concat([problems, duplicates], ignore_index=True) if len(duplicates) else problems
-    merged = merged.sort_values(["position", "_first"], kind="stable")
-    at = merged["position"].to_numpy(dtype=np.int64)
-    rows = np.empty(len(merged), dtype=object)
-    rows[at >= 0] = part.index[at[at >= 0]].to_numpy(dtype=object)
-    rows[at < 0] = None
-    out = merged.assign(row=rows)[list(meta.columns)].reset_index(drop=True)
+    problems = preflight_of(part.reset_index(drop=True))  # rows are positions here (-1: campaign-wide)
+    problems = problems.assign(position=problems["row"].fillna(-1).to_numpy(dtype=np.int64), _first=1)
+    # campaign-wide problems are said once, by the first partition
+    said = (problems["position"] >= 0) | ((partition_info or {}).get("number", 0) == 0)
+    problems = problems[said & (problems["rule"] != _DUPLICATE)]
+    if len(repeats):
+        # a row's duplicate_recipient comes before its other problems (only invalid_recipient ranks higher,
+        # and an invalid recipient is never a duplicate)
+        duplicates = _duplicate_problems(part, repeats, column, preflight_of).assign(_first=0)
+        problems = pd.concat([problems, duplicates], ignore_index=True)
+    problems = problems.sort_values(["position", "_first"], kind="stable")
+    labels = np.concatenate([part.index.to_numpy(dtype=object), np.array([None])])  # position -1: None
+    out = problems.assign(row=labels[problems["position"].to_numpy()])[list(meta.columns)].reset_index(drop=True)
     typed: pd.DataFrame = _typed_like(out, meta)
     return typed
-
-
-def checked_preflight(frame: Any, preflight_of: Callable[[pd.DataFrame], pd.DataFrame], channel: str,
-                      column: str) -> Any:
-    """Every problem of a Dask frame, lazily, in the order and words of pandas, given the pandas preflight of one
-    frame (``preflight_of``, which also writes the duplicates' words, on a frame of their recipient column).
-
-    Row rules run per partition; campaign-wide problems are said once; ``duplicate_recipient`` is found across
-    partitions (see the module docstring). The ``row`` column holds the frame's index labels.
-
-        >>> problems = sendframe.sms("Hi {name}", sender="Shop").preflight(contacts_ddf)  # doctest: +SKIP
-        >>> problem_counts(problems)  # doctest: +SKIP
-    """
-    meta = preflight_of(meta_of(frame)).iloc[:0]  # arguments checked here, at once
-    frame = optimised(frame)
-    # the repeats are worked out now (in the background on a cluster) and kept: the problems, read
-    # later, do not hold every partition in memory while the shuffle runs
-    repeats = persist(repeated_rows(frame, lambda part: _valid_rows(part[[column]], column, channel)))
-    return frame.map_partitions(_merge_problems, repeats, preflight_of, column, meta, meta=meta,
-                                align_dataframes=False, enforce_metadata=False)
 
 
 # ---------------------------------------------------------------------- totals
@@ -276,13 +254,13 @@ def _sums(frame: pd.DataFrame) -> tuple[dict[str, int | float], str]:
     return estimate_sums(frame), frame.attrs.get("currency", "")
 
 
-def estimate_totals(estimate: Any) -> dict[str, Any]:
-    """The totals of a lazy Dask estimate: the pandas ``estimate_sums`` of each partition added up, made
-    totals by the pandas ``totals_of_sums`` (so both answer alike).
+def estimate_totals(function: Callable[..., dict[str, Any]], estimate: Any) -> dict[str, Any]:
+    """The totals of a lazy Dask estimate (``function``'s, :func:`sendframe.estimate_totals`): the pandas
+    ``estimate_sums`` of each partition added up, made totals by the pandas ``totals_of_sums`` (so both answer alike).
 
-        >>> estimate_totals(sendframe.sms("Hi {name}", sender="Shop").estimate(contacts_ddf))["cost"]  # doctest: +SKIP
+        >>> sendframe.estimate_totals(sendframe.sms("Hi", sender="Shop").estimate(contacts_ddf))  # doctest: +SKIP
     """
-    (found,) = compute([delayed_call(_sums, part) for part in estimate.to_delayed()])
+    (found,) = runtime.compute([runtime.delayed_call(_sums, part) for part in estimate.to_delayed()])
     currencies = [c for c in dict.fromkeys(currency for _, currency in found) if c]
     sums = pd.DataFrame([sums for sums, _ in found]).sum()
     return totals_of_sums({str(name): value for name, value in sums.items()}, "/".join(currencies) or "EUR")
@@ -297,7 +275,7 @@ def problem_counts(problems: Any) -> pd.DataFrame:
     """
     counts = problems.groupby(["rule", "severity"], observed=True).size()
     if hasattr(counts, "compute"):
-        (counts,) = compute(counts)
+        (counts,) = runtime.compute(counts)
     table: pd.DataFrame = (counts.rename("problems").reset_index()
                            .sort_values(["problems", "rule"], ascending=[False, True])
                            .reset_index(drop=True).astype({"problems": "int64"}))

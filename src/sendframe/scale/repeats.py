@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sendframe.scale.runtime import meta_of
+from sendframe.scale import runtime
 
 __all__ = ["ORDER_BITS", "candidates", "local_positions", "repeated_rows"]
 
@@ -52,32 +52,23 @@ def candidates(keys: Any, chosen: Any, labels: pd.Index) -> pd.DataFrame:
     return pd.DataFrame({"key": keys[kept], "label": labels[kept]}, index=np.flatnonzero(kept))
 
 
-def _label_type(index: pd.Index) -> Any:
-    return index.dtype if index.dtype.kind in "iub" else object
-
-
 def _candidates(part: pd.DataFrame, pick: Callable[[pd.DataFrame], pd.DataFrame], label_type: Any,
                 partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     number = (partition_info or {}).get("number", 0)
     found = pick(part)  # key and label of the candidate rows, on their positions in the partition
-    positions = np.asarray(found.index, dtype=np.int64) if len(found) else np.zeros(0, np.int64)
-    return pd.DataFrame({
-        "key": pd.array(found["key"].to_numpy(dtype=object), dtype="str"),
-        "order": (np.int64(number) << ORDER_BITS) + positions,
-        "label": pd.array(found["label"].to_numpy(), dtype=label_type) if label_type is not object
-        else found["label"].to_numpy(dtype=object),
-    })
+    return pd.DataFrame({"key": pd.array(found["key"].to_numpy(dtype=object), dtype="str"),
+                         "order": (np.int64(number) << ORDER_BITS) + np.asarray(found.index, dtype=np.int64),
+                         "label": pd.array(found["label"].to_numpy(dtype=object if label_type is object else None),
+                                           dtype=label_type)})
 
 
 def _repeats_of(part: pd.DataFrame) -> pd.DataFrame:
     """The rows of a shuffled partition that are not their key's first occurrence."""
     part = part.sort_values("order", kind="stable")
-    keys = part["key"]
-    later = keys.duplicated(keep="first").to_numpy()
-    firsts = part.groupby("key", sort=False).transform("first")
-    return pd.DataFrame({"order": part["order"].to_numpy()[later], "key": keys.to_numpy()[later],
-                         "first_label": firsts["label"].to_numpy()[later],
-                         "first_order": firsts["order"].to_numpy()[later]})
+    firsts = part.groupby("key", sort=False)[["label", "order"]].transform("first")
+    later = part["key"].duplicated(keep="first").to_numpy()
+    return pd.DataFrame({"order": part["order"], "key": part["key"], "first_label": firsts["label"],
+                         "first_order": firsts["order"]})[later]
 
 
 def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> Any:
@@ -90,13 +81,11 @@ def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> A
     index is the repeat's order (:func:`local_positions` gives its position) and its columns are
     ``key``, ``first_label`` and ``first_order`` (the first occurrence's label and order).
     """
-    label_type = _label_type(meta_of(frame).index)
-    empty = pd.DataFrame({"key": pd.array([], dtype="str"), "order": np.zeros(0, np.int64),
-                          "label": pd.array([], dtype=label_type) if label_type is not object else np.zeros(0, object)})
+    index = runtime.meta_of(frame).index
+    label_type = index.dtype if index.dtype.kind in "iub" else object  # else labels as Python objects
+    empty = _candidates(runtime.meta_of(frame), pick, label_type)
     candidates = frame.map_partitions(_candidates, pick, label_type, meta=empty, enforce_metadata=False)
-    repeats_meta = pd.DataFrame({"order": empty["order"], "key": empty["key"], "first_label": empty["label"],
-                                 "first_order": empty["order"]})
-    repeats = candidates.shuffle("key").map_partitions(_repeats_of, meta=repeats_meta, enforce_metadata=False)
+    repeats = candidates.shuffle("key").map_partitions(_repeats_of, meta=_repeats_of(empty), enforce_metadata=False)
     # partition i holds the orders [i << 40, (i + 1) << 40): each repeat goes back to its own partition
     bounds = [i << ORDER_BITS for i in range(frame.npartitions)] + [(frame.npartitions << ORDER_BITS) - 1]
     aligned = repeats.set_index("order", divisions=bounds, sorted=False)

@@ -1,7 +1,7 @@
 """Dask, imported only when a Dask frame is met: the optional ``sendframe[dask]`` stack.
 
 ``is_dask_frame`` tells a Dask collection from anything else without importing Dask, so the
-pandas path never pays for it; the other functions import Dask on first use (:func:`dask_dataframe`
+pandas path never pays for it; the other functions import Dask on first use (:func:`dask_module`
 says the exact command that installs it when it is missing). Dask is untyped: each answer is typed here.
 
     >>> import pandas as pd
@@ -20,10 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["INSTALL_HINT", "byte_ranges", "compute", "dask_dataframe", "delayed_call", "from_pandas", "is_dask_frame",
-           "lengths_of", "meta_of", "on_distributed_cluster", "pandas_strings", "optimised", "persist", "row_offsets"]
-
-INSTALL_HINT = "pip install 'sendframe[dask]'"
+__all__ = ["compute", "dask_module", "delayed_call", "from_pandas", "is_dask_frame", "meta_of", "optimised",
+           "pandas_strings", "persist", "row_offsets"]
 
 
 def is_dask_frame(value: object) -> bool:
@@ -36,21 +34,18 @@ def is_dask_frame(value: object) -> bool:
     return module.split(".")[0] in ("dask", "dask_expr") and hasattr(value, "map_partitions")
 
 
-def dask_dataframe() -> ModuleType:
-    """``dask.dataframe``, or ImportError saying how to install it.
+def dask_module(name: str) -> ModuleType:
+    """A module of the optional Dask stack (``dask.dataframe``, ...), imported on first use, or ImportError saying
+    how to install it.
 
-        >>> dask_dataframe().__name__  # doctest: +SKIP
+        >>> dask_module("dask.dataframe").__name__  # doctest: +SKIP
         'dask.dataframe'
     """
-    return _dask("dask.dataframe")
-
-
-def _dask(module: str) -> ModuleType:
-    """A module of the optional Dask stack, imported on first use."""
     try:
-        return importlib.import_module(module)
+        return importlib.import_module(name)
     except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-        raise ImportError(f"Working on Dask frames needs dask[dataframe] and distributed: {INSTALL_HINT}") from exc
+        raise ImportError("Working on Dask frames needs dask[dataframe] and distributed: "
+                          "pip install 'sendframe[dask]'") from exc
 
 
 def pandas_strings() -> AbstractContextManager[Any]:
@@ -64,9 +59,9 @@ def pandas_strings() -> AbstractContextManager[Any]:
     when the frame is built (computing it later, in any context, keeps it).
 
         >>> with pandas_strings():  # doctest: +SKIP
-        ...     frame = dask_dataframe().read_csv("contacts-*.csv", dtype=str)
+        ...     frame = dask_module("dask.dataframe").read_csv("contacts-*.csv", dtype=str)
     """
-    context: AbstractContextManager[Any] = _dask("dask").config.set({"dataframe.convert-string": False})
+    context: AbstractContextManager[Any] = dask_module("dask").config.set({"dataframe.convert-string": False})
     return context
 
 
@@ -78,32 +73,24 @@ def from_pandas(frame: pd.DataFrame, npartitions: int = 1) -> Any:
         <StringDtype(na_value=nan)>
     """
     with pandas_strings():
-        return dask_dataframe().from_pandas(frame, npartitions=npartitions, sort=False)
+        return dask_module("dask.dataframe").from_pandas(frame, npartitions=npartitions, sort=False)
 
 
 def compute(*collections: Any) -> tuple[Any, ...]:
     """``dask.compute`` of several collections in one pass over the data (shared reads run once): one result each."""
-    computed: tuple[Any, ...] = _dask("dask").compute(*collections)
+    computed: tuple[Any, ...] = dask_module("dask").compute(*collections)
     return computed
 
 
 def persist(collection: Any) -> Any:
     """``dask.persist``: the work starts now (in the background on a distributed cluster) and its
     result stays on the workers for the collections built on it."""
-    (persisted,) = _dask("dask").persist(collection)
-    return persisted
-
-
-def on_distributed_cluster() -> bool:
-    """Whether Dask computes on a distributed cluster (a ``distributed.Client`` is the scheduler: its bound
-    ``get``), where a persisted result stays on the workers; otherwise it computes in this process."""
-    owner = getattr(_dask("dask.base").get_scheduler(), "__self__", None)
-    return type(owner).__module__.startswith("distributed.")
+    return dask_module("dask").persist(collection)[0]
 
 
 def meta_of(frame: Any) -> pd.DataFrame:
     """The empty pandas frame a Dask DataFrame's partitions look like (its ``meta``: columns and dtypes)."""
-    meta: pd.DataFrame = _dask("dask.dataframe.dispatch").make_meta(frame)
+    meta: pd.DataFrame = dask_module("dask.dataframe.dispatch").make_meta(frame)
     return meta
 
 
@@ -113,14 +100,9 @@ def optimised(frame: Any) -> Any:
     return frame.optimize() if hasattr(frame, "optimize") else frame
 
 
-def lengths_of(frame: Any) -> Any:
-    """A lazy Series of each partition's row count (on the frame's own partitions, never a projection)."""
-    return frame.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)
-
-
 def row_offsets(counted: Any) -> np.ndarray:
-    """Where each partition's rows start in the whole frame, then the total, from the computed
-    :func:`lengths_of` (for one partition Dask answers a bare number).
+    """Where each partition's rows start in the whole frame, then the total, from the computed lengths of its
+    partitions (for one partition Dask answers a bare number).
 
         >>> row_offsets([3, 2]).tolist(), row_offsets(4).tolist()
         ([0, 3, 5], [0, 4])
@@ -129,13 +111,6 @@ def row_offsets(counted: Any) -> np.ndarray:
     return np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths)])
 
 
-def byte_ranges(path: str, blocksize: int) -> list[Any]:
-    """The bytes of a plain file in ranges of about ``blocksize``, as lazy values (``dask.bytes.read_bytes``):
-    each range starts after a line break and ends on one, so every line is in exactly one range."""
-    _, (blocks,) = _dask("dask.bytes.core").read_bytes(path, delimiter=b"\n", blocksize=blocksize, sample=False)
-    return list(blocks)
-
-
 def delayed_call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``dask.delayed(function)(*args, **kwargs)``: the call as a lazy value (its arguments may be lazy values)."""
-    return _dask("dask.delayed").delayed(function, pure=True)(*args, **kwargs)
+    return dask_module("dask.delayed").delayed(function, pure=True)(*args, **kwargs)

@@ -16,44 +16,34 @@ and run again with the same ledger resumes exactly like a pandas send.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
-import operator
+import inspect
+import itertools
 import os
 import pickle
 import shutil
 import tempfile
-import threading
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from pandas.api.extensions import ExtensionDtype
 
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.lock import hold
+from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send import Budget, SendOptions, send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
+from sendframe.scale import runtime
 from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_elsewhere, with_duplicates
-from sendframe.scale.repeats import ORDER_BITS, local_positions
-from sendframe.scale.runtime import (
-    compute,
-    dask_dataframe,
-    delayed_call,
-    from_pandas,
-    is_dask_frame,
-    on_distributed_cluster,
-    optimised,
-    pandas_strings,
-    persist,
-    row_offsets,
-)
+from sendframe.scale.repeats import local_positions
 from sendframe.send_outcomes import OUTCOMES
 
 if TYPE_CHECKING:
@@ -87,9 +77,8 @@ class PartitionLedger(Ledger):
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
         super().__init__(path)
-        spans = self.key_spans()  # the batches of earlier runs, read once
-        self._earlier = np.fromiter(spans, dtype=np.int64, count=len(spans))
-        self._spans = np.asarray(list(spans.values()), dtype=np.int64).reshape(-1, 2)
+        # the span of keys of each batch of earlier runs, read once
+        self._spans = pd.DataFrame.from_dict(self.key_spans(), orient="index", columns=["low", "high"])
         self._recorded: dict[range, list[int]] = {}  # batches of this run, by the partition they were sent for
         self._settled = False
 
@@ -114,8 +103,8 @@ class PartitionLedger(Ledger):
         """:meth:`Ledger.lookup` among the batches of this partition's keys, with matches to rows of
         other partitions undone (those rows are not these)."""
         if batches is None:  # a partition's rows are sent with keys in its range: its batches are those
-            overlap = (self._spans[:, 0] < self.scope.stop) & (self._spans[:, 1] >= self.scope.start)
-            batches = [*self._earlier[overlap].tolist(), *self._recorded.get(self.scope, [])]
+            overlap = (self._spans["low"] < self.scope.stop) & (self._spans["high"] >= self.scope.start)
+            batches = [*self._spans.index[overlap].tolist(), *self._recorded.get(self.scope, [])]
         found = super().lookup(keys, recipients, batches=batches)
         matched = pd.to_numeric(found["row_key"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         elsewhere = ~((matched >= self.scope.start) & (matched < self.scope.stop))
@@ -176,33 +165,32 @@ def _unstashed(path: str) -> Prepared:
 
 
 def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[str],
-                 stash: str | None) -> tuple[list[Any], pd.DataFrame, np.ndarray, np.ndarray]:
+                 stash: str | None) -> tuple[list[Any], list[pd.DataFrame | None], np.ndarray, np.ndarray]:
     """Every partition prepared once, in one pass on the cluster, labelled by position in the whole frame.
 
     Answers the prepared partitions (persisted on the workers of a distributed cluster; else the paths of
-    ``stash``'s files, this process keeping none of them in memory), the rows whose recipient an earlier
-    row of the frame is sent to, each row's estimated cost as sent (a repeat's 0), and where each
-    partition's rows start (:func:`~sendframe.scale.runtime.row_offsets`)."""
-    parts, starts = frame.to_delayed(), [0]
-    for part in parts[:-1]:  # each partition's start, from the lengths of those before it
-        starts.append(delayed_call(operator.add, starts[-1], delayed_call(len, part)))
-    positioned = [delayed_call(_positioned, part, start) for part, start in zip(parts, starts, strict=True)]
-    prepared = [delayed_call(_worked, p) for p in prepared_partitions(frame, msg, options, positioned)]
+    ``stash``'s files, this process keeping none of them in memory), per partition the rows whose recipient an
+    earlier row of the frame is sent to (None when repeats are kept), each row's estimated cost as sent (a
+    repeat's 0), and where each partition's rows start (:func:`~sendframe.scale.runtime.row_offsets`)."""
+    parts = frame.to_delayed()
+    # each partition's start: the lazy sum of the lengths of those before it
+    starts = itertools.accumulate((runtime.delayed_call(len, part) for part in parts[:-1]), initial=0)
+    positioned = [runtime.delayed_call(_positioned, part, start) for part, start in zip(parts, starts, strict=True)]
+    prepared = [runtime.delayed_call(_worked, p) for p in prepared_partitions(frame, msg, options, positioned)]
     if stash is None:
-        prepared = persist(prepared)
+        prepared = runtime.persist(prepared)
         held, stashing = prepared, []
     else:
         held = [os.path.join(stash, f"part.{n}.pickle") for n in range(len(prepared))]
-        stashing = [delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
-    repeats = [] if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
-    found, costs, _ = compute(repeats, [delayed_call(_sent_costs, p) for p in prepared], stashing)
-    found = pd.concat(found) if found else pd.DataFrame({"key": [], "first_order": []},
-                                                        index=pd.Index([], dtype="int64"))
-    offsets = row_offsets([len(c) for c in costs])
+        stashing = [runtime.delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
+    repeats = [None] * len(prepared) if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
+    found, costs, _ = runtime.compute(repeats, [runtime.delayed_call(_sent_costs, p) for p in prepared], stashing)
+    offsets = runtime.row_offsets([len(c) for c in costs])
     cost = np.concatenate([np.zeros(0), *costs])
-    orders = found.index.to_numpy()
-    cost[offsets[orders >> ORDER_BITS] + local_positions(orders)] = 0.0  # a repeat is not sent
-    return held, found, cost, offsets
+    for start, repeated in zip(offsets, found, strict=False):  # offsets end with the total
+        if repeated is not None:
+            cost[start + local_positions(repeated.index.to_numpy())] = 0.0  # a repeat is not sent
+    return held, list(found), cost, offsets
 
 
 def _earlier_spend(journal: Ledger, cost: np.ndarray) -> float:
@@ -224,19 +212,12 @@ def _write_part(result: pd.DataFrame, out: Path, number: int) -> None:
     os.replace(temporary, target)
 
 
-def _stopped(sent: pd.DataFrame, cancel: threading.Event | None) -> bool:
-    """Whether a partition's send stopped before its end: cancelled, or rows left not attempted by a breaker
-    trip (``not_sent`` with no reason; the budget's ``not_sent`` rows say why)."""
-    untried = (sent["outcome"] == "not_sent").to_numpy() & sent["reason"].isna().to_numpy()
-    return (cancel is not None and cancel.is_set()) or bool(untried.any())
-
-
-def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
+def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **given: Any) -> Any:
     """Send ``msg`` to every row of a Dask (or pandas) frame, one partition at a time; the result goes to ``out``.
 
-    ``options.out`` is a Parquet dataset (a folder, written again whole by every run), one file per
+    ``out`` is a Parquet dataset (a folder, written again whole by every run), one file per
     partition, each written as soon as its partition is answered; the answer is that dataset, read
-    lazily. ``options.ledger`` (a file) is required: it is what makes the run resumable. The other
+    lazily. ``ledger`` (a file) is required: it is what makes the run resumable. The other
     options are those of :meth:`sendframe.Message.send` (``client``, ``batch_size``, ``concurrency``, ...).
     ``cancel`` (a ``threading.Event``), once set, starts no new batch, as in a pandas send: the rows
     of the partition under way that were not attempted are ``not_sent`` in its file, and no further
@@ -245,34 +226,37 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
     The result's index is the row's position in the whole frame (``row``); its columns are those of
     a pandas send.
 
-        >>> how = SendOptions(out="results.parquet", ledger="c.sqlite")  # doctest: +SKIP
-        >>> result = send_partitions(msg, contacts_ddf, how)  # doctest: +SKIP
+        >>> done = send_partitions(Message.send, msg, frame, out="done.parquet", ledger="c.sqlite")  # doctest: +SKIP
     """
-    dd = dask_dataframe()
+    if any(name in given for name in RUN_SETTINGS if name != "suppression"):
+        # the pandas send (``send``) applies them and sends the changed message (back here, without them)
+        return inspect.unwrap(send)(msg, contacts, **given)
+    options = SendOptions.of(given, "Message.send", also=RUN_SETTINGS)
     if options.out is None:
         raise InputError("A send from a Dask frame writes its result to a Parquet dataset as it goes: pass "
                          "out=<folder>, e.g. msg.send(frame, ledger='spring.sqlite', out='spring-results.parquet').")
     if options.ledger is None or str(options.ledger) == ":memory:":
         raise InputError("A send from a Dask frame needs ledger=<file>: it is what lets the run be resumed "
                          "partition by partition.")
-    if not (is_dask_frame(contacts) or isinstance(contacts, pd.DataFrame)):
+    if not (runtime.is_dask_frame(contacts) or isinstance(contacts, pd.DataFrame)):
         raise InputError(f"send_partitions takes a Dask or pandas DataFrame, not {type(contacts).__name__}.")
     if options.dry_run:
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
-    frame = optimised(contacts if is_dask_frame(contacts) else from_pandas(contacts))
+    frame = runtime.optimised(contacts if runtime.is_dask_frame(contacts) else runtime.from_pandas(contacts))
     keep = sorted(keep_reasons(options.keep))
     ledger_path = os.fspath(options.ledger)
     now = pd.Timestamp.now(tz="UTC") if options.now is None else options.now  # one moment for every partition
     each = {"suppression": options.suppression, "keep": with_duplicates(keep), "now": now, "ledger": ledger_path,
             "prices": options.prices}
     target = Path(options.out)
-    counts: dict[str, int] = {}
-    outcome_type: ExtensionDtype | np.dtype[Any] = pd.CategoricalDtype(list(OUTCOMES))  # as the files say, below
+    counts: collections.Counter[str] = collections.Counter()
     budget = _CampaignBudget(options.max_cost, []) if options.max_cost is not None else None
     with contextlib.ExitStack() as stack:
         # the prepared partitions wait on the workers of a distributed cluster, else on this machine's disk
-        stash = None if on_distributed_cluster() else stack.enter_context(
+        # (a distributed.Client is the scheduler: its bound ``get``)
+        scheduler = getattr(runtime.dask_module("dask.base").get_scheduler(), "__self__", None)
+        stash = None if type(scheduler).__module__.startswith("distributed.") else stack.enter_context(
             tempfile.TemporaryDirectory(prefix="sendframe-prepared-"))
         held, repeats, cost, offsets = _prepare_all(msg, frame, each, keep, stash)
         if target.exists():
@@ -284,19 +268,21 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
             budget.spent = _earlier_spend(journal, cost)
         how = dataclasses.replace(options, ledger=journal, keep=keep, out=None)
         for number, kept in enumerate(held):
-            prepared = _unstashed(kept) if stash is not None else compute(kept)[0]
+            prepared = _unstashed(kept) if stash is not None else runtime.compute(kept)[0]
             journal.scope = range(int(offsets[number]), int(offsets[number + 1]))
-            prepared = skip_elsewhere(prepared, repeats[(repeats.index.to_numpy() >> ORDER_BITS) == number])
+            prepared = skip_elsewhere(prepared, repeats[number])
             # the rows skipped are said once, for the whole frame
             sent = send_prepared(prepared, how, budget=budget, warn=False)
             sent.index.name = "row"
             _write_part(sent, target, number)
-            outcome_type = sent["outcome"].dtype
-            for outcome, n in sent["outcome"].value_counts().items():
-                counts[str(outcome)] = counts.get(str(outcome), 0) + int(n)
-            if number + 1 < frame.npartitions and _stopped(sent, options.cancel):
+            counts.update({str(outcome): int(n) for outcome, n in sent["outcome"].value_counts().items()})
+            # stopped before its end: cancelled, or rows left not attempted by a breaker trip (``not_sent`` with
+            # no reason; the budget's ``not_sent`` rows say why)
+            cancelled = options.cancel is not None and options.cancel.is_set()
+            untried = (sent["outcome"] == "not_sent").to_numpy() & sent["reason"].isna().to_numpy()
+            if number + 1 < frame.npartitions and (cancelled or untried.any()):
                 left, rows = frame.npartitions - number - 1, int(offsets[-1] - offsets[number + 1])
-                why = "was cancelled" if options.cancel is not None and options.cancel.is_set() else "stopped"
+                why = "was cancelled" if cancelled else "stopped"
                 warnings.warn(f"The send {why} after partition {number + 1} of {frame.npartitions}: the "
                               f"{rows} row(s) of the {left} partition(s) after it were not sent and have no result "
                               "file. Run again with the same ledger to continue.", CampaignStoppedWarning,
@@ -305,6 +291,6 @@ def send_partitions(msg: Message, contacts: Any, options: SendOptions) -> Any:
     warn_skipped(pd.DataFrame({"action": np.repeat(list(counts), list(counts.values()))}))  # said once, for all
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
     # categories known (a Parquet read leaves them unknown until computed)
-    with pandas_strings():
-        written = dd.read_parquet(target, index="row")
-    return written.astype({"outcome": outcome_type})
+    with runtime.pandas_strings():
+        written = runtime.dask_module("dask.dataframe").read_parquet(target, index="row")
+    return written.astype({"outcome": pd.CategoricalDtype(pd.Index(OUTCOMES))})  # as send_prepared types it
