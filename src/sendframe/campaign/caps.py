@@ -130,9 +130,8 @@ def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.Pa
     if isinstance(folder_or_paths, (str, os.PathLike)):
         place = Path(folder_or_paths)
         if place.is_dir():
-            return [path for path in sorted(place.iterdir())
-                    if path.is_file() and not path.name.endswith(("-wal", "-shm", "-journal", ".lock"))
-                    and is_ledger(path)]
+            # is_ledger reads a file's header: SQLite's -wal, -shm and -journal files and lock files are not ledgers
+            return [path for path in sorted(place.iterdir()) if path.is_file() and is_ledger(path)]
         paths = [place]
     else:
         paths = [Path(p) for p in folder_or_paths]
