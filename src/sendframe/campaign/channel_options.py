@@ -43,8 +43,6 @@ CONSTRUCTORS: dict[str, Callable[..., Message]] = {
 PREVIEW_PLACEHOLDERS: dict[str, Any] = {
     "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
     "gender": "F", "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
-# request fields that are not options: built from the contacts
-_NOT_OPTIONS = frozenset({"to", "sub", "messages"})
 _HELP: dict[str, str] = {
     "message": "the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}",
     "sender": "sms/landingsms: the sender label (15 digits or 11 letters and digits); whatsapp: the registered "
@@ -143,7 +141,7 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
     for wire_name in dict.fromkeys(wire_name for _, wire_name in info.column_fields):  # whatsapp
         add(info.column_field_option(wire_name), None, "setting", list[str])
     for name, model_field in REQUEST_MODELS[info.name].model_fields.items():
-        if name not in _NOT_OPTIONS:
+        if name in wire:  # not those built from the contacts (to, sub, messages)
             add(name, model_field.default, "field", model_field.annotation)
     send_hints = typing.get_type_hints(SendOptions)
     for send_option in dataclasses.fields(SendOptions):
