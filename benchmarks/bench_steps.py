@@ -7,14 +7,14 @@
 Measures the CPU the sandbox's ``Worker`` spends on carrier steps, the part of the notification phase
 that is not the notifier: planning each message with the simulated carrier, applying its due steps
 (events, statuses, mnc, costs), filling each report's notificationUrl and writing all of it to SQLite,
-one transaction per round, exactly as ``Worker._apply_steps`` runs in the server. No notification is
+one transaction per round, exactly as ``Worker.apply_steps`` runs in the server. No notification is
 sent (that is the notifier's cost, measured by ``bench_notifier``).
 
 How: an in-process ``Sandbox`` (manual clock, a database file) accepts N SMS over HTTP, 1,000 recipients a
 request, the rehearsal's campaign (recipients of the messy table, ``parts 2``, ``gsm-pt``, the
-notificationUrl of ``sendframe receive``, all twelve escape codes), scheduled for later so nothing is
-planned yet; the sandbox stops. Then a ``Worker`` on the same file runs rounds in this process, timed
-with this process's CPU clock:
+notificationUrl of ``sendframe receive``, all twelve escape codes, each row's tagged ``sf_row`` as ``msg.send``
+with a ledger tags it), scheduled for later so nothing is planned yet; the sandbox stops. Then a ``Worker`` on the
+same file runs rounds in this process, timed with this process's CPU clock:
 
 1. plan: every message planned at its ready time (its ``sent`` step applied at once, the rest stored);
 2. steps: the clock 600 s later, every remaining step applied (ACCEPTD and final reports: events,
@@ -57,8 +57,10 @@ def accept(db: Path, count: int) -> None:
     message = TEMPLATE.replace(" Baja: {UNSUB_URL}", "")
     with Sandbox(db=str(db), clock="manual") as sb, httpx.Client(base_url=sb.base_url, auth=AUTH, timeout=300) as http:
         for start in range(0, count, 1000):
+            rows = range(start, min(start + 1000, count))
             body = {"message": message, "from": "Shop", "to": to[start:start + 1000], "parts": 2,
-                    "encoding": "gsm-pt", "notificationUrl": URL, "scheduleDate": READY.strftime("%Y%m%d%H%M%S"),
+                    "encoding": "gsm-pt", "notificationUrl": [f"{URL}&sf_row=r{row}" for row in rows],
+                    "scheduleDate": READY.strftime("%Y%m%d%H%M%S"),
                     "sub": [{"name": n, "amount": a} for n, a in
                             zip(names[start:start + 1000], amounts[start:start + 1000], strict=True)]}
             response = http.post("/api/rest/sms", json=body)
@@ -70,7 +72,7 @@ def run_rounds(worker: Worker, moment: float) -> tuple[float, float, Counter[str
     """Run rounds of due steps at ``moment`` until none is left: (CPU s, wall s, counts)."""
     done: Counter[str] = Counter()
     cpu, wall = time.process_time(), time.perf_counter()
-    while step := worker._apply_steps(moment):  # noqa: SLF001  # the round itself, without the notifier
+    while step := worker.apply_steps(moment):  # the round itself, without the notifier
         done.update(step)
     return time.process_time() - cpu, time.perf_counter() - wall, done
 
@@ -95,7 +97,7 @@ def main() -> None:
         messages = planned["planned"]
         state.db.close()
     total = plan_cpu + steps_cpu
-    print(f"bench_steps: sandbox Worker._apply_steps CPU (carrier plans, steps, URL filling, SQLite writes; "
+    print(f"bench_steps: sandbox Worker.apply_steps CPU (carrier plans, steps, URL filling, SQLite writes; "
           f"no notification sent), {messages:,} SMS, {notes:,} notification jobs "
           f"({notes_after_plan:,} of them made while planning)")
     print(f"  plan  (sent applied at once)   {plan_cpu:7.2f} s CPU  {plan_wall:7.2f} s wall  "

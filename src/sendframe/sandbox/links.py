@@ -120,6 +120,8 @@ def recipient_key(to: str) -> str:
     ('ana@example.com', '447700900123')
     """
     text = str(to).strip()
+    if recipients.is_valid_phone(text):  # API form already: its own key (what recipient_key answers, sooner)
+        return text
     return recipients.recipient_key(text, "any", default_region=None) or text
 
 

@@ -49,22 +49,38 @@ def notification_urls(template: str, values: dict[str, str], parts: int) -> list
         >>> notification_urls("http://x/?id=%i", {"i": "ab"}, 2)
         ['http://x/?id=ab']
     """
-    return _filled(_template(template), {code: quote_value(str(value)) for code, value in values.items()}, parts)
+    return _filled(template, {code: quote_value(str(value)) for code, value in values.items()}, parts)
 
 
-def _filled(template: UrlTemplate, quoted: dict[str, str], parts: int) -> list[str]:
+def _filled(url: str, quoted: dict[str, str], parts: int) -> list[str]:
+    template, tail = _split(url)
     if "n" not in template.codes:
-        return [template.fill(quoted)]
+        return [template.fill(quoted) + tail]
     urls = []
     for part in range(1, max(parts, 1) + 1):
         quoted["n"] = str(part)
-        urls.append(template.fill(quoted))
+        urls.append(template.fill(quoted) + tail)
     return urls
+
+
+def _split(url: str) -> tuple[UrlTemplate, str]:
+    """``url`` as its template up to its last parameter and that parameter, when it holds no ``%`` (so no escape
+    code): a campaign's URLs differ row by row only there (the toolkit's ``sf_row`` tag), and the rest of them is
+    split on its escape codes once for them all. A cut at ``&`` or ``?`` never splits a code (``%`` and a letter).
+
+        >>> template, tail = _split("http://x/?id=%i&sf_row=7")
+        >>> template.url, tail
+        ('http://x/?id=%i', '&sf_row=7')
+    """
+    cut = max(url.rfind("&"), url.rfind("?"))
+    if cut > 0 and "%" not in url[cut:]:
+        return _template(url[:cut]), url[cut:]
+    return _template(url), ""
 
 
 @functools.lru_cache(maxsize=1024)
 def _template(url: str) -> UrlTemplate:
-    # requests share their notificationUrl: split each distinct one on its escape codes once
+    # requests share their notificationUrl (up to its row tag): split each distinct one on its escape codes once
     return UrlTemplate(url)
 
 
@@ -115,4 +131,4 @@ def report_urls(message: dict[str, Any], payload: dict[str, Any], due: float) ->
         "m": _quoted(message["mnc"] or ""), "C": _quoted(str(message["campaign_id"])),
         "S": _quoted(str(message["sending_id"])),
     }
-    return _filled(_template(message["notification_url"]), quoted, message["parts"])
+    return _filled(message["notification_url"], quoted, message["parts"])

@@ -137,8 +137,10 @@ def plans_row(batch: RequestBatch, c: RequestCommon) -> tuple[Any, ...]:
 def unsubscribed_recipients(state: Any, account: str, recipients: list[str]) -> set[str]:
     """The recipients (as ``links.recipient_key``) of this request who unsubscribed from ``account``.
 
-    One query per 500 recipients.
+    One query per 500 recipients, none when nobody unsubscribed from ``account``.
     """
+    if state.db.execute("SELECT 1 FROM unsubscribes WHERE account = ? LIMIT 1", (account,)).fetchone() is None:
+        return set()
     keys = list({links.recipient_key(r) for r in recipients})
     found: set[str] = set()
     for start in range(0, len(keys), 500):

@@ -63,7 +63,8 @@ SCHEMA: tuple[str, ...] = (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT, url TEXT NOT NULL,
         attempts INTEGER NOT NULL DEFAULT 0, next_at REAL NOT NULL, state TEXT NOT NULL DEFAULT 'pending',
         last_status INTEGER, last_error TEXT, created_at TEXT)""",
-    "CREATE INDEX IF NOT EXISTS notifications_due ON notifications (state, next_at, seq)",
+    # only pending reports are looked for by due time: a report sent leaves this index (not moved within it)
+    "CREATE INDEX IF NOT EXISTS notifications_due ON notifications (next_at, seq) WHERE state = 'pending'",
     """CREATE TABLE IF NOT EXISTS campaigns (
         id INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, name TEXT, created_at TEXT)""",
     "CREATE UNIQUE INDEX IF NOT EXISTS campaigns_by_name ON campaigns (account, name) WHERE name IS NOT NULL",
@@ -137,7 +138,8 @@ def connect(path: str) -> sqlite3.Connection:
     return db
 
 
-SCHEMA_VERSION = 3  # 2: what a request's messages share moved to sendings; 3: the carrier's changes to message_progress
+SCHEMA_VERSION = 4  # 2: what a request's messages share moved to sendings; 3: the carrier's changes to
+# message_progress; 4: the due index holds pending reports only
 
 
 def create_schema(db: sqlite3.Connection, extra: Iterable[str | Sequence[str]] = ()) -> None:
