@@ -249,7 +249,8 @@ class Variants:
                              "reason": pd.Series(pd.NA, index=frame.index, dtype="str")})
         keys = pd.Series(pd.NA, index=frame.index, dtype="str")
         prepared: dict[str, Prepared] = {}
-        rows_of = {name: rows for name, rows in self._groups(frame).items() if name in self.messages and rows.any()}
+        # every variant, even one without rows: its empty pieces give the campaign's frames their columns
+        rows_of = {name: rows for name, rows in self._groups(frame).items() if name in self.messages}
         for name, rows in rows_of.items():
             message = self.messages[name]
             prepared[name] = message.prepare(frame.loc[rows], suppression=suppression, keep=reasons | {"duplicate"},
@@ -282,11 +283,11 @@ class Variants:
         frame = as_frame(contacts)
         prepared, plan = self.prepare(frame, suppression=suppression, keep=keep, prices=prices)
         pieces = [p.estimate for p in prepared.values()]
-        priced = pd.concat(pieces).reindex(frame.index) if pieces else pd.DataFrame(index=frame.index)
+        priced = pd.concat(pieces).reindex(frame.index)
         # each piece follows the campaign's plan (skipped rows cost nothing); holdout rows have no piece
         priced = priced.assign(billable=priced["billable"].fillna(False).astype(bool), cost=priced["cost"].fillna(0.0),
                                action=plan["action"], variant=plan["variant"])
-        currency = next((piece.attrs.get("currency") for piece in pieces), "EUR")
+        currency = next((piece.attrs["currency"] for piece in pieces if piece.attrs.get("currency")), "EUR")
         priced.attrs = {"currency": currency}
         priced.attrs["totals"] = estimate_totals(priced)
         shown = ("rows", "billable", "messages", "cost")
@@ -315,7 +316,7 @@ class Variants:
         budget = Budget(how.max_cost, []) if how.max_cost is not None else None
         results = [send_prepared(p, how, budget=budget, identity=self._identity(), warn=False)
                    for p in prepared.values()]
-        result = pd.concat(results).reindex(frame.index) if results else pd.DataFrame(index=frame.index)
+        result = pd.concat(results).reindex(frame.index)
         held = (plan["action"] == "holdout").to_numpy()
         outcome = result["outcome"].astype("str").where(~held, "holdout")
         result = result.assign(outcome=pd.Categorical(outcome, categories=list(OUTCOMES)),
