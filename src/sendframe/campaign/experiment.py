@@ -204,6 +204,7 @@ class Variants:
     holdout: tuple[str, ...] = (HOLDOUT,)
 
     def _groups(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Which rows each variant with a message has (the rest are holdout rows); a value of neither is refused."""
         if self.column not in frame.columns:
             raise InputError(f"The contacts have no {self.column!r} column: add one with sendframe.assign_variants "
                              f"(or name yours with column=).")
@@ -213,7 +214,7 @@ class Variants:
         if unknown:
             raise InputError(f"Column {self.column!r} holds {', '.join(map(repr, unknown))}, which has no message "
                              f"(variants: {', '.join(self.messages)}; holdout: {', '.join(self.holdout)}).")
-        return {name: (values == name).to_numpy() for name in [*self.messages, *self.holdout]}
+        return {name: (values == name).to_numpy() for name in self.messages}
 
     def _identity(self) -> dict[str, Any]:
         return {f"variant {name}": json.dumps(campaign_identity(msg.channel, msg.fields), ensure_ascii=False)
@@ -225,7 +226,7 @@ class Variants:
         frame = as_frame(contacts)
         text = pd.Series(pd.NA, index=frame.index, dtype="str", name="text")
         for name, rows in self._groups(frame).items():
-            if name in self.messages and rows.any():
+            if rows.any():
                 text[rows] = self.messages[name].render(frame.loc[rows])
         return text
 
@@ -234,7 +235,7 @@ class Variants:
         """Every problem per variant, one row each, with a ``variant`` column (holdout rows are not checked)."""
         frame = as_frame(contacts)
         found = [self.messages[name].preflight(frame.loc[rows], suppression=suppression).assign(variant=name)
-                 for name, rows in self._groups(frame).items() if name in self.messages]
+                 for name, rows in self._groups(frame).items()]
         return pd.concat(found, ignore_index=True)
 
     def prepare(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
@@ -249,8 +250,7 @@ class Variants:
                              "reason": pd.Series(pd.NA, index=frame.index, dtype="str")})
         keys = pd.Series(pd.NA, index=frame.index, dtype="str")
         prepared: dict[str, Prepared] = {}
-        # every variant, even one without rows: its empty pieces give the campaign's frames their columns
-        rows_of = {name: rows for name, rows in self._groups(frame).items() if name in self.messages}
+        rows_of = self._groups(frame)  # every variant, even one without rows: its empty piece gives the columns
         for name, rows in rows_of.items():
             message = self.messages[name]
             prepared[name] = message.prepare(frame.loc[rows], suppression=suppression, keep=reasons | {"duplicate"},
