@@ -95,6 +95,8 @@ def test_a_folder_of_ledgers_skips_other_files_and_a_named_non_ledger_is_refused
     _ledger_file(tmp_path / "a.sqlite")
     _ledger_file(tmp_path / "b.db")
     (tmp_path / "notes.txt").write_text("not a ledger")
+    (tmp_path / "a.sqlite-wal").write_bytes(bytes.fromhex("377f0682002de218") + bytes(24))  # SQLite's WAL header
+    (tmp_path / "a.sqlite.lock").write_bytes(b"")
     other = tmp_path / "other.sqlite"
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE t (x)")

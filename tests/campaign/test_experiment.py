@@ -72,3 +72,15 @@ def test_a_dry_run_sends_what_the_estimate_priced_and_refuses_an_out_folder(cont
     assert result["parts"].fillna(0).tolist() == estimate["parts"].where(estimate["action"] == "send", 0).tolist()
     with pytest.raises(InputError, match="out="):
         campaign.send(contacts, dry_run=True, out=tmp_path / "results")
+
+
+def test_a_variant_without_rows_and_an_all_holdout_table_are_priced_and_sent(contacts, test_campaign):
+    only_b = contacts.assign(variant=["B", "holdout", "holdout"] * 4)  # variant A, listed first, has no row
+    est = test_campaign.estimate(only_b)
+    assert est.attrs["currency"] == est.attrs["totals"]["currency"] == "EUR"
+    assert est.attrs["totals"]["billable"] == 4
+    held = contacts.assign(variant="holdout")
+    assert test_campaign.estimate(held).attrs["totals"]["cost"] == 0
+    result = test_campaign.send(held, dry_run=True, progress=False)
+    assert result["outcome"].astype(str).tolist() == ["holdout"] * 12
+    assert result["recipient"].tolist() == contacts["phone"].tolist()

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.recipient_columns import recipient_keys
-from sendframe.campaign.ledger import Ledger, is_ledger
+from sendframe.campaign.ledger import SPENT_STATES, Ledger, is_ledger
 from sendframe.errors import InputError
 
 __all__ = ["aware_moment", "frequency_capped", "frequency_window", "history_from_ledgers", "recent_sends"]
@@ -130,9 +130,8 @@ def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.Pa
     if isinstance(folder_or_paths, (str, os.PathLike)):
         place = Path(folder_or_paths)
         if place.is_dir():
-            return [path for path in sorted(place.iterdir())
-                    if path.is_file() and not path.name.endswith(("-wal", "-shm", "-journal", ".lock"))
-                    and is_ledger(path)]
+            # is_ledger reads a file's header: SQLite's -wal, -shm and -journal files and lock files are not ledgers
+            return [path for path in sorted(place.iterdir()) if path.is_file() and is_ledger(path)]
         paths = [place]
     else:
         paths = [Path(p) for p in folder_or_paths]
@@ -168,6 +167,6 @@ def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str 
             frames.append(pd.DataFrame({
                 "recipient": rows["recipient"], "state": rows["state"], "ledger": str(path), "batch": rows["batch"],
                 "sent_at": scheduled.fillna(rows["intent_at"].astype("datetime64[us, UTC]")),
-            })[rows["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool)])
+            })[rows["state"].isin(SPENT_STATES).to_numpy(dtype=bool)])
     history = pd.concat(frames, ignore_index=True)
     return history.assign(ledger=history["ledger"].astype("string"))

@@ -26,6 +26,7 @@ import pydantic
 
 from sendframe.api.models import FEMALE_ONLY_LANGUAGES, GENDERS, LANGUAGES, REQUEST_MODELS
 from sendframe.campaign.message import MESSAGE_OPTIONS, Message, landing_sms, mailing, sms, voice, voice_audio, whatsapp
+from sendframe.campaign.message_options import CHANNEL_LIMITED
 from sendframe.campaign.send import SendOptions
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
@@ -42,8 +43,6 @@ CONSTRUCTORS: dict[str, Callable[..., Message]] = {
 PREVIEW_PLACEHOLDERS: dict[str, Any] = {
     "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
     "gender": "F", "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
-# request fields that are not options: built from the contacts
-_NOT_OPTIONS = frozenset({"to", "sub", "messages"})
 _HELP: dict[str, str] = {
     "message": "the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}",
     "sender": "sms/landingsms: the sender label (15 digits or 11 letters and digits); whatsapp: the registered "
@@ -135,14 +134,14 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
             add(name, None if empty else parameter.default, "argument", hints.get(name), empty)
     message_hints = typing.get_type_hints(Message)
     for name in ("encoding", *MESSAGE_OPTIONS):  # settings before fields: they own encoding and notification_url
-        if (name == "encoding" and not info.sends_sms) or (name == "notification_url" and not info.has_notifications):
+        if name in CHANNEL_LIMITED and not CHANNEL_LIMITED[name](info):
             continue
         field = settings.get(name)
         add(name, field.default if field else None, "setting", message_hints.get(name, str))
     for wire_name in dict.fromkeys(wire_name for _, wire_name in info.column_fields):  # whatsapp
         add(info.column_field_option(wire_name), None, "setting", list[str])
     for name, model_field in REQUEST_MODELS[info.name].model_fields.items():
-        if name not in _NOT_OPTIONS:
+        if name in wire:  # not those built from the contacts (to, sub, messages)
             add(name, model_field.default, "field", model_field.annotation)
     send_hints = typing.get_type_hints(SendOptions)
     for send_option in dataclasses.fields(SendOptions):
@@ -173,34 +172,26 @@ def _value(hint: Any, default: Any) -> str:
     """The kind of value a type hint describes (what a command-line flag parses it as)."""
     if hint is None or hint is Any:
         return "bool" if isinstance(default, bool) else "object"
-    kinds = {_base(arg) for arg in typing.get_args(hint)} - {None} if _is_union(hint) else {_base(hint)}
+    kinds = _kinds(hint) - {None}
     if len(kinds) != 1:
         return "list" if "list" in kinds else "object"
     return str(kinds.pop())
 
 
-def _is_union(hint: Any) -> bool:
-    return typing.get_origin(hint) in (typing.Union, types.UnionType)
-
-
-def _base(hint: Any) -> str | None:
+def _kinds(hint: Any) -> set[str | None]:
+    """The kinds of value of each type a hint allows (None: ``None`` itself)."""
     while typing.get_origin(hint) is typing.Annotated:
         hint = typing.get_args(hint)[0]
-    if hint is type(None):
-        return None
-    if _is_union(hint):
-        kinds = {_base(arg) for arg in typing.get_args(hint)} - {None}
-        return kinds.pop() if len(kinds) == 1 else "object"
     origin = typing.get_origin(hint) or hint
-    if origin is tuple:
-        return "pair"
+    if origin in (typing.Union, types.UnionType):
+        return set().union(*map(_kinds, typing.get_args(hint)))
     if origin in (list, Iterable, Sequence):
         inner = typing.get_args(hint)
-        return "list" if not inner or _base(inner[0]) == "text" else "structure"
+        return {"list" if not inner or _kinds(inner[0]) - {None} == {"text"} else "structure"}
     if origin is dict or (isinstance(origin, type) and issubclass(origin, pydantic.BaseModel)):
-        return "structure"
-    simple = {bool: "bool", int: "int", float: "float", str: "text"}
-    return simple.get(origin, "object") if isinstance(origin, type) else "object"
+        return {"structure"}
+    simple = {type(None): None, tuple: "pair", bool: "bool", int: "int", float: "float", str: "text"}
+    return {simple.get(origin, "object") if isinstance(origin, type) else "object"}
 
 
 def split_options(channel_name: str, options: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:

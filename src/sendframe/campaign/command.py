@@ -277,11 +277,9 @@ def _send(args: argparse.Namespace) -> int:
     ledger = options["ledger"]
     _say_skipped(result.rename(columns={"outcome": "action"}), "sent")
     _write(result, args.out)
-    outcome = result["outcome"].astype("str")
-    counts = outcome.value_counts().to_dict()
+    counts = result["outcome"].astype("str").value_counts().to_dict()
     print(f"{len(result)} rows: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + f" (ledger: {ledger})")
-    unknown = int((outcome == "unknown").sum())
-    not_sent = int((outcome == "not_sent").sum())
+    unknown, not_sent = counts.get("unknown", 0), counts.get("not_sent", 0)
     if not_sent:
         print(f"{not_sent} row(s) were not sent (see error_code in --out): run the same command again to send them.",
               file=sys.stderr)

@@ -204,6 +204,7 @@ class Variants:
     holdout: tuple[str, ...] = (HOLDOUT,)
 
     def _groups(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Which rows each variant with a message has (the rest are holdout rows); a value of neither is refused."""
         if self.column not in frame.columns:
             raise InputError(f"The contacts have no {self.column!r} column: add one with sendframe.assign_variants "
                              f"(or name yours with column=).")
@@ -213,7 +214,7 @@ class Variants:
         if unknown:
             raise InputError(f"Column {self.column!r} holds {', '.join(map(repr, unknown))}, which has no message "
                              f"(variants: {', '.join(self.messages)}; holdout: {', '.join(self.holdout)}).")
-        return {name: (values == name).to_numpy() for name in [*self.messages, *self.holdout]}
+        return {name: (values == name).to_numpy() for name in self.messages}
 
     def _identity(self) -> dict[str, Any]:
         return {f"variant {name}": json.dumps(campaign_identity(msg.channel, msg.fields), ensure_ascii=False)
@@ -225,7 +226,7 @@ class Variants:
         frame = as_frame(contacts)
         text = pd.Series(pd.NA, index=frame.index, dtype="str", name="text")
         for name, rows in self._groups(frame).items():
-            if name in self.messages and rows.any():
+            if rows.any():
                 text[rows] = self.messages[name].render(frame.loc[rows])
         return text
 
@@ -234,7 +235,7 @@ class Variants:
         """Every problem per variant, one row each, with a ``variant`` column (holdout rows are not checked)."""
         frame = as_frame(contacts)
         found = [self.messages[name].preflight(frame.loc[rows], suppression=suppression).assign(variant=name)
-                 for name, rows in self._groups(frame).items() if name in self.messages]
+                 for name, rows in self._groups(frame).items()]
         return pd.concat(found, ignore_index=True)
 
     def prepare(self, contacts: Any, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
@@ -249,7 +250,7 @@ class Variants:
                              "reason": pd.Series(pd.NA, index=frame.index, dtype="str")})
         keys = pd.Series(pd.NA, index=frame.index, dtype="str")
         prepared: dict[str, Prepared] = {}
-        rows_of = {name: rows for name, rows in self._groups(frame).items() if name in self.messages and rows.any()}
+        rows_of = self._groups(frame)  # every variant, even one without rows: its empty piece gives the columns
         for name, rows in rows_of.items():
             message = self.messages[name]
             prepared[name] = message.prepare(frame.loc[rows], suppression=suppression, keep=reasons | {"duplicate"},
@@ -282,11 +283,11 @@ class Variants:
         frame = as_frame(contacts)
         prepared, plan = self.prepare(frame, suppression=suppression, keep=keep, prices=prices)
         pieces = [p.estimate for p in prepared.values()]
-        priced = pd.concat(pieces).reindex(frame.index) if pieces else pd.DataFrame(index=frame.index)
+        priced = pd.concat(pieces).reindex(frame.index)
         # each piece follows the campaign's plan (skipped rows cost nothing); holdout rows have no piece
         priced = priced.assign(billable=priced["billable"].fillna(False).astype(bool), cost=priced["cost"].fillna(0.0),
                                action=plan["action"], variant=plan["variant"])
-        currency = next((piece.attrs.get("currency") for piece in pieces), "EUR")
+        currency = next((piece.attrs["currency"] for piece in pieces if piece.attrs.get("currency")), "EUR")
         priced.attrs = {"currency": currency}
         priced.attrs["totals"] = estimate_totals(priced)
         shown = ("rows", "billable", "messages", "cost")
@@ -315,7 +316,7 @@ class Variants:
         budget = Budget(how.max_cost, []) if how.max_cost is not None else None
         results = [send_prepared(p, how, budget=budget, identity=self._identity(), warn=False)
                    for p in prepared.values()]
-        result = pd.concat(results).reindex(frame.index) if results else pd.DataFrame(index=frame.index)
+        result = pd.concat(results).reindex(frame.index)
         held = (plan["action"] == "holdout").to_numpy()
         outcome = result["outcome"].astype("str").where(~held, "holdout")
         result = result.assign(outcome=pd.Categorical(outcome, categories=list(OUTCOMES)),

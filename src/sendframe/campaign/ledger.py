@@ -76,10 +76,12 @@ from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
 from sendframe.errors import InputError, LedgerMismatchError, naming_full_disk
 
-__all__ = ["ROW_DTYPES", "SCHEMA_VERSION", "Ledger", "is_ledger", "same_recipient"]
+__all__ = ["ROW_DTYPES", "SCHEMA_VERSION", "SPENT_STATES", "Ledger", "is_ledger", "same_recipient"]
 
 # batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
 BATCH_STATES = ("intent", "done", "unknown", "not_sent")
+# row states of a message that may have gone out: what a budget or a frequency cap counts as sent
+SPENT_STATES = ("accepted", "unknown")
 SCHEMA_VERSION = 1
 # the fields of a result item kept per row: (key in a batch's stored answer, column of rows())
 ANSWER_FIELDS = (("accepted", "accepted"), ("id", "id"), ("parts", "parts"), ("scheduledAt", "scheduled_at"),

@@ -12,7 +12,7 @@ validated with the service's own models, as a request to one placeholder recipie
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
@@ -28,10 +28,13 @@ from sendframe.channels import ChannelInfo, channel, channels_where
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names, snake_case
 
-__all__ = ["RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
+__all__ = ["CHANNEL_LIMITED", "RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
 
 # settings a send may also take for one run (they override the message's)
 RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
+# settings only some channels take -> the channel's fact that says which
+CHANNEL_LIMITED: dict[str, Callable[[ChannelInfo], bool]] = {
+    "encoding": lambda info: info.sends_sms, "notification_url": lambda info: info.has_notifications}
 _PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
 
 
@@ -83,16 +86,15 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
     encoding = options.pop("encoding", None)
     if encoding is not None:
         asked_encoding(encoding)
-    if encoding is not None and not info.sends_sms:
-        raise InputError(f"encoding applies to {' and '.join(channels_where(lambda c: c.sends_sms))}, not {info.name}.")
-    fields: dict[str, Any] = {}
-    for name, value in options.items():
-        if value is not None:
-            fields[names[name]] = value
+    fields = {names[name]: value for name, value in options.items() if value is not None}
     if fields.get("parts") == 1:  # the service's default: the same message whether it is said or not
         del fields["parts"]
     fields = defaulted_fields(info.name, fields)
     notification_url = settings.get("notification_url") or fields.pop("notificationUrl", None)
+    for name, value in (("encoding", encoding), ("notification_url", notification_url)):
+        if value is not None and not CHANNEL_LIMITED[name](info):
+            raise InputError(f"{name} applies to {' and '.join(channels_where(CHANNEL_LIMITED[name]))}, "
+                             f"not {info.name}.")
     for name in ("scheduleDate", "expirationDate"):
         value = fields.get(name)
         if isinstance(value, (datetime, pd.Timestamp)) and value.tzinfo is None:
@@ -110,9 +112,6 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
         settings["frequency_cap"] = frequency_window(cap[0], cap[1], f"frequency_cap={cap!r}")
     if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
         raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
-    if notification_url is not None and not info.has_notifications:
-        raise InputError(f"notification_url applies to {' and '.join(channels_where(lambda c: c.has_notifications))}, "
-                         f"not {info.name}.")
     _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
     if "quiet_hours" in settings:
         settings["quiet_hours"] = tuple(settings["quiet_hours"]) if settings["quiet_hours"] else None

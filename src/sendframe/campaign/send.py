@@ -58,7 +58,7 @@ from sendframe.api.client import AsyncClient, Client
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
-from sendframe.campaign.ledger import ROW_DTYPES, Ledger
+from sendframe.campaign.ledger import ROW_DTYPES, SPENT_STATES, Ledger
 from sendframe.campaign.ledger_keys import tag_url
 from sendframe.campaign.policy import warn_skipped
 from sendframe.campaign.prepared import Prepared
@@ -474,7 +474,7 @@ def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple
     skip = ["accepted", "rejected"] + ([] if resend_unknown else ["unknown"])
     known = journal.lookup(spec.keys, spec.recipients)
     done = known["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
-    spent = known["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool, na_value=False)
+    spent = known["state"].isin(SPENT_STATES).to_numpy(dtype=bool, na_value=False)
     keys = pa.array(known["row_key"].array).cast(pa.string())
     return dataclasses.replace(spec, keys=keys), np.flatnonzero(~done), np.flatnonzero(spent)
 

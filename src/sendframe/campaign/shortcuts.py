@@ -45,19 +45,21 @@ def send_campaign(contacts: Any, channel: str, **options: Any) -> pd.DataFrame:
         >>> result["outcome"].tolist()
         ['dry_run']
     """
-    name = channel_info(channel).name
-    message_options, send_options = split_options(name, options, "sendframe.send_campaign")
-    return CONSTRUCTORS[name](**message_options).send(contacts, **send_options)
+    return _sent(channel_info(channel).name, contacts, (), options, "sendframe.send_campaign")
+
+
+def _sent(channel_name: str, contacts: Any, args: tuple[Any, ...], options: dict[str, Any], where: str) -> pd.DataFrame:
+    """The constructor's message made from ``args`` and the message's ``options``, sent with send's options."""
+    message_options, send_options = split_options(channel_name, options, where)
+    return CONSTRUCTORS[channel_name](*args, **message_options).send(contacts, **send_options)
 
 
 def _one_call(channel_name: str, name: str, summary: str, example: str) -> Callable[..., pd.DataFrame]:
     """The one-call function of a channel: its constructor's parameters, then every other option of the table."""
     constructor = CONSTRUCTORS[channel_name]
-    where = f"sendframe.{name}"
 
     def send(contacts: Any, *args: Any, **options: Any) -> pd.DataFrame:
-        message_options, send_options = split_options(channel_name, options, where)
-        return constructor(*args, **message_options).send(contacts, **send_options)
+        return _sent(channel_name, contacts, args, options, f"sendframe.{name}")
 
     own = [p.replace(annotation=inspect.Parameter.empty)
            for p in inspect.signature(constructor).parameters.values() if p.kind is not p.VAR_KEYWORD]

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.wire import user_stacklevel
-from sendframe.campaign.ledger import Ledger
+from sendframe.campaign.ledger import SPENT_STATES, Ledger
 from sendframe.campaign.lock import hold
 from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.policy import keep_reasons, warn_skipped
@@ -197,7 +197,7 @@ def _earlier_spend(journal: Ledger, cost: np.ndarray) -> float:
     """The estimated cost of the rows of the frame the ledger holds as accepted or unknown (sent, or maybe
     sent), keyed by their position in the frame: what earlier runs spent on the campaign."""
     rows = journal.rows()
-    spent = rows[rows["state"].isin(["accepted", "unknown"]).to_numpy(dtype=bool, na_value=False)]
+    spent = rows[rows["state"].isin(SPENT_STATES).to_numpy(dtype=bool, na_value=False)]
     at = pd.to_numeric(spent["row_key"], errors="coerce").dropna().to_numpy(dtype=np.int64)
     return float(cost[np.unique(at[(at >= 0) & (at < len(cost))])].sum())
 
