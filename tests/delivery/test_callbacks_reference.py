@@ -135,3 +135,15 @@ def test_line_endings_and_a_missing_last_newline_read_as_the_reference(tmp_path,
     assert frame.attrs["junk_lines"] == junk_count
     assert frame["id"].tolist() == expected.get("id", pd.Series(dtype=object)).tolist()
     assert frame["ref"].tolist() == expected.get("ref", pd.Series(dtype=object)).tolist()
+
+
+def test_an_unterminated_last_line_that_repeats_a_shorter_row_is_a_retry(tmp_path):
+    # the retry's query digest must not depend on the other rows' lengths (found by the test above)
+    short = 'h - - [1/Nov/2026:10:30:00 +0100] "GET /dlr?mid=7&st=DELIVRD&ref=crm HTTP/1.1" 200 2 "-" "ua x"'
+    long_ = ('h - - [1/Nov/2026:10:30:00 +0100] "GET /dlr?mid=8&st=DELIVRD&d=1&c=0.0450&y=2026-11-01+10:30:00'
+             '&t=2026-11-01+10:30:05&ref=crm HTTP/1.1" 200 2 "-" "ua x"')
+    log = tmp_path / "access.log"
+    log.write_text(f"{long_}\n{short}\n{short}")
+    frame = read_callbacks(log, URL)
+    assert frame["id"].tolist() == ["8", "7"]
+    assert frame.attrs["duplicates_dropped"] == 1

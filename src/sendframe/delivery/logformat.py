@@ -515,6 +515,8 @@ def span_digests(data: pa.Buffer, start: np.ndarray, end: np.ndarray, step: int 
         >>> digests = span_digests(data, np.array([0, 10, 20]), np.array([9, 19, 29]))
         >>> bool(digests[0] == digests[1]), bool(digests[0] == digests[2])
         (True, False)
+        >>> bool(span_digests(data, np.array([0, 0]), np.array([9, 29]))[0] == digests[0])  # whatever its neighbours
+        True
     """
     raw = np.frombuffer(data, dtype=np.uint8)
     start = np.asarray(start, dtype=np.int64)
@@ -539,7 +541,10 @@ def span_digests(data: pa.Buffer, start: np.ndarray, end: np.ndarray, step: int 
                 stir(block, words(raw, begin + offset), scratch)
             for offset in range(whole, int(size.max(initial=0)), 8):
                 left = size - offset
-                stir(block, words(raw, np.where(left > 0, begin + offset, 0)) & _low_bytes(left), scratch)
+                going = left > 0  # a span that has ended keeps its digest: it must not depend on longer neighbours
+                stirred = block.copy()
+                stir(stirred, words(raw, np.where(going, begin + offset, 0)) & _low_bytes(left), scratch)
+                np.copyto(block, stirred, where=going)
             digest[at:stop] = block
 
     n = len(start)
