@@ -41,7 +41,6 @@ READ_BELOW = 64 << 20     # appended ranges up to this size are read into memory
 # lines parsed at a time: a read parses them as appended pieces, so its peak follows the piece, not the log (at 338k
 # lines a whole read peaked at 337 MiB)
 PIECE_LINES = 1 << 16
-MAX_PIECES = 8
 _CHECKED_ENDS = 4096      # bytes at the start and just before the read point compared to notice a rewritten file
 _CHECKED_SAMPLES = 16     # and this many samples of 64 bytes between them
 
@@ -187,13 +186,11 @@ class LogReads:
 
 
 def _pieces(lines: pa.Array, mapped: bool) -> list[tuple[int, int]]:
-    """(first, stop) of the pieces the lines are parsed in: ``PIECE_LINES`` at a time, or more in at most
-    ``MAX_PIECES`` pieces (each appended piece copies the frame's numbers so far), when they lie over the file as it
-    is (each piece's end is then a position in the file); else all at once."""
-    size = max(PIECE_LINES, -(-len(lines) // MAX_PIECES))
-    if not mapped or len(lines) <= size:
+    """(first, stop) of the pieces the lines are parsed in: ``PIECE_LINES`` at a time when they lie over the file as
+    it is (each piece's end is then a position in the file), else all at once."""
+    if not mapped or len(lines) <= PIECE_LINES:
         return [(0, len(lines))]
-    return [(first, min(first + size, len(lines))) for first in range(0, len(lines), size)]
+    return [(first, min(first + PIECE_LINES, len(lines))) for first in range(0, len(lines), PIECE_LINES)]
 
 
 def _piece_end(lines: pa.Array, stop: int, whole: int) -> int:
