@@ -24,19 +24,16 @@ could release them. The Composer's keystroke takes the same time either way.
 from __future__ import annotations
 
 import ctypes
-import mmap
 import os
 import sys
 
 import pyarrow as pa
 
-__all__ = ["release_mapped_pages", "release_unused_memory"]
+__all__ = ["release_unused_memory"]
 
 # glibc's malloc_trim (Linux); None elsewhere (macOS and musl give freed memory back by themselves or lack it)
 _LIBC = ctypes.CDLL(None) if sys.platform.startswith("linux") else None
 _MALLOC_TRIM = getattr(_LIBC, "malloc_trim", None)
-_MADVISE = getattr(_LIBC, "madvise", None)
-_MADV_DONTNEED = 4  # Linux
 if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
     pa.set_memory_pool(pa.system_memory_pool())
 
@@ -52,23 +49,3 @@ def release_unused_memory() -> None:
     pa.default_memory_pool().release_unused()
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
-
-
-def release_mapped_pages(mapped: pa.Buffer, first: int, stop: int) -> None:
-    """Let the pages of bytes ``first`` to ``stop`` of ``mapped``, a buffer of a file mapped read-only
-    (``pa.memory_map``), leave the process's resident memory: they counted in it (and in its peak) once read,
-    until the mapping ended. The file and the buffer's contents are unchanged: a page read again is mapped again
-    from the page cache. Only for a file mapping: anonymous memory would lose its contents.
-
-        >>> import tempfile
-        >>> with tempfile.NamedTemporaryFile() as file:
-        ...     _ = file.write(b"x" * 10_000); file.flush()
-        ...     data = pa.memory_map(file.name).read_buffer()
-        ...     release_mapped_pages(data, 0, 8192)
-        ...     bytes(data[9_000:9_002])
-        b'xx'
-    """
-    if _MADVISE is None or stop <= first:
-        return
-    begin = (mapped.address + first) // mmap.PAGESIZE * mmap.PAGESIZE  # madvise takes whole pages
-    _MADVISE(ctypes.c_void_p(begin), ctypes.c_size_t(mapped.address + stop - begin), _MADV_DONTNEED)

@@ -34,7 +34,6 @@ from sendframe.delivery.parsing import (
     parse_with_queries,
     receiver_templates,
 )
-from sendframe.memory import release_mapped_pages
 
 CACHED_LOGS = 4           # logs whose last read is kept (each holds its frame)
 READ_BELOW = 64 << 20     # appended ranges up to this size are read into memory; larger ones are mapped
@@ -150,33 +149,25 @@ class LogReads:
             if known is not None and not _continues(fd, known, identity, status.st_size):
                 known = None
             start = known.consumed if known is not None else 0
-            data, from_file = _bytes_from(fd, name, start, status.st_size)
+            data = _bytes_from(fd, name, start, status.st_size)
             whole = _whole_lines_length(data)
             lines, mapped = _lines(data.slice(0, whole))
             if known is not None and _new_own_params(lines, known):  # a restart named new own parameters
                 return self._update(name, status, None, notification_url)
-            params = log_params(lines, notification_url) if known is None else known.params
-            # the mapped log's pages read so far (all of them, to cut the lines) leave the resident memory, and each
-            # piece's after it is parsed: they counted in it, and in its peak, until the read ended
-            if from_file:
-                release_mapped_pages(data, 0, whole)
             pieces = _pieces(lines, mapped)  # a piece at a time: parsing takes about 1 KB a line at its peak
             if known is None:
                 first, stop = pieces.pop(0)
                 piece, ends = lines.slice(first, stop - first), _piece_end(lines, stop, whole)
+                params = log_params(lines, notification_url)
                 frame, begin, end = parse_with_queries(piece, params)
                 # the ids' digests made now, with the rest of the whole read: the polls that follow stay small
                 read = _Read(identity, ends, _fingerprint(fd, ends), params, frame, *_in_file(begin, end, 0, mapped),
                              _query_digests(piece, begin, end), next(self._generations), _IdDigests.of(frame["id"]))
-                if from_file and mapped:
-                    release_mapped_pages(data, 0, ends)
             else:
                 read = known
             for first, stop in pieces:
                 piece, ends = lines.slice(first, stop - first), _piece_end(lines, stop, whole)
                 read = _extended(read, fd, piece, mapped, start, ends)
-                if from_file and mapped:
-                    release_mapped_pages(data, _piece_end(lines, first, whole), ends)
             partial = None
             if whole < data.size:  # a line being written: read now, and again next time until it is whole
                 rest, rest_mapped = _lines(data.slice(whole))
@@ -218,13 +209,13 @@ def _fingerprint(fd: int, length: int) -> bytes:
     return b"".join(samples)
 
 
-def _bytes_from(fd: int, name: str, start: int, size: int) -> tuple[pa.Buffer, bool]:
-    """The file's bytes from ``start``, and whether they are the file mapped: a large range (or a first read) is
-    mapped, nothing copied; a small one is read."""
+def _bytes_from(fd: int, name: str, start: int, size: int) -> pa.Buffer:
+    """The file's bytes from ``start``: a large range (or a first read) is mapped, nothing copied;
+    a small one is read."""
     if size - start > READ_BELOW or (start == 0 and size):
         with pa.memory_map(name) as mapped:
-            return mapped.read_buffer().slice(start, size - start), True
-    return pa.py_buffer(os.pread(fd, size - start, start)), False
+            return mapped.read_buffer().slice(start, size - start)
+    return pa.py_buffer(os.pread(fd, size - start, start))
 
 
 def _whole_lines_length(data: pa.Buffer) -> int:
