@@ -195,26 +195,3 @@ def test_polling_a_two_million_line_log_parses_only_the_new_lines(tmp_path):
     poll = time.perf_counter() - started
     assert frame.attrs["bytes_read"] == 10 * len(line(0, 1)) and len(frame) == 2_000_010
     assert poll < whole / 10, (poll, whole)
-
-
-def test_a_large_read_parsed_in_pieces_equals_one_parsed_whole_with_retries_and_junk_across_pieces(tmp_path,
-                                                                                                    monkeypatch):
-    log = tmp_path / "cb.log"
-    body = [line(n, n % 3) for n in range(2_000)]
-    body[700:700] = [line(5, 2), b"junk\n", line(1_500, 1)]  # a retry of a row of the first piece, in the third
-    # a restart naming an own parameter more: known from the start of the read, as in a read of the whole
-    body[1_600:1_600] = [b"#params\tid=%i&delivery=%d&status=%s&reported_at=%y&part=%n&ref=crm&shop=web\n"]
-    with open(log, "wb") as handle:
-        handle.write(HEADER + b"".join(body))
-    whole = fresh(log)
-    monkeypatch.setattr("sendframe.delivery.tailing.PIECE_LINES", 256)
-    pieces = fresh(log)
-    pd.testing.assert_frame_equal(pieces, whole)
-    assert pieces.attrs == whole.attrs and whole.attrs["duplicates_dropped"] == 1 and whole.attrs["junk_lines"] == 1
-    with open(log, "ab") as handle:  # a large append, in pieces too, after the kept read
-        handle.write(b"".join(line(n, 1) for n in range(2_000, 3_000)) + line(2_100, 1))
-    reads = LogReads()
-    reads.read(log)
-    with open(log, "ab") as handle:
-        handle.write(b"".join(line(n, 2) for n in range(3_000, 4_000)))
-    assert_same_as_a_fresh_read(reads.read(log).frame, log)

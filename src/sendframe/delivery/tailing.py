@@ -37,9 +37,6 @@ from sendframe.delivery.parsing import (
 
 CACHED_LOGS = 4           # logs whose last read is kept (each holds its frame)
 READ_BELOW = 64 << 20     # appended ranges up to this size are read into memory; larger ones are mapped
-# lines parsed at a time: a read parses them as appended pieces, so its peak follows the piece, not the log (at 338k
-# lines a whole read peaked at 337 MiB)
-PIECE_LINES = 1 << 16
 _CHECKED_ENDS = 4096      # bytes at the start and just before the read point compared to notice a rewritten file
 _CHECKED_SAMPLES = 16     # and this many samples of 64 bytes between them
 
@@ -154,42 +151,20 @@ class LogReads:
             lines, mapped = _lines(data.slice(0, whole))
             if known is not None and _new_own_params(lines, known):  # a restart named new own parameters
                 return self._update(name, status, None, notification_url)
-            pieces = _pieces(lines, mapped)  # a piece at a time: parsing takes about 1 KB a line at its peak
             if known is None:
-                first, stop = pieces.pop(0)
-                piece, ends = lines.slice(first, stop - first), _piece_end(lines, stop, whole)
                 params = log_params(lines, notification_url)
-                frame, begin, end = parse_with_queries(piece, params)
+                frame, begin, end = parse_with_queries(lines, params)
                 # the ids' digests made now, with the rest of the whole read: the polls that follow stay small
-                read = _Read(identity, ends, _fingerprint(fd, ends), params, frame, *_in_file(begin, end, 0, mapped),
-                             _query_digests(piece, begin, end), next(self._generations), _IdDigests.of(frame["id"]))
+                read = _Read(identity, whole, _fingerprint(fd, whole), params, frame, *_in_file(begin, end, 0, mapped),
+                             _query_digests(lines, begin, end), next(self._generations), _IdDigests.of(frame["id"]))
             else:
-                read = known
-            for first, stop in pieces:
-                piece, ends = lines.slice(first, stop - first), _piece_end(lines, stop, whole)
-                read = _extended(read, fd, piece, mapped, start, ends)
+                read = _extended(known, fd, lines, mapped, start, whole)
             partial = None
             if whole < data.size:  # a line being written: read now, and again next time until it is whole
                 rest, rest_mapped = _lines(data.slice(whole))
                 parsed = parse_with_queries(rest, read.params)
                 partial = _without_retries(read, parsed, rest, rest_mapped, fd, _query_digests(rest, *parsed[1:]))
         return read, partial, data.size
-
-
-def _pieces(lines: pa.Array, mapped: bool) -> list[tuple[int, int]]:
-    """(first, stop) of the pieces the lines are parsed in: ``PIECE_LINES`` at a time when they lie over the file as
-    it is (each piece's end is then a position in the file), else all at once."""
-    if not mapped or len(lines) <= PIECE_LINES:
-        return [(0, len(lines))]
-    return [(first, min(first + PIECE_LINES, len(lines))) for first in range(0, len(lines), PIECE_LINES)]
-
-
-def _piece_end(lines: pa.Array, stop: int, whole: int) -> int:
-    """Where the piece of ``lines`` ending before line ``stop`` ends, in bytes from the first line."""
-    if stop == len(lines):
-        return whole
-    width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
-    return int(np.frombuffer(lines.buffers()[1], width)[lines.offset + stop])
 
 
 def _continues(fd: int, known: _Read, identity: tuple[int, int], size: int) -> bool:
