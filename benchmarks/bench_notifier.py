@@ -21,9 +21,9 @@ Measured in the same run, each receiver in its own process:
 Then the sandbox's whole path (``--drain`` messages, 0 to skip): ``sendframe sandbox`` accepts the
 messages (SMS with the receiver's notificationUrl) and is killed at once; a new ``sendframe sandbox`` on
 the same database (started 4 s later) finds the whole backlog due (carrier steps and notifications): its
-carrier process applies the steps and its notifier process drains the reports into ``sendframe receive``,
-nothing else competing: notifications/s from its start until nothing is pending, and the CPU of the sandbox,
-of its carrier and notifier processes and of the receiver per notification.
+worker applies the steps and its notifier process drains the reports into ``sendframe receive``, nothing
+else competing: notifications/s from its start until nothing is pending, and the CPU of the sandbox, of its
+notifier process and of the receiver per notification.
 
 Prints notifications/s, the CPU seconds of this process and of each receiver, and the ratios.
 """
@@ -46,7 +46,7 @@ import httpx
 
 import sendframe
 from messy_data import messy_contacts
-from sandbox_process import children, cpu_seconds, helper_processes, start_receiver, start_sandbox, stop
+from sandbox_process import children, cpu_seconds, start_receiver, start_sandbox, stop
 from sendframe.api.notifications import substitute
 from sendframe.sandbox.notifier import MAX_IN_FLIGHT, Notifier
 
@@ -145,7 +145,7 @@ def drain(messages: int, notification_url: str, log: Path, receiver_pid: int, fo
     """A backlog of ``messages`` SMS (ACCEPTD and a final report each) drained by a restarted sandbox."""
     state = folder / "drain.sqlite"
     first, base_url = start_sandbox(["--db", str(state)])
-    first_helpers = children(first.pid)
+    first_notifiers = children(first.pid)
     try:
         with httpx.Client(base_url=base_url, auth=("demo", "demo-password"), timeout=60) as client:
             for start in range(0, messages, 1000):
@@ -153,16 +153,15 @@ def drain(messages: int, notification_url: str, log: Path, receiver_pid: int, fo
                 client.post("/api/rest/sms", json={"message": "Hola", "to": to, "from": "Shop",
                                                    "notificationUrl": notification_url}).raise_for_status()
     finally:
-        for pid in first_helpers:  # at once, with its notifier and carrier processes: the backlog stays in the database
+        for pid in first_notifiers:  # at once, with its notifier process: the backlog stays in the database
             os.kill(pid, signal.SIGKILL)
         first.kill()
         first.wait()
     time.sleep(LATEST_STEP)  # every step of the backlog falls due: the drain measures throughput, not latency
     before = _lines(log)
     second, _ = start_sandbox(["--db", str(state)])
-    helpers = helper_processes(second.pid)  # the sandbox's notifier and carrier processes
-    watched = {"sandbox_cpu": [second.pid], **{f"{role}_cpu": [helpers[role]] if role in helpers else []
-                                               for role in ("carrier", "notifier")}, "receiver_cpu": [receiver_pid]}
+    notifiers = children(second.pid)  # the sandbox's notifier process (none before it had one)
+    watched = {"sandbox_cpu": [second.pid], "notifier_cpu": notifiers, "receiver_cpu": [receiver_pid]}
     started = time.perf_counter()
     before_cpu = {name: sum(cpu_seconds(pid) for pid in pids) for name, pids in watched.items()}
     try:
@@ -236,8 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         count = drained["notifications"]
         print(f"sandbox drain of {drain_messages:,} messages' backlog -> sendframe receive: {count:,.0f} notifications "
               f"in {drained['seconds']:.2f} s = {count / drained['seconds']:,.0f}/s; CPU "
-              f"{drained['sandbox_cpu'] / count * 1e6:.0f} us sandbox + {drained['carrier_cpu'] / count * 1e6:.0f} us "
-              f"its carrier process (steps) + {drained['notifier_cpu'] / count * 1e6:.0f} us its notifier process + "
+              f"{drained['sandbox_cpu'] / count * 1e6:.0f} us sandbox (steps; notifications too without a notifier "
+              f"process) + {drained['notifier_cpu'] / count * 1e6:.0f} us its notifier process + "
               f"{drained['receiver_cpu'] / count * 1e6:.0f} us receiver each")
         complete = complete and count >= 2 * drain_messages
     print(f"goal: >= 10,000/s to sendframe receive; load average {os.getloadavg()[0]:.1f}")

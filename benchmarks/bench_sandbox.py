@@ -13,8 +13,8 @@ each. Measured in the same run, each with the sandbox's CPU seconds per 1,000 re
    per recipient. The difference between two lines is what that feature costs;
 2. the naive baseline: the same complete request with 1 recipient each;
 3. everything on, sent now: manual clock (sends, then ``/_sandbox/advance 0`` plans every message), and a
-   second sandbox on the real clock, where its carrier process applies the steps while requests arrive (its
-   CPU counted with the sandbox's): the two figures show what the steps running beside the API cost;
+   second sandbox on the real clock, where the worker (carrier steps, notifications) runs while requests
+   arrive: the two figures show what the worker competing with the API costs;
 4. delivery notifications out: every message's notifications (ACCEPTD and the final one) sent by
    ``/_sandbox/advance 600`` to a minimal keep-alive receiver, and to ``sendframe receive`` (durable, its
    own process), against a naive sequential sender (one GET at a time, a new connection each);
@@ -35,7 +35,7 @@ import httpx
 
 import sendframe
 from messy_data import TEMPLATE, messy_contacts
-from sandbox_process import cpu_seconds, helper_processes, peak_memory_mib, start_receiver, start_sandbox, stop
+from sandbox_process import cpu_seconds, peak_memory_mib, start_receiver, start_sandbox, stop
 
 AUTH = ("demo", "demo-password")
 LATER = "20991121093000"  # scheduled: accepted and stored now, carrier planning when due
@@ -146,7 +146,6 @@ def main() -> None:
         folder = Path(tmp)
         process, base_url = start_sandbox(["--db", ":memory:", "--clock", "manual"], env={"XDG_DATA_HOME": tmp})
         live, live_url = start_sandbox(["--db", str(folder / "live.sqlite")], env={"XDG_DATA_HOME": tmp})
-        helpers = helper_processes(live.pid)
         receiver, receiver_url = start_receiver(folder / "callbacks.log")
         raw = RawReceiver()
         raw_url = f"http://127.0.0.1:{raw.port}/dlr?id=%i&s=%s&d=%d&t=%t&y=%y&c=%c&m=%m&n=%n&P=%P"
@@ -180,9 +179,7 @@ def main() -> None:
                 live_bodies = [people.body(r * 1000, 1000, 4, live_url_dlr, None) for r in range(requests)]
                 with httpx.Client(base_url=live_url, auth=AUTH, timeout=600) as live_client:
                     live_client.post("/api/rest/sms", json=people.body(0, 1000, 4, live_url_dlr, None))  # warm up
-                    carrier, carrier_cpu = helpers["carrier"], cpu_seconds(helpers["carrier"])
                     live_seconds, live_cpu, live_sent = send_all(live_client, live_bodies, live.pid)
-                    live_cpu += cpu_seconds(carrier) - carrier_cpu  # its steps run in its carrier process
                 notifications = {}
                 for name, url in (("minimal receiver", raw_url), ("sendframe receive", receiver_url)):
                     before = raw.count
@@ -195,7 +192,6 @@ def main() -> None:
                 naive_notify = naive_notification_rate(raw_url, min(300, notify_messages))
             memory = {"manual-clock sandbox": peak_memory_mib(process.pid),
                       "real-clock sandbox": peak_memory_mib(live.pid),
-                      "its carrier process": peak_memory_mib(helpers["carrier"]),
                       "receiver": peak_memory_mib(receiver.pid)}
         finally:
             stop(process)

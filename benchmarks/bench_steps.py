@@ -7,7 +7,7 @@
 Measures the CPU the sandbox's ``Worker`` spends on carrier steps, the part of the notification phase
 that is not the notifier: planning each message with the simulated carrier, applying its due steps
 (events, statuses, mnc, costs), filling each report's notificationUrl and writing all of it to SQLite,
-one transaction per round, exactly as ``Worker.apply_steps`` runs in the server. No notification is
+one transaction per round, exactly as ``Worker._apply_steps`` runs in the server. No notification is
 sent (that is the notifier's cost, measured by ``bench_notifier``).
 
 How: an in-process ``Sandbox`` (manual clock, a database file) accepts N SMS over HTTP, 1,000 recipients a

@@ -55,9 +55,9 @@ import pyarrow.compute as pc
 import sendframe
 from messy_data import TEMPLATE, write_messy_csv
 from sandbox_process import (
+    children,
     cpu_seconds,
     current_memory_mib,
-    helper_processes,
     peak_memory_mib,
     start_receiver,
     start_sandbox,
@@ -184,7 +184,8 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
     print(f"rehearsal of {args.rows:,} contacts: {csv.stat().st_size / 1e6:,.1f} MB CSV written in {setup:.1f} s "
           f"(setup); sandbox pid {sandbox.pid} at {base_url}, receiver pid {receiver.pid}")
     print(f"message: {TEMPLATE!r}, sender Shop, parts 2, gsm-pt, notificationUrl to the receiver, ledger file")
-    servers = {"sandbox": sandbox.pid, **helper_processes(sandbox.pid), "receiver": receiver.pid}
+    servers = {"sandbox": sandbox.pid, **{f"notifier{'' if n == 0 else n + 1}": pid
+                                          for n, pid in enumerate(children(sandbox.pid))}, "receiver": receiver.pid}
     phases = Phases(servers, per_phase_memory=args.memory)
     status = 0
     try:

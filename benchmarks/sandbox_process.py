@@ -3,7 +3,7 @@
     process, base_url = start_sandbox(["--db", str(folder / "sandbox.sqlite")])
     receiver, notification_url = start_receiver(folder / "callbacks.log")
     ...
-    print(peak_memory_mib(process.pid), cpu_seconds(process.pid), helper_processes(process.pid))
+    print(peak_memory_mib(process.pid), cpu_seconds(process.pid), children(process.pid))
     stop(process); stop(receiver)
 """
 
@@ -17,8 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["children", "cpu_seconds", "helper_processes", "peak_memory_mib", "server_cpu_seconds", "start_receiver",
-           "start_sandbox", "stop", "wait_until_idle"]
+__all__ = ["children", "cpu_seconds", "peak_memory_mib", "server_cpu_seconds", "start_receiver", "start_sandbox",
+           "stop",
+           "wait_until_idle"]
 
 
 def _start(command: list[str], what: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
@@ -68,17 +69,6 @@ def children(pid: int, timeout: float = 5.0) -> list[int]:
         if found or time.monotonic() > deadline:
             return found
         time.sleep(0.05)
-
-
-def helper_processes(pid: int, timeout: float = 5.0) -> dict[str, int]:
-    """The helper processes of the sandbox ``pid`` by role, ``{"notifier": pid, "carrier": pid}`` (none for a
-    sandbox in memory or on the manual clock: then after ``timeout`` s), each named by its command line."""
-    found = {}
-    for child in children(pid, timeout):
-        command = Path(f"/proc/{child}/cmdline").read_bytes()
-        role = next((name for name in ("notifier", "carrier") if f"{name}_process".encode() in command), "child")
-        found[role if role not in found else f"{role}{child}"] = child
-    return found
 
 
 server_cpu_seconds = cpu_seconds  # the name the older benchmarks import

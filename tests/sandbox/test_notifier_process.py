@@ -1,6 +1,5 @@
-"""The notifier and carrier processes of a real-clock sandbox on a database file: they apply the steps and send
-the reports, and they never outlive their sandbox (stopped, interrupted or killed; embedded or as ``sendframe
-sandbox``)."""
+"""The notifier process of a real-clock sandbox on a database file: it sends the reports, and it never
+outlives its sandbox (stopped, interrupted or killed; embedded or as ``sendframe sandbox``)."""
 
 from __future__ import annotations
 
@@ -55,9 +54,8 @@ def test_a_real_clock_sandbox_on_a_file_sends_its_reports_from_its_notifier_proc
     count = 600
     with Sandbox(db=str(tmp_path / "s.sqlite"), clock="real") as sb, Receiver(tmp_path / "cb.log") as receiver:
         assert sb.state is not None
-        pid, carrier = sb.state.worker.notifier_pid, sb.state.worker.carrier_pid
+        pid = sb.state.worker.notifier_pid
         assert pid is not None and pid != os.getpid() and running(pid)
-        assert carrier not in (None, pid, os.getpid()) and running(carrier)
         send(sb.base_url, count, receiver.notification_url)
         deadline = time.monotonic() + 60
         while receiver.notifications < 2 * count and time.monotonic() < deadline:
@@ -65,7 +63,7 @@ def test_a_real_clock_sandbox_on_a_file_sends_its_reports_from_its_notifier_proc
         time.sleep(0.5)  # a report sent twice would arrive by now
         callbacks = receiver.callbacks()
         notes = [n for row in sb.messages()["notifications"] for n in row]
-    assert not running(pid) and not running(carrier)  # stopped with the sandbox
+    assert not running(pid)  # stopped with the sandbox
     statuses = callbacks.groupby("id", sort=False)["status"].agg(list)
     assert len(callbacks) == 2 * count and len(statuses) == count
     assert all(s[0] == "ACCEPTD" and s[1] in FINAL for s in statuses)
@@ -76,41 +74,39 @@ def test_a_real_clock_sandbox_on_a_file_sends_its_reports_from_its_notifier_proc
 def test_a_sandbox_in_memory_or_on_a_manual_clock_sends_its_reports_itself(tmp_path, db, clock):
     with Sandbox(db=str(tmp_path / "s.sqlite") if db == "file" else db, clock=clock) as sb:
         assert sb.state is not None and sb.state.worker.notifier_pid is None
-        assert sb.state.worker.carrier_pid is None
 
 
-def _command(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int], str]:
+def _command(tmp_path: Path) -> tuple[subprocess.Popen[str], int, str]:
     process = subprocess.Popen([sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0",
                                 "--db", str(tmp_path / "s.sqlite")],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     base_url = process.stdout.readline().strip()
     assert base_url.startswith("http://127.0.0.1:")
-    helpers = children(process.pid)  # the notifier and carrier processes
-    assert len(helpers) == 2 and all(map(running, helpers))
-    return process, helpers, base_url
+    notifiers = children(process.pid)
+    assert len(notifiers) == 1 and running(notifiers[0])
+    return process, notifiers[0], base_url
 
 
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "term", "kill"])
-def test_the_notifier_and_carrier_processes_end_with_sendframe_sandbox_however_it_ends(tmp_path, how):
-    process, helpers, _ = _command(tmp_path)
+def test_the_notifier_process_ends_with_sendframe_sandbox_however_it_ends(tmp_path, how):
+    process, notifier, _ = _command(tmp_path)
     try:
         process.send_signal(how)
         process.wait(20)
-        assert all(ends_within(helper, 10) for helper in helpers)
+        assert ends_within(notifier, 10)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-        for helper in filter(running, helpers):
-            os.kill(helper, signal.SIGKILL)
+        if running(notifier):
+            os.kill(notifier, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("role", ["notifier_pid", "carrier_pid"])
-def test_a_notifier_or_carrier_process_that_dies_is_started_again_and_the_reports_go_out(tmp_path, role):
+def test_a_notifier_process_that_dies_is_started_again_and_the_reports_go_out(tmp_path):
     with Sandbox(db=str(tmp_path / "s.sqlite"), clock="real") as sb, Receiver(tmp_path / "cb.log") as receiver:
         assert sb.state is not None
-        first = getattr(sb.state.worker, role)
+        first = sb.state.worker.notifier_pid
         os.kill(first, signal.SIGKILL)
         assert ends_within(first, 10)
         send(sb.base_url, 50, receiver.notification_url)
@@ -118,7 +114,7 @@ def test_a_notifier_or_carrier_process_that_dies_is_started_again_and_the_report
         while receiver.notifications < 100 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert receiver.notifications == 100
-        second = getattr(sb.state.worker, role)
+        second = sb.state.worker.notifier_pid
         assert second not in (None, first) and running(second)
     assert not running(second)
 
@@ -127,14 +123,14 @@ def test_a_sandbox_killed_while_notifying_resumes_and_loses_no_report(tmp_path):
     count = 10_000  # enough that the kill lands mid-delivery even on a loaded machine (6,000 could all arrive first)
     receiver = Receiver(tmp_path / "cb.log").start()
     try:
-        process, helpers, base_url = _command(tmp_path)
+        process, notifier, base_url = _command(tmp_path)
         send(base_url, count, receiver.notification_url)
         deadline = time.monotonic() + 60
         while receiver.notifications < 200 and time.monotonic() < deadline:
             time.sleep(0.01)
         process.kill()  # mid-delivery: the rounds in flight are not recorded
         process.wait(10)
-        assert all(ends_within(helper, 10) for helper in helpers)
+        assert ends_within(notifier, 10)
         assert receiver.notifications < 2 * count
         again, _, _ = _command(tmp_path)
         try:

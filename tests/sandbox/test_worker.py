@@ -243,7 +243,7 @@ def test_a_round_plans_about_step_batch_messages_however_the_requests_group_them
             to = [f"44791{request}{i:05d}" for i in range(size)]
             sending.accept(state, state.accounts["demo"], "sms", {"message": "x", "to": to, "from": "Shop"})
         moment = state.clock.now().timestamp()
-        first, second, third = (worker.apply_steps(moment) for _ in range(3))
+        first, second, third = (worker._apply_steps(moment) for _ in range(3))
         statuses = dict(state.db.execute("SELECT status, COUNT(*) FROM message_view GROUP BY status").fetchall())
         return size, first, second, third, statuses
 

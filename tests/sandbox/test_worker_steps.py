@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from sendframe.api.notifications import ESCAPE_CODES, NOTIFICATION_DATE_FORMAT, substitute
 from sendframe.pricing import load_prices
-from sendframe.sandbox import sending, store, worker
+from sendframe.sandbox import sending, worker
 from sendframe.sandbox.carrier import CarrierConfig
 from sendframe.sandbox.state import SandboxState
 from sendframe.sandbox.worker import STEP_BATCH, Worker
@@ -107,41 +107,18 @@ def test_a_worker_that_forgot_its_messages_writes_what_one_that_remembers_writes
                    {"message": "x", "to": to, "from": "Shop", "notificationUrl": ALL})
     remembering = Worker(first)
     moment = first.clock.now().timestamp()
-    remembering.apply_steps(moment)  # plans every message; the same database is then copied
+    remembering._apply_steps(moment)  # plans every message; the same database is then copied
     with sqlite3.connect(tmp_path / "b.sqlite") as copy:
         first.db.backup(copy)
     second = _state_of(str(tmp_path / "b.sqlite"))
     forgetting = Worker(second)
     for later in (0.3, 1.0, 2.0, 600.0):
         for each in (remembering, forgetting):
-            while each.apply_steps(moment + later):
+            while each._apply_steps(moment + later):
                 pass
         forgetting._known.clear()  # as after a restart: every message read from the database again
     assert _outcome(first.db) == _outcome(second.db)
     assert len(_outcome(first.db)[0]) == 2 * len(to)
-
-
-def test_a_round_whose_work_was_taken_meanwhile_writes_nothing(tmp_path):
-    # two workers on one database (a carrier process and one that had not yet stopped; or the API's reset between
-    # a round's reading and its writing): the round that comes second finds its work rows gone and writes nothing
-    path = str(tmp_path / "s.sqlite")
-    first, second = _state_of(path), _state_of(path)
-    sending.accept(first, first.accounts["demo"], "sms",
-                   {"message": "x", "to": [f"3460000{n:04d}" for n in range(50)], "from": "Shop",
-                    "notificationUrl": ALL})
-    moment = first.clock.now().timestamp() + 600
-    one, other = Worker(first), Worker(second)
-    read = other._messages  # the other round reads its rows, then the first round runs whole before it writes
-    other._messages = lambda ids: (one.apply_steps(moment), read(ids))[1]  # type: ignore[method-assign]
-    assert other.apply_steps(moment) == {} and not other._known
-    assert _outcome(first.db)[0] and _outcome(first.db) == _outcome(second.db)
-    assert len(_outcome(first.db)[0]) == 2 * 50  # each report once: ACCEPTD and final
-    with first.db:
-        store.reset(first.db, first.extra)  # a reset between another round's reading and its writing
-    sending.accept(first, first.accounts["demo"], "sms", {"message": "x", "to": ["34600000001"], "from": "Shop"})
-    other._messages = lambda ids: (store.reset(first.db, first.extra), read(ids))[1]  # type: ignore[method-assign]
-    assert other.apply_steps(moment) == {}
-    assert _outcome(second.db) == [[], [], []]
 
 
 def test_steps_due_together_beyond_one_round_are_each_applied_once_in_seq_order():
@@ -153,16 +130,16 @@ def test_steps_due_together_beyond_one_round_are_each_applied_once_in_seq_order(
             sending.accept(state, state.accounts["demo"], "sms",
                            {"message": "x", "to": to[start:start + 500], "from": "Shop"})
         moment = state.clock.now().timestamp()
-        while worker_.apply_steps(moment):
+        while worker_._apply_steps(moment):
             pass
         ids = [r[0] for r in state.db.execute("SELECT id FROM messages ORDER BY rowid")]
         with state.db:
             state.db.execute("DELETE FROM work")
             state.db.executemany("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, 'expired', ?)",
                                  [(moment + 5, i, '{"status": "EXPIRED", "delivery": 2}') for i in ids])
-        first = worker_.apply_steps(moment + 5)
+        first = worker_._apply_steps(moment + 5)
         left = state.db.execute("SELECT COUNT(*) FROM work").fetchone()[0]
-        second = worker_.apply_steps(moment + 5)
+        second = worker_._apply_steps(moment + 5)
         events = [r[0] for r in state.db.execute("SELECT message_id FROM events WHERE type = 'expired' ORDER BY seq")]
         return ids, first, left, second, events
 

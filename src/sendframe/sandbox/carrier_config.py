@@ -14,12 +14,10 @@ Every draw depends only on the seed and its key (the message id or the number), 
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import math
 import os
-import pickle
 import struct
 import threading
 from collections.abc import Mapping
@@ -222,23 +220,6 @@ class CarrierConfig:
     def default(cls, seed: int = 0) -> CarrierConfig:
         """The built-in profiles with the given seed."""
         return cls(seed=seed)
-
-    def to_text(self) -> str:
-        """This configuration as text that :meth:`from_text` reads back in another process (the sandbox's carrier
-        process), profiles made in code included.
-
-            >>> CarrierConfig.from_text(CarrierConfig.default(7).to_text()).seed
-            7
-        """
-        return base64.b64encode(pickle.dumps(self)).decode()
-
-    @classmethod
-    def from_text(cls, text: str) -> CarrierConfig:
-        """The configuration :meth:`to_text` wrote (only ever a sandbox's own, passed to the process it started)."""
-        config = pickle.loads(base64.b64decode(text))  # noqa: S301 - our own object, from our own parent process
-        if not isinstance(config, cls):
-            raise ConfigurationError(f"Expected a carrier configuration, not {type(config).__name__}.")
-        return config
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str], *, seed: int | None = None) -> CarrierConfig:

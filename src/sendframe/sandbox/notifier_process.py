@@ -24,85 +24,67 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
-from typing import IO
+from collections.abc import Sequence
 
 from sendframe.sandbox.notification_pipeline import RoundPipeline, log_failure
 from sendframe.sandbox.notifier import Notifier
 from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, busy_pause, quiet_collector
 
-__all__ = ["BUSY", "WAKE", "HelperProcess", "NotifierProcess", "main"]
+__all__ = ["NotifierProcess", "main"]
 
 log = logging.getLogger("sendframe.sandbox.notifier_process")
 
 STOP_TIMEOUT = 10.0  # s: a round in flight ends within the notifier's 5 s timeout, then the process exits
 RESTART_EVERY = 1.0  # s: a process that keeps ending is started again at most this often
 IDLE_WAIT = 1.0  # s: the longest wait without a wake-up (a report due later than that is looked for again)
-WAKE, BUSY = b"w", b"b"  # what the worker writes to a helper process's standard input
+# not ``-m``: the package imports this module before ``-m`` would run it again as ``__main__``
+_ENTRY = "from sendframe.sandbox.notifier_process import main; raise SystemExit(main())"
+_WAKE, _BUSY = b"w", b"b"  # what the worker writes to the process's standard input
 
 
-class HelperProcess:
-    """The parent's handle on a helper process of the sandbox (``python -c`` running ``module``'s ``main`` with
-    ``arguments``): start, wake, stop; what it writes to its standard output, when ``on_output`` is given, calls
-    ``on_output`` on the event loop that started it.
+class NotifierProcess:
+    """The parent's handle on a notifier process: start, wake, stop.
 
-        >>> HelperProcess("sendframe.sandbox.carrier_process", ["--db", "s.sqlite"]).command()[-4:]
-        ['-c', 'from sendframe.sandbox.carrier_process import main; raise SystemExit(main())', '--db', 's.sqlite']
+        >>> process = NotifierProcess("sandbox.sqlite", allow_networks=["10.0.0.0/8"])
+        >>> process.command()[-4:]  # the arguments of main()
+        ['--db', 'sandbox.sqlite', '--allow-network', '10.0.0.0/8']
     """
 
-    def __init__(self, module: str, arguments: Sequence[str], *,
-                 on_output: Callable[[], None] | None = None) -> None:
-        self.module, self.arguments, self.on_output = module, list(arguments), on_output
+    def __init__(self, db_path: str, *, allow_networks: Sequence[str] = ()) -> None:
+        self.db_path = db_path
+        self.allow_networks = [str(n) for n in allow_networks]
         self.process: subprocess.Popen[bytes] | None = None
         self.started = float("-inf")  # time.monotonic() of the latest start
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(module={self.module!r}, pid={self.pid})"
+        pid = self.process.pid if self.process is not None else None
+        return f"NotifierProcess(db_path={self.db_path!r}, pid={pid})"
 
     def command(self) -> list[str]:
         """The command line of the process."""
-        # not ``-m``: the package imports these modules before ``-m`` would run one again as ``__main__``
-        return [sys.executable, "-c", f"from {self.module} import main; raise SystemExit(main())", *self.arguments]
+        networks = [part for network in self.allow_networks for part in ("--allow-network", network)]
+        return [sys.executable, "-c", _ENTRY, "--db", self.db_path, *networks]
 
     @property
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
     def start(self) -> None:
-        """Start the process (its standard input a pipe from this one, its output this one's or, with
-        ``on_output``, a pipe read on the running event loop)."""
+        """Start the process (its standard input a pipe from this one, its output this one's)."""
         self.started = time.monotonic()
-        piped = subprocess.PIPE if self.on_output is not None else None
         # its own process group: a terminal's Ctrl+C reaches the sandbox, which then stops this process itself
-        self.process = subprocess.Popen(self.command(), stdin=subprocess.PIPE, stdout=piped, close_fds=True,
-                                        process_group=0)
+        self.process = subprocess.Popen(self.command(), stdin=subprocess.PIPE, close_fds=True, process_group=0)
         if self.process.stdin is not None:
             os.set_blocking(self.process.stdin.fileno(), False)
-        if self.process.stdout is not None:
-            self._loop = asyncio.get_running_loop()
-            self._loop.add_reader(self.process.stdout.fileno(), self._readable, self.process.stdout)
-
-    def _readable(self, stdout: IO[bytes]) -> None:
-        data = b""
-        with contextlib.suppress(OSError):
-            data = os.read(stdout.fileno(), 4096)
-        if not data and self._loop is not None:  # the process ended
-            self._loop.remove_reader(stdout.fileno())
-            stdout.close()
-            return
-        if self.on_output is not None:
-            self.on_output()
 
     def wake(self) -> None:
-        """Tell the process there may be work."""
-        self._tell(WAKE)
+        """Tell the process reports may be due."""
+        self._tell(_WAKE)
 
     def defer(self) -> None:
-        """Tell the process the API is busy accepting, for ``BUSY_WINDOW``: the notifier process then sends only
-        reports overdue by more than ``MAX_DEFERRAL`` (the worker's own back-pressure), the carrier process
-        gathers fuller rounds."""
-        self._tell(BUSY)
+        """Tell the process the API is busy accepting: for ``BUSY_WINDOW`` it sends only reports overdue by
+        more than ``MAX_DEFERRAL`` (the worker's own back-pressure)."""
+        self._tell(_BUSY)
 
     def _tell(self, byte: bytes) -> None:
         # never blocks: a full pipe already holds a wake-up
@@ -116,18 +98,11 @@ class HelperProcess:
         process = self.process
         if process is None or process.poll() is None or time.monotonic() - self.started < RESTART_EVERY:
             return None
-        self._forget_output(process)
         self.start()
         return process.returncode
 
-    def _forget_output(self, process: subprocess.Popen[bytes]) -> None:
-        stdout = process.stdout
-        if stdout is not None and not stdout.closed and self._loop is not None:
-            self._loop.remove_reader(stdout.fileno())
-            stdout.close()
-
     async def stop(self) -> None:
-        """Close its standard input and wait for it to finish its round and exit (killed after ``STOP_TIMEOUT``)."""
+        """Close its standard input and wait for it to record its round and exit (killed after ``STOP_TIMEOUT``)."""
         process, self.process = self.process, None
         if process is None:
             return
@@ -138,24 +113,10 @@ class HelperProcess:
         while process.poll() is None and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         if process.poll() is None:
-            log.warning("the process %s (%s) did not stop in %g s: killed (its round is done again)",
-                        process.pid, self.module, STOP_TIMEOUT)
+            log.warning("the notifier process %s did not stop in %g s: killed (its round is sent again)",
+                        process.pid, STOP_TIMEOUT)
             process.kill()
             process.wait()
-        self._forget_output(process)
-
-
-class NotifierProcess(HelperProcess):
-    """The notifier process of a sandbox on ``db_path``.
-
-        >>> process = NotifierProcess("sandbox.sqlite", allow_networks=["10.0.0.0/8"])
-        >>> process.command()[-4:]  # the arguments of main()
-        ['--db', 'sandbox.sqlite', '--allow-network', '10.0.0.0/8']
-    """
-
-    def __init__(self, db_path: str, *, allow_networks: Sequence[str] = ()) -> None:
-        networks = [part for network in allow_networks for part in ("--allow-network", str(network))]
-        super().__init__(__name__, ["--db", db_path, *networks])
 
 
 async def run(db_path: str, notifier: Notifier) -> None:
@@ -181,7 +142,7 @@ async def run(db_path: str, notifier: Notifier) -> None:
         if not data:
             loop.remove_reader(sys.stdin.fileno())
             stop()
-        if BUSY in data:
+        if _BUSY in data:
             busy_until = time.monotonic() + BUSY_WINDOW
         wake.set()
 

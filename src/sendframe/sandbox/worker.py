@@ -3,10 +3,9 @@
 An asyncio task in the server's loop. Each round it applies every step that fell due (status,
 flags, events, notification jobs) in one transaction, then sends the due notifications through
 ``state.notifier`` (failed ones retried after ``RETRY_DELAYS``). A real-clock sandbox on a database
-file leaves the steps to a carrier process and the notifications to a notifier process of its own
-(``carrier_process``, ``notifier_process``), started and stopped with the worker: it passes each
-request's wake-up to the carrier process, whose rounds wake the notifier process. Everything lives in
-SQLite, so a new sandbox on the same database resumes where the old one stopped.
+file leaves the notifications to a notifier process of its own (``notifier_process``), started and
+stopped with the worker and woken by each round. Everything lives in SQLite, so a new sandbox on
+the same database resumes where the old one stopped.
 
     worker = Worker(state); await worker.start()   # in the server's lifespan
     await worker.advance(60)                       # manual clock: run all that falls due
@@ -33,7 +32,7 @@ import orjson
 from sendframe.errors import full_disk_error
 from sendframe.sandbox import carrier, store
 from sendframe.sandbox.notification_rounds import due_rows, next_notification_due, send_due_notifications
-from sendframe.sandbox.notifier_process import HelperProcess, NotifierProcess
+from sendframe.sandbox.notifier_process import NotifierProcess
 from sendframe.sandbox.reports import moment_at, notification_urls, report_urls, second_at
 from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, SandboxState, busy_pause
 
@@ -58,13 +57,6 @@ _PROGRESS = ("INSERT INTO message_progress (row, status, is_delivered, mnc, sent
              "status = COALESCE(excluded.status, status), is_delivered = MAX(is_delivered, excluded.is_delivered), "
              "mnc = COALESCE(excluded.mnc, mnc), sent_at = COALESCE(sent_at, excluded.sent_at)")
 _DUE_WORK = "SELECT seq, due, message_id, kind, payload FROM work WHERE due <= ? ORDER BY due, seq LIMIT ?"
-# the work rows a round took, by seq and message id (a reset starts seqs again at 1; message ids are never reused)
-_TAKEN = "DELETE FROM work WHERE (seq, message_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))"
-_CARRIER_MODULE = "sendframe.sandbox.carrier_process"
-
-
-class _WorkGone(Exception):
-    """The work rows a round took are gone (a reset, or another carrier process took them): it writes nothing."""
 
 
 def _date(seconds: float) -> str:
@@ -291,31 +283,21 @@ class Worker:
         self._task: asyncio.Task[None] | None = None
         self._known: dict[str, dict[str, Any]] = {}  # message id -> the message as the last round left it
         self._notifier_process: NotifierProcess | None = None
-        self._carrier_process: HelperProcess | None = None
 
     @property
     def notifier_pid(self) -> int | None:
         """The process id of the notifier process, or None when this worker sends the notifications itself."""
         return self._notifier_process.pid if self._notifier_process is not None else None
 
-    @property
-    def carrier_pid(self) -> int | None:
-        """The process id of the carrier process, or None when this worker applies the carrier's steps itself."""
-        return self._carrier_process.pid if self._carrier_process is not None else None
-
     async def start(self) -> None:
-        """Start the background loop (call from the server's event loop), and the notifier and carrier processes
-        of a real-clock sandbox on a database file (:mod:`~sendframe.sandbox.carrier_process`: each round it
-        ends wakes the notifier process)."""
+        """Start the background loop (call from the server's event loop), and the notifier process of a
+        real-clock sandbox on a database file."""
         wake = self.state.wake = asyncio.Event()
         self.state.worker = self
         if self.state.clock.mode == "real" and store.is_file(self.state.db_path):
             networks = [str(network) for network in self.state.notifier.allow_networks]
-            notifier = self._notifier_process = NotifierProcess(self.state.db_path, allow_networks=networks)
-            notifier.start()
-            arguments = ["--db", self.state.db_path, "--config", self.state.carrier.to_text()]
-            self._carrier_process = HelperProcess(_CARRIER_MODULE, arguments, on_output=notifier.wake)
-            self._carrier_process.start()
+            self._notifier_process = NotifierProcess(self.state.db_path, allow_networks=networks)
+            self._notifier_process.start()
         self._task = asyncio.create_task(self._loop(wake), name="sendframe-sandbox-worker")
 
     @contextlib.asynccontextmanager
@@ -326,19 +308,16 @@ class Worker:
             yield
 
     async def stop(self) -> None:
-        """Stop the background loop and the carrier and notifier processes; pending work stays in the database."""
+        """Stop the background loop and the notifier process; pending work stays in the database."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        for process in (self._carrier_process, self._notifier_process):
-            if process is not None:
-                await process.stop()
+        if self._notifier_process is not None:
+            await self._notifier_process.stop()
 
     async def _loop(self, wake: asyncio.Event) -> None:
-        if self._carrier_process is not None and self._notifier_process is not None:
-            await self._relay(wake, self._carrier_process, self._notifier_process)
         while True:
             try:
                 started = time.monotonic()
@@ -371,28 +350,6 @@ class Worker:
                     log.exception("sandbox worker round failed")
                 await asyncio.sleep(0.5)
 
-    async def _relay(self, wake: asyncio.Event, carrier_process: HelperProcess, notifier: NotifierProcess) -> None:
-        """The loop of a worker whose steps and notifications run in processes of their own: each request's
-        wake-up goes to the carrier process, both processes are told while the API is busy, and either
-        process is started again if it ended. Never returns (cancelled by :meth:`stop`)."""
-        while True:
-            wake.clear()
-            try:
-                carrier_process.wake()
-                for name, process in (("carrier", carrier_process), ("notifier", notifier)):
-                    ended = process.restart_if_ended()
-                    if ended is not None:
-                        log.error("the sandbox's %s process ended (exit status %s): started again", name, ended)
-            except OSError:  # keep serving; tried again at the next wake-up
-                log.exception("sandbox worker could not start a process")
-            busy = self.busy()
-            if busy:
-                notifier.defer()
-                carrier_process.defer()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(DEFER_SLEEP if busy else 1.0):
-                    await wake.wait()
-
     def busy(self) -> bool:
         """Whether the API is busy accepting: a send request arrived within ``BUSY_WINDOW`` (real clock only)."""
         state = self.state
@@ -405,7 +362,7 @@ class Worker:
             moment = self.state.clock.now().timestamp()
             busy = self.busy()
             cutoff = moment - MAX_DEFERRAL if busy else moment
-            done = self.apply_steps(moment, cutoff)
+            done = self._apply_steps(moment, cutoff)
             process = self._notifier_process
             if process is not None:
                 ended = process.restart_if_ended()
@@ -435,7 +392,7 @@ class Worker:
         done: Counter[str] = Counter()
         while True:
             moment = at if at is not None else self.state.clock.now().timestamp()
-            steps = self.apply_steps(moment)
+            steps = self._apply_steps(moment)
             sent = await self._send_notifications(moment, since)
             done.update(steps)
             done.update(sent)
@@ -468,7 +425,7 @@ class Worker:
 
     # ------------------------------------------------------------ steps
 
-    def apply_steps(self, moment: float, cutoff: float | None = None) -> Counter[str]:
+    def _apply_steps(self, moment: float, cutoff: float | None = None) -> Counter[str]:
         """Apply one batch of the steps due at ``cutoff`` (default ``moment``): about ``STEP_BATCH`` steps or
         messages to plan. A message planned here gets the steps due at ``moment`` applied at once."""
         db = self.state.db
@@ -489,21 +446,15 @@ class Worker:
                 continue
             for step in _steps_of(kind, payload_text):
                 _apply(self.state, message, due, step, out)
+        last_due, last_seq = rows[-1][1], rows[-1][0]
         # new rows in due order (stable: rows due together keep plan order), so the rows a later round takes
         # together lie together in the table too, and deleting them dirties few pages
         out.planned.sort(key=_due_of)
-        try:
-            with db:
-                # the rows taken are deleted by seq and message id, and must all still be there: another process
-                # (the API's reset, a carrier process of the same database) may have written since the SELECT
-                keys = json.dumps([(seq, message_id) for seq, _, message_id, _, _ in rows])
-                taken = db.execute(_TAKEN, (keys,)).rowcount
-                if taken != len(rows):
-                    raise _WorkGone
-                out.write(db, {message_id: message["row_number"] for message_id, message in messages.items()})
-        except _WorkGone:  # rolled back whole: what it read may be gone too
-            self._known.clear()
-            return Counter()
+        with db:
+            # the rows taken are exactly those up to the last one in (due, seq) order: nothing wrote to ``work``
+            # since the SELECT (one connection, this synchronous call), and new rows are due after ``moment``
+            db.execute("DELETE FROM work WHERE due < ? OR (due = ? AND seq <= ?)", (last_due, last_due, last_seq))
+            out.write(db, {message_id: message["row_number"] for message_id, message in messages.items()})
         self._remember(messages)
         return out.done
 
