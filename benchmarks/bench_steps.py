@@ -72,7 +72,7 @@ def run_rounds(worker: Worker, moment: float) -> tuple[float, float, Counter[str
     """Run rounds of due steps at ``moment`` until none is left: (CPU s, wall s, counts)."""
     done: Counter[str] = Counter()
     cpu, wall = time.process_time(), time.perf_counter()
-    while step := worker.apply_steps(moment):  # the round itself, without the notifier
+    while step := worker._apply_steps(moment):  # noqa: SLF001  # the round itself, without the notifier
         done.update(step)
     return time.process_time() - cpu, time.perf_counter() - wall, done
 
