@@ -97,7 +97,7 @@ def main() -> None:
         messages = planned["planned"]
         state.db.close()
     total = plan_cpu + steps_cpu
-    print(f"bench_steps: sandbox Worker.apply_steps CPU (carrier plans, steps, URL filling, SQLite writes; "
+    print(f"bench_steps: sandbox Worker._apply_steps CPU (carrier plans, steps, URL filling, SQLite writes; "
           f"no notification sent), {messages:,} SMS, {notes:,} notification jobs "
           f"({notes_after_plan:,} of them made while planning)")
     print(f"  plan  (sent applied at once)   {plan_cpu:7.2f} s CPU  {plan_wall:7.2f} s wall  "
