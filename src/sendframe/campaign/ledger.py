@@ -129,6 +129,13 @@ def _fitted(values: list[Any] | None, n: int) -> list[Any]:
     return values if len(values) == n else (values + [None] * n)[:n]
 
 
+def _row_states(state: str, accepted: list[Any]) -> list[str]:
+    """Each row's state from its batch's state and its answer's ``accepted`` (True, False, or None: no item)."""
+    if state != "done":
+        return ["not_sent" if state == "not_sent" else "unknown"] * len(accepted)
+    return ["accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
+
+
 @functools.cache
 def _pandas_dtype(name: str) -> Any:
     return pd.api.types.pandas_dtype(name)  # a StringDtype takes a while to build: once per name
@@ -418,9 +425,7 @@ class Ledger:
             columns["row_key"] += keys
             columns["recipient"] += _fitted(json.loads(recipients_text), n)
             columns["batch"] += [batch] * n
-            columns["state"] += (["accepted" if value is True else "rejected" if value is False else "unknown"
-                                  for value in accepted] if state == "done"
-                                 else ["not_sent" if state == "not_sent" else "unknown"] * n)
+            columns["state"] += _row_states(state, accepted)
             columns["accepted"] += accepted
             for key, column in ANSWER_FIELDS[1:5]:
                 columns[column] += _fitted(answer.get(key), n)
