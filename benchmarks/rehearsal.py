@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -214,6 +215,8 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
                 str(report)))
         peaks = {"client (this process)": max(phases.peak_mib, peak_memory_mib()),
                  **{name: peak_memory_mib(pid) for name, pid in servers.items()}}
+        cpu_totals = {"client (this process)": time.process_time(),
+                      **{name: cpu_seconds(pid) for name, pid in servers.items()}}
     finally:
         stop(sandbox)
         stop(receiver)
@@ -234,6 +237,15 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
           f"{result['outcome'].value_counts().to_dict()}")
     print(f"send: {sent:,} recipients in {send_s:.1f} s = {sent / send_s:,.0f} recipients/s (goal >= 20,000/s)")
     finals, span = final_rate_span(callbacks, send_started)
+    flowing = table[table["phase"].str.startswith(("send", "wait"))]
+    for name, total_cpu in cpu_totals.items():
+        label = "client" if name.startswith("client") else name
+        during = flowing[f"{label}_cpu_s"].sum()
+        print(f"cpu, {name:<22}: {total_cpu:7.1f} s in all; {during:7.1f} s during send + wait = "
+              f"{during / max(sent, 1) * 1e6:6.1f} us per recipient")
+    all_cpu = flowing.filter(like="cpu_s").to_numpy().sum()
+    print(f"cpu during send + wait, all processes: {all_cpu / max(sent, 1) * 1e6:.1f} us per recipient "
+          f"({flowing['wall_s'].sum():.1f} s wall on {os.cpu_count()} cores)")
     print(f"notifications: {notifications:,} in the log, {polls} polls; the last final one "
           f"{wait_s:.1f} s after the send ended; {missing:,} accepted messages without a final notification")
     print(f"notification rate: {notifications:,} notifications ({finals:,} final) in {span:.1f} s from the send's "
