@@ -65,6 +65,7 @@ from sandbox_process import (
     stop,
 )
 from sendframe.api.notifications import is_final_notification
+from sendframe.delivery.waiting import LONGEST_POLL
 
 GOAL_SECONDS = 120.0  # 1M contacts end to end
 GOAL_CLIENT_MIB = 1536.0  # the client at 1M
@@ -128,8 +129,8 @@ def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0
 
     Each poll looks for final notifications among the rows that were not there at the last poll (the log
     only grows; a full pass when nothing new came and some are still missing). Polls every ``every``
-    seconds, or less often when a poll takes long, so the waiting takes little from the sandbox and the
-    receiver on a small machine."""
+    seconds, or less often when a poll takes long (at most ``LONGEST_POLL`` apart), so the waiting takes little
+    from the sandbox and the receiver on a small machine."""
     started, polls, seen = time.perf_counter(), 0, 0
     wanted = pa.array(ids.astype("string"), pa.string())
     pending = np.ones(len(wanted), dtype=bool)  # not a set of a million Python strings: kept in Arrow
@@ -146,7 +147,8 @@ def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0
         missing = int(pending.sum())
         if not missing or time.perf_counter() - started > timeout:
             return callbacks, polls, missing
-        time.sleep(max(every, 3 * (time.perf_counter() - read)))
+        # at most LONGEST_POLL apart, as Receiver.wait_for: a longer pause would leave one huge read for the next poll
+        time.sleep(min(LONGEST_POLL, max(every, 3 * (time.perf_counter() - read))))
 
 
 def main(argv: list[str] | None = None) -> int:
