@@ -100,9 +100,9 @@ def test_counter_does_not_change_the_contacts():
 def test_a_column_is_measured_once_and_reused():
     counter = MessageCounter(CONTACTS)
     counter.count(draft("Hi {name}", "auto", None))
-    first = counter._measures[("name", None)]
+    first = counter._pieces[("name", None)]
     counter.count(draft("Hello {name}, again {name}", "auto", None))
-    assert counter._measures[("name", None)] is first
+    assert counter._pieces[("name", None)] is first
 
 
 def test_large_table_keystroke_uses_cached_measurements():
