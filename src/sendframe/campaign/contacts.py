@@ -38,7 +38,6 @@ from sendframe.campaign.columns import (
     MULTI_VALUE_SEPARATOR,
     RECIPIENT_ALIASES,
     candidate_columns,
-    find_country_column,
     find_recipient_column,
     folded,
     numbered_type_column,
@@ -264,7 +263,7 @@ def read_contacts(
         if column != kind and kind in frame.columns:
             raise InputError(f"The contacts have a column {kind!r} besides {column!r}, the {kind} recipients "
                              f"(given as {kind}_column=); rename or drop one of them.")
-    country = find_country_column(frame, country_column) if "phone" in sources else None
+    country = find_recipient_column(frame, "country", country_column) if country_column and "phone" in sources else None
     if country_column not in (None, "country") and country is None:
         raise InputError(f"The contacts have no column {country_column!r} (given as country_column=); columns are: "
                          f"{', '.join(map(str, frame.columns))}.")

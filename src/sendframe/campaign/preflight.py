@@ -58,10 +58,11 @@ import pyarrow.compute as pc
 from sendframe.api.number_types import number_types, receives_sms
 from sendframe.api.recipient_columns import recipient_keys, sendable_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
-from sendframe.campaign.columns import snake_name
+from sendframe.campaign.columns import find_recipient_column, snake_name
 from sendframe.campaign.measured import measure_sms
 from sendframe.campaign.policy import key_codes, repeated_rows
 from sendframe.campaign.preview import contacts_frame, render
+from sendframe.campaign.tables import read_table
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
 from sendframe.text import filters as text_filters
@@ -249,11 +250,9 @@ def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> se
     if suppression is None:
         return set()
     if isinstance(suppression, (str, os.PathLike)):
-        suppression = pd.read_csv(suppression, dtype=str, encoding="utf-8-sig")
-    if isinstance(suppression, pd.DataFrame):  # its phone/email column, else its first
-        values = suppression[wanted] if wanted in suppression.columns else suppression.iloc[:, 0]
-    elif isinstance(suppression, pd.Series):
-        values = suppression
+        suppression = read_table(suppression)
+    if isinstance(suppression, pd.DataFrame):  # its phone/email column (under its usual names), else its first
+        values = suppression[find_recipient_column(suppression, wanted) or suppression.columns[0]]
     elif isinstance(suppression, Iterable):
         values = pd.Series(list(suppression), dtype=object)
     else:
