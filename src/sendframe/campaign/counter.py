@@ -85,8 +85,7 @@ class MessageCounter:
         kind = message.info.recipient
         keys = sendable_keys(self.contacts[column], kind)  # missing where not a valid recipient
         self._valid = keys.notna().to_numpy(dtype=bool)
-        numbered = key_codes(keys)  # as small whole numbers (missing: <NA>), the plan's repeats are found fast
-        self._codes = pd.Series(numbered, dtype="Int64").mask(numbered < 0)
+        self._codes = key_codes(keys)  # as small whole numbers (missing: -1), the plan's repeats are found fast
         self._numbers = priced_numbers(keys, kind)
         self._priced: dict[tuple[int, bool], np.ndarray] = {}  # (parts, certified) -> each row's price
 
