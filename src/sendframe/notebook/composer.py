@@ -48,7 +48,7 @@ from sendframe.notebook.form import (
     preview_message,
     template_label,
 )
-from sendframe.notebook.sending import BackgroundSend
+from sendframe.notebook.sending import BackgroundJob
 from sendframe.notebook.widget_html import (
     confirmation_html,
     counter_figures,
@@ -103,7 +103,7 @@ class Composer:
         self.error: BaseException | None = None
         self._message: Message | None = None
         self._message_error: SendframeError | None = None
-        self._job: BackgroundSend | None = None
+        self._job: BackgroundJob | None = None
         self._counter: MessageCounter | None = None
 
         self.table = w.Dropdown(options=list(self._tables), description="Contacts")
@@ -365,7 +365,7 @@ class Composer:
         self.cancel_button.disabled = False
         self.status.value = "Sending in the background: the notebook stays free."
         # the ledger is named at the end as it was at the start, whatever is typed meanwhile
-        self._job = BackgroundSend(
+        self._job = BackgroundJob(
             lambda progress, cancel: msg.send(contacts, progress=progress, cancel=cancel, **options),
             on_progress=self._show_progress, on_done=lambda job: self._finished(job, getattr(ledger, "path", ledger)),
             name="sendframe-composer-send").start()
@@ -397,7 +397,7 @@ class Composer:
         self.progress.value = min(done, self.progress.max)
         self.progress_label.value = progress_html(done, total)
 
-    def _finished(self, job: BackgroundSend, ledger: Any) -> None:
+    def _finished(self, job: BackgroundJob, ledger: Any) -> None:
         """Called from the send's thread when it ends."""
         if job.error is not None:
             self.error = job.error
