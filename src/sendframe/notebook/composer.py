@@ -21,12 +21,6 @@ from typing import Any
 
 import pandas as pd
 
-try:
-    import ipywidgets as w
-    from IPython.display import display
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
-
 from sendframe.api.wire import ENV_API_PASSWORD
 from sendframe.campaign.channel_options import text_option
 from sendframe.campaign.command import message_ledger_path
@@ -48,6 +42,7 @@ from sendframe.notebook.form import (
     preview_message,
     template_label,
 )
+from sendframe.notebook.report import optional_import
 from sendframe.notebook.sending import BackgroundJob
 from sendframe.notebook.widget_html import (
     confirmation_html,
@@ -62,6 +57,9 @@ from sendframe.notebook.widget_html import (
     without_credentials,
 )
 from sendframe.text.encodings import unencodable_characters
+
+w = optional_import("ipywidgets", "The notebook widgets need ipywidgets")
+display = optional_import("IPython.display", "The notebook widgets need IPython").display
 
 __all__ = ["Composer"]
 
@@ -87,7 +85,7 @@ class Composer:
     stays). ``ledger`` defaults to the file ``sendframe send`` would use for this table and message.
     """
 
-    channel: w.Dropdown  # made with the other inputs (_make_controls)
+    channel: Any  # its Dropdown, made with the other inputs (_make_controls)
 
     def __init__(self, tables: Mapping[str, Any] | Any, *, message: Message | str | None = None,
                  sample_size: int = 5, **options: Any) -> None:
@@ -148,10 +146,10 @@ class Composer:
         self._show_channel_inputs()
         self.update()
 
-    def _make_controls(self, form: dict[str, Any]) -> dict[str, w.Widget]:
+    def _make_controls(self, form: dict[str, Any]) -> dict[str, Any]:
         """One widget per value of the form, also reachable as an attribute (``composer.sender``, ...), except
         ``message``: ``composer.message`` is the message the inputs make (its input: ``composer.inputs["message"]``)."""
-        controls: dict[str, w.Widget] = {}
+        controls: dict[str, Any] = {}
         for name in INPUT_LABELS:
             value = form[name]
             if name in COLUMN_INPUTS:
@@ -177,7 +175,7 @@ class Composer:
     # ------------------------------------------------------------------ what the inputs say
 
     def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
-        display(self.widget)  # type: ignore[no-untyped-call]  # IPython has no type hints
+        display(self.widget)
 
     @property
     def contacts(self) -> pd.DataFrame:

@@ -19,20 +19,18 @@ from typing import Any
 
 import pandas as pd
 
-try:
-    import ipywidgets as w
-    from IPython.display import display
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
-
 from sendframe.delivery.experiments import compare_variants
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import fetch_records
 from sendframe.errors import InputError
 from sendframe.notebook.charts import CHARTS, STATUS_LABELS
+from sendframe.notebook.report import optional_import
 from sendframe.notebook.sending import BackgroundJob
 from sendframe.notebook.widget_html import counts_line, error_html, outcome_counts
 from sendframe.send_outcomes import SKIP_LABELS
+
+w = optional_import("ipywidgets", "The notebook widgets need ipywidgets")
+display = optional_import("IPython.display", "The notebook widgets need IPython").display
 
 __all__ = ["Monitor", "comparison_html", "monitor_summary_html"]
 
@@ -130,7 +128,7 @@ class Monitor:
             self.summary.value += f"<br>{error_html('Refreshing stopped', job.error)}"
 
     def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
-        display(self.widget)  # type: ignore[no-untyped-call]  # IPython has no type hints
+        display(self.widget)
 
     def refresh(self) -> pd.DataFrame:
         """Fetch callbacks and records now and redraw; returns the outcomes frame (every row of the results)."""
@@ -151,5 +149,5 @@ class Monitor:
         self.charts.clear_output(wait=True)
         with self.charts:
             for name in self.chart_names:
-                display(CHARTS[name](delivering))  # type: ignore[no-untyped-call]
+                display(CHARTS[name](delivering))
         return self.outcomes
