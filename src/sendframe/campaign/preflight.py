@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import os
 import string
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -202,8 +202,10 @@ def filled(template: str, count: int, /, **fields: Any) -> pa.Array:
         values = value.to_pandas() if isinstance(value, pa.Array) else pd.Series(value)
         if conversion == "r" and values.dtype.kind in "iu":  # an integer's repr is its digits
             conversion = None
-        if conversion or spec:
-            pieces.append(_per_distinct(values, lambda v: _formatted(v, conversion, spec)))  # noqa: B023
+        if conversion or spec:  # once per distinct value
+            codes, distinct = pd.factorize(values)
+            written = pa.array([_formatted(value, conversion, spec) for value in distinct], type=_TEXT)
+            pieces.append(written.take(pa.array(codes)))
         else:
             array = pa.array(values.astype("str").array)
             pieces.append((array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array).cast(_TEXT))
@@ -214,11 +216,6 @@ def filled(template: str, count: int, /, **fields: Any) -> pa.Array:
 
 def _formatted(value: Any, conversion: str | None, spec: str | None) -> str:
     return str(_FORMAT.format_field(_FORMAT.convert_field(value, conversion) if conversion else value, spec or ""))
-
-
-def _per_distinct(values: pd.Series, make: Callable[[Any], str]) -> pa.Array:
-    codes, distinct = pd.factorize(values)
-    return pa.array([make(v) for v in distinct], type=_TEXT).take(pa.array(codes))
 
 
 def _recipient_problems(found: Problems, contacts: pd.DataFrame, kind: str, column: str, keys: pd.Series) -> None:
