@@ -184,8 +184,10 @@ def numbered_type_column(frame: object, column: str) -> str | None:
     return next((c for c in getattr(frame, "columns", ()) if isinstance(c, str) and folded(c) in wanted), None)
 
 
-def recipient_column(frame: object, kind: str, given: str | None = None, *, channel: str | None = None) -> str:
-    """Like :func:`find_recipient_column`, but raises ``InputError`` listing the columns when none is found.
+def recipient_column(frame: object, kind: str, given: str | None = None, *, channel: str | None = None,
+                     option: str = "to") -> str:
+    """Like :func:`find_recipient_column`, but raises ``InputError`` listing the columns when none is found
+    (``option``: the keyword that names the column, for the error).
 
         >>> import pandas as pd
         >>> recipient_column(pd.DataFrame({"Mobile": ["1"]}), "phone")
@@ -193,13 +195,14 @@ def recipient_column(frame: object, kind: str, given: str | None = None, *, chan
     """
     found = find_recipient_column(frame, kind, given)
     if found is None:
-        columns = ", ".join(map(str, getattr(frame, "columns", ())))
+        columns = ", ".join(map(str, getattr(frame, "columns", ()))) or "no columns"
         what = f"the {channel} channel" if channel else f"{kind} recipients"
         if given is not None:
-            raise InputError(f"The contacts have no column {given!r} for {what}; columns are: {columns}.")
+            raise InputError(f"The contacts have no column {given!r} for {what} (given as {option}=); columns are: "
+                             f"{columns}.")
         raise InputError(f"The contacts have no {kind} column for {what} (looked for {kind!r} and its usual names, "
                          f"such as {', '.join(RECIPIENT_ALIASES[kind][1:4])}); columns are: {columns}. "
-                         "Name it with to=.")
+                         f"Name it with {option}=.")
     return found
 
 

@@ -41,6 +41,7 @@ from sendframe.campaign.columns import (
     find_recipient_column,
     folded,
     numbered_type_column,
+    recipient_column,
     row_regions,
     snake_name,
 )
@@ -140,11 +141,7 @@ def _source(frame: pd.DataFrame, kind: str, given: str | None, region: str) -> t
         log.info("read_contacts: %s recipients from %r (%s), not %s; name another with %s_column=.", kind, column,
                  why, others, kind)
         return column, why
-    found = find_recipient_column(frame, kind, given)
-    if found is None:
-        columns = ", ".join(map(str, frame.columns)) or "no columns"
-        raise InputError(f"The contacts have no column {given!r} for {kind} recipients (given as {kind}_column=); "
-                         f"columns are: {columns}.")
+    found = recipient_column(frame, kind, given, option=f"{kind}_column")
     return found, "named" if found == given else f"{given!r} as the contacts spell it"
 
 
