@@ -116,9 +116,9 @@ class MessageCounter:
                                                  shorten=self._shorten)[0])
             scans: dict[int, TextStats] = {}
             rows = piece_rows(piece, scans)
-            flagged = np.flatnonzero(scans[id(piece)].flags & FOREIGN_PT) if scans else np.zeros(0, np.intp)
-            forcing = unencodable_characters("".join(piece.values.take(flagged).to_pylist()), "gsm-pt")
-            self._pieces[key] = piece, rows, "".join(forcing)
+            scan = scans.get(id(piece))  # None when no row has a value
+            flagged = piece.values.take(np.flatnonzero(scan.flags & FOREIGN_PT)).to_pylist() if scan else []
+            self._pieces[key] = piece, rows, "".join(unencodable_characters("".join(flagged), "gsm-pt"))
         return self._pieces[key]
 
     def count(self, message: Message, *, keep: Any = None) -> CounterTotals:
