@@ -146,9 +146,10 @@ class MessageCounter:
         kept = keep_reasons(keep)
         sendable = self._allowed(message, kept) & (~(missing | too_many) if "preflight" not in kept else True)
         first = sendable if "duplicate" in kept else sendable & ~repeated_rows(self._codes, sendable)  # plan's rule
+        billable = first & ~(missing | too_many)  # sent under keep="preflight", refused by the service: free
         certified = bool(message.fields.get("certified", False))
-        cost = sum(float(self._costs(int(k), certified)[first & (needed == k)].sum())
-                   for k in np.flatnonzero(np.bincount(needed[first]))) + 0.0
+        cost = sum(float(self._costs(int(k), certified)[billable & (needed == k)].sum())
+                   for k in np.flatnonzero(np.bincount(needed[billable]))) + 0.0
         present = ~missing
         per_encoding = np.bincount(chosen[present & (chosen >= 0)], minlength=len(ENCODINGS))
         forced = ""
@@ -162,7 +163,7 @@ class MessageCounter:
             encodings={ENCODINGS[k]: int(per_encoding[k]) for k in np.argsort(-per_encoding, kind="stable")
                        if per_encoding[k]},
             characters_max=int(units[present].max()) if present.any() else 0,
-            parts=int(needed[first].sum()),
+            parts=int(needed[billable].sum()),
             parts_max=int(needed[present].max()) if present.any() else 0,
             cost=cost,
             forced_by=forced,
