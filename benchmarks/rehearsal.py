@@ -26,7 +26,9 @@ For each phase: wall time, the CPU seconds of this process, of the sandbox, of i
 and of the receiver (the machine may be shared: CPU says where the work went). At the end: the total,
 each process's own peak resident memory (VmHWM, read from /proc before the servers stop: a child's
 ``ru_maxrss`` would count the copy of its parent it was forked from), the notification rate (notifications,
-and final ones, per second from the send's start to the last final one received) and the figures of the campaign.
+and final ones, per second from the send's start to the last final one received), each process's CPU seconds (in
+all, and during send + wait per recipient sent: the work itself, which the machine's other load hardly changes) and
+the figures of the campaign.
 Exit status 1 if a notification is missing after ``--wait-timeout``.
 
 The goals (issue 22, on the 2-core machine): 1M contacts end to end in <= 120 s; the client's peak <= 1.5 GB
