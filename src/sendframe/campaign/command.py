@@ -34,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.api.models import GENDERS
+from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.channel_options import (
     CONSTRUCTORS,
@@ -76,7 +76,7 @@ _BY_VALUE: dict[str, dict[str, Any]] = {
     "structure": {"type": json.loads, "metavar": "JSON"}, "text": {}, "object": {}}
 _SHAPES: dict[str, dict[str, Any]] = {
     "keep": {"action": "append", "choices": KEEP_REASONS, "type": str, "metavar": None},
-    "encoding": {"choices": (*ENCODINGS, "auto")}, "gender": {"choices": GENDERS},
+    "encoding": {"choices": (*ENCODINGS, "auto")}, "gender": {"choices": GENDERS}, "language": {"choices": LANGUAGES},
     "trans": {"choices": (0, 1)}, "frequency_cap": {"type": float, "metavar": ("N", "DAYS")},
     "quiet_hours": {"metavar": ("FROM", "TO")}, "ledger": {"metavar": "FILE"},
     "stop_after_unknown": {"help": "start no new batch after N batches in a row end with an unknown outcome "

@@ -46,14 +46,10 @@ from sendframe.options import keyword_checked, request_field_names
 from sendframe.text.templates import parse
 
 __all__ = ["MESSAGE_OPTIONS", "RESULT_COLUMNS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
-           "voice_audio",            "whatsapp"]
+           "voice_audio", "whatsapp"]
 
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
-
-
-def _setting(default: Any, help_text: str) -> Any:
-    return dataclasses.field(default=default, metadata={"help": help_text})
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -62,6 +58,21 @@ class Message:
 
     Make one with :func:`sms`, :func:`mailing`, :func:`voice`, :func:`voice_audio`,
     :func:`landing_sms`, :func:`whatsapp` or :func:`message`; change one with :meth:`replace`.
+    Its settings besides the request fields, options of every front door (this list is the CLI's help too):
+
+    - ``to``: the recipient column (default: phone or email, or a usual name such as Mobile, Móvil, E-mail)
+    - ``notification_url``: delivery notification address (escape codes such as %i, %s), or a column holding one
+      per row
+    - ``link_base``: base address that previews show in {UNSUB_URL}, {LAND_URL} and shortened links
+    - ``default_region``: country assumed for national numbers (ISO code)
+    - ``suppression``: recipients never sent to (a CSV of phones or emails, a frame or a list): those rows are
+      skipped
+    - ``frequency_cap``: (N, DAYS): skip recipients already sent N messages in the last DAYS days (per history)
+    - ``history``: earlier campaigns' ledgers (a folder, ledger paths, or a frame of recipient and sent_at), for
+      frequency_cap
+    - ``local_time``: send at this time (HH:MM) on each recipient's clock (zone from a timezone column, else the
+      number)
+    - ``quiet_hours``: (FROM, TO): deliver only between these local times
     """
 
     channel: str
@@ -69,25 +80,17 @@ class Message:
     """The request fields by their wire name (``from``, ``campaignName``, ...), checked by the models."""
     encoding: str | None = None
     """``None`` (the service's default, gsm), ``"gsm"``, ``"gsm-pt"``, ``"utf-16"`` or ``"auto"``."""
-    # the settings below are options of every front door: their help is the CLI's and the Composer's too
-    to: str | None = _setting(None, "the recipient column (default: phone or email, or a usual name such as Mobile, "
-                                    "Móvil, E-mail)")
-    notification_url: str | None = _setting(None, "delivery notification address (escape codes such as %i, %s), or "
-                                                   "a column holding one per row")
-    link_base: str | None = _setting(None, "base address that previews show in {UNSUB_URL}, {LAND_URL} and "
-                                           "shortened links")
-    default_region: str = _setting("ES", "country assumed for national numbers (ISO code)")
+    to: str | None = None
+    notification_url: str | None = None
+    link_base: str | None = None
+    default_region: str = "ES"
     whatsapp_columns: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     """WhatsApp: wire array name (``bodyFields``, ...) -> the columns filling it, in order."""
-    suppression: Any = _setting(None, "recipients never sent to (a CSV of phones or emails, a frame or a list): "
-                                      "those rows are skipped")
-    frequency_cap: tuple[int, float] | None = _setting(None, "(N, DAYS): skip recipients already sent N messages in "
-                                                             "the last DAYS days (per history)")
-    history: Any = _setting(None, "earlier campaigns' ledgers (a folder, ledger paths, or a frame of recipient and "
-                                  "sent_at), for frequency_cap")
-    local_time: str | None = _setting(None, "send at this time (HH:MM) on each recipient's clock (zone from a "
-                                            "timezone column, else the number)")
-    quiet_hours: tuple[str, str] | None = _setting(None, "(FROM, TO): deliver only between these local times")
+    suppression: Any = None
+    frequency_cap: tuple[int, float] | None = None
+    history: Any = None
+    local_time: str | None = None
+    quiet_hours: tuple[str, str] | None = None
 
     # ------------------------------------------------------------------ what it is
 
@@ -312,10 +315,35 @@ for _view in (Message.preview, Message.preflight, Message.plan, Message.schedule
 
 
 def message(channel_name: str, **options: Any) -> Message:
-    """A :class:`Message` for any channel: the spec's request fields (snake_case or camelCase) and
-    the settings ``encoding`` (incl. ``"auto"``), ``to``, ``notification_url``, ``link_base``,
-    ``default_region`` and, for WhatsApp, ``header_fields``,
-    ``body_fields``, ``call_to_action_fields`` (the columns filling each array).
+    """A :class:`Message` for any channel: the spec's request fields (snake_case or camelCase), the settings of
+    :class:`Message` and those below (this list is the CLI's help too; other request fields: see the API spec).
+
+    - ``message``: the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}
+    - ``sender``: sms/landingsms: the sender label (15 digits or 11 letters and digits); whatsapp: the registered
+      sender number
+    - ``subject``: the email subject (a template)
+    - ``body``: the email's HTML body (a template)
+    - ``from_email``: a validated sender address
+    - ``reply_to``: a validated reply address (default: from_email)
+    - ``language``: text-to-speech language (some have only a female voice: gender F)
+    - ``gender``: voice gender
+    - ``audio_url``: address of the audio file to play
+    - ``template_id``: whatsapp: the approved template's id; landingsms: a stored landing page instead of
+      template_body
+    - ``template_body``: the landing page's HTML (default: a page showing the message)
+    - ``campaign_name``: campaign name (groups the statistics)
+    - ``schedule_date``: when the service sends: a tz-aware time, or the spec's text
+    - ``expiration_date``: when the service gives up sending: a tz-aware time, or the spec's text
+    - ``tags``: labels of the send, for the statistics
+    - ``encoding``: an encoding, or auto: the cheapest that carries each row's text, sent as estimated (default:
+      the service's, gsm)
+    - ``parts``: most SMS parts per message; rows needing more are skipped
+    - ``trans``: 1: replace accented characters per the spec's table
+    - ``certified``: certified sending (priced as such)
+    - ``header_fields``: columns filling the template's header variables, in order
+    - ``body_fields``: columns filling the template's body variables, in order
+    - ``call_to_action_fields``: columns filling the template's button (call to action) variables, in order
+    - ``default_answer``: columns filling the template's default answer, in order
 
     An unknown option raises :class:`sendframe.errors.UnknownOptionError` naming the closest known
     one; the fields are validated as the service would (``RequestValidationError`` naming the field).
