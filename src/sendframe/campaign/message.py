@@ -268,7 +268,7 @@ class Message:
         (accepted, rejected, unknown, not_sent, dry_run, or a ``skipped_*`` reason), ``reason``
         (why a row was skipped) and the service's answer (``accepted``, ``id``, ``parts``,
         ``scheduled_at``, ...). ``ledger`` (a file) makes the campaign resumable: see
-        :func:`~sendframe.campaign.shortcuts.send_campaign` for unknown outcomes, ``resend_unknown`` and
+        :mod:`sendframe.campaign.send` for unknown outcomes, ``resend_unknown`` and
         ``stop_after_unknown``. Under ``encoding="auto"`` each row goes in the encoding
         :meth:`estimate` chose for it (rows are grouped into requests by encoding). A Dask frame (or
         ``out=<folder>``) is sent one partition at a time through the ledger, its result written to the
