@@ -57,10 +57,6 @@ def campaign_identity(channel: str, fields: Mapping[str, Any]) -> dict[str, Any]
     return {"channel": channel, **{k: fields[k] for k in IDENTITY_FIELDS if k in fields}}
 
 
-def _wire_date(value: Any) -> Any:
-    return format_wire_datetime(value) if isinstance(value, datetime) else value  # message() refuses a naive one
-
-
 def wire_fields(fields: Mapping[str, Any], channel: str) -> dict[str, Any]:
     """Request fields of ``channel`` by their wire name (any spelling :func:`request_field_names` knows; another
     name in camelCase, as the models' aliases are made); dates as the wire writes them; ``None`` values dropped.
@@ -75,7 +71,8 @@ def wire_fields(fields: Mapping[str, Any], channel: str) -> dict[str, Any]:
         if value is None:
             continue
         key = names.get(name) or to_camel(name)
-        out[key] = _wire_date(value) if key in _DATE_FIELDS else value
+        # a naive datetime is refused by message() before it gets here
+        out[key] = format_wire_datetime(value) if key in _DATE_FIELDS and isinstance(value, datetime) else value
     return out
 
 

@@ -4,9 +4,10 @@ The table is read from the code that uses the options, so it cannot drift from i
 constructor's own parameters (``sms(message, sender)``), the channel's request fields (the
 service's models), the message's settings (:data:`~sendframe.campaign.message.MESSAGE_OPTIONS`)
 and the options of a send (:class:`~sendframe.campaign.send.SendOptions`, what :meth:`sendframe.Message.send`
-takes). The one-call functions, the CLI's flags and the Composer's inputs are spelled from it; each
-option's help is the item of the docstring that documents it (:func:`~sendframe.campaign.message.message`'s,
-:class:`~sendframe.campaign.message.Message`'s or :class:`~sendframe.campaign.send.SendOptions`'), written once.
+takes). The one-call functions, the CLI's flags and the Composer's inputs are spelled from it. Each
+option's help is written once: a setting's in its :class:`~sendframe.campaign.message.Message` field, the
+others' as an item of the docstring of :func:`~sendframe.campaign.message.message` or
+:class:`~sendframe.campaign.send.SendOptions`.
 
     >>> [(o.name, o.default, o.role) for o in channel_options("voiceAudio")][:3]
     [('audio_url', None, 'argument'), ('to', None, 'setting'), ('link_base', None, 'setting')]
@@ -55,9 +56,9 @@ CONSTRUCTORS: dict[str, Callable[..., Message]] = {
 PREVIEW_PLACEHOLDERS: dict[str, Any] = {
     "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
     "gender": "F", "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
-# where each option's help is written: the ``- ``name``: help`` items of their docstrings (message()'s, then
-# Message's, then SendOptions'), so help(), the reference site and the CLI's --help say the same
-_DOCUMENTED = (message, Message, SendOptions)
+# where the help of each option that is no Message setting (theirs is their field's) is written: the
+# ``- ``name``: help`` items of message()'s and SendOptions' docstrings, so help(), the reference and --help agree
+_DOCUMENTED = (message, SendOptions)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +91,8 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
 
     def add(name: str, default: Any, role: str, hint: Any, required: bool = False) -> None:
         if name not in specs:
-            text = documented.get(name, f"the request's {wire.get(name, name)} (see the API spec)")
+            own = settings[name].metadata.get("help") if name in settings else None  # a Message setting's
+            text = own or documented.get(name, f"the request's {wire.get(name, name)} (see the API spec)")
             specs[name] = OptionSpec(name, default, role, _value(hint, default), text, required)
 
     constructor = CONSTRUCTORS[info.name]

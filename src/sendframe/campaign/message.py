@@ -52,27 +52,16 @@ __all__ = ["MESSAGE_OPTIONS", "RESULT_COLUMNS", "Message", "landing_sms", "maili
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
 
 
+def _setting(default: Any, help_text: str) -> Any:
+    return dataclasses.field(default=default, metadata={"help": help_text})
+
+
 @dataclasses.dataclass(frozen=True, repr=False)
 class Message:
     """One channel's message settings, applied to any contact table (see the module docstring).
 
     Make one with :func:`sms`, :func:`mailing`, :func:`voice`, :func:`voice_audio`,
     :func:`landing_sms`, :func:`whatsapp` or :func:`message`; change one with :meth:`replace`.
-    Its settings besides the request fields, options of every front door (this list is the CLI's help too):
-
-    - ``to``: the recipient column (default: phone or email, or a usual name such as Mobile, Móvil, E-mail)
-    - ``notification_url``: delivery notification address (escape codes such as %i, %s), or a column holding one
-      per row
-    - ``link_base``: base address that previews show in {UNSUB_URL}, {LAND_URL} and shortened links
-    - ``default_region``: country assumed for national numbers (ISO code)
-    - ``suppression``: recipients never sent to (a CSV of phones or emails, a frame or a list): those rows are
-      skipped
-    - ``frequency_cap``: (N, DAYS): skip recipients already sent N messages in the last DAYS days (per history)
-    - ``history``: earlier campaigns' ledgers (a folder, ledger paths, or a frame of recipient and sent_at), for
-      frequency_cap
-    - ``local_time``: send at this time (HH:MM) on each recipient's clock (zone from a timezone column, else the
-      number)
-    - ``quiet_hours``: (FROM, TO): deliver only between these local times
     """
 
     channel: str
@@ -80,17 +69,25 @@ class Message:
     """The request fields by their wire name (``from``, ``campaignName``, ...), checked by the models."""
     encoding: str | None = None
     """``None`` (the service's default, gsm), ``"gsm"``, ``"gsm-pt"``, ``"utf-16"`` or ``"auto"``."""
-    to: str | None = None
-    notification_url: str | None = None
-    link_base: str | None = None
-    default_region: str = "ES"
+    # the settings below are options of every front door: their help is the CLI's and the reference's too
+    to: str | None = _setting(None, "the recipient column (default: phone or email, or a usual name such as Mobile, "
+                                    "Móvil, E-mail)")
+    notification_url: str | None = _setting(None, "delivery notification address (escape codes such as %i, %s), or "
+                                                   "a column holding one per row")
+    link_base: str | None = _setting(None, "base address that previews show in {UNSUB_URL}, {LAND_URL} and "
+                                           "shortened links")
+    default_region: str = _setting("ES", "country assumed for national numbers (ISO code)")
     whatsapp_columns: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     """WhatsApp: wire array name (``bodyFields``, ...) -> the columns filling it, in order."""
-    suppression: Any = None
-    frequency_cap: tuple[int, float] | None = None
-    history: Any = None
-    local_time: str | None = None
-    quiet_hours: tuple[str, str] | None = None
+    suppression: Any = _setting(None, "recipients never sent to (a CSV of phones or emails, a frame or a list): "
+                                      "those rows are skipped")
+    frequency_cap: tuple[int, float] | None = _setting(None, "(N, DAYS): skip recipients already sent N messages in "
+                                                             "the last DAYS days (per history)")
+    history: Any = _setting(None, "earlier campaigns' ledgers (a folder, ledger paths, or a frame of recipient and "
+                                  "sent_at), for frequency_cap")
+    local_time: str | None = _setting(None, "send at this time (HH:MM) on each recipient's clock (zone from a "
+                                            "timezone column, else the number)")
+    quiet_hours: tuple[str, str] | None = _setting(None, "(FROM, TO): deliver only between these local times")
 
     # ------------------------------------------------------------------ what it is
 
