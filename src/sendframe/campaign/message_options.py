@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import date
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
-
-import pandas as pd
 
 from sendframe.api.models import parse_request
 from sendframe.campaign.batching import wire_fields
@@ -97,7 +95,7 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
                              f"not {info.name}.")
     for name in ("scheduleDate", "expirationDate"):
         value = fields.get(name)
-        if isinstance(value, (datetime, pd.Timestamp)) and value.tzinfo is None:
+        if isinstance(value, date) and getattr(value, "tzinfo", None) is None:  # a datetime, Timestamp or bare date
             raise InputError(f"{snake_case(name)}={value!r} has no time zone, so it could mean any of 24 hours: give "
                              "a zone, e.g. datetime(..., tzinfo=ZoneInfo('Europe/Madrid')) or pd.Timestamp(..., "
                              "tz='UTC').")
