@@ -168,8 +168,10 @@ class CampaignSpec:
         body["to"] = recipients
         if self.variables:  # one dict per row, made by Arrow; a missing value is left out of its row's
             subs = take(self.sub_values)
-            body["sub"] = [{k: v for k, v in sub.items() if v is not None} for sub in subs] \
-                if any(column.null_count for column in self.sub_values.columns) else subs
+            if any(column.null_count for column in self.sub_values.columns):
+                subs = [sub if None not in sub.values() else {k: v for k, v in sub.items() if v is not None}
+                        for sub in subs]
+            body["sub"] = subs
         if self.notification_urls is not None:
             body["notificationUrl"] = [url or "" for url in take(self.notification_urls)]
         elif self.tagged_url is not None:
