@@ -45,6 +45,10 @@ __all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "released", "same_message"
 # the columns of msg.estimate, in order (the text engine's and the price list's answer per row, then the plan's)
 ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_characters", "country", "unit_price",
                     "cost", "billable", "too_many_parts", "action")
+# how msg.estimate holds its columns of a few distinct values (a code per row, not a text) and its counts (an
+# SMS's length in units fits 32 bits, its parts 16): about 50 bytes a row less than the per-row table's text
+_ESTIMATE_TYPES = {"encoding": "category", "length": "Int32", "parts": "Int16", "forced_by": "category",
+                   "lost_characters": "category", "country": "category", "action": "category"}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -132,7 +136,7 @@ class Prepared:
         """``msg.estimate``: the priced columns and ``action``, totals in ``.attrs``."""
         table = self.frame
         text = table["priced_text"] if "priced_text" in table else table["text"]
-        view = table[list(ESTIMATE_COLUMNS[1:])].assign(text=text)[list(ESTIMATE_COLUMNS)]
+        view = table[list(ESTIMATE_COLUMNS[1:])].assign(text=text)[list(ESTIMATE_COLUMNS)].astype(_ESTIMATE_TYPES)
         view.attrs = dict(table.attrs)
         return view
 
