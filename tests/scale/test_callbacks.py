@@ -26,7 +26,7 @@ def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
 def _as_dask_holds(frame: pd.DataFrame) -> pd.DataFrame:
     """A pandas read as the Dask reader types it: ``sender`` and ``mnc`` are categoricals of the values read in
     pandas, text in Dask (a Dask frame's meta must know its categories before the logs are read)."""
-    assert isinstance(frame["sender"].dtype, pd.CategoricalDtype) and isinstance(frame["mnc"].dtype, pd.CategoricalDtype)
+    assert all(isinstance(frame[column].dtype, pd.CategoricalDtype) for column in ("sender", "mnc"))
     return frame.astype({"sender": "string", "mnc": "string"})
 
 

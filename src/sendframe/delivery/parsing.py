@@ -53,8 +53,7 @@ _STATUS_TYPE = pd.CategoricalDtype(list(STATUSES), ordered=True)
 _MEANING_TYPE = pd.CategoricalDtype(list(dict.fromkeys(DELIVERY_MEANINGS.values())))
 # the spec's range of each integer column: delivery is 1, 2, 4, 8 or 16, a message has at most 255 parts (the
 # one-byte count of a concatenated SMS's header); a value outside it is not a valid one (<NA>, as text is)
-_INTEGER_TYPES = {"delivery": pd.Int8Dtype(), "part": pd.Int16Dtype(), "campaign_id": pd.Int64Dtype(),
-                  "sending_id": pd.Int64Dtype()}
+_INTEGER_TYPES = {"delivery": "int8", "part": "int16", "campaign_id": "int64", "sending_id": "int64"}
 # columns of a few distinct values (a campaign's sender, the networks' codes): a code per row, not a text; their
 # categories are the values read (sorted)
 TEXT_CATEGORIES = ("sender", "mnc")
@@ -382,12 +381,13 @@ def stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
     ['01', '07']
     """
     changed = {}
-    for column, kind in frames[0].dtypes.items():
+    for column in frames[0].columns:
         kinds = [frame[column].dtype for frame in frames if column in frame]
-        if all(isinstance(other, pd.CategoricalDtype) for other in kinds) and any(other != kind for other in kinds):
-            categories = pd.Index([], dtype=kind.categories.dtype).append(
-                [other.categories for other in kinds]).unique()
-            changed[column] = pd.CategoricalDtype(categories if kind.ordered else categories.sort_values(), kind.ordered)
+        categorical = [kind for kind in kinds if isinstance(kind, pd.CategoricalDtype)]
+        if len(categorical) == len(kinds) and len(set(kinds)) > 1:
+            categories = categorical[0].categories.append([kind.categories for kind in categorical[1:]]).unique()
+            ordered = categorical[0].ordered
+            changed[column] = pd.CategoricalDtype(categories if ordered else categories.sort_values(), ordered)
     if changed:
         frames = [frame.astype(changed) for frame in frames]
     return pd.concat(frames, ignore_index=True)
@@ -434,9 +434,9 @@ def _typed(column: str, texts: pa.Array, indices: pa.Array) -> pd.Series:
     number = numbers(texts)
     if column == "cost":
         return pd.Series(pc.take(number, indices).to_pandas(), dtype="float64")
-    integer = _INTEGER_TYPES[column]
-    bounds = np.iinfo(integer.numpy_dtype)
+    integer = np.dtype(_INTEGER_TYPES[column])
+    bounds, held = np.iinfo(integer), pa.from_numpy_dtype(integer)
     number = pc.if_else(pc.and_(pc.greater_equal(number, bounds.min), pc.less_equal(number, bounds.max)), number, None)
-    series: pd.Series = pc.take(number.cast(pa.from_numpy_dtype(integer.numpy_dtype)), indices).to_pandas(
-        types_mapper={pa.from_numpy_dtype(integer.numpy_dtype): integer}.get)
-    return series.astype(integer)
+    nullable = pd.api.types.pandas_dtype(integer.name.capitalize())  # Int8, Int16, Int64
+    series: pd.Series = pc.take(number.cast(held), indices).to_pandas(types_mapper={held: nullable}.get)
+    return series.astype(nullable)
