@@ -313,7 +313,7 @@ def message_outcomes(
     campaigns = out["campaign_id"].dropna().unique()
     if len(campaigns) == 1:  # rows left out of a one-campaign send (skipped, not sent) still belong to its campaign
         out["campaign_id"] = out["campaign_id"].fillna(campaigns[0])
-    if "outcome" in results:  # a send's categorical of outcomes is kept (its codes shared): text would be 17 bytes a row
+    if "outcome" in results:  # a send's categorical of outcomes is kept (codes shared): as text, 17 bytes a row
         kept = isinstance(results["outcome"].dtype, pd.CategoricalDtype)
         outcome = results["outcome"].copy(deep=False) if kept else text("outcome")
     else:
