@@ -21,7 +21,7 @@ from sendframe.notebook.form import (
     message_from_form,
     preview_message,
 )
-from sendframe.notebook.sending import BackgroundSend, ProgressFeed
+from sendframe.notebook.sending import BackgroundJob, ProgressFeed
 from sendframe.notebook.widget_html import confirmation_html, error_html, outcome_counts, plain_error, result_html
 
 # each channel: the form an analyst fills in, the library's own constructor call, the CLI's flags
@@ -157,7 +157,7 @@ def test_the_end_of_a_send_says_counts_and_what_to_do_next():
 
 def test_a_background_send_returns_at_once_and_keeps_its_result():
     release = threading.Event()
-    job = BackgroundSend(lambda progress, cancel: release.wait(5) and "done").start()
+    job = BackgroundJob(lambda progress, cancel: release.wait(5) and "done").start()
     assert job.running and not job.wait(0.05)
     release.set()
     assert job.wait(5) and job.result == "done" and not job.running
@@ -170,13 +170,13 @@ def test_cancel_sets_the_event_the_send_watches():
         cancel.wait(5)
         return cancel.is_set()
 
-    job = BackgroundSend(send).start()
+    job = BackgroundJob(send).start()
     job.cancel()
     assert job.wait(5) and job.result is True and job.cancelled and job.progress.n == 1
 
 
 def test_an_error_is_kept_for_the_caller_and_never_raised_from_the_thread(capfd):
-    job = BackgroundSend(lambda progress, cancel: 1 / 0).start()
+    job = BackgroundJob(lambda progress, cancel: 1 / 0).start()
     assert job.wait(5)
     assert isinstance(job.error, ZeroDivisionError)
     assert "Traceback" not in capfd.readouterr().err
@@ -186,7 +186,7 @@ def test_warnings_of_the_send_thread_stay_on_the_job_and_others_still_show():
     def send(progress, cancel):
         warnings.warn("from the send", UserWarning, stacklevel=1)
 
-    job = BackgroundSend(send).start()
+    job = BackgroundJob(send).start()
     assert job.wait(5)
     assert [str(m.message) for m in job.warnings] == ["from the send"]
     with pytest.warns(UserWarning, match="from the main thread"):

@@ -175,6 +175,20 @@ def test_monitor_refreshes_in_the_background_until_every_message_is_final(tmp_pa
         client.close()
 
 
+def test_a_failing_background_refresh_is_said_under_the_monitors_summary():
+    class BrokenReceiver:
+        def callbacks(self):
+            raise OSError("the callback log is gone")
+
+    monitor = Monitor(pd.DataFrame({"id": ["m1"], "outcome": ["accepted"]}), receiver=BrokenReceiver())
+    monitor.start(interval=0.05)
+    deadline = time.monotonic() + 10
+    while "stopped" not in monitor.summary.value and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "Refreshing stopped" in monitor.summary.value and "the callback log is gone" in monitor.summary.value
+    monitor.stop()
+
+
 def test_the_monitor_compares_a_split_tests_variants_with_anytime_valid_intervals(tmp_path):
     with Sandbox(clock="manual") as sb, sendframe.Client(sb.base_url, sb.username, sb.api_password) as client:
         contacts = pd.DataFrame({"phone": [f"447700900{i:03d}" for i in range(60)], "name": "Ana"})

@@ -21,12 +21,6 @@ from typing import Any
 
 import pandas as pd
 
-try:
-    import ipywidgets as w
-    from IPython.display import display
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
-
 from sendframe.api.wire import ENV_API_PASSWORD
 from sendframe.campaign.channel_options import text_option
 from sendframe.campaign.command import message_ledger_path
@@ -48,7 +42,8 @@ from sendframe.notebook.form import (
     preview_message,
     template_label,
 )
-from sendframe.notebook.sending import BackgroundSend
+from sendframe.notebook.report import optional_import
+from sendframe.notebook.sending import BackgroundJob
 from sendframe.notebook.widget_html import (
     confirmation_html,
     counter_figures,
@@ -62,6 +57,9 @@ from sendframe.notebook.widget_html import (
     without_credentials,
 )
 from sendframe.text.encodings import unencodable_characters
+
+w = optional_import("ipywidgets", "The notebook widgets need ipywidgets")
+display = optional_import("IPython.display", "The notebook widgets need IPython").display
 
 __all__ = ["Composer"]
 
@@ -87,7 +85,7 @@ class Composer:
     stays). ``ledger`` defaults to the file ``sendframe send`` would use for this table and message.
     """
 
-    channel: w.Dropdown  # made with the other inputs (_make_controls)
+    channel: Any  # its Dropdown, made with the other inputs (_make_controls)
 
     def __init__(self, tables: Mapping[str, Any] | Any, *, message: Message | str | None = None,
                  sample_size: int = 5, **options: Any) -> None:
@@ -103,7 +101,7 @@ class Composer:
         self.error: BaseException | None = None
         self._message: Message | None = None
         self._message_error: SendframeError | None = None
-        self._job: BackgroundSend | None = None
+        self._job: BackgroundJob | None = None
         self._counter: MessageCounter | None = None
 
         self.table = w.Dropdown(options=list(self._tables), description="Contacts")
@@ -148,10 +146,10 @@ class Composer:
         self._show_channel_inputs()
         self.update()
 
-    def _make_controls(self, form: dict[str, Any]) -> dict[str, w.Widget]:
+    def _make_controls(self, form: dict[str, Any]) -> dict[str, Any]:
         """One widget per value of the form, also reachable as an attribute (``composer.sender``, ...), except
         ``message``: ``composer.message`` is the message the inputs make (its input: ``composer.inputs["message"]``)."""
-        controls: dict[str, w.Widget] = {}
+        controls: dict[str, Any] = {}
         for name in INPUT_LABELS:
             value = form[name]
             if name in COLUMN_INPUTS:
@@ -177,7 +175,7 @@ class Composer:
     # ------------------------------------------------------------------ what the inputs say
 
     def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
-        display(self.widget)  # type: ignore[no-untyped-call]  # IPython has no type hints
+        display(self.widget)
 
     @property
     def contacts(self) -> pd.DataFrame:
@@ -365,7 +363,7 @@ class Composer:
         self.cancel_button.disabled = False
         self.status.value = "Sending in the background: the notebook stays free."
         # the ledger is named at the end as it was at the start, whatever is typed meanwhile
-        self._job = BackgroundSend(
+        self._job = BackgroundJob(
             lambda progress, cancel: msg.send(contacts, progress=progress, cancel=cancel, **options),
             on_progress=self._show_progress, on_done=lambda job: self._finished(job, getattr(ledger, "path", ledger)),
             name="sendframe-composer-send").start()
@@ -397,7 +395,7 @@ class Composer:
         self.progress.value = min(done, self.progress.max)
         self.progress_label.value = progress_html(done, total)
 
-    def _finished(self, job: BackgroundSend, ledger: Any) -> None:
+    def _finished(self, job: BackgroundJob, ledger: Any) -> None:
         """Called from the send's thread when it ends."""
         if job.error is not None:
             self.error = job.error

@@ -19,19 +19,18 @@ from typing import Any
 
 import pandas as pd
 
-try:
-    import ipywidgets as w
-    from IPython.display import display
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("The notebook widgets need ipywidgets: pip install 'sendframe[notebook]'") from exc
-
 from sendframe.delivery.experiments import compare_variants
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import fetch_records
 from sendframe.errors import InputError
 from sendframe.notebook.charts import CHARTS, STATUS_LABELS
-from sendframe.notebook.widget_html import counts_line, outcome_counts
+from sendframe.notebook.report import optional_import
+from sendframe.notebook.sending import BackgroundJob
+from sendframe.notebook.widget_html import counts_line, error_html, outcome_counts
 from sendframe.send_outcomes import SKIP_LABELS
+
+w = optional_import("ipywidgets", "The notebook widgets need ipywidgets")
+display = optional_import("IPython.display", "The notebook widgets need IPython").display
 
 __all__ = ["Monitor", "comparison_html", "monitor_summary_html"]
 
@@ -97,40 +96,39 @@ class Monitor:
         self.auto.observe(lambda change: self.start() if change["new"] else self.stop(), names="value")
         self.outcomes: pd.DataFrame | None = None
         self.refreshes = 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._job: BackgroundJob | None = None
         self.widget = w.VBox([w.HBox([self.refresh_button, self.auto]), self.summary, self.comparison_view,
                               self.charts])
 
     def start(self, interval: float = 5.0) -> None:
         """Refresh every ``interval`` seconds in the background until every message is final or :meth:`stop`."""
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, args=(interval,), name="sendframe-monitor", daemon=True)
-        self._thread.start()
+        if self._job is None or not self._job.running:
+            self._job = BackgroundJob(lambda _, stop: self._loop(interval, stop), on_done=self._ended,
+                                      name="sendframe-monitor").start()
 
     def stop(self) -> None:
         """Stop refreshing in the background."""
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=30)
-        self._thread = None
+        if self._job is not None:
+            self._job.cancel()
+            self._job.wait(30)
         if self.auto.value:
             self.auto.value = False
 
-    def _loop(self, interval: float) -> None:
-        while not self._stop.is_set():
+    def _loop(self, interval: float, stop: threading.Event) -> None:
+        while not stop.is_set():
             outcomes = self.refresh()
             accepted = outcomes["outcome"] == "accepted"
             if not (outcomes.loc[accepted, "status"] == "PENDING").any():
                 self.summary.value += " <b>· all messages have a final status</b>"
-                break
-            self._stop.wait(interval)
-        self._stop.set()
+                return
+            stop.wait(interval)
+
+    def _ended(self, job: BackgroundJob) -> None:
+        if job.error is not None:  # said under the figures, which stay as last drawn
+            self.summary.value += f"<br>{error_html('Refreshing stopped', job.error)}"
 
     def _ipython_display_(self) -> None:  # pragma: no cover - needs a front end
-        display(self.widget)  # type: ignore[no-untyped-call]  # IPython has no type hints
+        display(self.widget)
 
     def refresh(self) -> pd.DataFrame:
         """Fetch callbacks and records now and redraw; returns the outcomes frame (every row of the results)."""
@@ -151,5 +149,5 @@ class Monitor:
         self.charts.clear_output(wait=True)
         with self.charts:
             for name in self.chart_names:
-                display(CHARTS[name](delivering))  # type: ignore[no-untyped-call]
+                display(CHARTS[name](delivering))
         return self.outcomes

@@ -1,13 +1,14 @@
-"""A send in a background thread: the caller gets control back at once, sees progress, may cancel.
+"""Work in a background thread (the Composer's send, the Monitor's refreshes): the caller gets control back at once,
+sees progress, may cancel.
 
-No widgets here. :class:`BackgroundSend` runs a function ``send(progress, cancel)`` (in the Composer:
-:meth:`sendframe.Message.send` with ``progress=`` and ``cancel=``) in a thread; :class:`ProgressFeed`
-is the tqdm-compatible object handed to the send, calling back on every batch; the result, or the
-error, is kept for the caller. Warnings the send raises in that thread are kept on the job instead
+No widgets here. :class:`BackgroundJob` runs a function ``work(progress, cancel)`` (in the Composer:
+:meth:`sendframe.Message.send` with ``progress=`` and ``cancel=``; in the Monitor: its refresh loop) in a
+thread; :class:`ProgressFeed` is the tqdm-compatible object handed to it, calling back on every batch; the
+result, or the error, is kept for the caller. Warnings raised in that thread are kept on the job instead
 of being printed into whichever notebook cell happens to be running.
 
     >>> import threading
-    >>> job = BackgroundSend(lambda progress, cancel: (progress.reset(total=2), progress.update(2))[-1])
+    >>> job = BackgroundJob(lambda progress, cancel: (progress.reset(total=2), progress.update(2))[-1])
     >>> job.start().wait(5), job.progress.n, job.error
     (True, 2, None)
 """
@@ -20,11 +21,11 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BackgroundSend", "ProgressFeed"]
+__all__ = ["BackgroundJob", "ProgressFeed"]
 
 logger = logging.getLogger(__name__)
 
-# in a send thread, ``warnings``: the list its warnings are kept in (other threads have none)
+# in a job's thread, ``warnings``: the list its warnings are kept in (other threads have none)
 _SINK = threading.local()
 
 
@@ -64,7 +65,7 @@ class ProgressFeed:
 
 
 def _route_warnings() -> None:
-    """Keep the warnings of send threads on their job; every other thread's go where they went before."""
+    """Keep the warnings of job threads on their job; every other thread's go where they went before."""
     shown = warnings.showwarning
     if getattr(shown, "sendframe_router", False):
         return
@@ -81,18 +82,18 @@ def _route_warnings() -> None:
     warnings.showwarning = router
 
 
-class BackgroundSend:
-    """Run ``send(progress, cancel)`` in a daemon thread; calls ``on_progress(n, total)`` and ``on_done(job)`` from it.
+class BackgroundJob:
+    """Run ``work(progress, cancel)`` in a daemon thread; calls ``on_progress(n, total)`` and ``on_done(job)`` from it.
 
-    ``result`` holds what ``send`` returned, ``error`` what it raised (never re-raised: the caller
-    shows it), ``warnings`` the warnings it raised. :meth:`cancel` sets the event handed to ``send``.
+    ``result`` holds what ``work`` returned, ``error`` what it raised (never re-raised: the caller
+    shows it), ``warnings`` the warnings it raised. :meth:`cancel` sets the event handed to ``work``.
     """
 
-    def __init__(self, send: Callable[[ProgressFeed, threading.Event], Any], *,
+    def __init__(self, work: Callable[[ProgressFeed, threading.Event], Any], *,
                  on_progress: Callable[[int, int | None], None] | None = None,
-                 on_done: Callable[[BackgroundSend], None] | None = None,
-                 name: str = "sendframe-background-send") -> None:
-        self._send, self._on_done = send, on_done
+                 on_done: Callable[[BackgroundJob], None] | None = None,
+                 name: str = "sendframe-background-job") -> None:
+        self._work, self._on_done = work, on_done
         self.progress = ProgressFeed(on_progress)
         self.cancel_event = threading.Event()
         self.result: Any = None
@@ -101,7 +102,7 @@ class BackgroundSend:
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
-    def start(self) -> BackgroundSend:
+    def start(self) -> BackgroundJob:
         """Start the thread; returns at once."""
         _route_warnings()
         self._thread.start()
@@ -109,7 +110,7 @@ class BackgroundSend:
 
     @property
     def running(self) -> bool:
-        """True from :meth:`start` until ``send`` has returned or raised and ``on_done`` has run."""
+        """True from :meth:`start` until ``work`` has returned or raised and ``on_done`` has run."""
         return self._thread.ident is not None and not self._done.is_set()
 
     @property
@@ -118,26 +119,26 @@ class BackgroundSend:
         return self.cancel_event.is_set()
 
     def cancel(self) -> None:
-        """Ask the send to start no new batch (batches in flight finish and are recorded)."""
+        """Set the event handed to ``work`` (a send starts no new batch; batches in flight finish and are recorded)."""
         self.cancel_event.set()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the send has ended (``on_done`` included); False if ``timeout`` seconds passed first."""
+        """Wait until the work has ended (``on_done`` included); False if ``timeout`` seconds passed first."""
         return self._done.wait(timeout)
 
     def _run(self) -> None:
         _SINK.warnings = self.warnings
         try:
-            self.result = self._send(self.progress, self.cancel_event)
+            self.result = self._work(self.progress, self.cancel_event)
         except Exception as exc:  # shown by on_done in plain English; the traceback only in the debug log
             self.error = exc
-            logger.debug("background send failed", exc_info=True)
+            logger.debug("background job failed", exc_info=True)
         finally:
             del _SINK.warnings
             try:
                 if self._on_done is not None:
                     self._on_done(self)
             except Exception:  # a display failure must not print a traceback from the thread
-                logger.debug("showing the end of a background send failed", exc_info=True)
+                logger.debug("showing the end of a background job failed", exc_info=True)
             finally:
                 self._done.set()

@@ -6,8 +6,8 @@ a recipient an earlier row of another partition is sent to (``skipped_duplicate`
 :func:`sendframe.scale.repeats.repeated_rows` on the prepared ``recipient_key`` of the rows each
 partition sends, in the policy's own words. A view is one graph: each partition is prepared once.
 ``msg.render`` runs on every partition (:func:`render`); preflight's ``duplicate_recipient`` is found
-across partitions and written by preflight itself (:attr:`PreparedPartitions.problems`); an estimate's totals are
-the pandas sums of each partition added up (:func:`estimate_totals`).
+across partitions and written with preflight's own ``Problems`` (:attr:`PreparedPartitions.problems`); an
+estimate's totals are the pandas sums of each partition added up (:func:`estimate_totals`).
 
     >>> plan = sendframe.sms("Hi {name}", sender="Shop").plan(contacts_ddf)  # lazy  # doctest: +SKIP
     >>> plan["action"].value_counts().compute()  # doctest: +SKIP
@@ -26,6 +26,7 @@ import pandas as pd
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.estimate import estimate_sums, totals_of_sums
 from sendframe.campaign.policy import keep_reasons, repeat_reasons
+from sendframe.campaign.preflight import Problems
 from sendframe.campaign.prepared import Prepared
 from sendframe.scale import runtime
 from sendframe.scale.repeats import candidates, local_positions, repeated_rows
@@ -144,7 +145,7 @@ class PreparedPartitions:
         """Every problem (``Message.preflight``'s), one row each, lazily, in the order and words of pandas.
 
         Row rules run per partition; campaign-wide problems are said once; ``duplicate_recipient`` is found
-        across partitions and written by preflight itself (see the module docstring). The ``row`` column holds
+        across partitions and written in preflight's words (see the module docstring). The ``row`` column holds
         the frame's index labels.
 
             >>> problem_counts(sendframe.sms("Hi {name}", sender="Shop").preflight(contacts_ddf))  # doctest: +SKIP
@@ -204,30 +205,6 @@ def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, fiel
 # ---------------------------------------------------------------------- preflight
 
 
-def _duplicate_problems(part: pd.DataFrame, repeats: pd.DataFrame, column: str,
-                        preflight_of: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
-    """Preflight's own duplicate_recipient rows for the repeats of ``part``, with their positions.
-
-    Each recipient's first occurrence (maybe in another partition) is put before its repeats in a
-    small frame of the recipient column alone, and preflight runs on it: its messages name the
-    first occurrence's label as pandas would."""
-    at = local_positions(repeats.index.to_numpy())
-    later = pd.DataFrame({"first": repeats["first_order"].to_numpy(), "at": at,
-                          "label": part.index.to_numpy(dtype=object)[at],  # Python scalars: repr(label)
-                          "first_label": repeats["first_label"].to_numpy(dtype=object),
-                          "cell": part[column].to_numpy(dtype=object)[at]})
-    firsts = later.drop_duplicates("first").assign(at=-1, label=lambda f: f["first_label"])
-    rows = pd.concat([firsts, later]).sort_values(["first", "at"], kind="stable")  # a first, then its repeats
-    probe = pd.DataFrame({column: pd.Series(rows["cell"].to_numpy(), dtype=part[column].dtype).array},
-                         index=pd.Index(rows["label"].to_numpy(dtype=object), dtype=object))
-    found = preflight_of(probe)
-    duplicates = found[found["rule"] == _DUPLICATE].reset_index(drop=True)
-    positions = rows["at"].to_numpy()[rows["at"].to_numpy() >= 0]
-    if len(duplicates) != len(positions):  # pragma: no cover - preflight flags exactly the later rows of a recipient
-        raise RuntimeError(f"preflight found {len(duplicates)} repeats where {len(positions)} were expected")
-    return duplicates.assign(position=positions)
-
-
 def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, preflight_of: Callable[[pd.DataFrame], pd.DataFrame],
                     column: str, meta: pd.DataFrame, partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     problems = preflight_of(part.reset_index(drop=True))  # rows are positions here (-1: campaign-wide)
@@ -236,9 +213,16 @@ def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, preflight_of: Cal
     said = (problems["position"] >= 0) | ((partition_info or {}).get("number", 0) == 0)
     problems = problems[said & (problems["rule"] != _DUPLICATE)]
     if len(repeats):
-        # a row's duplicate_recipient comes before its other problems (only invalid_recipient ranks higher,
-        # and an invalid recipient is never a duplicate)
-        duplicates = _duplicate_problems(part, repeats, column, preflight_of).assign(_first=0)
+        # the repeats in preflight's own words (its Problems), each naming its first occurrence, maybe in another
+        # partition; a row's duplicate_recipient comes before its other problems (only invalid_recipient ranks
+        # higher, and an invalid recipient is never a duplicate)
+        at = local_positions(repeats.index.to_numpy())
+        order = np.argsort(at, kind="stable")
+        found = Problems(pd.RangeIndex(len(part)))
+        found.add(_DUPLICATE, column, np.isin(np.arange(len(part)), at), value=part[column].iloc[at[order]],
+                  first=repeats["first_label"].iloc[order])
+        duplicates = found.frame()
+        duplicates = duplicates.assign(position=duplicates["row"].to_numpy(dtype=np.int64), _first=0)
         problems = pd.concat([problems, duplicates], ignore_index=True)
     problems = problems.sort_values(["position", "_first"], kind="stable")
     labels = np.concatenate([part.index.to_numpy(dtype=object), np.array([None])])  # position -1: None
