@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import phonenumbers
 
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign import estimate as estimating
@@ -35,6 +36,8 @@ from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.campaign.preflight import preflight
 from sendframe.campaign.schedule import local_send_times
 from sendframe.errors import InputError, SendframeError
+from sendframe.send_outcomes import SKIP_OUTCOMES
+from sendframe.text.encodings import ENCODINGS
 from sendframe.text.templates import column_to_arrow
 
 if TYPE_CHECKING:
@@ -45,10 +48,11 @@ __all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "released", "same_message"
 # the columns of msg.estimate, in order (the text engine's and the price list's answer per row, then the plan's)
 ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_characters", "country", "unit_price",
                     "cost", "billable", "too_many_parts", "action")
-# how msg.estimate holds its columns of a few distinct values (a code per row, not a text) and its counts (an
-# SMS's length in units fits 32 bits, its parts 16): about 50 bytes a row less than the per-row table's text
-_ESTIMATE_TYPES = {"encoding": "category", "length": "Int32", "parts": "Int16", "forced_by": "category",
-                   "lost_characters": "category", "country": "category", "action": "category"}
+# how msg.estimate holds its columns of a few known values (a code per row, not a text: the same categories in every
+# frame, a Dask partition's too) and its counts (an SMS's length in units fits 32 bits, its parts 16)
+_ESTIMATE_TYPES = {"encoding": pd.CategoricalDtype(ENCODINGS), "length": "Int32", "parts": "Int16",
+                   "country": pd.CategoricalDtype(sorted(phonenumbers.SUPPORTED_REGIONS)),
+                   "action": pd.CategoricalDtype(["send", *SKIP_OUTCOMES.values(), "holdout"])}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
