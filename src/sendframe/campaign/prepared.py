@@ -50,9 +50,11 @@ ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_ch
                     "cost", "billable", "too_many_parts", "action")
 # how msg.estimate holds its columns of a few known values (a code per row, not a text: the same categories in every
 # frame, a Dask partition's too) and its counts (an SMS's length in units fits 32 bits, its parts 16)
-_ESTIMATE_TYPES = {"encoding": pd.CategoricalDtype(ENCODINGS), "length": "Int32", "parts": "Int16",
-                   "country": pd.CategoricalDtype(sorted(phonenumbers.SUPPORTED_REGIONS)),
-                   "action": pd.CategoricalDtype(["send", *SKIP_OUTCOMES.values(), "holdout"])}
+_ESTIMATE_TYPES: dict[str, Any] = {
+    "encoding": pd.CategoricalDtype(list(ENCODINGS)), "length": "Int32", "parts": "Int16",
+    "country": pd.CategoricalDtype(sorted(phonenumbers.SUPPORTED_REGIONS)),
+    "action": pd.CategoricalDtype(["send", *SKIP_OUTCOMES.values(), "holdout"]),
+}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
