@@ -100,9 +100,9 @@ def test_counter_does_not_change_the_contacts():
 def test_a_column_is_measured_once_and_reused():
     counter = MessageCounter(CONTACTS)
     counter.count(draft("Hi {name}", "auto", None))
-    first = counter._measures[("name", None)]
+    first = counter._pieces[("name", None)]
     counter.count(draft("Hello {name}, again {name}", "auto", None))
-    assert counter._measures[("name", None)] is first
+    assert counter._pieces[("name", None)] is first
 
 
 def test_large_table_keystroke_uses_cached_measurements():
@@ -132,3 +132,13 @@ def test_a_certified_messages_counter_costs_what_its_estimate_costs():
     uncertified = MessageCounter(CONTACTS).count(msg.replace(certified=False))
     assert totals.cost == pytest.approx(msg.estimate(CONTACTS).attrs["totals"]["cost"])
     assert totals.cost > uncertified.cost
+
+
+def test_rows_sent_under_keep_preflight_that_the_service_refuses_cost_nothing_and_add_no_parts():
+    contacts = pd.DataFrame({"phone": ["34600000001", "34600000002", "34600000003"], "name": ["Ana", None, "Bo" * 200]})
+    msg = sendframe.sms("Hi {name}, " + "x" * 150, sender="Shop")
+    totals = MessageCounter(contacts).count(msg, keep="preflight")
+    est = msg.estimate(contacts, keep="preflight")
+    assert totals.recipients == 3
+    assert totals.parts == int(est.loc[est["billable"], "parts"].sum()) == 1
+    assert totals.cost == pytest.approx(float(est["cost"].sum()))

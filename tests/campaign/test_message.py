@@ -245,6 +245,8 @@ def test_values_put_into_html_are_escaped_in_the_preview_as_the_service_escapes_
 def test_a_date_without_a_time_zone_is_refused_with_a_hint_to_give_one():
     with pytest.raises(InputError, match="schedule_date=.*no time zone"):
         sendframe.sms("Hi", sender="Shop", schedule_date=datetime(2027, 1, 5, 10, 0))
+    with pytest.raises(InputError, match="expiration_date=.*no time zone"):  # a bare date: midnight of which zone?
+        sendframe.sms("Hi", sender="Shop", expiration_date=datetime(2027, 1, 5).date())
     with pytest.raises(InputError, match="zone"):
         sendframe.sms("Hi", sender="Shop", local_time="10:00").schedule(pd.DataFrame({"phone": [ES]}),
                                                                         now=datetime(2027, 1, 5, 10, 0))

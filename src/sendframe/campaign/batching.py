@@ -15,8 +15,7 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
-from itertools import repeat
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,6 +25,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import to_json
 
 from sendframe.api.models import parse_request
+from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import EncodedRequest, wire_json
 from sendframe.campaign.ledger_keys import row_keys, row_tag
 from sendframe.delivery.contact_table import checked_contacts
@@ -57,14 +57,6 @@ def campaign_identity(channel: str, fields: Mapping[str, Any]) -> dict[str, Any]
     return {"channel": channel, **{k: fields[k] for k in IDENTITY_FIELDS if k in fields}}
 
 
-def _wire_date(value: Any) -> Any:
-    if isinstance(value, (datetime, date, pd.Timestamp)):
-        moment = pd.Timestamp(value)
-        moment = moment.tz_localize("UTC") if moment.tzinfo is None else moment.tz_convert("UTC")
-        return moment.strftime("%Y%m%d%H%M%S")
-    return value
-
-
 def wire_fields(fields: Mapping[str, Any], channel: str) -> dict[str, Any]:
     """Request fields of ``channel`` by their wire name (any spelling :func:`request_field_names` knows; another
     name in camelCase, as the models' aliases are made); dates as the wire writes them; ``None`` values dropped.
@@ -79,7 +71,8 @@ def wire_fields(fields: Mapping[str, Any], channel: str) -> dict[str, Any]:
         if value is None:
             continue
         key = names.get(name) or to_camel(name)
-        out[key] = _wire_date(value) if key in _DATE_FIELDS else value
+        # a naive datetime is refused by message() before it gets here
+        out[key] = format_wire_datetime(value) if key in _DATE_FIELDS and isinstance(value, datetime) else value
     return out
 
 
@@ -94,7 +87,8 @@ class CampaignSpec:
     recipients: pa.Array
     keys: pa.Array
     variables: tuple[str, ...]
-    sub_values: dict[str, pa.Array]
+    sub_values: pa.Table
+    """The variables' values, a column each (the rows' ``sub``)."""
     notification_urls: pa.Array | None
     whatsapp_columns: dict[str, list[list[str | None]]]
     row_fields: dict[str, list[Any]] = field(default_factory=dict)
@@ -144,7 +138,7 @@ class CampaignSpec:
         per_row = {name: list(given) for name, given in (row_fields or {}).items()}
         index = contacts.index if rows is None else contacts.index[rows]
         return cls(msg.channel, {k: v for k, v in fields.items() if k not in per_row}, recipients, row_keys(index),
-                   variables, {v: values(contacts[v]) for v in variables}, urls, whatsapp, per_row)
+                   variables, pa.table({v: values(contacts[v]) for v in variables}), urls, whatsapp, per_row)
 
     def identity(self) -> dict[str, Any]:
         """The parameters a ledger checks before resuming (channel, template, sender)."""
@@ -172,18 +166,12 @@ class CampaignSpec:
             body["messages"] = messages
             return body, keys, recipients
         body["to"] = recipients
-        if self.variables:
-            names, columns = self.variables, [take(self.sub_values[v]) for v in self.variables]
-            complete = not any(None in column for column in columns)  # the usual batch: every value present
-            if len(names) == 1:
-                name = names[0]
-                body["sub"] = ([{name: value} for value in columns[0]] if complete else
-                               [{name: value} if value is not None else {} for value in columns[0]])
-            elif complete:
-                body["sub"] = list(map(dict, map(zip, repeat(names), zip(*columns, strict=True))))
-            else:
-                body["sub"] = [{n: v for n, v in zip(names, values, strict=True) if v is not None}
-                               for values in zip(*columns, strict=True)]
+        if self.variables:  # one dict per row, made by Arrow; a missing value is left out of its row's
+            subs = take(self.sub_values)
+            if any(column.null_count for column in self.sub_values.columns):
+                subs = [sub if None not in sub.values() else {k: v for k, v in sub.items() if v is not None}
+                        for sub in subs]
+            body["sub"] = subs
         if self.notification_urls is not None:
             body["notificationUrl"] = [url or "" for url in take(self.notification_urls)]
         elif self.tagged_url is not None:
@@ -192,9 +180,9 @@ class CampaignSpec:
         return body, keys, recipients
 
 
-def _taker(positions: Positions) -> Callable[[pa.Array], list[Any]]:
-    """A function giving the values of an Arrow array at ``positions`` as Python objects (a slice when they
-    are consecutive)."""
+def _taker(positions: Positions) -> Callable[[pa.Array | pa.Table], list[Any]]:
+    """A function giving the values of an Arrow array (a table: its rows as dicts) at ``positions`` as Python objects
+    (a slice when they are consecutive)."""
     at = np.asarray(positions, dtype=np.int64)
     if len(at) and (np.diff(at) == 1).all():
         start = int(at[0])

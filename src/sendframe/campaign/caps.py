@@ -126,6 +126,10 @@ def frequency_capped(recipients: pd.Series | Iterable[Any], history: pd.DataFram
     return (keys.map(counts).fillna(0) >= int(n)).to_numpy(dtype=bool)
 
 
+_HISTORY_COLUMNS = {"recipient": "string", "sent_at": "datetime64[us, UTC]", "state": "string", "ledger": "string",
+                    "batch": "Int64"}
+
+
 def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
     if isinstance(folder_or_paths, (str, os.PathLike)):
         place = Path(folder_or_paths)
@@ -156,17 +160,14 @@ def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str 
         >>> frequency_capped(contacts["phone"], history, n=2, days=7, now=now)  # doctest: +SKIP
     """
     left_out = Path(exclude).resolve() if isinstance(exclude, (str, os.PathLike)) else None
-    frames = [pd.DataFrame({"recipient": pd.Series(dtype="string"), "sent_at": pd.Series(dtype="datetime64[us, UTC]"),
-                            "state": pd.Series(dtype="string"), "ledger": pd.Series(dtype="string"),
-                            "batch": pd.Series(dtype="Int64")})]
+    frames = []
     for path in _ledger_paths(folder_or_paths):
         if left_out is None or path.resolve() != left_out:
             with Ledger(path, read_only=True) as ledger:  # one row per (row, batch), nothing written
                 rows = ledger.batch_rows()
             scheduled = pd.to_datetime(rows["scheduled_at"], utc=True, format="ISO8601").astype("datetime64[us, UTC]")
-            frames.append(pd.DataFrame({
-                "recipient": rows["recipient"], "state": rows["state"], "ledger": str(path), "batch": rows["batch"],
-                "sent_at": scheduled.fillna(rows["intent_at"].astype("datetime64[us, UTC]")),
-            })[rows["state"].isin(SPENT_STATES).to_numpy(dtype=bool)])
-    history = pd.concat(frames, ignore_index=True)
-    return history.assign(ledger=history["ledger"].astype("string"))
+            sent_at = scheduled.fillna(rows["intent_at"].astype("datetime64[us, UTC]"))
+            frames.append(pd.DataFrame({"recipient": rows["recipient"], "sent_at": sent_at, "state": rows["state"],
+                                        "ledger": str(path), "batch": rows["batch"]})[rows["state"].isin(SPENT_STATES)])
+    history = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(_HISTORY_COLUMNS))
+    return history.astype(_HISTORY_COLUMNS)

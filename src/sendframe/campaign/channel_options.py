@@ -4,7 +4,10 @@ The table is read from the code that uses the options, so it cannot drift from i
 constructor's own parameters (``sms(message, sender)``), the channel's request fields (the
 service's models), the message's settings (:data:`~sendframe.campaign.message.MESSAGE_OPTIONS`)
 and the options of a send (:class:`~sendframe.campaign.send.SendOptions`, what :meth:`sendframe.Message.send`
-takes). The one-call functions, the CLI's flags and the Composer's inputs are spelled from it.
+takes). The one-call functions, the CLI's flags and the Composer's inputs are spelled from it. Each
+option's help is written once: a setting's in its :class:`~sendframe.campaign.message.Message` field, the
+others' as an item of the docstring of :func:`~sendframe.campaign.message.message` or
+:class:`~sendframe.campaign.send.SendOptions`.
 
     >>> [(o.name, o.default, o.role) for o in channel_options("voiceAudio")][:3]
     [('audio_url', None, 'argument'), ('to', None, 'setting'), ('link_base', None, 'setting')]
@@ -17,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
@@ -24,13 +28,22 @@ from typing import Any
 
 import pydantic
 
-from sendframe.api.models import FEMALE_ONLY_LANGUAGES, GENDERS, LANGUAGES, REQUEST_MODELS
-from sendframe.campaign.message import MESSAGE_OPTIONS, Message, landing_sms, mailing, sms, voice, voice_audio, whatsapp
+from sendframe.api.models import REQUEST_MODELS
+from sendframe.campaign.message import (
+    MESSAGE_OPTIONS,
+    Message,
+    landing_sms,
+    mailing,
+    message,
+    sms,
+    voice,
+    voice_audio,
+    whatsapp,
+)
 from sendframe.campaign.message_options import CHANNEL_LIMITED
 from sendframe.campaign.send import SendOptions
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
-from sendframe.text.encodings import ENCODINGS
 
 __all__ = ["CONSTRUCTORS", "PREVIEW_PLACEHOLDERS", "OptionSpec", "channel_options", "option_names", "split_options",
            "text_option"]
@@ -43,54 +56,9 @@ CONSTRUCTORS: dict[str, Callable[..., Message]] = {
 PREVIEW_PLACEHOLDERS: dict[str, Any] = {
     "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
     "gender": "F", "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
-_HELP: dict[str, str] = {
-    "message": "the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}",
-    "sender": "sms/landingsms: the sender label (15 digits or 11 letters and digits); whatsapp: the registered "
-              "sender number",
-    "subject": "the email subject (a template)",
-    "body": "the email's HTML body (a template)",
-    "from_email": "a validated sender address",
-    "reply_to": "a validated reply address (default: from_email)",
-    "language": f"text-to-speech language: {', '.join(LANGUAGES)} ({', '.join(sorted(FEMALE_ONLY_LANGUAGES))} only "
-                "with gender F)",
-    "gender": f"voice gender: {' or '.join(GENDERS)}",
-    "audio_url": "address of the audio file to play",
-    "template_id": "whatsapp: the approved template's id; landingsms: a stored landing page instead of template_body",
-    "template_body": "the landing page's HTML (default: a page showing the message)",
-    "campaign_name": "campaign name (groups the statistics)",
-    "schedule_date": "when the service sends: a tz-aware time, or the spec's text",
-    "expiration_date": "when the service gives up sending: a tz-aware time, or the spec's text",
-    "tags": "labels of the send, for the statistics",
-    "encoding": f"{', '.join(ENCODINGS)}, or auto: the cheapest that carries each row's text, sent as estimated "
-                "(default: the service's, gsm)",
-    "parts": "most SMS parts per message; rows needing more are skipped",
-    "trans": "1: replace accented characters per the spec's table",
-    "certified": "certified sending (priced as such)",
-    "header_fields": "columns filling the template's header variables, in order",
-    "body_fields": "columns filling the template's body variables, in order",
-    "call_to_action_fields": "columns filling the template's button (call to action) variables, in order",
-    "default_answer": "columns filling the template's default answer, in order",
-    "client": "the API client (default: one from the environment)",
-    "ledger": "SQLite journal that makes the send resumable: rows already answered are not sent again",
-    "keep": "send rows the policy leaves out anyway: invalid (missing or invalid recipient), suppressed (on the "
-            "suppression list), preflight (another preflight error of the row), duplicate (the recipient repeats an "
-            "earlier row), frequency (over the frequency cap); by default they are skipped with outcome "
-            "skipped_<reason>",
-    "batch_size": "recipients per request (at most 1000)",
-    "concurrency": "requests in flight at once",
-    "requests_per_second": "most requests started per second",
-    "parts_per_second": "most SMS parts sent per second",
-    "dry_run": "build and validate every request, send nothing",
-    "resend_unknown": "also send rows whose earlier outcome is unknown (they may have been sent already)",
-    "stop_after_unknown": "start no new batch after N batches in a row end with an unknown outcome (None: never)",
-    "progress": "show a progress bar",
-    "max_cost": "cap on the estimated spend of the whole campaign, counting what the ledger already sent",
-    "prices": "price table (CSV; default: the one shipped with sendframe)",
-    "callbacks": "the campaign's callback log: unknown rows whose notification came back are marked accepted",
-    "now": "when the run counts from (tz-aware; default: now)",
-    "out": "a folder: send one partition at a time, the result written to it as Parquet",
-    "cancel": "a threading.Event that, once set, starts no new batch",
-}
+# where the help of each option that is no Message setting (theirs is their field's) is written: the
+# ``- ``name``: help`` items of message()'s and SendOptions' docstrings, so help(), the reference and --help agree
+_DOCUMENTED = (message, SendOptions)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,11 +87,12 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
     wire = request_field_names(info.name)
     specs: dict[str, OptionSpec] = {}
     settings = {f.name: f for f in dataclasses.fields(Message)}
+    documented = _help_texts()
 
     def add(name: str, default: Any, role: str, hint: Any, required: bool = False) -> None:
         if name not in specs:
             own = settings[name].metadata.get("help") if name in settings else None  # a Message setting's
-            text = own or _HELP.get(name, f"the request's {wire.get(name, name)} (see the API spec)")
+            text = own or documented.get(name, f"the request's {wire.get(name, name)} (see the API spec)")
             specs[name] = OptionSpec(name, default, role, _value(hint, default), text, required)
 
     constructor = CONSTRUCTORS[info.name]
@@ -166,6 +135,16 @@ def text_option(channel_name: str) -> str | None:
     """
     fields = channel(channel_name).template_fields
     return fields[-1] if fields else None
+
+
+@functools.cache
+def _help_texts() -> dict[str, str]:
+    """Each documented option's help, from the items of the docstrings of :data:`_DOCUMENTED` (the first wins)."""
+    texts: dict[str, str] = {}
+    for documented in _DOCUMENTED:
+        for name, text in re.findall(r"^- ``(\w+)``: (.*(?:\n  .*)*)", inspect.getdoc(documented) or "", re.M):
+            texts.setdefault(name, " ".join(text.replace("``", "").split()))
+    return texts
 
 
 def _value(hint: Any, default: Any) -> str:

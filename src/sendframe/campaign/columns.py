@@ -31,7 +31,7 @@ import phonenumbers
 from sendframe.errors import InputError
 
 __all__ = ["COUNTRY_ALIASES", "MOBILE_ALIASES", "MOBILE_TYPES", "MULTI_VALUE_SEPARATOR", "RECIPIENT_ALIASES",
-           "candidate_columns", "find_country_column", "find_recipient_column", "folded", "folded_names",
+           "candidate_columns", "find_recipient_column", "folded", "folded_names",
            "numbered_type_column", "recipient_column", "row_regions", "snake_name"]
 
 # Compared after folding case, accents, spaces, dashes and underscores ("E-mail" == "email", "Móvil" == "movil").
@@ -48,6 +48,10 @@ RECIPIENT_ALIASES: dict[str, tuple[str, ...]] = {
     "email": ("email", "emailaddress", "mail", "correo", "correoelectronico", "courriel", "emailadresse", "mailaddress",
               "adresseemail", "enderecoemail", "email1", "emailaddress1", "primaryemail", "workemail"),
 }
+COUNTRY_ALIASES: tuple[str, ...] = ("country", "cc", "countrycode", "countryregion", "mailingcountry", "countryiso",
+                                    "pais", "land", "pays", "paese")
+"""Names of a country column, compared as :func:`folded` compares them."""
+_ALIASES = {**RECIPIENT_ALIASES, "country": COUNTRY_ALIASES}
 # the words a contact book's Type cell uses for a mobile ("Mobile", "Cell", "Móvil", ...), folded
 MOBILE_TYPES: frozenset[str] = frozenset({"mobile", "cell", "cellular", "movil", "celular", "telemovel", "handy",
                                           "portable", "cellulare", "mobiel", "mobil"})
@@ -92,7 +96,8 @@ def snake_name(name: object) -> str:
 
 
 def find_recipient_column(frame: object, kind: str, given: str | None = None) -> str | None:
-    """The column of ``frame`` that holds recipients of ``kind`` (``"phone"`` or ``"email"``), or None.
+    """The column of ``frame`` that holds recipients of ``kind`` (``"phone"`` or ``"email"``; or each row's
+    ``"country"``, by :data:`COUNTRY_ALIASES`), or None.
 
     ``given`` is a column the analyst named: it must exist (exactly, else compared as :func:`folded`), or be
     the source of a column ``read_contacts`` renamed (``attrs["recipient_columns"]``: ``"Mobile"`` finds
@@ -108,6 +113,8 @@ def find_recipient_column(frame: object, kind: str, given: str | None = None) ->
         >>> contacts.attrs["recipient_columns"] = {"phone": "Mobile"}
         >>> find_recipient_column(contacts, "phone", given="Mobile")
         'phone'
+        >>> find_recipient_column(pd.DataFrame({"Email Address": [], "CC": []}), "country", "country")
+        'CC'
     """
     columns: Iterable[object] = getattr(frame, "columns", ())
     names = [c for c in columns if isinstance(c, str)]
@@ -149,7 +156,7 @@ def candidate_columns(frame: object, kind: str) -> list[tuple[str, str]]:
     for alias in (MOBILE_ALIASES if kind == "phone" else ()):
         if alias in by_fold:
             found.append((by_fold[alias], "named as a mobile column"))
-    for alias in RECIPIENT_ALIASES[kind]:
+    for alias in _ALIASES[kind]:
         if alias in by_fold:
             found.append((by_fold[alias], f"a usual name of a {kind} column"))
     numbered = sorted((int(m.group(2)), name) for name in names
@@ -177,8 +184,10 @@ def numbered_type_column(frame: object, column: str) -> str | None:
     return next((c for c in getattr(frame, "columns", ()) if isinstance(c, str) and folded(c) in wanted), None)
 
 
-def recipient_column(frame: object, kind: str, given: str | None = None, *, channel: str | None = None) -> str:
-    """Like :func:`find_recipient_column`, but raises ``InputError`` listing the columns when none is found.
+def recipient_column(frame: object, kind: str, given: str | None = None, *, channel: str | None = None,
+                     option: str = "to") -> str:
+    """Like :func:`find_recipient_column`, but raises ``InputError`` listing the columns when none is found
+    (``option``: the keyword that names the column, for the error).
 
         >>> import pandas as pd
         >>> recipient_column(pd.DataFrame({"Mobile": ["1"]}), "phone")
@@ -186,19 +195,17 @@ def recipient_column(frame: object, kind: str, given: str | None = None, *, chan
     """
     found = find_recipient_column(frame, kind, given)
     if found is None:
-        columns = ", ".join(map(str, getattr(frame, "columns", ())))
+        columns = ", ".join(map(str, getattr(frame, "columns", ()))) or "no columns"
         what = f"the {channel} channel" if channel else f"{kind} recipients"
         if given is not None:
-            raise InputError(f"The contacts have no column {given!r} for {what}; columns are: {columns}.")
+            raise InputError(f"The contacts have no column {given!r} for {what} (given as {option}=); columns are: "
+                             f"{columns}.")
         raise InputError(f"The contacts have no {kind} column for {what} (looked for {kind!r} and its usual names, "
                          f"such as {', '.join(RECIPIENT_ALIASES[kind][1:4])}); columns are: {columns}. "
-                         "Name it with to=.")
+                         f"Name it with {option}=.")
     return found
 
 
-COUNTRY_ALIASES: tuple[str, ...] = ("country", "cc", "countrycode", "countryregion", "mailingcountry", "countryiso",
-                                    "pais", "land", "pays", "paese")
-"""Names of a country column, compared as :func:`folded` compares them."""
 _LANGUAGES = ("en", "es", "pt", "de", "fr", "it")
 _OTHER_NAMES = {"uk": "GB", "usa": "US", "unitedstatesofamerica": "US", "greatbritain": "GB", "england": "GB"}
 
@@ -242,21 +249,6 @@ def _region_of(value: object) -> str | None:
         region = phonenumbers.region_code_for_country_code(int(digits))
         return None if region in ("ZZ", "001") else region
     return _names().get(folded(text))
-
-
-def find_country_column(frame: pd.DataFrame, given: str | None = "country") -> str | None:
-    """The country column: ``given`` as written or folded; ``"country"`` (the default) also finds the usual names.
-
-        >>> find_country_column(pd.DataFrame({"Email Address": [], "CC": []}))
-        'CC'
-    """
-    if given is None:
-        return None
-    if given in frame.columns:
-        return given
-    by_fold = folded_names(frame)
-    aliases = COUNTRY_ALIASES if folded(given) == "country" else (folded(given),)
-    return next((by_fold[alias] for alias in aliases if alias in by_fold), None)
 
 
 def row_regions(values: pd.Series, default_region: str) -> pd.Series:

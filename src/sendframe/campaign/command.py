@@ -34,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.api.models import GENDERS
+from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.channel_options import (
     CONSTRUCTORS,
@@ -45,6 +45,7 @@ from sendframe.campaign.channel_options import (
 )
 from sendframe.campaign.contacts import read_contacts
 from sendframe.campaign.message import Message
+from sendframe.campaign.message_options import listed_names
 from sendframe.campaign.policy import KEEP_REASONS, skipped_summary
 from sendframe.channels import CHANNELS, channel
 from sendframe.errors import InputError, RowsSkippedWarning, naming_full_disk
@@ -72,11 +73,11 @@ _LEDGER_HELP = (
 _BY_VALUE: dict[str, dict[str, Any]] = {
     "bool": {"action": argparse.BooleanOptionalAction}, "int": {"type": int, "metavar": "N"},
     "float": {"type": float, "metavar": "X"}, "pair": {"nargs": 2},
-    "list": {"type": lambda text: [c.strip() for c in text.split(",") if c.strip()], "metavar": "A,B"},
+    "list": {"type": lambda text: list(listed_names(text, "")), "metavar": "A,B"},
     "structure": {"type": json.loads, "metavar": "JSON"}, "text": {}, "object": {}}
 _SHAPES: dict[str, dict[str, Any]] = {
     "keep": {"action": "append", "choices": KEEP_REASONS, "type": str, "metavar": None},
-    "encoding": {"choices": (*ENCODINGS, "auto")}, "gender": {"choices": GENDERS},
+    "encoding": {"choices": (*ENCODINGS, "auto")}, "gender": {"choices": GENDERS}, "language": {"choices": LANGUAGES},
     "trans": {"choices": (0, 1)}, "frequency_cap": {"type": float, "metavar": ("N", "DAYS")},
     "quiet_hours": {"metavar": ("FROM", "TO")}, "ledger": {"metavar": "FILE"},
     "stop_after_unknown": {"help": "start no new batch after N batches in a row end with an unknown outcome "

@@ -38,10 +38,10 @@ from sendframe.campaign.columns import (
     MULTI_VALUE_SEPARATOR,
     RECIPIENT_ALIASES,
     candidate_columns,
-    find_country_column,
     find_recipient_column,
     folded,
     numbered_type_column,
+    recipient_column,
     row_regions,
     snake_name,
 )
@@ -141,11 +141,7 @@ def _source(frame: pd.DataFrame, kind: str, given: str | None, region: str) -> t
         log.info("read_contacts: %s recipients from %r (%s), not %s; name another with %s_column=.", kind, column,
                  why, others, kind)
         return column, why
-    found = find_recipient_column(frame, kind, given)
-    if found is None:
-        columns = ", ".join(map(str, frame.columns)) or "no columns"
-        raise InputError(f"The contacts have no column {given!r} for {kind} recipients (given as {kind}_column=); "
-                         f"columns are: {columns}.")
+    found = recipient_column(frame, kind, given, option=f"{kind}_column")
     return found, "named" if found == given else f"{given!r} as the contacts spell it"
 
 
@@ -264,7 +260,7 @@ def read_contacts(
         if column != kind and kind in frame.columns:
             raise InputError(f"The contacts have a column {kind!r} besides {column!r}, the {kind} recipients "
                              f"(given as {kind}_column=); rename or drop one of them.")
-    country = find_country_column(frame, country_column) if "phone" in sources else None
+    country = find_recipient_column(frame, "country", country_column) if country_column and "phone" in sources else None
     if country_column not in (None, "country") and country is None:
         raise InputError(f"The contacts have no column {country_column!r} (given as country_column=); columns are: "
                          f"{', '.join(map(str, frame.columns))}.")

@@ -1,11 +1,10 @@
 """Campaign totals that keep up with typing: encoding, characters, parts and cost.
 
 ``estimate`` renders every row from scratch. While a template is being written the contacts do not
-change, so :class:`MessageCounter` measures each ``{variable|filter}`` column once (message units in
-every encoding, which characters it holds outside gsm and gsm-pt) and, per keystroke, only adds
-those measurements to the literal text's: a few numpy operations over the table, whatever its size.
-Rows where a part boundary could fall on an escape sequence or a surrogate pair are rendered and
-split exactly, so the answers equal :func:`~sendframe.campaign.estimate.estimate`'s.
+change, so :class:`MessageCounter` measures each ``{variable|filter}`` column once per row (the text
+engine's :func:`~sendframe.text.measure.piece_rows`) and, per keystroke, has
+:func:`~sendframe.text.measure.measure_pieces` add those measurements to the literal text's: a few numpy
+operations over the table, whatever its size, and the answers of :func:`~sendframe.campaign.estimate.estimate`.
 
     >>> import pandas as pd, sendframe
     >>> counter = MessageCounter(pd.DataFrame({"phone": ["34600123456"], "name": ["Zoë"]}))
@@ -17,11 +16,10 @@ split exactly, so the answers equal :func:`~sendframe.campaign.estimate.estimate
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.estimate import price_table, priced_numbers
@@ -30,10 +28,10 @@ from sendframe.campaign.policy import keep_reasons, key_codes, repeated_rows
 from sendframe.campaign.prepared import same_option
 from sendframe.campaign.preview import placeholders
 from sendframe.errors import SendframeError
-from sendframe.text.encodings import CHARSETS, ENCODINGS
-from sendframe.text.parts import exact_parts_needed, parts_from_units, sms_parts
-from sendframe.text.scan import DOUBLE_FLAG, FOREIGN_FLAG, FOREIGN_PT, scan_text
-from sendframe.text.templates import parse, render_frame
+from sendframe.text.encodings import ENCODINGS, unencodable_characters
+from sendframe.text.measure import measure_pieces, piece_rows
+from sendframe.text.scan import FOREIGN_PT, TextStats
+from sendframe.text.templates import CodedPiece, Placeholder, parse, piece_codes
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -56,28 +54,6 @@ class CounterTotals:
     forced_by: str  # characters that force utf-16, in order of first appearance in the template's sources
     missing_text: int  # rows with a missing variable
     too_many_parts: int
-
-
-@dataclass
-class _Measure:
-    units: dict[str, np.ndarray]
-    foreign: dict[str, np.ndarray]  # a character the encoding cannot carry
-    double: dict[str, np.ndarray]  # a 2-unit character (escape or surrogate pair)
-    missing: np.ndarray
-    outside_pt: str  # characters outside gsm-pt, i.e. forcing utf-16
-
-
-def _measure(arr: pa.Array) -> _Measure:
-    stats = scan_text(arr)
-    units = {e: stats.units[k] for k, e in enumerate(ENCODINGS)}
-    foreign = {e: (stats.flags & FOREIGN_FLAG[k]) != 0 for k, e in enumerate(ENCODINGS)}
-    double = {e: (stats.flags & DOUBLE_FLAG[k]) != 0 for k, e in enumerate(ENCODINGS)}
-    outside = ""
-    flagged = np.flatnonzero(stats.flags & FOREIGN_PT)
-    if len(flagged):
-        seen = dict.fromkeys("".join(pa.compute.unique(arr.take(flagged)).to_pylist()))
-        outside = "".join(c for c in seen if c not in CHARSETS["gsm-pt"])
-    return _Measure(units, foreign, double, stats.missing, outside)
 
 
 class MessageCounter:
@@ -103,12 +79,13 @@ class MessageCounter:
             return
         self._settings, self.channel, column = settings, message.channel, settings[1]
         self._specials, self._shorten = placeholders(message.link_base, settings[3])
-        self._measures: dict[tuple[str, str | None], _Measure] = {}
+        # per (variable, filter): the text engine's piece (distinct values, a code per row), its measurement per
+        # row and the characters among its values that force utf-16
+        self._pieces: dict[tuple[str, str | None], tuple[CodedPiece, TextStats, str]] = {}
         kind = message.info.recipient
         keys = sendable_keys(self.contacts[column], kind)  # missing where not a valid recipient
         self._valid = keys.notna().to_numpy(dtype=bool)
-        numbered = key_codes(keys)  # as small whole numbers (missing: <NA>), the plan's repeats are found fast
-        self._codes = pd.Series(numbered, dtype="Int64").mask(numbered < 0)
+        self._codes = key_codes(keys)  # as small whole numbers (missing: -1), the plan's repeats are found fast
         self._numbers = priced_numbers(keys, kind)
         self._priced: dict[tuple[int, bool], np.ndarray] = {}  # (parts, certified) -> each row's price
 
@@ -131,15 +108,18 @@ class MessageCounter:
                                                                 certified=certified).to_numpy()
         return self._priced[parts, certified]
 
-    def _piece(self, name: str, filter_name: str | None) -> _Measure:
-        key = (name, filter_name)
-        if key not in self._measures:
-            source = "{" + name + ("|" + filter_name if filter_name else "") + "}"
-            text = render_frame(self.contacts, source, specials=self._specials, shorten=self._shorten)
-            array = pa.array(text.array)  # the text engine's Arrow strings, as they are
-            array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
-            self._measures[key] = _measure(array.cast(pa.large_string()))
-        return self._measures[key]
+    def _piece(self, placeholder: Placeholder) -> tuple[CodedPiece, TextStats, str]:
+        key = (placeholder.name, placeholder.filter)
+        if key not in self._pieces:
+            source = parse("{" + placeholder.name + ("|" + placeholder.filter if placeholder.filter else "") + "}")
+            piece = cast(CodedPiece, piece_codes(self.contacts, source, specials=self._specials,
+                                                 shorten=self._shorten)[0])
+            scans: dict[int, TextStats] = {}
+            rows = piece_rows(piece, scans)
+            scan = scans.get(id(piece))  # None when no row has a value
+            flagged = piece.values.take(np.flatnonzero(scan.flags & FOREIGN_PT)).to_pylist() if scan else []
+            self._pieces[key] = piece, rows, "".join(unencodable_characters("".join(flagged), "gsm-pt"))
+        return self._pieces[key]
 
     def count(self, message: Message, *, keep: Any = None) -> CounterTotals:
         """Totals of ``message`` as its send would count them: ``recipients`` is the number of rows its prepared
@@ -153,70 +133,37 @@ class MessageCounter:
         template = message.template or ""
         parsed = parse(template)
         n = len(self.contacts)
-        literal = "".join(p for p in parsed.pieces if isinstance(p, str))
-        measures = [_measure(pa.array([literal], type=pa.large_string()))]
-        broadcast = [True]
-        for piece in parsed.pieces:
-            if not isinstance(piece, str):
-                measures.append(self._piece(piece.name, piece.filter))
-                broadcast.append(False)
-
-        def total(field: str, enc: str, combine: Any) -> np.ndarray:
-            out = np.zeros(n, dtype=np.int64 if field == "units" else bool)
-            for m, is_literal in zip(measures, broadcast, strict=True):
-                values = getattr(m, field)[enc]
-                out = combine(out, values[0] if is_literal else values)
-            return out
-
-        missing = np.zeros(n, dtype=bool)
-        for m, is_literal in zip(measures, broadcast, strict=True):
-            if not is_literal:
-                missing |= m.missing
-        if not sms:
-            chosen = np.full(n, -1, dtype=np.int8)  # a position in ENCODINGS; -1: none
-            units = total("units", "utf-16", np.add)
-            needed = np.ones(n, dtype=np.int64)
-        else:
-            if encoding == "auto":
-                not_gsm = total("foreign", "gsm", np.logical_or)
-                not_pt = total("foreign", "gsm-pt", np.logical_or)
-                chosen = np.where(not_gsm, np.where(not_pt, 2, 1), 0).astype(np.int8)
-            else:
-                chosen = np.full(n, ENCODINGS.index(encoding), dtype=np.int8)
-            units = np.zeros(n, dtype=np.int64)
-            needed = np.zeros(n, dtype=np.int64)
-            for position, enc in enumerate(ENCODINGS):
-                rows = chosen == position
-                if not rows.any():
-                    continue
-                enc_units = total("units", enc, np.add)
-                units[rows] = enc_units[rows]
-                needed[rows] = parts_from_units(enc_units[rows], enc)
-                risky = exact_parts_needed(enc_units, total("double", enc, np.logical_or), enc)
-                exact = np.flatnonzero(rows & ~missing & risky)
-                if len(exact):
-                    texts = render_frame(self.contacts.iloc[exact], parsed, specials=self._specials,
-                                         shorten=self._shorten)
-                    needed[exact] = [sms_parts(t, enc) for t in texts]
+        found = [piece if isinstance(piece, str) else self._piece(piece) for piece in parsed.pieces]
+        pieces = [piece if isinstance(piece, str) else piece[0] for piece in found]
+        rows = {id(piece): piece_rows for piece, piece_rows, _ in self._pieces.values()}
+        # not an SMS: one part of utf-16 units, no encoding
+        measured = measure_pieces(pieces, n, (None if encoding == "auto" else encoding) if sms else "utf-16",
+                                  lambda piece: rows[id(piece)])
+        units, missing = measured.units, measured.missing
+        chosen = measured.chosen if sms else np.full(n, -1, dtype=np.int8)  # a position in ENCODINGS; -1: none
+        needed = measured.parts if sms else np.ones(n, dtype=np.int64)
         too_many = (needed > parts) & ~missing if parts is not None else np.zeros(n, dtype=bool)
         kept = keep_reasons(keep)
         sendable = self._allowed(message, kept) & (~(missing | too_many) if "preflight" not in kept else True)
         first = sendable if "duplicate" in kept else sendable & ~repeated_rows(self._codes, sendable)  # plan's rule
+        billable = first & ~(missing | too_many)  # sent under keep="preflight", refused by the service: free
         certified = bool(message.fields.get("certified", False))
-        cost = sum(float(self._costs(int(k), certified)[first & (needed == k)].sum())
-                   for k in np.flatnonzero(np.bincount(needed[first]))) + 0.0
+        cost = sum(float(self._costs(int(k), certified)[billable & (needed == k)].sum())
+                   for k in np.flatnonzero(np.bincount(needed[billable]))) + 0.0
         present = ~missing
         per_encoding = np.bincount(chosen[present & (chosen >= 0)], minlength=len(ENCODINGS))
         forced = ""
         if sms and (encoding == "auto" or encoding == "utf-16"):
-            forced = "".join(dict.fromkeys("".join(m.outside_pt for m in measures)))
+            literal = "".join(piece for piece in found if isinstance(piece, str))
+            outside = [*unencodable_characters(literal, "gsm-pt"), *(p[2] for p in found if not isinstance(p, str))]
+            forced = "".join(dict.fromkeys("".join(outside)))
         return CounterTotals(
             rows=n,
             recipients=int(first.sum()),
             encodings={ENCODINGS[k]: int(per_encoding[k]) for k in np.argsort(-per_encoding, kind="stable")
                        if per_encoding[k]},
             characters_max=int(units[present].max()) if present.any() else 0,
-            parts=int(needed[first].sum()),
+            parts=int(needed[billable].sum()),
             parts_max=int(needed[present].max()) if present.any() else 0,
             cost=cost,
             forced_by=forced,

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe.campaign.preview import placeholders, render
+from sendframe.campaign.preview import placeholders
 from sendframe.errors import InputError
 from sendframe.text.encodings import ENCODINGS
 from sendframe.text.measure import measure_frame
@@ -169,12 +169,12 @@ def measure_sms(frame: pd.DataFrame, msg: Message, *, measured: pd.DataFrame | N
         >>> measure_sms(pd.DataFrame({"name": ["Zoë"]}), msg)["text"].tolist()
         ['Ola Zoë']
     """
-    template, trans, encoding = msg.template or "", int(msg.fields.get("trans", 0)), asked_encoding(msg.encoding)
-    link_base, otp_config = msg.link_base, msg.fields.get("otpConfig")
-    render(frame.iloc[:0], template, channel=msg.channel, otp_config=otp_config, link_base=link_base, trans=trans)
+    encoding = asked_encoding(msg.encoding)
+    msg.render(frame.iloc[:0])  # the message's arguments checked, on no rows
     if measured is not None:
         return measured
-    if trans == 0:
-        return measure_texts(frame, template, encoding=encoding, link_base=link_base, otp_config=otp_config)
-    text = render(frame, template, channel=msg.channel, otp_config=otp_config, link_base=link_base, trans=trans)
+    if int(msg.fields.get("trans", 0)) == 0:
+        return measure_texts(frame, msg.template or "", encoding=encoding, link_base=msg.link_base,
+                             otp_config=msg.fields.get("otpConfig"))
+    text = msg.render(frame)
     return measure_texts(pd.DataFrame({"text": text}, index=text.index), "{text}", encoding=encoding)

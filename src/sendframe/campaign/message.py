@@ -46,7 +46,7 @@ from sendframe.options import keyword_checked, request_field_names
 from sendframe.text.templates import parse
 
 __all__ = ["MESSAGE_OPTIONS", "RESULT_COLUMNS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
-           "voice_audio",            "whatsapp"]
+           "voice_audio", "whatsapp"]
 
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
@@ -69,7 +69,7 @@ class Message:
     """The request fields by their wire name (``from``, ``campaignName``, ...), checked by the models."""
     encoding: str | None = None
     """``None`` (the service's default, gsm), ``"gsm"``, ``"gsm-pt"``, ``"utf-16"`` or ``"auto"``."""
-    # the settings below are options of every front door: their help is the CLI's and the Composer's too
+    # the settings below are options of every front door: their help is the CLI's and the reference's too
     to: str | None = _setting(None, "the recipient column (default: phone or email, or a usual name such as Mobile, "
                                     "Móvil, E-mail)")
     notification_url: str | None = _setting(None, "delivery notification address (escape codes such as %i, %s), or "
@@ -265,7 +265,7 @@ class Message:
         (accepted, rejected, unknown, not_sent, dry_run, or a ``skipped_*`` reason), ``reason``
         (why a row was skipped) and the service's answer (``accepted``, ``id``, ``parts``,
         ``scheduled_at``, ...). ``ledger`` (a file) makes the campaign resumable: see
-        :func:`~sendframe.campaign.shortcuts.send_campaign` for unknown outcomes, ``resend_unknown`` and
+        :mod:`sendframe.campaign.send` for unknown outcomes, ``resend_unknown`` and
         ``stop_after_unknown``. Under ``encoding="auto"`` each row goes in the encoding
         :meth:`estimate` chose for it (rows are grouped into requests by encoding). A Dask frame (or
         ``out=<folder>``) is sent one partition at a time through the ledger, its result written to the
@@ -312,10 +312,35 @@ for _view in (Message.preview, Message.preflight, Message.plan, Message.schedule
 
 
 def message(channel_name: str, **options: Any) -> Message:
-    """A :class:`Message` for any channel: the spec's request fields (snake_case or camelCase) and
-    the settings ``encoding`` (incl. ``"auto"``), ``to``, ``notification_url``, ``link_base``,
-    ``default_region`` and, for WhatsApp, ``header_fields``,
-    ``body_fields``, ``call_to_action_fields`` (the columns filling each array).
+    """A :class:`Message` for any channel: the spec's request fields (snake_case or camelCase), the settings of
+    :class:`Message` and those below (this list is the CLI's help too; other request fields: see the API spec).
+
+    - ``message``: the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}
+    - ``sender``: sms/landingsms: the sender label (15 digits or 11 letters and digits); whatsapp: the registered
+      sender number
+    - ``subject``: the email subject (a template)
+    - ``body``: the email's HTML body (a template)
+    - ``from_email``: a validated sender address
+    - ``reply_to``: a validated reply address (default: from_email)
+    - ``language``: text-to-speech language (some have only a female voice: gender F)
+    - ``gender``: voice gender
+    - ``audio_url``: address of the audio file to play
+    - ``template_id``: whatsapp: the approved template's id; landingsms: a stored landing page instead of
+      template_body
+    - ``template_body``: the landing page's HTML (default: a page showing the message)
+    - ``campaign_name``: campaign name (groups the statistics)
+    - ``schedule_date``: when the service sends: a tz-aware time, or the spec's text
+    - ``expiration_date``: when the service gives up sending: a tz-aware time, or the spec's text
+    - ``tags``: labels of the send, for the statistics
+    - ``encoding``: an encoding, or auto: the cheapest that carries each row's text, sent as estimated (default:
+      the service's, gsm)
+    - ``parts``: most SMS parts per message; rows needing more are skipped
+    - ``trans``: 1: replace accented characters per the spec's table
+    - ``certified``: certified sending (priced as such)
+    - ``header_fields``: columns filling the template's header variables, in order
+    - ``body_fields``: columns filling the template's body variables, in order
+    - ``call_to_action_fields``: columns filling the template's button (call to action) variables, in order
+    - ``default_answer``: columns filling the template's default answer, in order
 
     An unknown option raises :class:`sendframe.errors.UnknownOptionError` naming the closest known
     one; the fields are validated as the service would (``RequestValidationError`` naming the field).

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import date
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
-
-import pandas as pd
 
 from sendframe.api.models import parse_request
 from sendframe.campaign.batching import wire_fields
@@ -28,7 +26,7 @@ from sendframe.channels import ChannelInfo, channel, channels_where
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names, snake_case
 
-__all__ = ["CHANNEL_LIMITED", "RUN_SETTINGS", "message_settings", "wire_spelling", "without_query"]
+__all__ = ["CHANNEL_LIMITED", "RUN_SETTINGS", "listed_names", "message_settings", "wire_spelling", "without_query"]
 
 # settings a send may also take for one run (they override the message's)
 RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
@@ -80,7 +78,7 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
                   hint=f"A {info.name} message takes: "
                        f"{', '.join(sorted({*_public_names(names), *setting_names, *whatsapp_options}))}.")
     settings = {k: options.pop(k) for k in setting_names if k in options}
-    whatsapp_columns = {whatsapp_options[k]: _column_names(options.pop(k), k)
+    whatsapp_columns = {whatsapp_options[k]: listed_names(options.pop(k), k)
                         for k in list(options) if k in whatsapp_options and options[k] is not None}
     whatsapp_columns = {k: v for k, v in whatsapp_columns.items() if v}  # no column is the same as none given
     encoding = options.pop("encoding", None)
@@ -97,7 +95,7 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
                              f"not {info.name}.")
     for name in ("scheduleDate", "expirationDate"):
         value = fields.get(name)
-        if isinstance(value, (datetime, pd.Timestamp)) and value.tzinfo is None:
+        if isinstance(value, date) and getattr(value, "tzinfo", None) is None:  # a datetime, Timestamp or bare date
             raise InputError(f"{snake_case(name)}={value!r} has no time zone, so it could mean any of 24 hours: give "
                              "a zone, e.g. datetime(..., tzinfo=ZoneInfo('Europe/Madrid')) or pd.Timestamp(..., "
                              "tz='UTC').")
@@ -139,7 +137,12 @@ def _public_names(names: Mapping[str, str]) -> set[str]:
     return {name for name in names if "_" in name or name == name.lower()} - {"from_"}
 
 
-def _column_names(value: Any, option: str) -> tuple[str, ...]:
+def listed_names(value: Any, option: str) -> tuple[str, ...]:
+    """Names given as a list, or as text separated by commas (how a command line writes them).
+
+        >>> listed_names("name, code", "body_fields"), listed_names(["name"], "body_fields")
+        (('name', 'code'), ('name',))
+    """
     if isinstance(value, str):
         return tuple(c.strip() for c in value.split(",") if c.strip())
     if isinstance(value, Iterable):

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import os
 import string
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -58,10 +58,11 @@ import pyarrow.compute as pc
 from sendframe.api.number_types import number_types, receives_sms
 from sendframe.api.recipient_columns import recipient_keys, sendable_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
-from sendframe.campaign.columns import snake_name
+from sendframe.campaign.columns import find_recipient_column, snake_name
 from sendframe.campaign.measured import measure_sms
 from sendframe.campaign.policy import key_codes, repeated_rows
 from sendframe.campaign.preview import contacts_frame, render
+from sendframe.campaign.tables import read_table
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
 from sendframe.text import filters as text_filters
@@ -201,8 +202,10 @@ def filled(template: str, count: int, /, **fields: Any) -> pa.Array:
         values = value.to_pandas() if isinstance(value, pa.Array) else pd.Series(value)
         if conversion == "r" and values.dtype.kind in "iu":  # an integer's repr is its digits
             conversion = None
-        if conversion or spec:
-            pieces.append(_per_distinct(values, lambda v: _formatted(v, conversion, spec)))  # noqa: B023
+        if conversion or spec:  # once per distinct value
+            codes, distinct = pd.factorize(values)
+            written = pa.array([_formatted(value, conversion, spec) for value in distinct], type=_TEXT)
+            pieces.append(written.take(pa.array(codes)))
         else:
             array = pa.array(values.astype("str").array)
             pieces.append((array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array).cast(_TEXT))
@@ -213,11 +216,6 @@ def filled(template: str, count: int, /, **fields: Any) -> pa.Array:
 
 def _formatted(value: Any, conversion: str | None, spec: str | None) -> str:
     return str(_FORMAT.format_field(_FORMAT.convert_field(value, conversion) if conversion else value, spec or ""))
-
-
-def _per_distinct(values: pd.Series, make: Callable[[Any], str]) -> pa.Array:
-    codes, distinct = pd.factorize(values)
-    return pa.array([make(v) for v in distinct], type=_TEXT).take(pa.array(codes))
 
 
 def _recipient_problems(found: Problems, contacts: pd.DataFrame, kind: str, column: str, keys: pd.Series) -> None:
@@ -249,11 +247,9 @@ def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> se
     if suppression is None:
         return set()
     if isinstance(suppression, (str, os.PathLike)):
-        suppression = pd.read_csv(suppression, dtype=str, encoding="utf-8-sig")
-    if isinstance(suppression, pd.DataFrame):  # its phone/email column, else its first
-        values = suppression[wanted] if wanted in suppression.columns else suppression.iloc[:, 0]
-    elif isinstance(suppression, pd.Series):
-        values = suppression
+        suppression = read_table(suppression)
+    if isinstance(suppression, pd.DataFrame):  # its phone/email column (under its usual names), else its first
+        values = suppression[find_recipient_column(suppression, wanted) or suppression.columns[0]]
     elif isinstance(suppression, Iterable):
         values = pd.Series(list(suppression), dtype=object)
     else:

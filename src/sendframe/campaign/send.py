@@ -87,7 +87,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 @dataclasses.dataclass(frozen=True)
 class SendOptions:
     """How to send, as one checked value: the options of :meth:`sendframe.Message.send` besides the contacts,
-    their defaults written once (the message's own settings are not repeated here).
+    their defaults written once (the message's own settings are not repeated here). Each one (this list is the
+    CLI's help too):
+
+    - ``client``: the API client, a sendframe ``Client`` or ``AsyncClient`` (default: one from the environment)
+    - ``ledger``: SQLite journal (a file, or a ``Ledger``) that makes the send resumable: rows already answered are
+      not sent again
+    - ``suppression``: recipients never sent to, for this run (replaces the message's list)
+    - ``keep``: send rows the policy leaves out anyway: invalid (missing or invalid recipient), suppressed (on the
+      suppression list), preflight (another preflight error of the row), duplicate (the recipient repeats an
+      earlier row), frequency (over the frequency cap); by default they are skipped with outcome skipped_<reason>
+    - ``batch_size``: recipients per request (at most 1000)
+    - ``concurrency``: requests in flight at once
+    - ``requests_per_second``: most requests started per second
+    - ``parts_per_second``: most SMS parts sent per second
+    - ``dry_run``: build and validate every request, send nothing
+    - ``resend_unknown``: also send rows whose earlier outcome is unknown (they may have been sent already)
+    - ``stop_after_unknown``: start no new batch after N batches in a row end with an unknown outcome (None: never)
+    - ``progress``: show a progress bar (True/False for a tqdm bar), or a tqdm-compatible object to update
+      (reset(total=), update(n))
+    - ``max_cost``: cap on the estimated spend of the whole campaign, counting what the ledger already sent
+    - ``prices``: price table (CSV; default: the one shipped with sendframe)
+    - ``callbacks``: the campaign's callback log: unknown rows whose notification came back are marked accepted
+    - ``now``: when the run counts from (tz-aware; default: now)
+    - ``out``: a folder: send one partition at a time, the result written to it as Parquet
+    - ``cancel``: a threading.Event that, once set, starts no new batch
 
         >>> SendOptions.of({"dry_run": True}, "Message.send").concurrency
         4
@@ -98,13 +122,9 @@ class SendOptions:
     """
 
     client: Any = None
-    """A sendframe ``Client`` or ``AsyncClient`` (None: from the environment)."""
     ledger: Any = None
-    """A ledger file (or ``Ledger``) that makes the campaign resumable."""
     suppression: Any = None
-    """Recipients never sent to, for this run (replaces the message's list)."""
     keep: str | Iterable[str] | None = None
-    """Skip reasons to send anyway (``"duplicate"``, ``"invalid"``, ...)."""
     batch_size: int = 500
     concurrency: int = 4
     requests_per_second: float | None = None
@@ -113,7 +133,6 @@ class SendOptions:
     resend_unknown: bool = False
     stop_after_unknown: int | None = 3
     progress: Any = True
-    """True/False for a tqdm bar, or a tqdm-compatible object (``reset(total=)``, ``update(n)``)."""
     max_cost: float | None = None
     prices: Any = None
     callbacks: Any = None

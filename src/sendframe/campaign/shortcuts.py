@@ -27,12 +27,6 @@ from sendframe.channels import channel as channel_info
 __all__ = ["send_campaign", "send_landingsms", "send_mailing", "send_sms", "send_voice", "send_voice_audio",
            "send_whatsapp"]
 
-_OUTCOMES = """Each row's ``outcome``: ``accepted``; ``rejected`` (refused by the service); ``unknown`` (sent, no
-readable answer: check before re-sending with ``resend_unknown=True``); ``not_sent`` (nothing was
-sent; the next run with the same ledger sends it); ``dry_run``; or the ``skipped_*`` reason a row
-was left out (:mod:`sendframe.campaign.policy`)."""
-
-
 def send_campaign(contacts: Any, channel: str, **options: Any) -> pd.DataFrame:
     """Send one message to every row on ``channel``: the channel constructor's options and send's, in one call.
 
@@ -72,7 +66,7 @@ def _one_call(channel_name: str, name: str, summary: str, example: str) -> Calla
     send.__name__ = send.__qualname__ = name
     send.__doc__ = (f"{summary}\n\n    ``{constructor.__name__}(...)`` then ``.send(contacts, ...)``: the options of "
                     f":func:`sendframe.{constructor.__name__}` and of :meth:`sendframe.Message.send`, by name.\n"
-                    f"    {_OUTCOMES.replace(chr(10), chr(10) + '    ')}\n\n"
+                    "    Each row's ``outcome`` is one of those :mod:`sendframe.campaign.send` lists.\n\n"
                     "        >>> import pandas as pd\n"
                     "        >>> contacts = pd.DataFrame({'phone': ['34600123456'], 'email': ['ana@example.org']})\n"
                     f"        >>> {name}(contacts, {example}, dry_run=True, progress=False)['outcome'].tolist()\n"

@@ -221,8 +221,8 @@ def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_en
     text_only = table is not None and all(pa.types.is_string(t) or pa.types.is_large_string(t)
                                           for t in table.schema.types)
     if table is not None and text_only and table.num_columns == len(header):
-        frame: pd.DataFrame = table.rename_columns(_unique_names(header)).to_pandas()
-        return frame.astype("str") if any(dtype != "str" for dtype in frame.dtypes) else frame
+        frame: pd.DataFrame = table.rename_columns(_unique_names(header)).to_pandas()  # text columns: str
+        return frame
     return _pandas_csv(file, encoding, delimiter, tried)
 
 
@@ -394,7 +394,5 @@ def as_frame(obj: object) -> pd.DataFrame:
         name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
         raise InputError(f"Contacts must be a pandas DataFrame, a file path (CSV, Excel, ODS, Parquet, JSON lines) "
                          f"or a table that exports Arrow (polars, DuckDB, pyarrow), not {name}.")
-    text = pa.schema([f.with_type(pa.large_string()) if pa.types.is_string(f.type) or pa.types.is_string_view(f.type)
-                      else f for f in table.schema])
-    frame: pd.DataFrame = table.cast(text).to_pandas()  # text as pandas' own str columns
+    frame: pd.DataFrame = table.to_pandas()  # text (string, large_string, string_view) as pandas' own str columns
     return frame

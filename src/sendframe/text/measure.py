@@ -17,6 +17,7 @@ per row.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -59,6 +60,81 @@ def _unencodable(pieces: list[str | CodedPiece], stats: dict[int, TextStats], mi
     return pd.Categorical.from_codes(np.where(missing, -1, remap[rows]), categories=pd.Index(categories, dtype=object))
 
 
+@dataclass(frozen=True)
+class RowMeasures:
+    """Per row: its encoding (a position in ``ENCODINGS``), its message units in it, its parts, and whether it
+    misses a variable (then the other three mean nothing)."""
+
+    chosen: np.ndarray
+    units: np.ndarray
+    parts: np.ndarray
+    missing: np.ndarray
+
+
+def piece_rows(piece: CodedPiece, scans: dict[int, TextStats]) -> TextStats:
+    """A placeholder piece's measurement per row: its values scanned once per distinct value (kept in ``scans`` by
+    the piece's ``id``), then taken per row; ``missing`` where the row has no value (its numbers mean nothing).
+
+    >>> frame = pd.DataFrame({"name": ["ana", "joão", "ana"]})
+    >>> piece_rows(piece_codes(frame, parse("{name}"))[0], {}).units[0].tolist()  # in gsm
+    [3, 4, 3]
+    """
+    gone = piece.codes < 0
+    if not len(piece.values):  # no row has a value
+        return TextStats(np.zeros((len(ENCODINGS), len(gone)), dtype=np.int64), np.zeros(len(gone), np.uint8), gone)
+    if id(piece) not in scans:
+        scans[id(piece)] = scan_text(piece.values)
+    codes = np.where(gone, 0, piece.codes)
+    return TextStats(scans[id(piece)].units[:, codes], scans[id(piece)].flags[codes], gone)
+
+
+def measure_pieces(pieces: list[str | CodedPiece], n: int, encoding: str | None = None,
+                   rows_of: Callable[[CodedPiece], TextStats] | None = None) -> RowMeasures:
+    """:func:`measure_frame`'s numbers for ``n`` rows of :func:`~sendframe.text.templates.piece_codes` pieces.
+
+    The literals are measured at once, each placeholder piece by ``rows_of`` (default :func:`piece_rows`): a
+    caller measuring template after template over the same pieces (the Composer's counter) keeps their rows.
+
+    >>> frame = pd.DataFrame({"name": ["ana", "joão", None]})
+    >>> measured = measure_pieces(piece_codes(frame, parse("Olá {name}")), 3)
+    >>> measured.units.tolist()[:2], measured.parts.tolist()[:2], measured.missing.tolist()
+    ([8, 10], [1, 1], [False, False, True])
+    """
+    scans: dict[int, TextStats] = {}
+    rows_of = rows_of or (lambda piece: piece_rows(piece, scans))
+    literal = scan_text(pa.array(["".join(p for p in pieces if isinstance(p, str))], type=pa.large_string()))
+    units = np.repeat(literal.units, n, axis=1)
+    flags = np.full(n, literal.flags[0], dtype=np.uint8)
+    missing = np.zeros(n, dtype=bool)
+    for piece in pieces:
+        if not isinstance(piece, str):
+            rows = rows_of(piece)
+            units += rows.units
+            flags |= rows.flags
+            missing |= rows.missing
+    chosen = np.full(n, ENCODINGS.index(encoding), dtype=np.int8) if encoding else encoding_rank(flags)
+    row_units = np.take_along_axis(units, chosen[None].astype(np.intp), axis=0)[0]
+    parts = np.ones(n, dtype=np.int64)
+    for i, name in enumerate(ENCODINGS):
+        mine = chosen == i
+        if not mine.any():
+            continue
+        parts[mine] = parts_from_units(row_units[mine], name)
+        has_pair = (flags & DOUBLE_FLAG[i]) != 0
+        exact = np.flatnonzero(mine & ~missing & exact_parts_needed(row_units, has_pair, name))
+        if len(exact):
+            parts[exact] = [sms_parts(t, name) for t in _row_texts(pieces, exact)]
+    return RowMeasures(chosen, row_units, parts, missing)
+
+
+def _row_texts(pieces: list[str | CodedPiece], rows: np.ndarray) -> list[str]:
+    # the texts of these rows (none misses a variable), each piece's value taken per row
+    picked: list[str | CodedPiece] = [
+        p if isinstance(p, str) else CodedPiece(p.values.take(p.codes[rows]), np.arange(len(rows))) for p in pieces]
+    texts: list[str] = join_pieces(picked, len(rows)).to_pylist()
+    return texts
+
+
 def _unique_chars(text: str) -> str:
     return "".join(dict.fromkeys(text))
 
@@ -88,47 +164,18 @@ def measure_frame(
         check_encoding(encoding)
     n = len(frame)
     pieces = piece_codes(frame, parsed, specials=specials, shorten=shorten)
-    # literals are measured once, each placeholder once per distinct value (a repeated one once in all)
-    literal = scan_text(pa.array(["".join(p for p in pieces if isinstance(p, str))], type=pa.large_string()))
-    units = np.repeat(literal.units, n, axis=1)
-    flags = np.full(n, literal.flags[0], dtype=np.uint8)
-    missing = np.zeros(n, dtype=bool)
-    measured: dict[int, TextStats] = {}
-    for piece in pieces:
-        if isinstance(piece, str):
-            continue
-        gone = piece.codes < 0
-        missing |= gone
-        if not len(piece.values):
-            continue  # no row has a value: every row is <NA> anyway
-        if id(piece) not in measured:
-            measured[id(piece)] = scan_text(piece.values)
-        stats = measured[id(piece)]
-        codes = np.where(gone, 0, piece.codes)
-        units += stats.units[:, codes]
-        flags |= stats.flags[codes]
-    text = join_pieces(pieces, n)
-    chosen = np.full(n, ENCODINGS.index(encoding), dtype=np.int8) if encoding else encoding_rank(flags)
-    row_units = np.choose(chosen, units)
-    parts = np.ones(n, dtype=np.int64)
-    for i, name in enumerate(ENCODINGS):
-        mine = chosen == i
-        if not mine.any():
-            continue
-        parts[mine] = parts_from_units(row_units[mine], name)
-        has_pair = (flags & DOUBLE_FLAG[i]) != 0
-        exact = np.flatnonzero(mine & ~missing & exact_parts_needed(row_units, has_pair, name))
-        if len(exact):
-            parts[exact] = [sms_parts(t, name) for t in text.take(exact).to_pylist()]
-    names = pc.take(pa.array(ENCODINGS, type=pa.large_string()), pa.array(chosen.astype(np.int64), mask=missing))
+    scans: dict[int, TextStats] = {}
+    measured = measure_pieces(pieces, n, encoding, lambda piece: piece_rows(piece, scans))
+    missing = measured.missing
+    chosen = pa.array(measured.chosen.astype(np.int64), mask=missing)
     columns = {
-        "text": text_series(text, frame.index),
-        "encoding": text_series(names, frame.index),
-        "units": int_series(row_units, missing, frame.index),
-        "parts": int_series(parts, missing, frame.index),
+        "text": text_series(join_pieces(pieces, n), frame.index),
+        "encoding": text_series(pc.take(pa.array(ENCODINGS, type=pa.large_string()), chosen), frame.index),
+        "units": int_series(measured.units, missing, frame.index),
+        "parts": int_series(measured.parts, missing, frame.index),
     }
     if unencodable:
         for name in ("gsm", "gsm-pt"):
-            found = _unencodable(pieces, measured, missing, name)
+            found = _unencodable(pieces, scans, missing, name)
             columns["unencodable_" + name.replace("-", "_")] = pd.Series(found, index=frame.index)
     return pd.DataFrame(columns, index=frame.index)
