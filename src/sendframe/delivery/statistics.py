@@ -2,11 +2,11 @@
 
 Pure functions over numbers and arrays; :func:`~sendframe.delivery.experiments.compare_variants` calls
 them. Each uses scipy or statsmodels where they have the method; what they lack is written here once,
-with its reference. Both are imported by the functions that use them: together they take about 85 MiB of the
-kernel, which a delivery summary (its Wilson intervals) does not need.
+with its reference. Both are imported by the functions that use them (together about 85 MiB of the kernel): a
+session that only sends and reads results never loads them.
 
-- :func:`wilson_intervals`: the Wilson score interval of many rates at once (Wilson 1927; the formula of
-  statsmodels' ``proportion_confint(method="wilson")``, which the tests check it against, without loading it).
+- :func:`wilson_intervals`: the Wilson score interval of many rates at once (statsmodels'
+  ``proportion_confint(method="wilson")``, Wilson 1927).
 - :func:`mean_interval`, :func:`welch_comparison`: a mean per recipient (revenue) with its Student t
   interval, and the difference of two means with Welch's interval and test (unequal variances; Welch
   1947), scipy's ``ttest_ind(equal_var=False)``.
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from statistics import NormalDist
 
 import numpy as np
 
@@ -54,14 +53,14 @@ def wilson_intervals(successes: Sequence[float] | np.ndarray, n: Sequence[float]
         >>> low.round(4).tolist(), high.round(4).tolist()
         ([0.3561, nan], [0.5476, nan])
     """
+    from statsmodels.stats.proportion import proportion_confint  # noqa: PLC0415  loaded when used: see the module's docstring
+
     x, size = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share, spread = x / size, z * z / size
-        center = (share + spread / 2) / (1 + spread)
-        half = z * np.sqrt(share * (1 - share) / size + spread / size / 4) / (1 + spread)
+    low, high = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
     known = size > 0
-    return np.where(known, center - half, np.nan), np.where(known, center + half, np.nan)
+    if known.any():
+        low[known], high[known] = proportion_confint(x[known], size[known], alpha=alpha, method="wilson")
+    return low, high
 
 
 def mean_interval(values: Sequence[float] | np.ndarray, alpha: float = 0.05) -> tuple[float, float]:
