@@ -315,16 +315,17 @@ def message(channel_name: str, **options: Any) -> Message:
     """A :class:`Message` for any channel: the spec's request fields (snake_case or camelCase), the settings of
     :class:`Message` and those below (this list is the CLI's help too; other request fields: see the API spec).
 
-    - ``message``: the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}
+    - ``message``: sms/landingsms: the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL},
+      {LAND_URL}; voice: the text to speak
     - ``sender``: sms/landingsms: the sender label (15 digits or 11 letters and digits); whatsapp: the registered
       sender number
-    - ``subject``: the email subject (a template)
-    - ``body``: the email's HTML body (a template)
+    - ``subject``: the email subject, a template
+    - ``body``: the email's HTML body, a template
     - ``from_email``: a validated sender address
     - ``reply_to``: a validated reply address (default: from_email)
     - ``language``: text-to-speech language (some have only a female voice: gender F)
     - ``gender``: voice gender
-    - ``audio_url``: address of the audio file to play
+    - ``audio_url``: the address of the audio file to play
     - ``template_id``: whatsapp: the approved template's id; landingsms: a stored landing page instead of
       template_body
     - ``template_body``: the landing page's HTML (default: a page showing the message)
