@@ -160,9 +160,8 @@ class Message:
         name = request_field_names(self.channel).get(field, field) if field else self.info.result_text_field
         template = self.fields.get(name) if name else None
         if not isinstance(template, str):
-            raise InputError(f"A {self.channel} message has no text {field or ''} to render"
-                             f"{': it plays its audioUrl' if self.channel == 'voiceAudio' else ''}"
-                             f"{': it sends an approved template' if self.channel == 'whatsapp' else ''}.")
+            instead = f": {self.info.sends_instead}" if self.info.sends_instead else ""
+            raise InputError(f"A {self.channel} message has no text{f' {field}' if field else ''} to render{instead}.")
         return preview.render(frame, template, channel=self.channel, otp_config=self.fields.get("otpConfig"),
                               link_base=self.link_base, trans=int(self.fields.get("trans", 0)),
                               escape_html=name in self.info.html_fields)
