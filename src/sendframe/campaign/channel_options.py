@@ -145,8 +145,8 @@ def channel_help(channel_name: str, name: str) -> str:
         ('the registered sender number', 'a validated sender address')
     """
     text = next(o.help for o in channel_options(channel_name) if o.name == name)
-    parts = {names: part for names, part in re.findall(r"(?:^|; )([\w/]+): ([^;]*)", text)}
-    return next((part for names, part in parts.items() if channel_name in names.split("/")), text)
+    parts = re.findall(r"(?:^|; )([\w/]+): ([^;]*)", text)
+    return next((part for names, part in parts if channel_name in names.split("/")), text)
 
 
 def missing_options(channel_name: str, values: Mapping[str, Any]) -> list[str]:
