@@ -26,7 +26,9 @@ For each phase: wall time, the CPU seconds of this process, of the sandbox, of i
 and of the receiver (the machine may be shared: CPU says where the work went). At the end: the total,
 each process's own peak resident memory (VmHWM, read from /proc before the servers stop: a child's
 ``ru_maxrss`` would count the copy of its parent it was forked from), the notification rate (notifications,
-and final ones, per second from the send's start to the last final one received) and the figures of the campaign.
+and final ones, per second from the send's start to the last final one received), each process's CPU seconds (in
+all, and during send + wait per recipient sent: the work itself, which the machine's other load hardly changes) and
+the figures of the campaign.
 Exit status 1 if a notification is missing after ``--wait-timeout``.
 
 The goals (issue 22, on the 2-core machine): 1M contacts end to end in <= 120 s; the client's peak <= 1.5 GB
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -64,6 +67,7 @@ from sandbox_process import (
     stop,
 )
 from sendframe.api.notifications import is_final_notification
+from sendframe.delivery.waiting import LONGEST_POLL
 
 GOAL_SECONDS = 120.0  # 1M contacts end to end
 GOAL_CLIENT_MIB = 1536.0  # the client at 1M
@@ -127,8 +131,8 @@ def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0
 
     Each poll looks for final notifications among the rows that were not there at the last poll (the log
     only grows; a full pass when nothing new came and some are still missing). Polls every ``every``
-    seconds, or less often when a poll takes long, so the waiting takes little from the sandbox and the
-    receiver on a small machine."""
+    seconds, or less often when a poll takes long (at most ``LONGEST_POLL`` apart), so the waiting takes little
+    from the sandbox and the receiver on a small machine."""
     started, polls, seen = time.perf_counter(), 0, 0
     wanted = pa.array(ids.astype("string"), pa.string())
     pending = np.ones(len(wanted), dtype=bool)  # not a set of a million Python strings: kept in Arrow
@@ -145,7 +149,8 @@ def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0
         missing = int(pending.sum())
         if not missing or time.perf_counter() - started > timeout:
             return callbacks, polls, missing
-        time.sleep(max(every, 3 * (time.perf_counter() - read)))
+        # at most LONGEST_POLL apart, as Receiver.wait_for: a longer pause would leave one huge read for the next poll
+        time.sleep(min(LONGEST_POLL, max(every, 3 * (time.perf_counter() - read))))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -214,6 +219,8 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
                 str(report)))
         peaks = {"client (this process)": max(phases.peak_mib, peak_memory_mib()),
                  **{name: peak_memory_mib(pid) for name, pid in servers.items()}}
+        cpu_totals = {"client (this process)": time.process_time(),
+                      **{name: cpu_seconds(pid) for name, pid in servers.items()}}
     finally:
         stop(sandbox)
         stop(receiver)
@@ -234,6 +241,15 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
           f"{result['outcome'].value_counts().to_dict()}")
     print(f"send: {sent:,} recipients in {send_s:.1f} s = {sent / send_s:,.0f} recipients/s (goal >= 20,000/s)")
     finals, span = final_rate_span(callbacks, send_started)
+    flowing = table[table["phase"].str.startswith(("send", "wait"))]
+    for name, total_cpu in cpu_totals.items():
+        label = "client" if name.startswith("client") else name
+        during = flowing[f"{label}_cpu_s"].sum()
+        print(f"cpu, {name:<22}: {total_cpu:7.1f} s in all; {during:7.1f} s during send + wait = "
+              f"{during / max(sent, 1) * 1e6:6.1f} us per recipient")
+    all_cpu = flowing.filter(like="cpu_s").to_numpy().sum()
+    print(f"cpu during send + wait, all processes: {all_cpu / max(sent, 1) * 1e6:.1f} us per recipient "
+          f"({flowing['wall_s'].sum():.1f} s wall on {os.cpu_count()} cores)")
     print(f"notifications: {notifications:,} in the log, {polls} polls; the last final one "
           f"{wait_s:.1f} s after the send ended; {missing:,} accepted messages without a final notification")
     print(f"notification rate: {notifications:,} notifications ({finals:,} final) in {span:.1f} s from the send's "

@@ -273,11 +273,14 @@ def test_estimate_is_the_engines_estimate_of_every_row_priced_by_the_plan(messy,
     engine = estimate(msg, messy)  # the engine on its own: no measurement or keys handed over
     plan = msg.plan(messy)
     sent = (plan["action"] == "send").to_numpy()
-    pd.testing.assert_frame_equal(est.drop(columns=["billable", "cost", "action"]),
-                                  engine.drop(columns=["billable", "cost"]))
+    # msg.estimate holds its few-valued columns as categoricals and its counts narrower: the engine's values
+    assert all(isinstance(est[c].dtype, pd.CategoricalDtype) for c in ("encoding", "country", "action"))
+    assert (str(est["length"].dtype), str(est["parts"].dtype)) == ("Int32", "Int16")
+    shown = est.drop(columns=["billable", "cost", "action"])
+    pd.testing.assert_frame_equal(shown, engine.drop(columns=["billable", "cost"]).astype(shown.dtypes.to_dict()))
     assert (est["billable"].to_numpy() == (engine["billable"].to_numpy() & sent)).all()
     assert est["cost"].tolist() == engine["cost"].where(sent, 0.0).tolist()
-    pd.testing.assert_series_equal(est["action"], plan["action"])
+    pd.testing.assert_series_equal(est["action"].astype("str"), plan["action"])
     problems = msg.preflight(messy)  # what plan reads: the same problems whether the text was measured for it or not
     assert set(problems["rule"]) >= {"invalid_recipient", "too_many_parts", "missing_variable"}
 

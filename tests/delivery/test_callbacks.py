@@ -44,8 +44,12 @@ def test_receiver_log_parses_every_column_with_its_type(tmp_path):
     assert row["part"] == 2 and row["campaign_id"] == 3 and row["sending_id"] == 7
     assert row["ref"] == "spring sale"
     assert row["received_at"] == pd.Timestamp("2026-11-21 09:30:04", tz="UTC")
-    assert str(frame["delivery"].dtype) == "Int64" and str(frame["part"].dtype) == "Int64"
+    # nullable integers as narrow as the spec's range (delivery 1..16, at most 255 parts), ids 64-bit
+    assert str(frame["delivery"].dtype) == "Int8" and str(frame["part"].dtype) == "Int16"
+    assert str(frame["campaign_id"].dtype) == "Int64" and str(frame["sending_id"].dtype) == "Int64"
     assert str(frame["sent_at"].dtype) == "datetime64[us, UTC]"
+    # a campaign's few senders and networks: categoricals, not a text per notification
+    assert list(frame["sender"].cat.categories) == ["Shop"] and list(frame["mnc"].cat.categories) == ["01"]
     # the four meanings of %d as one categorical in every read: frames put end to end keep the dtype
     assert isinstance(frame["delivery_meaning"].dtype, pd.CategoricalDtype)
     assert len(frame["delivery_meaning"].cat.categories) == 4

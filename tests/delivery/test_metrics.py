@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 from sendframe.delivery.metrics import SUMMARY_COLUMNS, delivery_summary
 from sendframe.delivery.outcomes import message_outcomes
 from sendframe.delivery.records import Records
+from sendframe.delivery.statistics import wilson_intervals
 from sendframe.notebook.charts import dashboard
 from sendframe.notebook.report import summary_html
 
@@ -132,6 +136,22 @@ def test_each_rate_has_the_wilson_interval_statsmodels_gives():
     low, high = proportion_confint(1, 4, alpha=0.05, method="wilson")  # 1 of 4 delivered within 5 s
     assert (row["delivered_within_5s_low"], row["delivered_within_5s_high"]) == (pytest.approx(low),
                                                                                   pytest.approx(high))
+
+
+def test_the_wilson_intervals_are_statsmodels_at_every_count_and_level_without_loading_it():
+    successes, sizes = np.meshgrid(np.arange(0, 60), np.arange(1, 60))
+    keep = successes <= sizes
+    for alpha in (0.01, 0.05, 0.2):
+        low, high = wilson_intervals(successes[keep], sizes[keep], alpha)
+        want_low, want_high = proportion_confint(successes[keep], sizes[keep], alpha=alpha, method="wilson")
+        np.testing.assert_allclose(low, want_low, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(high, want_high, rtol=0, atol=1e-12)
+    assert np.isnan(wilson_intervals([0], [0])).all()
+    # a summary's kernel does not load scipy.stats and statsmodels (about 85 MiB) for the intervals
+    loaded = subprocess.run([sys.executable, "-c", "import sys, sendframe; sendframe.delivery_summary; "
+                             "import sendframe.delivery.metrics; print(sorted({'scipy.stats', 'statsmodels'} "
+                             "& set(sys.modules)))"], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
 
 
 def test_latency_percentiles_are_numpys_over_the_delivered_messages():

@@ -60,6 +60,21 @@ def test_a_second_read_parses_only_the_appended_lines_and_equals_a_fresh_read(tm
     pd.testing.assert_frame_equal(again, second)
 
 
+def test_a_network_first_seen_in_a_later_read_joins_the_categories_of_the_earlier_ones(tmp_path):
+    log = tmp_path / "cb.log"
+    log.write_bytes(b"#params\tid=%i&status=%s&mnc=%m&sender=%f\n" + b"".join(
+        f"2026-11-21T09:00:00.{n:06d}+00:00\tid=a{n}&status=DELIVRD&mnc={mnc}&sender=Shop\n".encode()
+        for n, mnc in enumerate(["07", "07", "03"])))
+    first = read_callbacks(log)
+    with open(log, "ab") as handle:
+        handle.write(b"2026-11-21T09:00:01.000000+00:00\tid=a9&status=DELIVRD&mnc=01&sender=Shop\n")
+    second = read_callbacks(log)
+    assert list(first["mnc"].cat.categories) == ["03", "07"]
+    assert list(second["mnc"].cat.categories) == ["01", "03", "07"]  # sorted, as a fresh read has them
+    assert second["mnc"].tolist() == ["07", "07", "03", "01"] and second["sender"].tolist() == ["Shop"] * 4
+    assert_same_as_a_fresh_read(second, log)
+
+
 def test_polling_a_large_log_costs_a_small_share_of_reading_it(tmp_path):
     log = tmp_path / "cb.log"
     write_log(log, 300_000)

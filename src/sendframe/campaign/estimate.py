@@ -201,7 +201,7 @@ def estimate_sums(frame: pd.DataFrame) -> dict[str, int | float]:
     return {
         "rows": len(frame), "billable": int(billable.sum()), "messages": int(parts[billable].sum()),
         "cost": float(frame["cost"].sum()),
-        "rows_losing_characters": int(frame["lost_characters"].fillna("").str.len().gt(0).sum()),
+        "rows_losing_characters": int(frame["lost_characters"].str.len().gt(0).sum()),  # a missing one: False
         "too_many_parts": int(frame["too_many_parts"].sum()), "missing_text": int(frame["text"].isna().sum()),
         **{f"encoding:{name}": int(counts.get(name, 0)) for name in ENCODINGS},
     }

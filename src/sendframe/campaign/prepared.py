@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import phonenumbers
 
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign import estimate as estimating
@@ -35,6 +36,8 @@ from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.campaign.preflight import preflight
 from sendframe.campaign.schedule import local_send_times
 from sendframe.errors import InputError, SendframeError
+from sendframe.send_outcomes import SKIP_OUTCOMES
+from sendframe.text.encodings import ENCODINGS
 from sendframe.text.templates import column_to_arrow
 
 if TYPE_CHECKING:
@@ -45,6 +48,13 @@ __all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "released", "same_message"
 # the columns of msg.estimate, in order (the text engine's and the price list's answer per row, then the plan's)
 ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_characters", "country", "unit_price",
                     "cost", "billable", "too_many_parts", "action")
+# how msg.estimate holds its columns of a few known values (a code per row, not a text: the same categories in every
+# frame, a Dask partition's too) and its counts (an SMS's length in units fits 32 bits, its parts 16)
+_ESTIMATE_TYPES: dict[str, Any] = {
+    "encoding": pd.CategoricalDtype(list(ENCODINGS)), "length": "Int32", "parts": "Int16",
+    "country": pd.CategoricalDtype(sorted(phonenumbers.SUPPORTED_REGIONS)),
+    "action": pd.CategoricalDtype(["send", *SKIP_OUTCOMES.values(), "holdout"]),
+}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -132,7 +142,7 @@ class Prepared:
         """``msg.estimate``: the priced columns and ``action``, totals in ``.attrs``."""
         table = self.frame
         text = table["priced_text"] if "priced_text" in table else table["text"]
-        view = table[list(ESTIMATE_COLUMNS[1:])].assign(text=text)[list(ESTIMATE_COLUMNS)]
+        view = table[list(ESTIMATE_COLUMNS[1:])].assign(text=text)[list(ESTIMATE_COLUMNS)].astype(_ESTIMATE_TYPES)
         view.attrs = dict(table.attrs)
         return view
 

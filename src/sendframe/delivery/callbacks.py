@@ -56,8 +56,10 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     from the start. ``frame.attrs["bytes_read"]`` says how many bytes this call parsed.
 
     ``status`` and ``delivery_meaning`` (what ``delivery``, the ``%d`` value, means) are categoricals of
-    their few values; ``delivery``, ``part``, ``campaign_id`` and ``sending_id`` nullable integers; ``cost``
-    a float; the times UTC; the other columns text (``string``).
+    their few values, ``sender`` and ``mnc`` categoricals of the values read (sorted; text in a Dask read);
+    ``delivery`` (Int8), ``part`` (Int16), ``campaign_id`` and ``sending_id`` nullable integers (a value outside
+    the spec's range is ``<NA>``, as a value that is not a number is); ``cost`` a float; the times UTC; the other
+    columns text (``string``).
 
     Junk lines are counted in ``frame.attrs["junk_lines"]`` with the first few in
     ``attrs["junk_examples"]``; requests to other paths in ``attrs["other_requests"]``; retries

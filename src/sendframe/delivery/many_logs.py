@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from sendframe.delivery.parsing import stacked
 from sendframe.engines import named_files, several_files
 from sendframe.errors import InputError
 
@@ -99,7 +100,7 @@ def read_many_logs(read: Callable[..., pd.DataFrame], source: Any, notification_
     """
     frames = [read(f, log_url(f, notification_url)) for f in named_files(source, "callback log")]
     columns = log_columns([f.columns for f in frames])
-    together = pd.concat([conformed(f, columns) for f in frames], ignore_index=True)
+    together = stacked([conformed(f, columns) for f in frames])
     kept = deduplicated(together).reset_index(drop=True)
     kept.attrs = _attrs_of(frames, len(together) - len(kept))
     return kept

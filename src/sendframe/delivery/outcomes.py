@@ -249,6 +249,18 @@ def _first_events(row_codes: np.ndarray, event_codes: np.ndarray, dates: np.ndar
             np.append(earliest.to_numpy(dtype="datetime64[us]"), np.datetime64("NaT"))[row_codes])
 
 
+def _texts_at(values: pd.Series, rows: np.ndarray) -> pa.Array | pa.ChunkedArray:
+    """A text column's values at ``rows`` (-1: none) as Arrow text; a categorical's taken as codes, then decoded
+    (no text per row of the whole column is made).
+
+    >>> _texts_at(pd.Series(pd.Categorical(["01", "07"])), np.array([1, -1])).to_pylist()
+    ['07', None]
+    """
+    if not isinstance(values.dtype, pd.CategoricalDtype) or values.cat.categories.inferred_type != "string":
+        return taken(text_chunks(values), rows)
+    return taken(pa.array(values.array), rows).dictionary_decode().cast(pa.large_string())
+
+
 def positions_among(keys: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Each key's first position among ``values`` (-1 where absent); a missing key matches a missing value.
 
@@ -301,8 +313,9 @@ def message_outcomes(
     campaigns = out["campaign_id"].dropna().unique()
     if len(campaigns) == 1:  # rows left out of a one-campaign send (skipped, not sent) still belong to its campaign
         out["campaign_id"] = out["campaign_id"].fillna(campaigns[0])
-    if "outcome" in results:
-        outcome = text("outcome")
+    if "outcome" in results:  # a send's categorical of outcomes is kept (codes shared): as text, 17 bytes a row
+        kept = isinstance(results["outcome"].dtype, pd.CategoricalDtype)
+        outcome = results["outcome"].copy(deep=False) if kept else text("outcome")
     else:
         outcome = results["accepted"].map({True: "accepted", False: "rejected"}).astype("string")
     out["outcome"] = outcome
@@ -337,7 +350,7 @@ def message_outcomes(
         delivered_at[rows] = np.where(delivered, reported_at, np.datetime64("NaT"))
         deciding = np.full(size, -1)  # per row: its deciding notification's row in the callbacks (-1: none)
         deciding[rows] = decided
-        mnc = taken(text_chunks(callbacks["mnc"]), deciding)
+        mnc = _texts_at(callbacks["mnc"], deciding)
         billed[rows] = latest.billed[which]
         if recipients is None:
             hit = pa.array(deciding >= 0)

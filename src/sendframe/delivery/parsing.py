@@ -51,7 +51,12 @@ _STATUS_TYPE = pd.CategoricalDtype(list(STATUSES), ordered=True)
 # a categorical of the four meanings: the same dtype in every read, so frames put end to end keep it (as text the
 # column was about 40 bytes a notification)
 _MEANING_TYPE = pd.CategoricalDtype(list(dict.fromkeys(DELIVERY_MEANINGS.values())))
-_INTEGER_COLUMNS = ("delivery", "part", "campaign_id", "sending_id")
+# the spec's range of each integer column: delivery is 1, 2, 4, 8 or 16, a message has at most 255 parts (the
+# one-byte count of a concatenated SMS's header); a value outside it is not a valid one (<NA>, as text is)
+_INTEGER_TYPES = {"delivery": "int8", "part": "int16", "campaign_id": "int64", "sending_id": "int64"}
+# columns of a few distinct values (a campaign's sender, the networks' codes): a code per row, not a text; their
+# categories are the values read (sorted)
+TEXT_CATEGORIES = ("sender", "mnc")
 _DATE_COLUMNS = ("sent_at", "reported_at")
 _NOTIFICATION_DATE = "%Y-%m-%d %H:%M"
 
@@ -353,14 +358,39 @@ def _column(column: str, texts: pa.Array, codes: np.ndarray) -> pd.Series:
     if column in _DATE_COLUMNS:
         stamps = _strptime(_decoded(texts), _NOTIFICATION_DATE)
         return pd.Series(pc.take(stamps, indices).to_pandas(), dtype="datetime64[us, UTC]")
-    if column in _INTEGER_COLUMNS or column == "cost":
+    if column in _INTEGER_TYPES or column == "cost":
         return _typed(column, texts, indices)
     texts = _decoded(texts)
     if column == "status":
         known = {status: code for code, status in enumerate(STATUSES)}
         categories = np.array([known.get(text, -1) for text in texts.to_pylist()] + [-1], dtype=np.int8)
         return pd.Series(pd.Categorical.from_codes(categories[codes], dtype=_STATUS_TYPE))
+    if column in TEXT_CATEGORIES:  # decoded texts may repeat ('a+b', 'a%20b'): their codes are merged
+        merged, distinct = pd.factorize(_as_text(texts), sort=True)  # sorted: the same dtype whatever the order read
+        return pd.Series(pd.Categorical.from_codes(np.append(merged, -1)[codes], categories=distinct.astype("str")))
     return _as_text(pc.take(texts, indices))
+
+
+def stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Callback frames end to end (``pd.concat``, a new index); a categorical column whose categories differ
+    between them (another sender, a new network's mnc) becomes one categorical of all their categories (sorted,
+    as ``parse_lines`` sorts them), not text.
+
+    >>> first, then = (pd.DataFrame({"mnc": pd.Categorical([mnc])}) for mnc in ("01", "07"))
+    >>> stacked([first, then])["mnc"].cat.categories.tolist()
+    ['01', '07']
+    """
+    changed = {}
+    for column in frames[0].columns:
+        kinds = [frame[column].dtype for frame in frames if column in frame]
+        categorical = [kind for kind in kinds if isinstance(kind, pd.CategoricalDtype)]
+        if len(categorical) == len(kinds) and len(set(kinds)) > 1:
+            categories = categorical[0].categories.append([kind.categories for kind in categorical[1:]]).unique()
+            ordered = categorical[0].ordered
+            changed[column] = pd.CategoricalDtype(categories if ordered else categories.sort_values(), ordered)
+    if changed:
+        frames = [frame.astype(changed) for frame in frames]
+    return pd.concat(frames, ignore_index=True)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -401,6 +431,12 @@ def _typed(column: str, texts: pa.Array, indices: pa.Array) -> pd.Series:
                 return number
             return pc.cast(pc.if_else(pc.equal(pc.floor(number), number), number, None), pa.int64())
 
-    number = pc.take(numbers(texts), indices)
-    series: pd.Series = number.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
-    return series.astype("float64") if column == "cost" else series.astype("Int64")
+    number = numbers(texts)
+    if column == "cost":
+        return pd.Series(pc.take(number, indices).to_pandas(), dtype="float64")
+    integer = np.dtype(_INTEGER_TYPES[column])
+    bounds, held = np.iinfo(integer), pa.from_numpy_dtype(integer)
+    number = pc.if_else(pc.and_(pc.greater_equal(number, bounds.min), pc.less_equal(number, bounds.max)), number, None)
+    nullable = pd.api.types.pandas_dtype(integer.name.capitalize())  # Int8, Int16, Int64
+    series: pd.Series = pc.take(number.cast(held), indices).to_pandas(types_mapper={held: nullable}.get)
+    return series.astype(nullable)

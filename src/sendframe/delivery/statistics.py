@@ -2,10 +2,11 @@
 
 Pure functions over numbers and arrays; :func:`~sendframe.delivery.experiments.compare_variants` calls
 them. Each uses scipy or statsmodels where they have the method; what they lack is written here once,
-with its reference.
+with its reference. Both are imported by the functions that use them: together they take about 85 MiB of the
+kernel, which a delivery summary (its Wilson intervals) does not need.
 
-- :func:`wilson_intervals`: the Wilson score interval of many rates at once (statsmodels'
-  ``proportion_confint(method="wilson")``, Wilson 1927).
+- :func:`wilson_intervals`: the Wilson score interval of many rates at once (Wilson 1927; the formula of
+  statsmodels' ``proportion_confint(method="wilson")``, which the tests check it against, without loading it).
 - :func:`mean_interval`, :func:`welch_comparison`: a mean per recipient (revenue) with its Student t
   interval, and the difference of two means with Welch's interval and test (unequal variances; Welch
   1947), scipy's ``ttest_ind(equal_var=False)``.
@@ -25,12 +26,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import chisquare, ttest_ind
-from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import proportion_confint
-from statsmodels.stats.weightstats import DescrStatsW
 
 from sendframe.errors import InputError
 
@@ -57,11 +55,13 @@ def wilson_intervals(successes: Sequence[float] | np.ndarray, n: Sequence[float]
         ([0.3561, nan], [0.5476, nan])
     """
     x, size = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
-    low, high = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share, spread = x / size, z * z / size
+        center = (share + spread / 2) / (1 + spread)
+        half = z * np.sqrt(share * (1 - share) / size + spread / size / 4) / (1 + spread)
     known = size > 0
-    if known.any():
-        low[known], high[known] = proportion_confint(x[known], size[known], alpha=alpha, method="wilson")
-    return low, high
+    return np.where(known, center - half, np.nan), np.where(known, center + half, np.nan)
 
 
 def mean_interval(values: Sequence[float] | np.ndarray, alpha: float = 0.05) -> tuple[float, float]:
@@ -75,6 +75,8 @@ def mean_interval(values: Sequence[float] | np.ndarray, alpha: float = 0.05) -> 
         return (math.nan, math.nan)
     if np.ptp(array) == 0:
         return (float(array[0]), float(array[0]))
+    from statsmodels.stats.weightstats import DescrStatsW  # noqa: PLC0415  loaded when used: see the module's docstring
+
     low, high = DescrStatsW(array).tconfint_mean(alpha=alpha)
     return (float(low), float(high))
 
@@ -96,6 +98,8 @@ def welch_comparison(treated: Sequence[float] | np.ndarray, control: Sequence[fl
     difference = float(a.mean() - b.mean())
     if np.ptp(a) == 0 and np.ptp(b) == 0:
         return (difference, 1.0 if difference == 0 else 0.0, difference, difference)
+    from scipy.stats import ttest_ind  # noqa: PLC0415  loaded when used: see the module's docstring
+
     result = ttest_ind(a, b, equal_var=False)
     interval = result.confidence_interval(confidence_level=1 - alpha)
     return (difference, float(result.pvalue), float(interval.low), float(interval.high))
@@ -164,6 +168,8 @@ def adjusted_p_values(p_values: Sequence[float] | np.ndarray, correction: str = 
     if tested.sum() == 1:  # one test needs no adjustment (and statsmodels' Holm runs gc.collect on every call)
         out[tested] = p[tested]
     elif tested.any():
+        from statsmodels.stats.multitest import multipletests  # noqa: PLC0415  loaded when used: see the module's docstring
+
         out[tested] = multipletests(p[tested], method=CORRECTIONS[correction][0])[1]
     return out
 
@@ -191,6 +197,8 @@ def sample_ratio_p_value(counts: Mapping[str, int], weights: Mapping[str, float]
     if seen.sum() == 0 or len(names) < 2:
         return math.nan
     expected = np.array([shares[name] for name in names]) / sum(shares[name] for name in names) * seen.sum()
+    from scipy.stats import chisquare  # noqa: PLC0415  loaded when used: see the module's docstring
+
     return float(chisquare(seen, expected).pvalue)
 
 

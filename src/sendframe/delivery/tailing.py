@@ -33,6 +33,7 @@ from sendframe.delivery.parsing import (
     log_params,
     parse_with_queries,
     receiver_templates,
+    stacked,
 )
 
 CACHED_LOGS = 4           # logs whose last read is kept (each holds its frame)
@@ -298,7 +299,7 @@ def _same_queries(known: _Read, frame: pd.DataFrame, pairs: pd.DataFrame, raw: n
 def _appended(known: _Read, fresh: pd.DataFrame) -> pd.DataFrame:
     """The kept frame with ``fresh`` rows after it and the counts of both in ``attrs``."""
     attrs = known.frame.attrs
-    frame = pd.concat([known.frame, fresh], ignore_index=True) if len(fresh) else known.frame.copy(deep=False)
+    frame = stacked([known.frame, fresh]) if len(fresh) else known.frame.copy(deep=False)
     frame.attrs = {
         "junk_lines": attrs["junk_lines"] + fresh.attrs["junk_lines"],
         "junk_examples": (attrs["junk_examples"] + fresh.attrs["junk_examples"])[:JUNK_EXAMPLES],

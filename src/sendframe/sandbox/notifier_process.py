@@ -5,10 +5,11 @@ The worker starts it (:class:`NotifierProcess`) and writes a byte to its standar
 have made reports due; the process sends overlapping rounds of due reports
 (:class:`~sendframe.sandbox.notification_pipeline.RoundPipeline`) on its own connection to the same SQLite
 database (WAL: it reads while the worker writes) until nothing is due, then waits for the next byte, a round's
-end or the next report's due time. The end of its standard input stops it once the rounds in flight are
-recorded: the worker closes it when the sandbox stops, and the system closes it when the sandbox dies however
-it dies, so the process never outlives its sandbox. It runs in a process group of its own and ignores SIGINT:
-Ctrl+C in a terminal stops the sandbox, which stops it.
+end or the next report's due time. It never waits for a busy API: it shares no GIL with it, and what is due while
+the API accepts is only what the worker's own back-pressure let through. The end of its standard input stops it
+once the rounds in flight are recorded: the worker closes it when the sandbox stops, and the system closes it when
+the sandbox dies however it dies, so the process never outlives its sandbox. It runs in a process group of its
+own and ignores SIGINT: Ctrl+C in a terminal stops the sandbox, which stops it.
 
     NotifierProcess("sandbox.sqlite", allow_networks=["10.0.0.0/8"]).start()   # in the worker's start
 """
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 
 from sendframe.sandbox.notification_pipeline import RoundPipeline, log_failure
 from sendframe.sandbox.notifier import Notifier
-from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, busy_pause, quiet_collector
+from sendframe.sandbox.state import quiet_collector
 
 __all__ = ["NotifierProcess", "main"]
 
@@ -39,7 +40,7 @@ RESTART_EVERY = 1.0  # s: a process that keeps ending is started again at most t
 IDLE_WAIT = 1.0  # s: the longest wait without a wake-up (a report due later than that is looked for again)
 # not ``-m``: the package imports this module before ``-m`` would run it again as ``__main__``
 _ENTRY = "from sendframe.sandbox.notifier_process import main; raise SystemExit(main())"
-_WAKE, _BUSY = b"w", b"b"  # what the worker writes to the process's standard input
+_WAKE = b"w"  # what the worker writes to the process's standard input
 
 
 class NotifierProcess:
@@ -78,20 +79,11 @@ class NotifierProcess:
             os.set_blocking(self.process.stdin.fileno(), False)
 
     def wake(self) -> None:
-        """Tell the process reports may be due."""
-        self._tell(_WAKE)
-
-    def defer(self) -> None:
-        """Tell the process the API is busy accepting: for ``BUSY_WINDOW`` it sends only reports overdue by
-        more than ``MAX_DEFERRAL`` (the worker's own back-pressure)."""
-        self._tell(_BUSY)
-
-    def _tell(self, byte: bytes) -> None:
-        # never blocks: a full pipe already holds a wake-up
+        """Tell the process reports may be due (never blocks: a full pipe already holds a wake-up)."""
         stdin = self.process.stdin if self.process is not None else None
         if stdin is not None and not stdin.closed:
             with contextlib.suppress(BlockingIOError, BrokenPipeError, ValueError):
-                os.write(stdin.fileno(), byte)
+                os.write(stdin.fileno(), _WAKE)
 
     def restart_if_ended(self) -> int | None:
         """Start the process again if it ended (at most once per ``RESTART_EVERY`` s); its exit status, or None."""
@@ -121,18 +113,15 @@ class NotifierProcess:
 
 async def run(db_path: str, notifier: Notifier) -> None:
     """Send due reports in overlapping rounds (:class:`RoundPipeline`) until standard input ends, then wait
-    for the rounds in flight to be recorded. While the worker says the API is busy, only reports overdue by
-    more than ``MAX_DEFERRAL`` go out, one round at a time."""
+    for the rounds in flight to be recorded."""
     loop = asyncio.get_running_loop()
     wake, ended = asyncio.Event(), asyncio.Event()
-    busy_until = 0.0  # time.monotonic() until which the API counts as busy (the clock is the system's, shared)
 
     def stop() -> None:
         ended.set()
         wake.set()
 
     def readable() -> None:
-        nonlocal busy_until
         try:
             data = os.read(sys.stdin.fileno(), 4096)
         except BlockingIOError:
@@ -142,8 +131,6 @@ async def run(db_path: str, notifier: Notifier) -> None:
         if not data:
             loop.remove_reader(sys.stdin.fileno())
             stop()
-        if _BUSY in data:
-            busy_until = time.monotonic() + BUSY_WINDOW
         wake.set()
 
     os.set_blocking(sys.stdin.fileno(), False)
@@ -153,22 +140,17 @@ async def run(db_path: str, notifier: Notifier) -> None:
     try:
         while not ended.is_set():
             wake.clear()  # before the claim: a wake-up during it ends the wait at once
-            busy = time.monotonic() < busy_until
-            if rounds.full(1 if busy else None):  # while the API is busy, one round at a time
+            if rounds.full():
                 await rounds.wait_for_a_round()
                 continue
-            moment = time.time()
             upcoming: float | None
             try:
-                if await rounds.claim_and_send(moment, cutoff=moment - MAX_DEFERRAL if busy else None):
-                    if busy:  # overdue reports take at most BUSY_SHARE of the time while the API is busy
-                        await rounds.drain()
-                        await asyncio.sleep(busy_pause(time.time() - moment))
+                if await rounds.claim_and_send(time.time()):
                     continue
                 if rounds.in_flight:  # what is due waits for the round in flight (too few, or its messages')
                     await rounds.wait_for_a_round()
                     continue
-                upcoming = time.time() + DEFER_SLEEP if busy else await rounds.next_due()
+                upcoming = await rounds.next_due()
             except Exception as error:  # keep going; what was not recorded stays pending and is sent again
                 log_failure(error, db_path)
                 upcoming = time.time() + 0.5

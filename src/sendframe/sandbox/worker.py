@@ -327,8 +327,6 @@ class Worker:
                     await asyncio.sleep(busy_pause(time.monotonic() - started) if self.busy() else 0)
                     continue
                 if self.busy():
-                    if self._notifier_process is not None:
-                        self._notifier_process.defer()
                     await asyncio.sleep(DEFER_SLEEP)
                     continue
                 timeout = 1.0
@@ -368,8 +366,6 @@ class Worker:
                 ended = process.restart_if_ended()
                 if ended is not None:
                     log.error("the sandbox's notifier process ended (exit status %s): started again", ended)
-                if busy:
-                    process.defer()
                 if done:
                     process.wake()
             done.update(await self._send_notifications(moment, cutoff=cutoff))

@@ -26,7 +26,7 @@ from sendframe.delivery import metrics
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes
 from sendframe.delivery.many_logs import conformed, deduplicated, log_columns, log_url
 from sendframe.delivery.outcomes import outcomes
-from sendframe.delivery.parsing import LogParams, log_params, parse_with_queries
+from sendframe.delivery.parsing import TEXT_CATEGORIES, LogParams, log_params, parse_with_queries
 from sendframe.engines import named_files
 from sendframe.errors import InputError
 from sendframe.scale import runtime
@@ -64,7 +64,7 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     none = pa.array([], pa.string())  # the typed columns of an empty log, with the notification_url's own parameters
     empty = parse_with_queries(none, log_params(none, notification_url))[0]
     columns = log_columns([empty.columns, [p for f in files for p in params[f].own]])
-    meta = conformed(empty, columns).iloc[:0]
+    meta = _typed_as_meta(conformed(empty, columns))
     parts = [runtime.delayed_call(_parsed_range, block, params[f], columns) for f in files for block in ranges[f]]
     if not parts:
         return runtime.from_pandas(meta)
@@ -86,8 +86,14 @@ def _decompressed(path: str) -> bytes:
 
 def _parsed_range(block: bytes, params: LogParams, columns: Sequence[str]) -> pd.DataFrame:
     """The notifications of one range of a plain log, parsed as the pandas reader parses the whole log."""
-    return conformed(parse_with_queries(lines_of_bytes(pa.py_buffer(block)), params)[0].reset_index(drop=True),
-                     columns)
+    return _typed_as_meta(conformed(parse_with_queries(lines_of_bytes(pa.py_buffer(block)), params)[0]
+                                    .reset_index(drop=True), columns))
+
+
+def _typed_as_meta(frame: pd.DataFrame) -> pd.DataFrame:
+    """A partition with the columns whose categories are the values read (``sender``, ``mnc``) as text: a Dask
+    frame's meta must know its categories before the logs are read."""
+    return frame.astype(dict.fromkeys(TEXT_CATEGORIES, "string"))
 
 
 def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
