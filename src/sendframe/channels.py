@@ -50,6 +50,8 @@ class ChannelInfo:
     """Template fields that are HTML: values substituted into them are HTML-escaped (docs/api-notes.md)."""
     result_text_field: str | None = None
     """The field whose text a send result's ``text`` column shows (what the recipient reads first), or None."""
+    sends_instead: str = ""
+    """What a channel with no text template sends instead (a message asked to render its text says so)."""
     column_fields: tuple[tuple[str, str], ...] = ()
     """Per-message arrays filled from contact columns (WhatsApp): ``(option name, wire name)`` pairs in the
     wire's order."""
@@ -74,12 +76,13 @@ CHANNEL_INFO: dict[str, ChannelInfo] = {
         ChannelInfo("voice", "phone", ("message",), sends_sms=False, billed_per_part=False, has_notifications=False,
                     max_parts=1, billed_per_answered_call=True, result_text_field="message"),
         ChannelInfo("voiceAudio", "phone", (), sends_sms=False, billed_per_part=False, has_notifications=False,
-                    max_parts=1, billed_per_answered_call=True, aliases=("voice_audio", "voiceaudio", "audio")),
+                    max_parts=1, billed_per_answered_call=True, aliases=("voice_audio", "voiceaudio", "audio"),
+                    sends_instead="it plays its audioUrl"),
         ChannelInfo("landingsms", "phone", ("message",), sends_sms=True, billed_per_part=True, has_notifications=True,
                     max_parts=8, aliases=("landing_sms", "landing"), html_fields=("templateBody",),
                     result_text_field="message"),
         ChannelInfo("whatsapp", "phone", (), sends_sms=False, billed_per_part=False, has_notifications=False,
-                    max_parts=1, aliases=("wa",),
+                    max_parts=1, aliases=("wa",), sends_instead="it sends an approved template",
                     column_fields=(("header_fields", "headerFields"), ("body_fields", "bodyFields"),
                                    ("call_to_action_fields", "callToActionFields"),
                                    ("default_answer", "defaultAnswer"))),

@@ -80,7 +80,7 @@ def test_every_channel_of_the_registry_has_its_inputs_each_with_a_label():
 
 @pytest.mark.parametrize(("form", "said"), [
     (dict(message="Hi"), "To send by sms, fill in From (the sender label"),
-    (dict(channel="mailing", body="<p>x</p>"), "fill in Subject (the subject) and From email"),
+    (dict(channel="mailing", body="<p>x</p>"), "fill in Subject (the email subject, a template) and From email"),
     (dict(channel="voiceAudio"), "fill in Audio URL"),
     (dict(channel="whatsapp", sender="34911111111"), "fill in Template id (the approved template's id)"),
     (dict(channel="voice", message="  "), "fill in Spoken text (the text to speak)"),

@@ -23,7 +23,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pydantic
@@ -45,15 +45,15 @@ from sendframe.campaign.send import SendOptions
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
 
-__all__ = ["CONSTRUCTORS", "PREVIEW_PLACEHOLDERS", "OptionSpec", "channel_options", "option_names", "split_options",
-           "text_option"]
+__all__ = ["CONSTRUCTORS", "OptionSpec", "channel_help", "channel_options", "missing_options", "option_names",
+           "preview_placeholders", "split_options", "text_option"]
 
 # the constructor of each channel, whose parameters come first (positional where it takes them)
 CONSTRUCTORS: dict[str, Callable[..., Message]] = {
     "sms": sms, "landingsms": landing_sms, "mailing": mailing, "voice": voice, "voiceAudio": voice_audio,
     "whatsapp": whatsapp}
 # what a preview puts in a required option it has not been given, so the text shows before the message is complete
-PREVIEW_PLACEHOLDERS: dict[str, Any] = {
+_PREVIEW_PLACEHOLDERS: dict[str, Any] = {
     "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
     "gender": "F", "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
 # where the help of each option that is no Message setting (theirs is their field's) is written: the
@@ -135,6 +135,43 @@ def text_option(channel_name: str) -> str | None:
     """
     fields = channel(channel_name).template_fields
     return fields[-1] if fields else None
+
+
+def channel_help(channel_name: str, name: str) -> str:
+    """The help of ``channel_name``'s option ``name`` as it reads for that channel: of help written per channel
+    (``sms/landingsms: ...; whatsapp: ...``), the channel's part.
+
+        >>> channel_help("whatsapp", "sender"), channel_help("mailing", "from_email")
+        ('the registered sender number', 'a validated sender address')
+    """
+    text = next(o.help for o in channel_options(channel_name) if o.name == name)
+    parts = re.findall(r"(?:^|; )([\w/]+): ([^;]*)", text)
+    return next((part for names, part in parts if channel_name in names.split("/")), text)
+
+
+def missing_options(channel_name: str, values: Mapping[str, Any]) -> list[str]:
+    """The options a message of ``channel_name`` cannot go without that ``values`` (name -> value) leaves empty
+    (None or ""): the constructor's required ones, and the text unless a stored template stands in for it.
+
+        >>> missing_options("mailing", {"subject": "Hi", "from_email": ""})
+        ['body', 'from_email']
+        >>> missing_options("mailing", {"subject": "Hi", "from_email": "a@b.co", "template_id": 7})
+        []
+    """
+    text = None if values.get("template_id") or values.get("template_v2_id") else text_option(channel_name)
+    needed = [o.name for o in channel_options(channel_name) if o.required or o.name == text]
+    return [name for name in needed if values.get(name) in (None, "")]
+
+
+def preview_placeholders(channel_name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """What a preview puts in the options of :func:`missing_options` other than the text, so the text shows
+    before the message is complete (a send still refuses it).
+
+        >>> preview_placeholders("sms", {"message": "Hi"})
+        {'sender': 'Preview'}
+    """
+    missing = missing_options(channel_name, values)
+    return {name: value for name, value in _PREVIEW_PLACEHOLDERS.items() if name in missing}
 
 
 @functools.cache

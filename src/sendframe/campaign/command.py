@@ -38,9 +38,10 @@ from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.channel_options import (
     CONSTRUCTORS,
-    PREVIEW_PLACEHOLDERS,
     OptionSpec,
     channel_options,
+    missing_options,
+    preview_placeholders,
     text_option,
 )
 from sendframe.campaign.contacts import read_contacts
@@ -188,7 +189,7 @@ def message_from_args(args: argparse.Namespace) -> Message:
         if option.name not in taken and getattr(args, option.name, None) is not None:
             raise InputError(f"{flag(option.name)} does not apply to --channel {name}: it applies to "
                              f"{', '.join(channels)}.")
-    missing = [flag(o.name) for o in channel_options(name) if o.required and getattr(args, o.name, None) in (None, "")]
+    missing = [flag(option) for option in missing_options(name, vars(args))]
     if missing:
         raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for --channel "
                          f"{name}.")
@@ -206,9 +207,7 @@ def _preview_message(args: argparse.Namespace, command: str) -> Message:
     if args.sender is not None and channel(name).sends_sms and sender_label_problem(args.sender):
         print(f"--sender: the sender label {sender_label_problem(args.sender)}; send would refuse it.", file=sys.stderr)
         args = argparse.Namespace(**{**vars(args), "sender": None})
-    required = {o.name for o in channel_options(name) if o.required}
-    filled = {k: v for k, v in PREVIEW_PLACEHOLDERS.items() if k in required and getattr(args, k, None) is None}
-    return message_from_args(argparse.Namespace(**{**vars(args), **filled}))
+    return message_from_args(argparse.Namespace(**{**vars(args), **preview_placeholders(name, vars(args))}))
 
 
 def _say_skipped(plan: pd.DataFrame, verb: str) -> None:

@@ -46,7 +46,7 @@ from sendframe.campaign.batching import campaign_identity
 from sendframe.campaign.columns import find_recipient_column, recipient_column
 from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import Message
-from sendframe.campaign.policy import keep_reasons, repeat_reasons, repeated_rows, warn_skipped
+from sendframe.campaign.policy import keep_reasons, repeated_rows, skip_repeats, warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send import Budget, SendOptions, send_prepared, send_signature
 from sendframe.campaign.tables import as_frame
@@ -262,8 +262,7 @@ class Variants:
         plan.loc[unassigned, "reason"] = "no variant: the recipient is missing or not valid."
         if "duplicate" not in reasons:
             repeated = repeated_rows(keys, (plan["action"] == "send").to_numpy())
-            plan.loc[repeated, "action"] = "skipped_duplicate"
-            plan.loc[repeated, "reason"] = repeat_reasons(keys[repeated])
+            plan = skip_repeats(plan, repeated, keys[repeated])
         plan = plan.assign(variant=frame[self.column].astype("str"))
         return {name: prepared[name].replanned(plan.loc[rows]) for name, rows in rows_of.items()}, plan
 

@@ -54,7 +54,6 @@ row per recipient, for anyone reading the file with SQL.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import sqlite3
@@ -72,20 +71,18 @@ from pydantic_core import to_json
 
 from sendframe.api.wire import send_answer
 from sendframe.campaign.ledger_keys import row_tag
+from sendframe.campaign.ledger_rows import ANSWER_FIELDS, row_columns, typed_frame
 from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
 from sendframe.errors import InputError, LedgerMismatchError, naming_full_disk
 
-__all__ = ["ROW_DTYPES", "SCHEMA_VERSION", "SPENT_STATES", "Ledger", "is_ledger", "same_recipient"]
+__all__ = ["SCHEMA_VERSION", "SPENT_STATES", "Ledger", "is_ledger", "same_recipient"]
 
 # batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
 BATCH_STATES = ("intent", "done", "unknown", "not_sent")
 # row states of a message that may have gone out: what a budget or a frequency cap counts as sent
 SPENT_STATES = ("accepted", "unknown")
 SCHEMA_VERSION = 1
-# the fields of a result item kept per row: (key in a batch's stored answer, column of rows())
-ANSWER_FIELDS = (("accepted", "accepted"), ("id", "id"), ("parts", "parts"), ("scheduledAt", "scheduled_at"),
-                 ("expiresAt", "expires_at"), ("errorCode", "error_code"), ("errorDescription", "error_description"))
 # one statement each: executescript would commit the transaction the schema is written in
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -103,62 +100,17 @@ SCHEMA = (
 SETTLED_SCHEMA = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL,"
                   " recipient TEXT NOT NULL, id TEXT, settled_at TEXT NOT NULL,"
                   " PRIMARY KEY (batch, row_key, recipient))")
-# the columns of rows() and their types (Arrow's while reading, pandas' in the frame)
-ROW_DTYPES: dict[str, Any] = {
-    "row_key": "string", "recipient": "string", "batch": "Int64", "state": "string", "accepted": "boolean",
-    "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
-    "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
-_ARROW_TYPES = {"string": pa.string(), "Int64": pa.int64(), "boolean": pa.bool_()}
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FULL_DISK_ADVICE = ("free space and run again with the same ledger (nothing unrecorded was sent; a batch sent "
                      "whose answer could not be written stays unknown and is not sent again).")
 _LEDGER_TABLES = {"batches", "rows", "campaign"}
-_ROWS_AT_A_TIME = 1 << 16  # rows read back as Python lists before they become Arrow arrays
+
 
 
 def _json_text(value: Any) -> str:
     """Compact JSON of lists and dicts of plain values, as stored in a batch row (pydantic's serialiser: fast)."""
     return to_json(value).decode("utf-8")
-
-
-def _fitted(values: list[Any] | None, n: int) -> list[Any]:
-    """``values`` cut or padded with None to ``n`` items (an answer holds one item per recipient, in order)."""
-    if values is None:
-        return [None] * n
-    return values if len(values) == n else (values + [None] * n)[:n]
-
-
-def _row_states(state: str, accepted: list[Any]) -> list[str]:
-    """Each row's state from its batch's state and its answer's ``accepted`` (True, False, or None: no item)."""
-    if state != "done":
-        return ["not_sent" if state == "not_sent" else "unknown"] * len(accepted)
-    return ["accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
-
-
-@functools.cache
-def _pandas_dtype(name: str) -> Any:
-    return pd.api.types.pandas_dtype(name)  # a StringDtype takes a while to build: once per name
-
-
-def _arrow_columns(columns: dict[str, list[Any]]) -> dict[str, pa.Array]:
-    return {name: pa.array(values, _ARROW_TYPES[ROW_DTYPES[name]]) for name, values in columns.items()}
-
-
-def _typed_frame(columns: dict[str, pa.Array], positions: Sequence[int | None] | None = None,
-                 **given: pa.Array) -> pd.DataFrame:
-    """The rows() frame of ``columns`` (taken at ``positions``, None giving <NA>), ``given`` columns as they are."""
-    indices = None if positions is None else pa.array(positions, pa.int64())
-    data = {}
-    for name, dtype in ROW_DTYPES.items():
-        if name in given:
-            array = given[name]
-        elif indices is not None and not len(columns["row_key"]):  # an empty ledger: every value <NA>
-            array = pa.nulls(len(indices), _ARROW_TYPES[dtype])
-        else:
-            array = columns[name] if indices is None else columns[name].take(indices)
-        data[name] = _pandas_dtype(dtype).__from_arrow__(array)
-    return pd.DataFrame(data)
 
 
 def _texts(values: Sequence[str] | pa.Array) -> pa.Array:
@@ -408,51 +360,14 @@ class Ledger:
 
     def _row_columns(self, batches: Sequence[int] | None = None) -> dict[str, pa.Array]:
         """Every stored (row, recipient) of every batch (or of ``batches``), in batch and request order, by column
-        (Arrow arrays of the types of :meth:`rows`: a few batches at a time are Python lists, never a whole
-        campaign's)."""
-        columns: dict[str, list[Any]] = {name: [] for name in ROW_DTYPES}
-        pieces: list[dict[str, pa.Array]] = []
+        (:func:`~sendframe.campaign.ledger_rows.row_columns`)."""
         only = "" if batches is None else " WHERE batch IN (SELECT value FROM json_each(?))"
-        for (batch, state, keys_text, recipients_text, answer_text, code, description, campaign_id,
-             sending_id) in self._query("SELECT batch, state, row_keys, recipients, answer, error_code, "
-                                        "error_description, campaign_id, sending_id FROM batches"
-                                        f"{only} ORDER BY batch",
-                                        () if batches is None else (_json_text([int(b) for b in batches]),)):
-            keys = json.loads(keys_text)
-            n = len(keys)
-            answer = json.loads(answer_text) if answer_text else {}
-            accepted = [False] * n if state == "done" and not answer else _fitted(answer.get("accepted"), n)
-            columns["row_key"] += keys
-            columns["recipient"] += _fitted(json.loads(recipients_text), n)
-            columns["batch"] += [batch] * n
-            columns["state"] += _row_states(state, accepted)
-            columns["accepted"] += accepted
-            for key, column in ANSWER_FIELDS[1:5]:
-                columns[column] += _fitted(answer.get(key), n)
-            for (key, column), fallback in zip(ANSWER_FIELDS[5:], (code, description), strict=True):
-                values = _fitted(answer.get(key), n)
-                columns[column] += values if fallback is None else [fallback if v is None else v for v in values]
-            columns["campaign_id"] += [campaign_id] * n
-            columns["sending_id"] += [sending_id] * n
-            if len(columns["row_key"]) >= _ROWS_AT_A_TIME:
-                pieces.append(_arrow_columns(columns))
-                columns = {name: [] for name in ROW_DTYPES}
-        arrays = {name: pa.concat_arrays([*(piece[name] for piece in pieces), array])
-                  for name, array in _arrow_columns(columns).items()}
-        settled = self._query("SELECT batch, row_key, recipient, id FROM settled" + only,
-                              () if batches is None else (_json_text([int(b) for b in batches]),)
-                              ) if self._settled_table else []
-        if settled:  # rare (a run after unknown batches): the rows' values as lists, changed, then Arrow again
-            columns = {name: array.to_pylist() for name, array in arrays.items()}
-            where = {(b, k, r): i for i, (b, k, r) in enumerate(zip(columns["batch"], columns["row_key"],
-                                                                   columns["recipient"], strict=True))}
-            for batch, key, recipient, message_id in settled:
-                at = where.get((batch, key, recipient))
-                if at is not None and columns["state"][at] == "unknown":
-                    columns["state"][at], columns["accepted"][at], columns["id"][at] = "accepted", True, message_id
-                    columns["error_code"][at] = columns["error_description"][at] = None
-            arrays = _arrow_columns(columns)
-        return arrays
+        params = () if batches is None else (_json_text([int(b) for b in batches]),)
+        stored = self._query("SELECT batch, state, row_keys, recipients, answer, error_code, error_description, "
+                             f"campaign_id, sending_id FROM batches{only} ORDER BY batch", params)
+        settled = self._query(f"SELECT batch, row_key, recipient, id FROM settled{only}",
+                              params) if self._settled_table else []
+        return row_columns(stored, settled)
 
     def rows(self) -> pd.DataFrame:
         """Every (row, recipient) with its latest batch and what is known of it, as a frame.
@@ -466,7 +381,7 @@ class Ledger:
         columns = self._row_columns()
         pairs = pd.DataFrame({"row_key": columns["row_key"].to_pandas(), "recipient": columns["recipient"].to_pandas()})
         latest = ~pairs.duplicated(keep="last").to_numpy()  # a row sent again: its last batch wins
-        return _typed_frame(columns, None if latest.all() else np.flatnonzero(latest).tolist())
+        return typed_frame(columns, None if latest.all() else np.flatnonzero(latest).tolist())
 
     def batch_rows(self) -> pd.DataFrame:
         """Every (row, recipient) once per batch that carried it (a row sent again appears again), with the
@@ -477,7 +392,7 @@ class Ledger:
             >>> ledger.batch_rows()[["batch", "state"]].values.tolist()
             [[1, 'unknown'], [2, 'unknown']]
         """
-        frame = _typed_frame(self._row_columns())
+        frame = typed_frame(self._row_columns())
         frame["intent_at"] = self._intent_times(frame["batch"])
         return frame
 
@@ -521,14 +436,14 @@ class Ledger:
         columns = self._row_columns(batches)
         keys, recipients = _texts(keys), _texts(recipients)
         if not len(columns["row_key"]):
-            return _typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
+            return typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
         if columns["row_key"].equals(keys) and columns["recipient"].equals(recipients):
-            return _typed_frame(columns)  # the usual case: every row sent once, in order
+            return typed_frame(columns)  # the usual case: every row sent once, in order
         stored_keys = columns["row_key"].to_pylist()
         given_keys = keys.to_pylist()
         positions = match_rows(stored_keys, columns["recipient"].to_pylist(), given_keys, recipients.to_pylist())
         matched_keys = [key if at is None else stored_keys[at] for key, at in zip(given_keys, positions, strict=True)]
-        return _typed_frame(columns, positions, row_key=pa.array(matched_keys, pa.string()),
+        return typed_frame(columns, positions, row_key=pa.array(matched_keys, pa.string()),
                             recipient=recipients)
 
     def settle(self, tags: Mapping[str, str]) -> int:

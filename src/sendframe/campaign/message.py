@@ -160,9 +160,8 @@ class Message:
         name = request_field_names(self.channel).get(field, field) if field else self.info.result_text_field
         template = self.fields.get(name) if name else None
         if not isinstance(template, str):
-            raise InputError(f"A {self.channel} message has no text {field or ''} to render"
-                             f"{': it plays its audioUrl' if self.channel == 'voiceAudio' else ''}"
-                             f"{': it sends an approved template' if self.channel == 'whatsapp' else ''}.")
+            instead = f": {self.info.sends_instead}" if self.info.sends_instead else ""
+            raise InputError(f"A {self.channel} message has no text{f' {field}' if field else ''} to render{instead}.")
         return preview.render(frame, template, channel=self.channel, otp_config=self.fields.get("otpConfig"),
                               link_base=self.link_base, trans=int(self.fields.get("trans", 0)),
                               escape_html=name in self.info.html_fields)
@@ -315,16 +314,17 @@ def message(channel_name: str, **options: Any) -> Message:
     """A :class:`Message` for any channel: the spec's request fields (snake_case or camelCase), the settings of
     :class:`Message` and those below (this list is the CLI's help too; other request fields: see the API spec).
 
-    - ``message``: the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL}, {LAND_URL}
+    - ``message``: sms/landingsms: the message template: {variable}, {variable|filter}, {OTP_CODE}, {UNSUB_URL},
+      {LAND_URL}; voice: the text to speak
     - ``sender``: sms/landingsms: the sender label (15 digits or 11 letters and digits); whatsapp: the registered
       sender number
-    - ``subject``: the email subject (a template)
-    - ``body``: the email's HTML body (a template)
+    - ``subject``: the email subject, a template
+    - ``body``: the email's HTML body, a template
     - ``from_email``: a validated sender address
     - ``reply_to``: a validated reply address (default: from_email)
     - ``language``: text-to-speech language (some have only a female voice: gender F)
     - ``gender``: voice gender
-    - ``audio_url``: address of the audio file to play
+    - ``audio_url``: the address of the audio file to play
     - ``template_id``: whatsapp: the approved template's id; landingsms: a stored landing page instead of
       template_body
     - ``template_body``: the landing page's HTML (default: a page showing the message)

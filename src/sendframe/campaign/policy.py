@@ -46,7 +46,7 @@ from sendframe.options import closest
 from sendframe.send_outcomes import SKIP_OUTCOMES
 from sendframe.text.templates import column_to_arrow
 
-__all__ = ["KEEP_REASONS", "keep_reasons", "key_codes", "plan_rows", "repeat_reasons", "repeated_rows",
+__all__ = ["KEEP_REASONS", "keep_reasons", "key_codes", "plan_rows", "repeat_reasons", "repeated_rows", "skip_repeats",
            "skipped_summary", "warn_skipped"]
 
 KEEP_REASONS: tuple[str, ...] = tuple(SKIP_OUTCOMES)
@@ -160,6 +160,20 @@ def repeat_reasons(recipients: Iterable[Any]) -> np.ndarray:
     """
     said = pd.Series(list(recipients), dtype="str") + " already gets the message from an earlier row."
     return said.to_numpy(dtype=object)
+
+
+def skip_repeats(plan: pd.DataFrame, rows: np.ndarray, keys: Iterable[Any]) -> pd.DataFrame:
+    """``plan`` (``action``, ``reason``) with ``rows`` (a boolean mask) skipped as repeats of an earlier row sent
+    elsewhere (another variant, another partition): ``keys``, one per such row in order, are their recipients.
+
+        >>> plan = pd.DataFrame({"action": ["send", "send"], "reason": pd.Series([None, None], dtype="str")})
+        >>> skip_repeats(plan, np.array([False, True]), ["ana@example.com"]).to_dict("list")["action"]
+        ['send', 'skipped_duplicate']
+    """
+    plan = plan.copy()
+    plan.loc[rows, "action"] = "skipped_duplicate"
+    plan.loc[rows, "reason"] = repeat_reasons(keys)
+    return plan
 
 
 def skipped_summary(plan: pd.DataFrame, verb: str = "sent") -> str | None:

@@ -58,8 +58,9 @@ from sendframe.api.client import AsyncClient, Client
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
-from sendframe.campaign.ledger import ROW_DTYPES, SPENT_STATES, Ledger
+from sendframe.campaign.ledger import SPENT_STATES, Ledger
 from sendframe.campaign.ledger_keys import tag_url
+from sendframe.campaign.ledger_rows import ROW_DTYPES
 from sendframe.campaign.policy import warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.settling import GRACE, tags_from_callbacks
@@ -177,12 +178,12 @@ class Budget:
 
     The spend counted is the estimated cost (:meth:`sendframe.Message.estimate`) of the rows the ledger
     already holds as accepted or unknown (an unknown row may have been sent: it is counted, to stay
-    under the cap), plus every batch started in this run. Batches start in order; once one does not
-    fit, no later batch starts, so a run with a higher cap continues with the same rows first.
+    under the cap), plus every batch started in this run. Which batches start is decided before the first
+    does (:meth:`fit`): in order, until one does not fit, so a run with a higher cap continues with the same rows.
 
         >>> budget = Budget(10.0, [3.0, 3.0, 3.0, 3.0])
-        >>> budget.take([0, 1]), budget.take([2, 3]), budget.spent
-        (True, False, 6.0)
+        >>> budget.fit([range(0, 2), range(2, 4)]), budget.spent, budget.left_out
+        (1, 6.0, [2, 3])
     """
 
     cap: float
@@ -210,15 +211,18 @@ class Budget:
         """Add rows already spent on (by an earlier run)."""
         self.spent += self._cost(positions)
 
-    def take(self, positions: Iterable[int]) -> bool:
-        """Whether a batch of ``positions`` may start; if so its cost is counted as spent."""
-        cost = self._cost(positions)
-        if self.reached or self.spent + cost > self.cap + 1e-9:
+    def fit(self, batches: Sequence[Iterable[int]]) -> int:
+        """How many of ``batches`` (each its rows' positions, in order) start, decided before the first does:
+        those before the first that would take the spend above the cap, their cost counted as spent; the rows
+        of the rest are :attr:`left_out`."""
+        spent = np.cumsum([self.spent, *map(self._cost, batches)])[1:]
+        fitting = 0 if self.reached else int(np.searchsorted(spent > self.cap + 1e-9, True))
+        if fitting:
+            self.spent = float(spent[fitting - 1])
+        if fitting < len(batches):
             self.reached = True
-            self.left_out.extend(map(int, positions))
-            return False
-        self.spent += cost
-        return True
+            self.left_out.extend(int(row) for rows in batches[fitting:] for row in rows)
+        return fitting
 
     def reason(self, currency: str = "") -> str:
         """Why a row was left out, for the result's ``reason`` column."""
@@ -346,7 +350,9 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
                     budget.count(spent)
             batches = plan_batches(_tagged(spec), pending, batch_size=options.batch_size, first_batch=first_batch,
                                    parts=parts)
-            run = _send_with_progress(spec, batches, config, journal, options, total=len(pending), budget=budget)
+            if budget is not None:
+                batches = batches[:budget.fit([batch.positions for batch in batches])]
+            run = _send_with_progress(spec, batches, config, journal, options)
             if run.failure is not None:
                 raise run.failure
             frame = journal.lookup(spec.keys, spec.recipients)
@@ -401,7 +407,7 @@ def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
 
 
 async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger,
-                        options: SendOptions, *, progress: Any, stop: threading.Event, budget: Budget | None) -> _Run:
+                        options: SendOptions, *, progress: Any, stop: threading.Event) -> _Run:
     rps, pps, stop_after_unknown = options.requests_per_second, options.parts_per_second, options.stop_after_unknown
     request_bucket = TokenBucket(rps) if rps else None
     parts_bucket = TokenBucket(pps) if pps else None
@@ -457,9 +463,6 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
             if stop.is_set():
                 run.not_attempted += len(batch.positions)  # no intent: the next run sends these rows
                 return
-            if budget is not None and not budget.take(batch.positions):
-                progress.update(len(batch.positions))
-                return
             try:
                 await exchange(client, batch)
             # the ledger cannot record (a full disk), the batch's request breaks a rule, or anything unforeseen:
@@ -499,14 +502,14 @@ def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple
 
 
 def _send_with_progress(spec: CampaignSpec, batches: list[Batch], config: WireConfig, journal: Ledger,
-                        options: SendOptions, *, total: int, budget: Budget | None) -> _Run:
+                        options: SendOptions) -> _Run:
     from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
 
     if not batches:
         return _Run()
 
     stop = options.cancel if options.cancel is not None else threading.Event()
-    progress = options.progress
+    progress, total = options.progress, sum(len(batch.positions) for batch in batches)
     if not isinstance(progress, bool):  # the caller's tqdm-compatible object (the Composer's bar)
         progress.reset(total=total)
     with (tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress)
@@ -514,7 +517,7 @@ def _send_with_progress(spec: CampaignSpec, batches: list[Batch], config: WireCo
             concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sendframe-send") as pool:
         # its own event loop in a worker thread: the same from a script and inside Jupyter's running loop
         future = pool.submit(lambda: asyncio.run(_send_batches(spec, batches, config, journal, options, progress=bar,
-                                                               stop=stop, budget=budget)))
+                                                               stop=stop)))
         try:
             return future.result()
         except KeyboardInterrupt:

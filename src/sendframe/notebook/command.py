@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from sendframe.api.client import Client
-from sendframe.campaign.ledger import ROW_DTYPES
+from sendframe.campaign.ledger_rows import ROW_DTYPES
 from sendframe.delivery.callbacks import read_callbacks
 from sendframe.delivery.metrics import send_time_of, summarise_outcomes
 from sendframe.delivery.outcomes import message_outcomes

@@ -21,9 +21,11 @@ from typing import Any
 from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.campaign.channel_options import (
     CONSTRUCTORS,
-    PREVIEW_PLACEHOLDERS,
+    channel_help,
     channel_options,
+    missing_options,
     option_names,
+    preview_placeholders,
     text_option,
 )
 from sendframe.campaign.message import MESSAGE_OPTIONS, Message
@@ -57,12 +59,6 @@ INPUT_LABELS: dict[str, str] = {
     "campaign_name": "Campaign",
 }
 _TEMPLATE_LABELS = {"voice": "Spoken text"}
-# what to put in an input a message cannot go without (which ones: the constructor's required options and the text)
-_WHAT = {"message": "the message", "sender": "the sender label (up to 11 letters and digits, or 15 digits)",
-         "subject": "the subject", "body": "the HTML body", "from_email": "a validated sender address",
-         "audio_url": "the address of the audio file to play", "template_id": "the approved template's id",
-         "language": "the voice's language", "gender": "the voice's gender", "voice message": "the text to speak",
-         "whatsapp sender": "the registered WhatsApp sender number"}
 # a Message's settings that no input shows (what the Composer carries besides its inputs)
 MESSAGE_SETTINGS: tuple[str, ...] = tuple(name for name in MESSAGE_OPTIONS if name != "to")
 # options of Message.send the Composer does not take, and why (the rest are its keywords, see SEND_SETTINGS)
@@ -146,11 +142,9 @@ def _value(value: Any) -> Any:
     return value or None
 
 
-def _missing(form: Mapping[str, Any]) -> list[str]:
-    """The inputs the form's message cannot go without and does not have (mailing's body: or a stored template)."""
-    text = text_option(form["channel"])
-    needed = [o.name for o in channel_options(form["channel"]) if o.required or o.name == text]
-    return [name for name in needed if _value(form[name]) is None and not (name == "body" and form["template_id"])]
+def _values(form: Mapping[str, Any]) -> dict[str, Any]:
+    """The form's inputs as the library's options (:func:`_value`)."""
+    return {name: _value(value) for name, value in form.items()}
 
 
 def message_from_form(form: Mapping[str, Any], **settings: Any) -> Message:
@@ -169,16 +163,15 @@ def message_from_form(form: Mapping[str, Any], **settings: Any) -> Message:
         sendframe.errors.InputError: To send by voiceAudio, fill in Audio URL (the address of the audio file to play).
     """
     form = checked_form(form, "message_from_form")
-    name = form["channel"]
-    text = text_option(name)
-    missing = [f"{template_label(name) if n == text else INPUT_LABELS[n]} ({_WHAT.get(f'{name} {n}') or _WHAT[n]})"
-               for n in _missing(form)]
+    name, values = form["channel"], _values(form)
+    missing = [f"{template_label(name) if n == text_option(name) else INPUT_LABELS[n]} ({channel_help(name, n)})"
+               for n in missing_options(name, values)]
     if missing:
         raise InputError(f"To send by {name}, fill in {' and '.join(missing)}.")
     check_options(settings, list(MESSAGE_SETTINGS), "message_from_form")
     if not channel(name).has_notifications:
         settings.pop("notification_url", None)
-    shown = {input_name: _value(form[input_name]) for input_name in ("campaign_name", *CHANNEL_INPUTS[name])}
+    shown = {input_name: values[input_name] for input_name in ("campaign_name", *CHANNEL_INPUTS[name])}
     options = {k: v for k, v in {**settings, **shown}.items() if v is not None}
     return CONSTRUCTORS[name](**options, **form["extra_fields"])
 
@@ -211,5 +204,4 @@ def preview_message(form: Mapping[str, Any], **settings: Any) -> Message:
         'Preview'
     """
     form = checked_form(form, "preview_message")
-    filled = {name: PREVIEW_PLACEHOLDERS[name] for name in _missing(form) if name in PREVIEW_PLACEHOLDERS}
-    return message_from_form({**form, **filled}, **settings)
+    return message_from_form({**form, **preview_placeholders(form["channel"], _values(form))}, **settings)

@@ -25,7 +25,7 @@ import pandas as pd
 
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.estimate import estimate_sums, totals_of_sums
-from sendframe.campaign.policy import keep_reasons, repeat_reasons
+from sendframe.campaign.policy import keep_reasons, skip_repeats
 from sendframe.campaign.preflight import Problems
 from sendframe.campaign.prepared import Prepared
 from sendframe.scale import runtime
@@ -94,10 +94,8 @@ def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame | None) -> Prepared
     if repeats is None or repeats.empty:
         return prepared
     at = local_positions(repeats.index.to_numpy())
-    plan, skipped = prepared.plan.copy(), np.isin(np.arange(len(prepared.plan)), at)
-    plan.loc[skipped, "action"] = "skipped_duplicate"
-    plan.loc[skipped, "reason"] = repeat_reasons(repeats["key"].to_numpy(dtype=object)[np.argsort(at)])
-    return prepared.replanned(plan)
+    keys = repeats["key"].to_numpy(dtype=object)[np.argsort(at)]
+    return prepared.replanned(skip_repeats(prepared.plan, np.isin(np.arange(len(prepared.plan)), at), keys))
 
 
 def _view(prepared: Prepared, repeats: pd.DataFrame | None, name: str) -> pd.DataFrame:
