@@ -91,6 +91,8 @@ def test_default_ledger_depends_on_campaign_and_message():
     ("whatsapp", ["--sender", "34911111111"], "--template-id is required for --channel whatsapp"),
     ("whatsapp", ["--template-id", "1002"], "--sender is required for --channel whatsapp"),
     ("mailing", ["--body", "<p>Hi</p>", "--subject", "Hi"], "--from-email is required"),
+    ("mailing", ["--subject", "Hi", "--from-email", "a@example.org"],
+     "--body (or --template-id or --template-v2-id) is required for --channel mailing"),
     ("landingsms", ["--message", "{LAND_URL}"], "--sender is required"),
 ])
 def test_send_names_the_flag_a_channel_is_missing(channel, flags, error, capsys):

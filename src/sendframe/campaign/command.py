@@ -189,7 +189,9 @@ def message_from_args(args: argparse.Namespace) -> Message:
         if option.name not in taken and getattr(args, option.name, None) is not None:
             raise InputError(f"{flag(option.name)} does not apply to --channel {name}: it applies to "
                              f"{', '.join(channels)}.")
-    missing = [flag(option) for option in missing_options(name, vars(args))]
+    stored = [flag(o.name) for o in channel_options(name) if o.name in ("template_id", "template_v2_id")]
+    missing = [flag(option) + (f" (or {' or '.join(stored)})" if stored and option == text_option(name) else "")
+               for option in missing_options(name, vars(args))]
     if missing:
         raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for --channel "
                          f"{name}.")
