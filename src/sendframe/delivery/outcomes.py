@@ -72,11 +72,22 @@ OUTCOME_COLUMNS: tuple[str, ...] = (
 
 def operator_label(country: pd.Series, mnc: pd.Series) -> pd.Series:
     """The operator a message went through: country and MNC, since an MNC alone is only unique within a country.
+    A categorical (its labels in order): each label is written once per operator, not once per row.
 
     >>> operator_label(pd.Series(["ES", "GB", None]), pd.Series(["01", "01", "07"])).tolist()
     ['ES 01', 'GB 01', '? 07']
     """
-    return country.astype("string").fillna("?") + " " + mnc.astype("string").fillna("?")
+    country_codes, countries = pd.factorize(country)
+    mnc_codes, mncs = pd.factorize(mnc)
+    width = len(mncs) + 1  # a missing value is code -1: each pair as one number, (country + 1) * width + mnc + 1
+    codes, pairs = pd.factorize((country_codes + 1) * width + mnc_codes + 1)
+    names = (["?", *map(str, countries)], ["?", *map(str, mncs)])
+    labels = np.array([f"{names[0][pair // width]} {names[1][pair % width]}" for pair in pairs], dtype=object)
+    order = np.argsort(labels, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return pd.Series(pd.Categorical.from_codes(rank[codes], categories=pd.Index(labels[order], dtype="str")),
+                     index=country.index)
 
 
 def final_status_per_message(callbacks: pd.DataFrame) -> pd.DataFrame:

@@ -112,6 +112,15 @@ def _status_label(status: object) -> str:
     return STATUS_LABELS.get(str(status), str(status))
 
 
+def _groups(values: pd.Series, missing: str = "?") -> pd.Series:
+    """``values`` as a categorical, ``missing`` where there is none: a chart groups and counts on its codes, never
+    on a text per row (at a million rows each such text is tens of MiB)."""
+    groups = values if isinstance(values.dtype, pd.CategoricalDtype) else values.astype("category")
+    if not groups.hasnans:
+        return groups
+    return (groups if missing in groups.cat.categories else groups.cat.add_categories(missing)).fillna(missing)
+
+
 def _keep_top(counts: pd.DataFrame, by: str, n: int, noun: str) -> pd.DataFrame:
     """The ``n`` rows with the largest ``by``, the rest summed into one row labelled ``other <noun> (k)``."""
     if len(counts) <= n + 1:
@@ -154,9 +163,10 @@ def funnel(outcomes: pd.DataFrame) -> go.Figure:
     [2, 1, 0, 0]
     """
     fig = _chart(outcomes, ("outcome", "status", "clicked"), "funnel", "Delivery funnel")
-    outcome = outcomes["outcome"].astype("string").fillna("no outcome")
+    outcome = _groups(outcomes["outcome"], "no outcome")
     sent_rows = outcome.isin(SENT_OUTCOMES)
     left_out = outcome[~sent_rows].value_counts()
+    left_out = left_out[left_out > 0]
     sent = int(sent_rows.sum())
     steps: list[tuple[str, int, int, str]] = []  # label, count, share base, colour
     if not left_out.empty:
@@ -165,10 +175,10 @@ def funnel(outcomes: pd.DataFrame) -> go.Figure:
                  + sorted(o for o in left_out.index if o not in LEFT_OUT_LABELS))
         steps += [(LEFT_OUT_LABELS.get(o, o.replace("_", " ")), int(left_out[o]), len(outcomes), "#bdbdbd")
                   for o in known]
-    delivered = int(((outcomes["status"].astype("string") == "DELIVRD") & sent_rows).sum())
+    delivered = int((outcomes["status"].isin(["DELIVRD"]) & sent_rows).sum())
     clicked = int((outcomes["clicked"].astype("boolean").fillna(False) & sent_rows).sum())
     steps += [("sent", sent, len(outcomes), "#546e7a"),
-              ("accepted", int((outcome == "accepted").sum()), sent, "#1565c0"),
+              ("accepted", int(outcome.isin(["accepted"]).sum()), sent, "#1565c0"),
               ("delivered", delivered, sent, STATUS_COLORS["DELIVRD"]), ("clicked", clicked, sent, "#f9a825")]
     labels, values, bases, colours = (list(column) for column in zip(*steps, strict=True))
     top = max(values) or 1
@@ -208,7 +218,8 @@ def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figu
     'No send times yet: callbacks or records give them.'
     """
     fig = _chart(outcomes, ("sent_at", "status"), "status_over_time", "Status by send time")
-    sent_at = outcomes["sent_at"].dropna()
+    known = outcomes["sent_at"].notna().to_numpy()
+    sent_at = outcomes["sent_at"][known]
     if sent_at.empty:
         return _empty(fig, "No send times yet: callbacks or records give them.")
     span = sent_at.max() - sent_at.min()
@@ -216,8 +227,9 @@ def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figu
         raise InputError(f"status_over_time: freq={freq!r} gives more than {10 * MAX_TIME_BUCKETS:,} bars over {span}; "
                          f"choose a coarser one, such as {_bucket_for(span)!r}.")
     freq = freq or _bucket_for(span)
-    status = outcomes.loc[sent_at.index, "status"]
-    _status_bars(fig, pd.crosstab(sent_at.dt.floor(freq), status))
+    status = outcomes["status"][known]
+    _status_bars(fig, status.groupby([sent_at.dt.floor(freq).rename("sent_at"), status], observed=True).size()
+                 .unstack(fill_value=0))
     fig.update_layout(barmode="stack", bargap=0.05, yaxis_title="messages", legend_traceorder="normal",
                       title_subtitle_text=f"messages per {_FREQ_WORDS.get(freq, freq)} of send time, by final status")
     return fig
@@ -288,7 +300,8 @@ def failures(outcomes: pd.DataFrame) -> go.Figure:
     ['error 102']
     """
     fig = _chart(outcomes, ("status", "error_code"), "failures", "Failures by status and error")
-    failed = outcomes[outcomes["status"].astype("string").isin(FAILED_STATUSES | {"NOT_SENT", "UNKNOWN_OUTCOME"})]
+    shown = ["status", "error_code", *(["error_description"] if "error_description" in outcomes else [])]
+    failed = outcomes.loc[outcomes["status"].isin(FAILED_STATUSES | {"NOT_SENT", "UNKNOWN_OUTCOME"}), shown]
     if failed.empty:
         return _empty(fig, "No failures.")
     counts = pd.crosstab(_reason(failed), failed["status"].astype("string"))
@@ -309,8 +322,7 @@ def _rates(hits: pd.Series, among: pd.Series, by: pd.Series, noun: str = "") -> 
 
 
 def _delivered_of_accepted(outcomes: pd.DataFrame, by: pd.Series, noun: str = "") -> pd.DataFrame:
-    delivered = outcomes["status"].astype("string") == "DELIVRD"
-    return _rates(delivered, outcomes["outcome"].astype("string") == "accepted", by, noun)
+    return _rates(outcomes["status"].isin(["DELIVRD"]), outcomes["outcome"].isin(["accepted"]), by, noun)
 
 
 @cache
@@ -338,7 +350,7 @@ def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
     """
     fig = _chart(outcomes, ("country", "outcome", "status"), "delivery_rate_by_country",
                  "Delivery rate by country (delivered / accepted)")
-    rates = _delivered_of_accepted(outcomes, outcomes["country"].astype("string")).reset_index()
+    rates = _delivered_of_accepted(outcomes, outcomes["country"]).reset_index()
     if rates.empty:
         return _empty(fig, "No accepted messages with a known country.")
     text = [f"{c}: {d:,}/{a:,} delivered" for c, d, a in zip(rates["group"], rates["hits"], rates["of"], strict=True)]
@@ -394,8 +406,9 @@ def cost(outcomes: pd.DataFrame) -> go.Figure:
     [0.05]
     """
     fig = _chart(outcomes, ("country", "estimated_cost", "billed_cost"), "cost", "Cost: estimated versus billed")
-    country = outcomes["country"].astype("string").fillna("?")
-    totals = outcomes[["estimated_cost", "billed_cost"]].astype(float).groupby(country).sum(min_count=1).fillna(0.0)
+    country = _groups(outcomes["country"])
+    totals = outcomes[["estimated_cost", "billed_cost"]].astype(float).groupby(country, observed=True).sum(
+        min_count=1).fillna(0.0)
     totals = _keep_top(totals.assign(top=totals.max(axis=1)), "top", TOP_GROUPS, "countries")
     currency = outcomes.attrs.get("currency", "")
     for column, name, colour in (("estimated_cost", "estimated", "#90caf9"), ("billed_cost", "billed", "#1565c0")):
@@ -415,11 +428,10 @@ def clicks(outcomes: pd.DataFrame) -> go.Figure:
     'No delivered messages yet.'
     """
     fig = _chart(outcomes, ("status", "clicked", "country"), "clicks", "Clicks among delivered recipients")
-    delivered = outcomes["status"].astype("string") == "DELIVRD"
+    delivered = outcomes["status"].isin(["DELIVRD"])
     if not delivered.any():
         return _empty(fig, "No delivered messages yet.")
-    rates = _rates(outcomes["clicked"].astype("boolean"), delivered,
-                   outcomes["country"].astype("string").fillna("?"), "countries")
+    rates = _rates(outcomes["clicked"].astype("boolean"), delivered, _groups(outcomes["country"]), "countries")
     fig.add_trace(graph_objects().Bar(
         x=rates.index, y=rates["rate"], marker_color="#f9a825", text=[f"{r:.1%}" for r in rates["rate"]],
         textposition="outside", cliponaxis=False, customdata=np.column_stack([rates["hits"], rates["of"]]),
@@ -460,7 +472,7 @@ def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> di
     sent_at = outcomes["sent_at"].dropna() if "sent_at" in outcomes else pd.Series(dtype="datetime64[us, UTC]")
     facts["first send"] = _utc(sent_at.min()) if not sent_at.empty else "not known yet"
     facts["last send"] = _utc(sent_at.max()) if not sent_at.empty else "not known yet"
-    sent = (int(outcomes["outcome"].astype("string").isin(SENT_OUTCOMES).sum()) if "outcome" in outcomes
+    sent = (int(outcomes["outcome"].isin(SENT_OUTCOMES).sum()) if "outcome" in outcomes
             else len(outcomes))
     facts["recipients"] = f"{len(outcomes):,} (sent {sent:,})"
     currency = f" {outcomes.attrs['currency']}" if outcomes.attrs.get("currency") else ""
