@@ -76,15 +76,19 @@ class _SharedCode:
 class NumberRegions:
     """phonenumbers' ``region_code_for_number`` of numbers in API form, as arrays (one entry per number)."""
 
-    strings: pa.Array  # the numbers
+    numbers: np.ndarray  # int64: the numbers (-1: invalid)
     regions: np.ndarray  # object: the region ("001" for non-geographic codes); None: invalid, or no region claims it
     codes: np.ndarray  # the calling code (0: invalid)
     code_sizes: np.ndarray  # its length in digits
     hard: np.ndarray  # the rows only the scalar rule answers (a national part starting with a trunk prefix, ...)
 
+    def texts(self, rows: np.ndarray) -> pa.Array:
+        """The numbers of ``rows`` as text (made for the rows asked only: most rows never need it)."""
+        return pc.cast(pa.array(self.numbers[rows]), pa.large_string())
+
     def national(self, rows: np.ndarray) -> pa.Array:
         """The national significant numbers of ``rows`` (which share one calling code)."""
-        return pc.utf8_slice_codeunits(self.strings.take(pa.array(rows)), int(self.code_sizes[rows[0]]))
+        return pc.utf8_slice_codeunits(self.texts(rows), int(self.code_sizes[rows[0]]))
 
 
 def _region(name: str) -> _Region | None:
@@ -186,11 +190,10 @@ def regions_of_numbers(numbers: np.ndarray) -> NumberRegions:
     """
     numbers = np.asarray(numbers, dtype=np.int64)
     valid = numbers > 0
-    strings = pc.cast(pa.array(numbers, mask=~valid), pa.large_string())
     code, code_size = calling_codes(numbers)
     index, names = _code_regions()
     regions = np.asarray(names, dtype=object)[np.maximum(index[code], 0)]
-    found = NumberRegions(strings, regions, code, code_size, np.zeros(len(numbers), dtype=bool))
+    found = NumberRegions(numbers, regions, code, code_size, np.zeros(len(numbers), dtype=bool))
     shared = valid & (index[code] < 0)
     for one_code in np.unique(code[shared]):
         rows = np.flatnonzero(shared & (code == one_code))
@@ -207,7 +210,7 @@ def recipient_countries(recipients: pd.Series) -> pd.Series:
         ['GB', 'GG', 'IM', 'PR']
     """
     found = number_regions(recipients)
-    answer = found.regions.copy()
+    answer = found.regions  # found is this function's own
     unclaimed = np.flatnonzero((found.codes > 0) & pd.isna(answer) & ~found.hard)
     answer[answer == _NON_GEOGRAPHIC] = None
     for one_code in np.unique(found.codes[unclaimed]):  # what no region claims gets the code's main country
@@ -215,7 +218,7 @@ def recipient_countries(recipients: pd.Series) -> pd.Series:
     hard = found.hard
     if hard.any():  # once per distinct value
         rows = np.flatnonzero(hard)
-        encoded = pc.dictionary_encode(found.strings.take(pa.array(rows)))
+        encoded = pc.dictionary_encode(found.texts(rows))
         distinct = np.array([region_of(value) for value in encoded.dictionary.to_pylist()], dtype=object)
         answer[rows] = distinct[encoded.indices.to_numpy(zero_copy_only=False)]
     return pd.Series(pd.array(answer, dtype="string"), index=recipients.index, name=recipients.name)

@@ -191,7 +191,7 @@ def _type_codes(numbers: np.ndarray) -> np.ndarray:
         for region, rows in groups:
             hard[rows] = ~_settle(found, rows, int(code), str(region), codes)
     rows = np.flatnonzero(hard)  # distinct already: one parse each
-    codes[rows] = [_scalar_type(value) for value in found.strings.take(pa.array(rows)).to_pylist()]
+    codes[rows] = [_scalar_type(value) for value in found.texts(rows).to_pylist()]
     return codes
 
 

@@ -200,6 +200,7 @@ def _statuses(callbacks: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarr
         codes, uniques = pd.factorize(callbacks[column], use_na_sentinel=False)
         combined = combined * (len(uniques) + 1) + codes
     kinds = pd.factorize(combined)[0]
+    kinds = kinds.astype(np.min_scalar_type(kinds.max(initial=0)))  # a few kinds: a byte a row, not eight
     del combined
     # factorize numbers the kinds in order of appearance: a row starts a kind where its code passes all before it
     first = np.flatnonzero(np.diff(np.maximum.accumulate(kinds), prepend=-1) > 0)
@@ -225,25 +226,32 @@ def latest_per_message(callbacks: pd.DataFrame) -> LatestStatus:
     >>> latest.ids.to_pylist(), latest.status.tolist(), latest.rows.tolist()
     (['a1', 'b2'], ['DELIVRD', 'ACCEPTD'], [0, 2])
     """
-    # Arrow's dictionary encoding, a chunk (a read of the log) at a time: the ids are not copied into one array
+    # Arrow's dictionary encoding, a chunk (a read of the log) at a time: the ids are not copied into one array.
+    # Per-row arrays are kept narrow (int32 codes, the costs of first parts only): at a million messages there
+    # are about two notifications each, and these arrays, alive together, made most of the outcomes' peak
     codes, distinct_ids = pd.factorize(as_string(callbacks["id"]))
-    present = np.flatnonzero(codes >= 0)
-    code = codes if len(present) == len(codes) else codes[present]
+    code = codes.astype(np.int32)
     del codes
+    present = np.flatnonzero(code >= 0) if (code < 0).any() else None
+    if present is not None:
+        code = code[present]
     needed = [c for c in ("status", "delivery", "reported_at", "received_at", "part", "cost") if c in callbacks]
-    kept = callbacks[needed] if len(present) == len(callbacks) else callbacks[needed].iloc[present]
+    kept = callbacks[needed] if present is None else callbacks[needed].iloc[present]
     kinds, stands_for, is_final = _statuses(kept)
     order = deciding_order(kept, code, is_final)
     ordered = code[order]
     last = order[last_of_each(ordered)]  # one per id, ids in code order
-    # billed once per message: each part's cost from its first notification, the highest of the parts
+    # billed once per message: each part's cost from its first notification in that order, the highest of the parts
     part_codes = pd.factorize(kept["part"], use_na_sentinel=False)[0] if "part" in kept else np.zeros(len(kept), int)
-    pair = ordered * (int(part_codes.max(initial=0)) + 1) + part_codes[order]
+    pair = ordered * np.int64(part_codes.max(initial=0) + 1) + part_codes[order]
+    del ordered, part_codes
     first_of_part = order[~pd.Series(pair).duplicated().to_numpy()]
-    cost = pd.to_numeric(kept["cost"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    del pair, order
+    cost = pd.to_numeric(kept["cost"].iloc[first_of_part], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     billed = np.full(len(distinct_ids), np.nan)
-    np.fmax.at(billed, code[first_of_part], cost[first_of_part])
-    return LatestStatus(text_array(pd.Series(distinct_ids, dtype="string")), present[last], stands_for[kinds[last]],
+    np.fmax.at(billed, code[first_of_part], cost)
+    rows = last if present is None else present[last]
+    return LatestStatus(text_array(pd.Series(distinct_ids, dtype="string")), rows, stands_for[kinds[last]],
                         is_final[last], billed)
 
 
