@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import phonenumbers
 
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign import estimate as estimating
@@ -52,7 +51,6 @@ ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_ch
 # frame, a Dask partition's too) and its counts (an SMS's length in units fits 32 bits, its parts 16)
 _ESTIMATE_TYPES: dict[str, Any] = {
     "encoding": pd.CategoricalDtype(list(ENCODINGS)), "length": "Int32", "parts": "Int16",
-    "country": pd.CategoricalDtype(sorted(phonenumbers.SUPPORTED_REGIONS)),
     "action": pd.CategoricalDtype(["send", *SKIP_OUTCOMES.values(), "holdout"]),
 }
 
