@@ -225,7 +225,7 @@ def grouping_table(table: pd.DataFrame, *, by: Sequence[str] | str,
     if "send_hour" in keys:
         derived["send_hour"] = sent_at.dt.floor("h")
     if "operator" in keys:
-        derived["operator"] = operator_label(table["country"], table["mnc"])
+        derived["operator"] = operator_label(table["country"], table["mnc"]).astype("string")  # groups as text
     table = table.assign(**derived)
     if send_time is not None:  # the send time from the results is the start of the clock when no sent event is known
         from_send = (table["delivered_at"] - sent_at).dt.total_seconds()
