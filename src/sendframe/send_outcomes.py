@@ -14,7 +14,7 @@ Next to :mod:`sendframe.errors` at the bottom of the layering: it imports nothin
 
 from __future__ import annotations
 
-__all__ = ["OUTCOMES", "OUTCOME_LABELS", "SKIP_LABELS", "SKIP_OUTCOMES"]
+__all__ = ["OUTCOMES", "OUTCOME_LABELS", "SKIPPED_OUTCOMES", "SKIP_LABELS", "SKIP_OUTCOMES"]
 
 # reason -> outcome, in the order a row's first reason is taken
 SKIP_OUTCOMES: dict[str, str] = {
@@ -25,9 +25,10 @@ SKIP_OUTCOMES: dict[str, str] = {
     "preflight": "skipped_preflight",
     "duplicate": "skipped_duplicate",
 }
+# the outcomes of rows left out before sending: the send policy's skipped_* reasons, and a split test's holdout
+SKIPPED_OUTCOMES: tuple[str, ...] = (*SKIP_OUTCOMES.values(), "holdout")
 # every outcome a send result may hold (an ordered categorical with these categories)
-OUTCOMES: tuple[str, ...] = ("accepted", "rejected", "unknown", "not_sent", "dry_run", *SKIP_OUTCOMES.values(),
-                             "holdout")
+OUTCOMES: tuple[str, ...] = ("accepted", "rejected", "unknown", "not_sent", "dry_run", *SKIPPED_OUTCOMES)
 # what each skipped outcome is called on screen: why the row was left out
 SKIP_LABELS: dict[str, str] = {
     "skipped_invalid": "invalid recipient",

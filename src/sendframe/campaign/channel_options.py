@@ -45,13 +45,15 @@ from sendframe.campaign.send import SendOptions
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
 
-__all__ = ["CONSTRUCTORS", "OptionSpec", "channel_help", "channel_options", "missing_options", "option_names",
-           "preview_placeholders", "split_options", "text_option"]
+__all__ = ["CONSTRUCTORS", "STORED_TEMPLATES", "OptionSpec", "channel_help", "channel_options", "missing_options",
+           "option_names", "preview_placeholders", "split_options", "text_option"]
 
 # the constructor of each channel, whose parameters come first (positional where it takes them)
 CONSTRUCTORS: dict[str, Callable[..., Message]] = {
     "sms": sms, "landingsms": landing_sms, "mailing": mailing, "voice": voice, "voiceAudio": voice_audio,
     "whatsapp": whatsapp}
+# the options naming a template stored in the service: given one, a message needs no text of its own
+STORED_TEMPLATES = ("template_id", "template_v2_id")
 # what a preview puts in a required option it has not been given, so the text shows before the message is complete
 _PREVIEW_PLACEHOLDERS: dict[str, Any] = {
     "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
@@ -158,7 +160,7 @@ def missing_options(channel_name: str, values: Mapping[str, Any]) -> list[str]:
         >>> missing_options("mailing", {"subject": "Hi", "from_email": "a@b.co", "template_id": 7})
         []
     """
-    text = None if values.get("template_id") or values.get("template_v2_id") else text_option(channel_name)
+    text = None if any(values.get(name) for name in STORED_TEMPLATES) else text_option(channel_name)
     needed = [o.name for o in channel_options(channel_name) if o.required or o.name == text]
     return [name for name in needed if values.get(name) in (None, "")]
 

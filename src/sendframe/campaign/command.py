@@ -38,6 +38,7 @@ from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.channel_options import (
     CONSTRUCTORS,
+    STORED_TEMPLATES,
     OptionSpec,
     channel_options,
     missing_options,
@@ -189,7 +190,7 @@ def message_from_args(args: argparse.Namespace) -> Message:
         if option.name not in taken and getattr(args, option.name, None) is not None:
             raise InputError(f"{flag(option.name)} does not apply to --channel {name}: it applies to "
                              f"{', '.join(channels)}.")
-    stored = [flag(o.name) for o in channel_options(name) if o.name in ("template_id", "template_v2_id")]
+    stored = [flag(o.name) for o in channel_options(name) if o.name in STORED_TEMPLATES]
     missing = [flag(option) + (f" (or {' or '.join(stored)})" if stored and option == text_option(name) else "")
                for option in missing_options(name, vars(args))]
     if missing:

@@ -35,7 +35,7 @@ from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.campaign.preflight import preflight
 from sendframe.campaign.schedule import local_send_times
 from sendframe.errors import InputError, SendframeError
-from sendframe.send_outcomes import SKIP_OUTCOMES
+from sendframe.send_outcomes import SKIPPED_OUTCOMES
 from sendframe.text.encodings import ENCODINGS
 from sendframe.text.templates import column_to_arrow
 
@@ -51,7 +51,7 @@ ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_ch
 # frame, a Dask partition's too) and its counts (an SMS's length in units fits 32 bits, its parts 16)
 _ESTIMATE_TYPES: dict[str, Any] = {
     "encoding": pd.CategoricalDtype(list(ENCODINGS)), "length": "Int32", "parts": "Int16",
-    "action": pd.CategoricalDtype(["send", *SKIP_OUTCOMES.values(), "holdout"]),
+    "action": pd.CategoricalDtype(["send", *SKIPPED_OUTCOMES]),
 }
 
 

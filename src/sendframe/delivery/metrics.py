@@ -19,7 +19,6 @@ import pandas as pd
 from sendframe.delivery.outcomes import (
     FAILED_STATUSES,
     OUTCOME_COLUMNS,
-    SKIPPED_OUTCOMES,
     operator_label,
     outcomes,
 )
@@ -28,6 +27,7 @@ from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.memory import release_unused_memory
 from sendframe.options import keyword_checked
+from sendframe.send_outcomes import SKIPPED_OUTCOMES
 
 # the columns derived here for grouping, besides those of the outcome table and the contacts
 DIMENSIONS: tuple[str, ...] = ("campaign_id", "sending_id", "country", "operator", "mnc", "send_hour")

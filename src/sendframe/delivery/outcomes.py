@@ -35,7 +35,7 @@ from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.memory import release_unused_memory
 from sendframe.options import check_options, keyword_checked
-from sendframe.send_outcomes import SKIP_OUTCOMES
+from sendframe.send_outcomes import SKIPPED_OUTCOMES
 
 # display order of a message's status, best first; the dashboards keep this order and its colours
 OUTCOME_STATUSES: tuple[str, ...] = (
@@ -54,9 +54,7 @@ _STATUS_CODE = {status: code for code, status in enumerate(OUTCOME_STATUSES)}
 # bytes a row at its peak; of a categorical of str (Arrow) categories it took about 100
 STATUS_TYPE = pd.CategoricalDtype(pd.Index(OUTCOME_STATUSES, dtype=object), ordered=True)
 
-# the send result's outcomes that never reached the service: rows left out before sending (the send policy's
-# skipped_* reasons, and a split test's holdout group)
-SKIPPED_OUTCOMES: tuple[str, ...] = (*SKIP_OUTCOMES.values(), "holdout")
+# the send result's outcomes that never reached the service: refused, not attempted yet, or left out before sending
 NOT_SENT_OUTCOMES = frozenset({"rejected", "not_sent", "dry_run", *SKIPPED_OUTCOMES})
 CONTACT_PREFIX = "contact_"  # a contact column named like an outcome column gets it
 # where assign_variants records the split (column, weights, seed, holdout); outcomes carries it to the outcome
