@@ -96,9 +96,9 @@ class RoundPipeline:
         """Rounds sent and not yet recorded."""
         return len(self._rounds)
 
-    def full(self, depth: int | None = None) -> bool:
-        """Whether ``depth`` (default: this pipeline's) rounds are in flight already."""
-        return len(self._rounds) >= (self.depth if depth is None else depth)
+    def full(self) -> bool:
+        """Whether this pipeline's ``depth`` rounds are in flight already."""
+        return len(self._rounds) >= self.depth
 
     async def _call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -108,12 +108,12 @@ class RoundPipeline:
         """The earliest due time of a pending report (those in flight included), or ``None``."""
         return await self._call(next_notification_due)
 
-    async def claim_and_send(self, moment: float, *, cutoff: float | None = None) -> int:
-        """Claim the reports due at ``cutoff`` (default ``moment``) that no round in flight holds back, and send
-        them as a new round (attempts made at ``moment``); how many (0 when fewer than ``OVERLAP_MINIMUM`` are
+    async def claim_and_send(self, moment: float) -> int:
+        """Claim the reports due at ``moment`` that no round in flight holds back, and send them as a new round
+        (attempts made at ``moment``); how many (0 when fewer than ``OVERLAP_MINIMUM`` are
         due beside a round in flight: they wait for its end, :meth:`wait_for_a_round`). Does not wait for their
         answers. A claim writes nothing: the reports stay pending until their attempts are recorded."""
-        claimed = await self._call(claim_due, moment if cutoff is None else cutoff, skip_seqs=list(self._seqs),
+        claimed = await self._call(claim_due, moment, skip_seqs=list(self._seqs),
                                    skip_messages=frozenset(self._messages), limit=self.batch)
         if not claimed or (self._rounds and len(claimed) < min(OVERLAP_MINIMUM, self.batch)):
             return 0

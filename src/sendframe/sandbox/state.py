@@ -24,7 +24,8 @@ from sendframe.sandbox.notifier import Notifier
 __all__ = ["BUSY_SHARE", "BUSY_WINDOW", "DEFER_SLEEP", "MAX_DEFERRAL", "Faults", "SandboxState", "busy_pause",
            "carrier_config_of", "extra_schemas", "quiet_collector"]
 
-# back-pressure (real clock only): while send requests keep arriving the carrier and the notifier wait, within a bound
+# back-pressure (real clock only): while send requests keep arriving the worker's steps (and the notifications it
+# sends itself, without a notifier process) wait, within a bound
 BUSY_WINDOW = 0.2  # s: a send request this recent means the API is busy
 MAX_DEFERRAL = 5.0  # s: due work never waits longer than this, however busy the API
 DEFER_SLEEP = 0.05  # s: how often a deferring worker (or notifier process) looks again
