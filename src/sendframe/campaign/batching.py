@@ -27,7 +27,7 @@ from pydantic_core import to_json
 from sendframe.api.models import parse_request
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import EncodedRequest, wire_json
-from sendframe.campaign.ledger_keys import row_keys, row_tag
+from sendframe.campaign.ledger_keys import row_keys, row_tag, tag_url
 from sendframe.delivery.contact_table import checked_contacts
 from sendframe.errors import InputError
 from sendframe.options import request_field_names
@@ -103,8 +103,9 @@ class CampaignSpec:
         """The requests of sending ``msg`` to ``contacts`` (``to``: the recipient column, default the message's);
         raises ``InputError`` naming a column the message reads that the contacts lack.
 
-        ``rows``: send only the rows of this boolean mask, which passed preflight (a prepared frame's rows
-        to send): each column read is taken as it is read, and the recipients are not looked through again.
+        ``rows``: send only the rows of this boolean mask (a prepared frame's rows to send): each column read is
+        taken as it is read; an sms ``notificationUrl`` address is then sent as one URL per row carrying the row's
+        tag (:func:`~sendframe.campaign.ledger_keys.tag_url`), so a notification names the row it is about.
         ``row_fields``: request fields by wire name whose value differs by row, one value per row sent.
         """
         checked_contacts(contacts, "the ledger keys rows by label")
@@ -118,31 +119,25 @@ class CampaignSpec:
         def values(series: pd.Series) -> pa.Array:
             return column_to_arrow(series if rows is None else series[rows])
 
-        recipients = values(contacts[column])
-        if rows is None and recipients.null_count:
-            missing = contacts.index[recipients.is_null().to_numpy(zero_copy_only=False)]
-            raise InputError(f"{len(missing)} row(s) have no recipient in column {column!r}, e.g. row "
-                             f"{missing[0]!r}; drop or fix them first (see msg.preflight).")
-        urls = None
-        if msg.notification_url is not None and msg.notification_url in contacts.columns:
+        urls, tagged, url = None, None, msg.notification_url
+        if url is not None and url in contacts.columns:
             if msg.channel != "sms":
-                raise InputError(f"A per-recipient notificationUrl (column {msg.notification_url!r}) is only allowed "
+                raise InputError(f"A per-recipient notificationUrl (column {url!r}) is only allowed "
                                  f"for sms; {msg.channel} takes one address for the whole request.")
-            urls = values(contacts[msg.notification_url])
-        elif msg.notification_url is not None:  # a channel without notifications has none: message() refuses it
-            fields["notificationUrl"] = msg.notification_url
+            urls = values(contacts[url])
+        elif url is not None and rows is not None and msg.channel == "sms":
+            tagged = tag_url(url)
+        elif url is not None:  # a channel without notifications has none: message() refuses it
+            fields["notificationUrl"] = url
         # whatsapp fills its messages' arrays from columns; the other channels' templates read theirs through sub
         variables = () if msg.channel == "whatsapp" else msg.variables
         whatsapp = {wire: [list(row) for row in zip(*(values(contacts[c]).to_pylist() for c in columns), strict=True)]
                     for wire, columns in msg.whatsapp_columns.items()}
         per_row = {name: list(given) for name, given in (row_fields or {}).items()}
         index = contacts.index if rows is None else contacts.index[rows]
-        return cls(msg.channel, {k: v for k, v in fields.items() if k not in per_row}, recipients, row_keys(index),
-                   variables, pa.table({v: values(contacts[v]) for v in variables}), urls, whatsapp, per_row)
-
-    def identity(self) -> dict[str, Any]:
-        """The parameters a ledger checks before resuming (channel, template, sender)."""
-        return campaign_identity(self.channel, self.fields)
+        return cls(msg.channel, {k: v for k, v in fields.items() if k not in per_row}, values(contacts[column]),
+                   row_keys(index), variables, pa.table({v: values(contacts[v]) for v in variables}), urls, whatsapp,
+                   per_row, tagged)
 
     def payload(self, positions: Positions) -> dict[str, Any]:
         """The wire body sending to the rows at ``positions``."""

@@ -57,9 +57,8 @@ import pyarrow as pa
 from sendframe.api.client import AsyncClient, Client
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import WireConfig, user_stacklevel
-from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
+from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, campaign_identity, plan_batches
 from sendframe.campaign.ledger import SPENT_STATES, Ledger
-from sendframe.campaign.ledger_keys import tag_url
 from sendframe.campaign.ledger_rows import ROW_DTYPES
 from sendframe.campaign.policy import warn_skipped
 from sendframe.campaign.prepared import Prepared
@@ -248,12 +247,11 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         >>> result["outcome"].tolist()
         ['dry_run', 'skipped_invalid']
     """
-    msg, table = prepared.message, prepared.frame
+    table, sending = prepared.frame, prepared.sent
     if warn:
         warn_skipped(table, options.dry_run)
     if budget is None and options.max_cost is not None:
         budget = Budget(options.max_cost, [])
-    sending = prepared.sent
     spec, parts = _spec(prepared)
     if budget is not None:
         budget.start(table.loc[sending, "cost"].to_numpy(dtype="float64", na_value=0.0))
@@ -265,7 +263,7 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         answers = pd.DataFrame({"batch": number, "parts": parts, "state": "dry_run"})
     else:
         answers = _sent(spec, options, parts, budget, identity,
-                        tags_from_callbacks(options.callbacks, msg.notification_url))
+                        tags_from_callbacks(options.callbacks, prepared.message.notification_url))
     reason = pd.Series(pd.NA, index=answers.index, dtype="str")
     if budget is not None and budget.left_out:
         currency = table.attrs.get("currency", "")
@@ -326,39 +324,43 @@ def _result(table: pd.DataFrame, answers: pd.DataFrame, sending: np.ndarray) -> 
 
 
 def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: Budget | None,
-          identity: Mapping[str, Any] | None, settle: Mapping[str, str] | None) -> pd.DataFrame:
+          identity: Mapping[str, Any] | None, settle: Mapping[str, str]) -> pd.DataFrame:
     """Send every row of ``spec`` through the ledger; what the ledger holds of each row (state ``not_sent`` for
     a row with no intent: the run stopped before its batch).
 
-    An sms ``notificationUrl`` address is sent as one URL per row carrying the row's tag
-    (:func:`~sendframe.campaign.ledger_keys.tag_url`), so a notification names the row it is about;
-    ``settle`` (tag -> message id, from notifications) marks rows of unknown batches accepted before
-    anything is sent (:meth:`Ledger.settle`).
+    A ledger that already holds batches first has ``settle`` (tag -> message id, from notifications) mark rows of
+    its unknown batches accepted (:meth:`Ledger.settle`); then the rows it holds an answer for (or, unless
+    ``resend_unknown``, an unknown outcome) are not sent again, and a row it knows under another label (the table
+    was exported again) keeps the ledger's key.
     """
     config = _config_for(options.client)
     owned = not isinstance(options.ledger, Ledger)
     journal = Ledger(":memory:" if options.ledger is None else options.ledger) if owned else options.ledger
     try:
         with journal.exclusive():
-            journal.bind(identity if identity is not None else spec.identity())
+            journal.bind(identity if identity is not None else campaign_identity(spec.channel, spec.fields))
             first_batch = journal.next_batch()
             pending: Sequence[int] | np.ndarray = range(len(spec.keys))
             if first_batch > 1:
-                journal.settle(settle or {})
-                spec, pending, spent = _pending(journal, spec, options.resend_unknown)
+                journal.settle(settle)
+                state = journal.lookup(spec.keys, spec.recipients)
+                spec = dataclasses.replace(spec, keys=pa.array(state["row_key"].array).cast(pa.string()))
+                state = state["state"]
+                answered = ["accepted", "rejected"] + ([] if options.resend_unknown else ["unknown"])
+                pending = np.flatnonzero(~state.isin(answered).to_numpy(dtype=bool, na_value=False))
                 if budget is not None:
-                    budget.count(spent)
-            batches = plan_batches(_tagged(spec), pending, batch_size=options.batch_size, first_batch=first_batch,
+                    budget.count(np.flatnonzero(state.isin(SPENT_STATES).to_numpy(dtype=bool, na_value=False)))
+            batches = plan_batches(spec, pending, batch_size=options.batch_size, first_batch=first_batch,
                                    parts=parts)
             if budget is not None:
                 batches = batches[:budget.fit([batch.positions for batch in batches])]
-            run = _send_with_progress(spec, batches, config, journal, options)
+            run = _send_batches(spec, batches, config, journal, options)
             if run.failure is not None:
                 raise run.failure
             frame = journal.lookup(spec.keys, spec.recipients)
             frame["state"] = frame["state"].fillna("not_sent")
             unknown = int((frame["state"] == "unknown").sum())
-            intents = journal.unknown_rows()["intent_at"] if unknown and settle is not None else None
+            intents = journal.unknown_rows()["intent_at"] if unknown else None
     finally:
         if owned:
             journal.close()
@@ -406,13 +408,19 @@ def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
     raise InputError(f"client must be a sendframe Client or AsyncClient, not {type(client).__name__}.")
 
 
-async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger,
-                        options: SendOptions, *, progress: Any, stop: threading.Event) -> _Run:
+def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger,
+                  options: SendOptions) -> _Run:
+    """Send ``batches``, at most ``options.concurrency`` at once and paced, on a private event loop in a worker
+    thread: the same from a script and inside Jupyter's running loop."""
+    from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
+
+    run = _Run()
+    if not batches:
+        return run
     rps, pps, stop_after_unknown = options.requests_per_second, options.parts_per_second, options.stop_after_unknown
     request_bucket = TokenBucket(rps) if rps else None
     parts_bucket = TokenBucket(pps) if pps else None
-    semaphore = asyncio.Semaphore(options.concurrency)
-    run = _Run()
+    stop = options.cancel if options.cancel is not None else threading.Event()
 
     def ended(unknown: bool, why: str = "") -> None:
         """Count batches ending unknown in a row (in the order they end); trip the breaker at the limit."""
@@ -453,7 +461,7 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
             unknown = await asyncio.to_thread(ledger.record_answer, batch.number, answer, sent=sent)
             ended(unknown > 0, f"{unknown} answer item(s) did not name the recipient sent at their position")
 
-    async def send_one(client: AsyncClient, batch: Batch) -> None:
+    async def send_one(client: AsyncClient, batch: Batch, semaphore: asyncio.Semaphore) -> None:
         async with semaphore:
             if not stop.is_set():
                 if request_bucket:
@@ -471,56 +479,24 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
                 run.failure = run.failure or exc
                 stop.set()
                 return
-            progress.update(len(batch.positions))
+            bar.update(len(batch.positions))
 
-    async with AsyncClient(config=config) as client:
-        await asyncio.gather(*(send_one(client, batch) for batch in batches))
-    return run
+    async def send_all() -> None:
+        semaphore = asyncio.Semaphore(options.concurrency)
+        async with AsyncClient(config=config) as client:
+            await asyncio.gather(*(send_one(client, batch, semaphore) for batch in batches))
 
-
-
-def _tagged(spec: CampaignSpec) -> CampaignSpec:
-    """An sms spec with one notificationUrl per row, each carrying the row's tag (other specs as they are)."""
-    url = spec.fields.get("notificationUrl")
-    if spec.channel != "sms" or not isinstance(url, str):
-        return spec
-    fields = {k: v for k, v in spec.fields.items() if k != "notificationUrl"}
-    return dataclasses.replace(spec, fields=fields, tagged_url=tag_url(url))
-
-
-def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[CampaignSpec, np.ndarray, np.ndarray]:
-    """(``spec`` with the key each row is recorded under, positions of the rows to send, positions already spent on).
-
-    Rows to send: those the ledger has no answer for (nor an unknown outcome, unless re-sending those).
-    A row the ledger knows under another label (the table was exported again) keeps the ledger's key."""
-    skip = ["accepted", "rejected"] + ([] if resend_unknown else ["unknown"])
-    known = journal.lookup(spec.keys, spec.recipients)
-    done = known["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
-    spent = known["state"].isin(SPENT_STATES).to_numpy(dtype=bool, na_value=False)
-    keys = pa.array(known["row_key"].array).cast(pa.string())
-    return dataclasses.replace(spec, keys=keys), np.flatnonzero(~done), np.flatnonzero(spent)
-
-
-def _send_with_progress(spec: CampaignSpec, batches: list[Batch], config: WireConfig, journal: Ledger,
-                        options: SendOptions) -> _Run:
-    from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
-
-    if not batches:
-        return _Run()
-
-    stop = options.cancel if options.cancel is not None else threading.Event()
     progress, total = options.progress, sum(len(batch.positions) for batch in batches)
     if not isinstance(progress, bool):  # the caller's tqdm-compatible object (the Composer's bar)
         progress.reset(total=total)
     with (tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress)
           if isinstance(progress, bool) else contextlib.nullcontext(progress)) as bar, \
             concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sendframe-send") as pool:
-        # its own event loop in a worker thread: the same from a script and inside Jupyter's running loop
-        future = pool.submit(lambda: asyncio.run(_send_batches(spec, batches, config, journal, options, progress=bar,
-                                                               stop=stop)))
+        future = pool.submit(asyncio.run, send_all())
         try:
-            return future.result()
+            future.result()
         except KeyboardInterrupt:
             stop.set()  # no new batch starts; batches in flight finish and are recorded
             future.result()
             raise
+    return run
