@@ -74,14 +74,12 @@ def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
                                                           verify_meta=False)
 
 
-def prepared_partitions(frame: Any, msg: Message, options: dict[str, Any], parts: list[Any] | None = None) -> list[Any]:
-    """One lazy ``msg.prepare(partition, **options)`` per partition of ``frame`` (or per lazy pandas frame of
-    ``parts``, one per partition of ``frame``).
+def prepared_partitions(frame: Any, msg: Message, options: dict[str, Any]) -> list[Any]:
+    """One lazy ``msg.prepare(partition, **options)`` per partition of ``frame``.
 
         >>> prepared_partitions(frame, msg, {"keep": None})[0].compute().plan  # doctest: +SKIP
     """
-    parts = frame.to_delayed() if parts is None else parts
-    return [runtime.delayed_call(msg.prepare, part, **options) for part in parts]
+    return [runtime.delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
 
 
 def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame | None) -> Prepared:

@@ -26,7 +26,7 @@ import pickle
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,9 +40,10 @@ from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send import Budget, SendOptions, send_prepared
+from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
 from sendframe.scale import runtime
-from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_elsewhere, with_duplicates
+from sendframe.scale.messages import sent_repeats, skip_elsewhere, with_duplicates
 from sendframe.scale.repeats import local_positions
 from sendframe.send_outcomes import OUTCOMES
 
@@ -80,7 +81,6 @@ class PartitionLedger(Ledger):
         # the span of keys of each batch of earlier runs, read once
         self._spans = pd.DataFrame.from_dict(self.key_spans(), orient="index", columns=["low", "high"])
         self._recorded: dict[range, list[int]] = {}  # batches of this run, by the partition they were sent for
-        self._settled = False
 
     def exclusive(self) -> contextlib.AbstractContextManager[None]:
         """Nothing: :func:`send_partitions` holds the ledger's lock for the whole run."""
@@ -90,13 +90,6 @@ class PartitionLedger(Ledger):
         """:meth:`Ledger.record_intent`, the batch noted as one of this partition's for the lookups that follow."""
         super().record_intent(batch, fingerprint, rows)
         self._recorded.setdefault(self.scope, []).append(batch)
-
-    def settle(self, tags: Mapping[str, str]) -> int:
-        """:meth:`Ledger.settle`, once per run: it settles the whole ledger, not one partition's rows."""
-        if self._settled:
-            return 0
-        self._settled = True
-        return super().settle(tags)
 
     def lookup(self, keys: Sequence[str], recipients: Sequence[str], *,
                batches: Sequence[int] | None = None) -> pd.DataFrame:
@@ -129,13 +122,10 @@ class _CampaignBudget(Budget):
         """Nothing: the whole campaign's earlier spend is already counted (:func:`_earlier_spend`)."""
 
 
-def _positioned(part: pd.DataFrame, start: int) -> pd.DataFrame:
-    """``part`` labelled by its rows' positions in the whole frame (``row``): the ledger keys rows by them."""
-    return part.set_axis(pd.RangeIndex(start, start + len(part), name="row"), axis=0)
-
-
-def _worked(prepared: Prepared) -> Prepared:
-    """``prepared`` with every per-row column worked out (where it is prepared, on the cluster): the send reads them."""
+def _prepared(part: pd.DataFrame, start: int, msg: Message, options: dict[str, Any]) -> Prepared:
+    """``msg.prepare`` of ``part`` labelled by its rows' positions in the whole frame (``row``: the ledger keys rows
+    by them), every per-row column worked out where it is prepared (on the cluster): the send reads them."""
+    prepared = msg.prepare(part.set_axis(pd.RangeIndex(start, start + len(part), name="row"), axis=0), **options)
     prepared.frame  # noqa: B018  a cached property: computed here, kept with the object
     return prepared
 
@@ -175,8 +165,8 @@ def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[s
     parts = frame.to_delayed()
     # each partition's start: the lazy sum of the lengths of those before it
     starts = itertools.accumulate((runtime.delayed_call(len, part) for part in parts[:-1]), initial=0)
-    positioned = [runtime.delayed_call(_positioned, part, start) for part, start in zip(parts, starts, strict=True)]
-    prepared = [runtime.delayed_call(_worked, p) for p in prepared_partitions(frame, msg, options, positioned)]
+    prepared = [runtime.delayed_call(_prepared, part, start, msg, options)
+                for part, start in zip(parts, starts, strict=True)]
     if stash is None:
         prepared = runtime.persist(prepared)
         held, stashing = prepared, []
@@ -266,7 +256,8 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
         journal = stack.enter_context(contextlib.closing(PartitionLedger(ledger_path)))
         if budget is not None:  # the whole campaign's earlier spend, before the first batch (as pandas counts it)
             budget.spent = _earlier_spend(journal, cost)
-        how = dataclasses.replace(options, ledger=journal, keep=keep, out=None)
+        journal.settle(tags_from_callbacks(options.callbacks, msg.notification_url))  # the whole ledger, once
+        how = dataclasses.replace(options, ledger=journal, keep=keep, out=None, callbacks=None)
         for number, kept in enumerate(held):
             prepared = _unstashed(kept) if stash is not None else runtime.compute(kept)[0]
             journal.scope = range(int(offsets[number]), int(offsets[number + 1]))
