@@ -151,14 +151,10 @@ class CampaignSpec:
         for wire_name, values in self.row_fields.items():  # one value per batch: plan_batches groups rows by it
             if len(positions):
                 body[wire_name] = values[positions[0]]
-        if self.channel == "whatsapp":
-            messages = []
-            for i, recipient in zip(positions, recipients, strict=True):
-                message: dict[str, Any] = {"to": recipient}
-                for wire, rows in self.whatsapp_columns.items():
-                    message[wire] = [v if v is not None else "" for v in rows[i]]
-                messages.append(message)
-            body["messages"] = messages
+        if self.channel == "whatsapp":  # a message per row, its fields' arrays from the row's columns
+            body["messages"] = [{"to": recipient, **{wire: ["" if v is None else v for v in rows[i]]
+                                                     for wire, rows in self.whatsapp_columns.items()}}
+                                for i, recipient in zip(positions, recipients, strict=True)]
             return body, keys, recipients
         body["to"] = recipients
         if self.variables:  # one dict per row, made by Arrow; a missing value is left out of its row's
@@ -245,11 +241,8 @@ def _chunks(spec: CampaignSpec, at: np.ndarray, batch_size: int) -> list[np.ndar
     (groups in the order of their first row, rows in their order within a group)."""
     if not spec.row_fields:
         return [at[start:start + batch_size] for start in range(0, len(at), batch_size)]
-    group = np.zeros(len(at), dtype=np.int64)
-    for column in spec.row_fields.values():
-        codes, uniques = pd.factorize(np.asarray(column, dtype=object)[at], use_na_sentinel=False)
-        group = group * max(len(uniques), 1) + codes
-    group = pd.factorize(group)[0]  # numbered in the order of each group's first row
+    values = pd.DataFrame({name: np.asarray(column, dtype=object)[at] for name, column in spec.row_fields.items()})
+    group = values.groupby(list(values), sort=False, dropna=False).ngroup().to_numpy()  # in order of first rows
     order = np.argsort(group, kind="stable")
     bounds = np.flatnonzero(np.diff(group[order])) + 1
     return [members[start:start + batch_size] for members in np.split(at[order], bounds)

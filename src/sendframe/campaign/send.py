@@ -443,12 +443,9 @@ def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConf
             answer = await client.send_columns(spec.channel, encoded)
         except ApiError as exc:
             description = exc.description
-            if isinstance(exc, UnknownOutcomeError):
-                state = "unknown"
-            elif isinstance(exc, (AuthenticationError, NotSentError)) or exc.status != 400:
-                state = "not_sent"  # 401/403 (no point sending the rest), 413, a lasting 429: nothing processed
-            else:
-                state = "done"  # 400: rejected as a whole
+            # 400: rejected as a whole; 401/403 (no point sending the rest), 413, a lasting 429: nothing processed
+            rejected = exc.status == 400 and not isinstance(exc, (AuthenticationError, NotSentError))
+            state = "unknown" if isinstance(exc, UnknownOutcomeError) else "done" if rejected else "not_sent"
             if isinstance(exc, AuthenticationError):
                 stop.set()
                 run.failure = run.failure or exc
