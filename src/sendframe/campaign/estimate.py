@@ -148,22 +148,10 @@ def estimate(msg: Message, contacts: pd.DataFrame, *, prices: Any = None, attach
     cost = np.where(billable, costs.to_numpy(dtype=float), 0.0)
     currencies = found["currency"].dropna().unique().tolist()
 
-    frame = pd.DataFrame(
-        {
-            "text": text,
-            "encoding": chosen,
-            "length": length,
-            "parts": needed,
-            "forced_by": forced,
-            "lost_characters": lost,
-            "country": country,
-            "unit_price": found["unit_price"].astype("float64").to_numpy(),
-            "cost": cost,
-            "billable": billable,
-            "too_many_parts": too_many,
-        },
-        index=index,
-    )
+    frame = pd.DataFrame({"text": text, "encoding": chosen, "length": length, "parts": needed, "forced_by": forced,
+                          "lost_characters": lost, "country": country,
+                          "unit_price": found["unit_price"].astype("float64").to_numpy(), "cost": cost,
+                          "billable": billable, "too_many_parts": too_many}, index=index)
     frame.attrs["currency"] = currencies[0] if len(currencies) == 1 else "/".join(map(str, currencies))
     frame.attrs["totals"] = estimate_totals(frame)
     return frame

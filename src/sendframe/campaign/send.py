@@ -333,7 +333,10 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
     ``resend_unknown``, an unknown outcome) are not sent again, and a row it knows under another label (the table
     was exported again) keeps the ledger's key.
     """
-    config = _config_for(options.client)
+    client = options.client
+    if client is not None and not isinstance(client, (Client, AsyncClient)):
+        raise InputError(f"client must be a sendframe Client or AsyncClient, not {type(client).__name__}.")
+    config = WireConfig.resolve() if client is None else client.config
     owned = not isinstance(options.ledger, Ledger)
     journal = Ledger(":memory:" if options.ledger is None else options.ledger) if owned else options.ledger
     try:
@@ -396,16 +399,6 @@ class _Run:
     tripped: bool = False
     last_unknown: str = ""
     not_attempted: int = 0
-
-
-def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
-    if client is None:
-        return WireConfig.resolve()
-    if isinstance(client, WireConfig):
-        return client
-    if isinstance(client, (Client, AsyncClient)):
-        return client.config
-    raise InputError(f"client must be a sendframe Client or AsyncClient, not {type(client).__name__}.")
 
 
 def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger,

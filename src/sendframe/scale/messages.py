@@ -34,8 +34,8 @@ from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["PreparedPartitions", "estimate_totals", "prepare", "prepared_partitions",
-           "problem_counts", "render", "sent_repeats", "skip_elsewhere", "with_duplicates"]
+__all__ = ["PreparedPartitions", "estimate_totals", "prepare", "problem_counts", "render", "sent_repeats",
+           "skip_elsewhere", "with_duplicates"]
 
 _DUPLICATE = "duplicate_recipient"
 
@@ -60,7 +60,8 @@ def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
     ``prepared`` partitions (lazy :class:`~sendframe.campaign.prepared.Prepared`, one per partition of ``frame``,
     repeats kept) send: a lazy frame of :func:`~sendframe.scale.repeats.repeated_rows`.
 
-        >>> repeats = sent_repeats(frame, prepared_partitions(frame, msg, {"keep": ["duplicate"]}))  # doctest: +SKIP
+        >>> repeats = sent_repeats(frame, [dask.delayed(msg.prepare)(part, keep=["duplicate"])  # doctest: +SKIP
+        ...                                for part in frame.to_delayed()])
     """
     meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=runtime.meta_of(frame).index[:0])
     sent = _from_parts(frame, [runtime.delayed_call(_sent_keys, p) for p in prepared], meta)
@@ -72,14 +73,6 @@ def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
     with runtime.pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
         return runtime.dask_module("dask.dataframe").from_delayed(parts, meta=meta, divisions=frame.divisions,
                                                           verify_meta=False)
-
-
-def prepared_partitions(frame: Any, msg: Message, options: dict[str, Any]) -> list[Any]:
-    """One lazy ``msg.prepare(partition, **options)`` per partition of ``frame``.
-
-        >>> prepared_partitions(frame, msg, {"keep": None})[0].compute().plan  # doctest: +SKIP
-    """
-    return [runtime.delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
 
 
 def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame | None) -> Prepared:
@@ -123,7 +116,8 @@ class PreparedPartitions:
     def _views(self, name: str) -> Any:
         msg, frame, keep = self.message, runtime.optimised(self.contacts), self.options.get("keep")
         meta = _view(msg.prepare(runtime.meta_of(frame), **self.options), None, name).iloc[:0]
-        prepared = prepared_partitions(frame, msg, {**self.options, "keep": with_duplicates(keep)})
+        options = {**self.options, "keep": with_duplicates(keep)}  # each partition prepared once, its repeats kept
+        prepared = [runtime.delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
         spans = name != "schedule" and "duplicate" not in keep_reasons(keep)  # else nothing spans partitions
         repeats = sent_repeats(frame, prepared).to_delayed() if spans else [None] * len(prepared)
         views = [runtime.delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
