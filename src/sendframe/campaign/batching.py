@@ -66,14 +66,10 @@ def wire_fields(fields: Mapping[str, Any], channel: str) -> dict[str, Any]:
         {'from': 'Shop', 'scheduleDate': '20261121093000'}
     """
     names = request_field_names(channel)
-    out: dict[str, Any] = {}
-    for name, value in fields.items():
-        if value is None:
-            continue
-        key = names.get(name) or to_camel(name)
-        # a naive datetime is refused by message() before it gets here
-        out[key] = format_wire_datetime(value) if key in _DATE_FIELDS and isinstance(value, datetime) else value
-    return out
+    wire = {names.get(name) or to_camel(name): value for name, value in fields.items() if value is not None}
+    # a naive datetime is refused by message() before it gets here
+    return {key: format_wire_datetime(value) if key in _DATE_FIELDS and isinstance(value, datetime) else value
+            for key, value in wire.items()}
 
 
 @dataclass(frozen=True)

@@ -289,9 +289,7 @@ def _spec(prepared: Prepared) -> tuple[CampaignSpec, np.ndarray]:
         row_fields["scheduleDate"] = [format_wire_datetime(t.to_pydatetime()) if t > moment else None
                                       for t in table.loc[sending, "send_at_utc"]]
     spec = CampaignSpec.build(contacts, msg, to=column, row_fields=row_fields, rows=sending)
-    parts = table.loc[sending, "parts"].fillna(1).to_numpy(dtype="int64") if msg.info.sends_sms else \
-        np.ones(int(sending.sum()), np.int64)
-    return spec, parts
+    return spec, table.loc[sending, "parts"].fillna(1).to_numpy(dtype="int64")  # a row without text: 1
 
 
 def _result(table: pd.DataFrame, answers: pd.DataFrame, sending: np.ndarray) -> pd.DataFrame:
@@ -337,36 +335,32 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
     if client is not None and not isinstance(client, (Client, AsyncClient)):
         raise InputError(f"client must be a sendframe Client or AsyncClient, not {type(client).__name__}.")
     config = WireConfig.resolve() if client is None else client.config
-    owned = not isinstance(options.ledger, Ledger)
+    owned = not isinstance(options.ledger, Ledger)  # a ledger of its own is closed at the end; the caller's is not
     journal = Ledger(":memory:" if options.ledger is None else options.ledger) if owned else options.ledger
-    try:
-        with journal.exclusive():
-            journal.bind(identity if identity is not None else campaign_identity(spec.channel, spec.fields))
-            first_batch = journal.next_batch()
-            pending: Sequence[int] | np.ndarray = range(len(spec.keys))
-            if first_batch > 1:
-                journal.settle(settle)
-                state = journal.lookup(spec.keys, spec.recipients)
-                spec = dataclasses.replace(spec, keys=pa.array(state["row_key"].array).cast(pa.string()))
-                state = state["state"]
-                answered = ["accepted", "rejected"] + ([] if options.resend_unknown else ["unknown"])
-                pending = np.flatnonzero(~state.isin(answered).to_numpy(dtype=bool, na_value=False))
-                if budget is not None:
-                    budget.count(np.flatnonzero(state.isin(SPENT_STATES).to_numpy(dtype=bool, na_value=False)))
-            batches = plan_batches(spec, pending, batch_size=options.batch_size, first_batch=first_batch,
-                                   parts=parts)
+    with journal if owned else contextlib.nullcontext(), journal.exclusive():
+        journal.bind(identity if identity is not None else campaign_identity(spec.channel, spec.fields))
+        first_batch = journal.next_batch()
+        pending: Sequence[int] | np.ndarray = range(len(spec.keys))
+        if first_batch > 1:
+            journal.settle(settle)
+            known = journal.lookup(spec.keys, spec.recipients)
+            spec = dataclasses.replace(spec, keys=pa.array(known["row_key"].array).cast(pa.string()))
+            state = known["state"]
+            answered = ["accepted", "rejected"] + ([] if options.resend_unknown else ["unknown"])
+            pending = np.flatnonzero(~state.isin(answered).to_numpy(dtype=bool, na_value=False))
             if budget is not None:
-                batches = batches[:budget.fit([batch.positions for batch in batches])]
-            run = _send_batches(spec, batches, config, journal, options)
-            if run.failure is not None:
-                raise run.failure
-            frame = journal.lookup(spec.keys, spec.recipients)
-            frame["state"] = frame["state"].fillna("not_sent")
-            unknown = int((frame["state"] == "unknown").sum())
-            intents = journal.unknown_rows()["intent_at"] if unknown else None
-    finally:
-        if owned:
-            journal.close()
+                budget.count(np.flatnonzero(state.isin(SPENT_STATES).to_numpy(dtype=bool, na_value=False)))
+        batches = plan_batches(spec, pending, batch_size=options.batch_size, first_batch=first_batch,
+                               parts=parts)
+        if budget is not None:
+            batches = batches[:budget.fit([batch.positions for batch in batches])]
+        run = _send_batches(spec, batches, config, journal, options)
+        if run.failure is not None:
+            raise run.failure
+        frame = journal.lookup(spec.keys, spec.recipients)
+        frame["state"] = frame["state"].fillna("not_sent")
+        unknown = int((frame["state"] == "unknown").sum())
+        intents = journal.unknown_rows()["intent_at"] if unknown else None
     in_file = journal.path != ":memory:"
     if run.tripped:
         again = ("Nothing of them was sent: run again with the same ledger to continue once the service is healthy."
