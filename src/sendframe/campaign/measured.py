@@ -131,7 +131,7 @@ def measure_texts(frame: pd.DataFrame, template: str | Template, *, encoding: st
     ``"auto"``: the cheapest per row), reusing the last answer when the settings and the table are the same.
     Returns a new frame each time."""
     parsed = template if isinstance(template, Template) else parse(template)
-    columns = sorted({p.name for p in parsed.pieces if not isinstance(p, str) and not p.is_special})
+    columns = sorted(parsed.variables)
     fingerprint = frame_fingerprint(frame, columns)
     settings = repr((parsed.source, encoding, link_base, otp_config, len(frame))).encode()
     key = None if fingerprint is None else hashlib.blake2b(settings).digest() + fingerprint

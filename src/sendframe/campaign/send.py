@@ -190,6 +190,10 @@ class Budget:
     spent: float = 0.0
     reached: bool = False
     left_out: list[int] = dataclasses.field(default_factory=list)
+    counted_ahead: bool = False
+    """Whether ``spent`` already holds every earlier run's spend on the whole campaign (a partitioned send counts
+    it before the first batch of its first partition): a run adds none, and once a batch did not fit, none of a
+    later run starts."""
 
     def __post_init__(self) -> None:
         self.row_costs = np.asarray(self.row_costs, dtype=np.float64)
@@ -201,14 +205,15 @@ class Budget:
         """Begin a run over rows with these estimated costs (the spend so far is kept)."""
         self.row_costs = np.asarray(row_costs, dtype=np.float64)
         self.left_out = []
-        self.reached = False
+        self.reached = self.reached and self.counted_ahead
 
     def _cost(self, positions: Iterable[int]) -> float:
         return float(np.asarray(self.row_costs)[np.fromiter(positions, np.int64)].sum())
 
     def count(self, positions: Iterable[int]) -> None:
-        """Add rows already spent on (by an earlier run)."""
-        self.spent += self._cost(positions)
+        """Add rows already spent on (by an earlier run), unless :attr:`counted_ahead`."""
+        if not self.counted_ahead:
+            self.spent += self._cost(positions)
 
     def fit(self, batches: Sequence[Iterable[int]]) -> int:
         """How many of ``batches`` (each its rows' positions, in order) start, decided before the first does:
@@ -404,9 +409,9 @@ def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConf
     run = _Run()
     if not batches:
         return run
-    rps, pps, stop_after_unknown = options.requests_per_second, options.parts_per_second, options.stop_after_unknown
-    request_bucket = TokenBucket(rps) if rps else None
-    parts_bucket = TokenBucket(pps) if pps else None
+    request_bucket = TokenBucket(options.requests_per_second) if options.requests_per_second else None
+    parts_bucket = TokenBucket(options.parts_per_second) if options.parts_per_second else None
+    stop_after_unknown = options.stop_after_unknown
     stop = options.cancel if options.cancel is not None else threading.Event()
 
     def ended(unknown: bool, why: str = "") -> None:

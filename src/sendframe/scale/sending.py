@@ -26,7 +26,7 @@ import pickle
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -106,20 +106,6 @@ class PartitionLedger(Ledger):
             found.loc[elsewhere, others] = pd.NA
             found.loc[elsewhere, "row_key"] = pd.array(keys, dtype="string")[elsewhere]
         return found
-
-
-class _CampaignBudget(Budget):
-    """The cap of a partitioned send: what earlier runs spent on the whole frame is counted once, before the
-    first batch (as a pandas send counts it), so a partition's send adds nothing more."""
-
-    def start(self, row_costs: Any) -> None:
-        """:meth:`Budget.start` for the next partition; once a batch did not fit, none of a later partition starts."""
-        reached = self.reached
-        super().start(row_costs)
-        self.reached = reached
-
-    def count(self, positions: Iterable[int]) -> None:
-        """Nothing: the whole campaign's earlier spend is already counted (:func:`_earlier_spend`)."""
 
 
 def _prepared(part: pd.DataFrame, start: int, msg: Message, options: dict[str, Any]) -> Prepared:
@@ -241,7 +227,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
             "prices": options.prices}
     target = Path(options.out)
     counts: collections.Counter[str] = collections.Counter()
-    budget = _CampaignBudget(options.max_cost, []) if options.max_cost is not None else None
+    budget = Budget(options.max_cost, [], counted_ahead=True) if options.max_cost is not None else None
     with contextlib.ExitStack() as stack:
         # the prepared partitions wait on the workers of a distributed cluster, else on this machine's disk
         # (a distributed.Client is the scheduler: its bound ``get``)
