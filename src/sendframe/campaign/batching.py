@@ -40,8 +40,6 @@ __all__ = ["Batch", "CampaignSpec", "TokenBucket", "campaign_identity", "plan_ba
 
 Positions = Sequence[int] | np.ndarray  # rows of a spec by position: a list, a range or an integer array
 
-MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
-
 # fields that make a campaign what it is: a ledger refuses to resume with different values
 IDENTITY_FIELDS = ("message", "subject", "body", "templateId", "templateV2Id", "templateBody", "audioUrl",
                    "from", "fromEmail", "language", "gender")
@@ -82,9 +80,8 @@ class CampaignSpec:
     fields: dict[str, Any]
     recipients: pa.Array
     keys: pa.Array
-    variables: tuple[str, ...]
     sub_values: pa.Table
-    """The variables' values, a column each (the rows' ``sub``)."""
+    """The values of the variables the template reads through ``sub``, a column each (whatsapp: none)."""
     notification_urls: pa.Array | None
     whatsapp_columns: dict[str, list[list[str | None]]]
     row_fields: dict[str, list[Any]] = field(default_factory=dict)
@@ -132,8 +129,8 @@ class CampaignSpec:
         per_row = {name: list(given) for name, given in (row_fields or {}).items()}
         index = contacts.index if rows is None else contacts.index[rows]
         return cls(msg.channel, {k: v for k, v in fields.items() if k not in per_row}, values(contacts[column]),
-                   row_keys(index), variables, pa.table({v: values(contacts[v]) for v in variables}), urls, whatsapp,
-                   per_row, tagged)
+                   row_keys(index), pa.table({v: values(contacts[v]) for v in variables}), urls, whatsapp, per_row,
+                   tagged)
 
     def payload(self, positions: Positions) -> dict[str, Any]:
         """The wire body sending to the rows at ``positions``."""
@@ -153,7 +150,7 @@ class CampaignSpec:
                                 for i, recipient in zip(positions, recipients, strict=True)]
             return body, keys, recipients
         body["to"] = recipients
-        if self.variables:  # one dict per row, made by Arrow; a missing value is left out of its row's
+        if self.sub_values.num_columns:  # one dict per row, made by Arrow; a missing value is left out of its row's
             subs = take(self.sub_values)
             if any(column.null_count for column in self.sub_values.columns):
                 subs = [sub if None not in sub.values() else {k: v for k, v in sub.items() if v is not None}
@@ -220,8 +217,6 @@ def plan_batches(spec: CampaignSpec, positions: Positions, *, batch_size: int = 
     The first request is validated with the shared models here, before anything is sent (a rule every batch
     breaks, such as a sender too long, is refused up front); each batch's own is validated as it is sent.
     """
-    if not 1 <= batch_size <= MAX_BATCH:
-        raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
     chunks = _chunks(spec, np.asarray(positions, dtype=np.int64), batch_size)
     if not chunks:
         return []

@@ -82,6 +82,7 @@ __all__ = ["ANSWER_COLUMNS", "SEND_OPTIONS", "Budget", "SendOptions", "send_prep
 ANSWER_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
                   "campaign_id", "sending_id", "batch", "outcome")
 F = TypeVar("F", bound=Callable[..., Any])
+MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,8 +142,14 @@ class SendOptions:
     cancel: threading.Event | None = None
 
     def __post_init__(self) -> None:
+        if not 1 <= self.batch_size <= MAX_BATCH:
+            raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), "
+                             f"got {self.batch_size}.")
         if self.concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {self.concurrency}.")
+        cap = self.max_cost
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap < 0):
+            raise InputError(f"max_cost must be a number of at least 0 (in the price table's currency), got {cap!r}.")
         stop = self.stop_after_unknown
         if stop is not None and (isinstance(stop, bool) or stop < 0):
             raise InputError(f"stop_after_unknown must be a whole number of batches (0 or None: never stop), "
@@ -194,12 +201,6 @@ class Budget:
     """Whether ``spent`` already holds every earlier run's spend on the whole campaign (a partitioned send counts
     it before the first batch of its first partition): a run adds none, and once a batch did not fit, none of a
     later run starts."""
-
-    def __post_init__(self) -> None:
-        self.row_costs = np.asarray(self.row_costs, dtype=np.float64)
-        if isinstance(self.cap, bool) or not isinstance(self.cap, (int, float)) or self.cap < 0:
-            raise InputError("max_cost must be a number of at least 0 (in the price table's currency), "
-                             f"got {self.cap!r}.")
 
     def start(self, row_costs: npt.ArrayLike) -> None:
         """Begin a run over rows with these estimated costs (the spend so far is kept)."""
