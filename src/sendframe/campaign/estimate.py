@@ -109,7 +109,6 @@ def estimate(msg: Message, contacts: pd.DataFrame, *, prices: Any = None, attach
         ('gsm-pt', 'á')
     """
     contacts_frame(contacts)
-    column = msg.recipient_column(contacts)
     if isinstance(attachments, bool) or not isinstance(attachments, int) or attachments < 0:
         raise InputError(f"attachments must be a whole number of at least 0 (got {attachments!r}).")
     info, index, none = msg.info, contacts.index, pd.Series("", index=contacts.index, dtype="str")
@@ -133,7 +132,7 @@ def estimate(msg: Message, contacts: pd.DataFrame, *, prices: Any = None, attach
     length, needed = (values.where(has_text, pd.NA).astype("Int64") for values in (length, needed))
 
     if keys is None:
-        keys = sendable_keys(contacts[column], info.recipient)
+        keys = sendable_keys(contacts[msg.recipient_column(contacts)], info.recipient)
     valid = keys.notna().to_numpy(dtype=bool)
     too_many = needed.gt(msg.parts).to_numpy(dtype=bool, na_value=False)  # other channels: 1 part of 1
     billable = has_text & valid & ~too_many

@@ -417,11 +417,9 @@ def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConf
 
     def ended(unknown: bool, why: str = "") -> None:
         """Count batches ending unknown in a row (in the order they end); trip the breaker at the limit."""
-        if not unknown:
-            run.unknown_streak = 0
-            return
-        run.unknown_streak += 1
-        run.last_unknown = why
+        run.unknown_streak = run.unknown_streak + 1 if unknown else 0
+        if unknown:
+            run.last_unknown = why
         if stop_after_unknown and run.unknown_streak >= stop_after_unknown and not stop.is_set():
             run.tripped = True
             stop.set()  # no new batch starts; batches in flight finish and are recorded

@@ -167,18 +167,15 @@ def prepare(function: Callable[..., Prepared], msg: Message, frame: Any, **optio
 # ---------------------------------------------------------------------- render
 
 
-def _typed_like(result: Any, meta: Any) -> Any:
+def _typed_like(result: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
     """``result`` with the dtypes of ``meta`` where they differ (an odd partition must not change a column's type)."""
-    if isinstance(meta, pd.Series):
-        return result if result.dtype == meta.dtype or meta.dtype == object else result.astype(meta.dtype)
     changed = {c: meta[c].dtype for c in meta.columns if c in result and result[c].dtype != meta[c].dtype
                and meta[c].dtype != object}
     return result.astype(changed) if changed else result  # astype keeps attrs
 
 
-def _rendered(part: pd.DataFrame, function: Callable[..., pd.Series], msg: Message, field: str | None,
-              meta: pd.Series) -> Any:
-    return _typed_like(function(msg, part, field=field), meta)
+def _rendered(part: pd.DataFrame, function: Callable[..., pd.Series], msg: Message, field: str | None) -> pd.Series:
+    return function(msg, part, field=field)  # a str Series, whatever the partition holds
 
 
 def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, field: str | None = None) -> Any:
@@ -189,7 +186,7 @@ def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, fiel
         >>> render(Message.render, sendframe.sms("Hi {name}", sender="Shop"), contacts_ddf).compute()  # doctest: +SKIP
     """
     meta = function(msg, runtime.meta_of(frame), field=field).iloc[:0]
-    return frame.map_partitions(_rendered, function, msg, field, meta, meta=meta, enforce_metadata=False)
+    return frame.map_partitions(_rendered, function, msg, field, meta=meta, enforce_metadata=False)
 
 
 # ---------------------------------------------------------------------- preflight
@@ -217,8 +214,7 @@ def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, preflight_of: Cal
     problems = problems.sort_values(["position", "_first"], kind="stable")
     labels = np.concatenate([part.index.to_numpy(dtype=object), np.array([None])])  # position -1: None
     out = problems.assign(row=labels[problems["position"].to_numpy()])[list(meta.columns)].reset_index(drop=True)
-    typed: pd.DataFrame = _typed_like(out, meta)
-    return typed
+    return _typed_like(out, meta)
 
 
 # ---------------------------------------------------------------------- totals

@@ -154,8 +154,8 @@ def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[s
     prepared = [runtime.delayed_call(_prepared, part, start, msg, options)
                 for part, start in zip(parts, starts, strict=True)]
     if stash is None:
-        prepared = runtime.persist(prepared)
-        held, stashing = prepared, []
+        prepared = held = runtime.persist(prepared)
+        stashing = []
     else:
         held = [os.path.join(stash, f"part.{n}.pickle") for n in range(len(prepared))]
         stashing = [runtime.delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
