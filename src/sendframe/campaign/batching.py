@@ -269,6 +269,4 @@ class TokenBucket:
 
     async def acquire(self, amount: float = 1.0) -> None:
         """Wait until ``amount`` tokens may be used."""
-        wait = self.reserve(amount)
-        if wait > 0:
-            await asyncio.sleep(wait)
+        await asyncio.sleep(self.reserve(amount))

@@ -284,8 +284,7 @@ def _spec(prepared: Prepared) -> tuple[CampaignSpec, np.ndarray]:
     msg, contacts, table, sending = prepared.message, prepared.contacts, prepared.frame, prepared.sent
     column = prepared.recipient_column
     if "invalid" in prepared.keep:  # sent as written: the service answers for them (102)
-        raw = f"{column}_raw"
-        fallback = contacts[raw] if raw in contacts else pd.Series("", index=contacts.index)
+        fallback = contacts.get(f"{column}_raw", "")  # read_contacts keeps what was typed there
         contacts = contacts.assign(**{column: contacts[column].fillna(fallback).fillna("")})
     row_fields: dict[str, Sequence[Any]] = {}
     if msg.encoding == "auto" and msg.info.sends_sms:
