@@ -44,7 +44,6 @@ from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
 from sendframe.scale import runtime
 from sendframe.scale.messages import sent_repeats, skip_elsewhere, with_duplicates
-from sendframe.scale.repeats import local_positions
 from sendframe.send_outcomes import OUTCOMES
 
 if TYPE_CHECKING:
@@ -116,9 +115,9 @@ def _prepared(part: pd.DataFrame, start: int, msg: Message, options: dict[str, A
     return prepared
 
 
-def _sent_costs(prepared: Prepared) -> np.ndarray:
-    """Each row's estimated cost as the partition's own plan sends it (0 for a skipped row)."""
-    return prepared.frame["cost"].to_numpy(dtype=np.float64, na_value=0.0)
+def _sent_costs(prepared: Prepared, repeats: pd.DataFrame | None) -> np.ndarray:
+    """Each row's estimated cost as sent (0 for a row skipped by its partition's plan or as one of ``repeats``)."""
+    return skip_elsewhere(prepared, repeats).frame["cost"].to_numpy(dtype=np.float64, na_value=0.0)
 
 
 _STASH_ADVICE = ("a Dask send keeps each prepared partition in the temporary folder until it sends it; free space "
@@ -160,13 +159,9 @@ def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[s
         held = [os.path.join(stash, f"part.{n}.pickle") for n in range(len(prepared))]
         stashing = [runtime.delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
     repeats = [None] * len(prepared) if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
-    found, costs, _ = runtime.compute(repeats, [runtime.delayed_call(_sent_costs, p) for p in prepared], stashing)
-    offsets = runtime.row_offsets([len(c) for c in costs])
-    cost = np.concatenate([np.zeros(0), *costs])
-    for start, repeated in zip(offsets, found, strict=False):  # offsets end with the total
-        if repeated is not None:
-            cost[start + local_positions(repeated.index.to_numpy())] = 0.0  # a repeat is not sent
-    return held, list(found), cost, offsets
+    costs = [runtime.delayed_call(_sent_costs, p, r) for p, r in zip(prepared, repeats, strict=True)]
+    found, costs, _ = runtime.compute(repeats, costs, stashing)
+    return held, list(found), np.concatenate([np.zeros(0), *costs]), runtime.row_offsets([len(c) for c in costs])
 
 
 def _earlier_spend(journal: Ledger, cost: np.ndarray) -> float:
