@@ -133,9 +133,8 @@ def estimate(msg: Message, contacts: pd.DataFrame, *, prices: Any = None, attach
 
     if keys is None:
         keys = sendable_keys(contacts[msg.recipient_column(contacts)], info.recipient)
-    valid = keys.notna().to_numpy(dtype=bool)
     too_many = needed.gt(msg.parts).to_numpy(dtype=bool, na_value=False)  # other channels: 1 part of 1
-    billable = has_text & valid & ~too_many
+    billable = has_text & keys.notna().to_numpy(dtype=bool) & ~too_many  # a valid recipient has a key
 
     table = price_table(prices)
     numbers = priced_numbers(keys, info.recipient)

@@ -57,20 +57,20 @@ def forget() -> None:
 def last(kind: str) -> Any:
     """What :func:`store` kept last under ``kind`` (None when nothing is kept).
 
-        >>> store("example", ("key", 1)); last("example")
+        >>> store("example", "key", 1); last("example")
         ('key', 1)
     """
     with _LOCK:
         return _LAST.get(kind)
 
 
-def store(kind: str, entry: Any) -> None:
-    """Keep ``entry`` as the last of ``kind`` (one per kind, replacing the one before); None drops it."""
+def store(kind: str, key: Any, value: Any) -> None:
+    """Keep ``value``, made for ``key``, as the last of ``kind`` (one per kind, replacing the one before); a None
+    key keeps nothing (the one before is dropped)."""
     with _LOCK:
-        if entry is None:
-            _LAST.pop(kind, None)
-        else:
-            _LAST[kind] = entry
+        _LAST.pop(kind, None)
+        if key is not None:
+            _LAST[kind] = (key, value)
 
 
 def _hash_series(digest: Any, series: pd.Series) -> bool:
@@ -140,7 +140,7 @@ def measure_texts(frame: pd.DataFrame, template: str | Template, *, encoding: st
     specials, shorten = placeholders(link_base, otp_config)
     measured = measure_frame(frame, parsed, specials=specials, shorten=shorten,
                              encoding=None if encoding == "auto" else encoding, unencodable=True)
-    store("sms", None if key is None else (key, measured))
+    store("sms", key, measured)
     return measured.copy(deep=False)
 
 

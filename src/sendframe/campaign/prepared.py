@@ -224,7 +224,7 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
     problems = preflight(msg, frame, suppression=suppression, measured=measured, keys=keys)
     prepared = Prepared(msg, frame, column, keys, problems, measured, reasons, moment, ledger=ledger, prices=prices,
                         attachments=attachments)
-    kept.store("prepared", None if fingerprint is None else (settings, prepared))
+    kept.store("prepared", None if fingerprint is None else settings, prepared)
     return prepared
 
 

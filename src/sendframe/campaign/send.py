@@ -365,7 +365,8 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
         frame = journal.lookup(spec.keys, spec.recipients)
         frame["state"] = frame["state"].fillna("not_sent")
         unknown = int((frame["state"] == "unknown").sum())
-        intents = journal.unknown_rows()["intent_at"] if unknown else None
+        # sent longer ago than the grace period and named by no notification: it probably never reached the service
+        late = int((pd.Timestamp.now(tz="UTC") - journal.unknown_rows()["intent_at"] > GRACE).sum()) if unknown else 0
     in_file = journal.path != ":memory:"
     if run.tripped:
         again = ("Nothing of them was sent: run again with the same ledger to continue once the service is healthy."
@@ -377,8 +378,7 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
     if unknown:
         where = f"Ledger({journal.path!r}).unknown_rows()" if in_file else "the result's outcome column"
         overdue = ""
-        if intents is not None and in_file:  # notifications were given: a row none names after the grace is unsent
-            late = int((pd.Timestamp.now(tz="UTC") - intents > GRACE).sum())
+        if in_file:
             overdue = (f" The notifications given name none of them; {late} were sent over "
                        f"{int(GRACE.total_seconds() // 60)} minutes ago (probably never reached the service), "
                        f"{unknown - late} more recently (wait for their notifications and run again).")
