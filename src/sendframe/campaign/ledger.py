@@ -85,27 +85,25 @@ SPENT_STATES = ("accepted", "unknown")
 SCHEMA_VERSION = 1
 # one statement each: executescript would commit the transaction the schema is written in
 SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE batches ("
     " batch INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, size INTEGER NOT NULL, state TEXT NOT NULL,"
     " http_status INTEGER, error_code INTEGER, error_description TEXT, campaign_id INTEGER, sending_id INTEGER,"
     " intent_at TEXT NOT NULL, result_at TEXT, row_keys TEXT NOT NULL, recipients TEXT NOT NULL, answer TEXT)",
+    # rows of unknown batches whose delivery notification came back: accepted, with the notification's message id
+    "CREATE TABLE settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL, recipient TEXT NOT NULL, id TEXT,"
+    " settled_at TEXT NOT NULL, PRIMARY KEY (batch, row_key, recipient))",
     "CREATE VIEW rows AS SELECT b.batch AS batch, CAST(k.key AS INTEGER) AS position, k.value AS row_key,"
     " json_extract(b.recipients, '$[' || k.key || ']') AS recipient, "
     + ", ".join(f"json_extract(b.answer, '$.{key}[' || k.key || ']') AS {column}" for key, column in ANSWER_FIELDS)
     + " FROM batches b, json_each(b.row_keys) k",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
-# rows of unknown batches whose delivery notification came back: accepted, with the notification's message id
-SETTLED_SCHEMA = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL,"
-                  " recipient TEXT NOT NULL, id TEXT, settled_at TEXT NOT NULL,"
-                  " PRIMARY KEY (batch, row_key, recipient))")
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FULL_DISK_ADVICE = ("free space and run again with the same ledger (nothing unrecorded was sent; a batch sent "
                      "whose answer could not be written stays unknown and is not sent again).")
-_LEDGER_TABLES = {"batches", "rows", "campaign"}
-
+_LEDGER_TABLES = {"batches", "rows", "campaign", "settled"}
 
 
 def _json_text(value: Any) -> str:
@@ -125,9 +123,9 @@ def _tables(db: sqlite3.Connection) -> set[str]:
     return {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
 
 
-def _read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True, check_same_thread=False,
-                           isolation_level=None, timeout=30.0)
+def _connect(path: str, read_only: bool) -> sqlite3.Connection:
+    target = f"file:{quote(str(Path(path).resolve()))}?mode=ro" if read_only else path
+    return sqlite3.connect(target, uri=read_only, check_same_thread=False, isolation_level=None, timeout=30.0)
 
 
 def is_ledger(path: str | os.PathLike[str]) -> bool:
@@ -140,15 +138,10 @@ def is_ledger(path: str | os.PathLike[str]) -> bool:
         if handle.read(16) != _SQLITE_HEADER:
             return False
     try:
-        db = _read_only(path)
+        with contextlib.closing(_connect(os.fspath(path), read_only=True)) as db:
+            return _tables(db) >= _LEDGER_TABLES
     except sqlite3.Error:
         return False
-    try:
-        return _tables(db) >= _LEDGER_TABLES
-    except sqlite3.DatabaseError:
-        return False
-    finally:
-        db.close()
 
 
 class Ledger:
@@ -165,49 +158,34 @@ class Ledger:
         self.path = os.fspath(path)
         self._lock = threading.Lock()
         self._durable = True
-        self._settled_table = True
-        if read_only:
-            self._db = self._open_read_only()
-            return
+        if read_only and not is_ledger(self.path):
+            raise InputError(f"The file {self.path!r} is not a sendframe ledger (it has no batches table).")
         with naming_full_disk(self.path, _FULL_DISK_ADVICE):
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
+            self._db = _connect(self.path, read_only)
             try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=FULL")
-                self._write(self._prepare_schema)
+                if read_only:
+                    self._checked_schema()
+                else:
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute("PRAGMA synchronous=FULL")
+                    self._write(self._checked_schema)
             except BaseException:
                 self._db.close()
                 raise
 
-    def _open_read_only(self) -> sqlite3.Connection:
-        if not is_ledger(self.path):
-            raise InputError(f"The file {self.path!r} is not a sendframe ledger (it has no batches table).")
-        db = _read_only(self.path)
-        try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION:
-                raise InputError(f"The ledger {self.path!r} is in format {version}; this sendframe reads format "
-                                 f"{SCHEMA_VERSION}. Resume it once with this sendframe to convert it.")
-            self._settled_table = "settled" in _tables(db)  # written by the first run that settles or resumes
-        except BaseException:
-            db.close()
-            raise
-        return db
-
-    def _prepare_schema(self) -> None:
+    def _checked_schema(self) -> None:
+        """Refuse a newer ledger or an SQLite file of other tables; write the schema into an empty file."""
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise InputError(f"The ledger {self.path} was written by a newer sendframe (ledger format {version}, "
                              f"this one reads up to {SCHEMA_VERSION}); upgrade sendframe to resume it.")
-        if version == SCHEMA_VERSION:
-            self._db.execute(SETTLED_SCHEMA)
-            return
         tables = _tables(self._db)
-        if tables:
+        if version < SCHEMA_VERSION and tables:
             raise InputError(f"{self.path} is a SQLite file but not a sendframe ledger (it holds the tables "
                              f"{', '.join(sorted(tables))}); give the send a new file name.")
-        for statement in (*SCHEMA, SETTLED_SCHEMA):
-            self._db.execute(statement)
+        if not tables:
+            for statement in SCHEMA:
+                self._db.execute(statement)
 
     def __repr__(self) -> str:
         return f"Ledger({self.path!r})"
@@ -365,9 +343,7 @@ class Ledger:
         params = () if batches is None else (_json_text([int(b) for b in batches]),)
         stored = self._query("SELECT batch, state, row_keys, recipients, answer, error_code, error_description, "
                              f"campaign_id, sending_id FROM batches{only} ORDER BY batch", params)
-        settled = self._query(f"SELECT batch, row_key, recipient, id FROM settled{only}",
-                              params) if self._settled_table else []
-        return row_columns(stored, settled)
+        return row_columns(stored, self._query(f"SELECT batch, row_key, recipient, id FROM settled{only}", params))
 
     def rows(self) -> pd.DataFrame:
         """Every (row, recipient) with its latest batch and what is known of it, as a frame.
