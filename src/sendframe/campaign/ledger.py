@@ -71,7 +71,7 @@ from pydantic_core import to_json
 
 from sendframe.api.wire import send_answer
 from sendframe.campaign.ledger_keys import row_tag
-from sendframe.campaign.ledger_rows import ANSWER_FIELDS, row_columns, typed_frame
+from sendframe.campaign.ledger_rows import ANSWER_FIELDS, fitted, row_columns, typed_frame
 from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
 from sendframe.errors import InputError, LedgerMismatchError, naming_full_disk
@@ -90,9 +90,6 @@ SCHEMA = (
     " batch INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, size INTEGER NOT NULL, state TEXT NOT NULL,"
     " http_status INTEGER, error_code INTEGER, error_description TEXT, campaign_id INTEGER, sending_id INTEGER,"
     " intent_at TEXT NOT NULL, result_at TEXT, row_keys TEXT NOT NULL, recipients TEXT NOT NULL, answer TEXT)",
-    # rows of unknown batches whose delivery notification came back: accepted, with the notification's message id
-    "CREATE TABLE settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL, recipient TEXT NOT NULL, id TEXT,"
-    " settled_at TEXT NOT NULL, PRIMARY KEY (batch, row_key, recipient))",
     "CREATE VIEW rows AS SELECT b.batch AS batch, CAST(k.key AS INTEGER) AS position, k.value AS row_key,"
     " json_extract(b.recipients, '$[' || k.key || ']') AS recipient, "
     + ", ".join(f"json_extract(b.answer, '$.{key}[' || k.key || ']') AS {column}" for key, column in ANSWER_FIELDS)
@@ -103,7 +100,7 @@ SCHEMA = (
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FULL_DISK_ADVICE = ("free space and run again with the same ledger (nothing unrecorded was sent; a batch sent "
                      "whose answer could not be written stays unknown and is not sent again).")
-_LEDGER_TABLES = {"batches", "rows", "campaign", "settled"}
+_LEDGER_TABLES = {"batches", "rows", "campaign"}
 
 
 def _json_text(value: Any) -> str:
@@ -343,7 +340,7 @@ class Ledger:
         params = () if batches is None else (_json_text([int(b) for b in batches]),)
         stored = self._query("SELECT batch, state, row_keys, recipients, answer, error_code, error_description, "
                              f"campaign_id, sending_id FROM batches{only} ORDER BY batch", params)
-        return row_columns(stored, self._query(f"SELECT batch, row_key, recipient, id FROM settled{only}", params))
+        return row_columns(stored)
 
     def rows(self) -> pd.DataFrame:
         """Every (row, recipient) with its latest batch and what is known of it, as a frame.
@@ -426,7 +423,8 @@ class Ledger:
         """Mark rows of unknown batches accepted when a delivery notification carried their tag.
 
         ``tags`` maps a row's :func:`row_tag` (the ``sf_row`` parameter of its notificationUrl) to the
-        message id the notification gave (``%i``). Returns how many rows were settled.
+        message id the notification gave (``%i``). The row's item of its batch's answer becomes an accepted
+        one with that id. Returns how many rows were settled.
 
             >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
             >>> ledger.settle({row_tag("0", "447700900001"): "a1b2"}), ledger.rows()["id"].tolist()
@@ -436,13 +434,25 @@ class Ledger:
             return 0
         rows = self.rows()
         unknown = rows[rows["state"] == "unknown"]
-        found = [(int(batch), key, recipient, tags[tag], _now())
-                 for batch, key, recipient in zip(unknown["batch"], unknown["row_key"], unknown["recipient"],
-                                                  strict=True)
-                 if (tag := row_tag(key, recipient)) in tags]
-        if found:
-            self._write(self._db.executemany, "INSERT OR REPLACE INTO settled VALUES (?, ?, ?, ?, ?)", found)
+        tagged = unknown.assign(tag=[row_tag(key, recipient) for key, recipient in
+                                     zip(unknown["row_key"], unknown["recipient"], strict=True)])
+        found = tagged[tagged["tag"].isin(list(tags))]
+        if len(found):
+            self._write(self._settled, found, tags, durable=False)
         return len(found)
+
+    def _settled(self, found: pd.DataFrame, tags: Mapping[str, str]) -> None:
+        for batch, rows in found.groupby("batch"):
+            keys, recipients, stored = self._db.execute("SELECT row_keys, recipients, answer FROM batches "
+                                                        "WHERE batch=?", (int(batch),)).fetchone()
+            position = {pair: i for i, pair in enumerate(zip(json.loads(keys), json.loads(recipients), strict=True))}
+            answer = json.loads(stored or "{}")
+            items = {field: fitted(answer.get(field), len(position)) for field, _ in ANSWER_FIELDS}
+            for key, recipient, tag in zip(rows["row_key"], rows["recipient"], rows["tag"], strict=True):
+                at = position[(key, recipient)]
+                items["errorCode"][at] = items["errorDescription"][at] = None
+                items["accepted"][at], items["id"][at] = True, tags[tag]
+            self._db.execute("UPDATE batches SET answer=? WHERE batch=?", (_json_text(items), int(batch)))
 
     def unknown_rows(self) -> pd.DataFrame:
         """Rows whose fate is unknown: sent or not, nobody knows. Check them before sending again.
