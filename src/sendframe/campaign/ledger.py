@@ -276,11 +276,9 @@ class Ledger:
 
             >>> Ledger().record_intent(1, "f1", [('"a"', "447700900001")])
         """
-        keys = [key for key, _ in rows]
-        recipients = [recipient for _, recipient in rows]
+        keys, recipients = _json_text([key for key, _ in rows]), _json_text([recipient for _, recipient in rows])
         self._execute("INSERT INTO batches (batch, fingerprint, size, state, intent_at, row_keys, recipients) "
-                      "VALUES (?, ?, ?, 'intent', ?, ?, ?)",
-                      (batch, fingerprint, len(rows), _now(), _json_text(keys), _json_text(recipients)))
+                      "VALUES (?, ?, ?, 'intent', ?, ?, ?)", (batch, fingerprint, len(rows), _now(), keys, recipients))
 
     def record_answer(self, batch: int, answer: Any, http_status: int | None = None, *,
                       sent: Sequence[str] | None = None) -> int:
@@ -438,13 +436,14 @@ class Ledger:
                                      zip(unknown["row_key"], unknown["recipient"], strict=True)])
         found = tagged[tagged["tag"].isin(list(tags))]
         if len(found):
-            self._write(self._settled, found, tags, durable=False)
+            self._write(self._accept, found, tags, durable=False)
         return len(found)
 
-    def _settled(self, found: pd.DataFrame, tags: Mapping[str, str]) -> None:
-        for batch, rows in found.groupby("batch"):
+    def _accept(self, found: pd.DataFrame, tags: Mapping[str, str]) -> None:
+        for batch in found["batch"].unique().tolist():
+            rows = found[found["batch"] == batch]
             keys, recipients, stored = self._db.execute("SELECT row_keys, recipients, answer FROM batches "
-                                                        "WHERE batch=?", (int(batch),)).fetchone()
+                                                        "WHERE batch=?", (batch,)).fetchone()
             position = {pair: i for i, pair in enumerate(zip(json.loads(keys), json.loads(recipients), strict=True))}
             answer = json.loads(stored or "{}")
             items = {field: fitted(answer.get(field), len(position)) for field, _ in ANSWER_FIELDS}
@@ -452,7 +451,7 @@ class Ledger:
                 at = position[(key, recipient)]
                 items["errorCode"][at] = items["errorDescription"][at] = None
                 items["accepted"][at], items["id"][at] = True, tags[tag]
-            self._db.execute("UPDATE batches SET answer=? WHERE batch=?", (_json_text(items), int(batch)))
+            self._db.execute("UPDATE batches SET answer=? WHERE batch=?", (_json_text(items), batch))
 
     def unknown_rows(self) -> pd.DataFrame:
         """Rows whose fate is unknown: sent or not, nobody knows. Check them before sending again.
@@ -463,13 +462,9 @@ class Ledger:
             ['row', 'recipient', 'batch', 'reason', 'intent_at']
         """
         rows = self.rows()
-        rows = rows[rows["state"] == "unknown"]
-        reason = rows["error_description"].fillna(
-            "the process stopped after the request was prepared, before an answer")
-        return pd.DataFrame({
-            "row": [tuple(v) if isinstance(v := json.loads(k), list) else v for k in rows["row_key"]],
-            "recipient": rows["recipient"].astype("string"),
-            "batch": rows["batch"].astype("Int64"),
-            "reason": reason.astype("string"),
-            "intent_at": self._intent_times(rows["batch"]),
-        }).reset_index(drop=True)
+        rows = rows[rows["state"] == "unknown"].reset_index(drop=True)
+        reason = rows["error_description"].fillna("the process stopped after the request was prepared, before an "
+                                                  "answer")
+        return pd.DataFrame({"row": [tuple(v) if isinstance(v := json.loads(k), list) else v for k in rows["row_key"]],
+                             "recipient": rows["recipient"], "batch": rows["batch"], "reason": reason,
+                             "intent_at": self._intent_times(rows["batch"])})

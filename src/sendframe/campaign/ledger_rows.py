@@ -112,11 +112,7 @@ def typed_frame(columns: dict[str, pa.Array], positions: Sequence[int | None] | 
     indices = None if positions is None else pa.array(positions, pa.int64())
     data = {}
     for name, dtype in ROW_DTYPES.items():
-        if name in given:
-            array = given[name]
-        elif indices is not None and not len(columns["row_key"]):  # an empty ledger: every value <NA>
-            array = pa.nulls(len(indices), _ARROW_TYPES[dtype])
-        else:
-            array = columns[name] if indices is None else columns[name].take(indices)
-        data[name] = _pandas_dtype(dtype).__from_arrow__(array)
+        if name not in given:
+            given[name] = columns[name] if indices is None else columns[name].take(indices)
+        data[name] = _pandas_dtype(dtype).__from_arrow__(given[name])
     return pd.DataFrame(data)
