@@ -12,7 +12,6 @@ frame of :meth:`sendframe.Ledger.rows` of them.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -31,6 +30,7 @@ ROW_DTYPES: dict[str, Any] = {
     "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
     "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
 _ARROW_TYPES = {"string": pa.string(), "Int64": pa.int64(), "boolean": pa.bool_()}
+_PANDAS_TYPES = {arrow: pd.api.types.pandas_dtype(name) for name, arrow in _ARROW_TYPES.items()}
 _ROWS_AT_A_TIME = 1 << 16  # rows read back as Python lists before they become Arrow arrays
 
 
@@ -93,11 +93,6 @@ def _row_states(state: str, accepted: list[Any]) -> list[str]:
     return ["accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
 
 
-@functools.cache
-def _pandas_dtype(name: str) -> Any:
-    return pd.api.types.pandas_dtype(name)  # a StringDtype takes a while to build: once per name
-
-
 def _arrow_columns(columns: dict[str, list[Any]]) -> dict[str, pa.Array]:
     return {name: pa.array(values, _ARROW_TYPES[ROW_DTYPES[name]]) for name, values in columns.items()}
 
@@ -110,9 +105,7 @@ def typed_frame(columns: dict[str, pa.Array], positions: Sequence[int | None] | 
         [[<NA>, <NA>]]
     """
     indices = None if positions is None else pa.array(positions, pa.int64())
-    data = {}
-    for name, dtype in ROW_DTYPES.items():
-        if name not in given:
-            given[name] = columns[name] if indices is None else columns[name].take(indices)
-        data[name] = _pandas_dtype(dtype).__from_arrow__(given[name])
-    return pd.DataFrame(data)
+    taken = {name: given[name] if name in given else columns[name] if indices is None else columns[name].take(indices)
+             for name in ROW_DTYPES}
+    frame: pd.DataFrame = pa.table(taken).to_pandas(types_mapper=_PANDAS_TYPES.get)  # pyarrow is untyped
+    return frame
