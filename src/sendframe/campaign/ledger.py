@@ -67,6 +67,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic_core import to_json
 
 from sendframe.api.wire import send_answer
@@ -406,16 +407,12 @@ class Ledger:
         """
         columns = self._row_columns(batches)
         keys, recipients = _texts(keys), _texts(recipients)
-        if not len(columns["row_key"]):
-            return typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
         if columns["row_key"].equals(keys) and columns["recipient"].equals(recipients):
             return typed_frame(columns)  # the usual case: every row sent once, in order
-        stored_keys = columns["row_key"].to_pylist()
-        given_keys = keys.to_pylist()
-        positions = match_rows(stored_keys, columns["recipient"].to_pylist(), given_keys, recipients.to_pylist())
-        matched_keys = [key if at is None else stored_keys[at] for key, at in zip(given_keys, positions, strict=True)]
-        return typed_frame(columns, positions, row_key=pa.array(matched_keys, pa.string()),
-                            recipient=recipients)
+        positions = match_rows(columns["row_key"].to_pylist(), columns["recipient"].to_pylist(), keys.to_pylist(),
+                               recipients.to_pylist()) if len(columns["row_key"]) else [None] * len(keys)
+        matched = columns["row_key"].take(pa.array(positions, pa.int64()))
+        return typed_frame(columns, positions, row_key=pc.coalesce(matched, keys), recipient=recipients)
 
     def settle(self, tags: Mapping[str, str]) -> int:
         """Mark rows of unknown batches accepted when a delivery notification carried their tag.
