@@ -132,7 +132,7 @@ _HISTORY_COLUMNS = {"recipient": "string", "sent_at": "datetime64[us, UTC]", "st
 
 def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
     if isinstance(folder_or_paths, (str, os.PathLike)) and Path(folder_or_paths).is_dir():
-        # is_ledger reads a file's header: SQLite's -wal, -shm and -journal files and lock files are not ledgers
+        # is_ledger opens a file read-only: SQLite's -wal, -shm and -journal files and lock files are not ledgers
         return [path for path in sorted(Path(folder_or_paths).iterdir()) if path.is_file() and is_ledger(path)]
     named = [folder_or_paths] if isinstance(folder_or_paths, (str, os.PathLike)) else folder_or_paths
     paths = [Path(p) for p in named]

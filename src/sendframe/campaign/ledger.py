@@ -98,7 +98,6 @@ SCHEMA = (
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
 _FULL_DISK_ADVICE = ("free space and run again with the same ledger (nothing unrecorded was sent; a batch sent "
                      "whose answer could not be written stays unknown and is not sent again).")
 _LEDGER_TABLES = {"batches", "rows", "campaign"}
@@ -132,13 +131,10 @@ def is_ledger(path: str | os.PathLike[str]) -> bool:
         >>> is_ledger(__file__)
         False
     """
-    with open(path, "rb") as handle:
-        if handle.read(16) != _SQLITE_HEADER:
-            return False
     try:
         with contextlib.closing(_connect(os.fspath(path), read_only=True)) as db:
             return _tables(db) >= _LEDGER_TABLES
-    except sqlite3.Error:
+    except sqlite3.Error:  # not an SQLite file (a log, a -wal or -journal file), or none at all
         return False
 
 
@@ -253,18 +249,16 @@ class Ledger:
             sendframe.campaign.ledger.LedgerMismatchError: ...
         """
         stored = self.parameters()
-        wanted = {key: value for key, value in parameters.items()}
         if not stored:
             self._write(self._db.executemany, "INSERT INTO campaign (key, value) VALUES (?, ?)",
-                        [(k, json.dumps(v, ensure_ascii=False)) for k, v in wanted.items()])
+                        [(k, json.dumps(v, ensure_ascii=False)) for k, v in parameters.items()])
             return
-        differences = [f"{key}: the ledger has {stored.get(key)!r}, this send has {wanted.get(key)!r}"
-                       for key in sorted(set(stored) | set(wanted)) if stored.get(key) != wanted.get(key)]
+        differences = [f"{key}: the ledger has {stored.get(key)!r}, this send has {parameters.get(key)!r}"
+                       for key in sorted(set(stored) | set(parameters)) if stored.get(key) != parameters.get(key)]
         if differences:
-            raise LedgerMismatchError(
-                f"The ledger {self.path} belongs to another campaign, so it cannot be resumed with these "
-                "parameters:\n  - "
-                + "\n  - ".join(differences) + "\nUse a new ledger file for a new campaign.")
+            raise LedgerMismatchError(f"The ledger {self.path} belongs to another campaign, so it cannot be resumed "
+                                      "with these parameters:\n  - " + "\n  - ".join(differences)
+                                      + "\nUse a new ledger file for a new campaign.")
 
     # ------------------------------------------------------------------ batches
 
