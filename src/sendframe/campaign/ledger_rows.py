@@ -56,7 +56,10 @@ def row_columns(batches: Iterable[Sequence[Any]]) -> dict[str, pa.Array]:
         columns["row_key"] += keys
         columns["recipient"] += fitted(json.loads(recipients_text), n)
         columns["batch"] += [batch] * n
-        columns["state"] += _row_states(state, accepted)
+        # a row's state is its answer's (no item: unknown; a row of an unknown batch a notification settled is
+        # accepted), but for a batch provably not sent
+        columns["state"] += ["not_sent"] * n if state == "not_sent" else [
+            "accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
         columns["accepted"] += accepted
         for key, column in ANSWER_FIELDS[1:5]:
             columns[column] += fitted(answer.get(key), n)
@@ -83,14 +86,6 @@ def fitted(values: list[Any] | None, n: int) -> list[Any]:
     if values is None:
         return [None] * n
     return values if len(values) == n else (values + [None] * n)[:n]
-
-
-def _row_states(state: str, accepted: list[Any]) -> list[str]:
-    """Each row's state from its batch's state and its answer's ``accepted`` (True, False, or None: no item; a row
-    of an unknown batch is accepted once a notification settled it)."""
-    if state == "not_sent":
-        return ["not_sent"] * len(accepted)
-    return ["accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
 
 
 def _arrow_columns(columns: dict[str, list[Any]]) -> dict[str, pa.Array]:
