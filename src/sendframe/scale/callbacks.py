@@ -56,9 +56,8 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     ranges = {f: [runtime.delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
               else read_bytes(f, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0] for f in files}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
-    receivers = [f for f in files if urls[f] is None]
-    found = runtime.compute(*[[runtime.delayed_call(_templates_in, block) for block in ranges[f]] for f in receivers])
-    templates = dict(zip(receivers, found, strict=True))
+    (templates,) = runtime.compute({f: [runtime.delayed_call(_templates_in, block) for block in ranges[f]]
+                                    for f in files if urls[f] is None})
     params = {f: log_params(pa.array([t for got in templates.get(f, []) for t in got], pa.string()), urls[f])
               for f in files}
     none = pa.array([], pa.string())  # the typed columns of an empty log, with the notification_url's own parameters
