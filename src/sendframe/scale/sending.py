@@ -35,12 +35,12 @@ import pandas as pd
 
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.ledger import SPENT_STATES, Ledger
+from sendframe.campaign.ledger_keys import tags_from_callbacks
 from sendframe.campaign.lock import hold
 from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send import Budget, SendOptions, send_prepared
-from sendframe.campaign.settling import tags_from_callbacks
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
 from sendframe.scale import runtime
 from sendframe.scale.messages import sent_repeats, skip_elsewhere, with_duplicates
