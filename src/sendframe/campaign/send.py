@@ -355,8 +355,7 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
             pending = np.flatnonzero(~state.isin(answered).to_numpy(dtype=bool, na_value=False))
             if budget is not None:
                 budget.count(np.flatnonzero(state.isin(SPENT_STATES).to_numpy(dtype=bool, na_value=False)))
-        batches = plan_batches(spec, pending, batch_size=options.batch_size, first_batch=first_batch,
-                               parts=parts)
+        batches = plan_batches(spec, pending, batch_size=options.batch_size, first_batch=first_batch, parts=parts)
         if budget is not None:
             batches = batches[:budget.fit([batch.positions for batch in batches])]
         run = _send_batches(spec, batches, config, journal, options)
