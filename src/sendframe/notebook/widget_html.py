@@ -85,11 +85,8 @@ def preview_html(rows: Iterable[tuple[Any, Any]], mark: Any = None, heading: str
     """
     cells = "".join(
         f"<tr><td>{html.escape(str(label))}</td><td style='text-align:left'>"
-        + ((highlight(text, mark(text)) if mark else html.escape(text)) if isinstance(text, str)
-           else "<i>missing variable</i>")
-        + "</td></tr>"
-        for label, text in rows
-    )
+        f"{highlight(text, mark(text) if mark else ()) if isinstance(text, str) else '<i>missing variable</i>'}"
+        "</td></tr>" for label, text in rows)
     return f"<table><tr><th>row</th><th>{html.escape(heading)}</th></tr>{cells}</table>"
 
 
