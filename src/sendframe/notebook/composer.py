@@ -56,7 +56,6 @@ from sendframe.notebook.widget_html import (
     result_html,
     without_credentials,
 )
-from sendframe.text.encodings import unencodable_characters
 
 w = optional_import("ipywidgets", "The notebook widgets need ipywidgets")
 display = optional_import("IPython.display", "The notebook widgets need IPython").display
@@ -286,8 +285,7 @@ class Composer:
             texts = pd.Series([s if not isinstance(s, str) or not isinstance(b, str)
                                else f"{s} — {_TAGS.sub(' ', b).strip()[:200]}"
                                for s, b in zip(texts, bodies, strict=True)], index=sample.index, dtype=object)
-        mark = (lambda text: unencodable_characters(text, "gsm")) if msg.info.sends_sms else None
-        return preview_html(texts.items(), mark=mark)
+        return preview_html(texts.items(), sms=msg.info.sends_sms)
 
     # ------------------------------------------------------------------ check, confirm, send
 
