@@ -460,17 +460,15 @@ def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> di
     ...                                      estimate=pd.DataFrame({"cost": [0.05]}))))[-1]
     'estimated cost'
     """
-    facts: dict[str, str] = {}
     ids: list[object] = outcomes["campaign_id"].dropna().unique().tolist() if "campaign_id" in outcomes else []
     id_text = ", ".join(str(i) for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
     named = " · ".join(part for part in (campaign, f"id {id_text}" if id_text else "") if part)
-    facts["campaign"] = named or "not named"
     sent_at = outcomes["sent_at"].dropna() if "sent_at" in outcomes else pd.Series(dtype="datetime64[us, UTC]")
-    facts["first send"] = _utc(sent_at.min()) if not sent_at.empty else "not known yet"
-    facts["last send"] = _utc(sent_at.max()) if not sent_at.empty else "not known yet"
-    sent = (int(outcomes["outcome"].isin(SENT_OUTCOMES).sum()) if "outcome" in outcomes
-            else len(outcomes))
-    facts["recipients"] = f"{len(outcomes):,} (sent {sent:,})"
+    sent = int(outcomes["outcome"].isin(SENT_OUTCOMES).sum()) if "outcome" in outcomes else len(outcomes)
+    facts = {"campaign": named or "not named",
+             "first send": _utc(sent_at.min()) if not sent_at.empty else "not known yet",
+             "last send": _utc(sent_at.max()) if not sent_at.empty else "not known yet",
+             "recipients": f"{len(outcomes):,} (sent {sent:,})"}
     currency = f" {outcomes.attrs['currency']}" if outcomes.attrs.get("currency") else ""
     for column, label in (("estimated_cost", "estimated cost"), ("billed_cost", "billed cost")):
         values = outcomes[column].astype(float) if column in outcomes else pd.Series(dtype=float)

@@ -111,8 +111,7 @@ class Monitor:
         if self._job is not None:
             self._job.cancel()
             self._job.wait(30)
-        if self.auto.value:
-            self.auto.value = False
+        self.auto.value = False  # already False: no change, so no second stop()
 
     def _loop(self, interval: float, stop: threading.Event) -> None:
         while not stop.is_set():

@@ -65,8 +65,8 @@ class BackgroundJob:
                  on_progress: Callable[[int, int | None], None] | None = None,
                  on_done: Callable[[BackgroundJob], None] | None = None,
                  name: str = "sendframe-background-job") -> None:
-        self._work, self._on_done = work, on_done
-        self._on_progress = on_progress or (lambda n, total: None)
+        self._work = work
+        self._on_progress, self._on_done = on_progress or (lambda n, total: None), on_done or (lambda job: None)
         self.n = 0
         self.total: int | None = None
         self._lock = threading.Lock()
@@ -126,8 +126,7 @@ class BackgroundJob:
         finally:
             del _SINK.warnings
             try:
-                if self._on_done is not None:
-                    self._on_done(self)
+                self._on_done(self)
             except Exception:  # a display failure must not print a traceback from the thread
                 logger.debug("showing the end of a background job failed", exc_info=True)
             finally:
