@@ -281,10 +281,8 @@ class Composer:
                                 heading=f"template {msg.fields['templateId']}")
         texts = msg.render(sample)
         if msg.channel == "mailing":
-            bodies = msg.render(sample, field="body")
-            texts = pd.Series([s if not isinstance(s, str) or not isinstance(b, str)
-                               else f"{s} — {_TAGS.sub(' ', b).strip()[:200]}"
-                               for s, b in zip(texts, bodies, strict=True)], index=sample.index, dtype=object)
+            bodies = msg.render(sample, field="body").str.replace(_TAGS, " ", regex=True).str.strip().str.slice(0, 200)
+            texts = texts.where(texts.isna() | bodies.isna(), texts + " — " + bodies)  # a missing body: the subject
         return preview_html(texts.items(), sms=msg.info.sends_sms)
 
     # ------------------------------------------------------------------ check, confirm, send
