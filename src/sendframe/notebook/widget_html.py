@@ -30,6 +30,8 @@ __all__ = ["confirmation_html", "counter_figures", "counter_html", "counts_line"
            "result_html", "without_credentials"]
 
 _RED, _GREEN, _GREY = "#c62828", "#2e7d32", "#757575"
+# the counter's warnings: a figure of CounterTotals -> what its rows are said to do
+_COUNTER_WARNINGS = {"missing_text": "rows miss a variable", "too_many_parts": "rows need more parts than allowed"}
 
 
 def highlight(text: str, characters: str | Iterable[str] | None) -> str:
@@ -64,12 +66,8 @@ def counter_html(figures: Mapping[str, Any], sms: bool = True) -> str:
         >>> counter_html({"recipients": 2, "cost": 0.5, "missing_text": 1}, sms=False)
         "<b>2</b> recipients · cost <b>0.5000</b> · <span style='color:#c62828'>1 rows miss a variable</span>"
     """
-    warnings = "".join(
-        f" · <span style='color:{_RED}'>{figures[key]:,} {label}</span>"
-        for key, label in (("missing_text", "rows miss a variable"),
-                           ("too_many_parts", "rows need more parts than allowed"))
-        if figures.get(key)
-    )
+    warnings = "".join(f" · <span style='color:{_RED}'>{figures[key]:,} {label}</span>"
+                       for key, label in _COUNTER_WARNINGS.items() if figures.get(key))
     if not sms:
         return f"<b>{figures['recipients']:,}</b> recipients · cost <b>{figures['cost']:,.4f}</b>{warnings}"
     forced = f" · forced to utf-16 by <mark>{html.escape(figures['forced_by'])}</mark>" if figures["forced_by"] else ""
