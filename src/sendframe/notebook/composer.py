@@ -383,15 +383,14 @@ class Composer:
 
     def _finished(self, job: BackgroundJob, ledger: Any) -> None:
         """Called from the send's thread when it ends."""
+        self.results, self.error = job.result, job.error
         if job.error is not None:
-            self.error = job.error
             self.progress.bar_style = "danger"
             started = job.total is not None  # batches had begun: some rows may have been sent
             self.status.value = error_html("Sending stopped" if started else "Not sent", job.error, self._secrets()) + (
                 "<br>The ledger keeps every answer: press Send again to continue (no one is sent twice)."
                 if started else "")
         else:
-            self.results = job.result
             if job.total is None:  # nothing was pending: the bar is full
                 self._show_progress(0, 0)
             self.progress.bar_style = "warning" if job.cancelled else "success"
