@@ -116,8 +116,7 @@ class Monitor:
     def _loop(self, interval: float, stop: threading.Event) -> None:
         while not stop.is_set():
             outcomes = self.refresh()
-            accepted = outcomes["outcome"] == "accepted"
-            if not (outcomes.loc[accepted, "status"] == "PENDING").any():
+            if not (outcomes["outcome"].eq("accepted") & outcomes["status"].eq("PENDING")).any():
                 self.summary.value += " <b>· all messages have a final status</b>"
                 return
             stop.wait(interval)
