@@ -17,9 +17,7 @@ drawn: ``pip install 'sendframe[notebook]'``.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
-from functools import cache, wraps
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -91,42 +89,20 @@ def new_figure(title: str, subtitle: str = "") -> go.Figure:
     return fig
 
 
-CHARTS: dict[str, Callable[..., go.Figure]] = {}
-"""Every chart of the dashboard, by its function's name, in the dashboard's order (the order they are defined)."""
+def _empty(fig: go.Figure, message: str) -> go.Figure:
+    fig.add_annotation(text=message, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5,
+                       font=dict(size=14, color="#757575"))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return fig
 
 
-class _NothingToDraw(Exception):
-    """Raised by a chart with nothing to draw yet; its message is written on the figure instead."""
-
-
-def _chart(title: str, *columns: str) -> Callable[[Callable[..., None]], Callable[..., go.Figure]]:
-    """Make ``draw(fig, outcomes, ...)`` the dashboard's chart ``draw.__name__(outcomes, ...)``, registered in
-    :data:`CHARTS`: it refuses a frame without ``columns`` and an unknown keyword by name, and hands ``draw`` a new
-    figure titled ``title`` to fill (:class:`_NothingToDraw` says why there is nothing in it)."""
-    def register(draw: Callable[..., None]) -> Callable[..., go.Figure]:
-        @wraps(draw)
-        def chart(outcomes: pd.DataFrame, *args: Any, **options: Any) -> go.Figure:
-            missing = [c for c in columns if c not in outcomes]
-            if missing:
-                raise InputError(f"{chart.__name__} needs the columns of message_outcomes; missing: "
-                                 f"{', '.join(missing)}.")
-            fig = new_figure(title)
-            try:
-                draw(fig, outcomes, *args, **options)
-            except _NothingToDraw as nothing:
-                fig.add_annotation(text=str(nothing), showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5,
-                                   font=dict(size=14, color="#757575"))
-                fig.update_xaxes(visible=False)
-                fig.update_yaxes(visible=False)
-            return fig
-
-        own = inspect.signature(draw)  # what help() and the unknown-keyword check show: the chart's, not draw's
-        chart.__signature__ = own.replace(  # type: ignore[attr-defined]
-            parameters=list(own.parameters.values())[1:], return_annotation="go.Figure")
-        CHARTS[draw.__name__] = keyword_checked(chart)
-        return CHARTS[draw.__name__]
-
-    return register
+def _chart(outcomes: pd.DataFrame, columns: tuple[str, ...], chart: str, title: str) -> go.Figure:
+    """The figure of ``chart``, once ``outcomes`` has the ``columns`` it draws."""
+    missing = [c for c in columns if c not in outcomes]
+    if missing:
+        raise InputError(f"{chart} needs the columns of message_outcomes; missing: {', '.join(missing)}.")
+    return new_figure(title)
 
 
 def _status_label(status: object) -> str:
@@ -172,8 +148,8 @@ def _text_positions(values: list[float], top: float) -> list[str]:
     return ["inside" if top and v >= 0.45 * top else "outside" for v in values]
 
 
-@_chart("Delivery funnel", "outcome", "status", "clicked")
-def funnel(fig: go.Figure, outcomes: pd.DataFrame) -> None:
+@keyword_checked
+def funnel(outcomes: pd.DataFrame) -> go.Figure:
     """Recipients → sent → accepted → delivered → clicked, each bar with its count and share; rows left out
     before sending (skipped, held out, not sent yet) are their own grey steps. Shares are of all recipients
     down to "sent", then of the sent ones.
@@ -183,6 +159,7 @@ def funnel(fig: go.Figure, outcomes: pd.DataFrame) -> None:
     >>> list(funnel(outcomes).data[0].x)
     [2, 1, 0, 0]
     """
+    fig = _chart(outcomes, ("outcome", "status", "clicked"), "funnel", "Delivery funnel")
     outcome = _groups(outcomes["outcome"], "no outcome")
     sent_rows = outcome.isin(SENT_OUTCOMES)
     left_out = outcome[~sent_rows].value_counts()
@@ -210,6 +187,7 @@ def funnel(fig: go.Figure, outcomes: pd.DataFrame) -> None:
     ))
     fig.update_layout(yaxis=dict(autorange="reversed"), xaxis=dict(range=[0, top * 1.02], title="recipients"),
                       showlegend=False)
+    return fig
 
 
 def _bars(span: pd.Timedelta, freq: str) -> float:
@@ -226,8 +204,8 @@ def _bucket_for(span: pd.Timedelta) -> str:
     return next((freq for freq in _FREQ_WORDS if _bars(span, freq) < MAX_TIME_BUCKETS), "30D")
 
 
-@_chart("Status by send time", "sent_at", "status")
-def status_over_time(fig: go.Figure, outcomes: pd.DataFrame, freq: str | None = None) -> None:
+@keyword_checked
+def status_over_time(outcomes: pd.DataFrame, freq: str | None = None) -> go.Figure:
     """Stacked counts of final status by send time, bucketed by ``freq`` (``"min"``, ``"h"``, ``"D"``, ...;
     by default the finest that gives at most 200 bars).
 
@@ -236,10 +214,11 @@ def status_over_time(fig: go.Figure, outcomes: pd.DataFrame, freq: str | None = 
     >>> status_over_time(outcomes).layout.annotations[0].text
     'No send times yet: callbacks or records give them.'
     """
+    fig = _chart(outcomes, ("sent_at", "status"), "status_over_time", "Status by send time")
     known = outcomes["sent_at"].notna().to_numpy()
     sent_at = outcomes["sent_at"][known]
     if sent_at.empty:
-        raise _NothingToDraw("No send times yet: callbacks or records give them.")
+        return _empty(fig, "No send times yet: callbacks or records give them.")
     span = sent_at.max() - sent_at.min()
     if freq is not None and _bars(span, freq) > 10 * MAX_TIME_BUCKETS:
         raise InputError(f"status_over_time: freq={freq!r} gives more than {10 * MAX_TIME_BUCKETS:,} bars over {span}; "
@@ -250,6 +229,7 @@ def status_over_time(fig: go.Figure, outcomes: pd.DataFrame, freq: str | None = 
                  .unstack(fill_value=0))
     fig.update_layout(barmode="stack", bargap=0.05, yaxis_title="messages", legend_traceorder="normal",
                       title_subtitle_text=f"messages per {_FREQ_WORDS.get(freq, freq)} of send time, by final status")
+    return fig
 
 
 def _duration(seconds: float) -> str:
@@ -258,8 +238,8 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
-@_chart("Time to delivery", "seconds_to_delivery")
-def time_to_delivery(fig: go.Figure, outcomes: pd.DataFrame) -> None:
+@keyword_checked
+def time_to_delivery(outcomes: pd.DataFrame) -> go.Figure:
     """The share of delivered messages delivered within x seconds (an ECDF through at most 1,001 points),
     with 5 s and 60 s marks.
 
@@ -268,9 +248,10 @@ def time_to_delivery(fig: go.Figure, outcomes: pd.DataFrame) -> None:
     >>> time_to_delivery(outcomes).layout.annotations[0].text
     'No delivered messages with both dates yet.'
     """
+    fig = _chart(outcomes, ("seconds_to_delivery",), "time_to_delivery", "Time to delivery")
     seconds = outcomes["seconds_to_delivery"].dropna().clip(lower=0).to_numpy(dtype=float)
     if seconds.size == 0:
-        raise _NothingToDraw("No delivered messages with both dates yet.")
+        return _empty(fig, "No delivered messages with both dates yet.")
     values, counts = np.unique(seconds, return_counts=True)
     if values.size <= MAX_ECDF_POINTS:  # the exact curve: one step per distinct time
         x, share = values, np.cumsum(counts) / seconds.size
@@ -291,6 +272,7 @@ def time_to_delivery(fig: go.Figure, outcomes: pd.DataFrame) -> None:
         xaxis=dict(title="seconds to delivery", range=[0, max(66.0, p99 * 1.1)]),
         yaxis=dict(title="share delivered", tickformat=".0%", range=[0, 1.02]), showlegend=False,
     )
+    return fig
 
 
 def _reason(failed: pd.DataFrame) -> pd.Series:
@@ -303,8 +285,8 @@ def _reason(failed: pd.DataFrame) -> pd.Series:
     return api.fillna(by_status.astype("string"))
 
 
-@_chart("Failures by status and error", "status", "error_code")
-def failures(fig: go.Figure, outcomes: pd.DataFrame) -> None:
+@keyword_checked
+def failures(outcomes: pd.DataFrame) -> go.Figure:
     """Failed recipients by status, and by API error for those the API rejected (the 15 biggest reasons, then one
     bar for the rest).
 
@@ -313,15 +295,17 @@ def failures(fig: go.Figure, outcomes: pd.DataFrame) -> None:
     >>> list(failures(outcomes).data[0].y)
     ['error 102']
     """
+    fig = _chart(outcomes, ("status", "error_code"), "failures", "Failures by status and error")
     shown = ["status", "error_code", *(["error_description"] if "error_description" in outcomes else [])]
     failed = outcomes.loc[outcomes["status"].isin(FAILED_STATUSES | {"NOT_SENT", "UNKNOWN_OUTCOME"}), shown]
     if failed.empty:
-        raise _NothingToDraw("No failures.")
+        return _empty(fig, "No failures.")
     counts = pd.crosstab(_reason(failed), failed["status"].astype("string"))
     counts = _keep_top(counts.assign(total=counts.sum(axis=1)), "total", TOP_GROUPS, "reasons")
     _status_bars(fig, counts.sort_values("total", ascending=False).drop(columns="total"), orientation="h")
     # the labels name the status (or the API error of a message not sent): no legend needed
     fig.update_layout(barmode="stack", xaxis_title="recipients", yaxis=dict(autorange="reversed"), showlegend=False)
+    return fig
 
 
 def _rates(hits: pd.Series, among: pd.Series, by: pd.Series, noun: str = "") -> pd.DataFrame:
@@ -350,8 +334,8 @@ def _one_region(countries: pd.Series) -> bool:
     return any(zones <= set(region) for region in ("15", "234", "6789"))
 
 
-@_chart("Delivery rate by country (delivered / accepted)", "country", "outcome", "status")
-def delivery_rate_by_country(fig: go.Figure, outcomes: pd.DataFrame) -> None:
+@keyword_checked
+def delivery_rate_by_country(outcomes: pd.DataFrame) -> go.Figure:
     """A world map of delivery rate (delivered / accepted) by recipient country.
 
     >>> from sendframe.delivery.outcomes import message_outcomes
@@ -360,9 +344,11 @@ def delivery_rate_by_country(fig: go.Figure, outcomes: pd.DataFrame) -> None:
     >>> list(delivery_rate_by_country(outcomes).data[0].locations)
     ['ESP']
     """
+    fig = _chart(outcomes, ("country", "outcome", "status"), "delivery_rate_by_country",
+                 "Delivery rate by country (delivered / accepted)")
     rates = _delivered_of_accepted(outcomes, outcomes["country"]).reset_index()
     if rates.empty:
-        raise _NothingToDraw("No accepted messages with a known country.")
+        return _empty(fig, "No accepted messages with a known country.")
     text = [f"{c}: {d:,}/{a:,} delivered" for c, d, a in zip(rates["group"], rates["hits"], rates["of"], strict=True)]
     # the colour scale starts a little under the worst country, so 85% and 98% do not look alike
     zmin = max(0.0, np.floor(float(rates["rate"].min()) * 10) / 10 - 0.1)
@@ -375,10 +361,11 @@ def delivery_rate_by_country(fig: go.Figure, outcomes: pd.DataFrame) -> None:
     else:
         fig.update_geos(lataxis_range=[-58, 85])
     fig.update_layout(margin=dict(l=0, r=0, t=60, b=0))
+    return fig
 
 
-@_chart("Delivery rate by operator (country MNC)", "country", "mnc", "outcome", "status")
-def delivery_rate_by_operator(fig: go.Figure, outcomes: pd.DataFrame) -> None:
+@keyword_checked
+def delivery_rate_by_operator(outcomes: pd.DataFrame) -> go.Figure:
     """Delivery rate by country and operator (MNC), with the denominator on each bar: the 15 operators with the most
     accepted messages, then one bar for the rest.
 
@@ -388,9 +375,11 @@ def delivery_rate_by_operator(fig: go.Figure, outcomes: pd.DataFrame) -> None:
     >>> list(delivery_rate_by_operator(outcomes).data[0].y)
     ['ES ? · 0/1']
     """
+    fig = _chart(outcomes, ("country", "mnc", "outcome", "status"), "delivery_rate_by_operator",
+                 "Delivery rate by operator (country MNC)")
     rates = _delivered_of_accepted(outcomes, operator_label(outcomes["country"], outcomes["mnc"]), "operators")
     if rates.empty:
-        raise _NothingToDraw("No accepted messages yet.")
+        return _empty(fig, "No accepted messages yet.")
     rates = rates.sort_values("rate", ascending=False)
     labels = [f"{o} · {int(d):,}/{int(a):,}" for o, d, a in zip(rates.index, rates["hits"], rates["of"], strict=True)]
     fig.add_trace(graph_objects().Bar(
@@ -399,10 +388,11 @@ def delivery_rate_by_operator(fig: go.Figure, outcomes: pd.DataFrame) -> None:
         textposition=_text_positions(list(rates["rate"]), 1.0),
         hovertemplate="%{customdata}: %{x:.1%}<extra></extra>"))
     fig.update_layout(xaxis=dict(tickformat=".0%", range=[0, 1], title="delivered / accepted"), showlegend=False)
+    return fig
 
 
-@_chart("Cost: estimated versus billed", "country", "estimated_cost", "billed_cost")
-def cost(fig: go.Figure, outcomes: pd.DataFrame) -> None:
+@keyword_checked
+def cost(outcomes: pd.DataFrame) -> go.Figure:
     """Estimated versus billed cost by country (the 15 costliest, then one bar for the rest).
 
     >>> from sendframe.delivery.outcomes import message_outcomes
@@ -411,6 +401,7 @@ def cost(fig: go.Figure, outcomes: pd.DataFrame) -> None:
     >>> [float(v) for v in cost(outcomes).data[0].y]
     [0.05]
     """
+    fig = _chart(outcomes, ("country", "estimated_cost", "billed_cost"), "cost", "Cost: estimated versus billed")
     country = _groups(outcomes["country"])
     totals = outcomes[["estimated_cost", "billed_cost"]].astype(float).groupby(country, observed=True).sum(
         min_count=1).fillna(0.0)
@@ -420,10 +411,11 @@ def cost(fig: go.Figure, outcomes: pd.DataFrame) -> None:
         fig.add_trace(graph_objects().Bar(x=totals.index, y=totals[column], name=name, marker_color=colour))
     spent = f"estimated {totals['estimated_cost'].sum():,.2f}, billed {totals['billed_cost'].sum():,.2f} {currency}"
     fig.update_layout(title_subtitle_text=spent.rstrip(), barmode="group", yaxis_title=f"cost {currency}".strip())
+    return fig
 
 
-@_chart("Clicks among delivered recipients", "status", "clicked", "country")
-def clicks(fig: go.Figure, outcomes: pd.DataFrame) -> None:
+@keyword_checked
+def clicks(outcomes: pd.DataFrame) -> go.Figure:
     """Click-through: clicked recipients among delivered ones, by country (the 15 with most deliveries, then the rest).
 
     >>> from sendframe.delivery.outcomes import message_outcomes
@@ -431,9 +423,10 @@ def clicks(fig: go.Figure, outcomes: pd.DataFrame) -> None:
     >>> clicks(outcomes).layout.annotations[0].text
     'No delivered messages yet.'
     """
+    fig = _chart(outcomes, ("status", "clicked", "country"), "clicks", "Clicks among delivered recipients")
     delivered = outcomes["status"].isin(["DELIVRD"])
     if not delivered.any():
-        raise _NothingToDraw("No delivered messages yet.")
+        return _empty(fig, "No delivered messages yet.")
     rates = _rates(outcomes["clicked"].astype("boolean"), delivered, _groups(outcomes["country"]), "countries")
     fig.add_trace(graph_objects().Bar(
         x=rates.index, y=rates["rate"], marker_color="#f9a825", text=[f"{r:.1%}" for r in rates["rate"]],
@@ -442,6 +435,12 @@ def clicks(fig: go.Figure, outcomes: pd.DataFrame) -> None:
     fig.update_layout(yaxis=dict(tickformat=".0%", range=[0, max(float(rates["rate"].max()), 0.01) * 1.25],
                                  title="clicked / delivered"),
                       showlegend=False)
+    return fig
+
+
+# every chart of the dashboard, by its function's name, in the dashboard's order
+CHARTS = {chart.__name__: chart for chart in (funnel, status_over_time, time_to_delivery, failures,
+                                              delivery_rate_by_country, delivery_rate_by_operator, cost, clicks)}
 
 
 def _utc(moment: pd.Timestamp) -> str:
