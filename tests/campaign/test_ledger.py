@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from sendframe.campaign.ledger import Ledger
-from sendframe.campaign.ledger_keys import row_key, row_keys
+from sendframe.campaign.ledger_rows import row_key, row_keys
 from sendframe.errors import InputError, LedgerInUseError, LedgerMismatchError
 
 PARAMS = {"channel": "sms", "message": "Hi {name}", "from": "Shop"}

@@ -9,7 +9,7 @@ import pytest
 
 import sendframe
 from sendframe.campaign.ledger import Ledger
-from sendframe.campaign.ledger_keys import ROW_TAG_PARAM
+from sendframe.campaign.ledger_rows import ROW_TAG_PARAM
 from sendframe.errors import SendframeWarning
 from sendframe.sandbox import Sandbox
 

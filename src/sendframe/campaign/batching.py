@@ -27,7 +27,7 @@ from pydantic_core import to_json
 from sendframe.api.models import parse_request
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import EncodedRequest, wire_json
-from sendframe.campaign.ledger_keys import row_keys, row_tag, tag_url
+from sendframe.campaign.ledger_rows import row_keys, row_tag, tag_url
 from sendframe.delivery.contact_table import checked_contacts
 from sendframe.errors import InputError
 from sendframe.options import request_field_names
@@ -98,7 +98,7 @@ class CampaignSpec:
 
         ``rows``: send only the rows of this boolean mask (a prepared frame's rows to send): each column read is
         taken as it is read; an sms ``notificationUrl`` address is then sent as one URL per row carrying the row's
-        tag (:func:`~sendframe.campaign.ledger_keys.tag_url`), so a notification names the row it is about.
+        tag (:func:`~sendframe.campaign.ledger_rows.tag_url`), so a notification names the row it is about.
         ``row_fields``: request fields by wire name whose value differs by row, one value per row sent.
         """
         checked_contacts(contacts, "the ledger keys rows by label")

@@ -71,13 +71,11 @@ import pyarrow.compute as pc
 from pydantic_core import to_json
 
 from sendframe.api.wire import send_answer
-from sendframe.campaign.ledger_keys import row_tag
-from sendframe.campaign.ledger_rows import ANSWER_FIELDS, fitted, row_columns, typed_frame
+from sendframe.campaign import ledger_rows
 from sendframe.campaign.lock import hold
-from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
 from sendframe.errors import InputError, LedgerMismatchError, naming_full_disk
 
-__all__ = ["SCHEMA_VERSION", "SPENT_STATES", "Ledger", "is_ledger", "same_recipient"]
+__all__ = ["SCHEMA_VERSION", "SPENT_STATES", "Ledger", "is_ledger"]
 
 # batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
 BATCH_STATES = ("intent", "done", "unknown", "not_sent")
@@ -93,7 +91,8 @@ SCHEMA = (
     " intent_at TEXT NOT NULL, result_at TEXT, row_keys TEXT NOT NULL, recipients TEXT NOT NULL, answer TEXT)",
     "CREATE VIEW rows AS SELECT b.batch AS batch, CAST(k.key AS INTEGER) AS position, k.value AS row_key,"
     " json_extract(b.recipients, '$[' || k.key || ']') AS recipient, "
-    + ", ".join(f"json_extract(b.answer, '$.{key}[' || k.key || ']') AS {column}" for key, column in ANSWER_FIELDS)
+    + ", ".join(f"json_extract(b.answer, '$.{key}[' || k.key || ']') AS {column}"
+                for key, column in ledger_rows.ANSWER_FIELDS)
     + " FROM batches b, json_each(b.row_keys) k",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
@@ -297,7 +296,7 @@ class Ledger:
                 raise ValueError(f"batch {batch} has no intent in the ledger {self.path}; record_intent comes first.")
             sent = json.loads(found[0][0])
         answered = send_answer(answer)  # a SendResponse or wire dict is read through the same rules
-        kept, unknown = checked_columns(answered, sent, ANSWER_FIELDS)
+        kept, unknown = ledger_rows.checked_columns(answered, sent)
         # a column without any value (no errors, no schedule: the usual answer) is kept as one null
         columns = _json_text({key: values if values.count(None) < len(values) else None
                               for key, values in kept.items()})
@@ -333,7 +332,7 @@ class Ledger:
         params = () if batches is None else (_json_text([int(b) for b in batches]),)
         stored = self._query("SELECT batch, state, row_keys, recipients, answer, error_code, error_description, "
                              f"campaign_id, sending_id FROM batches{only} ORDER BY batch", params)
-        return row_columns(stored)
+        return ledger_rows.row_columns(stored)
 
     def rows(self) -> pd.DataFrame:
         """Every (row, recipient) with its latest batch and what is known of it, as a frame.
@@ -347,7 +346,7 @@ class Ledger:
         columns = self._row_columns()
         pairs = pd.DataFrame({"row_key": columns["row_key"].to_pandas(), "recipient": columns["recipient"].to_pandas()})
         latest = ~pairs.duplicated(keep="last").to_numpy()  # a row sent again: its last batch wins
-        return typed_frame(columns, None if latest.all() else np.flatnonzero(latest).tolist())
+        return ledger_rows.typed_frame(columns, None if latest.all() else np.flatnonzero(latest).tolist())
 
     def batch_rows(self) -> pd.DataFrame:
         """Every (row, recipient) once per batch that carried it (a row sent again appears again), with the
@@ -358,7 +357,7 @@ class Ledger:
             >>> ledger.batch_rows()[["batch", "state"]].values.tolist()
             [[1, 'unknown'], [2, 'unknown']]
         """
-        frame = typed_frame(self._row_columns())
+        frame = ledger_rows.typed_frame(self._row_columns())
         frame["intent_at"] = self._intent_times(frame["batch"])
         return frame
 
@@ -402,11 +401,10 @@ class Ledger:
         columns = self._row_columns(batches)
         keys, recipients = _texts(keys), _texts(recipients)
         if columns["row_key"].equals(keys) and columns["recipient"].equals(recipients):
-            return typed_frame(columns)  # the usual case: every row sent once, in order
-        positions = match_rows(columns["row_key"].to_pylist(), columns["recipient"].to_pylist(), keys.to_pylist(),
-                               recipients.to_pylist()) if len(columns["row_key"]) else [None] * len(keys)
+            return ledger_rows.typed_frame(columns)  # the usual case: every row sent once, in order
+        positions = ledger_rows.match_rows(columns["row_key"], columns["recipient"], keys, recipients)
         matched = columns["row_key"].take(pa.array(positions, pa.int64()))
-        return typed_frame(columns, positions, row_key=pc.coalesce(matched, keys), recipient=recipients)
+        return ledger_rows.typed_frame(columns, positions, row_key=pc.coalesce(matched, keys), recipient=recipients)
 
     def settle(self, tags: Mapping[str, str]) -> int:
         """Mark rows of unknown batches accepted when a delivery notification carried their tag.
@@ -416,14 +414,14 @@ class Ledger:
         one with that id. Returns how many rows were settled.
 
             >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
-            >>> ledger.settle({row_tag("0", "447700900001"): "a1b2"}), ledger.rows()["id"].tolist()
+            >>> ledger.settle({ledger_rows.row_tag("0", "447700900001"): "a1b2"}), ledger.rows()["id"].tolist()
             (1, ['a1b2'])
         """
         if not tags:
             return 0
         rows = self.rows()
         unknown = rows[rows["state"] == "unknown"]
-        tagged = unknown.assign(tag=[row_tag(key, recipient) for key, recipient in
+        tagged = unknown.assign(tag=[ledger_rows.row_tag(key, recipient) for key, recipient in
                                      zip(unknown["row_key"], unknown["recipient"], strict=True)])
         found = tagged[tagged["tag"].isin(list(tags))]
         if len(found):
@@ -437,7 +435,7 @@ class Ledger:
                                                         "WHERE batch=?", (batch,)).fetchone()
             position = {pair: i for i, pair in enumerate(zip(json.loads(keys), json.loads(recipients), strict=True))}
             answer = json.loads(stored or "{}")
-            items = {field: fitted(answer.get(field), len(position)) for field, _ in ANSWER_FIELDS}
+            items = {name: ledger_rows.fitted(answer.get(name), len(position)) for name, _ in ledger_rows.ANSWER_FIELDS}
             for key, recipient, tag in zip(rows["row_key"], rows["recipient"], rows["tag"], strict=True):
                 at = position[(key, recipient)]
                 items["errorCode"][at] = items["errorDescription"][at] = None

@@ -59,8 +59,7 @@ from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, campaign_identity, plan_batches
 from sendframe.campaign.ledger import SPENT_STATES, Ledger
-from sendframe.campaign.ledger_keys import GRACE, tags_from_callbacks
-from sendframe.campaign.ledger_rows import ROW_DTYPES
+from sendframe.campaign.ledger_rows import GRACE, ROW_DTYPES, tags_from_callbacks
 from sendframe.campaign.policy import warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.errors import (
