@@ -28,7 +28,7 @@ turn with the real ones so both see the same load; its cost is printed as +X% of
 (target <= +20%, issue 21). Targets (issue 12): read_contacts <= 2x the floor, intake <= 4x the floor, intake >= 10x
 faster than the loop. Each sendframe and pandas phase is run ``--repeat`` times (3) and its best time kept,
 as the machine is shared; the loop runs once. preflight and estimate run as a pair, each pair from cold:
-preflight measures the texts and estimate reuses that measurement (``sendframe.campaign.measured``), as it
+preflight measures the texts and estimate reuses that measurement (``sendframe.campaign.preview``), as it
 does when an analyst calls them one after the other on the same table. Peak memory is the process's high-water mark
 (``getrusage``) after each phase, so it includes what earlier phases held.
 """
@@ -56,8 +56,8 @@ import sendframe.campaign.contacts as contacts_module
 from messy_data import TEMPLATE, write_messy_csv
 from sendframe.api.number_types import NOT_SMS_TYPES, NUMBER_TYPES
 from sendframe.campaign.estimate import estimate
-from sendframe.campaign.measured import forget
 from sendframe.campaign.preflight import preflight
+from sendframe.campaign.preview import forget
 from sendframe.errors import InputError
 from sendframe.pricing import load_prices
 from sendframe.text.encodings import BASIC_CHARS, GSM_EXTENSION_TABLE

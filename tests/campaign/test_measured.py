@@ -7,7 +7,7 @@ import warnings
 import pandas as pd
 
 import sendframe
-from sendframe.campaign.measured import forget, frame_fingerprint, last, measure_texts
+from sendframe.campaign.preview import forget, frame_fingerprint, last, measure_texts
 from sendframe.text.measure import measure_frame
 
 TEMPLATE = "Hola {name|capitalize}, debes {amount} EUR"

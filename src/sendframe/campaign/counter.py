@@ -23,10 +23,9 @@ import pandas as pd
 
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.estimate import price_table, priced_numbers
-from sendframe.campaign.measured import asked_encoding
 from sendframe.campaign.policy import keep_reasons, key_codes, repeated_rows
 from sendframe.campaign.prepared import same_option
-from sendframe.campaign.preview import placeholders
+from sendframe.campaign.preview import asked_encoding, placeholders
 from sendframe.errors import SendframeError
 from sendframe.text.encodings import ENCODINGS, unencodable_characters
 from sendframe.text.measure import measure_pieces, piece_rows

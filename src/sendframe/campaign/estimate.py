@@ -22,8 +22,7 @@ import pandas as pd
 from sendframe import pricing
 from sendframe.api.countries import recipient_countries
 from sendframe.api.recipient_columns import sendable_keys
-from sendframe.campaign.measured import asked_encoding, measure_sms
-from sendframe.campaign.preview import contacts_frame, render
+from sendframe.campaign.preview import asked_encoding, contacts_frame, measure_sms, render
 from sendframe.engines import dispatched
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
@@ -123,7 +122,7 @@ def estimate(msg: Message, contacts: pd.DataFrame, *, prices: Any = None, attach
         forced, lost = (characters, none) if asked == "auto" else (none, characters)
         length, needed = measured["units"], measured["parts"]
     else:
-        text = render(contacts, msg.template or "", channel=msg.channel, otp_config=msg.fields.get("otpConfig"),
+        text = render(contacts, msg.template or "", otp_config=msg.fields.get("otpConfig"),
                       link_base=msg.link_base, trans=int(msg.fields.get("trans", 0)))
         chosen, length, needed = pd.Series(pd.NA, index=index, dtype="str"), text.str.len(), pd.Series(1, index=index)
         forced = lost = none

@@ -162,7 +162,7 @@ class Message:
         if not isinstance(template, str):
             instead = f": {self.info.sends_instead}" if self.info.sends_instead else ""
             raise InputError(f"A {self.channel} message has no text{f' {field}' if field else ''} to render{instead}.")
-        return preview.render(frame, template, channel=self.channel, otp_config=self.fields.get("otpConfig"),
+        return preview.render(frame, template, otp_config=self.fields.get("otpConfig"),
                               link_base=self.link_base, trans=int(self.fields.get("trans", 0)),
                               escape_html=name in self.info.html_fields)
 

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from sendframe.api.models import parse_request
 from sendframe.campaign.batching import wire_fields
 from sendframe.campaign.caps import frequency_window
-from sendframe.campaign.measured import asked_encoding
+from sendframe.campaign.preview import asked_encoding
 from sendframe.channels import ChannelInfo, channel, channels_where
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names, snake_case

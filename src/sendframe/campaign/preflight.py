@@ -59,9 +59,8 @@ from sendframe.api.number_types import number_types, receives_sms
 from sendframe.api.recipient_columns import recipient_keys, sendable_keys
 from sendframe.api.templates import WHATSAPP_FIELDS, WHATSAPP_TEMPLATES
 from sendframe.campaign.columns import find_recipient_column, snake_name
-from sendframe.campaign.measured import measure_sms
 from sendframe.campaign.policy import key_codes, repeated_rows
-from sendframe.campaign.preview import contacts_frame, render
+from sendframe.campaign.preview import contacts_frame, measure_sms, render
 from sendframe.campaign.tables import read_table
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
@@ -366,6 +365,5 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
             measured = measure_sms(contacts, msg, measured=measured)
             _text_problems(found, measured, encoding, parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before
-            render(contacts, template, channel=channel, otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base,
-                   trans=trans)
+            render(contacts, template, otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base, trans=trans)
     return found.frame()

@@ -5,7 +5,7 @@
 schedules it. ``preview``, ``preflight``, ``plan``, ``ready``, ``estimate``, ``schedule`` and ``send``
 of a :class:`~sendframe.campaign.message.Message` are views of the :class:`Prepared` answer, so what
 the estimate prices is what the send sends, row for row. The last answer is kept
-(:mod:`sendframe.campaign.measured`): ``msg.estimate(df)`` then ``msg.send(df)`` prepares once.
+(:mod:`sendframe.campaign.preview`): ``msg.estimate(df)`` then ``msg.send(df)`` prepares once.
 
     >>> import pandas as pd, sendframe
     >>> msg = sendframe.sms("Hi {name}", sender="Shop")
@@ -29,7 +29,7 @@ import pandas as pd
 
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign import estimate as estimating
-from sendframe.campaign import measured as kept
+from sendframe.campaign import preview as kept
 from sendframe.campaign.caps import frequency_capped, history_from_ledgers
 from sendframe.campaign.policy import keep_reasons, plan_rows
 from sendframe.campaign.preflight import preflight
@@ -200,7 +200,7 @@ def same_option(a: Any, b: Any) -> bool:
 def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
             now: Any = None, ledger: Any = None, prices: Any = None, attachments: int = 0) -> Prepared:
     """``msg.prepare`` of a pandas frame; the last answer is reused for the same message settings, options and
-    table content (:func:`same_option`, :func:`~sendframe.campaign.measured.frame_fingerprint`).
+    table content (:func:`same_option`, :func:`~sendframe.campaign.preview.frame_fingerprint`).
 
     ``now`` only matters to a message with ``frequency_cap``, ``local_time`` or ``quiet_hours``; such a
     message prepared without ``now`` counts from the present and is not reused.
