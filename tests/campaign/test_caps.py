@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import sendframe
-from sendframe.campaign.caps import frequency_capped, history_from_ledgers, recent_sends
 from sendframe.campaign.ledger import Ledger
 from sendframe.campaign.ledger_rows import row_key
+from sendframe.campaign.policy import frequency_capped, history_from_ledgers, recent_sends
 from sendframe.errors import InputError
 
 NOW = pd.Timestamp("2026-03-06 12:00", tz="UTC")

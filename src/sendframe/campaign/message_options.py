@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from sendframe.api.models import parse_request
 from sendframe.campaign.batching import wire_fields
-from sendframe.campaign.caps import frequency_window
+from sendframe.campaign.policy import frequency_window
 from sendframe.campaign.preview import asked_encoding
 from sendframe.channels import ChannelInfo, channel, channels_where
 from sendframe.errors import InputError

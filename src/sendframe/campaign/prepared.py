@@ -30,8 +30,7 @@ import pandas as pd
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign import estimate as estimating
 from sendframe.campaign import preview as kept
-from sendframe.campaign.caps import frequency_capped, history_from_ledgers
-from sendframe.campaign.policy import keep_reasons, plan_rows
+from sendframe.campaign.policy import frequency_capped, history_from_ledgers, keep_reasons, plan_rows
 from sendframe.campaign.preflight import preflight
 from sendframe.campaign.schedule import local_send_times
 from sendframe.errors import InputError, SendframeError

@@ -55,8 +55,8 @@ from phonenumbers import timezone as phone_zones
 
 from sendframe.api.recipient_columns import normalise_phones
 from sendframe.api.recipients import calling_code
-from sendframe.campaign.caps import aware_moment
 from sendframe.campaign.columns import find_recipient_column, recipient_column
+from sendframe.campaign.policy import aware_moment
 from sendframe.campaign.tables import as_frame
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
