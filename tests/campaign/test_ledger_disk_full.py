@@ -15,8 +15,7 @@ import pandas as pd
 import pytest
 
 from sendframe import send_sms
-from sendframe.campaign.ledger import Ledger
-from sendframe.campaign.lock import hold
+from sendframe.campaign.ledger import Ledger, hold
 from sendframe.cli import main
 from sendframe.errors import DiskFullError, SendframeWarning
 from tests.campaign.recipients import phone_maker, sent_per_recipient

@@ -1,4 +1,4 @@
-"""The ledger lock (campaign/lock.py): one run at a time, and a clear error when the lock file cannot be made."""
+"""The ledger lock (ledger.hold): one run at a time, and a clear error when the lock file cannot be made."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from sendframe.campaign.lock import hold
+from sendframe.campaign.ledger import hold
 from sendframe.errors import LedgerInUseError
 
 

@@ -35,9 +35,11 @@ A full disk stops the write with ``DiskFullError`` naming the file, the transact
 at an intent the batch is not sent; at an answer the batch was sent and its rows stay unknown, so the
 next run (once there is space) does not send them again.
 
-Two runs on one ledger at once could send a row twice: a send holds :meth:`Ledger.exclusive`, an OS
-lock on the sibling file ``<ledger>.lock`` (kept on disk; the lock, not the file, is what counts), and a
-second run fails at once with :class:`LedgerInUseError`.
+Two runs on one ledger at once could send a row twice: a send holds :meth:`Ledger.exclusive` (:func:`hold`), a
+``filelock`` lock on the sibling file ``<ledger>.lock``, from before it reads the ledger until its last answer is
+recorded, and a second run fails at once with :class:`LedgerInUseError`. The lock belongs to the process (an OS
+lock, ``flock`` on POSIX): a run that is killed never leaves the ledger locked, and the ``.lock`` file left on
+disk means nothing by itself.
 
 A batch is one row of the ``batches`` table: its rows' keys and recipients are JSON arrays, and its
 answer is JSON arrays of the result items' fields in request order, ``null`` for a field no item has
@@ -54,11 +56,12 @@ row per recipient, for anyone reading the file with SQL.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -68,14 +71,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from filelock import FileLock, Timeout
 from pydantic_core import to_json
 
 from sendframe.api.wire import send_answer
 from sendframe.campaign import ledger_rows
-from sendframe.campaign.lock import hold
-from sendframe.errors import InputError, LedgerMismatchError, naming_full_disk
+from sendframe.errors import InputError, LedgerInUseError, LedgerMismatchError, full_disk_error, naming_full_disk
 
-__all__ = ["SCHEMA_VERSION", "SPENT_STATES", "Ledger", "is_ledger"]
+__all__ = ["SCHEMA_VERSION", "SPENT_STATES", "Ledger", "hold", "is_ledger"]
 
 # batch states: intent (written, no answer yet), done (answered), unknown (fate unknown), not_sent (provably not sent)
 BATCH_STATES = ("intent", "done", "unknown", "not_sent")
@@ -137,6 +140,60 @@ def is_ledger(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def _holder(lock_path: str) -> str:
+    """' (process N)' when the lock file names the process holding it, else ''."""
+    with contextlib.suppress(OSError), open(lock_path, "rb") as file:
+        text = file.read(32).decode("ascii", "replace").strip()
+        return f" (process {text})" if text.isdigit() else ""
+    return ""
+
+
+@contextlib.contextmanager
+def hold(ledger_path: str) -> Iterator[None]:
+    """Hold the lock of the ledger at ``ledger_path`` while the block runs (see the module docstring); nothing for
+    ``:memory:``. Raises :class:`LedgerInUseError` at once when another run (another process, or another thread
+    of this one) holds it, naming the ledger, and an ``OSError`` naming the lock file when it cannot be created
+    (a read-only folder, a full disk, a folder that does not exist).
+
+        >>> with hold(":memory:"):
+        ...     pass
+        >>> import tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "c.sqlite")
+        >>> with hold(path):
+        ...     with hold(path):  # doctest: +ELLIPSIS +IGNORE_EXCEPTION_DETAIL
+        ...         pass
+        Traceback (most recent call last):
+        ...
+        sendframe.errors.LedgerInUseError: The ledger ... is in use by another run ...
+    """
+    if ledger_path == ":memory:" or ledger_path.startswith("file::memory:") or not ledger_path:
+        yield
+        return
+    lock_path = ledger_path + ".lock"
+    lock = FileLock(lock_path, blocking=False)
+    try:
+        if not os.path.isdir(os.path.dirname(os.path.abspath(lock_path))):  # filelock would create it: a typo
+            raise FileNotFoundError(errno.ENOENT, "no such folder")
+        held = lock.acquire()
+        with open(lock_path, "r+b") as file:  # filelock does not truncate it: the holder is readable to a second run
+            file.truncate(0)
+            file.write(str(os.getpid()).encode("ascii"))
+    except Timeout:
+        raise LedgerInUseError(
+            f"The ledger {ledger_path} is in use by another run{_holder(lock_path)}: two runs sending with one "
+            "ledger at once could send a row twice. Wait for the other run to finish (or stop it), then run again "
+            f"(the lock is held on {lock_path}).") from None
+    except OSError as exc:
+        lock.release()
+        advice = f"the lock file of the ledger {ledger_path} cannot be written, so nothing was sent; free space and " \
+                 "run again with the same ledger."
+        raise full_disk_error(exc, lock_path, advice) or type(exc)(
+            exc.errno, f"The lock file {lock_path} of the ledger {ledger_path} cannot be created or written "
+            f"({exc.strerror or exc}): the ledger's folder must be writable and have free space", lock_path) from exc
+    with held:
+        yield
+
+
 class Ledger:
     """A campaign's journal in one SQLite file (WAL; intents ``synchronous=FULL``). Thread-safe.
 
@@ -195,7 +252,7 @@ class Ledger:
             self._db.close()
 
     def exclusive(self) -> contextlib.AbstractContextManager[None]:
-        """Hold this ledger for one run: an OS lock on ``<ledger>.lock`` (see :mod:`sendframe.campaign.lock`).
+        """Hold this ledger for one run: an OS lock on ``<ledger>.lock`` (see :func:`hold`).
 
         Another run (process or thread) asking for it meanwhile gets :class:`LedgerInUseError` at once,
         naming the file. An in-memory ledger needs no lock.

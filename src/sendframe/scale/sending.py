@@ -34,9 +34,8 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.wire import user_stacklevel
-from sendframe.campaign.ledger import SPENT_STATES, Ledger
+from sendframe.campaign.ledger import SPENT_STATES, Ledger, hold
 from sendframe.campaign.ledger_rows import tags_from_callbacks
-from sendframe.campaign.lock import hold
 from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
