@@ -19,8 +19,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from sendframe.campaign.estimate import estimate
 from sendframe.campaign.message import sms
+from sendframe.campaign.prepared import estimate
 from sendframe.notebook.composer import Composer
 
 TEMPLATE = "Hola {name|capitalize}, tu saldo en {city|upper} es {amount|formatDotComma} EUR. Gracias!"

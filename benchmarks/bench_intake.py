@@ -55,8 +55,8 @@ import sendframe
 import sendframe.campaign.contacts as contacts_module
 from messy_data import TEMPLATE, write_messy_csv
 from sendframe.api.number_types import NOT_SMS_TYPES, NUMBER_TYPES
-from sendframe.campaign.estimate import estimate
 from sendframe.campaign.preflight import preflight
+from sendframe.campaign.prepared import estimate
 from sendframe.campaign.preview import forget
 from sendframe.errors import InputError
 from sendframe.pricing import load_prices

@@ -165,16 +165,16 @@ def test_a_public_name_without_docstring_or_example_is_a_warning(caplog: pytest.
 def test_a_docstring_role_naming_nothing_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     rst = _docs_module("rst_docstrings")
     loader = griffe.GriffeLoader(search_paths=[str(ROOT / "src")])
-    estimate = loader.load("sendframe.campaign.estimate.estimate")
+    estimate = loader.load("sendframe.campaign.prepared.estimate")
     assert isinstance(estimate, griffe.Object)
     with caplog.at_level(logging.WARNING):
         markdown = rst._markdown(estimate, "See :func:`estimate_totals`, :func:`~sendframe.Message.send`, "
                                  ":class:`pandas.DataFrame` and :func:`no_such_function`.", loader)
-    assert '<autoref identifier="sendframe.campaign.estimate.estimate_totals" optional>' in markdown
+    assert '<autoref identifier="sendframe.campaign.prepared.estimate_totals" optional>' in markdown
     assert '<autoref identifier="sendframe.campaign.message.Message.send" optional><code>send</code>' in markdown
     assert '<autoref identifier="pandas.DataFrame" optional>' in markdown
     warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
-    assert warnings == ["sendframe.campaign.estimate.estimate: the docstring's :func:`no_such_function` names "
+    assert warnings == ["sendframe.campaign.prepared.estimate: the docstring's :func:`no_such_function` names "
                         "'no_such_function', which does not exist"]
 
 

@@ -48,7 +48,7 @@ def test_every_dispatched_function_has_a_dask_twin_and_every_twin_a_function():
     assert not {f"sendframe.campaign.message.Message.{name}" for name in ("plan", "estimate", "preview")} & marked
     # preflight, estimate and preview.render are the engines of a Message: a Dask frame reaches them through
     # Message.prepare and Message.render, per partition
-    assert not {"sendframe.campaign.preflight.preflight", "sendframe.campaign.estimate.estimate",
+    assert not {"sendframe.campaign.preflight.preflight", "sendframe.campaign.prepared.estimate",
                 "sendframe.campaign.preview.render"} & marked
     # Message.render, .prepare, .send; estimate_totals, read_contacts, read_callbacks, latest_status,
     # message_outcomes, delivery_summary

@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "sendframe.api.client": ("AsyncClient", "Client"),
     "sendframe.campaign.contacts": ("read_contacts",),
-    "sendframe.campaign.estimate": ("estimate_totals",),
+    "sendframe.campaign.prepared": ("estimate_totals",),
     "sendframe.campaign.experiment": ("assign_variants", "variants"),
     "sendframe.campaign.ledger": ("Ledger",),
     "sendframe.campaign.message": (
@@ -57,7 +57,6 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.api.client import AsyncClient as AsyncClient
     from sendframe.api.client import Client as Client
     from sendframe.campaign.contacts import read_contacts as read_contacts
-    from sendframe.campaign.estimate import estimate_totals as estimate_totals
     from sendframe.campaign.experiment import assign_variants as assign_variants
     from sendframe.campaign.experiment import variants as variants
     from sendframe.campaign.ledger import Ledger as Ledger
@@ -69,6 +68,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (test_public_name
     from sendframe.campaign.message import voice as voice
     from sendframe.campaign.message import voice_audio as voice_audio
     from sendframe.campaign.message import whatsapp as whatsapp
+    from sendframe.campaign.prepared import estimate_totals as estimate_totals
     from sendframe.campaign.shortcuts import send_landingsms as send_landingsms
     from sendframe.campaign.shortcuts import send_mailing as send_mailing
     from sendframe.campaign.shortcuts import send_sms as send_sms

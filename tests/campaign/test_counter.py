@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import sendframe
 from sendframe.campaign.counter import MessageCounter
-from sendframe.campaign.estimate import estimate
+from sendframe.campaign.prepared import estimate
 
 CONTACTS = pd.DataFrame({
     "phone": ["34600123456", "351912345678", "447700900123", "not a number", "34600123457", "5511912345678"],

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from sendframe.campaign.contacts import read_contacts
-from sendframe.campaign.estimate import estimate, estimate_totals
 from sendframe.campaign.message import Message, mailing, sms
+from sendframe.campaign.prepared import estimate, estimate_totals
 from sendframe.errors import InputError
 from sendframe.pricing import load_prices
 

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 import sendframe
-from sendframe.campaign.estimate import estimate
 from sendframe.campaign.preflight import preflight
+from sendframe.campaign.prepared import estimate
 from sendframe.campaign.preview import render
 from sendframe.errors import InputError, RequestValidationError, RowsSkippedWarning, UnknownOptionError
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from sendframe.campaign.contacts import read_contacts
 from sendframe.campaign.counter import MessageCounter
-from sendframe.campaign.estimate import estimate
 from sendframe.campaign.message import mailing, message, sms, whatsapp
 from sendframe.campaign.preflight import PROBLEM_COLUMNS, preflight
+from sendframe.campaign.prepared import estimate
 from sendframe.errors import InputError
 from sendframe.text.filters import is_number
 

@@ -4,7 +4,7 @@
 change, so :class:`MessageCounter` measures each ``{variable|filter}`` column once per row (the text
 engine's :func:`~sendframe.text.measure.piece_rows`) and, per keystroke, has
 :func:`~sendframe.text.measure.measure_pieces` add those measurements to the literal text's: a few numpy
-operations over the table, whatever its size, and the answers of :func:`~sendframe.campaign.estimate.estimate`.
+operations over the table, whatever its size, and the answers of :func:`~sendframe.campaign.prepared.estimate`.
 
     >>> import pandas as pd, sendframe
     >>> counter = MessageCounter(pd.DataFrame({"phone": ["34600123456"], "name": ["Zoë"]}))
@@ -22,9 +22,8 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.recipient_columns import sendable_keys
-from sendframe.campaign.estimate import price_table, priced_numbers
 from sendframe.campaign.policy import keep_reasons, key_codes, repeated_rows
-from sendframe.campaign.prepared import same_option
+from sendframe.campaign.prepared import price_table, priced_numbers, same_option
 from sendframe.campaign.preview import asked_encoding, placeholders
 from sendframe.errors import SendframeError
 from sendframe.text.encodings import ENCODINGS, unencodable_characters
@@ -59,7 +58,7 @@ class MessageCounter:
     """Counts a contact table's campaign totals for message after message, fast.
 
     :meth:`count` takes the message being written and returns :class:`CounterTotals`; ``prices`` as
-    :func:`~sendframe.campaign.estimate.estimate` takes them. The contacts frame is not modified.
+    :func:`~sendframe.campaign.prepared.estimate` takes them. The contacts frame is not modified.
     """
 
     def __init__(self, contacts: pd.DataFrame, *, prices: Any = None) -> None:

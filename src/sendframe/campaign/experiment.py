@@ -44,10 +44,9 @@ import pandas as pd
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.campaign.batching import campaign_identity
 from sendframe.campaign.columns import find_recipient_column, recipient_column
-from sendframe.campaign.estimate import estimate_totals
 from sendframe.campaign.message import Message
 from sendframe.campaign.policy import keep_reasons, repeated_rows, skip_repeats, warn_skipped
-from sendframe.campaign.prepared import Prepared
+from sendframe.campaign.prepared import Prepared, estimate_totals
 from sendframe.campaign.send import Budget, SendOptions, send_prepared, send_signature
 from sendframe.campaign.tables import as_frame
 from sendframe.delivery.outcomes import VARIANTS_ATTR

@@ -8,7 +8,7 @@ vectorised); the generated parts of a message are shown as placeholders of their
 - ``{UNSUB_URL}``: ``{link_base}/u/`` + 12 characters, ``{LAND_URL}``: ``{link_base}/l/`` + 12;
 - ``{var|shorten}``: ``{link_base}/s/`` + 8 characters.
 
-Characters the encoding cannot carry are shown as written (see :func:`~sendframe.campaign.estimate.estimate` for
+Characters the encoding cannot carry are shown as written (see :func:`~sendframe.campaign.prepared.estimate` for
 what would be lost). With ``trans=1`` the spec's translation table is applied to the final text.
 
     >>> import pandas as pd

@@ -33,7 +33,7 @@ TWINS: dict[str, Callable[..., Any]] = {
     "sendframe.campaign.message.Message.render": messages.render,
     "sendframe.campaign.message.Message.prepare": messages.prepare,
     "sendframe.campaign.message.Message.send": sending.send_partitions,
-    "sendframe.campaign.estimate.estimate_totals": messages.estimate_totals,
+    "sendframe.campaign.prepared.estimate_totals": messages.estimate_totals,
     "sendframe.campaign.contacts.read_contacts": contacts.read_partitioned,
     "sendframe.delivery.callbacks.read_callbacks": callbacks.read_logs,
     "sendframe.delivery.callbacks.latest_status": callbacks.latest_status_partitions,
@@ -47,7 +47,7 @@ def _public(function: Callable[..., Any]) -> Callable[..., Any]:
     """The module's own attribute of a dispatched ``function`` (its decorators included): what the workers
     get, since a function is sent to them by its module and name.
 
-        >>> from sendframe.campaign.estimate import estimate_totals
+        >>> from sendframe.campaign.prepared import estimate_totals
         >>> _public(inspect.unwrap(estimate_totals)) is estimate_totals
         True
     """

@@ -24,10 +24,9 @@ import numpy as np
 import pandas as pd
 
 from sendframe.api.recipient_columns import sendable_keys
-from sendframe.campaign.estimate import estimate_sums, totals_of_sums
 from sendframe.campaign.policy import keep_reasons, skip_repeats
 from sendframe.campaign.preflight import Problems
-from sendframe.campaign.prepared import Prepared
+from sendframe.campaign.prepared import Prepared, estimate_sums, totals_of_sums
 from sendframe.scale import runtime
 from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 
