@@ -190,7 +190,7 @@ def checked_columns(columns: SendAnswer, sent: Sequence[str]) -> tuple[dict[str,
     if answered == list(sent):  # the usual answer: one item per recipient, in order
         return {key: getattr(columns, column) for key, column in ANSWER_FIELDS}, 0
     bad = [i for i in range(n) if i >= len(answered) or not same_recipient(sent[i], answered[i])]
-    kept = {key: (list(getattr(columns, column)) + [None] * n)[:n] for key, column in ANSWER_FIELDS}
+    kept = {key: fitted(list(getattr(columns, column)), n) for key, column in ANSWER_FIELDS}
     for i in bad:
         for key, _ in ANSWER_FIELDS:
             kept[key][i] = None

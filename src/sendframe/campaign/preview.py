@@ -50,10 +50,9 @@ import pyarrow as pa
 from sendframe.api.models import OtpConfig, parse_body
 from sendframe.errors import InputError
 from sendframe.options import keyword_checked
-from sendframe.text import templates
 from sendframe.text.encodings import ENCODINGS
 from sendframe.text.measure import measure_frame
-from sendframe.text.templates import DEFAULT_LINK_BASE, Template, parse, placeholder_links
+from sendframe.text.templates import DEFAULT_LINK_BASE, Template, parse, placeholder_links, render_frame
 from sendframe.text.translate import translate_series
 
 if TYPE_CHECKING:
@@ -124,9 +123,9 @@ def render(
         raise InputError(f"The template must be text, not {type(template).__name__}.")
     if trans not in (0, 1):
         raise InputError(f"trans must be 0 or 1 (got {trans!r}).")
-    templates.parse(template)  # an unknown filter raises TemplateError before any work
+    parse(template)  # an unknown filter raises TemplateError before any work
     specials, shorten = placeholders(link_base, otp_config)
-    text = templates.render_frame(frame, template, specials=specials, shorten=shorten, escape_html=escape_html)
+    text = render_frame(frame, template, specials=specials, shorten=shorten, escape_html=escape_html)
     text = translate_series(text) if trans == 1 else text
     return pd.Series(text, index=frame.index, name="text").astype("str")
 

@@ -409,7 +409,6 @@ def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConf
         return run
     request_bucket = TokenBucket(options.requests_per_second) if options.requests_per_second else None
     parts_bucket = TokenBucket(options.parts_per_second) if options.parts_per_second else None
-    stop_after_unknown = options.stop_after_unknown
     stop = options.cancel if options.cancel is not None else threading.Event()
 
     def ended(unknown: bool, why: str = "") -> None:
@@ -417,7 +416,7 @@ def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConf
         run.unknown_streak = run.unknown_streak + 1 if unknown else 0
         if unknown:
             run.last_unknown = why
-        if stop_after_unknown and run.unknown_streak >= stop_after_unknown and not stop.is_set():
+        if options.stop_after_unknown and run.unknown_streak >= options.stop_after_unknown and not stop.is_set():
             run.tripped = True
             stop.set()  # no new batch starts; batches in flight finish and are recorded
 
