@@ -286,9 +286,7 @@ def _lost_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
 
 def price_table(prices: Any) -> Any:
     """``prices`` as a ``PriceTable``: one as it is, a CSV path read, ``None`` the table shipped with sendframe."""
-    if prices is not None and hasattr(prices, "costs"):
-        return prices
-    return pricing.load_prices(prices)
+    return prices if hasattr(prices, "costs") else pricing.load_prices(prices)
 
 
 def priced_numbers(keys: pd.Series, kind: str) -> pd.Series:
