@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,22 +79,20 @@ def variant_weights(weights: Mapping[str, float] | Sequence[str]) -> dict[str, f
         raise InputError("weights must map each variant name to its weight, e.g. {'A': 0.45, 'B': 0.45, "
                          f"'holdout': 0.1}}, or list the names for equal weights; got {weights!r}.")
     pairs = list(weights.items()) if isinstance(weights, Mapping) else [(name, 1.0) for name in weights]
+    names = [name for name, _ in pairs]
     if not pairs:
         raise InputError("weights names no variant; give at least one, e.g. {'A': 0.5, 'B': 0.5}.")
     for name, weight in pairs:
         if not isinstance(name, str) or not name:
             raise InputError(f"Variant names must be non-empty text; got {name!r}.")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(float(weight)) or weight < 0:
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not 0 <= weight < math.inf:
             raise InputError(f"The weight of variant {name!r} must be a number >= 0; got {weight!r}.")
-    names = [name for name, _ in pairs]
     if len(set(names)) != len(names):
         raise InputError(f"Variant names must be unique; got {names}.")
-    values = [float(weight) for _, weight in pairs]
-    total = math.fsum(values)
+    total = math.fsum(weight for _, weight in pairs)
     if total <= 0:
         raise InputError("The weights add up to 0; give at least one variant a positive weight.")
-    return {name: value / total for name, value in zip(names, values, strict=True)}
+    return {name: float(weight) / total for name, weight in pairs}
 
 
 def recipient_uniforms(recipients: pd.Series, seed: int | str = 0) -> np.ndarray:
@@ -109,13 +108,8 @@ def recipient_uniforms(recipients: pd.Series, seed: int | str = 0) -> np.ndarray
     if len(key) > 64:
         raise InputError(f"seed must be at most 64 bytes of text; got {len(key)} bytes.")
     codes, uniques = pd.factorize(recipients, use_na_sentinel=True)
-    start = hashlib.blake2b(digest_size=8, key=key)
-    digests = []
-    for value in uniques:
-        hasher = start.copy()
-        hasher.update(str(value).encode("utf-8"))
-        digests.append(hasher.digest())
-    hashes = np.frombuffer(b"".join(digests), dtype=">u8")
+    digests = b"".join(hashlib.blake2b(str(value).encode("utf-8"), digest_size=8, key=key).digest() for value in uniques)
+    hashes = np.frombuffer(digests, dtype=">u8")
     # the top 53 bits as a double: exactly uniform over [0, 1), never 1.0
     uniform = np.append((hashes >> np.uint64(11)).astype(np.float64) * 2.0 ** -53, np.nan)
     return uniform[codes]  # code -1 (missing) takes the NaN appended last
@@ -170,11 +164,8 @@ def assign_variants(
     if not isinstance(column, str) or not column:
         raise InputError(f"column must be a column name; got {column!r}.")
 
-    if recipient is None:
-        found = find_recipient_column(frame, "phone") or find_recipient_column(frame, "email")
-        source = found if found is not None else recipient_column(frame, "phone")  # raises, naming the columns
-    else:
-        source = recipient_column(frame, "phone", recipient)
+    found = None if recipient is not None else find_recipient_column(frame, "phone") or find_recipient_column(frame, "email")
+    source = found or recipient_column(frame, "phone", recipient)  # raises, naming the columns, when none is found
     kinds = [kind for kind in ("phone", "email") if find_recipient_column(frame[[source]], kind) is not None]
     keys = recipient_keys(frame[source], kinds[0] if kinds else "any", default_region=default_region)
 
@@ -186,9 +177,7 @@ def assign_variants(
     bucket = np.where(np.isnan(uniform), -1, bucket)  # -1: no recipient, no variant
     variant = pd.Categorical.from_codes(bucket.astype(np.int64), categories=pd.Index(names), ordered=True)
 
-    out = frame.copy()
-    out[column] = pd.Series(variant, index=frame.index, name=column)
-    out.attrs = dict(frame.attrs)
+    out = frame.assign(**{column: variant})  # a copy, its attrs too
     out.attrs[VARIANTS_ATTR] = {"column": column, "weights": shares,
                                 "seed": seed if isinstance(seed, str) else int(seed),
                                 "holdout": holdout, "recipient": source}
@@ -286,13 +275,11 @@ class Variants:
         # each piece follows the campaign's plan (skipped rows cost nothing); holdout rows have no piece
         priced = priced.assign(billable=priced["billable"].fillna(False).astype(bool), cost=priced["cost"].fillna(0.0),
                                action=plan["action"], variant=plan["variant"])
-        currency = next((piece.attrs["currency"] for piece in pieces if piece.attrs.get("currency")), "EUR")
-        priced.attrs = {"currency": currency}
+        priced.attrs = {"currency": next((p.attrs["currency"] for p in pieces if p.attrs.get("currency")), "EUR")}
         priced.attrs["totals"] = estimate_totals(priced)
-        shown = ("rows", "billable", "messages", "cost")
-        by_variant = {name: {k: v for k, v in estimate_totals(group).items() if k in shown}
-                      for name, group in priced.groupby("variant", sort=False)}
-        priced.attrs["by_variant"] = pd.DataFrame.from_dict(by_variant, orient="index").rename_axis("variant")
+        by_variant = {name: estimate_totals(group) for name, group in priced.groupby("variant", sort=False)}
+        priced.attrs["by_variant"] = pd.DataFrame.from_dict(by_variant, orient="index")[
+            ["rows", "billable", "messages", "cost"]].rename_axis("variant")
         return priced
 
     @send_signature
