@@ -42,6 +42,7 @@ from sendframe.campaign.channel_options import (
     OptionSpec,
     channel_options,
     missing_options,
+    option_names,
     preview_placeholders,
     text_option,
 )
@@ -97,14 +98,12 @@ def flag(name: str) -> str:
 
 
 def _flag_options() -> dict[str, tuple[OptionSpec, tuple[str, ...]]]:
-    """Every option of any channel that is a flag -> (its spec, the channels taking it)."""
-    found: dict[str, tuple[OptionSpec, tuple[str, ...]]] = {}
-    for name in CHANNELS:
-        for option in channel_options(name):
-            if option.name not in NOT_FLAGS:
-                spec, channels = found.get(option.name, (option, ()))
-                found[option.name] = (spec, (*channels, name))
-    return dict(sorted(found.items(), key=lambda item: item[1][0].role == "send"))  # the message's flags first
+    """Every option of any channel that is a flag -> (its spec, the channels taking it); the message's flags first."""
+    specs: dict[str, OptionSpec] = {}
+    for option in (o for name in CHANNELS for o in channel_options(name) if o.name not in NOT_FLAGS):
+        specs.setdefault(option.name, option)
+    ordered = sorted(specs.values(), key=lambda option: option.role == "send")
+    return {o.name: (o, tuple(c for c in CHANNELS if o.name in option_names(c))) for o in ordered}
 
 
 def _add_flag(group: Any, option: OptionSpec, channels: tuple[str, ...], prefix: str = "") -> None:
@@ -145,19 +144,17 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
             _add_flag(ignored, option, channels, prefix="ignored here. In send: ")
 
 
-def _contacts(args: argparse.Namespace) -> pd.DataFrame:
-    column = "email_column" if channel(args.channel).recipient == "email" else "phone_column"
-    return read_contacts(args.contacts, default_region=args.default_region or "ES",
-                         **({column: args.to} if args.to else {}))
-
-
-def _show(frame: pd.DataFrame, rows: int) -> str:
-    shown = frame if rows == 0 else frame.head(rows)
+def _show(frame: pd.DataFrame, rows: int) -> None:
     with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_colwidth", 70):
-        text = shown.to_string()
+        print((frame if rows == 0 else frame.head(rows)).to_string())
     if rows and len(frame) > rows:
-        text += f"\n... {len(frame) - rows} more rows (--rows 0 shows all, --out writes them)"
-    return text
+        print(f"... {len(frame) - rows} more rows (--rows 0 shows all, --out writes them)")
+
+
+def _say_skipped(plan: pd.DataFrame, verb: str) -> None:
+    summary = skipped_summary(plan, verb)
+    if summary:
+        print(summary.replace("keep=", "--keep ").replace("['", "").replace("']", "").replace("', '", " --keep "))
 
 
 def _write(frame: pd.DataFrame, out: str | None) -> None:
@@ -176,8 +173,7 @@ def options_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[st
         >>> options_from_args(parser.parse_args(["c.csv", "--message", "Hi", "--parts", "2", "--batch-size", "9"]))
         ({'message': 'Hi', 'parts': 2}, {'batch_size': 9})
     """
-    given = [(option, getattr(args, option.name, None)) for option in channel_options(args.channel)
-             if option.name not in NOT_FLAGS]
+    given = [(o, getattr(args, o.name, None)) for o in channel_options(args.channel) if o.name not in NOT_FLAGS]
     return ({o.name: v for o, v in given if v is not None and o.role != "send"},
             {o.name: v for o, v in given if v is not None and o.role == "send"})
 
@@ -185,9 +181,8 @@ def options_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[st
 def message_from_args(args: argparse.Namespace) -> Message:
     """The :class:`~sendframe.Message` a command line describes (the same one for send, preview and estimate)."""
     name = channel(args.channel).name
-    taken = {option.name for option in channel_options(name)}
     for option, channels in _flag_options().values():
-        if option.name not in taken and getattr(args, option.name, None) is not None:
+        if name not in channels and getattr(args, option.name, None) is not None:
             raise InputError(f"{flag(option.name)} does not apply to --channel {name}: it applies to "
                              f"{', '.join(channels)}.")
     stored = [flag(o.name) for o in channel_options(name) if o.name in STORED_TEMPLATES]
@@ -196,47 +191,36 @@ def message_from_args(args: argparse.Namespace) -> Message:
     if missing:
         raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for --channel "
                          f"{name}.")
-    return CONSTRUCTORS[name](**options_from_args(argparse.Namespace(**{**vars(args), "channel": name}))[0])
+    return CONSTRUCTORS[name](**options_from_args(args)[0])
 
 
 def _preview_message(args: argparse.Namespace, command: str) -> Message:
     """The message of a preview or estimate: send's whole command line, with placeholders for what only send needs."""
-    name = channel(args.channel).name
+    name, values = channel(args.channel).name, dict(vars(args))
     text = text_option(name)
     if text is None:
         raise InputError(f"{name} has no message text to {command}.")
-    if getattr(args, text) is None:
+    if values[text] is None:
         raise InputError(f"{flag(text)} TEXT is required: the template to {command}.")
     if args.sender is not None and channel(name).sends_sms and sender_label_problem(args.sender):
         print(f"--sender: the sender label {sender_label_problem(args.sender)}; send would refuse it.", file=sys.stderr)
-        args = argparse.Namespace(**{**vars(args), "sender": None})
-    return message_from_args(argparse.Namespace(**{**vars(args), **preview_placeholders(name, vars(args))}))
+        values["sender"] = None
+    return message_from_args(argparse.Namespace(**{**values, **preview_placeholders(name, values)}))
 
 
-def _say_skipped(plan: pd.DataFrame, verb: str) -> None:
-    summary = skipped_summary(plan, verb)
-    if summary:
-        print(summary.replace("keep=", "--keep ").replace("['", "").replace("']", "").replace("', '", " --keep "))
-
-
-def _preview(args: argparse.Namespace) -> int:
-    msg = _preview_message(args, "preview")
-    contacts = _contacts(args)
+def _preview(args: argparse.Namespace, msg: Message, contacts: pd.DataFrame) -> int:
     table = msg.preview(contacts, keep=args.keep)
-    print(_show(table, args.rows))
-    _write(table, args.out)
+    _show(table, args.rows)
     _say_skipped(table, "sent")
+    _write(table, args.out)
     return 0
 
 
-def _estimate(args: argparse.Namespace) -> int:
-    msg = _preview_message(args, "estimate")
-    contacts = _contacts(args)
+def _estimate(args: argparse.Namespace, msg: Message, contacts: pd.DataFrame) -> int:
     est = msg.estimate(contacts, prices=args.prices, keep=args.keep)
-    column = msg.recipient_column(contacts)
-    table = pd.concat([contacts[[column]], est], axis=1)
+    table = pd.concat([contacts[[msg.recipient_column(contacts)]], est], axis=1)
     table.loc[table["action"] != "send", "cost"] = float("nan")
-    print(_show(table.drop(columns=["text"]), args.rows))
+    _show(table.drop(columns=["text"]), args.rows)
     _say_skipped(est, "priced: send leaves them out")
     totals = est.attrs["totals"]
     encodings = ", ".join(f"{k}: {v}" for k, v in totals["encodings"].items()) or "none"
@@ -267,17 +251,14 @@ def message_ledger_path(contacts: str | Path, msg: Message, folder: str | Path =
     return Path(folder) / f"{stem or 'campaign'}-{digest}.ledger.sqlite"
 
 
-def _send(args: argparse.Namespace) -> int:
-    msg = message_from_args(args)
-    contacts = _contacts(args)
+def _send(args: argparse.Namespace, msg: Message, contacts: pd.DataFrame) -> int:
     options = options_from_args(args)[1]
-    options["ledger"] = str(args.ledger or message_ledger_path(args.contacts, msg))
+    ledger = options["ledger"] = str(args.ledger or message_ledger_path(args.contacts, msg))
     if options.get("stop_after_unknown") == 0:
         options["stop_after_unknown"] = None  # never stops
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RowsSkippedWarning)  # said below, in the command's own words
         result = msg.send(contacts, **options)
-    ledger = options["ledger"]
     _say_skipped(result.rename(columns={"outcome": "action"}), "sent")
     _write(result, args.out)
     counts = result["outcome"].astype("str").value_counts().to_dict()
@@ -298,5 +279,8 @@ def run(name: str, args: argparse.Namespace) -> int:
     Exit codes: 0 done; 1 an error (printed by the dispatcher) or, for ``send``, rows with an
     unknown outcome or not sent (running the same command again sends those).
     """
-    commands = {"send": _send, "preview": _preview, "estimate": _estimate}
-    return commands[name](args)
+    msg = message_from_args(args) if name == "send" else _preview_message(args, name)
+    column = "email_column" if msg.info.recipient == "email" else "phone_column"
+    contacts = read_contacts(args.contacts, default_region=args.default_region or "ES",
+                             **({column: args.to} if args.to else {}))
+    return {"send": _send, "preview": _preview, "estimate": _estimate}[name](args, msg, contacts)

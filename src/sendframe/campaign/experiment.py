@@ -108,7 +108,7 @@ def recipient_uniforms(recipients: pd.Series, seed: int | str = 0) -> np.ndarray
     if len(key) > 64:
         raise InputError(f"seed must be at most 64 bytes of text; got {len(key)} bytes.")
     codes, uniques = pd.factorize(recipients, use_na_sentinel=True)
-    digests = b"".join(hashlib.blake2b(str(value).encode("utf-8"), digest_size=8, key=key).digest() for value in uniques)
+    digests = b"".join(hashlib.blake2b(str(value).encode(), digest_size=8, key=key).digest() for value in uniques)
     hashes = np.frombuffer(digests, dtype=">u8")
     # the top 53 bits as a double: exactly uniform over [0, 1), never 1.0
     uniform = np.append((hashes >> np.uint64(11)).astype(np.float64) * 2.0 ** -53, np.nan)
@@ -164,8 +164,8 @@ def assign_variants(
     if not isinstance(column, str) or not column:
         raise InputError(f"column must be a column name; got {column!r}.")
 
-    found = None if recipient is not None else find_recipient_column(frame, "phone") or find_recipient_column(frame, "email")
-    source = found or recipient_column(frame, "phone", recipient)  # raises, naming the columns, when none is found
+    found = find_recipient_column(frame, "phone") or find_recipient_column(frame, "email")
+    source = (found if recipient is None else None) or recipient_column(frame, "phone", recipient)  # raises if none
     kinds = [kind for kind in ("phone", "email") if find_recipient_column(frame[[source]], kind) is not None]
     keys = recipient_keys(frame[source], kinds[0] if kinds else "any", default_region=default_region)
 
