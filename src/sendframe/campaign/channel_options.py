@@ -23,35 +23,21 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pydantic
 
 from sendframe.api.models import REQUEST_MODELS
-from sendframe.campaign.message import (
-    MESSAGE_OPTIONS,
-    Message,
-    landing_sms,
-    mailing,
-    message,
-    sms,
-    voice,
-    voice_audio,
-    whatsapp,
-)
+from sendframe.campaign.message import CONSTRUCTORS, MESSAGE_OPTIONS, Message, message
 from sendframe.campaign.message_options import CHANNEL_LIMITED
 from sendframe.campaign.send import SendOptions
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
 
-__all__ = ["CONSTRUCTORS", "STORED_TEMPLATES", "OptionSpec", "channel_help", "channel_options", "missing_options",
+__all__ = ["STORED_TEMPLATES", "OptionSpec", "channel_help", "channel_options", "missing_options",
            "option_names", "preview_placeholders", "split_options", "text_option"]
 
-# the constructor of each channel, whose parameters come first (positional where it takes them)
-CONSTRUCTORS: dict[str, Callable[..., Message]] = {
-    "sms": sms, "landingsms": landing_sms, "mailing": mailing, "voice": voice, "voiceAudio": voice_audio,
-    "whatsapp": whatsapp}
 # the options naming a template stored in the service: given one, a message needs no text of its own
 STORED_TEMPLATES = ("template_id", "template_v2_id")
 # what a preview puts in a required option it has not been given, so the text shows before the message is complete

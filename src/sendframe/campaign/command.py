@@ -37,7 +37,6 @@ import pandas as pd
 from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.channel_options import (
-    CONSTRUCTORS,
     STORED_TEMPLATES,
     OptionSpec,
     channel_options,
@@ -47,7 +46,7 @@ from sendframe.campaign.channel_options import (
     text_option,
 )
 from sendframe.campaign.contacts import read_contacts
-from sendframe.campaign.message import Message
+from sendframe.campaign.message import CONSTRUCTORS, Message
 from sendframe.campaign.message_options import listed_names
 from sendframe.campaign.policy import KEEP_REASONS, skipped_summary
 from sendframe.channels import CHANNELS, channel

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -45,8 +45,8 @@ from sendframe.errors import InputError
 from sendframe.options import keyword_checked, request_field_names
 from sendframe.text.templates import parse
 
-__all__ = ["MESSAGE_OPTIONS", "RESULT_COLUMNS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
-           "voice_audio", "whatsapp"]
+__all__ = ["CONSTRUCTORS", "MESSAGE_OPTIONS", "RESULT_COLUMNS", "Message", "landing_sms", "mailing", "message", "sms",
+           "voice", "voice_audio", "whatsapp"]
 
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
@@ -120,11 +120,9 @@ class Message:
         return tuple(dict.fromkeys(names))
 
     def __repr__(self) -> str:
-        shown = {k: v for k, v in self.fields.items() if k != "notificationUrl"}
-        extras = {"encoding": self.encoding, "to": self.to, "link_base": self.link_base}
-        settings = [f"{k}={v!r}" for k, v in {**shown, **extras}.items() if v is not None]
-        if self.notification_url:
-            settings.append(f"notification_url={without_query(self.notification_url)!r}")
+        extras = {"encoding": self.encoding, "to": self.to, "link_base": self.link_base,
+                  "notification_url": without_query(self.notification_url) if self.notification_url else None}
+        settings = [f"{k}={v!r}" for k, v in {**self.fields, **extras}.items() if v is not None]
         settings += [f"{k}={list(v)!r}" for k, v in self.whatsapp_columns.items()]
         return f"Message({self.channel!r}, {', '.join(settings)})"
 
@@ -134,12 +132,9 @@ class Message:
             >>> sms("Hi", sender="Shop").replace(message="Hello", parts=2).fields["parts"]
             2
         """
-        options: dict[str, Any] = {name: getattr(self, name) for name in MESSAGE_OPTIONS}
-        if self.encoding is not None:
-            options["encoding"] = self.encoding
-        options.update(self.fields)
+        options = {name: getattr(self, name) for name in ("encoding", *MESSAGE_OPTIONS)}
         options.update({self.info.column_field_option(k): v for k, v in self.whatsapp_columns.items()})
-        return message(self.channel, **{**options, **wire_spelling(self.channel, changes)})
+        return message(self.channel, **{**options, **self.fields, **wire_spelling(self.channel, changes)})
 
     # ------------------------------------------------------------------ applied to a contact table
 
@@ -412,3 +407,10 @@ def whatsapp(template_id: int, sender: str, **options: Any) -> Message:
         ('name',)
     """
     return message("whatsapp", template_id=template_id, sender=sender, **options)
+
+
+CONSTRUCTORS: dict[str, Callable[..., Message]] = {
+    "sms": sms, "landingsms": landing_sms, "mailing": mailing, "voice": voice, "voiceAudio": voice_audio,
+    "whatsapp": whatsapp}
+"""The constructor of each channel, by the spec's name: its parameters come first in the channel's options
+(:func:`~sendframe.campaign.channel_options.channel_options`), positional where it takes them."""

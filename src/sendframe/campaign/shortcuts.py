@@ -21,7 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.campaign.channel_options import CONSTRUCTORS, channel_options, split_options
+from sendframe.campaign.channel_options import channel_options, split_options
+from sendframe.campaign.message import CONSTRUCTORS
 from sendframe.channels import channel as channel_info
 
 __all__ = ["send_campaign", "send_landingsms", "send_mailing", "send_sms", "send_voice", "send_voice_audio",
