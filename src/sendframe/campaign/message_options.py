@@ -59,7 +59,7 @@ def wire_spelling(channel_name: str, options: Mapping[str, Any]) -> dict[str, An
     return {names.get(k, k): v for k, v in options.items()}
 
 
-def message_settings(channel_name: str, options: dict[str, Any], setting_names: Iterable[str]) -> dict[str, Any]:
+def message_settings(channel_name: str, options: dict[str, Any], setting_names: tuple[str, ...]) -> dict[str, Any]:
     """The keyword arguments of a ``Message`` from the options of :func:`sendframe.message` (see its docstring).
 
     ``setting_names``: the message's settings that are not request fields
@@ -72,18 +72,16 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
     info = channel(channel_name)
     names = request_field_names(info.name)
     whatsapp_options = dict(info.column_fields)
-    setting_names = tuple(setting_names)
-    known = [*names, *setting_names, "encoding", *whatsapp_options]
-    check_options(options, known, "sendframe.message",
-                  hint=f"A {info.name} message takes: "
-                       f"{', '.join(sorted({*_public_names(names), *setting_names, *whatsapp_options}))}.")
+    shown = {name for name in names if "_" in name or name == name.lower()} - {"from_"}  # not the wire's camelCase
+    shown |= {*setting_names, *whatsapp_options}
+    check_options(options, [*names, *setting_names, "encoding", *whatsapp_options], "sendframe.message",
+                  hint=f"A {info.name} message takes: {', '.join(sorted(shown))}.")
     settings = {k: options.pop(k) for k in setting_names if k in options}
     whatsapp_columns = {whatsapp_options[k]: listed_names(options.pop(k), k)
                         for k in list(options) if k in whatsapp_options and options[k] is not None}
     whatsapp_columns = {k: v for k, v in whatsapp_columns.items() if v}  # no column is the same as none given
     encoding = options.pop("encoding", None)
-    if encoding is not None:
-        asked_encoding(encoding)
+    asked_encoding(encoding)  # checked
     fields = {names[name]: value for name, value in options.items() if value is not None}
     if fields.get("parts") == 1:  # the service's default: the same message whether it is said or not
         del fields["parts"]
@@ -111,8 +109,7 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
     if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
         raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
     _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
-    if "quiet_hours" in settings:
-        settings["quiet_hours"] = tuple(settings["quiet_hours"]) if settings["quiet_hours"] else None
+    settings["quiet_hours"] = tuple(settings.get("quiet_hours") or ()) or None
     return {**settings, "channel": info.name, "fields": MappingProxyType(fields), "encoding": encoding,
             "notification_url": notification_url, "whatsapp_columns": MappingProxyType(whatsapp_columns)}
 
@@ -131,10 +128,6 @@ def defaulted_fields(channel_name: str, fields: dict[str, Any]) -> dict[str, Any
         page_text = re.sub(r"\s*\{\s*LAND_URL[^}]*\}", "", str(fields.get("message", ""))).strip()
         return {**fields, "templateBody": f"<p>{page_text}</p>"}
     return fields
-
-
-def _public_names(names: Mapping[str, str]) -> set[str]:
-    return {name for name in names if "_" in name or name == name.lower()} - {"from_"}
 
 
 def listed_names(value: Any, option: str) -> tuple[str, ...]:
