@@ -34,7 +34,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -85,7 +84,8 @@ def variant_weights(weights: Mapping[str, float] | Sequence[str]) -> dict[str, f
     for name, weight in pairs:
         if not isinstance(name, str) or not name:
             raise InputError(f"Variant names must be non-empty text; got {name!r}.")
-        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not 0 <= weight < math.inf:
+        number = isinstance(weight, (int, float, np.integer, np.floating)) and not isinstance(weight, bool)
+        if not number or not 0 <= weight < math.inf:
             raise InputError(f"The weight of variant {name!r} must be a number >= 0; got {weight!r}.")
     if len(set(names)) != len(names):
         raise InputError(f"Variant names must be unique; got {names}.")
