@@ -91,12 +91,10 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
             add(name, None if empty else parameter.default, "argument", hints.get(name), empty)
     message_hints = typing.get_type_hints(Message)
     for name in ("encoding", *MESSAGE_OPTIONS):  # settings before fields: they own encoding and notification_url
-        if name in CHANNEL_LIMITED and not CHANNEL_LIMITED[name](info):
-            continue
-        field = settings.get(name)
-        add(name, field.default if field else None, "setting", message_hints.get(name, str))
-    for wire_name in dict.fromkeys(wire_name for _, wire_name in info.column_fields):  # whatsapp
-        add(info.column_field_option(wire_name), None, "setting", list[str])
+        if name not in CHANNEL_LIMITED or CHANNEL_LIMITED[name](info):
+            add(name, settings[name].default, "setting", message_hints[name])
+    for option, _ in info.column_fields:  # whatsapp
+        add(option, None, "setting", list[str])
     for name, model_field in REQUEST_MODELS[info.name].model_fields.items():
         if name in wire:  # not those built from the contacts (to, sub, messages)
             add(name, model_field.default, "field", model_field.annotation)

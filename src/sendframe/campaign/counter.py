@@ -130,10 +130,8 @@ class MessageCounter:
         sms = message.info.sends_sms
         encoding = asked_encoding(message.encoding)
         parts = message.parts if sms else None
-        template = message.template or ""
-        parsed = parse(template)
         n = len(self.contacts)
-        found = [piece if isinstance(piece, str) else self._piece(piece) for piece in parsed.pieces]
+        found = [p if isinstance(p, str) else self._piece(p) for p in parse(message.template or "").pieces]
         pieces = [piece if isinstance(piece, str) else piece[0] for piece in found]
         rows = {id(piece): piece_rows for piece, piece_rows, _ in self._pieces.values()}
         # not an SMS: one part of utf-16 units, no encoding

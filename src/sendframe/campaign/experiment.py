@@ -171,10 +171,9 @@ def assign_variants(
 
     uniform = recipient_uniforms(keys, seed)
     share_values = np.array(list(shares.values()), dtype=np.float64)
-    bounds = np.cumsum(share_values)[:-1]  # upper edge of each bucket but the last
-    bounds[np.flatnonzero(share_values)[-1]:] = np.inf  # rounding never puts anyone in a trailing zero-weight group
-    bucket = np.searchsorted(bounds, np.nan_to_num(uniform, nan=0.0), side="right")
-    bucket = np.where(np.isnan(uniform), -1, bucket)  # -1: no recipient, no variant
+    edges = np.cumsum(share_values)  # the upper edge of each bucket
+    edges[np.flatnonzero(share_values)[-1]:] = np.inf  # rounding never puts anyone in a trailing zero-weight group
+    bucket = np.where(np.isnan(uniform), -1, np.searchsorted(edges, uniform, side="right"))  # -1: no recipient
     variant = pd.Categorical.from_codes(bucket.astype(np.int64), categories=pd.Index(names), ordered=True)
 
     out = frame.assign(**{column: variant})  # a copy, its attrs too
