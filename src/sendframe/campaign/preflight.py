@@ -47,7 +47,6 @@ from __future__ import annotations
 import os
 import string
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -123,14 +122,6 @@ _FORMAT = string.Formatter()
 _PER_ROW = (pd.Series, pd.Index, np.ndarray, pa.Array)
 
 
-@dataclass(frozen=True)
-class _Found:
-    positions: np.ndarray  # row positions; -1 for a campaign-wide problem
-    column: str
-    rule: str
-    messages: pa.Array  # one per position
-
-
 class Problems:
     """Collects problems rule by rule as column arrays; messages are built only for the rows with a problem.
 
@@ -142,7 +133,8 @@ class Problems:
 
     def __init__(self, index: pd.Index) -> None:
         self.index = index
-        self.found: list[_Found] = []
+        # per add: the row positions (-1: campaign-wide), the column, the rule, the messages
+        self.found: list[tuple[np.ndarray, str, str, pa.Array]] = []
 
     def add(self, rule: str, column: str, rows: np.ndarray | None = None, message: str | None = None,
             **fields: Any) -> None:
@@ -151,35 +143,26 @@ class Problems:
         positions = np.array([-1]) if rows is None else np.flatnonzero(rows)
         if len(positions):
             texts = filled(message or RULES[rule].message, len(positions), column=column, **fields)
-            self.found.append(_Found(positions, str(column), rule, texts))
+            self.found.append((positions, str(column), rule, texts))
 
     def frame(self) -> pd.DataFrame:
         if not self.found:
-            empty = {name: pd.Series([], dtype=object if name == "row" else "str") for name in PROBLEM_COLUMNS}
-            return pd.DataFrame(empty)
-        sizes = [len(f.positions) for f in self.found]
-        positions = np.concatenate([f.positions for f in self.found])
-        ranks = np.repeat(np.array([_RANK[f.rule] for f in self.found]), sizes)
-        # campaign problems first, then by row, each row's rules in RULES order (ties keep their order)
-        order = np.argsort((positions + 1) * len(RULES) + ranks, kind="stable")
-        which = pa.array(np.repeat(np.arange(len(sizes)), sizes)[order])
-
-        def per_problem(values: list[str]) -> pd.Series:
-            return pd.Series(pd.array(pa.array(values, type=_TEXT).take(which), dtype="str"))
-
-        positions = positions[order]
-        rows = np.full(len(order), None, dtype=object)
-        inside = positions >= 0
-        rows[inside] = self.index[positions[inside]].to_numpy(dtype=object)
-        messages = pa.chunked_array([f.messages for f in self.found], type=_TEXT).take(pa.array(order))
+            return pd.DataFrame({name: pd.Series([], dtype=object if name == "row" else "str")
+                                 for name in PROBLEM_COLUMNS})
+        positions, columns, rules, messages = zip(*self.found, strict=True)
+        which = np.repeat(np.arange(len(rules)), [len(p) for p in positions])  # each problem's add
+        at = np.concatenate(positions)
+        # campaign problems first, then by row, each row's rules in RULES order (a stable sort: ties keep their order)
+        order = np.lexsort((np.array([_RANK[rule] for rule in rules])[which], at))
+        which, at = pa.array(which[order]), at[order]
+        rows = np.full(len(at), None, dtype=object)
+        rows[at >= 0] = self.index[at[at >= 0]].to_numpy(dtype=object)
+        shared = {"column": columns, "rule": rules, "severity": [RULES[rule].severity for rule in rules]}  # per add
+        table = {name: pd.array(pa.array(texts, type=_TEXT).take(which), dtype="str") for name, texts in shared.items()}
+        message = pa.chunked_array(messages, type=_TEXT).take(pa.array(order)).combine_chunks()
         # labels as pandas infers them (text labels make a str column), object when a campaign problem has none
-        return pd.DataFrame({
-            "row": pd.Series(rows, dtype=object if not inside.all() else None),
-            "column": per_problem([f.column for f in self.found]),
-            "rule": per_problem([f.rule for f in self.found]),
-            "message": pd.array(messages.combine_chunks(), dtype="str"),
-            "severity": per_problem([RULES[f.rule].severity for f in self.found]),
-        })
+        return pd.DataFrame({"row": pd.Series(rows, dtype=object if (at < 0).any() else None), **table,
+                             "message": pd.array(message, dtype="str")})[list(PROBLEM_COLUMNS)]
 
 
 def filled(template: str, count: int, /, **fields: Any) -> pa.Array:
