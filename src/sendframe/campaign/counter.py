@@ -129,7 +129,6 @@ class MessageCounter:
         self._measure_for(message)
         sms = message.info.sends_sms
         encoding = asked_encoding(message.encoding)
-        parts = message.parts if sms else None
         n = len(self.contacts)
         found = [p if isinstance(p, str) else self._piece(p) for p in parse(message.template or "").pieces]
         pieces = [piece if isinstance(piece, str) else piece[0] for piece in found]
@@ -140,7 +139,7 @@ class MessageCounter:
         units, missing = measured.units, measured.missing
         chosen = measured.chosen if sms else np.full(n, -1, dtype=np.int8)  # a position in ENCODINGS; -1: none
         needed = measured.parts if sms else np.ones(n, dtype=np.int64)
-        too_many = (needed > parts) & ~missing if parts is not None else np.zeros(n, dtype=bool)
+        too_many = (needed > message.parts) & ~missing if sms else np.zeros(n, dtype=bool)
         kept = keep_reasons(keep)
         sendable = self._allowed(message, kept) & (~(missing | too_many) if "preflight" not in kept else True)
         first = sendable if "duplicate" in kept else sendable & ~repeated_rows(self._codes, sendable)  # plan's rule
@@ -150,11 +149,8 @@ class MessageCounter:
                    for k in np.flatnonzero(np.bincount(needed[billable]))) + 0.0
         present = ~missing
         per_encoding = np.bincount(chosen[present & (chosen >= 0)], minlength=len(ENCODINGS))
-        forced = ""
-        if sms and (encoding == "auto" or encoding == "utf-16"):
-            literal = "".join(piece for piece in found if isinstance(piece, str))
-            outside = [*unencodable_characters(literal, "gsm-pt"), *(p[2] for p in found if not isinstance(p, str))]
-            forced = "".join(dict.fromkeys("".join(outside)))
+        outside = "".join("".join(unencodable_characters(p, "gsm-pt")) if isinstance(p, str) else p[2] for p in found)
+        forced = "".join(dict.fromkeys(outside)) if sms and encoding in ("auto", "utf-16") else ""
         return CounterTotals(
             rows=n,
             recipients=int(first.sum()),

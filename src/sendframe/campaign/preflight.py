@@ -253,7 +253,7 @@ def _variable_problems(found: Problems, contacts: pd.DataFrame, parsed: Template
     uses = dict.fromkeys((p.name, p.filter) for p in parsed.pieces
                          if isinstance(p, Placeholder) and p.filter and p.name not in SPECIALS)
     for name, filter_name in uses:  # each (variable, filter) once, in order: values it cannot apply to
-        values = contacts[name] if name in contacts.columns else None
+        values = contacts.get(name)
         if values is not None and filter_name == "shorten":
             codes, distinct = pd.factorize(values, use_na_sentinel=True)  # True where missing, once per value
             bad = ~np.array([text_filters.is_shortenable(str(v)) for v in distinct] + [True], dtype=bool)[codes]
@@ -320,12 +320,10 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
         True
     """
     contacts_frame(contacts)
-    channel, info, template, parts = msg.channel, msg.info, msg.template, msg.parts
-    encoding, trans = msg.encoding or "gsm", int(msg.fields.get("trans", 0))
+    channel, info, template = msg.channel, msg.info, msg.template
     found = Problems(contacts.index)
     column = msg.recipient_column(contacts)
-    if keys is None:
-        keys = sendable_keys(contacts[column], info.recipient)
+    keys = sendable_keys(contacts[column], info.recipient) if keys is None else keys
     _recipient_problems(found, contacts, info.recipient, column, keys)
     if info.sends_sms or channel == "whatsapp":
         _line_problems(found, contacts, channel, column, keys)
@@ -346,9 +344,8 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
             return found.frame()
         _variable_problems(found, contacts, parsed)
         if info.sends_sms:
-            measured = measure_sms(contacts, msg, measured=measured)
-            _text_problems(found, measured, encoding, parts)
+            _text_problems(found, measure_sms(contacts, msg, measured=measured), msg.encoding or "gsm", msg.parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before
             render(contacts, template, channel=channel, otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base,
-                   trans=trans)
+                   trans=int(msg.fields.get("trans", 0)))
     return found.frame()
