@@ -146,10 +146,6 @@ def listed_names(value: Any, option: str) -> tuple[str, ...]:
 def _validate(info: ChannelInfo, fields: Mapping[str, Any], whatsapp_columns: Mapping[str, tuple[str, ...]]) -> None:
     """Check the fields with the service's model, as a request to one placeholder recipient."""
     recipient = _PLACEHOLDER_RECIPIENT[info.recipient]
-    if info.name == "whatsapp":
-        item: dict[str, Any] = {"to": recipient}
-        item.update({wire: ["x"] * len(columns) for wire, columns in whatsapp_columns.items() if columns})
-        body = {**fields, "messages": [item]}
-    else:
-        body = {**fields, "to": [recipient]}
+    item = {"to": recipient, **{wire: ["x"] * len(columns) for wire, columns in whatsapp_columns.items()}}
+    body = {**fields, "messages": [item]} if info.column_fields else {**fields, "to": [recipient]}  # WhatsApp's form
     parse_request(info.name, wire_fields(body, info.name))
