@@ -177,34 +177,32 @@ def options_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[st
             {o.name: v for o, v in given if v is not None and o.role == "send"})
 
 
-def message_from_args(args: argparse.Namespace) -> Message:
-    """The :class:`~sendframe.Message` a command line describes (the same one for send, preview and estimate)."""
-    name = channel(args.channel).name
+def message_from_args(args: argparse.Namespace, command: str = "send") -> Message:
+    """The :class:`~sendframe.Message` a command line describes, the same for send, preview and estimate: a preview
+    or estimate takes send's whole command line, with placeholders for what only send needs."""
+    name, values = channel(args.channel).name, dict(vars(args))
+    if command != "send":
+        text = text_option(name)
+        if text is None:
+            raise InputError(f"{name} has no message text to {command}.")
+        if values[text] is None:
+            raise InputError(f"{flag(text)} TEXT is required: the template to {command}.")
+        if args.sender is not None and channel(name).sends_sms and sender_label_problem(args.sender):
+            print(f"--sender: the sender label {sender_label_problem(args.sender)}; send would refuse it.",
+                  file=sys.stderr)
+            values["sender"] = None
+        values.update(preview_placeholders(name, values))
     for option, channels in _flag_options().values():
-        if name not in channels and getattr(args, option.name, None) is not None:
+        if name not in channels and values.get(option.name) is not None:
             raise InputError(f"{flag(option.name)} does not apply to --channel {name}: it applies to "
                              f"{', '.join(channels)}.")
     stored = [flag(o.name) for o in channel_options(name) if o.name in STORED_TEMPLATES]
     missing = [flag(option) + (f" (or {' or '.join(stored)})" if stored and option == text_option(name) else "")
-               for option in missing_options(name, vars(args))]
+               for option in missing_options(name, values)]
     if missing:
         raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for --channel "
                          f"{name}.")
-    return CONSTRUCTORS[name](**options_from_args(args)[0])
-
-
-def _preview_message(args: argparse.Namespace, command: str) -> Message:
-    """The message of a preview or estimate: send's whole command line, with placeholders for what only send needs."""
-    name, values = channel(args.channel).name, dict(vars(args))
-    text = text_option(name)
-    if text is None:
-        raise InputError(f"{name} has no message text to {command}.")
-    if values[text] is None:
-        raise InputError(f"{flag(text)} TEXT is required: the template to {command}.")
-    if args.sender is not None and channel(name).sends_sms and sender_label_problem(args.sender):
-        print(f"--sender: the sender label {sender_label_problem(args.sender)}; send would refuse it.", file=sys.stderr)
-        values["sender"] = None
-    return message_from_args(argparse.Namespace(**{**values, **preview_placeholders(name, values)}))
+    return CONSTRUCTORS[name](**options_from_args(argparse.Namespace(**values))[0])
 
 
 def _preview(args: argparse.Namespace, msg: Message, contacts: pd.DataFrame) -> int:
@@ -278,7 +276,7 @@ def run(name: str, args: argparse.Namespace) -> int:
     Exit codes: 0 done; 1 an error (printed by the dispatcher) or, for ``send``, rows with an
     unknown outcome or not sent (running the same command again sends those).
     """
-    msg = message_from_args(args) if name == "send" else _preview_message(args, name)
+    msg = message_from_args(args, name)
     column = "email_column" if msg.info.recipient == "email" else "phone_column"
     contacts = read_contacts(args.contacts, default_region=args.default_region or "ES",
                              **({column: args.to} if args.to else {}))
