@@ -197,8 +197,7 @@ class Variants:
             raise InputError(f"The contacts have no {self.column!r} column: add one with sendframe.assign_variants "
                              f"(or name yours with column=).")
         values = frame[self.column].astype("str")
-        known = set(self.messages) | set(self.holdout)
-        unknown = sorted(set(values.dropna()) - known)
+        unknown = sorted(set(values.dropna()) - set(self.messages) - set(self.holdout))
         if unknown:
             raise InputError(f"Column {self.column!r} holds {', '.join(map(repr, unknown))}, which has no message "
                              f"(variants: {', '.join(self.messages)}; holdout: {', '.join(self.holdout)}).")
