@@ -216,10 +216,8 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, kind: str, colu
 
 def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str, keys: pd.Series) -> None:
     """Valid numbers whose line cannot receive a text message (``read_contacts``' ``phone_type`` when it has it)."""
-    if column == "phone" and isinstance(contacts.get("phone_type", pd.Series()).dtype, pd.CategoricalDtype):
-        types = contacts["phone_type"]
-    else:
-        types = number_types(keys)
+    given = contacts.get("phone_type") if column == "phone" else None
+    types = given if given is not None and isinstance(given.dtype, pd.CategoricalDtype) else number_types(keys)
     cannot = keys.notna().to_numpy(dtype=bool) & ~receives_sms(types)
     found.add("landline", column, cannot, value=contacts[column][cannot],
               line=types[cannot].astype("str").str.replace("_", " "),
