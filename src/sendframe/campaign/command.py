@@ -137,10 +137,8 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
         f"Every flag of send is accepted, so a send's command line runs with send replaced by {name}; these are "
         "ignored here.") if name != "send" else parser
     for option, channels in _flag_options().values():
-        if option.role != "send" or name == "send" or option.name in _USED_WITHOUT_SENDING[name]:
-            _add_flag(parser, option, channels)
-        else:
-            _add_flag(ignored, option, channels, prefix="ignored here. In send: ")
+        used = option.role != "send" or name == "send" or option.name in _USED_WITHOUT_SENDING[name]
+        _add_flag(parser if used else ignored, option, channels, prefix="" if used else "ignored here. In send: ")
 
 
 def _show(frame: pd.DataFrame, rows: int) -> None:
