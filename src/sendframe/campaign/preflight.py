@@ -64,10 +64,8 @@ from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.tables import read_table
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
-from sendframe.text import filters as text_filters
-from sendframe.text import templates
-from sendframe.text.filters import _ARROW_NUMBER  # text.filters.is_number's rule, written for Arrow
-from sendframe.text.templates import SPECIALS, Placeholder, Template, column_to_arrow
+from sendframe.text.filters import _ARROW_NUMBER, is_shortenable  # _ARROW_NUMBER: is_number's rule, for Arrow
+from sendframe.text.templates import SPECIALS, Placeholder, Template, column_to_arrow, malformed_placeholders, parse
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -254,7 +252,7 @@ def _variable_problems(found: Problems, contacts: pd.DataFrame, parsed: Template
         values = contacts.get(name)
         if values is not None and filter_name == "shorten":
             codes, distinct = pd.factorize(values, use_na_sentinel=True)  # True where missing, once per value
-            bad = ~np.array([text_filters.is_shortenable(str(v)) for v in distinct] + [True], dtype=bool)[codes]
+            bad = ~np.array([is_shortenable(str(v)) for v in distinct] + [True], dtype=bool)[codes]
             found.add("shorten_not_url", name, bad, value=values[bad])
         elif values is not None and filter_name in ("formatDotComma", "formatCommaDot"):
             numbers = pc.match_substring_regex(column_to_arrow(values), _ARROW_NUMBER).fill_null(True)
@@ -332,11 +330,11 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
     if channel == "whatsapp":
         _whatsapp_problems(found, contacts, msg.fields.get("templateId"), msg.whatsapp_columns)
     elif template is not None:
-        for written in templates.malformed_placeholders(template):
+        for written in malformed_placeholders(template):
             name = written.strip("{} ").split("|")[0].strip()
             found.add("malformed_placeholder", "message", written=written, name=name, snake=snake_name(name))
         try:
-            parsed = templates.parse(template)
+            parsed = parse(template)
         except TemplateError as exc:
             found.add("invalid_template", "message", error=exc)
             return found.frame()
