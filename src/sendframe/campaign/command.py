@@ -65,12 +65,6 @@ NOT_FLAGS: dict[str, str] = {
 }
 # send's options that preview and estimate use (their other send flags are accepted and ignored)
 _USED_WITHOUT_SENDING = {"preview": ("keep",), "estimate": ("keep", "prices")}
-_LEDGER_HELP = (
-    "SQLite journal that makes the send resumable: run the same command again with the same ledger "
-    "and rows already answered are skipped. Default: ./<campaign or contacts file name>-<hash>.ledger.sqlite "
-    "in the current folder, where <hash> is 8 hex digits of the channel, sender and message, so the "
-    "same command resumes and a changed message starts a new ledger"
-)
 # how a flag parses its value: by the option's kind of value, then what some options need besides
 _BY_VALUE: dict[str, dict[str, Any]] = {
     "bool": {"action": argparse.BooleanOptionalAction}, "int": {"type": int, "metavar": "N"},
@@ -81,7 +75,11 @@ _SHAPES: dict[str, dict[str, Any]] = {
     "keep": {"action": "append", "choices": KEEP_REASONS, "type": str, "metavar": None},
     "encoding": {"choices": (*ENCODINGS, "auto")}, "gender": {"choices": GENDERS}, "language": {"choices": LANGUAGES},
     "trans": {"choices": (0, 1)}, "frequency_cap": {"type": float, "metavar": ("N", "DAYS")},
-    "quiet_hours": {"metavar": ("FROM", "TO")}, "ledger": {"metavar": "FILE"},
+    "quiet_hours": {"metavar": ("FROM", "TO")},
+    "ledger": {"metavar": "FILE", "help": "SQLite journal that makes the send resumable: run the same command again "
+               "with the same ledger and rows already answered are skipped. Default: ./<campaign or contacts file "
+               "name>-<hash>.ledger.sqlite in the current folder, where <hash> is 8 hex digits of the channel, sender "
+               "and message, so the same command resumes and a changed message starts a new ledger"},
     "stop_after_unknown": {"help": "start no new batch after N batches in a row end with an unknown outcome "
                                    "(default 3; 0 never stops); running the same command again continues"},
 }
@@ -109,7 +107,7 @@ def _add_flag(group: Any, option: OptionSpec, channels: tuple[str, ...], prefix:
     shape = {**_BY_VALUE[option.value], **_SHAPES.get(option.name, {})}
     default = "" if option.default is None or option.value == "bool" else f" (default: {option.default})"
     where = "" if len(channels) == len(CHANNELS) else f" ({', '.join(channels)})"
-    text = shape.pop("help", _LEDGER_HELP if option.name == "ledger" else option.help + default)
+    text = shape.pop("help", option.help + default)
     group.add_argument(flag(option.name), dest=option.name, default=None,
                        help=(prefix + text + where).replace("%", "%%"), **shape)
 
@@ -219,12 +217,10 @@ def _estimate(args: argparse.Namespace, msg: Message, contacts: pd.DataFrame) ->
     _say_skipped(est, "priced: send leaves them out")
     totals = est.attrs["totals"]
     encodings = ", ".join(f"{k}: {v}" for k, v in totals["encodings"].items()) or "none"
-    print(
-        f"\n{totals['rows']} rows, {totals['billable']} billable, {totals['messages']} messages charged, "
-        f"total {totals['cost']:.4f} {totals['currency']}\nencodings: {encodings}; "
-        f"rows losing characters: {totals['rows_losing_characters']}; too many parts: {totals['too_many_parts']}; "
-        f"missing text: {totals['missing_text']}"
-    )
+    print(f"\n{totals['rows']} rows, {totals['billable']} billable, {totals['messages']} messages charged, "
+          f"total {totals['cost']:.4f} {totals['currency']}\nencodings: {encodings}; "
+          f"rows losing characters: {totals['rows_losing_characters']}; too many parts: {totals['too_many_parts']}; "
+          f"missing text: {totals['missing_text']}")
     _write(table, args.out)
     return 0
 
