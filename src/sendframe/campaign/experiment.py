@@ -203,10 +203,6 @@ class Variants:
                              f"(variants: {', '.join(self.messages)}; holdout: {', '.join(self.holdout)}).")
         return {name: (values == name).to_numpy() for name in self.messages}
 
-    def _identity(self) -> dict[str, Any]:
-        return {f"variant {name}": json.dumps(campaign_identity(msg.channel, msg.fields), ensure_ascii=False)
-                for name, msg in self.messages.items()}
-
     @keyword_checked
     def render(self, contacts: Any) -> pd.Series:
         """Each row's text under its variant's message (holdout rows: <NA>)."""
@@ -298,8 +294,9 @@ class Variants:
                                       ledger=how.ledger, prices=how.prices)
         warn_skipped(plan, how.dry_run)
         budget = Budget(how.max_cost, []) if how.max_cost is not None else None
-        results = [send_prepared(p, how, budget=budget, identity=self._identity(), warn=False)
-                   for p in prepared.values()]
+        identity = {f"variant {name}": json.dumps(campaign_identity(msg.channel, msg.fields), ensure_ascii=False)
+                    for name, msg in self.messages.items()}  # what the ledger checks before resuming
+        results = [send_prepared(p, how, budget=budget, identity=identity, warn=False) for p in prepared.values()]
         result = pd.concat(results).reindex(frame.index)
         held = (plan["action"] == "holdout").to_numpy()
         outcome = result["outcome"].astype("str").where(~held, "holdout")
