@@ -35,7 +35,7 @@ import pandas as pd
 
 from sendframe.campaign import preview
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.message_options import RUN_SETTINGS, message_settings, wire_spelling, without_query
+from sendframe.campaign.message_options import RUN_SETTINGS, message_settings, without_query
 from sendframe.campaign.prepared import Prepared, prepare, released
 from sendframe.campaign.send import ANSWER_COLUMNS, SendOptions, send_prepared, send_signature
 from sendframe.campaign.tables import as_frame
@@ -134,7 +134,8 @@ class Message:
         """
         options = {name: getattr(self, name) for name in ("encoding", *MESSAGE_OPTIONS)}
         options.update({self.info.column_field_option(k): v for k, v in self.whatsapp_columns.items()})
-        return message(self.channel, **{**options, **self.fields, **wire_spelling(self.channel, changes)})
+        names = request_field_names(self.channel)  # a changed request field under its wire name, as the fields are
+        return message(self.channel, **{**options, **self.fields, **{names.get(k, k): v for k, v in changes.items()}})
 
     # ------------------------------------------------------------------ applied to a contact table
 

@@ -26,7 +26,7 @@ from sendframe.channels import ChannelInfo, channel, channels_where
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names, snake_case
 
-__all__ = ["CHANNEL_LIMITED", "RUN_SETTINGS", "listed_names", "message_settings", "wire_spelling", "without_query"]
+__all__ = ["CHANNEL_LIMITED", "RUN_SETTINGS", "listed_names", "message_settings", "without_query"]
 
 # settings a send may also take for one run (they override the message's)
 RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
@@ -47,16 +47,6 @@ def without_query(url: str) -> str:
         return url  # a column name
     return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}" + (
         "?…" if parts.query else "")
-
-
-def wire_spelling(channel_name: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options with request fields under their wire names (other options as given).
-
-        >>> wire_spelling("sms", {"otp_config": None, "to": "phone"})
-        {'otpConfig': None, 'to': 'phone'}
-    """
-    names = request_field_names(channel_name)
-    return {names.get(k, k): v for k, v in options.items()}
 
 
 def message_settings(channel_name: str, options: dict[str, Any], setting_names: tuple[str, ...]) -> dict[str, Any]:
