@@ -56,13 +56,11 @@ from sendframe.text.encodings import ENCODINGS
 __all__ = ["NOT_FLAGS", "add_arguments", "flag", "message_from_args", "message_ledger_path",
            "options_from_args", "run"]
 
-# options of the table that are no flag of the command, and why
-NOT_FLAGS: dict[str, str] = {
-    "client": "credentials come from the environment (SENDFRAME_BASE_URL, SENDFRAME_USERNAME, SENDFRAME_API_PASSWORD)",
-    "cancel": "Ctrl-C stops a command; the ledger keeps what was answered",
-    "now": "a command runs now",
-    "out": "--out writes the result, one row per contact, as CSV",
-}
+NOT_FLAGS: tuple[str, ...] = ("client", "cancel", "now", "out")
+"""The options of the table that are no flag of the command, and why: ``client`` (credentials come from the
+environment: SENDFRAME_BASE_URL, SENDFRAME_USERNAME, SENDFRAME_API_PASSWORD), ``cancel`` (Ctrl-C stops a command; the
+ledger keeps what was answered), ``now`` (a command runs now), ``out`` (``--out`` writes the result, one row per
+contact, as CSV)."""
 # send's options that preview and estimate use (their other send flags are accepted and ignored)
 _USED_WITHOUT_SENDING = {"preview": ("keep",), "estimate": ("keep", "prices")}
 # how a flag parses its value: by the option's kind of value, then what some options need besides
