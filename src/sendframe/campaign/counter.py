@@ -36,8 +36,6 @@ from sendframe.text.templates import CodedPiece, Placeholder, parse, piece_codes
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-# the rules a counter applies per keystroke itself: text problems and repeats (those depend on the template)
-_PER_TEMPLATE = ("duplicate", "preflight")
 
 
 @dataclass(frozen=True)
@@ -95,8 +93,8 @@ class MessageCounter:
         settings = (message.channel, message.to, message.default_region, message.suppression, message.frequency_cap,
                     message.history, keep)
         if self._policy is None or not all(same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True)):
-            try:
-                self._policy = (settings, message.prepare(self.contacts, keep=keep | set(_PER_TEMPLATE)).sent)
+            try:  # the rules that depend on the template (text problems, repeats) are applied per keystroke by count
+                self._policy = (settings, message.prepare(self.contacts, keep=keep | {"duplicate", "preflight"}).sent)
             except (SendframeError, OSError):  # a broken template, an unreadable suppression list (the check
                 return self._valid  # and the send say why): the recipients by validity meanwhile
         return self._policy[1]

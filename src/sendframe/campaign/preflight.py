@@ -114,7 +114,6 @@ RULES: dict[str, Rule] = {
         "{encoding} cannot carry {characters}: sent as '?'. Use encoding='utf-16' or trans=1.")),
 }
 """Each rule's severity and message template, in the order a row's problems are listed."""
-_RANK = {rule: rank for rank, rule in enumerate(RULES)}
 _TEXT = pa.large_string()
 _FORMAT = string.Formatter()
 _PER_ROW = (pd.Series, pd.Index, np.ndarray, pa.Array)
@@ -151,7 +150,7 @@ class Problems:
         which = np.repeat(np.arange(len(rules)), [len(p) for p in positions])  # each problem's add
         at = np.concatenate(positions)
         # campaign problems first, then by row, each row's rules in RULES order (a stable sort: ties keep their order)
-        order = np.lexsort((np.array([_RANK[rule] for rule in rules])[which], at))
+        order = np.lexsort((np.array([list(RULES).index(rule) for rule in rules])[which], at))
         which, at = pa.array(which[order]), at[order]
         rows = np.full(len(at), None, dtype=object)
         rows[at >= 0] = self.index[at[at >= 0]].to_numpy(dtype=object)
