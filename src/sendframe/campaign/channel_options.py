@@ -44,9 +44,6 @@ STORED_TEMPLATES = ("template_id", "template_v2_id")
 _PREVIEW_PLACEHOLDERS: dict[str, Any] = {
     "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
     "gender": "F", "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
-# where the help of each option that is no Message setting (theirs is their field's) is written: the
-# ``- ``name``: help`` items of message()'s and SendOptions' docstrings, so help(), the reference and --help agree
-_DOCUMENTED = (message, SendOptions)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,9 +159,10 @@ def preview_placeholders(channel_name: str, values: Mapping[str, Any]) -> dict[s
 
 @functools.cache
 def _help_texts() -> dict[str, str]:
-    """Each documented option's help, from the items of the docstrings of :data:`_DOCUMENTED` (the first wins)."""
+    """Each documented option's help, from the ``- ``name``: help`` items of the docstrings of :func:`message` and
+    :class:`SendOptions` (the first wins): help(), the reference and --help agree (a Message setting's: its field's)."""
     texts: dict[str, str] = {}
-    for documented in _DOCUMENTED:
+    for documented in (message, SendOptions):
         for name, text in re.findall(r"^- ``(\w+)``: (.*(?:\n  .*)*)", inspect.getdoc(documented) or "", re.M):
             texts.setdefault(name, " ".join(text.replace("``", "").split()))
     return texts

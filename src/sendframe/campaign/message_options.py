@@ -12,7 +12,7 @@ validated with the service's own models, as a request to one placeholder recipie
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import date
 from types import MappingProxyType
 from typing import Any
@@ -33,7 +33,6 @@ RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_
 # settings only some channels take -> the channel's fact that says which
 CHANNEL_LIMITED: dict[str, Callable[[ChannelInfo], bool]] = {
     "encoding": lambda info: info.sends_sms, "notification_url": lambda info: info.has_notifications}
-_PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
 
 
 def without_query(url: str) -> str:
@@ -98,7 +97,12 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
         settings["frequency_cap"] = frequency_window(cap[0], cap[1], f"frequency_cap={cap!r}")
     if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
         raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
-    _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
+    # the fields checked by the service's model, as a request to one placeholder recipient
+    recipient = {"phone": "34600000000", "email": "someone@example.com"}[info.recipient]
+    body = {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}
+    item = {"to": recipient, **{wire: ["x"] * len(columns) for wire, columns in whatsapp_columns.items()}}
+    body = {**body, "messages": [item]} if info.column_fields else {**body, "to": [recipient]}  # WhatsApp's form
+    parse_request(info.name, wire_fields(body, info.name))
     settings["quiet_hours"] = tuple(settings.get("quiet_hours") or ()) or None
     return {**settings, "channel": info.name, "fields": MappingProxyType(fields), "encoding": encoding,
             "notification_url": notification_url, "whatsapp_columns": MappingProxyType(whatsapp_columns)}
@@ -131,11 +135,3 @@ def listed_names(value: Any, option: str) -> tuple[str, ...]:
     if isinstance(value, Iterable):
         return tuple(str(c) for c in value)
     raise InputError(f"{option} names the columns filling the template's variables in order, not {value!r}.")
-
-
-def _validate(info: ChannelInfo, fields: Mapping[str, Any], whatsapp_columns: Mapping[str, tuple[str, ...]]) -> None:
-    """Check the fields with the service's model, as a request to one placeholder recipient."""
-    recipient = _PLACEHOLDER_RECIPIENT[info.recipient]
-    item = {"to": recipient, **{wire: ["x"] * len(columns) for wire, columns in whatsapp_columns.items()}}
-    body = {**fields, "messages": [item]} if info.column_fields else {**fields, "to": [recipient]}  # WhatsApp's form
-    parse_request(info.name, wire_fields(body, info.name))
