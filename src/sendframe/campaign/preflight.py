@@ -189,9 +189,8 @@ def filled(template: str, count: int, /, **fields: Any) -> pa.Array:
         else:
             array = pa.array(values.astype("str").array)
             pieces.append((array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array).cast(_TEXT))
-    if not any(isinstance(p, pa.Array) for p in pieces):
-        return pa.repeat(pa.scalar("".join(p.as_py() for p in pieces), _TEXT), count)
-    return pc.binary_join_element_wise(*pieces, pa.scalar("", _TEXT))
+    joined = pc.binary_join_element_wise(*pieces, pa.scalar("", _TEXT))
+    return joined if isinstance(joined, pa.Array) else pa.repeat(joined, count)  # no per-row field: one text for all
 
 
 def _formatted(value: Any, conversion: str | None, spec: str | None) -> str:
