@@ -101,15 +101,6 @@ def _flag_options() -> dict[str, tuple[OptionSpec, tuple[str, ...]]]:
     return {o.name: (o, tuple(c for c in CHANNELS if o.name in option_names(c))) for o in ordered}
 
 
-def _add_flag(group: Any, option: OptionSpec, channels: tuple[str, ...], prefix: str = "") -> None:
-    shape = {**_BY_VALUE[option.value], **_SHAPES.get(option.name, {})}
-    default = "" if option.default is None or option.value == "bool" else f" (default: {option.default})"
-    where = "" if len(channels) == len(CHANNELS) else f" ({', '.join(channels)})"
-    text = shape.pop("help", option.help + default)
-    group.add_argument(flag(option.name), dest=option.name, default=None,
-                       help=(prefix + text + where).replace("%", "%%"), **shape)
-
-
 def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
     """Add the flags of ``send``, ``preview`` or ``estimate`` to ``parser`` (see the module docstring).
 
@@ -134,7 +125,12 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
         "ignored here.") if name != "send" else parser
     for option, channels in _flag_options().values():
         used = option.role != "send" or name == "send" or option.name in _USED_WITHOUT_SENDING[name]
-        _add_flag(parser if used else ignored, option, channels, prefix="" if used else "ignored here. In send: ")
+        shape = {**_BY_VALUE[option.value], **_SHAPES.get(option.name, {})}
+        default = "" if option.default is None or option.value == "bool" else f" (default: {option.default})"
+        where = "" if len(channels) == len(CHANNELS) else f" ({', '.join(channels)})"
+        text = ("" if used else "ignored here. In send: ") + shape.pop("help", option.help + default) + where
+        (parser if used else ignored).add_argument(flag(option.name), dest=option.name, default=None,
+                                                   help=text.replace("%", "%%"), **shape)
 
 
 def _show(frame: pd.DataFrame, rows: int) -> None:
