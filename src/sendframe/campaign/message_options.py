@@ -74,7 +74,13 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
     fields = {names[name]: value for name, value in options.items() if value is not None}
     if fields.get("parts") == 1:  # the service's default: the same message whether it is said or not
         del fields["parts"]
-    fields = defaulted_fields(info.name, fields)
+    # what every front door fills in when it is not given: a mailing's replyTo is its fromEmail; a landing SMS without a
+    # page (templateBody, templateId or templateV2Id) gets one showing its message without the link to itself
+    if info.name == "mailing" and fields.get("replyTo") is None and fields.get("fromEmail") is not None:
+        fields["replyTo"] = fields["fromEmail"]
+    if info.name == "landingsms" and not {"templateBody", "templateId", "templateV2Id"} & fields.keys():
+        page_text = re.sub(r"\s*\{\s*LAND_URL[^}]*\}", "", str(fields.get("message", ""))).strip()
+        fields["templateBody"] = f"<p>{page_text}</p>"
     notification_url = settings.get("notification_url") or fields.pop("notificationUrl", None)
     for name, value in (("encoding", encoding), ("notification_url", notification_url)):
         if value is not None and not CHANNEL_LIMITED[name](info):
@@ -106,22 +112,6 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
     settings["quiet_hours"] = tuple(settings.get("quiet_hours") or ()) or None
     return {**settings, "channel": info.name, "fields": MappingProxyType(fields), "encoding": encoding,
             "notification_url": notification_url, "whatsapp_columns": MappingProxyType(whatsapp_columns)}
-
-
-def defaulted_fields(channel_name: str, fields: dict[str, Any]) -> dict[str, Any]:
-    """The request fields with what every front door fills in when it is not given: a mailing's ``replyTo`` is its
-    ``fromEmail``; a landing SMS without a page (``templateBody``, ``templateId`` or ``templateV2Id``) gets one showing
-    its message without the link to itself.
-
-        >>> defaulted_fields("landingsms", {"message": "Sale! {LAND_URL}"})["templateBody"]
-        '<p>Sale!</p>'
-    """
-    if channel_name == "mailing" and fields.get("replyTo") is None and fields.get("fromEmail") is not None:
-        return {**fields, "replyTo": fields["fromEmail"]}
-    if channel_name == "landingsms" and not {"templateBody", "templateId", "templateV2Id"} & fields.keys():
-        page_text = re.sub(r"\s*\{\s*LAND_URL[^}]*\}", "", str(fields.get("message", ""))).strip()
-        return {**fields, "templateBody": f"<p>{page_text}</p>"}
-    return fields
 
 
 def listed_names(value: Any, option: str) -> tuple[str, ...]:
