@@ -229,8 +229,7 @@ class Variants:
         frames follow that plan: a recipient repeated across variants gets one message, its first row's."""
         frame = as_frame(contacts)
         reasons = keep_reasons(keep)
-        plan = pd.DataFrame({"action": pd.Series("holdout", index=frame.index, dtype="str"),
-                             "reason": pd.Series(pd.NA, index=frame.index, dtype="str")})
+        plan = pd.DataFrame({"action": "holdout", "reason": None}, index=frame.index, dtype="str")
         keys = pd.Series(pd.NA, index=frame.index, dtype="str")
         prepared: dict[str, Prepared] = {}
         rows_of = self._groups(frame)  # every variant, even one without rows: its empty piece gives the columns
