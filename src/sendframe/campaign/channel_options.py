@@ -86,18 +86,17 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
         if parameter.kind is not inspect.Parameter.VAR_KEYWORD:
             empty = parameter.default is inspect.Parameter.empty
             add(name, None if empty else parameter.default, "argument", hints.get(name), empty)
-    message_hints = typing.get_type_hints(Message)
+    declared = {**typing.get_type_hints(SendOptions), **typing.get_type_hints(Message)}  # suppression: the setting's
     for name in ("encoding", *MESSAGE_OPTIONS):  # settings before fields: they own encoding and notification_url
         if name not in CHANNEL_LIMITED or CHANNEL_LIMITED[name](info):
-            add(name, settings[name].default, "setting", message_hints[name])
+            add(name, settings[name].default, "setting", declared[name])
     for option, _ in info.column_fields:  # whatsapp
         add(option, None, "setting", list[str])
     for name, model_field in REQUEST_MODELS[info.name].model_fields.items():
         if name in wire:  # not those built from the contacts (to, sub, messages)
             add(name, model_field.default, "field", model_field.annotation)
-    send_hints = typing.get_type_hints(SendOptions)
     for send_option in dataclasses.fields(SendOptions):
-        add(send_option.name, send_option.default, "send", send_hints[send_option.name])
+        add(send_option.name, send_option.default, "send", declared[send_option.name])
     return tuple(specs.values())
 
 
