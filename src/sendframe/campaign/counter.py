@@ -72,8 +72,7 @@ class MessageCounter:
         placeholders' link base and OTP length); per keystroke these stay and nothing is measured again."""
         settings = (message.channel, message.recipient_column(self.contacts), message.link_base,
                     message.fields.get("otpConfig"))
-        if self._settings is not None and all(same_option(a, b) for a, b in zip(self._settings, settings,
-                                                                                  strict=True)):
+        if self._settings is not None and all(map(same_option, self._settings, settings)):  # tuples of one length
             return
         self._settings, self.channel, column = settings, message.channel, settings[1]
         self._specials, self._shorten = placeholders(message.link_base, settings[3])

@@ -109,9 +109,8 @@ def recipient_uniforms(recipients: pd.Series, seed: int | str = 0) -> np.ndarray
         raise InputError(f"seed must be at most 64 bytes of text; got {len(key)} bytes.")
     codes, uniques = pd.factorize(recipients, use_na_sentinel=True)
     digests = b"".join(hashlib.blake2b(str(value).encode(), digest_size=8, key=key).digest() for value in uniques)
-    hashes = np.frombuffer(digests, dtype=">u8")
     # the top 53 bits as a double: exactly uniform over [0, 1), never 1.0
-    uniform = np.append((hashes >> np.uint64(11)).astype(np.float64) * 2.0 ** -53, np.nan)
+    uniform = np.append((np.frombuffer(digests, dtype=">u8") >> np.uint64(11)).astype(np.float64) * 2.0**-53, np.nan)
     return uniform[codes]  # code -1 (missing) takes the NaN appended last
 
 
