@@ -220,9 +220,11 @@ def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column
               what="a WhatsApp message" if channel == "whatsapp" else "a text message")
 
 
-def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> set[str]:
+def _suppressed_problems(found: Problems, contacts: pd.DataFrame, column: str, keys: pd.Series, suppression: Any,
+                         wanted: str, default_region: str) -> None:
+    """Rows whose recipient is on the suppression list (phones normalised as ``read_contacts`` does)."""
     if suppression is None:
-        return set()
+        return
     if isinstance(suppression, (str, os.PathLike)):
         suppression = read_table(suppression)
     if isinstance(suppression, pd.DataFrame):  # its phone/email column (under its usual names), else its first
@@ -232,7 +234,9 @@ def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> se
     else:
         raise InputError("suppression must be a CSV path, a DataFrame or a list of numbers/emails, "
                          f"not {type(suppression).__name__}.")
-    return set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
+    blocked = set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
+    opted = keys.isin(blocked).to_numpy(dtype=bool)
+    found.add("opted_out", column, opted, value=contacts[column][opted])
 
 
 def _missing(contacts: pd.DataFrame, column: str) -> np.ndarray:
@@ -321,10 +325,8 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
     _recipient_problems(found, contacts, info.recipient, column, keys)
     if info.sends_sms or channel == "whatsapp":
         _line_problems(found, contacts, channel, column, keys)
-    blocked = _suppressed_values(msg.suppression if suppression is None else suppression, info.recipient,
-                                 msg.default_region)
-    opted = keys.isin(blocked).to_numpy(dtype=bool)
-    found.add("opted_out", column, opted, value=contacts[column][opted])
+    _suppressed_problems(found, contacts, column, keys, msg.suppression if suppression is None else suppression,
+                         info.recipient, msg.default_region)
     if channel == "whatsapp":
         _whatsapp_problems(found, contacts, msg.fields.get("templateId"), msg.whatsapp_columns)
     elif template is not None:
