@@ -220,11 +220,9 @@ def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column
               what="a WhatsApp message" if channel == "whatsapp" else "a text message")
 
 
-def _suppressed_problems(found: Problems, contacts: pd.DataFrame, column: str, keys: pd.Series, suppression: Any,
-                         wanted: str, default_region: str) -> None:
-    """Rows whose recipient is on the suppression list (phones normalised as ``read_contacts`` does)."""
+def _suppressed_values(suppression: Any, wanted: str, default_region: str) -> set[str]:
     if suppression is None:
-        return
+        return set()
     if isinstance(suppression, (str, os.PathLike)):
         suppression = read_table(suppression)
     if isinstance(suppression, pd.DataFrame):  # its phone/email column (under its usual names), else its first
@@ -234,9 +232,7 @@ def _suppressed_problems(found: Problems, contacts: pd.DataFrame, column: str, k
     else:
         raise InputError("suppression must be a CSV path, a DataFrame or a list of numbers/emails, "
                          f"not {type(suppression).__name__}.")
-    blocked = set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
-    opted = keys.isin(blocked).to_numpy(dtype=bool)
-    found.add("opted_out", column, opted, value=contacts[column][opted])
+    return set(recipient_keys(values.dropna(), wanted, default_region=default_region).dropna())
 
 
 def _missing(contacts: pd.DataFrame, column: str) -> np.ndarray:
@@ -325,8 +321,10 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
     _recipient_problems(found, contacts, info.recipient, column, keys)
     if info.sends_sms or channel == "whatsapp":
         _line_problems(found, contacts, channel, column, keys)
-    _suppressed_problems(found, contacts, column, keys, msg.suppression if suppression is None else suppression,
-                         info.recipient, msg.default_region)
+    blocked = _suppressed_values(msg.suppression if suppression is None else suppression, info.recipient,
+                                 msg.default_region)
+    opted = keys.isin(blocked).to_numpy(dtype=bool)
+    found.add("opted_out", column, opted, value=contacts[column][opted])
     if channel == "whatsapp":
         _whatsapp_problems(found, contacts, msg.fields.get("templateId"), msg.whatsapp_columns)
     elif template is not None:
