@@ -114,10 +114,8 @@ class Message:
             >>> sms("Hi {name|upper}, your code is {OTP_CODE}. {UNSUB_URL} {nickname}", sender="Shop").variables
             ('name', 'nickname')
         """
-        names = [name for field in self.info.template_fields if isinstance(self.fields.get(field), str)
-                 for name in parse(self.fields[field]).variables]
-        names += [column for columns in self.whatsapp_columns.values() for column in columns]
-        return tuple(dict.fromkeys(names))
+        columns = [column for columns in self.whatsapp_columns.values() for column in columns]
+        return tuple(dict.fromkeys([*parse(self.template or "").variables, *columns]))
 
     def __repr__(self) -> str:
         extras = {"encoding": self.encoding, "to": self.to, "link_base": self.link_base,
