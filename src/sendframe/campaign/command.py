@@ -114,8 +114,7 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("contacts", metavar="CONTACTS",
                         help="contact table: CSV (any delimiter), Excel, ODS, Parquet or JSON lines; read as text")
-    parser.add_argument("--channel", default="sms", choices=CHANNELS,
-                        help="sms (default), landingsms, mailing, voice, voiceAudio, whatsapp")
+    parser.add_argument("--channel", default="sms", choices=CHANNELS, help="the channel to send on (default: sms)")
     parser.add_argument("--out", metavar="FILE.csv", help="also write the result, one row per contact, as CSV")
     if name in ("preview", "estimate"):
         parser.add_argument("--rows", type=int, default=20, metavar="N", help="rows to print (default 20; 0 = all)")
