@@ -61,8 +61,8 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
     info = channel(channel_name)
     names = request_field_names(info.name)
     whatsapp_options = dict(info.column_fields)
-    shown = {name for name in names if "_" in name or name == name.lower()} - {"from_"}  # not the wire's camelCase
-    shown |= {*setting_names, *whatsapp_options}
+    # the names a hint shows: the fields' Python spellings (not the wire's camelCase), the settings, WhatsApp's columns
+    shown = ({n for n in names if "_" in n or n == n.lower()} - {"from_"}) | {*setting_names, *whatsapp_options}
     check_options(options, [*names, *setting_names, "encoding", *whatsapp_options], "sendframe.message",
                   hint=f"A {info.name} message takes: {', '.join(sorted(shown))}.")
     settings = {k: options.pop(k) for k in setting_names if k in options}
