@@ -154,11 +154,10 @@ def assign_variants(
     if isinstance(seed, bool) or not isinstance(seed, (int, str, np.integer)):
         raise InputError(f"seed must be an int or text, e.g. seed=2026; got {seed!r}.")
     shares = variant_weights(weights)
-    names = list(shares)
     if holdout is _UNSET:
         holdout = HOLDOUT if HOLDOUT in shares else None
     elif holdout is not None and holdout not in shares:
-        raise InputError(f"holdout={holdout!r} is not one of the variants {names}; "
+        raise InputError(f"holdout={holdout!r} is not one of the variants {list(shares)}; "
                          "add it to weights or pass holdout=None.")
     if not isinstance(column, str) or not column:
         raise InputError(f"column must be a column name; got {column!r}.")
@@ -173,7 +172,7 @@ def assign_variants(
     edges = np.cumsum(share_values)  # the upper edge of each bucket
     edges[np.flatnonzero(share_values)[-1]:] = np.inf  # rounding never puts anyone in a trailing zero-weight group
     bucket = np.where(np.isnan(uniform), -1, np.searchsorted(edges, uniform, side="right"))  # -1: no recipient
-    variant = pd.Categorical.from_codes(bucket.astype(np.int64), categories=pd.Index(names), ordered=True)
+    variant = pd.Categorical.from_codes(bucket.astype(np.int64), categories=pd.Index(list(shares)), ordered=True)
 
     out = frame.assign(**{column: variant})  # a copy, its attrs too
     out.attrs[VARIANTS_ATTR] = {"column": column, "weights": shares,
