@@ -264,7 +264,6 @@ def run(name: str, args: argparse.Namespace) -> int:
     unknown outcome or not sent (running the same command again sends those).
     """
     msg = message_from_args(args, name)
-    column = "email_column" if msg.info.recipient == "email" else "phone_column"
-    contacts = read_contacts(args.contacts, default_region=args.default_region or "ES",
-                             **({column: args.to} if args.to else {}))
+    contacts = read_contacts(args.contacts, default_region=args.default_region or "ES",  # --to: phone_ or email_column
+                             **({f"{msg.info.recipient}_column": args.to} if args.to else {}))
     return {"send": _send, "preview": _preview, "estimate": _estimate}[name](args, msg, contacts)
