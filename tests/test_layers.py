@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"channels", "engines", "memory", "send_outcomes", "text"},
     {"api", "pricing"},
     {"options"},
-    {"delivery"},  # records, receiver, callbacks, outcomes, metrics: campaign's settling reads logs through it
+    {"delivery"},  # records, receiver, callbacks, outcomes, metrics: campaign's ledger_keys reads logs through it
     {"campaign"},  # the pandas send path
     {"scale", "notebook", "sandbox"},  # Dask engine and notebooks above the pandas code; the service beside them
     {"cli", "demo", ""},  # "": the package's __init__ (lazy re-exports)

@@ -133,6 +133,10 @@ def test_country_columns_take_iso_codes_calling_codes_and_names(column, value):
 def test_a_named_country_column_must_exist():
     with pytest.raises(sendframe.InputError, match="no column 'Nation'"):
         sendframe.read_contacts(pd.DataFrame({"phone": ["600123456"]}), country_column="Nation")
+    # an email-only table that has the column is read: the column only places national numbers
+    emails = sendframe.read_contacts(pd.DataFrame({"email": ["a@example.com"], "Nation": ["PT"]}),
+                                     country_column="Nation")
+    assert emails["Nation"].tolist() == ["PT"] and "row_regions" not in emails.attrs
 
 
 @pytest.mark.parametrize("column", ["TIMEZONE", "Time Zone", "timezone"])

@@ -21,7 +21,7 @@ from sendframe.notebook.form import (
     message_from_form,
     preview_message,
 )
-from sendframe.notebook.sending import BackgroundJob, ProgressFeed
+from sendframe.notebook.sending import BackgroundJob
 from sendframe.notebook.widget_html import confirmation_html, error_html, outcome_counts, plain_error, result_html
 
 # each channel: the form an analyst fills in, the library's own constructor call, the CLI's flags
@@ -172,7 +172,7 @@ def test_cancel_sets_the_event_the_send_watches():
 
     job = BackgroundJob(send).start()
     job.cancel()
-    assert job.wait(5) and job.result is True and job.cancelled and job.progress.n == 1
+    assert job.wait(5) and job.result is True and job.cancelled and job.n == 1
 
 
 def test_an_error_is_kept_for_the_caller_and_never_raised_from_the_thread(capfd):
@@ -193,10 +193,10 @@ def test_warnings_of_the_send_thread_stay_on_the_job_and_others_still_show():
         warnings.warn("from the main thread", UserWarning, stacklevel=1)
 
 
-def test_the_progress_feed_speaks_tqdms_language():
+def test_the_job_is_a_progress_that_speaks_tqdms_language():
     seen = []
-    feed = ProgressFeed(lambda n, total: seen.append((n, total)))
-    feed.reset(total=4)
-    feed.update(3)
-    feed.close()
+    job = BackgroundJob(lambda progress, cancel: None, on_progress=lambda n, total: seen.append((n, total)))
+    job.reset(total=4)
+    job.update(3)
+    job.close()
     assert seen == [(0, 4), (3, 4)]

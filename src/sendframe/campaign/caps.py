@@ -99,7 +99,7 @@ def recent_sends(history: pd.DataFrame, days: float, now: datetime | str, *, def
     history = _checked_history(history)
     frequency_window(1, days)
     start = aware_moment(now, "now") - pd.Timedelta(days=float(days))
-    recent = history[(history["sent_at"] > start).fillna(False).to_numpy(dtype=bool)]
+    recent = history[(history["sent_at"] > start).to_numpy(dtype=bool)]
     keys = recipient_keys(recent["recipient"], "any", default_region=default_region).dropna()
     counts = keys.value_counts(sort=False).astype("Int64")
     counts.index.name = "recipient"
@@ -131,17 +131,14 @@ _HISTORY_COLUMNS = {"recipient": "string", "sent_at": "datetime64[us, UTC]", "st
 
 
 def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
-    if isinstance(folder_or_paths, (str, os.PathLike)):
-        place = Path(folder_or_paths)
-        if place.is_dir():
-            # is_ledger reads a file's header: SQLite's -wal, -shm and -journal files and lock files are not ledgers
-            return [path for path in sorted(place.iterdir()) if path.is_file() and is_ledger(path)]
-        paths = [place]
-    else:
-        paths = [Path(p) for p in folder_or_paths]
-    for path in paths:
-        if not path.is_file():
-            raise InputError(f"The ledger {str(path)!r} does not exist.")
+    if isinstance(folder_or_paths, (str, os.PathLike)) and Path(folder_or_paths).is_dir():
+        # is_ledger opens a file read-only: SQLite's -wal, -shm and -journal files and lock files are not ledgers
+        return [path for path in sorted(Path(folder_or_paths).iterdir()) if path.is_file() and is_ledger(path)]
+    named = [folder_or_paths] if isinstance(folder_or_paths, (str, os.PathLike)) else folder_or_paths
+    paths = [Path(p) for p in named]
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        raise InputError(f"The ledger {missing[0]!r} does not exist.")
     return paths
 
 

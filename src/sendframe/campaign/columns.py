@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib.util
 import re
 import unicodedata
-from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 
@@ -42,7 +41,7 @@ MOBILE_ALIASES: tuple[str, ...] = (
     "movil", "telefonomovil", "numeromovil", "celular", "telemovel", "handy", "handynummer", "mobilnummer", "portable",
     "telephoneportable", "mobiel", "cellulare", "numerocellulare", "whatsapp", "sms")
 RECIPIENT_ALIASES: dict[str, tuple[str, ...]] = {
-    "phone": ("phone", *MOBILE_ALIASES, "phonenumber", "phoneno", "telefono", "telefone", "telephone", "tel",
+    "phone": (*MOBILE_ALIASES, "phone", "phonenumber", "phoneno", "telefono", "telefone", "telephone", "tel",
               "telefon", "numerotelefono", "numerodetelefono", "contactnumber", "primaryphone", "workphone",
               "businessphone", "homephone", "otherphone", "phone1", "phone2", "phone3"),
     "email": ("email", "emailaddress", "mail", "correo", "correoelectronico", "courriel", "emailadresse", "mailaddress",
@@ -102,7 +101,8 @@ def find_recipient_column(frame: object, kind: str, given: str | None = None) ->
     ``given`` is a column the analyst named: it must exist (exactly, else compared as :func:`folded`), or be
     the source of a column ``read_contacts`` renamed (``attrs["recipient_columns"]``: ``"Mobile"`` finds
     ``phone``). Otherwise, or when ``given`` is the kind itself (``"phone"``, ``"email"``: the defaults of
-    ``read_contacts``), the first alias of :data:`RECIPIENT_ALIASES` found wins, in the order of that list.
+    ``read_contacts``), the first alias of :data:`RECIPIENT_ALIASES` found wins, in the order of that list
+    (mobile names first).
 
         >>> import pandas as pd
         >>> find_recipient_column(pd.DataFrame({"PHONE": ["1"]}), "phone")
@@ -116,17 +116,14 @@ def find_recipient_column(frame: object, kind: str, given: str | None = None) ->
         >>> find_recipient_column(pd.DataFrame({"Email Address": [], "CC": []}), "country", "country")
         'CC'
     """
-    columns: Iterable[object] = getattr(frame, "columns", ())
-    names = [c for c in columns if isinstance(c, str)]
+    names = [c for c in getattr(frame, "columns", ()) if isinstance(c, str)]
     if given is not None:
-        if given in names:
-            return given
-        # a frame from read_contacts renamed the column: {"phone": "Mobile"} in its attrs
-        renamed = getattr(frame, "attrs", {}).get("recipient_columns", {})
-        for canonical, source in renamed.items() if isinstance(renamed, dict) else ():
-            if canonical in names and isinstance(source, str) and folded(source) == folded(given):
-                return str(canonical)
-        same = folded_names(frame).get(folded(given))
+        by_fold = folded_names(frame)
+        renamed = getattr(frame, "attrs", {}).get("recipient_columns")
+        if isinstance(renamed, dict):  # a frame from read_contacts renamed the column: {"phone": "Mobile"}
+            by_fold.update({folded(source): canonical for canonical, source in renamed.items()
+                            if canonical in names and isinstance(source, str)})
+        same = given if given in names else by_fold.get(folded(given))
         if same is not None or folded(given) != kind:
             return same
     candidates = candidate_columns(frame, kind)
@@ -136,9 +133,9 @@ def find_recipient_column(frame: object, kind: str, given: str | None = None) ->
 def candidate_columns(frame: object, kind: str) -> list[tuple[str, str]]:
     """Every column that may hold recipients of ``kind``, best first, each with why it was taken.
 
-    A frame ``read_contacts`` made keeps its own ``phone`` / ``email`` first. Otherwise, for phones, mobile
-    names (:data:`MOBILE_ALIASES`) come before the others; then the usual names in the order of
-    :data:`RECIPIENT_ALIASES`; then numbered contact-book columns (``Phone 1 - Value``, ``E-mail 1 - Value``).
+    A frame ``read_contacts`` made keeps its own ``phone`` / ``email`` first. Then the usual names in the order
+    of :data:`RECIPIENT_ALIASES` (for phones, mobile names, :data:`MOBILE_ALIASES`, come first); then numbered
+    contact-book columns (``Phone 1 - Value``, ``E-mail 1 - Value``).
 
         >>> import pandas as pd
         >>> hubspot = pd.DataFrame({"Phone Number": ["1"], "Mobile Phone Number": ["2"]})
@@ -149,24 +146,18 @@ def candidate_columns(frame: object, kind: str) -> list[tuple[str, str]]:
     """
     names = [c for c in getattr(frame, "columns", ()) if isinstance(c, str)]
     by_fold = folded_names(frame)
-    found: list[tuple[str, str]] = []
-    made_here = kind in (getattr(frame, "attrs", {}).get("recipient_columns") or {})
-    if made_here and kind in names:
-        found.append((kind, "read_contacts' own column"))
-    for alias in (MOBILE_ALIASES if kind == "phone" else ()):
-        if alias in by_fold:
-            found.append((by_fold[alias], "named as a mobile column"))
+    found: dict[str, str] = {}  # each column with the first reason it was taken for
+    if kind in names and kind in (getattr(frame, "attrs", {}).get("recipient_columns") or {}):
+        found[kind] = "read_contacts' own column"
     for alias in _ALIASES[kind]:
         if alias in by_fold:
-            found.append((by_fold[alias], f"a usual name of a {kind} column"))
+            found.setdefault(by_fold[alias], "named as a mobile column" if alias in MOBILE_ALIASES
+                             else f"a usual name of a {kind} column")
     numbered = sorted((int(m.group(2)), name) for name in names
                       if (m := _NUMBERED.match(folded(name))) is not None and m.group(1) == kind)
     for position, (_, name) in enumerate(numbered):
-        found.append((name, f"the {'first' if position == 0 else 'next'} numbered {kind} column"))
-    first_reason: dict[str, str] = {}
-    for name, why in found:
-        first_reason.setdefault(name, why)
-    return list(first_reason.items())
+        found.setdefault(name, f"the {'first' if position == 0 else 'next'} numbered {kind} column")
+    return list(found.items())
 
 
 def numbered_type_column(frame: object, column: str) -> str | None:
@@ -201,7 +192,7 @@ def recipient_column(frame: object, kind: str, given: str | None = None, *, chan
             raise InputError(f"The contacts have no column {given!r} for {what} (given as {option}=); columns are: "
                              f"{columns}.")
         raise InputError(f"The contacts have no {kind} column for {what} (looked for {kind!r} and its usual names, "
-                         f"such as {', '.join(RECIPIENT_ALIASES[kind][1:4])}); columns are: {columns}. "
+                         f"such as {', '.join(RECIPIENT_ALIASES[kind][:3])}); columns are: {columns}. "
                          f"Name it with {option}=.")
     return found
 

@@ -93,12 +93,11 @@ def _chosen_among(frame: pd.DataFrame, kind: str, region: str,
         return candidates[0]
     names = [name for name, _ in candidates]
     typed = {name: type_column for name in names if (type_column := numbered_type_column(frame, name)) is not None}
-    if typed:
-        said = {name: int(frame[column].map(folded, na_action="ignore").isin(MOBILE_TYPES).sum())
-                for name, column in typed.items()}
-        best = max(said, key=lambda name: said[name])
-        if said[best]:
-            return best, f"its {typed[best]!r} says mobile in {said[best]} of {len(frame)} rows"
+    said = {name: int(frame[column].map(folded, na_action="ignore").isin(MOBILE_TYPES).sum())
+            for name, column in typed.items()}
+    best = max(said, key=lambda name: said[name], default=None)
+    if best is not None and said[best]:
+        return best, f"its {typed[best]!r} says mobile in {said[best]} of {len(frame)} rows"
     shares = {}
     for name in names:  # the share of a column's valid numbers that are mobiles
         valid, mobile = _mobiles(_best_values(frame[name], "phone", region), region)
@@ -237,13 +236,11 @@ def read_contacts(
     """
     check_options(read_options, _OPTIONS, "read_contacts")
     region = _check_region(default_region)
-    if isinstance(path_or_frame, (str, os.PathLike)):
-        frame = read_table(path_or_frame, **read_options)
-    elif read_options:
+    if read_options and not isinstance(path_or_frame, (str, os.PathLike)):
         raise InputError(f"{', '.join(read_options)} apply when reading a file; contacts given as a "
                          f"{type(path_or_frame).__name__} are used as they are.")
-    else:
-        frame = as_frame(path_or_frame)
+    frame = (read_table(path_or_frame, **read_options) if isinstance(path_or_frame, (str, os.PathLike))
+             else as_frame(path_or_frame))
     if frame.columns.has_duplicates:
         twice = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
         raise InputError(f"The contacts name these columns more than once: {', '.join(twice)}; rename them first.")
@@ -254,17 +251,18 @@ def read_contacts(
         wanted = " or ".join(repr(c) for c in (phone_column, email_column) if c)
         raise InputError(
             f"The contacts have no recipient column: expected {wanted or 'a phone or email column'} or their usual "
-            f"names ({', '.join(RECIPIENT_ALIASES['phone'][1:4])}, {', '.join(RECIPIENT_ALIASES['email'][1:3])}); "
+            f"names ({', '.join(RECIPIENT_ALIASES['phone'][:3])}, {', '.join(RECIPIENT_ALIASES['email'][1:3])}); "
             f"found {', '.join(map(str, frame.columns)) or 'no columns'}. Pass phone_column=/email_column= to name it.")
     for kind, column in sources.items():
         if column != kind and kind in frame.columns:
             raise InputError(f"The contacts have a column {kind!r} besides {column!r}, the {kind} recipients "
                              f"(given as {kind}_column=); rename or drop one of them.")
-    country = find_recipient_column(frame, "country", country_column) if country_column and "phone" in sources else None
+    country = find_recipient_column(frame, "country", country_column) if country_column else None
     if country_column not in (None, "country") and country is None:
         raise InputError(f"The contacts have no column {country_column!r} (given as country_column=); columns are: "
                          f"{', '.join(map(str, frame.columns))}.")
-    regions = row_regions(frame[country], region) if country is not None else None
+    # each row's region, for its national numbers
+    regions = row_regions(frame[country], region) if country is not None and "phone" in sources else None
     # each kind's recipients, which are valid, and a code per row equal for the same recipient (-1: invalid), each
     # worked out once: the codes flag duplicates, the phones' codes (the numbers as int64) give their type
     recipients, valid, codes = {}, {}, {}
@@ -291,25 +289,25 @@ def read_contacts(
     out["duplicate"] = np.logical_or.reduce([repeated_rows(codes[kind]) for kind in sources])
     result = pd.DataFrame(out, index=frame.index)
     if names is not None:
-        result, renamed = _snake_columns(result, names)
-        result.attrs["column_names"] = renamed
-    result.attrs["recipient_columns"] = dict(sources)
-    if country is not None and regions is not None:
+        result = _snake_columns(result, names)
+    result.attrs.update(recipient_columns=dict(sources),
+                        recipient_choice={kind: why for kind, (column, why) in found.items() if column is not None})
+    if regions is not None:
         result.attrs["row_regions"] = {"column": country, "rows": regions.value_counts().to_dict()}
-    result.attrs["recipient_choice"] = {kind: why for kind, (column, why) in found.items() if column is not None}
     release_unused_memory()
     return result
 
 
-def _snake_columns(frame: pd.DataFrame, names: str) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The columns renamed as template variables can name them ({First Name} -> {first_name}), and the mapping."""
+def _snake_columns(frame: pd.DataFrame, names: str) -> pd.DataFrame:
+    """The columns renamed as template variables can name them ({First Name} -> {first_name}), the mapping in
+    ``attrs["column_names"]``."""
     if names != "snake":
         raise InputError(f"names= takes 'snake' (First Name -> first_name) or None, not {names!r}.")
     renamed = {c: snake_name(c) for c in frame.columns if isinstance(c, str) and snake_name(c) != c}
-    taken: dict[str, str] = {}
-    for column in frame.columns:
-        new = renamed.get(column, column)
-        if new in taken:
-            raise InputError(f"names='snake' would name both {taken[new]!r} and {column!r} {new!r}; rename one first.")
-        taken[new] = str(column)
-    return frame.rename(columns=renamed), {new: old for old, new in renamed.items()}
+    result = frame.rename(columns=renamed)
+    if result.columns.has_duplicates:
+        new = result.columns[result.columns.duplicated()][0]
+        first, second = [old for old in frame.columns if renamed.get(old, old) == new][:2]
+        raise InputError(f"names='snake' would name both {first!r} and {second!r} {new!r}; rename one first.")
+    result.attrs["column_names"] = {new: old for old, new in renamed.items()}
+    return result

@@ -67,11 +67,12 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic_core import to_json
 
 from sendframe.api.wire import send_answer
 from sendframe.campaign.ledger_keys import row_tag
-from sendframe.campaign.ledger_rows import ANSWER_FIELDS, row_columns, typed_frame
+from sendframe.campaign.ledger_rows import ANSWER_FIELDS, fitted, row_columns, typed_frame
 from sendframe.campaign.lock import hold
 from sendframe.campaign.matching import checked_columns, match_rows, same_recipient
 from sendframe.errors import InputError, LedgerMismatchError, naming_full_disk
@@ -85,7 +86,7 @@ SPENT_STATES = ("accepted", "unknown")
 SCHEMA_VERSION = 1
 # one statement each: executescript would commit the transaction the schema is written in
 SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE campaign (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE batches ("
     " batch INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, size INTEGER NOT NULL, state TEXT NOT NULL,"
     " http_status INTEGER, error_code INTEGER, error_description TEXT, campaign_id INTEGER, sending_id INTEGER,"
@@ -96,16 +97,10 @@ SCHEMA = (
     + " FROM batches b, json_each(b.row_keys) k",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
-# rows of unknown batches whose delivery notification came back: accepted, with the notification's message id
-SETTLED_SCHEMA = ("CREATE TABLE IF NOT EXISTS settled (batch INTEGER NOT NULL, row_key TEXT NOT NULL,"
-                  " recipient TEXT NOT NULL, id TEXT, settled_at TEXT NOT NULL,"
-                  " PRIMARY KEY (batch, row_key, recipient))")
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
 _FULL_DISK_ADVICE = ("free space and run again with the same ledger (nothing unrecorded was sent; a batch sent "
                      "whose answer could not be written stays unknown and is not sent again).")
 _LEDGER_TABLES = {"batches", "rows", "campaign"}
-
 
 
 def _json_text(value: Any) -> str:
@@ -125,9 +120,9 @@ def _tables(db: sqlite3.Connection) -> set[str]:
     return {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
 
 
-def _read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True, check_same_thread=False,
-                           isolation_level=None, timeout=30.0)
+def _connect(path: str, read_only: bool) -> sqlite3.Connection:
+    target = f"file:{quote(str(Path(path).resolve()))}?mode=ro" if read_only else path
+    return sqlite3.connect(target, uri=read_only, check_same_thread=False, isolation_level=None, timeout=30.0)
 
 
 def is_ledger(path: str | os.PathLike[str]) -> bool:
@@ -136,19 +131,11 @@ def is_ledger(path: str | os.PathLike[str]) -> bool:
         >>> is_ledger(__file__)
         False
     """
-    with open(path, "rb") as handle:
-        if handle.read(16) != _SQLITE_HEADER:
-            return False
     try:
-        db = _read_only(path)
-    except sqlite3.Error:
+        with contextlib.closing(_connect(os.fspath(path), read_only=True)) as db:
+            return _tables(db) >= _LEDGER_TABLES
+    except sqlite3.Error:  # not an SQLite file (a log, a -wal or -journal file), or none at all
         return False
-    try:
-        return _tables(db) >= _LEDGER_TABLES
-    except sqlite3.DatabaseError:
-        return False
-    finally:
-        db.close()
 
 
 class Ledger:
@@ -165,49 +152,34 @@ class Ledger:
         self.path = os.fspath(path)
         self._lock = threading.Lock()
         self._durable = True
-        self._settled_table = True
-        if read_only:
-            self._db = self._open_read_only()
-            return
+        if read_only and not is_ledger(self.path):
+            raise InputError(f"The file {self.path!r} is not a sendframe ledger (it has no batches table).")
         with naming_full_disk(self.path, _FULL_DISK_ADVICE):
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
+            self._db = _connect(self.path, read_only)
             try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=FULL")
-                self._write(self._prepare_schema)
+                if read_only:
+                    self._checked_schema()
+                else:
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute("PRAGMA synchronous=FULL")
+                    self._write(self._checked_schema)
             except BaseException:
                 self._db.close()
                 raise
 
-    def _open_read_only(self) -> sqlite3.Connection:
-        if not is_ledger(self.path):
-            raise InputError(f"The file {self.path!r} is not a sendframe ledger (it has no batches table).")
-        db = _read_only(self.path)
-        try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION:
-                raise InputError(f"The ledger {self.path!r} is in format {version}; this sendframe reads format "
-                                 f"{SCHEMA_VERSION}. Resume it once with this sendframe to convert it.")
-            self._settled_table = "settled" in _tables(db)  # written by the first run that settles or resumes
-        except BaseException:
-            db.close()
-            raise
-        return db
-
-    def _prepare_schema(self) -> None:
+    def _checked_schema(self) -> None:
+        """Refuse a newer ledger or an SQLite file of other tables; write the schema into an empty file."""
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise InputError(f"The ledger {self.path} was written by a newer sendframe (ledger format {version}, "
                              f"this one reads up to {SCHEMA_VERSION}); upgrade sendframe to resume it.")
-        if version == SCHEMA_VERSION:
-            self._db.execute(SETTLED_SCHEMA)
-            return
         tables = _tables(self._db)
-        if tables:
+        if version < SCHEMA_VERSION and tables:
             raise InputError(f"{self.path} is a SQLite file but not a sendframe ledger (it holds the tables "
                              f"{', '.join(sorted(tables))}); give the send a new file name.")
-        for statement in (*SCHEMA, SETTLED_SCHEMA):
-            self._db.execute(statement)
+        if not tables:
+            for statement in SCHEMA:
+                self._db.execute(statement)
 
     def __repr__(self) -> str:
         return f"Ledger({self.path!r})"
@@ -277,18 +249,16 @@ class Ledger:
             sendframe.campaign.ledger.LedgerMismatchError: ...
         """
         stored = self.parameters()
-        wanted = {key: value for key, value in parameters.items()}
         if not stored:
             self._write(self._db.executemany, "INSERT INTO campaign (key, value) VALUES (?, ?)",
-                        [(k, json.dumps(v, ensure_ascii=False)) for k, v in wanted.items()])
+                        [(k, json.dumps(v, ensure_ascii=False)) for k, v in parameters.items()])
             return
-        differences = [f"{key}: the ledger has {stored.get(key)!r}, this send has {wanted.get(key)!r}"
-                       for key in sorted(set(stored) | set(wanted)) if stored.get(key) != wanted.get(key)]
+        differences = [f"{key}: the ledger has {stored.get(key)!r}, this send has {parameters.get(key)!r}"
+                       for key in sorted(set(stored) | set(parameters)) if stored.get(key) != parameters.get(key)]
         if differences:
-            raise LedgerMismatchError(
-                f"The ledger {self.path} belongs to another campaign, so it cannot be resumed with these "
-                "parameters:\n  - "
-                + "\n  - ".join(differences) + "\nUse a new ledger file for a new campaign.")
+            raise LedgerMismatchError(f"The ledger {self.path} belongs to another campaign, so it cannot be resumed "
+                                      "with these parameters:\n  - " + "\n  - ".join(differences)
+                                      + "\nUse a new ledger file for a new campaign.")
 
     # ------------------------------------------------------------------ batches
 
@@ -301,11 +271,9 @@ class Ledger:
 
             >>> Ledger().record_intent(1, "f1", [('"a"', "447700900001")])
         """
-        keys = [key for key, _ in rows]
-        recipients = [recipient for _, recipient in rows]
+        keys, recipients = _json_text([key for key, _ in rows]), _json_text([recipient for _, recipient in rows])
         self._execute("INSERT INTO batches (batch, fingerprint, size, state, intent_at, row_keys, recipients) "
-                      "VALUES (?, ?, ?, 'intent', ?, ?, ?)",
-                      (batch, fingerprint, len(rows), _now(), _json_text(keys), _json_text(recipients)))
+                      "VALUES (?, ?, ?, 'intent', ?, ?, ?)", (batch, fingerprint, len(rows), _now(), keys, recipients))
 
     def record_answer(self, batch: int, answer: Any, http_status: int | None = None, *,
                       sent: Sequence[str] | None = None) -> int:
@@ -365,9 +333,7 @@ class Ledger:
         params = () if batches is None else (_json_text([int(b) for b in batches]),)
         stored = self._query("SELECT batch, state, row_keys, recipients, answer, error_code, error_description, "
                              f"campaign_id, sending_id FROM batches{only} ORDER BY batch", params)
-        settled = self._query(f"SELECT batch, row_key, recipient, id FROM settled{only}",
-                              params) if self._settled_table else []
-        return row_columns(stored, settled)
+        return row_columns(stored)
 
     def rows(self) -> pd.DataFrame:
         """Every (row, recipient) with its latest batch and what is known of it, as a frame.
@@ -435,22 +401,19 @@ class Ledger:
         """
         columns = self._row_columns(batches)
         keys, recipients = _texts(keys), _texts(recipients)
-        if not len(columns["row_key"]):
-            return typed_frame(columns, [None] * len(keys), row_key=keys, recipient=recipients)
         if columns["row_key"].equals(keys) and columns["recipient"].equals(recipients):
             return typed_frame(columns)  # the usual case: every row sent once, in order
-        stored_keys = columns["row_key"].to_pylist()
-        given_keys = keys.to_pylist()
-        positions = match_rows(stored_keys, columns["recipient"].to_pylist(), given_keys, recipients.to_pylist())
-        matched_keys = [key if at is None else stored_keys[at] for key, at in zip(given_keys, positions, strict=True)]
-        return typed_frame(columns, positions, row_key=pa.array(matched_keys, pa.string()),
-                            recipient=recipients)
+        positions = match_rows(columns["row_key"].to_pylist(), columns["recipient"].to_pylist(), keys.to_pylist(),
+                               recipients.to_pylist()) if len(columns["row_key"]) else [None] * len(keys)
+        matched = columns["row_key"].take(pa.array(positions, pa.int64()))
+        return typed_frame(columns, positions, row_key=pc.coalesce(matched, keys), recipient=recipients)
 
     def settle(self, tags: Mapping[str, str]) -> int:
         """Mark rows of unknown batches accepted when a delivery notification carried their tag.
 
         ``tags`` maps a row's :func:`row_tag` (the ``sf_row`` parameter of its notificationUrl) to the
-        message id the notification gave (``%i``). Returns how many rows were settled.
+        message id the notification gave (``%i``). The row's item of its batch's answer becomes an accepted
+        one with that id. Returns how many rows were settled.
 
             >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
             >>> ledger.settle({row_tag("0", "447700900001"): "a1b2"}), ledger.rows()["id"].tolist()
@@ -460,13 +423,26 @@ class Ledger:
             return 0
         rows = self.rows()
         unknown = rows[rows["state"] == "unknown"]
-        found = [(int(batch), key, recipient, tags[tag], _now())
-                 for batch, key, recipient in zip(unknown["batch"], unknown["row_key"], unknown["recipient"],
-                                                  strict=True)
-                 if (tag := row_tag(key, recipient)) in tags]
-        if found:
-            self._write(self._db.executemany, "INSERT OR REPLACE INTO settled VALUES (?, ?, ?, ?, ?)", found)
+        tagged = unknown.assign(tag=[row_tag(key, recipient) for key, recipient in
+                                     zip(unknown["row_key"], unknown["recipient"], strict=True)])
+        found = tagged[tagged["tag"].isin(list(tags))]
+        if len(found):
+            self._write(self._accept, found, tags, durable=False)
         return len(found)
+
+    def _accept(self, found: pd.DataFrame, tags: Mapping[str, str]) -> None:
+        for batch in found["batch"].unique().tolist():
+            rows = found[found["batch"] == batch]
+            keys, recipients, stored = self._db.execute("SELECT row_keys, recipients, answer FROM batches "
+                                                        "WHERE batch=?", (batch,)).fetchone()
+            position = {pair: i for i, pair in enumerate(zip(json.loads(keys), json.loads(recipients), strict=True))}
+            answer = json.loads(stored or "{}")
+            items = {field: fitted(answer.get(field), len(position)) for field, _ in ANSWER_FIELDS}
+            for key, recipient, tag in zip(rows["row_key"], rows["recipient"], rows["tag"], strict=True):
+                at = position[(key, recipient)]
+                items["errorCode"][at] = items["errorDescription"][at] = None
+                items["accepted"][at], items["id"][at] = True, tags[tag]
+            self._db.execute("UPDATE batches SET answer=? WHERE batch=?", (_json_text(items), batch))
 
     def unknown_rows(self) -> pd.DataFrame:
         """Rows whose fate is unknown: sent or not, nobody knows. Check them before sending again.
@@ -477,13 +453,9 @@ class Ledger:
             ['row', 'recipient', 'batch', 'reason', 'intent_at']
         """
         rows = self.rows()
-        rows = rows[rows["state"] == "unknown"]
-        reason = rows["error_description"].fillna(
-            "the process stopped after the request was prepared, before an answer")
-        return pd.DataFrame({
-            "row": [tuple(v) if isinstance(v := json.loads(k), list) else v for k in rows["row_key"]],
-            "recipient": rows["recipient"].astype("string"),
-            "batch": rows["batch"].astype("Int64"),
-            "reason": reason.astype("string"),
-            "intent_at": self._intent_times(rows["batch"]),
-        }).reset_index(drop=True)
+        rows = rows[rows["state"] == "unknown"].reset_index(drop=True)
+        reason = rows["error_description"].fillna("the process stopped after the request was prepared, before an "
+                                                  "answer")
+        return pd.DataFrame({"row": [tuple(v) if isinstance(v := json.loads(k), list) else v for k in rows["row_key"]],
+                             "recipient": rows["recipient"], "batch": rows["batch"], "reason": reason,
+                             "intent_at": self._intent_times(rows["batch"])})

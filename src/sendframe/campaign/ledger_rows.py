@@ -12,7 +12,6 @@ frame of :meth:`sendframe.Ledger.rows` of them.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-__all__ = ["ANSWER_FIELDS", "ROW_DTYPES", "row_columns", "typed_frame"]
+__all__ = ["ANSWER_FIELDS", "ROW_DTYPES", "fitted", "row_columns", "typed_frame"]
 
 # the fields of a result item kept per row: (key in a batch's stored answer, column of rows())
 ANSWER_FIELDS = (("accepted", "accepted"), ("id", "id"), ("parts", "parts"), ("scheduledAt", "scheduled_at"),
@@ -31,14 +30,15 @@ ROW_DTYPES: dict[str, Any] = {
     "id": "string", "parts": "Int64", "scheduled_at": "string", "expires_at": "string", "error_code": "Int64",
     "error_description": "string", "campaign_id": "Int64", "sending_id": "Int64"}
 _ARROW_TYPES = {"string": pa.string(), "Int64": pa.int64(), "boolean": pa.bool_()}
+_PANDAS_TYPES = {arrow: pd.api.types.pandas_dtype(name) for name, arrow in _ARROW_TYPES.items()}
 _ROWS_AT_A_TIME = 1 << 16  # rows read back as Python lists before they become Arrow arrays
 
 
-def row_columns(batches: Iterable[Sequence[Any]], settled: Sequence[Sequence[Any]] = ()) -> dict[str, pa.Array]:
+def row_columns(batches: Iterable[Sequence[Any]]) -> dict[str, pa.Array]:
     """Every (row, recipient) of the stored ``batches`` (rows of the ledger's ``batches`` table: batch, state,
     row_keys, recipients, answer, error_code, error_description, campaign_id, sending_id), in their order, by
     column: Arrow arrays of the types of :data:`ROW_DTYPES` (a few batches at a time are Python lists, never a
-    whole campaign's). ``settled``: (batch, row_key, recipient, id) of unknown rows a notification settled.
+    whole campaign's).
 
         >>> batch = (1, "done", '["0", "1"]', '["447700900001", "447700900002"]', '{"accepted": [true, false]}',
         ...          None, None, 7, 8)
@@ -52,54 +52,40 @@ def row_columns(batches: Iterable[Sequence[Any]], settled: Sequence[Sequence[Any
         keys = json.loads(keys_text)
         n = len(keys)
         answer = json.loads(answer_text) if answer_text else {}
-        accepted = [False] * n if state == "done" and not answer else _fitted(answer.get("accepted"), n)
+        accepted = [False] * n if state == "done" and not answer else fitted(answer.get("accepted"), n)
         columns["row_key"] += keys
-        columns["recipient"] += _fitted(json.loads(recipients_text), n)
+        columns["recipient"] += fitted(json.loads(recipients_text), n)
         columns["batch"] += [batch] * n
-        columns["state"] += _row_states(state, accepted)
+        # a row's state is its answer's (no item: unknown; a row of an unknown batch a notification settled is
+        # accepted), but for a batch provably not sent
+        columns["state"] += ["not_sent"] * n if state == "not_sent" else [
+            "accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
         columns["accepted"] += accepted
         for key, column in ANSWER_FIELDS[1:5]:
-            columns[column] += _fitted(answer.get(key), n)
+            columns[column] += fitted(answer.get(key), n)
         for (key, column), fallback in zip(ANSWER_FIELDS[5:], (code, description), strict=True):
-            values = _fitted(answer.get(key), n)
-            columns[column] += values if fallback is None else [fallback if v is None else v for v in values]
+            values = fitted(answer.get(key), n)
+            # the batch's error is each row's, but for a row a notification settled (accepted)
+            columns[column] += values if fallback is None else [
+                fallback if v is None and a is not True else v for v, a in zip(values, accepted, strict=True)]
         columns["campaign_id"] += [campaign_id] * n
         columns["sending_id"] += [sending_id] * n
         if len(columns["row_key"]) >= _ROWS_AT_A_TIME:
             pieces.append(_arrow_columns(columns))
             columns = {name: [] for name in ROW_DTYPES}
-    arrays = {name: pa.concat_arrays([*(piece[name] for piece in pieces), array])
-              for name, array in _arrow_columns(columns).items()}
-    if settled:  # rare (a run after unknown batches): the rows' values as lists, changed, then Arrow again
-        columns = {name: array.to_pylist() for name, array in arrays.items()}
-        where = {(b, k, r): i for i, (b, k, r) in enumerate(zip(columns["batch"], columns["row_key"],
-                                                               columns["recipient"], strict=True))}
-        for batch, key, recipient, message_id in settled:
-            at = where.get((batch, key, recipient))
-            if at is not None and columns["state"][at] == "unknown":
-                columns["state"][at], columns["accepted"][at], columns["id"][at] = "accepted", True, message_id
-                columns["error_code"][at] = columns["error_description"][at] = None
-        arrays = _arrow_columns(columns)
-    return arrays
+    return {name: pa.concat_arrays([*(piece[name] for piece in pieces), array])
+            for name, array in _arrow_columns(columns).items()}
 
 
-def _fitted(values: list[Any] | None, n: int) -> list[Any]:
-    """``values`` cut or padded with None to ``n`` items (an answer holds one item per recipient, in order)."""
+def fitted(values: list[Any] | None, n: int) -> list[Any]:
+    """``values`` cut or padded with None to ``n`` items (an answer holds one item per recipient, in order).
+
+        >>> fitted(None, 2), fitted([1, 2, 3], 2), fitted([1], 2)
+        ([None, None], [1, 2], [1, None])
+    """
     if values is None:
         return [None] * n
     return values if len(values) == n else (values + [None] * n)[:n]
-
-
-def _row_states(state: str, accepted: list[Any]) -> list[str]:
-    """Each row's state from its batch's state and its answer's ``accepted`` (True, False, or None: no item)."""
-    if state != "done":
-        return ["not_sent" if state == "not_sent" else "unknown"] * len(accepted)
-    return ["accepted" if value is True else "rejected" if value is False else "unknown" for value in accepted]
-
-
-@functools.cache
-def _pandas_dtype(name: str) -> Any:
-    return pd.api.types.pandas_dtype(name)  # a StringDtype takes a while to build: once per name
 
 
 def _arrow_columns(columns: dict[str, list[Any]]) -> dict[str, pa.Array]:
@@ -114,13 +100,7 @@ def typed_frame(columns: dict[str, pa.Array], positions: Sequence[int | None] | 
         [[<NA>, <NA>]]
     """
     indices = None if positions is None else pa.array(positions, pa.int64())
-    data = {}
-    for name, dtype in ROW_DTYPES.items():
-        if name in given:
-            array = given[name]
-        elif indices is not None and not len(columns["row_key"]):  # an empty ledger: every value <NA>
-            array = pa.nulls(len(indices), _ARROW_TYPES[dtype])
-        else:
-            array = columns[name] if indices is None else columns[name].take(indices)
-        data[name] = _pandas_dtype(dtype).__from_arrow__(array)
-    return pd.DataFrame(data)
+    taken = {name: given[name] if name in given else columns[name] if indices is None else columns[name].take(indices)
+             for name in ROW_DTYPES}
+    frame: pd.DataFrame = pa.table(taken).to_pandas(types_mapper=_PANDAS_TYPES.get)  # pyarrow is untyped
+    return frame

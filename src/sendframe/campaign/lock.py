@@ -56,7 +56,7 @@ def hold(ledger_path: str) -> Iterator[None]:
     try:
         if not os.path.isdir(os.path.dirname(os.path.abspath(lock_path))):  # filelock would create it: a typo
             raise FileNotFoundError(errno.ENOENT, "no such folder")
-        lock.acquire()
+        held = lock.acquire()
         with open(lock_path, "r+b") as file:  # filelock does not truncate it: the holder is readable to a second run
             file.truncate(0)
             file.write(str(os.getpid()).encode("ascii"))
@@ -72,7 +72,5 @@ def hold(ledger_path: str) -> Iterator[None]:
         raise full_disk_error(exc, lock_path, advice) or type(exc)(
             exc.errno, f"The lock file {lock_path} of the ledger {ledger_path} cannot be created or written "
             f"({exc.strerror or exc}): the ledger's folder must be writable and have free space", lock_path) from exc
-    try:
+    with held:
         yield
-    finally:
-        lock.release()

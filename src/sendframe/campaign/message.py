@@ -273,7 +273,7 @@ class Message:
 
         ``callbacks`` (a ``Receiver``, a log path or a callbacks frame): rows of batches whose outcome
         was unknown are marked accepted when a notification names them, before anything is sent
-        (:mod:`sendframe.campaign.settling`; sms with a ``notification_url``).
+        (:mod:`sendframe.campaign.ledger_keys`; sms with a ``notification_url``).
 
         ``local_time``, ``quiet_hours``, ``frequency_cap`` and ``history`` (settings of the message)
         may also be given here for this run; ``now`` (tz-aware) is when the run counts from.

@@ -75,8 +75,7 @@ def keep_reasons(keep: str | Iterable[str] | None) -> frozenset[str]:
     for name in names:
         if name not in SKIP_OUTCOMES:
             near = closest(str(name), [*KEEP_REASONS, *SKIP_OUTCOMES.values()])
-            near = near.removeprefix("skipped_") if near else None
-            hint = f" Did you mean {near!r}?" if near else ""
+            hint = f" Did you mean {near.removeprefix('skipped_')!r}?" if near else ""
             raise InputError(f"keep= takes {', '.join(map(repr, KEEP_REASONS))}, not {name!r}.{hint}")
     return frozenset(names)
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
 from datetime import date as Date
 from typing import Any
@@ -140,10 +139,8 @@ def zone_of_number(number: str) -> tuple[str, str] | None:
         (('Europe/Madrid', 'country default'), ('Europe/Berlin', 'country'))
     """
     code = calling_code(number)
-    if not code:
-        return None
     country = _longest_prefix_zones(code)
-    if country == (_UNKNOWN_ZONE,):
+    if country == (_UNKNOWN_ZONE,):  # no calling code (""), or one phonenumbers has no zone for
         return None
     own = _longest_prefix_zones(number[:_LONGEST_PREFIX])
     if own != country and not _is_geographic(code, number[len(code):]):
@@ -176,28 +173,22 @@ def zones_of_numbers(numbers: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         ['America/New_York', None, 'America/New_York']
     """
     text = numbers.astype("string")
-    heads = text.str[:3]
-    head_codes, head_values = pd.factorize(heads, use_na_sentinel=True)
-    code_of_head = np.asarray([calling_code(h) for h in head_values] + [""], dtype=object)
-    code = code_of_head[head_codes]
-    keys = pd.Series(pd.NA, index=numbers.index, dtype="string")
-    lengths = text.str.len().astype("string")
-    for value in pd.unique(code):
-        if not value:
-            continue
-        chosen = code == value
-        keys[chosen] = text[chosen].str[:_block_length(value)] + ":" + lengths[chosen]
-    key_codes, _ = pd.factorize(keys, use_na_sentinel=True)
-    distinct, first = np.unique(key_codes, return_index=True)  # the first number of each block answers for it
-    first = first[distinct >= 0]
-    answers = [zone_of_number(str(text.iat[int(at)])) for at in first] + [None]
+    head_codes, heads = pd.factorize(text.str[:3], use_na_sentinel=True)  # the first three digits hold the code
+    block = np.asarray([_block_length(code) if (code := calling_code(head)) else 0 for head in heads] + [0])[head_codes]
+    keys = pd.Series(pd.NA, index=numbers.index, dtype="string")  # missing: no calling code
+    for size in np.unique(block[block > 0]):
+        chosen = block == size
+        keys[chosen] = text[chosen].str[:size] + ":" + text[chosen].str.len().astype("string")
+    key_codes, _ = pd.factorize(keys, use_na_sentinel=True)  # counting up in order of first appearance
+    first = np.flatnonzero((keys.notna() & ~keys.duplicated()).to_numpy())  # block k's first number answers for it
+    answers = [zone_of_number(str(text.iat[at])) for at in first.tolist()] + [None]
     zone = np.asarray([a[0] if a else None for a in answers], dtype=object)[key_codes]
     source = np.asarray([a[1] if a else "unknown" for a in answers], dtype=object)[key_codes]
     return zone, source
 
 
-def _checked_zone(name: object, where: Callable[[], str]) -> str:
-    """``name`` stripped when it names a zone, else an error starting with ``where()`` (worked out only then)."""
+def _checked_zone(name: object, where: str) -> str:
+    """``name`` stripped when it names a zone, else an error starting with ``where``."""
     zone = name.strip() if isinstance(name, str) else ""
     try:
         if zone and ZoneInfo(zone):  # zoneinfo caches each zone it reads
@@ -205,7 +196,7 @@ def _checked_zone(name: object, where: Callable[[], str]) -> str:
         why = "is not a time zone name; give an IANA name such as 'Europe/Madrid'."
     except (ZoneInfoNotFoundError, ValueError):
         why = "is not a known time zone; give an IANA name such as 'Europe/Madrid' or 'America/New_York'."
-    raise InputError(f"{where()}: {name!r} {why}")
+    raise InputError(f"{where}: {name!r} {why}")
 
 
 def _time_of_day(value: object, name: str) -> time:
@@ -264,12 +255,10 @@ def _zones(contacts: pd.DataFrame, timezone_column: str, recipient: str | None, 
     column = find_recipient_column(contacts, "phone", timezone_column) if timezone_column else None
     if column is not None:  # found as named, else case-insensitively
         given = contacts[column]
-        codes, uniques = pd.factorize(given, use_na_sentinel=True)
-        # the row is looked up only to name a wrong zone, while i is current
-        names = [_checked_zone(value, lambda: f"Row {given.index[int(np.argmax(codes == i))]!r}, "  # noqa: B023
-                                              f"column {column!r}") for i, value in enumerate(uniques)]
-        zone[:] = np.asarray([*names, pd.NA], dtype=object)[codes]  # -1 (no value): <NA>
-        source[codes >= 0] = "column"
+        for row, value in given.dropna().drop_duplicates().items():  # each value once, by its first row
+            _checked_zone(value, f"Row {row!r}, column {column!r}")
+        zone = given.astype("string").str.strip()
+        source[given.notna().to_numpy()] = "column"
     missing = zone.isna().to_numpy()
     phone = (find_recipient_column(contacts, "phone") if recipient is None
              else recipient_column(contacts, "phone", recipient))
@@ -335,7 +324,7 @@ def local_send_times(
             raise InputError(f"quiet_hours=({quiet_hours[0]!r}, {quiet_hours[1]!r}): the earliest time must come "
                              "before the latest on the same day.")
     if default_timezone is not None:
-        default_timezone = _checked_zone(default_timezone, lambda: "default_timezone")
+        default_timezone = _checked_zone(default_timezone, "default_timezone")
 
     zone, source = _zones(frame, timezone_column, recipient, default_region, default_timezone)
     codes, names = pd.factorize(zone, use_na_sentinel=True)

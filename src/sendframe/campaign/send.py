@@ -59,11 +59,10 @@ from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import WireConfig, user_stacklevel
 from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
 from sendframe.campaign.ledger import SPENT_STATES, Ledger
-from sendframe.campaign.ledger_keys import tag_url
+from sendframe.campaign.ledger_keys import GRACE, tag_url, tags_from_callbacks
 from sendframe.campaign.ledger_rows import ROW_DTYPES
 from sendframe.campaign.policy import warn_skipped
 from sendframe.campaign.prepared import Prepared
-from sendframe.campaign.settling import GRACE, tags_from_callbacks
 from sendframe.errors import (
     ApiError,
     AuthenticationError,

@@ -70,7 +70,14 @@ _MAGIC = {b"PAR1": "parquet", b"PK\x03\x04": "spreadsheet", b"\xd0\xcf\x11\xe0":
           b"\x1f\x8b": "gzip", b"%PDF": "pdf"}
 _BY_SUFFIX = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
               **dict.fromkeys(_EXCEL, "spreadsheet")}
-_ARROW_READERS = {"parquet": ("Parquet", pq.read_table), "arrow": ("Arrow IPC (Feather)", feather.read_table)}
+# the formats a library reads whole: what an error calls each, and its reader (file, sheet) -> table or frame
+_BINARY_READERS: dict[str, tuple[str, Any]] = {
+    "parquet": ("Parquet", lambda file, sheet: pq.read_table(file)),
+    "arrow": ("Arrow IPC (Feather)", lambda file, sheet: feather.read_table(file)),
+    "spreadsheet": ("a spreadsheet (Excel .xlsx/.xls or OpenDocument .ods, sheet {sheet!r})",
+                    lambda file, sheet: pd.read_excel(file, sheet_name=sheet, engine="calamine", dtype=str,
+                                                      keep_default_na=False, na_values=[""])),
+}
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 _TEXT_CONTROLS = frozenset(b"\t\n\r\x0c\x1a")
@@ -104,10 +111,8 @@ def read_table(path: str | os.PathLike[str], **options: Any) -> pd.DataFrame:
         head = handle.read(_SAMPLE_BYTES)
     suffix = file.suffix.lower()
     kind = next((k for magic, k in _MAGIC.items() if head.startswith(magic)), _BY_SUFFIX.get(suffix))
-    if kind in _ARROW_READERS:
-        return _text_frame(_arrow_file(file, *_ARROW_READERS[kind]))
-    if kind == "spreadsheet":
-        return _spreadsheet(file, options.get("sheet_name", 0))
+    if kind in _BINARY_READERS:
+        return _binary(file, kind, options.get("sheet_name", 0))
     if kind in ("gzip", "pdf"):
         what = "a compressed (gzip) file: unpack it first" if kind == "gzip" else "a PDF document"
         raise InputError(f"{file.name} is {what}; contacts are read from CSV, Excel, ODS, Parquet or JSON lines files.")
@@ -208,9 +213,14 @@ def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_en
                          f"{error}.") from None
     if not header:
         raise InputError(f"{file.name} is empty: it has no header line naming the columns.")
-    tried = f"delimiter {delimiter!r}, encoding {encoding}"
+    # newlines inside values cost Arrow's reader about half again: allowed only where a value may be quoted
+    parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=_quoted_after_header(file, encoding))
+    convert = pacsv.ConvertOptions(column_types=dict.fromkeys(header, pa.string()), null_values=[""],
+                                   strings_can_be_null=True, quoted_strings_can_be_null=True)
+    arrow_encoding = "utf8" if encoding in ("utf-8", "utf-8-sig") else encoding
     try:
-        table = _pyarrow_csv(file, encoding, delimiter, header)
+        table = pacsv.read_csv(file, read_options=pacsv.ReadOptions(encoding=arrow_encoding), parse_options=parse,
+                               convert_options=convert)
     except pa.ArrowInvalid as error:
         if "UTF8" in str(error) and encoding == "utf-8" and not explicit_encoding:
             encoding = _single_byte(file.read_bytes())  # valid UTF-8 at the start only
@@ -218,12 +228,10 @@ def _csv(file: Path, encoding: str, sep: str | None, sample: str, *, explicit_en
         table = None
     except UnicodeDecodeError as error:
         raise _undecodable(file, encoding, error) from None
-    text_only = table is not None and all(pa.types.is_string(t) or pa.types.is_large_string(t)
-                                          for t in table.schema.types)
-    if table is not None and text_only and table.num_columns == len(header):
+    if table is not None and table.column_names == header:  # each column named in column_types: text
         frame: pd.DataFrame = table.rename_columns(_unique_names(header)).to_pandas()  # text columns: str
         return frame
-    return _pandas_csv(file, encoding, delimiter, tried)
+    return _pandas_csv(file, encoding, delimiter)
 
 
 def _quoted_after_header(file: Path, encoding: str) -> bool:
@@ -238,21 +246,9 @@ def _quoted_after_header(file: Path, encoding: str) -> bool:
         return True
 
 
-def _pyarrow_csv(file: Path, encoding: str, delimiter: str, header: list[str]) -> pa.Table:
-    arrow_encoding = "utf8" if encoding in ("utf-8", "utf-8-sig") else encoding
-    # newlines inside values cost Arrow's reader about half again: allowed only where a value may be quoted
-    newlines = _quoted_after_header(file, encoding)
-    return pacsv.read_csv(
-        file,
-        read_options=pacsv.ReadOptions(encoding=arrow_encoding),
-        parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=newlines),
-        convert_options=pacsv.ConvertOptions(column_types={name: pa.string() for name in header}, null_values=[""],
-                                             strings_can_be_null=True, quoted_strings_can_be_null=True),
-    )
-
-
-def _pandas_csv(file: Path, encoding: str, delimiter: str, tried: str) -> pd.DataFrame:
+def _pandas_csv(file: Path, encoding: str, delimiter: str) -> pd.DataFrame:
     # short rows, odd quoting: pandas reads what pyarrow refuses; its errors are restated plainly
+    tried = f"delimiter {delimiter!r}, encoding {encoding}"
     try:
         return pd.read_csv(file, sep=delimiter, encoding=encoding, dtype=str, keep_default_na=False, na_values=[""])
     except UnicodeDecodeError as error:
@@ -302,46 +298,23 @@ def _json_lines(file: Path, encoding: str) -> pd.DataFrame:
     return records.map(_json_text, na_action="ignore").astype("str")
 
 
-def _spreadsheet(file: Path, sheet: Any) -> pd.DataFrame:
+def _binary(file: Path, kind: str, sheet: Any) -> pd.DataFrame:
+    what, reader = _BINARY_READERS[kind]
     try:
-        frame: pd.DataFrame = pd.read_excel(file, sheet_name=sheet, engine="calamine", dtype=str, keep_default_na=False,
-                              na_values=[""])
-    except Exception as error:  # calamine (a dependency) raises its own types for damaged or foreign files
+        table = reader(file, sheet)
+    except Exception as error:  # pyarrow and calamine (dependencies) raise their own types for damaged files
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise InputError(f"{file.name} cannot be read as a spreadsheet (Excel .xlsx/.xls or OpenDocument .ods, sheet "
-                         f"{sheet!r}): {message}.") from None
-    return frame.astype("str")
-
-
-def _arrow_file(file: Path, what: str, reader: Any) -> pa.Table:
-    try:
-        return reader(file)
-    except (pa.ArrowException, OSError) as error:
-        raise InputError(f"{file.name} cannot be read as {what}: {str(error).strip().splitlines()[0]}.") from None
-
-
-def _float_text(column: pa.ChunkedArray) -> pa.Array:
-    # Python's str() of each float, as a CSV of them would read: "12.0" for whole numbers, the others once per
-    # distinct value
-    values = np.asarray(column.to_numpy(), dtype=np.float64)
-    out = np.full(len(values), None, dtype=object)
-    whole = np.isfinite(values) & (np.floor(values) == values) & (np.abs(values) < 1e16) & (values != 0)
-    if whole.any():
-        integers = pc.cast(pa.array(values[whole].astype(np.int64)), pa.string())
-        out[whole] = integers.to_numpy(zero_copy_only=False) + ".0"
-    rest = ~whole & ~np.isnan(values)
-    if rest.any():
-        codes, uniques = pd.factorize(values[rest])
-        out[rest] = np.asarray([str(float(v)) for v in uniques], dtype=object)[codes]
-    return pa.array(out, type=pa.large_string())
+        raise InputError(f"{file.name} cannot be read as {what.format(sheet=sheet)}: {message}.") from None
+    return _text_frame(table) if isinstance(table, pa.Table) else table.astype("str")
 
 
 def _column_text(column: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     kind = column.type
     if pa.types.is_dictionary(kind):
         return _column_text(pc.cast(column, kind.value_type))
-    if pa.types.is_floating(kind):
-        return _float_text(pc.cast(column, pa.float64()))
+    if pa.types.is_floating(kind):  # Python's str() of each float, as a CSV of them reads ("12.0"), once per value
+        codes, uniques = pd.factorize(np.asarray(column.to_numpy(), dtype=np.float64))
+        return pa.array(np.array([*map(str, uniques.tolist()), None], dtype=object)[codes], type=pa.large_string())
     if pa.types.is_nested(kind):
         return pa.array([_json_text(v) for v in column.to_pylist()], type=pa.large_string())
     try:  # text, integers, decimals, booleans, dates and times, nulls, binary holding UTF-8

@@ -29,7 +29,7 @@ from sendframe.errors import InputError
 from sendframe.memory import release_unused_memory
 from sendframe.notebook.report import Dashboard, optional_import
 from sendframe.options import keyword_checked
-from sendframe.send_outcomes import OUTCOME_LABELS, SKIP_OUTCOMES
+from sendframe.send_outcomes import OUTCOME_LABELS, SKIPPED_OUTCOMES
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -53,15 +53,14 @@ STATUS_LABELS: dict[str, str] = {status: label for status, label, _ in _STATUSES
 STATUS_COLORS: dict[str, str] = {status: colour for status, _, colour in _STATUSES}
 # outcomes of rows a request was made for; any other outcome (skipped_*, holdout, not_sent, dry_run, ...) was left out
 SENT_OUTCOMES = ("accepted", "rejected", "unknown")
-LEFT_OUT_LABELS: dict[str, str] = {
-    **{outcome: OUTCOME_LABELS[outcome] for outcome in SKIP_OUTCOMES.values()},
-    "holdout": OUTCOME_LABELS["holdout"], "not_sent": "not sent yet", "dry_run": OUTCOME_LABELS["dry_run"],
-}
+LEFT_OUT_LABELS: dict[str, str] = {o: OUTCOME_LABELS[o] for o in (*SKIPPED_OUTCOMES, "not_sent", "dry_run")} | {
+    "not_sent": "not sent yet"}
 MAX_TIME_BUCKETS = 200  # bars of status_over_time when the bucket is chosen for you
 MAX_ECDF_POINTS = 1001  # above this many distinct delivery times the curve is drawn through quantiles
 TOP_GROUPS = 15  # countries/operators/reasons drawn one by one; the rest share one "other" bar
 _LAYOUT: dict[str, Any] = dict(
     template="plotly_white", margin=dict(l=10, r=20, t=70, b=40), font=dict(size=12),
+    xaxis_automargin=True, yaxis_automargin=True,
     legend=dict(orientation="h", xref="container", yref="container", x=0.02, y=0.01, yanchor="bottom"),
 )
 _GREY = "#9e9e9e"
@@ -87,8 +86,6 @@ def new_figure(title: str, subtitle: str = "") -> go.Figure:
     """
     fig = graph_objects().Figure()
     fig.update_layout(title=dict(text=title, subtitle=dict(text=subtitle)), **_LAYOUT)
-    fig.update_yaxes(automargin=True)
-    fig.update_xaxes(automargin=True)
     return fig
 
 
@@ -279,11 +276,10 @@ def time_to_delivery(outcomes: pd.DataFrame) -> go.Figure:
 
 
 def _reason(failed: pd.DataFrame) -> pd.Series:
-    code = failed["error_code"].astype("Int64").astype("string")
-    described = failed["error_description"].astype("string") if "error_description" in failed else None
-    if described is not None:
-        described = described.where(described.str.len() <= 32, described.str.slice(0, 31) + "…")
-    api = "error " + code + (": " + described).fillna("") if described is not None else "error " + code
+    api = "error " + failed["error_code"].astype("Int64").astype("string")
+    if "error_description" in failed:
+        described = failed["error_description"].astype("string")
+        api += (": " + described.where(described.str.len() <= 32, described.str.slice(0, 31) + "…")).fillna("")
     # a row the API rejected has its error code; a NOT_SENT row without one was never attempted
     by_status = failed["status"].map(lambda s: "not sent yet" if s == "NOT_SENT" else _status_label(s))
     return api.fillna(by_status.astype("string"))
@@ -464,17 +460,15 @@ def campaign_facts(outcomes: pd.DataFrame, *, campaign: str | None = None) -> di
     ...                                      estimate=pd.DataFrame({"cost": [0.05]}))))[-1]
     'estimated cost'
     """
-    facts: dict[str, str] = {}
     ids: list[object] = outcomes["campaign_id"].dropna().unique().tolist() if "campaign_id" in outcomes else []
     id_text = ", ".join(str(i) for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
     named = " · ".join(part for part in (campaign, f"id {id_text}" if id_text else "") if part)
-    facts["campaign"] = named or "not named"
     sent_at = outcomes["sent_at"].dropna() if "sent_at" in outcomes else pd.Series(dtype="datetime64[us, UTC]")
-    facts["first send"] = _utc(sent_at.min()) if not sent_at.empty else "not known yet"
-    facts["last send"] = _utc(sent_at.max()) if not sent_at.empty else "not known yet"
-    sent = (int(outcomes["outcome"].isin(SENT_OUTCOMES).sum()) if "outcome" in outcomes
-            else len(outcomes))
-    facts["recipients"] = f"{len(outcomes):,} (sent {sent:,})"
+    sent = int(outcomes["outcome"].isin(SENT_OUTCOMES).sum()) if "outcome" in outcomes else len(outcomes)
+    facts = {"campaign": named or "not named",
+             "first send": _utc(sent_at.min()) if not sent_at.empty else "not known yet",
+             "last send": _utc(sent_at.max()) if not sent_at.empty else "not known yet",
+             "recipients": f"{len(outcomes):,} (sent {sent:,})"}
     currency = f" {outcomes.attrs['currency']}" if outcomes.attrs.get("currency") else ""
     for column, label in (("estimated_cost", "estimated cost"), ("billed_cost", "billed cost")):
         values = outcomes[column].astype(float) if column in outcomes else pd.Series(dtype=float)

@@ -16,8 +16,8 @@ from __future__ import annotations
 import html
 import os
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -56,7 +56,6 @@ from sendframe.notebook.widget_html import (
     result_html,
     without_credentials,
 )
-from sendframe.text.encodings import unencodable_characters
 
 w = optional_import("ipywidgets", "The notebook widgets need ipywidgets")
 display = optional_import("IPython.display", "The notebook widgets need IPython").display
@@ -70,6 +69,7 @@ _PLACEHOLDERS = {"campaign_name": "optional", "to": "(phone or email, found in t
                  "template_body": "<p>Hi {name}</p> (empty: a page showing the message)", "subject": "Hi {name}",
                  "from_email": "news@shop.example", "reply_to": "(the from email)", "audio_url": "https://…/message.mp3"}
 _TAGS = re.compile(r"<[^>]*>")
+T = TypeVar("T")
 
 
 class Composer:
@@ -99,8 +99,7 @@ class Composer:
         self.sample_size = sample_size
         self.results: pd.DataFrame | None = None
         self.error: BaseException | None = None
-        self._message: Message | None = None
-        self._message_error: SendframeError | None = None
+        self._message: Message | SendframeError = InputError("The Composer has no message yet.")
         self._job: BackgroundJob | None = None
         self._counter: MessageCounter | None = None
 
@@ -110,26 +109,16 @@ class Composer:
         """The inputs of the message's options (``composer.inputs["message"]``), each shown for the channels it
         applies to."""
         self.counter, self.preview, self.readiness, self.ledger_line = w.HTML(), w.HTML(), w.HTML(), w.HTML()
-        self.check_button = w.Button(description="Check (preflight)", icon="check")
-        self.problems = w.HTML()
-        self.send_button = w.Button(description="Send…", button_style="primary", icon="paper-plane")
-        self.confirmation = w.HTML()
-        self.confirm_button = w.Button(description="Yes, send", button_style="danger", layout=w.Layout(display=_HIDDEN))
-        self.back_button = w.Button(description="No, go back", layout=w.Layout(display=_HIDDEN))
+        self.problems, self.confirmation, self.progress_label, self.status = w.HTML(), w.HTML(), w.HTML(), w.HTML()
+        self.check_button = _button("Check (preflight)", self.check, icon="check")
+        self.send_button = _button("Send…", self.ask_to_send, button_style="primary", icon="paper-plane")
+        self.confirm_button = _button("Yes, send", self.send, _HIDDEN, button_style="danger")
+        self.back_button = _button("No, go back", lambda: self._hide_confirmation("Not sent."), _HIDDEN)
+        self.cancel_button = _button("Cancel", self.cancel, _HIDDEN, icon="stop", button_style="warning",
+                                     tooltip="Start no new batch; batches in flight finish")
         self.progress = w.IntProgress(value=0, min=0, max=1, description="Sending", layout=w.Layout(display=_HIDDEN))
-        self.progress_label = w.HTML()
-        self.cancel_button = w.Button(description="Cancel", icon="stop", button_style="warning",
-                                      tooltip="Start no new batch; batches in flight finish",
-                                      layout=w.Layout(display=_HIDDEN))
-        self.status = w.HTML()
-
         for control in (self.table, *self._controls.values()):
             control.observe(self._on_change, names="value")
-        self.check_button.on_click(lambda _: self.check())
-        self.send_button.on_click(lambda _: self.ask_to_send())
-        self.confirm_button.on_click(lambda _: self.send())
-        self.back_button.on_click(lambda _: self._hide_confirmation("Not sent."))
-        self.cancel_button.on_click(lambda _: self.cancel())
         i = self._controls
         self.widget = w.VBox([
             w.HBox([self.table, i["channel"], i["campaign_name"]]),
@@ -211,8 +200,8 @@ class Composer:
     @property
     def message(self) -> Message:
         """The one :class:`~sendframe.Message` the inputs make; ``InputError`` says which input is missing or wrong."""
-        if self._message is None:
-            raise self._message_error or InputError("The Composer has no message yet.")
+        if isinstance(self._message, SendframeError):
+            raise self._message
         return self._message
 
     @property
@@ -223,7 +212,7 @@ class Composer:
         """
         if self.send_options.get("ledger") is not None:
             return self.send_options["ledger"]
-        if self._message is None:
+        if isinstance(self._message, SendframeError):
             return None
         table = self._tables[self.table.value]
         return message_ledger_path(str(table) if isinstance(table, (str, os.PathLike)) else self.table.value,
@@ -262,11 +251,9 @@ class Composer:
         self._hide_confirmation("")
         form = self.form
         try:
-            self._message, self._message_error = message_from_form(form, **self._settings), None
+            self._message, self.readiness.value = message_from_form(form, **self._settings), ""
         except SendframeError as exc:
-            self._message, self._message_error = None, exc
-        self.readiness.value = "" if self._message_error is None else error_html("Not ready to send",
-                                                                                 self._message_error)
+            self._message, self.readiness.value = exc, error_html("Not ready to send", exc)
         path = self.ledger_path
         self.ledger_line.value = ledger_html(getattr(path, "path", path))
         text = text_option(form["channel"])
@@ -275,7 +262,7 @@ class Composer:
                 "see the counter and the preview.</i>", ""
             return
         try:
-            msg = self._message or preview_message(form, **self._settings)
+            msg = self._message if isinstance(self._message, Message) else preview_message(form, **self._settings)
             if self._counter is None or self._counter.contacts is not self.contacts:
                 self._counter = MessageCounter(self.contacts)  # one per table: it keeps the table's measurements
             totals = self._counter.count(msg, keep=self.send_options.get("keep"))
@@ -294,35 +281,36 @@ class Composer:
                                 heading=f"template {msg.fields['templateId']}")
         texts = msg.render(sample)
         if msg.channel == "mailing":
-            bodies = msg.render(sample, field="body")
-            texts = pd.Series([s if not isinstance(s, str) or not isinstance(b, str)
-                               else f"{s} — {_TAGS.sub(' ', b).strip()[:200]}"
-                               for s, b in zip(texts, bodies, strict=True)], index=sample.index, dtype=object)
-        mark = (lambda text: unencodable_characters(text, "gsm")) if msg.info.sends_sms else None
-        return preview_html(texts.items(), mark=mark)
+            bodies = msg.render(sample, field="body").str.replace(_TAGS, " ", regex=True).str.strip().str.slice(0, 200)
+            texts = texts.where(texts.isna() | bodies.isna(), texts + " — " + bodies)  # a missing body: the subject
+        return preview_html(texts.items(), sms=msg.info.sends_sms)
 
     # ------------------------------------------------------------------ check, confirm, send
 
+    def _attempt(self, work: Callable[[], T], output: Any, failed: str) -> T | None:
+        """What ``work()`` returns; None once its ``SendframeError`` is shown in ``output``, said after ``failed``."""
+        try:
+            return work()
+        except SendframeError as exc:
+            output.value = error_html(failed, exc, self._secrets())
+            return None
+
     def check(self) -> pd.DataFrame | None:
         """Run the message's preflight over the table and show its problems and what a send would skip."""
-        try:
-            msg = self.message
-            prepared = msg.prepare(self.contacts, keep=self.send_options.get("keep"))
-            problems, skipped = prepared.problems.copy(), skipped_summary(prepared.plan)
-        except SendframeError as exc:
-            self.problems.value = error_html("Cannot check", exc, self._secrets())
+        keep = self.send_options.get("keep")
+        prepared = self._attempt(lambda: self.message.prepare(self.contacts, keep=keep), self.problems, "Cannot check")
+        if prepared is None:
             return None
-        self.problems.value = problems_html(problems, skipped=skipped)
-        return problems
+        self.problems.value = problems_html(prepared.problems, skipped=skipped_summary(prepared.plan))
+        return prepared.problems.copy()
 
     def ask_to_send(self) -> None:
         """Show what the send would do (recipients, skipped rows, cost, ledger) and ask to confirm."""
         if self._refused_while_running():
             return
-        try:
-            estimate = self.message.estimate(self.contacts, keep=self.send_options.get("keep"))
-        except SendframeError as exc:
-            self.status.value = error_html("Not sent", exc, self._secrets())
+        keep = self.send_options.get("keep")
+        estimate = self._attempt(lambda: self.message.estimate(self.contacts, keep=keep), self.status, "Not sent")
+        if estimate is None:
             return
         path = self.ledger_path
         self.confirmation.value = confirmation_html(self.channel.value, estimate, getattr(path, "path", path))
@@ -348,10 +336,8 @@ class Composer:
         if self._refused_while_running():
             return
         self._hide_confirmation("")
-        try:
-            msg = self.message
-        except SendframeError as exc:
-            self.status.value = error_html("Not sent", exc, self._secrets())
+        msg = self._attempt(lambda: self.message, self.status, "Not sent")
+        if msg is None:
             return
         contacts, ledger = self.contacts.copy(), self.ledger_path
         options = {**self.send_options, "ledger": ledger}
@@ -397,24 +383,30 @@ class Composer:
 
     def _finished(self, job: BackgroundJob, ledger: Any) -> None:
         """Called from the send's thread when it ends."""
+        self.results, self.error = job.result, job.error
         if job.error is not None:
-            self.error = job.error
             self.progress.bar_style = "danger"
-            started = job.progress.total is not None  # batches had begun: some rows may have been sent
+            started = job.total is not None  # batches had begun: some rows may have been sent
             self.status.value = error_html("Sending stopped" if started else "Not sent", job.error, self._secrets()) + (
                 "<br>The ledger keeps every answer: press Send again to continue (no one is sent twice)."
                 if started else "")
         else:
-            self.results = job.result
-            if job.progress.total is None:  # nothing was pending: the bar is full
+            if job.total is None:  # nothing was pending: the bar is full
                 self._show_progress(0, 0)
             self.progress.bar_style = "warning" if job.cancelled else "success"
             notes = [without_credentials(str(m.message), self._secrets())
                      for m in job.warnings if not issubclass(m.category, RowsSkippedWarning)]
-            self.status.value = result_html(job.result, job.progress.n, ledger, cancelled=job.cancelled) + "".join(
+            self.status.value = result_html(job.result, job.n, ledger, cancelled=job.cancelled) + "".join(
                 f"<br><span style='color:#757575'>{html.escape(note)}</span>" for note in notes)
         self.cancel_button.layout.display = _HIDDEN
         self.send_button.disabled = self.check_button.disabled = False
+
+
+def _button(description: str, on_click: Callable[[], Any], display: str | None = _SHOWN, **look: Any) -> Any:
+    """A button that calls ``on_click()`` when clicked."""
+    button = w.Button(description=description, layout=w.Layout(display=display), **look)
+    button.on_click(lambda _: on_click())
+    return button
 
 
 def _whatsapp_text(msg: Message, row: pd.Series) -> str:

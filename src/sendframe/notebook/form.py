@@ -112,8 +112,7 @@ def composer_options(options: Mapping[str, Any], message: Message | str | None =
     base = form_from_message(written) if written is not None else FORM_DEFAULTS
     options = {**options, "message": message} if isinstance(message, str) else options
     fields = request_field_names(channel(options.get("channel") or base["channel"]).name)
-    check_options(options, [*FORM_DEFAULTS, *MESSAGE_SETTINGS, *SEND_SETTINGS,
-                            *(f for f in fields if f not in FORM_DEFAULTS)], where)
+    check_options(options, [*FORM_DEFAULTS, *MESSAGE_SETTINGS, *SEND_SETTINGS, *fields], where)
     form = {k: v for k, v in options.items() if k in FORM_DEFAULTS}
     settings = {k: getattr(written, k) for k in MESSAGE_SETTINGS} if written is not None else {}
     settings.update({k: v for k, v in options.items() if k in MESSAGE_SETTINGS and v is not None})

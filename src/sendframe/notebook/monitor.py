@@ -111,14 +111,12 @@ class Monitor:
         if self._job is not None:
             self._job.cancel()
             self._job.wait(30)
-        if self.auto.value:
-            self.auto.value = False
+        self.auto.value = False  # already False: no change, so no second stop()
 
     def _loop(self, interval: float, stop: threading.Event) -> None:
         while not stop.is_set():
             outcomes = self.refresh()
-            accepted = outcomes["outcome"] == "accepted"
-            if not (outcomes.loc[accepted, "status"] == "PENDING").any():
+            if not (outcomes["outcome"].eq("accepted") & outcomes["status"].eq("PENDING")).any():
                 self.summary.value += " <b>· all messages have a final status</b>"
                 return
             stop.wait(interval)

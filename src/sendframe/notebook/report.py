@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import importlib
-import math
 import numbers
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -51,8 +50,8 @@ def _asset(name: str) -> str:
     return resources.files("sendframe.notebook").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def _format_value(column: str, value: object) -> str:
-    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+def _format_value(column: str, value: Any) -> str:
+    if pd.api.types.is_scalar(value) and pd.isna(value):  # None, NaN, NA, NaT
         return ""
     if isinstance(value, pd.Timestamp):
         return value.strftime("%Y-%m-%d %H:%M UTC") if value.tzinfo is not None else str(value)

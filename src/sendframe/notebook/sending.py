@@ -3,13 +3,13 @@ sees progress, may cancel.
 
 No widgets here. :class:`BackgroundJob` runs a function ``work(progress, cancel)`` (in the Composer:
 :meth:`sendframe.Message.send` with ``progress=`` and ``cancel=``; in the Monitor: its refresh loop) in a
-thread; :class:`ProgressFeed` is the tqdm-compatible object handed to it, calling back on every batch; the
+thread; the job itself is the tqdm-compatible progress handed to it, calling back on every batch; the
 result, or the error, is kept for the caller. Warnings raised in that thread are kept on the job instead
 of being printed into whichever notebook cell happens to be running.
 
     >>> import threading
     >>> job = BackgroundJob(lambda progress, cancel: (progress.reset(total=2), progress.update(2))[-1])
-    >>> job.start().wait(5), job.progress.n, job.error
+    >>> job.start().wait(5), job.n, job.error
     (True, 2, None)
 """
 
@@ -21,47 +21,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BackgroundJob", "ProgressFeed"]
+__all__ = ["BackgroundJob"]
 
 logger = logging.getLogger(__name__)
 
 # in a job's thread, ``warnings``: the list its warnings are kept in (other threads have none)
 _SINK = threading.local()
-
-
-class ProgressFeed:
-    """A tqdm-compatible progress object: ``reset(total=)`` then ``update(n)``; each calls ``on_change(n, total)``.
-
-        >>> seen = []
-        >>> feed = ProgressFeed(lambda n, total: seen.append((n, total)))
-        >>> feed.reset(total=10); feed.update(4); seen
-        [(0, 10), (4, 10)]
-    """
-
-    def __init__(self, on_change: Callable[[int, int | None], None] | None = None) -> None:
-        self.n = 0
-        self.total: int | None = None
-        self._on_change = on_change
-        self._lock = threading.Lock()
-
-    def reset(self, total: int | None = None) -> None:
-        """Start over towards ``total`` items."""
-        with self._lock:
-            self.n, self.total = 0, total
-        self._changed()
-
-    def update(self, n: int = 1) -> None:
-        """``n`` more items done."""
-        with self._lock:
-            self.n += n
-        self._changed()
-
-    def close(self) -> None:
-        """Nothing to release (tqdm's interface)."""
-
-    def _changed(self) -> None:
-        if self._on_change is not None:
-            self._on_change(self.n, self.total)
 
 
 def _route_warnings() -> None:
@@ -85,16 +50,26 @@ def _route_warnings() -> None:
 class BackgroundJob:
     """Run ``work(progress, cancel)`` in a daemon thread; calls ``on_progress(n, total)`` and ``on_done(job)`` from it.
 
-    ``result`` holds what ``work`` returned, ``error`` what it raised (never re-raised: the caller
-    shows it), ``warnings`` the warnings it raised. :meth:`cancel` sets the event handed to ``work``.
+    ``progress`` is the job itself, tqdm-compatible: ``reset(total=)`` then ``update(n)`` move ``n`` and
+    ``total`` and call ``on_progress``. ``result`` holds what ``work`` returned, ``error`` what it raised
+    (never re-raised: the caller shows it), ``warnings`` the warnings it raised. :meth:`cancel` sets the
+    event handed to ``work``.
+
+        >>> seen = []
+        >>> job = BackgroundJob(lambda progress, cancel: None, on_progress=lambda n, total: seen.append((n, total)))
+        >>> job.reset(total=10); job.update(4); seen
+        [(0, 10), (4, 10)]
     """
 
-    def __init__(self, work: Callable[[ProgressFeed, threading.Event], Any], *,
+    def __init__(self, work: Callable[[BackgroundJob, threading.Event], Any], *,
                  on_progress: Callable[[int, int | None], None] | None = None,
                  on_done: Callable[[BackgroundJob], None] | None = None,
                  name: str = "sendframe-background-job") -> None:
-        self._work, self._on_done = work, on_done
-        self.progress = ProgressFeed(on_progress)
+        self._work = work
+        self._on_progress, self._on_done = on_progress or (lambda n, total: None), on_done or (lambda job: None)
+        self.n = 0
+        self.total: int | None = None
+        self._lock = threading.Lock()
         self.cancel_event = threading.Event()
         self.result: Any = None
         self.error: BaseException | None = None
@@ -107,6 +82,21 @@ class BackgroundJob:
         _route_warnings()
         self._thread.start()
         return self
+
+    def reset(self, total: int | None = None) -> None:
+        """Start over towards ``total`` items (tqdm's interface)."""
+        with self._lock:
+            self.n, self.total = 0, total
+        self._on_progress(self.n, self.total)
+
+    def update(self, n: int = 1) -> None:
+        """``n`` more items done (tqdm's interface)."""
+        with self._lock:
+            self.n += n
+        self._on_progress(self.n, self.total)
+
+    def close(self) -> None:
+        """Nothing to release (tqdm's interface)."""
 
     @property
     def running(self) -> bool:
@@ -129,15 +119,14 @@ class BackgroundJob:
     def _run(self) -> None:
         _SINK.warnings = self.warnings
         try:
-            self.result = self._work(self.progress, self.cancel_event)
+            self.result = self._work(self, self.cancel_event)
         except Exception as exc:  # shown by on_done in plain English; the traceback only in the debug log
             self.error = exc
             logger.debug("background job failed", exc_info=True)
         finally:
             del _SINK.warnings
             try:
-                if self._on_done is not None:
-                    self._on_done(self)
+                self._on_done(self)
             except Exception:  # a display failure must not print a traceback from the thread
                 logger.debug("showing the end of a background job failed", exc_info=True)
             finally:

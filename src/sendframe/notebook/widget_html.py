@@ -23,12 +23,15 @@ from sendframe.campaign.policy import skipped_summary
 from sendframe.errors import SendframeError
 from sendframe.notebook.charts import SENT_OUTCOMES
 from sendframe.send_outcomes import OUTCOME_LABELS
+from sendframe.text.encodings import unencodable_characters
 
 __all__ = ["confirmation_html", "counter_figures", "counter_html", "counts_line", "error_html", "highlight",
            "ledger_html", "outcome_counts", "plain_error", "preview_html", "problems_html", "progress_html",
            "result_html", "without_credentials"]
 
 _RED, _GREEN, _GREY = "#c62828", "#2e7d32", "#757575"
+# the counter's warnings: a figure of CounterTotals -> what its rows are said to do
+_COUNTER_WARNINGS = {"missing_text": "rows miss a variable", "too_many_parts": "rows need more parts than allowed"}
 
 
 def highlight(text: str, characters: str | Iterable[str] | None) -> str:
@@ -63,12 +66,8 @@ def counter_html(figures: Mapping[str, Any], sms: bool = True) -> str:
         >>> counter_html({"recipients": 2, "cost": 0.5, "missing_text": 1}, sms=False)
         "<b>2</b> recipients · cost <b>0.5000</b> · <span style='color:#c62828'>1 rows miss a variable</span>"
     """
-    warnings = "".join(
-        f" · <span style='color:{_RED}'>{figures[key]:,} {label}</span>"
-        for key, label in (("missing_text", "rows miss a variable"),
-                           ("too_many_parts", "rows need more parts than allowed"))
-        if figures.get(key)
-    )
+    warnings = "".join(f" · <span style='color:{_RED}'>{figures[key]:,} {label}</span>"
+                       for key, label in _COUNTER_WARNINGS.items() if figures.get(key))
     if not sms:
         return f"<b>{figures['recipients']:,}</b> recipients · cost <b>{figures['cost']:,.4f}</b>{warnings}"
     forced = f" · forced to utf-16 by <mark>{html.escape(figures['forced_by'])}</mark>" if figures["forced_by"] else ""
@@ -77,19 +76,19 @@ def counter_html(figures: Mapping[str, Any], sms: bool = True) -> str:
             f"(max {figures['parts_max']} per message) · cost <b>{figures['cost']:,.4f}</b>{forced}{warnings}")
 
 
-def preview_html(rows: Iterable[tuple[Any, Any]], mark: Any = None, heading: str = "as received") -> str:
-    """A table of (row label, text) pairs; a missing text says so; ``mark(text)`` gives characters to highlight.
+def preview_html(rows: Iterable[tuple[Any, Any]], sms: bool = False, heading: str = "as received") -> str:
+    """A table of (row label, text) pairs; a missing text says so; ``sms``: the characters outside GSM-7 are marked.
 
         >>> preview_html([(0, "Hi"), (1, None)]).count("<tr>"), "<i>missing variable</i>" in preview_html([(1, None)])
         (3, True)
     """
-    cells = "".join(
-        f"<tr><td>{html.escape(str(label))}</td><td style='text-align:left'>"
-        + ((highlight(text, mark(text)) if mark else html.escape(text)) if isinstance(text, str)
-           else "<i>missing variable</i>")
-        + "</td></tr>"
-        for label, text in rows
-    )
+    def cell(text: Any) -> str:
+        if not isinstance(text, str):
+            return "<i>missing variable</i>"
+        return highlight(text, unencodable_characters(text, "gsm") if sms else ())
+
+    cells = "".join(f"<tr><td>{html.escape(str(label))}</td><td style='text-align:left'>{cell(text)}</td></tr>"
+                    for label, text in rows)
     return f"<table><tr><th>row</th><th>{html.escape(heading)}</th></tr>{cells}</table>"
 
 

@@ -56,9 +56,8 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     ranges = {f: [runtime.delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
               else read_bytes(f, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0] for f in files}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
-    receivers = [f for f in files if urls[f] is None]
-    found = runtime.compute(*[[runtime.delayed_call(_templates_in, block) for block in ranges[f]] for f in receivers])
-    templates = dict(zip(receivers, found, strict=True))
+    (templates,) = runtime.compute({f: [runtime.delayed_call(_templates_in, block) for block in ranges[f]]
+                                    for f in files if urls[f] is None})
     params = {f: log_params(pa.array([t for got in templates.get(f, []) for t in got], pa.string()), urls[f])
               for f in files}
     none = pa.array([], pa.string())  # the typed columns of an empty log, with the notification_url's own parameters
@@ -150,11 +149,9 @@ def _partition_sums(results: pd.DataFrame | None, callbacks: pd.DataFrame | None
     """One partition's :func:`~sendframe.delivery.metrics.group_sums` (keys as columns), and per group how
     often each time to delivery occurs (``_times``), from the outcomes the pandas summary builds (an outcome
     table, ``sendframe.outcomes``' with its ``clicked`` and ``unsubscribed``, counted as it is)."""
-    if results is None:
-        if callbacks is None or callbacks.empty:
-            return pd.DataFrame(), pd.DataFrame()
+    if results is None and callbacks is not None and not callbacks.empty:
         results = metrics.results_from(callbacks, None)
-    if results.empty:
+    if results is None or results.empty:
         return pd.DataFrame(), pd.DataFrame()
     table = results if callbacks is None and metrics.is_outcome_table(results) else outcomes(results, callbacks)
     table, keys = metrics.grouping_table(table, by=by, send_time=metrics.send_time_of(results))
@@ -182,12 +179,10 @@ def _combined(parts: Sequence[tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFram
     if not found:
         raise InputError("delivery_summary found no results and no notifications in the partitions.")
     every = pd.concat(found, ignore_index=True)
-    counts = [*metrics.COUNT_COLUMNS, metrics.TIMED, metrics.FAST]
-    keys = [c for c in every.columns if c not in (*counts, *metrics.COST_COLUMNS)]  # country before mnc
-    grouped = every.groupby(keys, dropna=False, observed=True, sort=True)
-    sums = grouped[counts].sum()
-    for cost in metrics.COST_COLUMNS:
-        sums[cost] = grouped[cost].sum(min_count=1)
+    summed = [*metrics.COUNT_COLUMNS, metrics.TIMED, metrics.FAST, *metrics.COST_COLUMNS]
+    keys = [c for c in every.columns if c not in summed]  # country before mnc
+    # a cost is missing where no part has one (min_count); a count never is
+    sums = every.groupby(keys, dropna=False, observed=True, sort=True)[summed].sum(min_count=1)
     times = [t for _, t in parts if len(t)]
     latency = pd.DataFrame(index=sums.index)
     if times:

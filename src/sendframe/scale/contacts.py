@@ -14,6 +14,7 @@ of each partition reads one column once before the frame is returned; everything
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -80,18 +81,17 @@ def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.
     return out
 
 
-def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, *, phone_column: str | None = "phone",
-                     email_column: str | None = "email", default_region: str | None = "ES",
-                     country_column: str | None = "country", names: str | None = None, **read_options: Any) -> Any:
+def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, **given: Any) -> Any:
     """``read_contacts`` of a large source as a Dask frame (see the module docstring).
 
-    ``read_options`` go to ``dask.dataframe.read_csv`` (``blocksize``, ``sep``, ...) or ``read_parquet``.
+    ``given``: the options of ``read_contacts`` (with their defaults, as the engine passes them) and the read
+    options, which go to ``dask.dataframe.read_csv`` (``blocksize``, ``sep``, ...) or ``read_parquet``.
 
         >>> contacts = read_partitioned(sendframe.read_contacts, "contacts.parquet")  # doctest: +SKIP
     """
-    raw = runtime.optimised(_raw_frame(source, read_options))
-    options = {"phone_column": phone_column, "email_column": email_column, "default_region": default_region,
-               "country_column": country_column, "names": names}
+    own = inspect.signature(read_contacts).parameters
+    options = {name: value for name, value in given.items() if name in own}
+    raw = runtime.optimised(_raw_frame(source, {name: value for name, value in given.items() if name not in own}))
     meta = read_contacts(runtime.meta_of(raw), **options)  # a table without a recipient column fails here, at once
     meta.index = pd.RangeIndex(0)
     # the source columns read_contacts found (Mobile, E-mail, ...), named exactly, so the candidates of

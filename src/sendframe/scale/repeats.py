@@ -63,12 +63,11 @@ def _candidates(part: pd.DataFrame, pick: Callable[[pd.DataFrame], pd.DataFrame]
 
 
 def _repeats_of(part: pd.DataFrame) -> pd.DataFrame:
-    """The rows of a shuffled partition that are not their key's first occurrence."""
+    """The rows of a shuffled partition that are not their key's first occurrence, with the first one's label."""
     part = part.sort_values("order", kind="stable")
-    firsts = part.groupby("key", sort=False)[["label", "order"]].transform("first")
+    first_label = part.groupby("key", sort=False)["label"].transform("first")
     later = part["key"].duplicated(keep="first").to_numpy()
-    return pd.DataFrame({"order": part["order"], "key": part["key"], "first_label": firsts["label"],
-                         "first_order": firsts["order"]})[later]
+    return part.assign(first_label=first_label).drop(columns="label")[later]
 
 
 def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> Any:
@@ -79,7 +78,7 @@ def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> A
     positions in the partition (0, 1, ...). Rows not returned never count. The answer has the
     partitions of ``frame`` (merge it with ``map_partitions(..., align_dataframes=False)``); its
     index is the repeat's order (:func:`local_positions` gives its position) and its columns are
-    ``key``, ``first_label`` and ``first_order`` (the first occurrence's label and order).
+    ``key`` and ``first_label`` (the first occurrence's label).
     """
     index = runtime.meta_of(frame).index
     label_type = index.dtype if index.dtype.kind in "iub" else object  # else labels as Python objects
