@@ -92,7 +92,7 @@ def test_on_a_distributed_cluster_each_partition_is_prepared_once_there(sb, clie
             lazy = msg.send(from_pandas(frame, npartitions=4), client=client, ledger=tmp_path / "dask.sqlite",
                             out=tmp_path / "results.parquet", batch_size=5, progress=False)
         names = [str(task["key"][0] if isinstance(task["key"], tuple) else task["key"]) for task in tasks.data]
-        assert sum(name.startswith("prepare-") for name in names) == 4 and prepared_here == []
+        assert sum(name.startswith("_prepared-") for name in names) == 4 and prepared_here == []
         result = computed(lazy)
     monkeypatch.undo()
     _sent_as_pandas(sb, client, msg, frame, result, tmp_path)

@@ -27,7 +27,7 @@ from pydantic_core import to_json
 from sendframe.api.models import parse_request
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import EncodedRequest, wire_json
-from sendframe.campaign.ledger_keys import row_keys, row_tag
+from sendframe.campaign.ledger_keys import row_keys, row_tag, tag_url
 from sendframe.delivery.contact_table import checked_contacts
 from sendframe.errors import InputError
 from sendframe.options import request_field_names
@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["Batch", "CampaignSpec", "TokenBucket", "campaign_identity", "plan_batches", "wire_fields"]
 
 Positions = Sequence[int] | np.ndarray  # rows of a spec by position: a list, a range or an integer array
-
-MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
 
 # fields that make a campaign what it is: a ledger refuses to resume with different values
 IDENTITY_FIELDS = ("message", "subject", "body", "templateId", "templateV2Id", "templateBody", "audioUrl",
@@ -66,14 +64,10 @@ def wire_fields(fields: Mapping[str, Any], channel: str) -> dict[str, Any]:
         {'from': 'Shop', 'scheduleDate': '20261121093000'}
     """
     names = request_field_names(channel)
-    out: dict[str, Any] = {}
-    for name, value in fields.items():
-        if value is None:
-            continue
-        key = names.get(name) or to_camel(name)
-        # a naive datetime is refused by message() before it gets here
-        out[key] = format_wire_datetime(value) if key in _DATE_FIELDS and isinstance(value, datetime) else value
-    return out
+    wire = {names.get(name) or to_camel(name): value for name, value in fields.items() if value is not None}
+    # a naive datetime is refused by message() before it gets here
+    return {key: format_wire_datetime(value) if key in _DATE_FIELDS and isinstance(value, datetime) else value
+            for key, value in wire.items()}
 
 
 @dataclass(frozen=True)
@@ -86,9 +80,8 @@ class CampaignSpec:
     fields: dict[str, Any]
     recipients: pa.Array
     keys: pa.Array
-    variables: tuple[str, ...]
     sub_values: pa.Table
-    """The variables' values, a column each (the rows' ``sub``)."""
+    """The values of the variables the template reads through ``sub``, a column each (whatsapp: none)."""
     notification_urls: pa.Array | None
     whatsapp_columns: dict[str, list[list[str | None]]]
     row_fields: dict[str, list[Any]] = field(default_factory=dict)
@@ -103,8 +96,9 @@ class CampaignSpec:
         """The requests of sending ``msg`` to ``contacts`` (``to``: the recipient column, default the message's);
         raises ``InputError`` naming a column the message reads that the contacts lack.
 
-        ``rows``: send only the rows of this boolean mask, which passed preflight (a prepared frame's rows
-        to send): each column read is taken as it is read, and the recipients are not looked through again.
+        ``rows``: send only the rows of this boolean mask (a prepared frame's rows to send): each column read is
+        taken as it is read; an sms ``notificationUrl`` address is then sent as one URL per row carrying the row's
+        tag (:func:`~sendframe.campaign.ledger_keys.tag_url`), so a notification names the row it is about.
         ``row_fields``: request fields by wire name whose value differs by row, one value per row sent.
         """
         checked_contacts(contacts, "the ledger keys rows by label")
@@ -118,31 +112,25 @@ class CampaignSpec:
         def values(series: pd.Series) -> pa.Array:
             return column_to_arrow(series if rows is None else series[rows])
 
-        recipients = values(contacts[column])
-        if rows is None and recipients.null_count:
-            missing = contacts.index[recipients.is_null().to_numpy(zero_copy_only=False)]
-            raise InputError(f"{len(missing)} row(s) have no recipient in column {column!r}, e.g. row "
-                             f"{missing[0]!r}; drop or fix them first (see msg.preflight).")
-        urls = None
-        if msg.notification_url is not None and msg.notification_url in contacts.columns:
+        urls, tagged, url = None, None, msg.notification_url
+        if url is not None and url in contacts.columns:
             if msg.channel != "sms":
-                raise InputError(f"A per-recipient notificationUrl (column {msg.notification_url!r}) is only allowed "
+                raise InputError(f"A per-recipient notificationUrl (column {url!r}) is only allowed "
                                  f"for sms; {msg.channel} takes one address for the whole request.")
-            urls = values(contacts[msg.notification_url])
-        elif msg.notification_url is not None:  # a channel without notifications has none: message() refuses it
-            fields["notificationUrl"] = msg.notification_url
+            urls = values(contacts[url])
+        elif url is not None and rows is not None and msg.channel == "sms":
+            tagged = tag_url(url)
+        elif url is not None:  # a channel without notifications has none: message() refuses it
+            fields["notificationUrl"] = url
         # whatsapp fills its messages' arrays from columns; the other channels' templates read theirs through sub
         variables = () if msg.channel == "whatsapp" else msg.variables
         whatsapp = {wire: [list(row) for row in zip(*(values(contacts[c]).to_pylist() for c in columns), strict=True)]
                     for wire, columns in msg.whatsapp_columns.items()}
         per_row = {name: list(given) for name, given in (row_fields or {}).items()}
         index = contacts.index if rows is None else contacts.index[rows]
-        return cls(msg.channel, {k: v for k, v in fields.items() if k not in per_row}, recipients, row_keys(index),
-                   variables, pa.table({v: values(contacts[v]) for v in variables}), urls, whatsapp, per_row)
-
-    def identity(self) -> dict[str, Any]:
-        """The parameters a ledger checks before resuming (channel, template, sender)."""
-        return campaign_identity(self.channel, self.fields)
+        return cls(msg.channel, {k: v for k, v in fields.items() if k not in per_row}, values(contacts[column]),
+                   row_keys(index), pa.table({v: values(contacts[v]) for v in variables}), urls, whatsapp, per_row,
+                   tagged)
 
     def payload(self, positions: Positions) -> dict[str, Any]:
         """The wire body sending to the rows at ``positions``."""
@@ -156,17 +144,13 @@ class CampaignSpec:
         for wire_name, values in self.row_fields.items():  # one value per batch: plan_batches groups rows by it
             if len(positions):
                 body[wire_name] = values[positions[0]]
-        if self.channel == "whatsapp":
-            messages = []
-            for i, recipient in zip(positions, recipients, strict=True):
-                message: dict[str, Any] = {"to": recipient}
-                for wire, rows in self.whatsapp_columns.items():
-                    message[wire] = [v if v is not None else "" for v in rows[i]]
-                messages.append(message)
-            body["messages"] = messages
+        if self.channel == "whatsapp":  # a message per row, its fields' arrays from the row's columns
+            body["messages"] = [{"to": recipient, **{wire: ["" if v is None else v for v in rows[i]]
+                                                     for wire, rows in self.whatsapp_columns.items()}}
+                                for i, recipient in zip(positions, recipients, strict=True)]
             return body, keys, recipients
         body["to"] = recipients
-        if self.variables:  # one dict per row, made by Arrow; a missing value is left out of its row's
+        if self.sub_values.num_columns:  # one dict per row, made by Arrow; a missing value is left out of its row's
             subs = take(self.sub_values)
             if any(column.null_count for column in self.sub_values.columns):
                 subs = [sub if None not in sub.values() else {k: v for k, v in sub.items() if v is not None}
@@ -233,8 +217,6 @@ def plan_batches(spec: CampaignSpec, positions: Positions, *, batch_size: int = 
     The first request is validated with the shared models here, before anything is sent (a rule every batch
     breaks, such as a sender too long, is refused up front); each batch's own is validated as it is sent.
     """
-    if not 1 <= batch_size <= MAX_BATCH:
-        raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), got {batch_size}.")
     chunks = _chunks(spec, np.asarray(positions, dtype=np.int64), batch_size)
     if not chunks:
         return []
@@ -250,11 +232,8 @@ def _chunks(spec: CampaignSpec, at: np.ndarray, batch_size: int) -> list[np.ndar
     (groups in the order of their first row, rows in their order within a group)."""
     if not spec.row_fields:
         return [at[start:start + batch_size] for start in range(0, len(at), batch_size)]
-    group = np.zeros(len(at), dtype=np.int64)
-    for column in spec.row_fields.values():
-        codes, uniques = pd.factorize(np.asarray(column, dtype=object)[at], use_na_sentinel=False)
-        group = group * max(len(uniques), 1) + codes
-    group = pd.factorize(group)[0]  # numbered in the order of each group's first row
+    values = pd.DataFrame({name: np.asarray(column, dtype=object)[at] for name, column in spec.row_fields.items()})
+    group = values.groupby(list(values), sort=False, dropna=False).ngroup().to_numpy()  # in order of first rows
     order = np.argsort(group, kind="stable")
     bounds = np.flatnonzero(np.diff(group[order])) + 1
     return [members[start:start + batch_size] for members in np.split(at[order], bounds)
@@ -290,6 +269,4 @@ class TokenBucket:
 
     async def acquire(self, amount: float = 1.0) -> None:
         """Wait until ``amount`` tokens may be used."""
-        wait = self.reserve(amount)
-        if wait > 0:
-            await asyncio.sleep(wait)
+        await asyncio.sleep(self.reserve(amount))

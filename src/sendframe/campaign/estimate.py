@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from sendframe import pricing
 from sendframe.api.countries import recipient_countries
@@ -37,24 +36,12 @@ __all__ = ["estimate", "estimate_sums", "estimate_totals", "price_table", "price
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:
-    """``answer(not_gsm, not_pt, encoding)`` once per distinct combination, spread over the rows.
-    ``not_gsm`` / ``not_pt`` are categoricals of the characters each encoding cannot carry."""
-    a = not_gsm.cat.codes.to_numpy(dtype=np.int64)
-    b = not_pt.cat.codes.to_numpy(dtype=np.int64)
-    names = ("gsm", "gsm-pt", "utf-16")
-    found, distinct = pd.factorize(chosen, use_na_sentinel=True)
-    ranks = np.array([names.index(e) for e in distinct] + [len(names)], dtype=np.int64)
-    rank = ranks[found]  # len(names): no encoding (missing text)
-    width_b, width_rank = len(not_pt.cat.categories) + 1, len(names) + 1
-    codes, keys = pd.factorize(((a + 1) * width_b + b + 1) * width_rank + rank)
-    texts_a = [""] + list(not_gsm.cat.categories)
-    texts_b = [""] + list(not_pt.cat.categories)
-    answers = [
-        answer(texts_a[k // width_rank // width_b], texts_b[k // width_rank % width_b], (names + ("",))[k % width_rank])
-        for k in keys
-    ]
-    spread = pa.array(answers, type=pa.large_string()).take(pa.array(codes, type=pa.int64()))
-    return pd.Series(pd.array(spread, dtype="str"), index=chosen.index)
+    """``answer(not_gsm, not_pt, encoding)`` once per distinct combination, spread over the rows (a missing
+    value given as ``""``). ``not_gsm`` / ``not_pt`` are categoricals of the characters each encoding cannot carry."""
+    combinations = pd.MultiIndex.from_arrays([not_gsm, not_pt, chosen])
+    distinct = combinations.unique()
+    answers = [answer(*(value if isinstance(value, str) else "" for value in values)) for values in distinct]
+    return pd.Series(pd.array(answers, dtype="str").take(distinct.get_indexer(combinations)), index=chosen.index)
 
 
 def _forced_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
@@ -66,6 +53,11 @@ def _forced_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
         return ""
     neither = "".join(c for c in not_gsm if c in not_pt)
     return neither or "".join(dict.fromkeys(not_gsm + not_pt))
+
+
+def _lost_answer(not_gsm: str, not_pt: str, encoding: str) -> str:
+    """Characters the chosen encoding cannot carry: they arrive as ``?``."""
+    return not_gsm if encoding == "gsm" else not_pt if encoding == "gsm-pt" else ""
 
 
 def price_table(prices: Any) -> Any:
@@ -117,70 +109,47 @@ def estimate(msg: Message, contacts: pd.DataFrame, *, prices: Any = None, attach
         ('gsm-pt', 'á')
     """
     contacts_frame(contacts)
-    column = msg.recipient_column(contacts)
     if isinstance(attachments, bool) or not isinstance(attachments, int) or attachments < 0:
         raise InputError(f"attachments must be a whole number of at least 0 (got {attachments!r}).")
-    channel, info, template, encoding = msg.channel, msg.info, msg.template or "", msg.encoding
-    trans, otp_config, link_base = int(msg.fields.get("trans", 0)), msg.fields.get("otpConfig"), msg.link_base
-    index = contacts.index
-    forced = lost = pd.Series("", index=index, dtype="str")  # characters that forced the encoding, or are lost
+    info, index, none = msg.info, contacts.index, pd.Series("", index=contacts.index, dtype="str")
     if info.sends_sms:
-        asked = asked_encoding(encoding)
+        asked = asked_encoding(msg.encoding)
         measured = measure_sms(contacts, msg, measured=measured)
         text = pd.Series(measured["text"], index=index, name="text").astype("str")
-        has_text = text.notna().to_numpy(dtype=bool)
         chosen = (measured["encoding"] if asked == "auto" else pd.Series(asked, index=index)).astype("str")
-        chosen = chosen.where(has_text)
+        characters = _per_combination(measured["unencodable_gsm"], measured["unencodable_gsm_pt"], chosen,
+                                      _forced_answer if asked == "auto" else _lost_answer)
+        # "auto": the cheapest encoding carries every character, nothing is lost; else none is forced
+        forced, lost = (characters, none) if asked == "auto" else (none, characters)
         length, needed = measured["units"], measured["parts"]
-        not_gsm, not_pt = measured["unencodable_gsm"], measured["unencodable_gsm_pt"]
-        if encoding == "auto":  # the cheapest encoding carries every character: nothing is lost
-            forced = _per_combination(not_gsm, not_pt, chosen, _forced_answer)
-        else:  # the characters the chosen encoding cannot carry: they arrive as ``?``
-            lost = _per_combination(not_gsm, not_pt, chosen, lambda a, b, e: a if e == "gsm" else b if e == "gsm-pt"
-                                    else "")
     else:
-        text = render(contacts, template, channel=channel, otp_config=otp_config, link_base=link_base, trans=trans)
-        has_text = text.notna().to_numpy(dtype=bool)
-        chosen = pd.Series(pd.NA, index=index, dtype="str")
-        length = text.str.len()
-        needed = pd.Series(1, index=index)
-    length = length.where(has_text, pd.NA).astype("Int64")
-    needed = needed.where(has_text, pd.NA).astype("Int64")
-    forced = forced.where(has_text)
-    lost = lost.where(has_text)
+        text = render(contacts, msg.template or "", channel=msg.channel, otp_config=msg.fields.get("otpConfig"),
+                      link_base=msg.link_base, trans=int(msg.fields.get("trans", 0)))
+        chosen, length, needed = pd.Series(pd.NA, index=index, dtype="str"), text.str.len(), pd.Series(1, index=index)
+        forced = lost = none
+    has_text = text.notna().to_numpy(dtype=bool)
+    chosen, forced, lost = chosen.where(has_text), forced.where(has_text), lost.where(has_text)
+    length, needed = (values.where(has_text, pd.NA).astype("Int64") for values in (length, needed))
 
     if keys is None:
-        keys = sendable_keys(contacts[column], info.recipient)
-    valid = keys.notna().to_numpy(dtype=bool)
+        keys = sendable_keys(contacts[msg.recipient_column(contacts)], info.recipient)
     too_many = needed.gt(msg.parts).to_numpy(dtype=bool, na_value=False)  # other channels: 1 part of 1
-    billable = has_text & valid & ~too_many
+    billable = has_text & keys.notna().to_numpy(dtype=bool) & ~too_many  # a valid recipient has a key
 
     table = price_table(prices)
     numbers = priced_numbers(keys, info.recipient)
     country = recipient_countries(numbers).astype("str")  # the country rule, not the price's prefix (+1: US or CA)
-    found = table.lookup(numbers, channel)
+    found = table.lookup(numbers, msg.channel)
     charged_parts = needed.fillna(1).astype("int64") if info.billed_per_part else 1
-    costs = table.costs(numbers, channel, parts=charged_parts, certified=bool(msg.fields.get("certified", False)),
+    costs = table.costs(numbers, msg.channel, parts=charged_parts, certified=bool(msg.fields.get("certified", False)),
                         attachments=attachments)
     cost = np.where(billable, costs.to_numpy(dtype=float), 0.0)
     currencies = found["currency"].dropna().unique().tolist()
 
-    frame = pd.DataFrame(
-        {
-            "text": text,
-            "encoding": chosen,
-            "length": length,
-            "parts": needed,
-            "forced_by": forced,
-            "lost_characters": lost,
-            "country": country,
-            "unit_price": found["unit_price"].astype("float64").to_numpy(),
-            "cost": cost,
-            "billable": billable,
-            "too_many_parts": too_many,
-        },
-        index=index,
-    )
+    frame = pd.DataFrame({"text": text, "encoding": chosen, "length": length, "parts": needed, "forced_by": forced,
+                          "lost_characters": lost, "country": country,
+                          "unit_price": found["unit_price"].astype("float64").to_numpy(), "cost": cost,
+                          "billable": billable, "too_many_parts": too_many}, index=index)
     frame.attrs["currency"] = currencies[0] if len(currencies) == 1 else "/".join(map(str, currencies))
     frame.attrs["totals"] = estimate_totals(frame)
     return frame

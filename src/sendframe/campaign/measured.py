@@ -57,20 +57,20 @@ def forget() -> None:
 def last(kind: str) -> Any:
     """What :func:`store` kept last under ``kind`` (None when nothing is kept).
 
-        >>> store("example", ("key", 1)); last("example")
+        >>> store("example", "key", 1); last("example")
         ('key', 1)
     """
     with _LOCK:
         return _LAST.get(kind)
 
 
-def store(kind: str, entry: Any) -> None:
-    """Keep ``entry`` as the last of ``kind`` (one per kind, replacing the one before); None drops it."""
+def store(kind: str, key: Any, value: Any) -> None:
+    """Keep ``value``, made for ``key``, as the last of ``kind`` (one per kind, replacing the one before); a None
+    key keeps nothing (the one before is dropped)."""
     with _LOCK:
-        if entry is None:
-            _LAST.pop(kind, None)
-        else:
-            _LAST[kind] = entry
+        _LAST.pop(kind, None)
+        if key is not None:
+            _LAST[kind] = (key, value)
 
 
 def _hash_series(digest: Any, series: pd.Series) -> bool:
@@ -131,17 +131,16 @@ def measure_texts(frame: pd.DataFrame, template: str | Template, *, encoding: st
     ``"auto"``: the cheapest per row), reusing the last answer when the settings and the table are the same.
     Returns a new frame each time."""
     parsed = template if isinstance(template, Template) else parse(template)
-    columns = sorted({p.name for p in parsed.pieces if not isinstance(p, str) and not p.is_special})
+    columns = sorted(parsed.variables)
     fingerprint = frame_fingerprint(frame, columns)
-    settings = repr((parsed.source, encoding, link_base, otp_config, len(frame))).encode()
-    key = None if fingerprint is None else hashlib.blake2b(settings).digest() + fingerprint
+    key = None if fingerprint is None else (parsed.source, encoding, link_base, repr(otp_config), fingerprint)
     previous = last("sms")
     if key is not None and previous is not None and previous[0] == key:
         return previous[1].copy(deep=False)  # type: ignore[no-any-return]
     specials, shorten = placeholders(link_base, otp_config)
     measured = measure_frame(frame, parsed, specials=specials, shorten=shorten,
                              encoding=None if encoding == "auto" else encoding, unencodable=True)
-    store("sms", None if key is None else (key, measured))
+    store("sms", key, measured)
     return measured.copy(deep=False)
 
 

@@ -42,7 +42,7 @@ from sendframe.text.templates import column_to_arrow
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "released", "same_message", "same_option"]
+__all__ = ["ESTIMATE_COLUMNS", "Prepared", "prepare", "released", "same_option"]
 
 # the columns of msg.estimate, in order (the text engine's and the price list's answer per row, then the plan's)
 ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_characters", "country", "unit_price",
@@ -114,26 +114,20 @@ class Prepared:
         the subject), ``priced_text`` (when the price counts more than that: mailing's subject and body),
         the estimate's columns (encoding, length, parts, cost, billable: skipped rows cost 0), ``action``,
         ``reason`` and, under ``local_time``/``quiet_hours``, ``send_at_utc``. Totals in ``.attrs``."""
-        msg, contacts, plan = self.message, self.contacts, self.plan
-        values = contacts[self.recipient_column]
+        msg, contacts, field = self.message, self.contacts, self.message.info.result_text_field
         priced = estimating.estimate(msg, contacts, prices=self.prices, attachments=self.attachments,
                                      measured=self.measured, keys=self.recipient_key)
-        sent_as = pd.array(column_to_arrow(values), dtype="str")  # as the send writes it: 34600123456.0 is 34600123456
-        front = {"recipient": sent_as, "recipient_key": self.recipient_key, "text": self._texts()}
-        if msg.info.result_text_field and msg.template != msg.fields.get(msg.info.result_text_field):
-            front["priced_text"] = priced["text"]
-        table = pd.concat([pd.DataFrame(front, index=contacts.index), priced.drop(columns="text"), plan], axis=1)
+        # as the send writes it: 34600123456.0 is 34600123456
+        sent_as = pd.array(column_to_arrow(contacts[self.recipient_column]), dtype="str")
+        front = {"recipient": sent_as, "recipient_key": self.recipient_key, "text": priced["text"]}
+        if field is None:  # nothing for the recipient to read (a recording, a stored template)
+            front["text"] = pd.Series(pd.NA, index=contacts.index, dtype="str")
+        elif msg.template != msg.fields.get(field):  # priced on more than the recipient reads (mailing's body)
+            front.update(text=msg.render(contacts), priced_text=priced["text"])
+        table = pd.concat([pd.DataFrame(front, index=contacts.index), priced.drop(columns="text"), self.plan], axis=1)
         if msg.local_time is not None or msg.quiet_hours is not None:
             table["send_at_utc"] = self.schedule["send_at_utc"].array  # tz-aware even when empty
         return _priced_as_sent(table, priced.attrs.get("currency", "EUR"))
-
-    def _texts(self) -> pd.Series:
-        """What each row's recipient reads (as ``msg.render``), from the measured texts when there are some."""
-        if self.measured is not None:
-            return pd.Series(self.measured["text"], index=self.contacts.index).astype("str")
-        if self.message.info.result_text_field:
-            return self.message.render(self.contacts)
-        return pd.Series(pd.NA, index=self.contacts.index, dtype="str")
 
     @property
     def estimate(self) -> pd.DataFrame:
@@ -181,53 +175,43 @@ def _priced_as_sent(table: pd.DataFrame, currency: str) -> pd.DataFrame:
 
 
 def same_option(a: Any, b: Any) -> bool:
-    """Whether two option values are the same for reuse: the same object, or equal plain values.
-
-        >>> same_option(("a",), ("a",)), same_option([1], [1])
-        (True, False)
-    """
-    plain = (str, int, float, bool, tuple, frozenset, type(None))
-    return a is b or (isinstance(a, plain) and type(a) is type(b) and a == b)
-
-
-def same_message(a: Message, b: Message) -> bool:
-    """Whether two messages have the same settings (a list or frame given as a setting: the same object).
+    """Whether two option values are the same for reuse: the same object, equal plain values, tuples and
+    dataclasses (a message) of the same options, or equal mappings (a list or frame: the same object).
 
         >>> import sendframe
-        >>> same_message(sendframe.sms("Hi", sender="Shop"), sendframe.sms("Hi", sender="Shop"))
+        >>> same_option(("a",), ("a",)), same_option([1], [1])
+        (True, False)
+        >>> same_option(sendframe.sms("Hi", sender="Shop"), sendframe.sms("Hi", sender="Shop"))
         True
     """
     if a is b:
         return True
-    for field in dataclasses.fields(a):
-        mine, theirs = getattr(a, field.name), getattr(b, field.name)
-        if isinstance(mine, Mapping) and isinstance(theirs, Mapping):
-            if dict(mine) != dict(theirs):
-                return False
-        elif not same_option(mine, theirs):
-            return False
-    return True
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return dict(a) == dict(b)
+    if type(a) is not type(b):
+        return False
+    if dataclasses.is_dataclass(a):
+        return all(same_option(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(map(same_option, a, b))
+    return isinstance(a, (str, bytes, int, float, bool, frozenset, type(None))) and a == b
 
 
 def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep: str | Iterable[str] | None = None,
             now: Any = None, ledger: Any = None, prices: Any = None, attachments: int = 0) -> Prepared:
     """``msg.prepare`` of a pandas frame; the last answer is reused for the same message settings, options and
-    table content (:func:`same_message`, :func:`same_option`, :func:`~sendframe.campaign.measured.frame_fingerprint`).
+    table content (:func:`same_option`, :func:`~sendframe.campaign.measured.frame_fingerprint`).
 
     ``now`` only matters to a message with ``frequency_cap``, ``local_time`` or ``quiet_hours``; such a
     message prepared without ``now`` counts from the present and is not reused.
     """
     reasons = keep_reasons(keep)
     timed = msg.frequency_cap is not None or msg.local_time is not None or msg.quiet_hours is not None
-    options = (suppression, reasons, now, ledger if msg.frequency_cap else None, prices, attachments)
-    reusable = not (timed and now is None)
-    fingerprint = kept.frame_fingerprint(frame, [str(c) for c in frame.columns]) if reusable else None
+    fingerprint = None if timed and now is None else kept.frame_fingerprint(frame, [str(c) for c in frame.columns])
+    settings = (msg, suppression, reasons, now, ledger if msg.frequency_cap else None, prices, attachments, fingerprint)
     last = kept.last("prepared")
-    if fingerprint is not None and last is not None:
-        last_msg, last_options, last_fingerprint, last_prepared = last
-        if (last_fingerprint == fingerprint and same_message(last_msg, msg)
-                and all(same_option(a, b) for a, b in zip(last_options, options, strict=True))):
-            return last_prepared  # type: ignore[no-any-return]
+    if fingerprint is not None and last is not None and same_option(last[0], settings):
+        return last[1]  # type: ignore[no-any-return]
     moment = pd.Timestamp.now(tz="UTC") if now is None and timed else now
     # the text engine's one pass over an SMS's rows, which preflight, estimate and the send's result all read;
     # other channels and ``trans`` measure their own way, and a broken template is preflight's to explain
@@ -240,7 +224,7 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
     problems = preflight(msg, frame, suppression=suppression, measured=measured, keys=keys)
     prepared = Prepared(msg, frame, column, keys, problems, measured, reasons, moment, ledger=ledger, prices=prices,
                         attachments=attachments)
-    kept.store("prepared", None if fingerprint is None else (msg, options, fingerprint, prepared))
+    kept.store("prepared", None if fingerprint is None else settings, prepared)
     return prepared
 
 

@@ -100,6 +100,5 @@ def render(
     templates.parse(template)  # an unknown filter raises TemplateError before any work
     specials, shorten = placeholders(link_base, otp_config)
     text = templates.render_frame(frame, template, specials=specials, shorten=shorten, escape_html=escape_html)
-    if trans == 1:
-        text = translate_series(text)
+    text = translate_series(text) if trans == 1 else text
     return pd.Series(text, index=frame.index, name="text").astype("str")

@@ -57,9 +57,9 @@ import pyarrow as pa
 from sendframe.api.client import AsyncClient, Client
 from sendframe.api.validation import format_wire_datetime
 from sendframe.api.wire import WireConfig, user_stacklevel
-from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, plan_batches
+from sendframe.campaign.batching import Batch, CampaignSpec, TokenBucket, campaign_identity, plan_batches
 from sendframe.campaign.ledger import SPENT_STATES, Ledger
-from sendframe.campaign.ledger_keys import GRACE, tag_url, tags_from_callbacks
+from sendframe.campaign.ledger_keys import GRACE, tags_from_callbacks
 from sendframe.campaign.ledger_rows import ROW_DTYPES
 from sendframe.campaign.policy import warn_skipped
 from sendframe.campaign.prepared import Prepared
@@ -82,6 +82,7 @@ __all__ = ["ANSWER_COLUMNS", "SEND_OPTIONS", "Budget", "SendOptions", "send_prep
 ANSWER_COLUMNS = ("accepted", "id", "parts", "scheduled_at", "expires_at", "error_code", "error_description",
                   "campaign_id", "sending_id", "batch", "outcome")
 F = TypeVar("F", bound=Callable[..., Any])
+MAX_BATCH = 1000  # docs/api-notes.md: at most 1,000 recipients per request
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,8 +142,14 @@ class SendOptions:
     cancel: threading.Event | None = None
 
     def __post_init__(self) -> None:
+        if not 1 <= self.batch_size <= MAX_BATCH:
+            raise InputError(f"batch_size must be between 1 and {MAX_BATCH} (the service's limit), "
+                             f"got {self.batch_size}.")
         if self.concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {self.concurrency}.")
+        cap = self.max_cost
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap < 0):
+            raise InputError(f"max_cost must be a number of at least 0 (in the price table's currency), got {cap!r}.")
         stop = self.stop_after_unknown
         if stop is not None and (isinstance(stop, bool) or stop < 0):
             raise InputError(f"stop_after_unknown must be a whole number of batches (0 or None: never stop), "
@@ -190,25 +197,24 @@ class Budget:
     spent: float = 0.0
     reached: bool = False
     left_out: list[int] = dataclasses.field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.row_costs = np.asarray(self.row_costs, dtype=np.float64)
-        if isinstance(self.cap, bool) or not isinstance(self.cap, (int, float)) or self.cap < 0:
-            raise InputError("max_cost must be a number of at least 0 (in the price table's currency), "
-                             f"got {self.cap!r}.")
+    counted_ahead: bool = False
+    """Whether ``spent`` already holds every earlier run's spend on the whole campaign (a partitioned send counts
+    it before the first batch of its first partition): a run adds none, and once a batch did not fit, none of a
+    later run starts."""
 
     def start(self, row_costs: npt.ArrayLike) -> None:
         """Begin a run over rows with these estimated costs (the spend so far is kept)."""
         self.row_costs = np.asarray(row_costs, dtype=np.float64)
         self.left_out = []
-        self.reached = False
+        self.reached = self.reached and self.counted_ahead
 
     def _cost(self, positions: Iterable[int]) -> float:
         return float(np.asarray(self.row_costs)[np.fromiter(positions, np.int64)].sum())
 
     def count(self, positions: Iterable[int]) -> None:
-        """Add rows already spent on (by an earlier run)."""
-        self.spent += self._cost(positions)
+        """Add rows already spent on (by an earlier run), unless :attr:`counted_ahead`."""
+        if not self.counted_ahead:
+            self.spent += self._cost(positions)
 
     def fit(self, batches: Sequence[Iterable[int]]) -> int:
         """How many of ``batches`` (each its rows' positions, in order) start, decided before the first does:
@@ -247,12 +253,11 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         >>> result["outcome"].tolist()
         ['dry_run', 'skipped_invalid']
     """
-    msg, table = prepared.message, prepared.frame
+    table, sending = prepared.frame, prepared.sent
     if warn:
         warn_skipped(table, options.dry_run)
     if budget is None and options.max_cost is not None:
         budget = Budget(options.max_cost, [])
-    sending = prepared.sent
     spec, parts = _spec(prepared)
     if budget is not None:
         budget.start(table.loc[sending, "cost"].to_numpy(dtype="float64", na_value=0.0))
@@ -264,7 +269,7 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
         answers = pd.DataFrame({"batch": number, "parts": parts, "state": "dry_run"})
     else:
         answers = _sent(spec, options, parts, budget, identity,
-                        tags_from_callbacks(options.callbacks, msg.notification_url))
+                        tags_from_callbacks(options.callbacks, prepared.message.notification_url))
     reason = pd.Series(pd.NA, index=answers.index, dtype="str")
     if budget is not None and budget.left_out:
         currency = table.attrs.get("currency", "")
@@ -279,8 +284,7 @@ def _spec(prepared: Prepared) -> tuple[CampaignSpec, np.ndarray]:
     msg, contacts, table, sending = prepared.message, prepared.contacts, prepared.frame, prepared.sent
     column = prepared.recipient_column
     if "invalid" in prepared.keep:  # sent as written: the service answers for them (102)
-        raw = f"{column}_raw"
-        fallback = contacts[raw] if raw in contacts else pd.Series("", index=contacts.index)
+        fallback = contacts.get(f"{column}_raw", "")  # read_contacts keeps what was typed there
         contacts = contacts.assign(**{column: contacts[column].fillna(fallback).fillna("")})
     row_fields: dict[str, Sequence[Any]] = {}
     if msg.encoding == "auto" and msg.info.sends_sms:
@@ -290,9 +294,7 @@ def _spec(prepared: Prepared) -> tuple[CampaignSpec, np.ndarray]:
         row_fields["scheduleDate"] = [format_wire_datetime(t.to_pydatetime()) if t > moment else None
                                       for t in table.loc[sending, "send_at_utc"]]
     spec = CampaignSpec.build(contacts, msg, to=column, row_fields=row_fields, rows=sending)
-    parts = table.loc[sending, "parts"].fillna(1).to_numpy(dtype="int64") if msg.info.sends_sms else \
-        np.ones(int(sending.sum()), np.int64)
-    return spec, parts
+    return spec, table.loc[sending, "parts"].fillna(1).to_numpy(dtype="int64")  # a row without text: 1
 
 
 def _result(table: pd.DataFrame, answers: pd.DataFrame, sending: np.ndarray) -> pd.DataFrame:
@@ -325,42 +327,45 @@ def _result(table: pd.DataFrame, answers: pd.DataFrame, sending: np.ndarray) -> 
 
 
 def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: Budget | None,
-          identity: Mapping[str, Any] | None, settle: Mapping[str, str] | None) -> pd.DataFrame:
+          identity: Mapping[str, Any] | None, settle: Mapping[str, str]) -> pd.DataFrame:
     """Send every row of ``spec`` through the ledger; what the ledger holds of each row (state ``not_sent`` for
     a row with no intent: the run stopped before its batch).
 
-    An sms ``notificationUrl`` address is sent as one URL per row carrying the row's tag
-    (:func:`~sendframe.campaign.ledger_keys.tag_url`), so a notification names the row it is about;
-    ``settle`` (tag -> message id, from notifications) marks rows of unknown batches accepted before
-    anything is sent (:meth:`Ledger.settle`).
+    A ledger that already holds batches first has ``settle`` (tag -> message id, from notifications) mark rows of
+    its unknown batches accepted (:meth:`Ledger.settle`); then the rows it holds an answer for (or, unless
+    ``resend_unknown``, an unknown outcome) are not sent again, and a row it knows under another label (the table
+    was exported again) keeps the ledger's key.
     """
-    config = _config_for(options.client)
-    owned = not isinstance(options.ledger, Ledger)
+    client = options.client
+    if client is not None and not isinstance(client, (Client, AsyncClient)):
+        raise InputError(f"client must be a sendframe Client or AsyncClient, not {type(client).__name__}.")
+    config = WireConfig.resolve() if client is None else client.config
+    owned = not isinstance(options.ledger, Ledger)  # a ledger of its own is closed at the end; the caller's is not
     journal = Ledger(":memory:" if options.ledger is None else options.ledger) if owned else options.ledger
-    try:
-        with journal.exclusive():
-            journal.bind(identity if identity is not None else spec.identity())
-            first_batch = journal.next_batch()
-            pending: Sequence[int] | np.ndarray = range(len(spec.keys))
-            if first_batch > 1:
-                journal.settle(settle or {})
-                spec, pending, spent = _pending(journal, spec, options.resend_unknown)
-                if budget is not None:
-                    budget.count(spent)
-            batches = plan_batches(_tagged(spec), pending, batch_size=options.batch_size, first_batch=first_batch,
-                                   parts=parts)
+    with journal if owned else contextlib.nullcontext(), journal.exclusive():
+        journal.bind(identity if identity is not None else campaign_identity(spec.channel, spec.fields))
+        first_batch = journal.next_batch()
+        pending: Sequence[int] | np.ndarray = range(len(spec.keys))
+        if first_batch > 1:
+            journal.settle(settle)
+            known = journal.lookup(spec.keys, spec.recipients)
+            spec = dataclasses.replace(spec, keys=pa.array(known["row_key"].array).cast(pa.string()))
+            state = known["state"]
+            answered = ["accepted", "rejected"] + ([] if options.resend_unknown else ["unknown"])
+            pending = np.flatnonzero(~state.isin(answered).to_numpy(dtype=bool, na_value=False))
             if budget is not None:
-                batches = batches[:budget.fit([batch.positions for batch in batches])]
-            run = _send_with_progress(spec, batches, config, journal, options)
-            if run.failure is not None:
-                raise run.failure
-            frame = journal.lookup(spec.keys, spec.recipients)
-            frame["state"] = frame["state"].fillna("not_sent")
-            unknown = int((frame["state"] == "unknown").sum())
-            intents = journal.unknown_rows()["intent_at"] if unknown and settle is not None else None
-    finally:
-        if owned:
-            journal.close()
+                budget.count(np.flatnonzero(state.isin(SPENT_STATES).to_numpy(dtype=bool, na_value=False)))
+        batches = plan_batches(spec, pending, batch_size=options.batch_size, first_batch=first_batch, parts=parts)
+        if budget is not None:
+            batches = batches[:budget.fit([batch.positions for batch in batches])]
+        run = _send_batches(spec, batches, config, journal, options)
+        if run.failure is not None:
+            raise run.failure
+        frame = journal.lookup(spec.keys, spec.recipients)
+        frame["state"] = frame["state"].fillna("not_sent")
+        unknown = int((frame["state"] == "unknown").sum())
+        # sent longer ago than the grace period and named by no notification: it probably never reached the service
+        late = int((pd.Timestamp.now(tz="UTC") - journal.unknown_rows()["intent_at"] > GRACE).sum()) if unknown else 0
     in_file = journal.path != ":memory:"
     if run.tripped:
         again = ("Nothing of them was sent: run again with the same ledger to continue once the service is healthy."
@@ -372,8 +377,7 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
     if unknown:
         where = f"Ledger({journal.path!r}).unknown_rows()" if in_file else "the result's outcome column"
         overdue = ""
-        if intents is not None and in_file:  # notifications were given: a row none names after the grace is unsent
-            late = int((pd.Timestamp.now(tz="UTC") - intents > GRACE).sum())
+        if in_file:
             overdue = (f" The notifications given name none of them; {late} were sent over "
                        f"{int(GRACE.total_seconds() // 60)} minutes ago (probably never reached the service), "
                        f"{unknown - late} more recently (wait for their notifications and run again).")
@@ -395,31 +399,25 @@ class _Run:
     not_attempted: int = 0
 
 
-def _config_for(client: Client | AsyncClient | WireConfig | None) -> WireConfig:
-    if client is None:
-        return WireConfig.resolve()
-    if isinstance(client, WireConfig):
-        return client
-    if isinstance(client, (Client, AsyncClient)):
-        return client.config
-    raise InputError(f"client must be a sendframe Client or AsyncClient, not {type(client).__name__}.")
+def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger,
+                  options: SendOptions) -> _Run:
+    """Send ``batches``, at most ``options.concurrency`` at once and paced, on a private event loop in a worker
+    thread: the same from a script and inside Jupyter's running loop."""
+    from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
 
-
-async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: WireConfig, ledger: Ledger,
-                        options: SendOptions, *, progress: Any, stop: threading.Event) -> _Run:
-    rps, pps, stop_after_unknown = options.requests_per_second, options.parts_per_second, options.stop_after_unknown
-    request_bucket = TokenBucket(rps) if rps else None
-    parts_bucket = TokenBucket(pps) if pps else None
-    semaphore = asyncio.Semaphore(options.concurrency)
     run = _Run()
+    if not batches:
+        return run
+    request_bucket = TokenBucket(options.requests_per_second) if options.requests_per_second else None
+    parts_bucket = TokenBucket(options.parts_per_second) if options.parts_per_second else None
+    stop_after_unknown = options.stop_after_unknown
+    stop = options.cancel if options.cancel is not None else threading.Event()
 
     def ended(unknown: bool, why: str = "") -> None:
         """Count batches ending unknown in a row (in the order they end); trip the breaker at the limit."""
-        if not unknown:
-            run.unknown_streak = 0
-            return
-        run.unknown_streak += 1
-        run.last_unknown = why
+        run.unknown_streak = run.unknown_streak + 1 if unknown else 0
+        if unknown:
+            run.last_unknown = why
         if stop_after_unknown and run.unknown_streak >= stop_after_unknown and not stop.is_set():
             run.tripped = True
             stop.set()  # no new batch starts; batches in flight finish and are recorded
@@ -434,12 +432,9 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
             answer = await client.send_columns(spec.channel, encoded)
         except ApiError as exc:
             description = exc.description
-            if isinstance(exc, UnknownOutcomeError):
-                state = "unknown"
-            elif isinstance(exc, (AuthenticationError, NotSentError)) or exc.status != 400:
-                state = "not_sent"  # 401/403 (no point sending the rest), 413, a lasting 429: nothing processed
-            else:
-                state = "done"  # 400: rejected as a whole
+            # 400: rejected as a whole; 401/403 (no point sending the rest), 413, a lasting 429: nothing processed
+            rejected = exc.status == 400 and not isinstance(exc, (AuthenticationError, NotSentError))
+            state = "unknown" if isinstance(exc, UnknownOutcomeError) else "done" if rejected else "not_sent"
             if isinstance(exc, AuthenticationError):
                 stop.set()
                 run.failure = run.failure or exc
@@ -452,7 +447,7 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
             unknown = await asyncio.to_thread(ledger.record_answer, batch.number, answer, sent=sent)
             ended(unknown > 0, f"{unknown} answer item(s) did not name the recipient sent at their position")
 
-    async def send_one(client: AsyncClient, batch: Batch) -> None:
+    async def send_one(client: AsyncClient, batch: Batch, semaphore: asyncio.Semaphore) -> None:
         async with semaphore:
             if not stop.is_set():
                 if request_bucket:
@@ -470,56 +465,24 @@ async def _send_batches(spec: CampaignSpec, batches: Sequence[Batch], config: Wi
                 run.failure = run.failure or exc
                 stop.set()
                 return
-            progress.update(len(batch.positions))
+            bar.update(len(batch.positions))
 
-    async with AsyncClient(config=config) as client:
-        await asyncio.gather(*(send_one(client, batch) for batch in batches))
-    return run
+    async def send_all() -> None:
+        semaphore = asyncio.Semaphore(options.concurrency)
+        async with AsyncClient(config=config) as client:
+            await asyncio.gather(*(send_one(client, batch, semaphore) for batch in batches))
 
-
-
-def _tagged(spec: CampaignSpec) -> CampaignSpec:
-    """An sms spec with one notificationUrl per row, each carrying the row's tag (other specs as they are)."""
-    url = spec.fields.get("notificationUrl")
-    if spec.channel != "sms" or not isinstance(url, str):
-        return spec
-    fields = {k: v for k, v in spec.fields.items() if k != "notificationUrl"}
-    return dataclasses.replace(spec, fields=fields, tagged_url=tag_url(url))
-
-
-def _pending(journal: Ledger, spec: CampaignSpec, resend_unknown: bool) -> tuple[CampaignSpec, np.ndarray, np.ndarray]:
-    """(``spec`` with the key each row is recorded under, positions of the rows to send, positions already spent on).
-
-    Rows to send: those the ledger has no answer for (nor an unknown outcome, unless re-sending those).
-    A row the ledger knows under another label (the table was exported again) keeps the ledger's key."""
-    skip = ["accepted", "rejected"] + ([] if resend_unknown else ["unknown"])
-    known = journal.lookup(spec.keys, spec.recipients)
-    done = known["state"].isin(skip).to_numpy(dtype=bool, na_value=False)
-    spent = known["state"].isin(SPENT_STATES).to_numpy(dtype=bool, na_value=False)
-    keys = pa.array(known["row_key"].array).cast(pa.string())
-    return dataclasses.replace(spec, keys=keys), np.flatnonzero(~done), np.flatnonzero(spent)
-
-
-def _send_with_progress(spec: CampaignSpec, batches: list[Batch], config: WireConfig, journal: Ledger,
-                        options: SendOptions) -> _Run:
-    from tqdm.auto import tqdm  # noqa: PLC0415  tqdm.auto looks for IPython/ipywidgets: kept off `import sendframe`
-
-    if not batches:
-        return _Run()
-
-    stop = options.cancel if options.cancel is not None else threading.Event()
     progress, total = options.progress, sum(len(batch.positions) for batch in batches)
     if not isinstance(progress, bool):  # the caller's tqdm-compatible object (the Composer's bar)
         progress.reset(total=total)
     with (tqdm(total=total, unit="msg", desc=f"send {spec.channel}", disable=not progress)
           if isinstance(progress, bool) else contextlib.nullcontext(progress)) as bar, \
             concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sendframe-send") as pool:
-        # its own event loop in a worker thread: the same from a script and inside Jupyter's running loop
-        future = pool.submit(lambda: asyncio.run(_send_batches(spec, batches, config, journal, options, progress=bar,
-                                                               stop=stop)))
+        future = pool.submit(asyncio.run, send_all())
         try:
-            return future.result()
+            future.result()
         except KeyboardInterrupt:
             stop.set()  # no new batch starts; batches in flight finish and are recorded
             future.result()
             raise
+    return run

@@ -34,8 +34,8 @@ from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["PreparedPartitions", "estimate_totals", "prepare", "prepared_partitions",
-           "problem_counts", "render", "sent_repeats", "skip_elsewhere", "with_duplicates"]
+__all__ = ["PreparedPartitions", "estimate_totals", "prepare", "problem_counts", "render", "sent_repeats",
+           "skip_elsewhere", "with_duplicates"]
 
 _DUPLICATE = "duplicate_recipient"
 
@@ -60,7 +60,8 @@ def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
     ``prepared`` partitions (lazy :class:`~sendframe.campaign.prepared.Prepared`, one per partition of ``frame``,
     repeats kept) send: a lazy frame of :func:`~sendframe.scale.repeats.repeated_rows`.
 
-        >>> repeats = sent_repeats(frame, prepared_partitions(frame, msg, {"keep": ["duplicate"]}))  # doctest: +SKIP
+        >>> repeats = sent_repeats(frame, [dask.delayed(msg.prepare)(part, keep=["duplicate"])  # doctest: +SKIP
+        ...                                for part in frame.to_delayed()])
     """
     meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=runtime.meta_of(frame).index[:0])
     sent = _from_parts(frame, [runtime.delayed_call(_sent_keys, p) for p in prepared], meta)
@@ -72,16 +73,6 @@ def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
     with runtime.pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
         return runtime.dask_module("dask.dataframe").from_delayed(parts, meta=meta, divisions=frame.divisions,
                                                           verify_meta=False)
-
-
-def prepared_partitions(frame: Any, msg: Message, options: dict[str, Any], parts: list[Any] | None = None) -> list[Any]:
-    """One lazy ``msg.prepare(partition, **options)`` per partition of ``frame`` (or per lazy pandas frame of
-    ``parts``, one per partition of ``frame``).
-
-        >>> prepared_partitions(frame, msg, {"keep": None})[0].compute().plan  # doctest: +SKIP
-    """
-    parts = frame.to_delayed() if parts is None else parts
-    return [runtime.delayed_call(msg.prepare, part, **options) for part in parts]
 
 
 def skip_elsewhere(prepared: Prepared, repeats: pd.DataFrame | None) -> Prepared:
@@ -125,7 +116,8 @@ class PreparedPartitions:
     def _views(self, name: str) -> Any:
         msg, frame, keep = self.message, runtime.optimised(self.contacts), self.options.get("keep")
         meta = _view(msg.prepare(runtime.meta_of(frame), **self.options), None, name).iloc[:0]
-        prepared = prepared_partitions(frame, msg, {**self.options, "keep": with_duplicates(keep)})
+        options = {**self.options, "keep": with_duplicates(keep)}  # each partition prepared once, its repeats kept
+        prepared = [runtime.delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
         spans = name != "schedule" and "duplicate" not in keep_reasons(keep)  # else nothing spans partitions
         repeats = sent_repeats(frame, prepared).to_delayed() if spans else [None] * len(prepared)
         views = [runtime.delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
@@ -175,18 +167,15 @@ def prepare(function: Callable[..., Prepared], msg: Message, frame: Any, **optio
 # ---------------------------------------------------------------------- render
 
 
-def _typed_like(result: Any, meta: Any) -> Any:
+def _typed_like(result: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
     """``result`` with the dtypes of ``meta`` where they differ (an odd partition must not change a column's type)."""
-    if isinstance(meta, pd.Series):
-        return result if result.dtype == meta.dtype or meta.dtype == object else result.astype(meta.dtype)
     changed = {c: meta[c].dtype for c in meta.columns if c in result and result[c].dtype != meta[c].dtype
                and meta[c].dtype != object}
     return result.astype(changed) if changed else result  # astype keeps attrs
 
 
-def _rendered(part: pd.DataFrame, function: Callable[..., pd.Series], msg: Message, field: str | None,
-              meta: pd.Series) -> Any:
-    return _typed_like(function(msg, part, field=field), meta)
+def _rendered(part: pd.DataFrame, function: Callable[..., pd.Series], msg: Message, field: str | None) -> pd.Series:
+    return function(msg, part, field=field)  # a str Series, whatever the partition holds
 
 
 def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, field: str | None = None) -> Any:
@@ -197,7 +186,7 @@ def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, fiel
         >>> render(Message.render, sendframe.sms("Hi {name}", sender="Shop"), contacts_ddf).compute()  # doctest: +SKIP
     """
     meta = function(msg, runtime.meta_of(frame), field=field).iloc[:0]
-    return frame.map_partitions(_rendered, function, msg, field, meta, meta=meta, enforce_metadata=False)
+    return frame.map_partitions(_rendered, function, msg, field, meta=meta, enforce_metadata=False)
 
 
 # ---------------------------------------------------------------------- preflight
@@ -225,8 +214,7 @@ def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, preflight_of: Cal
     problems = problems.sort_values(["position", "_first"], kind="stable")
     labels = np.concatenate([part.index.to_numpy(dtype=object), np.array([None])])  # position -1: None
     out = problems.assign(row=labels[problems["position"].to_numpy()])[list(meta.columns)].reset_index(drop=True)
-    typed: pd.DataFrame = _typed_like(out, meta)
-    return typed
+    return _typed_like(out, meta)
 
 
 # ---------------------------------------------------------------------- totals

@@ -26,7 +26,7 @@ import pickle
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ import pandas as pd
 
 from sendframe.api.wire import user_stacklevel
 from sendframe.campaign.ledger import SPENT_STATES, Ledger
+from sendframe.campaign.ledger_keys import tags_from_callbacks
 from sendframe.campaign.lock import hold
 from sendframe.campaign.message_options import RUN_SETTINGS
 from sendframe.campaign.policy import keep_reasons, warn_skipped
@@ -42,8 +43,7 @@ from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send import Budget, SendOptions, send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
 from sendframe.scale import runtime
-from sendframe.scale.messages import prepared_partitions, sent_repeats, skip_elsewhere, with_duplicates
-from sendframe.scale.repeats import local_positions
+from sendframe.scale.messages import sent_repeats, skip_elsewhere, with_duplicates
 from sendframe.send_outcomes import OUTCOMES
 
 if TYPE_CHECKING:
@@ -80,7 +80,6 @@ class PartitionLedger(Ledger):
         # the span of keys of each batch of earlier runs, read once
         self._spans = pd.DataFrame.from_dict(self.key_spans(), orient="index", columns=["low", "high"])
         self._recorded: dict[range, list[int]] = {}  # batches of this run, by the partition they were sent for
-        self._settled = False
 
     def exclusive(self) -> contextlib.AbstractContextManager[None]:
         """Nothing: :func:`send_partitions` holds the ledger's lock for the whole run."""
@@ -90,13 +89,6 @@ class PartitionLedger(Ledger):
         """:meth:`Ledger.record_intent`, the batch noted as one of this partition's for the lookups that follow."""
         super().record_intent(batch, fingerprint, rows)
         self._recorded.setdefault(self.scope, []).append(batch)
-
-    def settle(self, tags: Mapping[str, str]) -> int:
-        """:meth:`Ledger.settle`, once per run: it settles the whole ledger, not one partition's rows."""
-        if self._settled:
-            return 0
-        self._settled = True
-        return super().settle(tags)
 
     def lookup(self, keys: Sequence[str], recipients: Sequence[str], *,
                batches: Sequence[int] | None = None) -> pd.DataFrame:
@@ -115,34 +107,17 @@ class PartitionLedger(Ledger):
         return found
 
 
-class _CampaignBudget(Budget):
-    """The cap of a partitioned send: what earlier runs spent on the whole frame is counted once, before the
-    first batch (as a pandas send counts it), so a partition's send adds nothing more."""
-
-    def start(self, row_costs: Any) -> None:
-        """:meth:`Budget.start` for the next partition; once a batch did not fit, none of a later partition starts."""
-        reached = self.reached
-        super().start(row_costs)
-        self.reached = reached
-
-    def count(self, positions: Iterable[int]) -> None:
-        """Nothing: the whole campaign's earlier spend is already counted (:func:`_earlier_spend`)."""
-
-
-def _positioned(part: pd.DataFrame, start: int) -> pd.DataFrame:
-    """``part`` labelled by its rows' positions in the whole frame (``row``): the ledger keys rows by them."""
-    return part.set_axis(pd.RangeIndex(start, start + len(part), name="row"), axis=0)
-
-
-def _worked(prepared: Prepared) -> Prepared:
-    """``prepared`` with every per-row column worked out (where it is prepared, on the cluster): the send reads them."""
+def _prepared(part: pd.DataFrame, start: int, msg: Message, options: dict[str, Any]) -> Prepared:
+    """``msg.prepare`` of ``part`` labelled by its rows' positions in the whole frame (``row``: the ledger keys rows
+    by them), every per-row column worked out where it is prepared (on the cluster): the send reads them."""
+    prepared = msg.prepare(part.set_axis(pd.RangeIndex(start, start + len(part), name="row"), axis=0), **options)
     prepared.frame  # noqa: B018  a cached property: computed here, kept with the object
     return prepared
 
 
-def _sent_costs(prepared: Prepared) -> np.ndarray:
-    """Each row's estimated cost as the partition's own plan sends it (0 for a skipped row)."""
-    return prepared.frame["cost"].to_numpy(dtype=np.float64, na_value=0.0)
+def _sent_costs(prepared: Prepared, repeats: pd.DataFrame | None) -> np.ndarray:
+    """Each row's estimated cost as sent (0 for a row skipped by its partition's plan or as one of ``repeats``)."""
+    return skip_elsewhere(prepared, repeats).frame["cost"].to_numpy(dtype=np.float64, na_value=0.0)
 
 
 _STASH_ADVICE = ("a Dask send keeps each prepared partition in the temporary folder until it sends it; free space "
@@ -175,22 +150,18 @@ def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[s
     parts = frame.to_delayed()
     # each partition's start: the lazy sum of the lengths of those before it
     starts = itertools.accumulate((runtime.delayed_call(len, part) for part in parts[:-1]), initial=0)
-    positioned = [runtime.delayed_call(_positioned, part, start) for part, start in zip(parts, starts, strict=True)]
-    prepared = [runtime.delayed_call(_worked, p) for p in prepared_partitions(frame, msg, options, positioned)]
+    prepared = [runtime.delayed_call(_prepared, part, start, msg, options)
+                for part, start in zip(parts, starts, strict=True)]
     if stash is None:
-        prepared = runtime.persist(prepared)
-        held, stashing = prepared, []
+        prepared = held = runtime.persist(prepared)
+        stashing = []
     else:
         held = [os.path.join(stash, f"part.{n}.pickle") for n in range(len(prepared))]
         stashing = [runtime.delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
     repeats = [None] * len(prepared) if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
-    found, costs, _ = runtime.compute(repeats, [runtime.delayed_call(_sent_costs, p) for p in prepared], stashing)
-    offsets = runtime.row_offsets([len(c) for c in costs])
-    cost = np.concatenate([np.zeros(0), *costs])
-    for start, repeated in zip(offsets, found, strict=False):  # offsets end with the total
-        if repeated is not None:
-            cost[start + local_positions(repeated.index.to_numpy())] = 0.0  # a repeat is not sent
-    return held, list(found), cost, offsets
+    costs = [runtime.delayed_call(_sent_costs, p, r) for p, r in zip(prepared, repeats, strict=True)]
+    found, costs, _ = runtime.compute(repeats, costs, stashing)
+    return held, list(found), np.concatenate([np.zeros(0), *costs]), runtime.row_offsets([len(c) for c in costs])
 
 
 def _earlier_spend(journal: Ledger, cost: np.ndarray) -> float:
@@ -251,7 +222,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
             "prices": options.prices}
     target = Path(options.out)
     counts: collections.Counter[str] = collections.Counter()
-    budget = _CampaignBudget(options.max_cost, []) if options.max_cost is not None else None
+    budget = Budget(options.max_cost, [], counted_ahead=True) if options.max_cost is not None else None
     with contextlib.ExitStack() as stack:
         # the prepared partitions wait on the workers of a distributed cluster, else on this machine's disk
         # (a distributed.Client is the scheduler: its bound ``get``)
@@ -266,7 +237,8 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
         journal = stack.enter_context(contextlib.closing(PartitionLedger(ledger_path)))
         if budget is not None:  # the whole campaign's earlier spend, before the first batch (as pandas counts it)
             budget.spent = _earlier_spend(journal, cost)
-        how = dataclasses.replace(options, ledger=journal, keep=keep, out=None)
+        journal.settle(tags_from_callbacks(options.callbacks, msg.notification_url))  # the whole ledger, once
+        how = dataclasses.replace(options, ledger=journal, keep=keep, out=None, callbacks=None)
         for number, kept in enumerate(held):
             prepared = _unstashed(kept) if stash is not None else runtime.compute(kept)[0]
             journal.scope = range(int(offsets[number]), int(offsets[number + 1]))
