@@ -216,6 +216,8 @@ def match_rows(stored_keys: Sequence[str] | pa.Array, stored_recipients: Sequenc
         >>> match_rows(["0", "1"], ["A", "B"], ["0", "1", "2"], ["X", "A", "B"])  # a row inserted at the top
         [None, 0, 1]
     """
+    if not len(stored_keys):  # a new ledger knows no row: nothing to key
+        return [None] * len(keys)
     stored = pd.DataFrame({"key": stored_keys, "recipient": _keyed(stored_recipients)}, dtype="str")
     # each pair's last entry, the pairs in the order the ledger first recorded them
     latest = stored.assign(at=range(len(stored))).groupby(["key", "recipient"], sort=False, as_index=False)["at"].last()

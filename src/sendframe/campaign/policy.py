@@ -316,18 +316,6 @@ _HISTORY_COLUMNS = {"recipient": "string", "sent_at": "datetime64[us, UTC]", "st
                     "batch": "Int64"}
 
 
-def _ledger_paths(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
-    if isinstance(folder_or_paths, (str, os.PathLike)) and Path(folder_or_paths).is_dir():
-        # is_ledger opens a file read-only: SQLite's -wal, -shm and -journal files and lock files are not ledgers
-        return [path for path in sorted(Path(folder_or_paths).iterdir()) if path.is_file() and is_ledger(path)]
-    named = [folder_or_paths] if isinstance(folder_or_paths, (str, os.PathLike)) else folder_or_paths
-    paths = [Path(p) for p in named]
-    missing = [str(path) for path in paths if not path.is_file()]
-    if missing:
-        raise InputError(f"The ledger {missing[0]!r} does not exist.")
-    return paths
-
-
 def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
                          exclude: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """The messages earlier campaigns sent, read from their ledgers (read-only), as a send history.
@@ -342,9 +330,18 @@ def history_from_ledgers(folder_or_paths: str | os.PathLike[str] | Iterable[str 
         >>> history = history_from_ledgers("campaigns/")  # doctest: +SKIP
         >>> frequency_capped(contacts["phone"], history, n=2, days=7, now=now)  # doctest: +SKIP
     """
+    if isinstance(folder_or_paths, (str, os.PathLike)) and Path(folder_or_paths).is_dir():
+        # is_ledger opens a file read-only: SQLite's -wal, -shm and -journal files and lock files are not ledgers
+        paths = [path for path in sorted(Path(folder_or_paths).iterdir()) if path.is_file() and is_ledger(path)]
+    else:
+        named = [folder_or_paths] if isinstance(folder_or_paths, (str, os.PathLike)) else folder_or_paths
+        paths = [Path(p) for p in named]
+        missing = [str(path) for path in paths if not path.is_file()]
+        if missing:
+            raise InputError(f"The ledger {missing[0]!r} does not exist.")
     left_out = Path(exclude).resolve() if isinstance(exclude, (str, os.PathLike)) else None
     frames = []
-    for path in _ledger_paths(folder_or_paths):
+    for path in paths:
         if left_out is None or path.resolve() != left_out:
             with Ledger(path, read_only=True) as ledger:  # one row per (row, batch), nothing written
                 rows = ledger.batch_rows()
