@@ -36,7 +36,7 @@ import pandas as pd
 from sendframe.campaign import preview
 from sendframe.campaign.columns import recipient_column
 from sendframe.campaign.message_options import RUN_SETTINGS, message_settings, without_query
-from sendframe.campaign.prepared import Prepared, prepare, released
+from sendframe.campaign.prepared import Prepared, prepare
 from sendframe.campaign.send import ANSWER_COLUMNS, SendOptions, send_prepared, send_signature
 from sendframe.campaign.tables import as_frame
 from sendframe.channels import ChannelInfo, channel
@@ -286,7 +286,7 @@ class Message:
         how = SendOptions.of(options, "Message.send", also=RUN_SETTINGS)
         prepared = self.prepare(contacts, suppression=how.suppression, keep=how.keep, now=how.now,
                                 ledger=how.ledger, prices=how.prices)
-        return send_prepared(prepared if how.dry_run else released(prepared), how)
+        return send_prepared(prepared, how)
 
 
 # the settings of a Message that are not request fields: its own fields but the channel's request and its columns

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
 __all__ = ["ESTIMATE_COLUMNS", "Prepared", "estimate", "estimate_sums", "estimate_totals", "prepare", "price_table",
-           "priced_numbers", "released", "same_option", "totals_of_sums"]
+           "priced_numbers", "same_option", "totals_of_sums"]
 
 # the columns of msg.estimate, in order (the text engine's and the price list's answer per row, then the plan's)
 ESTIMATE_COLUMNS = ("text", "encoding", "length", "parts", "forced_by", "lost_characters", "country", "unit_price",
@@ -242,21 +242,6 @@ def prepare(msg: Message, frame: pd.DataFrame, *, suppression: Any = None, keep:
                         attachments=attachments)
     kept.store("prepared", None if fingerprint is None else settings, prepared)
     return prepared
-
-
-def released(prepared: Prepared) -> Prepared:
-    """``prepared``, no longer kept for reuse (nor the texts measured for it): a send that sends is its last use,
-    and the session then holds the send's result, not a second per-row table (about 150 bytes a row).
-
-        >>> import pandas as pd, sendframe
-        >>> msg, frame = sendframe.sms("Hi", sender="Shop"), pd.DataFrame({"phone": ["34600123456"]})
-        >>> first = released(prepare(msg, frame))
-        >>> prepare(msg, frame) is first
-        False
-    """
-    kept.forget()
-    return prepared
-
 
 
 def _per_combination(not_gsm: pd.Series, not_pt: pd.Series, chosen: pd.Series, answer: Any) -> pd.Series:

@@ -62,6 +62,7 @@ from sendframe.campaign.ledger import SPENT_STATES, Ledger
 from sendframe.campaign.ledger_rows import GRACE, ROW_DTYPES, tags_from_callbacks
 from sendframe.campaign.policy import warn_skipped
 from sendframe.campaign.prepared import Prepared
+from sendframe.campaign.preview import forget
 from sendframe.errors import (
     ApiError,
     AuthenticationError,
@@ -267,6 +268,9 @@ def send_prepared(prepared: Prepared, options: SendOptions, *, budget: Budget | 
             number[batch.positions] = batch.number
         answers = pd.DataFrame({"batch": number, "parts": parts, "state": "dry_run"})
     else:
+        # a send that sends is the last use of what was prepared and measured: the session keeps its result, not
+        # a second per-row table (about 150 bytes a row)
+        forget()
         answers = _sent(spec, options, parts, budget, identity,
                         tags_from_callbacks(options.callbacks, prepared.message.notification_url))
     reason = pd.Series(pd.NA, index=answers.index, dtype="str")
