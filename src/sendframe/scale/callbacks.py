@@ -18,9 +18,13 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from dask.bytes.core import read_bytes
+from dask.dataframe.dispatch import make_meta
 
 from sendframe.delivery import metrics
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes
@@ -49,14 +53,13 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
-    dd, files = runtime.dask_module("dask.dataframe"), named_files(source, "callback log")
+    files = named_files(source, "callback log")
     urls = {f: log_url(f, notification_url) for f in files}  # None: a receiver log, read with its own #params
-    read_bytes = runtime.dask_module("dask.bytes.core").read_bytes
     # lazy ranges of bytes, each starting after a line break and ending on one: a compressed log whole
     ranges = {f: [runtime.delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
               else read_bytes(f, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0] for f in files}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
-    (templates,) = runtime.compute({f: [runtime.delayed_call(_templates_in, block) for block in ranges[f]]
+    (templates,) = dask.compute({f: [runtime.delayed_call(_templates_in, block) for block in ranges[f]]
                                     for f in files if urls[f] is None})
     params = {f: log_params(pa.array([t for got in templates.get(f, []) for t in got], pa.string()), urls[f])
               for f in files}
@@ -105,7 +108,7 @@ def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
 def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
     """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition), the callbacks
     labelled 0, 1, ... in each partition (where notifications of several partitions meet)."""
-    frames = [x if x is None or runtime.is_dask_frame(x) else runtime.from_pandas(x) for x in (results, callbacks)]
+    frames = [x if x is None or isinstance(x, dd.DataFrame) else runtime.from_pandas(x) for x in (results, callbacks)]
     parts = max(x.npartitions for x in frames if x is not None)
     results, callbacks = [None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]"))
                           .shuffle("_id", npartitions=parts).drop(columns="_id") for x in frames]
@@ -117,7 +120,7 @@ def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFram
 
         >>> latest_status(callbacks_ddf).compute()  # doctest: +SKIP
     """
-    meta = latest_status(runtime.meta_of(callbacks)).iloc[:0]
+    meta = latest_status(make_meta(callbacks)).iloc[:0]
     return callbacks.shuffle("id").map_partitions(latest_status, meta=meta, enforce_metadata=False)
 
 
@@ -136,7 +139,7 @@ def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: 
     """
     _only_frames(records=records, estimate=estimate, recipients=recipients)
     results, callbacks = _paired(results, callbacks)
-    meta = message_outcomes(*[None if x is None else runtime.meta_of(x) for x in (results, callbacks)]).iloc[:0]
+    meta = message_outcomes(*[None if x is None else make_meta(x) for x in (results, callbacks)]).iloc[:0]
     return results.map_partitions(message_outcomes, callbacks, meta=meta, align_dataframes=False,
                                   enforce_metadata=False)
 
@@ -213,5 +216,5 @@ def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], results: A
     results, callbacks = _paired(results, callbacks)
     given = next(x for x in (results, callbacks) if x is not None)
     results, callbacks = ([None] * given.npartitions if x is None else x.to_delayed() for x in (results, callbacks))
-    return _combined(list(runtime.compute(*[runtime.delayed_call(_partition_sums, r, c, by)
+    return _combined(list(dask.compute(*[runtime.delayed_call(_partition_sums, r, c, by)
                                     for r, c in zip(results, callbacks, strict=True)])))

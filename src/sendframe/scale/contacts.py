@@ -19,8 +19,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+from dask.dataframe.dispatch import make_meta
 
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.engines import named_files
@@ -36,8 +39,7 @@ _PARQUET = (".parquet", ".parq", ".pq")
 
 
 def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
-    dd = runtime.dask_module("dask.dataframe")
-    if runtime.is_dask_frame(source):
+    if isinstance(source, dd.DataFrame):
         if read_options:
             raise InputError(f"read options ({', '.join(read_options)}) apply to files, not to a Dask frame.")
         return source
@@ -91,8 +93,8 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, **
     """
     own = inspect.signature(read_contacts).parameters
     options = {name: value for name, value in given.items() if name in own}
-    raw = runtime.optimised(_raw_frame(source, {name: value for name, value in given.items() if name not in own}))
-    meta = read_contacts(runtime.meta_of(raw), **options)  # a table without a recipient column fails here, at once
+    raw = _raw_frame(source, {name: value for name, value in given.items() if name not in own}).optimize()
+    meta = read_contacts(make_meta(raw), **options)  # a table without a recipient column fails here, at once
     meta.index = pd.RangeIndex(0)
     # the source columns read_contacts found (Mobile, E-mail, ...), named exactly, so the candidates of
     # the duplicate flag read those columns alone and find them under the canonical phone / email
@@ -102,14 +104,14 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, **
                     "country_column": country}
     recipients = [*sources.values(), *([country] if country else [])]
     # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
-    repeats = runtime.persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients],
-                                                                                              **pick_options))))
+    (repeats,) = dask.persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients],
+                                                                                           **pick_options))))
     lengths = raw.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)  # on the frame's own partitions
-    offsets = runtime.row_offsets(runtime.compute(lengths)[0]).tolist()
+    offsets = runtime.row_offsets(dask.compute(lengths)[0]).tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)
     if (np.diff(offsets) == 0).any():  # empty partitions: divisions would not increase
         return done
     divisions = (*offsets[:-1], offsets[-1] - 1)
-    return runtime.dask_module("dask.dataframe").from_delayed(done.to_delayed(), meta=meta, divisions=divisions,
+    return dd.from_delayed(done.to_delayed(), meta=meta, divisions=divisions,
                                                               verify_meta=False)

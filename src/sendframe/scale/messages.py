@@ -20,8 +20,11 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+from dask.dataframe.dispatch import make_meta
 
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.estimate import estimate_sums, totals_of_sums
@@ -34,7 +37,7 @@ from sendframe.scale.repeats import candidates, local_positions, repeated_rows
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["PreparedPartitions", "estimate_totals", "prepare", "problem_counts", "render", "sent_repeats",
+__all__ = ["PreparedPartitions", "estimate_totals", "prepare", "render", "sent_repeats",
            "skip_elsewhere", "with_duplicates"]
 
 _DUPLICATE = "duplicate_recipient"
@@ -63,7 +66,7 @@ def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
         >>> repeats = sent_repeats(frame, [dask.delayed(msg.prepare)(part, keep=["duplicate"])  # doctest: +SKIP
         ...                                for part in frame.to_delayed()])
     """
-    meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=runtime.meta_of(frame).index[:0])
+    meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=make_meta(frame).index[:0])
     sent = _from_parts(frame, [runtime.delayed_call(_sent_keys, p) for p in prepared], meta)
     return repeated_rows(sent, lambda local: candidates(local["key"], True, local.index))  # a row not sent has none
 
@@ -71,7 +74,7 @@ def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
 def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
     """A Dask frame of the lazy pandas ``parts``, one per partition of ``frame``, typed as ``meta`` says."""
     with runtime.pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
-        return runtime.dask_module("dask.dataframe").from_delayed(parts, meta=meta, divisions=frame.divisions,
+        return dd.from_delayed(parts, meta=meta, divisions=frame.divisions,
                                                           verify_meta=False)
 
 
@@ -114,8 +117,8 @@ class PreparedPartitions:
     options: dict[str, Any]
 
     def _views(self, name: str) -> Any:
-        msg, frame, keep = self.message, runtime.optimised(self.contacts), self.options.get("keep")
-        meta = _view(msg.prepare(runtime.meta_of(frame), **self.options), None, name).iloc[:0]
+        msg, frame, keep = self.message, self.contacts.optimize(), self.options.get("keep")
+        meta = _view(msg.prepare(make_meta(frame), **self.options), None, name).iloc[:0]
         options = {**self.options, "keep": with_duplicates(keep)}  # each partition prepared once, its repeats kept
         prepared = [runtime.delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
         spans = name != "schedule" and "duplicate" not in keep_reasons(keep)  # else nothing spans partitions
@@ -142,13 +145,13 @@ class PreparedPartitions:
         """
         msg, kind = self.message, self.message.info.recipient
         preflight_of = functools.partial(msg.preflight, suppression=self.options.get("suppression"))
-        meta = preflight_of(runtime.meta_of(self.contacts)).iloc[:0]  # arguments checked here, at once
-        frame, column = runtime.optimised(self.contacts), msg.recipient_column(runtime.meta_of(self.contacts))
+        meta = preflight_of(make_meta(self.contacts)).iloc[:0]  # arguments checked here, at once
+        frame, column = self.contacts.optimize(), msg.recipient_column(make_meta(self.contacts))
         # candidates: rows with a valid recipient, by their key (preflight's own rule, no key for an invalid one).
         # The repeats are worked out now (in the background on a cluster) and kept: the problems, read later,
         # do not hold every partition in memory while the shuffle runs
-        repeats = runtime.persist(repeated_rows(frame, lambda part: candidates(sendable_keys(part[column], kind), True,
-                                                                       part.index)))
+        (repeats,) = dask.persist(repeated_rows(frame, lambda part: candidates(sendable_keys(part[column], kind),
+                                                                              True, part.index)))
         return frame.map_partitions(_merge_problems, repeats, preflight_of, column, meta, meta=meta,
                                     align_dataframes=False, enforce_metadata=False)
 
@@ -159,7 +162,7 @@ def prepare(function: Callable[..., Prepared], msg: Message, frame: Any, **optio
 
         >>> prepare(Message.prepare, msg, contacts_ddf, keep=None).estimate  # doctest: +SKIP
     """
-    msg.recipient_column(runtime.meta_of(frame))  # a missing recipient column is said at once, not at compute
+    msg.recipient_column(make_meta(frame))  # a missing recipient column is said at once, not at compute
     now = pd.Timestamp.now(tz="UTC") if options.get("now") is None else options["now"]
     return PreparedPartitions(msg, frame, {**options, "now": now})
 
@@ -174,10 +177,6 @@ def _typed_like(result: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
     return result.astype(changed) if changed else result  # astype keeps attrs
 
 
-def _rendered(part: pd.DataFrame, function: Callable[..., pd.Series], msg: Message, field: str | None) -> pd.Series:
-    return function(msg, part, field=field)  # a str Series, whatever the partition holds
-
-
 def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, field: str | None = None) -> Any:
     """:meth:`Message.render` (``function``) of a Dask ``frame``, lazily: the pandas render of every partition, on
     the frame's partitions and index. It runs once on the frame's empty ``meta`` first, so wrong arguments fail at
@@ -185,8 +184,8 @@ def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, fiel
 
         >>> render(Message.render, sendframe.sms("Hi {name}", sender="Shop"), contacts_ddf).compute()  # doctest: +SKIP
     """
-    meta = function(msg, runtime.meta_of(frame), field=field).iloc[:0]
-    return frame.map_partitions(_rendered, function, msg, field, meta=meta, enforce_metadata=False)
+    meta = function(msg, make_meta(frame), field=field).iloc[:0]
+    return frame.map_partitions(functools.partial(function, msg), field=field, meta=meta, enforce_metadata=False)
 
 
 # ---------------------------------------------------------------------- preflight
@@ -230,23 +229,7 @@ def estimate_totals(function: Callable[..., dict[str, Any]], estimate: Any) -> d
 
         >>> sendframe.estimate_totals(sendframe.sms("Hi", sender="Shop").estimate(contacts_ddf))  # doctest: +SKIP
     """
-    (found,) = runtime.compute([runtime.delayed_call(_sums, part) for part in estimate.to_delayed()])
+    (found,) = dask.compute([runtime.delayed_call(_sums, part) for part in estimate.to_delayed()])
     currencies = [c for c in dict.fromkeys(currency for _, currency in found) if c]
     sums = pd.DataFrame([sums for sums, _ in found]).sum()
     return totals_of_sums({str(name): value for name, value in sums.items()}, "/".join(currencies) or "EUR")
-
-
-def problem_counts(problems: Any) -> pd.DataFrame:
-    """How many problems of each rule and severity (a small pandas frame), from pandas or Dask problems.
-
-        >>> problems = pd.DataFrame({"rule": ["missing_variable", "missing_variable"], "severity": ["error", "error"]})
-        >>> problem_counts(problems).to_dict("records")
-        [{'rule': 'missing_variable', 'severity': 'error', 'problems': 2}]
-    """
-    counts = problems.groupby(["rule", "severity"], observed=True).size()
-    if hasattr(counts, "compute"):
-        (counts,) = runtime.compute(counts)
-    table: pd.DataFrame = (counts.rename("problems").reset_index()
-                           .sort_values(["problems", "rule"], ascending=[False, True])
-                           .reset_index(drop=True).astype({"problems": "int64"}))
-    return table

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from sendframe.scale import runtime
+from dask.dataframe.dispatch import make_meta
 
 __all__ = ["ORDER_BITS", "candidates", "local_positions", "repeated_rows"]
 
@@ -78,11 +77,13 @@ def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> A
     positions in the partition (0, 1, ...). Rows not returned never count. The answer has the
     partitions of ``frame`` (merge it with ``map_partitions(..., align_dataframes=False)``); its
     index is the repeat's order (:func:`local_positions` gives its position) and its columns are
-    ``key`` and ``first_label`` (the first occurrence's label).
+    ``key`` and ``first_label`` (the first occurrence's label). ``frame`` is optimised (``frame.optimize()``):
+    Dask may fuse the partitions of a Parquet read when only some columns are used, so the frames paired
+    partition by partition must have the optimised frame's partitions.
     """
-    index = runtime.meta_of(frame).index
+    index = make_meta(frame).index
     label_type = index.dtype if index.dtype.kind in "iub" else object  # else labels as Python objects
-    empty = _candidates(runtime.meta_of(frame), pick, label_type)
+    empty = _candidates(make_meta(frame), pick, label_type)
     candidates = frame.map_partitions(_candidates, pick, label_type, meta=empty, enforce_metadata=False)
     repeats = candidates.shuffle("key").map_partitions(_repeats_of, meta=_repeats_of(empty), enforce_metadata=False)
     # partition i holds the orders [i << 40, (i + 1) << 40): each repeat goes back to its own partition

@@ -1,51 +1,24 @@
-"""Dask, imported only when a Dask frame is met: the optional ``sendframe[dask]`` stack.
+"""The rules sendframe keeps when it calls Dask (the optional ``sendframe[dask]`` stack).
 
-``is_dask_frame`` tells a Dask collection from anything else without importing Dask, so the
-pandas path never pays for it; the other functions import Dask on first use (:func:`dask_module`
-says the exact command that installs it when it is missing). Dask is untyped: each answer is typed here.
+Dask is imported with :mod:`sendframe.scale`, which :class:`~sendframe.scale.engine.DaskEngine` imports only
+when a Dask frame is met (saying how to install Dask when it is missing), so the pandas path never pays for it.
 
-    >>> import pandas as pd
-    >>> is_dask_frame(pd.DataFrame())
-    False
+    >>> row_offsets([3, 2]).tolist()
+    [0, 3, 5]
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from types import ModuleType
 from typing import Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-__all__ = ["compute", "dask_module", "delayed_call", "from_pandas", "is_dask_frame", "meta_of", "optimised",
-           "pandas_strings", "persist", "row_offsets"]
-
-
-def is_dask_frame(value: object) -> bool:
-    """Whether ``value`` is a Dask DataFrame or Series (checked by type, without importing Dask).
-
-        >>> is_dask_frame([1, 2]), is_dask_frame(None)
-        (False, False)
-    """
-    module = type(value).__module__ or ""
-    return module.split(".")[0] in ("dask", "dask_expr") and hasattr(value, "map_partitions")
-
-
-def dask_module(name: str) -> ModuleType:
-    """A module of the optional Dask stack (``dask.dataframe``, ...), imported on first use, or ImportError saying
-    how to install it.
-
-        >>> dask_module("dask.dataframe").__name__  # doctest: +SKIP
-        'dask.dataframe'
-    """
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-        raise ImportError("Working on Dask frames needs dask[dataframe] and distributed: "
-                          "pip install 'sendframe[dask]'") from exc
+__all__ = ["delayed_call", "from_pandas", "pandas_strings", "row_offsets"]
 
 
 def pandas_strings() -> AbstractContextManager[Any]:
@@ -59,9 +32,9 @@ def pandas_strings() -> AbstractContextManager[Any]:
     when the frame is built (computing it later, in any context, keeps it).
 
         >>> with pandas_strings():  # doctest: +SKIP
-        ...     frame = dask_module("dask.dataframe").read_csv("contacts-*.csv", dtype=str)
+        ...     frame = dd.read_csv("contacts-*.csv", dtype=str)
     """
-    context: AbstractContextManager[Any] = dask_module("dask").config.set({"dataframe.convert-string": False})
+    context: AbstractContextManager[Any] = dask.config.set({"dataframe.convert-string": False})
     return context
 
 
@@ -73,31 +46,7 @@ def from_pandas(frame: pd.DataFrame, npartitions: int = 1) -> Any:
         <StringDtype(na_value=nan)>
     """
     with pandas_strings():
-        return dask_module("dask.dataframe").from_pandas(frame, npartitions=npartitions, sort=False)
-
-
-def compute(*collections: Any) -> tuple[Any, ...]:
-    """``dask.compute`` of several collections in one pass over the data (shared reads run once): one result each."""
-    computed: tuple[Any, ...] = dask_module("dask").compute(*collections)
-    return computed
-
-
-def persist(collection: Any) -> Any:
-    """``dask.persist``: the work starts now (in the background on a distributed cluster) and its
-    result stays on the workers for the collections built on it."""
-    return dask_module("dask").persist(collection)[0]
-
-
-def meta_of(frame: Any) -> pd.DataFrame:
-    """The empty pandas frame a Dask DataFrame's partitions look like (its ``meta``: columns and dtypes)."""
-    meta: pd.DataFrame = dask_module("dask.dataframe.dispatch").make_meta(frame)
-    return meta
-
-
-def optimised(frame: Any) -> Any:
-    """``frame`` with its partitions fixed: Dask may fuse the partitions of a Parquet read when
-    only some columns are used, so the work that must pair partitions runs on the optimised frame."""
-    return frame.optimize() if hasattr(frame, "optimize") else frame
+        return dd.from_pandas(frame, npartitions=npartitions, sort=False)
 
 
 def row_offsets(counted: Any) -> np.ndarray:
@@ -112,5 +61,6 @@ def row_offsets(counted: Any) -> np.ndarray:
 
 
 def delayed_call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``dask.delayed(function)(*args, **kwargs)``: the call as a lazy value (its arguments may be lazy values)."""
-    return dask_module("dask.delayed").delayed(function, pure=True)(*args, **kwargs)
+    """``function(*args, **kwargs)`` as a lazy value (its arguments may be lazy values), named by what it computes
+    (``pure``): the same call made twice in one graph runs once."""
+    return dask.delayed(function, pure=True)(*args, **kwargs)

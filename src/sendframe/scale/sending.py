@@ -30,6 +30,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
@@ -153,14 +155,14 @@ def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[s
     prepared = [runtime.delayed_call(_prepared, part, start, msg, options)
                 for part, start in zip(parts, starts, strict=True)]
     if stash is None:
-        prepared = held = runtime.persist(prepared)
+        prepared = held = dask.persist(prepared)[0]
         stashing = []
     else:
         held = [os.path.join(stash, f"part.{n}.pickle") for n in range(len(prepared))]
         stashing = [runtime.delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
     repeats = [None] * len(prepared) if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
     costs = [runtime.delayed_call(_sent_costs, p, r) for p, r in zip(prepared, repeats, strict=True)]
-    found, costs, _ = runtime.compute(repeats, costs, stashing)
+    found, costs, _ = dask.compute(repeats, costs, stashing)
     return held, list(found), np.concatenate([np.zeros(0), *costs]), runtime.row_offsets([len(c) for c in costs])
 
 
@@ -209,12 +211,12 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     if options.ledger is None or str(options.ledger) == ":memory:":
         raise InputError("A send from a Dask frame needs ledger=<file>: it is what lets the run be resumed "
                          "partition by partition.")
-    if not (runtime.is_dask_frame(contacts) or isinstance(contacts, pd.DataFrame)):
+    if not isinstance(contacts, (dd.DataFrame, pd.DataFrame)):
         raise InputError(f"send_partitions takes a Dask or pandas DataFrame, not {type(contacts).__name__}.")
     if options.dry_run:
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
-    frame = runtime.optimised(contacts if runtime.is_dask_frame(contacts) else runtime.from_pandas(contacts))
+    frame = (contacts if isinstance(contacts, dd.DataFrame) else runtime.from_pandas(contacts)).optimize()
     keep = sorted(keep_reasons(options.keep))
     ledger_path = os.fspath(options.ledger)
     now = pd.Timestamp.now(tz="UTC") if options.now is None else options.now  # one moment for every partition
@@ -226,7 +228,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     with contextlib.ExitStack() as stack:
         # the prepared partitions wait on the workers of a distributed cluster, else on this machine's disk
         # (a distributed.Client is the scheduler: its bound ``get``)
-        scheduler = getattr(runtime.dask_module("dask.base").get_scheduler(), "__self__", None)
+        scheduler = getattr(dask.base.get_scheduler(), "__self__", None)
         stash = None if type(scheduler).__module__.startswith("distributed.") else stack.enter_context(
             tempfile.TemporaryDirectory(prefix="sendframe-prepared-"))
         held, repeats, cost, offsets = _prepare_all(msg, frame, each, keep, stash)
@@ -240,7 +242,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
         journal.settle(tags_from_callbacks(options.callbacks, msg.notification_url))  # the whole ledger, once
         how = dataclasses.replace(options, ledger=journal, keep=keep, out=None, callbacks=None)
         for number, kept in enumerate(held):
-            prepared = _unstashed(kept) if stash is not None else runtime.compute(kept)[0]
+            prepared = _unstashed(kept) if stash is not None else dask.compute(kept)[0]
             journal.scope = range(int(offsets[number]), int(offsets[number + 1]))
             prepared = skip_elsewhere(prepared, repeats[number])
             # the rows skipped are said once, for the whole frame
@@ -264,5 +266,5 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
     # categories known (a Parquet read leaves them unknown until computed)
     with runtime.pandas_strings():
-        written = runtime.dask_module("dask.dataframe").read_parquet(target, index="row")
+        written = dd.read_parquet(target, index="row")
     return written.astype({"outcome": pd.CategoricalDtype(pd.Index(OUTCOMES))})  # as send_prepared types it
