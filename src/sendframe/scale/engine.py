@@ -62,13 +62,12 @@ class DaskEngine:
     name = "dask"
 
     def claims(self, value: object) -> bool:
-        """Whether ``value`` is a Dask DataFrame or Series (told by its type, without importing Dask).
+        """Whether ``value`` is a Dask DataFrame or Series (a Dask collection with partitions: no Dask imported).
 
             >>> DaskEngine().claims([1, 2])
             False
         """
-        module = type(value).__module__ or ""
-        return module.split(".")[0] in ("dask", "dask_expr") and hasattr(value, "map_partitions")
+        return hasattr(value, "__dask_graph__") and hasattr(value, "map_partitions")
 
     def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``function(*args, **kwargs)`` on Dask frames: its twin in :data:`TWINS`, given the arguments by name.

@@ -193,26 +193,22 @@ def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, fiel
 
 def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, preflight_of: Callable[[pd.DataFrame], pd.DataFrame],
                     column: str, meta: pd.DataFrame, partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
-    problems = preflight_of(part.reset_index(drop=True))  # rows are positions here (-1: campaign-wide)
-    problems = problems.assign(position=problems["row"].fillna(-1).to_numpy(dtype=np.int64), _first=1)
-    # campaign-wide problems are said once, by the first partition
-    said = (problems["position"] >= 0) | ((partition_info or {}).get("number", 0) == 0)
-    problems = problems[said & (problems["rule"] != _DUPLICATE)]
-    if len(repeats):
-        # the repeats in preflight's own words (its Problems), each naming its first occurrence, maybe in another
-        # partition; a row's duplicate_recipient comes before its other problems (only invalid_recipient ranks
-        # higher, and an invalid recipient is never a duplicate)
-        at = local_positions(repeats.index.to_numpy())
-        order = np.argsort(at, kind="stable")
-        found = Problems(pd.RangeIndex(len(part)))
-        found.add(_DUPLICATE, column, np.isin(np.arange(len(part)), at), value=part[column].iloc[at[order]],
-                  first=repeats["first_label"].iloc[order])
-        duplicates = found.frame()
-        duplicates = duplicates.assign(position=duplicates["row"].to_numpy(dtype=np.int64), _first=0)
-        problems = pd.concat([problems, duplicates], ignore_index=True)
-    problems = problems.sort_values(["position", "_first"], kind="stable")
+    problems = preflight_of(part.reset_index(drop=True))  # rows are positions here (None: campaign-wide)
+    # campaign-wide problems are said once, by the first partition; the repeats are those found across partitions
+    said = problems["row"].notna() | ((partition_info or {}).get("number", 0) == 0)
+    # the repeats in preflight's own words (its Problems), each naming its first occurrence, maybe in another
+    # partition; put first, as a row's duplicate_recipient comes before its other problems (only
+    # invalid_recipient ranks higher, and an invalid recipient is never a duplicate)
+    at = local_positions(repeats.index.to_numpy())
+    order = np.argsort(at, kind="stable")
+    found = Problems(pd.RangeIndex(len(part)))
+    found.add(_DUPLICATE, column, np.isin(np.arange(len(part)), at), value=part[column].iloc[at[order]],
+              first=repeats["first_label"].iloc[order])
+    merged = pd.concat([found.frame(), problems[said & (problems["rule"] != _DUPLICATE)]], ignore_index=True)
+    position = merged["row"].fillna(-1).to_numpy(dtype=np.int64)
+    order = np.argsort(position, kind="stable")
     labels = np.concatenate([part.index.to_numpy(dtype=object), np.array([None])])  # position -1: None
-    out = problems.assign(row=labels[problems["position"].to_numpy()])[list(meta.columns)].reset_index(drop=True)
+    out = merged.iloc[order].assign(row=labels[position[order]])[list(meta.columns)].reset_index(drop=True)
     return _typed_like(out, meta)
 
 
