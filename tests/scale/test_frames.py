@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import sendframe
-from sendframe.scale.runtime import from_pandas
+from sendframe.scale.partitions import from_pandas
 from tests.scale.data import computed, contacts, typed
 
 dd = pytest.importorskip("dask.dataframe")

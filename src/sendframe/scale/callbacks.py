@@ -33,7 +33,7 @@ from sendframe.delivery.outcomes import outcomes
 from sendframe.delivery.parsing import TEXT_CATEGORIES, LogParams, log_params, parse_with_queries
 from sendframe.engines import named_files
 from sendframe.errors import InputError
-from sendframe.scale import runtime
+from sendframe.scale.partitions import delayed_call, from_pandas
 
 __all__ = ["LOG_BLOCK_BYTES", "latest_status_partitions", "outcomes_partitions", "read_logs", "summary_partitions"]
 
@@ -56,10 +56,10 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     files = named_files(source, "callback log")
     urls = {f: log_url(f, notification_url) for f in files}  # None: a receiver log, read with its own #params
     # lazy ranges of bytes, each starting after a line break and ending on one: a compressed log whole
-    ranges = {f: [runtime.delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
+    ranges = {f: [delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
               else read_bytes(f, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0] for f in files}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
-    (templates,) = dask.compute({f: [runtime.delayed_call(_templates_in, block) for block in ranges[f]]
+    (templates,) = dask.compute({f: [delayed_call(_templates_in, block) for block in ranges[f]]
                                     for f in files if urls[f] is None})
     params = {f: log_params(pa.array([t for got in templates.get(f, []) for t in got], pa.string()), urls[f])
               for f in files}
@@ -67,9 +67,9 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     empty = parse_with_queries(none, log_params(none, notification_url))[0]
     columns = log_columns([empty.columns, [p for f in files for p in params[f].own]])
     meta = _typed_as_meta(conformed(empty, columns))
-    parts = [runtime.delayed_call(_parsed_range, block, params[f], columns) for f in files for block in ranges[f]]
+    parts = [delayed_call(_parsed_range, block, params[f], columns) for f in files for block in ranges[f]]
     if not parts:
-        return runtime.from_pandas(meta)
+        return from_pandas(meta)
     frame = dd.from_delayed(parts, meta=meta, verify_meta=False)
     return frame.shuffle("id").map_partitions(_deduplicated_here, meta=meta, enforce_metadata=False)
 
@@ -108,7 +108,7 @@ def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
 def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
     """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition), the callbacks
     labelled 0, 1, ... in each partition (where notifications of several partitions meet)."""
-    frames = [x if x is None or isinstance(x, dd.DataFrame) else runtime.from_pandas(x) for x in (results, callbacks)]
+    frames = [x if x is None or isinstance(x, dd.DataFrame) else from_pandas(x) for x in (results, callbacks)]
     parts = max(x.npartitions for x in frames if x is not None)
     results, callbacks = [None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]"))
                           .shuffle("_id", npartitions=parts).drop(columns="_id") for x in frames]
@@ -216,5 +216,5 @@ def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], results: A
     results, callbacks = _paired(results, callbacks)
     given = next(x for x in (results, callbacks) if x is not None)
     results, callbacks = ([None] * given.npartitions if x is None else x.to_delayed() for x in (results, callbacks))
-    return _combined(list(dask.compute(*[runtime.delayed_call(_partition_sums, r, c, by)
+    return _combined(list(dask.compute(*[delayed_call(_partition_sums, r, c, by)
                                     for r, c in zip(results, callbacks, strict=True)])))

@@ -4,7 +4,7 @@
 (the default) when the source is more than one file (a folder, a glob, a list) or one file larger than
 :data:`sendframe.campaign.contacts.LARGE_FILE_BYTES`. Each partition is normalised by the pandas
 ``read_contacts`` itself; the ``duplicate`` flag, which spans rows, is settled across partitions by a shuffle on the
-recipient (:mod:`sendframe.scale.repeats`); and rows are labelled by their position in the whole
+recipient (:mod:`sendframe.scale.partitions`); and rows are labelled by their position in the whole
 table (0, 1, ...; the divisions are known), as the pandas reader labels them. Counting the rows
 of each partition reads one column once before the frame is returned; everything else is lazy.
 
@@ -28,8 +28,7 @@ from dask.dataframe.dispatch import make_meta
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.engines import named_files
 from sendframe.errors import InputError
-from sendframe.scale import runtime
-from sendframe.scale.repeats import candidates, local_positions, repeated_rows
+from sendframe.scale.partitions import candidates, local_positions, pandas_strings, repeated_rows, row_offsets
 
 __all__ = ["PARTITION_BYTES", "read_partitioned"]
 
@@ -52,7 +51,7 @@ def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
     # as the pandas reader: text as written (leading zeros kept), only empty cells missing, typed str
     options = {"dtype": str, "encoding": "utf-8-sig", "keep_default_na": False, "na_values": [""],
                "blocksize": PARTITION_BYTES, **read_options}
-    with runtime.pandas_strings():
+    with pandas_strings():
         return dd.read_parquet(paths, **read_options) if kinds == {True} else dd.read_csv(paths, **options)
 
 
@@ -107,7 +106,7 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, **
     (repeats,) = dask.persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients],
                                                                                            **pick_options))))
     lengths = raw.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)  # on the frame's own partitions
-    offsets = runtime.row_offsets(dask.compute(lengths)[0]).tolist()
+    offsets = row_offsets(dask.compute(lengths)[0]).tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)
     if (np.diff(offsets) == 0).any():  # empty partitions: divisions would not increase

@@ -3,7 +3,7 @@
 ``msg.prepare(frame)`` of a Dask frame answers :class:`PreparedPartitions`, whose views are lazy Dask
 frames on the frame's partitions, equal to pandas' on the same rows. The one rule that spans rows,
 a recipient an earlier row of another partition is sent to (``skipped_duplicate``), is settled by
-:func:`sendframe.scale.repeats.repeated_rows` on the prepared ``recipient_key`` of the rows each
+:func:`sendframe.scale.partitions.repeated_rows` on the prepared ``recipient_key`` of the rows each
 partition sends, in the policy's own words. A view is one graph: each partition is prepared once.
 ``msg.render`` runs on every partition (:func:`render`); preflight's ``duplicate_recipient`` is found
 across partitions and written with preflight's own ``Problems`` (:attr:`PreparedPartitions.problems`); an
@@ -31,8 +31,7 @@ from sendframe.campaign.estimate import estimate_sums, totals_of_sums
 from sendframe.campaign.policy import keep_reasons, skip_repeats
 from sendframe.campaign.preflight import Problems
 from sendframe.campaign.prepared import Prepared
-from sendframe.scale import runtime
-from sendframe.scale.repeats import candidates, local_positions, repeated_rows
+from sendframe.scale.partitions import candidates, delayed_call, local_positions, pandas_strings, repeated_rows
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -61,19 +60,19 @@ def _sent_keys(prepared: Prepared) -> pd.DataFrame:
 def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
     """The rows whose recipient an earlier row of the whole (optimised) ``frame`` is sent to, among the rows the
     ``prepared`` partitions (lazy :class:`~sendframe.campaign.prepared.Prepared`, one per partition of ``frame``,
-    repeats kept) send: a lazy frame of :func:`~sendframe.scale.repeats.repeated_rows`.
+    repeats kept) send: a lazy frame of :func:`~sendframe.scale.partitions.repeated_rows`.
 
         >>> repeats = sent_repeats(frame, [dask.delayed(msg.prepare)(part, keep=["duplicate"])  # doctest: +SKIP
         ...                                for part in frame.to_delayed()])
     """
     meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=make_meta(frame).index[:0])
-    sent = _from_parts(frame, [runtime.delayed_call(_sent_keys, p) for p in prepared], meta)
+    sent = _from_parts(frame, [delayed_call(_sent_keys, p) for p in prepared], meta)
     return repeated_rows(sent, lambda local: candidates(local["key"], True, local.index))  # a row not sent has none
 
 
 def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
     """A Dask frame of the lazy pandas ``parts``, one per partition of ``frame``, typed as ``meta`` says."""
-    with runtime.pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
+    with pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
         return dd.from_delayed(parts, meta=meta, divisions=frame.divisions,
                                                           verify_meta=False)
 
@@ -120,10 +119,10 @@ class PreparedPartitions:
         msg, frame, keep = self.message, self.contacts.optimize(), self.options.get("keep")
         meta = _view(msg.prepare(make_meta(frame), **self.options), None, name).iloc[:0]
         options = {**self.options, "keep": with_duplicates(keep)}  # each partition prepared once, its repeats kept
-        prepared = [runtime.delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
+        prepared = [delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
         spans = name != "schedule" and "duplicate" not in keep_reasons(keep)  # else nothing spans partitions
         repeats = sent_repeats(frame, prepared).to_delayed() if spans else [None] * len(prepared)
-        views = [runtime.delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
+        views = [delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
         return _from_parts(frame, views, meta)
 
     frame = property(lambda self: self._views("frame"), doc="Every per-row column (``Prepared.frame``), lazily.")
@@ -225,7 +224,7 @@ def estimate_totals(function: Callable[..., dict[str, Any]], estimate: Any) -> d
 
         >>> sendframe.estimate_totals(sendframe.sms("Hi", sender="Shop").estimate(contacts_ddf))  # doctest: +SKIP
     """
-    (found,) = dask.compute([runtime.delayed_call(_sums, part) for part in estimate.to_delayed()])
+    (found,) = dask.compute([delayed_call(_sums, part) for part in estimate.to_delayed()])
     currencies = [c for c in dict.fromkeys(currency for _, currency in found) if c]
     sums = pd.DataFrame([sums for sums, _ in found]).sum()
     return totals_of_sums({str(name): value for name, value in sums.items()}, "/".join(currencies) or "EUR")

@@ -44,8 +44,8 @@ from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send import Budget, SendOptions, send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
-from sendframe.scale import runtime
 from sendframe.scale.messages import sent_repeats, skip_elsewhere, with_duplicates
+from sendframe.scale.partitions import delayed_call, from_pandas, pandas_strings, row_offsets
 from sendframe.send_outcomes import OUTCOMES
 
 if TYPE_CHECKING:
@@ -148,22 +148,22 @@ def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[s
     Answers the prepared partitions (persisted on the workers of a distributed cluster; else the paths of
     ``stash``'s files, this process keeping none of them in memory), per partition the rows whose recipient an
     earlier row of the frame is sent to (None when repeats are kept), each row's estimated cost as sent (a
-    repeat's 0), and where each partition's rows start (:func:`~sendframe.scale.runtime.row_offsets`)."""
+    repeat's 0), and where each partition's rows start (:func:`~sendframe.scale.partitions.row_offsets`)."""
     parts = frame.to_delayed()
     # each partition's start: the lazy sum of the lengths of those before it
-    starts = itertools.accumulate((runtime.delayed_call(len, part) for part in parts[:-1]), initial=0)
-    prepared = [runtime.delayed_call(_prepared, part, start, msg, options)
+    starts = itertools.accumulate((delayed_call(len, part) for part in parts[:-1]), initial=0)
+    prepared = [delayed_call(_prepared, part, start, msg, options)
                 for part, start in zip(parts, starts, strict=True)]
     if stash is None:
         prepared = held = dask.persist(prepared)[0]
         stashing = []
     else:
         held = [os.path.join(stash, f"part.{n}.pickle") for n in range(len(prepared))]
-        stashing = [runtime.delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
+        stashing = [delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
     repeats = [None] * len(prepared) if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
-    costs = [runtime.delayed_call(_sent_costs, p, r) for p, r in zip(prepared, repeats, strict=True)]
+    costs = [delayed_call(_sent_costs, p, r) for p, r in zip(prepared, repeats, strict=True)]
     found, costs, _ = dask.compute(repeats, costs, stashing)
-    return held, list(found), np.concatenate([np.zeros(0), *costs]), runtime.row_offsets([len(c) for c in costs])
+    return held, list(found), np.concatenate([np.zeros(0), *costs]), row_offsets([len(c) for c in costs])
 
 
 def _earlier_spend(journal: Ledger, cost: np.ndarray) -> float:
@@ -216,7 +216,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     if options.dry_run:
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
-    frame = (contacts if isinstance(contacts, dd.DataFrame) else runtime.from_pandas(contacts)).optimize()
+    frame = (contacts if isinstance(contacts, dd.DataFrame) else from_pandas(contacts)).optimize()
     keep = sorted(keep_reasons(options.keep))
     ledger_path = os.fspath(options.ledger)
     now = pd.Timestamp.now(tz="UTC") if options.now is None else options.now  # one moment for every partition
@@ -265,6 +265,6 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     warn_skipped(pd.DataFrame({"action": np.repeat(list(counts), list(counts.values()))}))  # said once, for all
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
     # categories known (a Parquet read leaves them unknown until computed)
-    with runtime.pandas_strings():
+    with pandas_strings():
         written = dd.read_parquet(target, index="row")
     return written.astype({"outcome": pd.CategoricalDtype(pd.Index(OUTCOMES))})  # as send_prepared types it
