@@ -169,13 +169,6 @@ def prepare(function: Callable[..., Prepared], msg: Message, frame: Any, **optio
 # ---------------------------------------------------------------------- render
 
 
-def _typed_like(result: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
-    """``result`` with the dtypes of ``meta`` where they differ (an odd partition must not change a column's type)."""
-    changed = {c: meta[c].dtype for c in meta.columns if c in result and result[c].dtype != meta[c].dtype
-               and meta[c].dtype != object}
-    return result.astype(changed) if changed else result  # astype keeps attrs
-
-
 def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, field: str | None = None) -> Any:
     """:meth:`Message.render` (``function``) of a Dask ``frame``, lazily: the pandas render of every partition, on
     the frame's partitions and index. It runs once on the frame's empty ``meta`` first, so wrong arguments fail at
@@ -208,7 +201,8 @@ def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, preflight_of: Cal
     order = np.argsort(position, kind="stable")
     labels = np.concatenate([part.index.to_numpy(dtype=object), np.array([None])])  # position -1: None
     out = merged.iloc[order].assign(row=labels[position[order]])[list(meta.columns)].reset_index(drop=True)
-    return _typed_like(out, meta)
+    typed: pd.DataFrame = out.astype(meta.dtypes)  # an odd partition must not change a column's type
+    return typed
 
 
 # ---------------------------------------------------------------------- totals

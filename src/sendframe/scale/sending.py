@@ -22,7 +22,6 @@ import dataclasses
 import inspect
 import itertools
 import os
-import pickle
 import shutil
 import tempfile
 import warnings
@@ -30,6 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import cloudpickle  # type: ignore[import-untyped]
 import dask
 import dask.dataframe as dd
 import numpy as np
@@ -127,16 +127,14 @@ _STASH_ADVICE = ("a Dask send keeps each prepared partition in the temporary fol
 
 
 def _stashed(prepared: Prepared, path: str) -> None:
-    """``prepared`` kept on this machine's disk until the send takes its partition."""
-    import cloudpickle  # type: ignore[import-untyped]  # noqa: PLC0415  Dask's own pickler (a message holds mapping proxies)
-
+    """``prepared`` kept on this machine's disk until the send takes its partition (with Dask's own pickler, as
+    a message holds mapping proxies)."""
     with naming_full_disk(path, _STASH_ADVICE, torn=True), open(path, "wb") as file:
-        cloudpickle.dump(prepared, file, protocol=pickle.HIGHEST_PROTOCOL)
+        cloudpickle.dump(prepared, file)
 
 
 def _unstashed(path: str) -> Prepared:
-    with open(path, "rb") as file:
-        prepared: Prepared = pickle.load(file)  # noqa: S301  our own file, written by this run
+    prepared: Prepared = pd.read_pickle(path)  # noqa: S301  our own file, written by this run
     os.unlink(path)
     return prepared
 
@@ -262,7 +260,8 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
                               "file. Run again with the same ledger to continue.", CampaignStoppedWarning,
                               stacklevel=user_stacklevel())
                 break
-    warn_skipped(pd.DataFrame({"action": np.repeat(list(counts), list(counts.values()))}))  # said once, for all
+    # the rows skipped, said once for the whole frame (each row's outcome a category: a byte a row)
+    warn_skipped(pd.DataFrame({"action": pd.Series(list(counts), dtype="category").repeat(list(counts.values()))}))
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
     # categories known (a Parquet read leaves them unknown until computed)
     with pandas_strings():
