@@ -71,7 +71,8 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     if not parts:
         return from_pandas(meta)
     frame = dd.from_delayed(parts, meta=meta, verify_meta=False)
-    return frame.shuffle("id").map_partitions(_deduplicated_here, meta=meta, enforce_metadata=False)
+    # rows of several logs meet in a partition: labelled 0, 1, ... in each (Dask resets the index per partition)
+    return frame.shuffle("id").map_partitions(deduplicated, meta=meta, enforce_metadata=False).reset_index(drop=True)
 
 
 def _templates_in(block: bytes) -> list[str]:
@@ -96,10 +97,6 @@ def _typed_as_meta(frame: pd.DataFrame) -> pd.DataFrame:
     """A partition with the columns whose categories are the values read (``sender``, ``mnc``) as text: a Dask
     frame's meta must know its categories before the logs are read."""
     return frame.astype(dict.fromkeys(TEXT_CATEGORIES, "string"))
-
-
-def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
-    return deduplicated(frame).reset_index(drop=True)  # rows of several logs meet here: labels made unique
 
 
 # ---------------------------------------------------------------------- what the frames give

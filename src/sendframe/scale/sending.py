@@ -100,8 +100,8 @@ class PartitionLedger(Ledger):
             overlap = (self._spans["low"] < self.scope.stop) & (self._spans["high"] >= self.scope.start)
             batches = [*self._spans.index[overlap].tolist(), *self._recorded.get(self.scope, [])]
         found = super().lookup(keys, recipients, batches=batches)
-        matched = pd.to_numeric(found["row_key"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        elsewhere = ~((matched >= self.scope.start) & (matched < self.scope.stop))
+        matched = pd.to_numeric(found["row_key"], errors="coerce")  # a key that is no position: NaN, elsewhere
+        elsewhere = ~matched.between(self.scope.start, self.scope.stop - 1).to_numpy(dtype=bool, na_value=False)
         if elsewhere.any():
             others = [c for c in found.columns if c not in ("row_key", "recipient")]
             found.loc[elsewhere, others] = pd.NA
