@@ -109,8 +109,6 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, **
     offsets = row_offsets(dask.compute(lengths)[0]).tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)
-    if (np.diff(offsets) == 0).any():  # empty partitions: divisions would not increase
-        return done
-    divisions = (*offsets[:-1], offsets[-1] - 1)
-    return dd.from_delayed(done.to_delayed(), meta=meta, divisions=divisions,
-                                                              verify_meta=False)
+    known = (np.diff(offsets) > 0).all()  # an empty partition: the divisions would not increase
+    return dd.from_delayed(done.to_delayed(), meta=meta, divisions=(*offsets[:-1], offsets[-1] - 1) if known else None,
+                           verify_meta=False)
