@@ -29,19 +29,19 @@ from sendframe.errors import InputError
 
 __all__ = ["TWINS", "DaskEngine"]
 
-TWINS: dict[str, tuple[str, str]] = {
-    "sendframe.campaign.message.Message.render": ("sendframe.scale.messages", "render"),
-    "sendframe.campaign.message.Message.prepare": ("sendframe.scale.messages", "prepare"),
-    "sendframe.campaign.message.Message.send": ("sendframe.scale.sending", "send_partitions"),
-    "sendframe.campaign.estimate.estimate_totals": ("sendframe.scale.messages", "estimate_totals"),
-    "sendframe.campaign.contacts.read_contacts": ("sendframe.scale.contacts", "read_partitioned"),
-    "sendframe.delivery.callbacks.read_callbacks": ("sendframe.scale.callbacks", "read_logs"),
-    "sendframe.delivery.callbacks.latest_status": ("sendframe.scale.callbacks", "latest_status_partitions"),
-    "sendframe.delivery.outcomes.message_outcomes": ("sendframe.scale.callbacks", "outcomes_partitions"),
-    "sendframe.delivery.metrics.delivery_summary": ("sendframe.scale.callbacks", "summary_partitions"),
+TWINS: dict[str, str] = {
+    "sendframe.campaign.message.Message.render": "sendframe.scale.messages:render",
+    "sendframe.campaign.message.Message.prepare": "sendframe.scale.messages:prepare",
+    "sendframe.campaign.message.Message.send": "sendframe.scale.sending:send_partitions",
+    "sendframe.campaign.estimate.estimate_totals": "sendframe.scale.messages:estimate_totals",
+    "sendframe.campaign.contacts.read_contacts": "sendframe.scale.contacts:read_partitioned",
+    "sendframe.delivery.callbacks.read_callbacks": "sendframe.scale.callbacks:read_logs",
+    "sendframe.delivery.callbacks.latest_status": "sendframe.scale.callbacks:latest_status_partitions",
+    "sendframe.delivery.outcomes.message_outcomes": "sendframe.scale.callbacks:outcomes_partitions",
+    "sendframe.delivery.metrics.delivery_summary": "sendframe.scale.callbacks:summary_partitions",
 }
-"""Each dispatched pandas function's Dask twin (its module and name), by the function's module and qualified
-name."""
+"""Each dispatched pandas function's Dask twin (``module:name``, as an entry point names an object), by the
+function's module and qualified name."""
 
 
 def _attribute(module: str, name: str) -> Any:
@@ -89,4 +89,4 @@ class DaskEngine:
         bound.apply_defaults()
         bound.arguments.pop("dask", None)  # the engine is chosen: not an argument of the twin
         public = _attribute(function.__module__, function.__qualname__)
-        return _attribute(*twin)(public, *bound.args, **bound.kwargs)
+        return _attribute(*twin.split(":"))(public, *bound.args, **bound.kwargs)
