@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 
 import sendframe
-from sendframe.campaign.channel_options import CONSTRUCTORS, OptionSpec, channel_options, split_options
+from sendframe.campaign.channel_options import OptionSpec, channel_options, split_options
 from sendframe.campaign.command import NOT_FLAGS, add_arguments, flag, message_from_args, options_from_args
-from sendframe.campaign.message import Message, message
+from sendframe.campaign.message import CONSTRUCTORS, Message, message
 from sendframe.channels import CHANNELS
 from sendframe.errors import UnknownOptionError
 from sendframe.notebook.composer import Composer

@@ -80,7 +80,8 @@ def _wait_for_connected_kernel(base: str, token: str) -> None:
     """The page says idle before its kernel's websocket is up; cells run before that are lost."""
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        kernels = httpx.get(f"{base}/api/kernels?token={token}", timeout=5).json()
+        answer = httpx.get(f"{base}/api/kernels?token={token}", timeout=5)
+        kernels = answer.json() if answer.status_code == 200 else []  # a busy server may answer an error meanwhile
         if kernels and kernels[0].get("connections", 0) > 0 and kernels[0]["execution_state"] == "idle":
             time.sleep(1)
             return

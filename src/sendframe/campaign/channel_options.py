@@ -23,44 +23,27 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pydantic
 
 from sendframe.api.models import REQUEST_MODELS
-from sendframe.campaign.message import (
-    MESSAGE_OPTIONS,
-    Message,
-    landing_sms,
-    mailing,
-    message,
-    sms,
-    voice,
-    voice_audio,
-    whatsapp,
-)
+from sendframe.campaign.message import CONSTRUCTORS, MESSAGE_OPTIONS, Message, message
 from sendframe.campaign.message_options import CHANNEL_LIMITED
 from sendframe.campaign.send import SendOptions
 from sendframe.channels import channel
 from sendframe.options import check_options, request_field_names
 
-__all__ = ["CONSTRUCTORS", "STORED_TEMPLATES", "OptionSpec", "channel_help", "channel_options", "missing_options",
+__all__ = ["STORED_TEMPLATES", "OptionSpec", "channel_help", "channel_options", "missing_options",
            "option_names", "preview_placeholders", "split_options", "text_option"]
 
-# the constructor of each channel, whose parameters come first (positional where it takes them)
-CONSTRUCTORS: dict[str, Callable[..., Message]] = {
-    "sms": sms, "landingsms": landing_sms, "mailing": mailing, "voice": voice, "voiceAudio": voice_audio,
-    "whatsapp": whatsapp}
 # the options naming a template stored in the service: given one, a message needs no text of its own
 STORED_TEMPLATES = ("template_id", "template_v2_id")
 # what a preview puts in a required option it has not been given, so the text shows before the message is complete
 _PREVIEW_PLACEHOLDERS: dict[str, Any] = {
     "sender": "Preview", "subject": "(subject)", "from_email": "preview@example.com", "language": "en_GB",
     "gender": "F", "audio_url": "https://example.com/audio.mp3", "template_id": 1001}
-# where the help of each option that is no Message setting (theirs is their field's) is written: the
-# ``- ``name``: help`` items of message()'s and SendOptions' docstrings, so help(), the reference and --help agree
-_DOCUMENTED = (message, SendOptions)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,20 +86,17 @@ def channel_options(channel_name: str) -> tuple[OptionSpec, ...]:
         if parameter.kind is not inspect.Parameter.VAR_KEYWORD:
             empty = parameter.default is inspect.Parameter.empty
             add(name, None if empty else parameter.default, "argument", hints.get(name), empty)
-    message_hints = typing.get_type_hints(Message)
+    declared = {**typing.get_type_hints(SendOptions), **typing.get_type_hints(Message)}  # suppression: the setting's
     for name in ("encoding", *MESSAGE_OPTIONS):  # settings before fields: they own encoding and notification_url
-        if name in CHANNEL_LIMITED and not CHANNEL_LIMITED[name](info):
-            continue
-        field = settings.get(name)
-        add(name, field.default if field else None, "setting", message_hints.get(name, str))
-    for wire_name in dict.fromkeys(wire_name for _, wire_name in info.column_fields):  # whatsapp
-        add(info.column_field_option(wire_name), None, "setting", list[str])
+        if name not in CHANNEL_LIMITED or CHANNEL_LIMITED[name](info):
+            add(name, settings[name].default, "setting", declared[name])
+    for option, _ in info.column_fields:  # whatsapp
+        add(option, None, "setting", list[str])
     for name, model_field in REQUEST_MODELS[info.name].model_fields.items():
         if name in wire:  # not those built from the contacts (to, sub, messages)
             add(name, model_field.default, "field", model_field.annotation)
-    send_hints = typing.get_type_hints(SendOptions)
     for send_option in dataclasses.fields(SendOptions):
-        add(send_option.name, send_option.default, "send", send_hints[send_option.name])
+        add(send_option.name, send_option.default, "send", declared[send_option.name])
     return tuple(specs.values())
 
 
@@ -178,9 +158,10 @@ def preview_placeholders(channel_name: str, values: Mapping[str, Any]) -> dict[s
 
 @functools.cache
 def _help_texts() -> dict[str, str]:
-    """Each documented option's help, from the items of the docstrings of :data:`_DOCUMENTED` (the first wins)."""
+    """Each documented option's help, from the ``- ``name``: help`` items of the docstrings of :func:`message` and
+    :class:`SendOptions` (the first wins): help(), the reference and --help agree (a Message setting's: its field's)."""
     texts: dict[str, str] = {}
-    for documented in _DOCUMENTED:
+    for documented in (message, SendOptions):
         for name, text in re.findall(r"^- ``(\w+)``: (.*(?:\n  .*)*)", inspect.getdoc(documented) or "", re.M):
             texts.setdefault(name, " ".join(text.replace("``", "").split()))
     return texts

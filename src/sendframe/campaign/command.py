@@ -37,16 +37,16 @@ import pandas as pd
 from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.api.validation import sender_label_problem
 from sendframe.campaign.channel_options import (
-    CONSTRUCTORS,
     STORED_TEMPLATES,
     OptionSpec,
     channel_options,
     missing_options,
+    option_names,
     preview_placeholders,
     text_option,
 )
 from sendframe.campaign.contacts import read_contacts
-from sendframe.campaign.message import Message
+from sendframe.campaign.message import CONSTRUCTORS, Message
 from sendframe.campaign.message_options import listed_names
 from sendframe.campaign.policy import KEEP_REASONS, skipped_summary
 from sendframe.channels import CHANNELS, channel
@@ -56,21 +56,13 @@ from sendframe.text.encodings import ENCODINGS
 __all__ = ["NOT_FLAGS", "add_arguments", "flag", "message_from_args", "message_ledger_path",
            "options_from_args", "run"]
 
-# options of the table that are no flag of the command, and why
-NOT_FLAGS: dict[str, str] = {
-    "client": "credentials come from the environment (SENDFRAME_BASE_URL, SENDFRAME_USERNAME, SENDFRAME_API_PASSWORD)",
-    "cancel": "Ctrl-C stops a command; the ledger keeps what was answered",
-    "now": "a command runs now",
-    "out": "--out writes the result, one row per contact, as CSV",
-}
+NOT_FLAGS: tuple[str, ...] = ("client", "cancel", "now", "out")
+"""The options of the table that are no flag of the command, and why: ``client`` (credentials come from the
+environment: SENDFRAME_BASE_URL, SENDFRAME_USERNAME, SENDFRAME_API_PASSWORD), ``cancel`` (Ctrl-C stops a command; the
+ledger keeps what was answered), ``now`` (a command runs now), ``out`` (``--out`` writes the result, one row per
+contact, as CSV)."""
 # send's options that preview and estimate use (their other send flags are accepted and ignored)
 _USED_WITHOUT_SENDING = {"preview": ("keep",), "estimate": ("keep", "prices")}
-_LEDGER_HELP = (
-    "SQLite journal that makes the send resumable: run the same command again with the same ledger "
-    "and rows already answered are skipped. Default: ./<campaign or contacts file name>-<hash>.ledger.sqlite "
-    "in the current folder, where <hash> is 8 hex digits of the channel, sender and message, so the "
-    "same command resumes and a changed message starts a new ledger"
-)
 # how a flag parses its value: by the option's kind of value, then what some options need besides
 _BY_VALUE: dict[str, dict[str, Any]] = {
     "bool": {"action": argparse.BooleanOptionalAction}, "int": {"type": int, "metavar": "N"},
@@ -81,7 +73,11 @@ _SHAPES: dict[str, dict[str, Any]] = {
     "keep": {"action": "append", "choices": KEEP_REASONS, "type": str, "metavar": None},
     "encoding": {"choices": (*ENCODINGS, "auto")}, "gender": {"choices": GENDERS}, "language": {"choices": LANGUAGES},
     "trans": {"choices": (0, 1)}, "frequency_cap": {"type": float, "metavar": ("N", "DAYS")},
-    "quiet_hours": {"metavar": ("FROM", "TO")}, "ledger": {"metavar": "FILE"},
+    "quiet_hours": {"metavar": ("FROM", "TO")},
+    "ledger": {"metavar": "FILE", "help": "SQLite journal that makes the send resumable: run the same command again "
+               "with the same ledger and rows already answered are skipped. Default: ./<campaign or contacts file "
+               "name>-<hash>.ledger.sqlite in the current folder, where <hash> is 8 hex digits of the channel, sender "
+               "and message, so the same command resumes and a changed message starts a new ledger"},
     "stop_after_unknown": {"help": "start no new batch after N batches in a row end with an unknown outcome "
                                    "(default 3; 0 never stops); running the same command again continues"},
 }
@@ -97,23 +93,12 @@ def flag(name: str) -> str:
 
 
 def _flag_options() -> dict[str, tuple[OptionSpec, tuple[str, ...]]]:
-    """Every option of any channel that is a flag -> (its spec, the channels taking it)."""
-    found: dict[str, tuple[OptionSpec, tuple[str, ...]]] = {}
-    for name in CHANNELS:
-        for option in channel_options(name):
-            if option.name not in NOT_FLAGS:
-                spec, channels = found.get(option.name, (option, ()))
-                found[option.name] = (spec, (*channels, name))
-    return dict(sorted(found.items(), key=lambda item: item[1][0].role == "send"))  # the message's flags first
-
-
-def _add_flag(group: Any, option: OptionSpec, channels: tuple[str, ...], prefix: str = "") -> None:
-    shape = {**_BY_VALUE[option.value], **_SHAPES.get(option.name, {})}
-    default = "" if option.default is None or option.value == "bool" else f" (default: {option.default})"
-    where = "" if len(channels) == len(CHANNELS) else f" ({', '.join(channels)})"
-    text = shape.pop("help", _LEDGER_HELP if option.name == "ledger" else option.help + default)
-    group.add_argument(flag(option.name), dest=option.name, default=None,
-                       help=(prefix + text + where).replace("%", "%%"), **shape)
+    """Every option of any channel that is a flag -> (its spec, the channels taking it); the message's flags first."""
+    specs: dict[str, OptionSpec] = {}
+    for option in (o for name in CHANNELS for o in channel_options(name) if o.name not in NOT_FLAGS):
+        specs.setdefault(option.name, option)
+    ordered = sorted(specs.values(), key=lambda option: option.role == "send")
+    return {o.name: (o, tuple(c for c in CHANNELS if o.name in option_names(c))) for o in ordered}
 
 
 def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
@@ -129,8 +114,7 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("contacts", metavar="CONTACTS",
                         help="contact table: CSV (any delimiter), Excel, ODS, Parquet or JSON lines; read as text")
-    parser.add_argument("--channel", default="sms", choices=CHANNELS,
-                        help="sms (default), landingsms, mailing, voice, voiceAudio, whatsapp")
+    parser.add_argument("--channel", default="sms", choices=CHANNELS, help="the channel to send on (default: sms)")
     parser.add_argument("--out", metavar="FILE.csv", help="also write the result, one row per contact, as CSV")
     if name in ("preview", "estimate"):
         parser.add_argument("--rows", type=int, default=20, metavar="N", help="rows to print (default 20; 0 = all)")
@@ -139,25 +123,26 @@ def add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
         f"Every flag of send is accepted, so a send's command line runs with send replaced by {name}; these are "
         "ignored here.") if name != "send" else parser
     for option, channels in _flag_options().values():
-        if option.role != "send" or name == "send" or option.name in _USED_WITHOUT_SENDING[name]:
-            _add_flag(parser, option, channels)
-        else:
-            _add_flag(ignored, option, channels, prefix="ignored here. In send: ")
+        used = option.role != "send" or name == "send" or option.name in _USED_WITHOUT_SENDING[name]
+        shape = {**_BY_VALUE[option.value], **_SHAPES.get(option.name, {})}
+        default = "" if option.default is None or option.value == "bool" else f" (default: {option.default})"
+        where = "" if len(channels) == len(CHANNELS) else f" ({', '.join(channels)})"
+        text = ("" if used else "ignored here. In send: ") + shape.pop("help", option.help + default) + where
+        (parser if used else ignored).add_argument(flag(option.name), dest=option.name, default=None,
+                                                   help=text.replace("%", "%%"), **shape)
 
 
-def _contacts(args: argparse.Namespace) -> pd.DataFrame:
-    column = "email_column" if channel(args.channel).recipient == "email" else "phone_column"
-    return read_contacts(args.contacts, default_region=args.default_region or "ES",
-                         **({column: args.to} if args.to else {}))
-
-
-def _show(frame: pd.DataFrame, rows: int) -> str:
-    shown = frame if rows == 0 else frame.head(rows)
+def _show(frame: pd.DataFrame, rows: int) -> None:
     with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_colwidth", 70):
-        text = shown.to_string()
+        print((frame if rows == 0 else frame.head(rows)).to_string())
     if rows and len(frame) > rows:
-        text += f"\n... {len(frame) - rows} more rows (--rows 0 shows all, --out writes them)"
-    return text
+        print(f"... {len(frame) - rows} more rows (--rows 0 shows all, --out writes them)")
+
+
+def _say_skipped(plan: pd.DataFrame, verb: str) -> None:
+    summary = skipped_summary(plan, verb)
+    if summary:
+        print(summary.replace("keep=", "--keep ").replace("['", "").replace("']", "").replace("', '", " --keep "))
 
 
 def _write(frame: pd.DataFrame, out: str | None) -> None:
@@ -176,76 +161,59 @@ def options_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[st
         >>> options_from_args(parser.parse_args(["c.csv", "--message", "Hi", "--parts", "2", "--batch-size", "9"]))
         ({'message': 'Hi', 'parts': 2}, {'batch_size': 9})
     """
-    given = [(option, getattr(args, option.name, None)) for option in channel_options(args.channel)
-             if option.name not in NOT_FLAGS]
+    given = [(o, getattr(args, o.name, None)) for o in channel_options(args.channel) if o.name not in NOT_FLAGS]
     return ({o.name: v for o, v in given if v is not None and o.role != "send"},
             {o.name: v for o, v in given if v is not None and o.role == "send"})
 
 
-def message_from_args(args: argparse.Namespace) -> Message:
-    """The :class:`~sendframe.Message` a command line describes (the same one for send, preview and estimate)."""
-    name = channel(args.channel).name
-    taken = {option.name for option in channel_options(name)}
+def message_from_args(args: argparse.Namespace, command: str = "send") -> Message:
+    """The :class:`~sendframe.Message` a command line describes, the same for send, preview and estimate: a preview
+    or estimate takes send's whole command line, with placeholders for what only send needs."""
+    name, values = channel(args.channel).name, dict(vars(args))
+    if command != "send":
+        text = text_option(name)
+        if text is None:
+            raise InputError(f"{name} has no message text to {command}.")
+        if values[text] is None:
+            raise InputError(f"{flag(text)} TEXT is required: the template to {command}.")
+        if args.sender is not None and channel(name).sends_sms and sender_label_problem(args.sender):
+            print(f"--sender: the sender label {sender_label_problem(args.sender)}; send would refuse it.",
+                  file=sys.stderr)
+            values["sender"] = None
+        values.update(preview_placeholders(name, values))
     for option, channels in _flag_options().values():
-        if option.name not in taken and getattr(args, option.name, None) is not None:
+        if name not in channels and values.get(option.name) is not None:
             raise InputError(f"{flag(option.name)} does not apply to --channel {name}: it applies to "
                              f"{', '.join(channels)}.")
     stored = [flag(o.name) for o in channel_options(name) if o.name in STORED_TEMPLATES]
     missing = [flag(option) + (f" (or {' or '.join(stored)})" if stored and option == text_option(name) else "")
-               for option in missing_options(name, vars(args))]
+               for option in missing_options(name, values)]
     if missing:
         raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for --channel "
                          f"{name}.")
-    return CONSTRUCTORS[name](**options_from_args(argparse.Namespace(**{**vars(args), "channel": name}))[0])
+    return CONSTRUCTORS[name](**options_from_args(argparse.Namespace(**values))[0])
 
 
-def _preview_message(args: argparse.Namespace, command: str) -> Message:
-    """The message of a preview or estimate: send's whole command line, with placeholders for what only send needs."""
-    name = channel(args.channel).name
-    text = text_option(name)
-    if text is None:
-        raise InputError(f"{name} has no message text to {command}.")
-    if getattr(args, text) is None:
-        raise InputError(f"{flag(text)} TEXT is required: the template to {command}.")
-    if args.sender is not None and channel(name).sends_sms and sender_label_problem(args.sender):
-        print(f"--sender: the sender label {sender_label_problem(args.sender)}; send would refuse it.", file=sys.stderr)
-        args = argparse.Namespace(**{**vars(args), "sender": None})
-    return message_from_args(argparse.Namespace(**{**vars(args), **preview_placeholders(name, vars(args))}))
-
-
-def _say_skipped(plan: pd.DataFrame, verb: str) -> None:
-    summary = skipped_summary(plan, verb)
-    if summary:
-        print(summary.replace("keep=", "--keep ").replace("['", "").replace("']", "").replace("', '", " --keep "))
-
-
-def _preview(args: argparse.Namespace) -> int:
-    msg = _preview_message(args, "preview")
-    contacts = _contacts(args)
+def _preview(args: argparse.Namespace, msg: Message, contacts: pd.DataFrame) -> int:
     table = msg.preview(contacts, keep=args.keep)
-    print(_show(table, args.rows))
-    _write(table, args.out)
+    _show(table, args.rows)
     _say_skipped(table, "sent")
+    _write(table, args.out)
     return 0
 
 
-def _estimate(args: argparse.Namespace) -> int:
-    msg = _preview_message(args, "estimate")
-    contacts = _contacts(args)
+def _estimate(args: argparse.Namespace, msg: Message, contacts: pd.DataFrame) -> int:
     est = msg.estimate(contacts, prices=args.prices, keep=args.keep)
-    column = msg.recipient_column(contacts)
-    table = pd.concat([contacts[[column]], est], axis=1)
+    table = pd.concat([contacts[[msg.recipient_column(contacts)]], est], axis=1)
     table.loc[table["action"] != "send", "cost"] = float("nan")
-    print(_show(table.drop(columns=["text"]), args.rows))
+    _show(table.drop(columns=["text"]), args.rows)
     _say_skipped(est, "priced: send leaves them out")
     totals = est.attrs["totals"]
     encodings = ", ".join(f"{k}: {v}" for k, v in totals["encodings"].items()) or "none"
-    print(
-        f"\n{totals['rows']} rows, {totals['billable']} billable, {totals['messages']} messages charged, "
-        f"total {totals['cost']:.4f} {totals['currency']}\nencodings: {encodings}; "
-        f"rows losing characters: {totals['rows_losing_characters']}; too many parts: {totals['too_many_parts']}; "
-        f"missing text: {totals['missing_text']}"
-    )
+    print(f"\n{totals['rows']} rows, {totals['billable']} billable, {totals['messages']} messages charged, "
+          f"total {totals['cost']:.4f} {totals['currency']}\nencodings: {encodings}; "
+          f"rows losing characters: {totals['rows_losing_characters']}; too many parts: {totals['too_many_parts']}; "
+          f"missing text: {totals['missing_text']}")
     _write(table, args.out)
     return 0
 
@@ -267,17 +235,14 @@ def message_ledger_path(contacts: str | Path, msg: Message, folder: str | Path =
     return Path(folder) / f"{stem or 'campaign'}-{digest}.ledger.sqlite"
 
 
-def _send(args: argparse.Namespace) -> int:
-    msg = message_from_args(args)
-    contacts = _contacts(args)
+def _send(args: argparse.Namespace, msg: Message, contacts: pd.DataFrame) -> int:
     options = options_from_args(args)[1]
-    options["ledger"] = str(args.ledger or message_ledger_path(args.contacts, msg))
+    ledger = options["ledger"] = str(args.ledger or message_ledger_path(args.contacts, msg))
     if options.get("stop_after_unknown") == 0:
         options["stop_after_unknown"] = None  # never stops
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RowsSkippedWarning)  # said below, in the command's own words
         result = msg.send(contacts, **options)
-    ledger = options["ledger"]
     _say_skipped(result.rename(columns={"outcome": "action"}), "sent")
     _write(result, args.out)
     counts = result["outcome"].astype("str").value_counts().to_dict()
@@ -298,5 +263,7 @@ def run(name: str, args: argparse.Namespace) -> int:
     Exit codes: 0 done; 1 an error (printed by the dispatcher) or, for ``send``, rows with an
     unknown outcome or not sent (running the same command again sends those).
     """
-    commands = {"send": _send, "preview": _preview, "estimate": _estimate}
-    return commands[name](args)
+    msg = message_from_args(args, name)
+    contacts = read_contacts(args.contacts, default_region=args.default_region or "ES",  # --to: phone_ or email_column
+                             **({f"{msg.info.recipient}_column": args.to} if args.to else {}))
+    return {"send": _send, "preview": _preview, "estimate": _estimate}[name](args, msg, contacts)

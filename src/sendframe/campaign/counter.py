@@ -36,8 +36,6 @@ from sendframe.text.templates import CodedPiece, Placeholder, parse, piece_codes
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-# the rules a counter applies per keystroke itself: text problems and repeats (those depend on the template)
-_PER_TEMPLATE = ("duplicate", "preflight")
 
 
 @dataclass(frozen=True)
@@ -74,8 +72,7 @@ class MessageCounter:
         placeholders' link base and OTP length); per keystroke these stay and nothing is measured again."""
         settings = (message.channel, message.recipient_column(self.contacts), message.link_base,
                     message.fields.get("otpConfig"))
-        if self._settings is not None and all(same_option(a, b) for a, b in zip(self._settings, settings,
-                                                                                  strict=True)):
+        if self._settings is not None and all(map(same_option, self._settings, settings)):  # tuples of one length
             return
         self._settings, self.channel, column = settings, message.channel, settings[1]
         self._specials, self._shorten = placeholders(message.link_base, settings[3])
@@ -95,8 +92,8 @@ class MessageCounter:
         settings = (message.channel, message.to, message.default_region, message.suppression, message.frequency_cap,
                     message.history, keep)
         if self._policy is None or not all(same_option(a, b) for a, b in zip(self._policy[0], settings, strict=True)):
-            try:
-                self._policy = (settings, message.prepare(self.contacts, keep=keep | set(_PER_TEMPLATE)).sent)
+            try:  # the rules that depend on the template (text problems, repeats) are applied per keystroke by count
+                self._policy = (settings, message.prepare(self.contacts, keep=keep | {"duplicate", "preflight"}).sent)
             except (SendframeError, OSError):  # a broken template, an unreadable suppression list (the check
                 return self._valid  # and the send say why): the recipients by validity meanwhile
         return self._policy[1]
@@ -129,11 +126,8 @@ class MessageCounter:
         self._measure_for(message)
         sms = message.info.sends_sms
         encoding = asked_encoding(message.encoding)
-        parts = message.parts if sms else None
-        template = message.template or ""
-        parsed = parse(template)
         n = len(self.contacts)
-        found = [piece if isinstance(piece, str) else self._piece(piece) for piece in parsed.pieces]
+        found = [p if isinstance(p, str) else self._piece(p) for p in parse(message.template or "").pieces]
         pieces = [piece if isinstance(piece, str) else piece[0] for piece in found]
         rows = {id(piece): piece_rows for piece, piece_rows, _ in self._pieces.values()}
         # not an SMS: one part of utf-16 units, no encoding
@@ -142,7 +136,7 @@ class MessageCounter:
         units, missing = measured.units, measured.missing
         chosen = measured.chosen if sms else np.full(n, -1, dtype=np.int8)  # a position in ENCODINGS; -1: none
         needed = measured.parts if sms else np.ones(n, dtype=np.int64)
-        too_many = (needed > parts) & ~missing if parts is not None else np.zeros(n, dtype=bool)
+        too_many = (needed > message.parts) & ~missing if sms else np.zeros(n, dtype=bool)
         kept = keep_reasons(keep)
         sendable = self._allowed(message, kept) & (~(missing | too_many) if "preflight" not in kept else True)
         first = sendable if "duplicate" in kept else sendable & ~repeated_rows(self._codes, sendable)  # plan's rule
@@ -152,11 +146,8 @@ class MessageCounter:
                    for k in np.flatnonzero(np.bincount(needed[billable]))) + 0.0
         present = ~missing
         per_encoding = np.bincount(chosen[present & (chosen >= 0)], minlength=len(ENCODINGS))
-        forced = ""
-        if sms and (encoding == "auto" or encoding == "utf-16"):
-            literal = "".join(piece for piece in found if isinstance(piece, str))
-            outside = [*unencodable_characters(literal, "gsm-pt"), *(p[2] for p in found if not isinstance(p, str))]
-            forced = "".join(dict.fromkeys("".join(outside)))
+        outside = "".join("".join(unencodable_characters(p, "gsm-pt")) if isinstance(p, str) else p[2] for p in found)
+        forced = "".join(dict.fromkeys(outside)) if sms and encoding in ("auto", "utf-16") else ""
         return CounterTotals(
             rows=n,
             recipients=int(first.sum()),

@@ -78,22 +78,21 @@ def variant_weights(weights: Mapping[str, float] | Sequence[str]) -> dict[str, f
         raise InputError("weights must map each variant name to its weight, e.g. {'A': 0.45, 'B': 0.45, "
                          f"'holdout': 0.1}}, or list the names for equal weights; got {weights!r}.")
     pairs = list(weights.items()) if isinstance(weights, Mapping) else [(name, 1.0) for name in weights]
+    names = [name for name, _ in pairs]
     if not pairs:
         raise InputError("weights names no variant; give at least one, e.g. {'A': 0.5, 'B': 0.5}.")
     for name, weight in pairs:
         if not isinstance(name, str) or not name:
             raise InputError(f"Variant names must be non-empty text; got {name!r}.")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(float(weight)) or weight < 0:
+        number = isinstance(weight, (int, float, np.integer, np.floating)) and not isinstance(weight, bool)
+        if not number or not 0 <= weight < math.inf:
             raise InputError(f"The weight of variant {name!r} must be a number >= 0; got {weight!r}.")
-    names = [name for name, _ in pairs]
     if len(set(names)) != len(names):
         raise InputError(f"Variant names must be unique; got {names}.")
-    values = [float(weight) for _, weight in pairs]
-    total = math.fsum(values)
+    total = math.fsum(weight for _, weight in pairs)
     if total <= 0:
         raise InputError("The weights add up to 0; give at least one variant a positive weight.")
-    return {name: value / total for name, value in zip(names, values, strict=True)}
+    return {name: float(weight) / total for name, weight in pairs}
 
 
 def recipient_uniforms(recipients: pd.Series, seed: int | str = 0) -> np.ndarray:
@@ -109,15 +108,9 @@ def recipient_uniforms(recipients: pd.Series, seed: int | str = 0) -> np.ndarray
     if len(key) > 64:
         raise InputError(f"seed must be at most 64 bytes of text; got {len(key)} bytes.")
     codes, uniques = pd.factorize(recipients, use_na_sentinel=True)
-    start = hashlib.blake2b(digest_size=8, key=key)
-    digests = []
-    for value in uniques:
-        hasher = start.copy()
-        hasher.update(str(value).encode("utf-8"))
-        digests.append(hasher.digest())
-    hashes = np.frombuffer(b"".join(digests), dtype=">u8")
+    digests = b"".join(hashlib.blake2b(str(value).encode(), digest_size=8, key=key).digest() for value in uniques)
     # the top 53 bits as a double: exactly uniform over [0, 1), never 1.0
-    uniform = np.append((hashes >> np.uint64(11)).astype(np.float64) * 2.0 ** -53, np.nan)
+    uniform = np.append((np.frombuffer(digests, dtype=">u8") >> np.uint64(11)).astype(np.float64) * 2.0**-53, np.nan)
     return uniform[codes]  # code -1 (missing) takes the NaN appended last
 
 
@@ -161,34 +154,27 @@ def assign_variants(
     if isinstance(seed, bool) or not isinstance(seed, (int, str, np.integer)):
         raise InputError(f"seed must be an int or text, e.g. seed=2026; got {seed!r}.")
     shares = variant_weights(weights)
-    names = list(shares)
     if holdout is _UNSET:
         holdout = HOLDOUT if HOLDOUT in shares else None
     elif holdout is not None and holdout not in shares:
-        raise InputError(f"holdout={holdout!r} is not one of the variants {names}; "
+        raise InputError(f"holdout={holdout!r} is not one of the variants {list(shares)}; "
                          "add it to weights or pass holdout=None.")
     if not isinstance(column, str) or not column:
         raise InputError(f"column must be a column name; got {column!r}.")
 
-    if recipient is None:
-        found = find_recipient_column(frame, "phone") or find_recipient_column(frame, "email")
-        source = found if found is not None else recipient_column(frame, "phone")  # raises, naming the columns
-    else:
-        source = recipient_column(frame, "phone", recipient)
+    found = find_recipient_column(frame, "phone") or find_recipient_column(frame, "email")
+    source = (found if recipient is None else None) or recipient_column(frame, "phone", recipient)  # raises if none
     kinds = [kind for kind in ("phone", "email") if find_recipient_column(frame[[source]], kind) is not None]
     keys = recipient_keys(frame[source], kinds[0] if kinds else "any", default_region=default_region)
 
     uniform = recipient_uniforms(keys, seed)
     share_values = np.array(list(shares.values()), dtype=np.float64)
-    bounds = np.cumsum(share_values)[:-1]  # upper edge of each bucket but the last
-    bounds[np.flatnonzero(share_values)[-1]:] = np.inf  # rounding never puts anyone in a trailing zero-weight group
-    bucket = np.searchsorted(bounds, np.nan_to_num(uniform, nan=0.0), side="right")
-    bucket = np.where(np.isnan(uniform), -1, bucket)  # -1: no recipient, no variant
-    variant = pd.Categorical.from_codes(bucket.astype(np.int64), categories=pd.Index(names), ordered=True)
+    edges = np.cumsum(share_values)  # the upper edge of each bucket
+    edges[np.flatnonzero(share_values)[-1]:] = np.inf  # rounding never puts anyone in a trailing zero-weight group
+    bucket = np.where(np.isnan(uniform), -1, np.searchsorted(edges, uniform, side="right"))  # -1: no recipient
+    variant = pd.Categorical.from_codes(bucket.astype(np.int64), categories=pd.Index(list(shares)), ordered=True)
 
-    out = frame.copy()
-    out[column] = pd.Series(variant, index=frame.index, name=column)
-    out.attrs = dict(frame.attrs)
+    out = frame.assign(**{column: variant})  # a copy, its attrs too
     out.attrs[VARIANTS_ATTR] = {"column": column, "weights": shares,
                                 "seed": seed if isinstance(seed, str) else int(seed),
                                 "holdout": holdout, "recipient": source}
@@ -209,16 +195,11 @@ class Variants:
             raise InputError(f"The contacts have no {self.column!r} column: add one with sendframe.assign_variants "
                              f"(or name yours with column=).")
         values = frame[self.column].astype("str")
-        known = set(self.messages) | set(self.holdout)
-        unknown = sorted(set(values.dropna()) - known)
+        unknown = sorted(set(values.dropna()) - set(self.messages) - set(self.holdout))
         if unknown:
             raise InputError(f"Column {self.column!r} holds {', '.join(map(repr, unknown))}, which has no message "
                              f"(variants: {', '.join(self.messages)}; holdout: {', '.join(self.holdout)}).")
         return {name: (values == name).to_numpy() for name in self.messages}
-
-    def _identity(self) -> dict[str, Any]:
-        return {f"variant {name}": json.dumps(campaign_identity(msg.channel, msg.fields), ensure_ascii=False)
-                for name, msg in self.messages.items()}
 
     @keyword_checked
     def render(self, contacts: Any) -> pd.Series:
@@ -246,8 +227,7 @@ class Variants:
         frames follow that plan: a recipient repeated across variants gets one message, its first row's."""
         frame = as_frame(contacts)
         reasons = keep_reasons(keep)
-        plan = pd.DataFrame({"action": pd.Series("holdout", index=frame.index, dtype="str"),
-                             "reason": pd.Series(pd.NA, index=frame.index, dtype="str")})
+        plan = pd.DataFrame({"action": "holdout", "reason": None}, index=frame.index, dtype="str")
         keys = pd.Series(pd.NA, index=frame.index, dtype="str")
         prepared: dict[str, Prepared] = {}
         rows_of = self._groups(frame)  # every variant, even one without rows: its empty piece gives the columns
@@ -286,13 +266,11 @@ class Variants:
         # each piece follows the campaign's plan (skipped rows cost nothing); holdout rows have no piece
         priced = priced.assign(billable=priced["billable"].fillna(False).astype(bool), cost=priced["cost"].fillna(0.0),
                                action=plan["action"], variant=plan["variant"])
-        currency = next((piece.attrs["currency"] for piece in pieces if piece.attrs.get("currency")), "EUR")
-        priced.attrs = {"currency": currency}
+        priced.attrs = {"currency": next((p.attrs["currency"] for p in pieces if p.attrs.get("currency")), "EUR")}
         priced.attrs["totals"] = estimate_totals(priced)
-        shown = ("rows", "billable", "messages", "cost")
-        by_variant = {name: {k: v for k, v in estimate_totals(group).items() if k in shown}
-                      for name, group in priced.groupby("variant", sort=False)}
-        priced.attrs["by_variant"] = pd.DataFrame.from_dict(by_variant, orient="index").rename_axis("variant")
+        by_variant = {name: estimate_totals(group) for name, group in priced.groupby("variant", sort=False)}
+        priced.attrs["by_variant"] = pd.DataFrame.from_dict(by_variant, orient="index")[
+            ["rows", "billable", "messages", "cost"]].rename_axis("variant")
         return priced
 
     @send_signature
@@ -313,8 +291,9 @@ class Variants:
                                       ledger=how.ledger, prices=how.prices)
         warn_skipped(plan, how.dry_run)
         budget = Budget(how.max_cost, []) if how.max_cost is not None else None
-        results = [send_prepared(p, how, budget=budget, identity=self._identity(), warn=False)
-                   for p in prepared.values()]
+        identity = {f"variant {name}": json.dumps(campaign_identity(msg.channel, msg.fields), ensure_ascii=False)
+                    for name, msg in self.messages.items()}  # what the ledger checks before resuming
+        results = [send_prepared(p, how, budget=budget, identity=identity, warn=False) for p in prepared.values()]
         result = pd.concat(results).reindex(frame.index)
         held = (plan["action"] == "holdout").to_numpy()
         outcome = result["outcome"].astype("str").where(~held, "holdout")

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 
 from sendframe.campaign import preview
 from sendframe.campaign.columns import recipient_column
-from sendframe.campaign.message_options import RUN_SETTINGS, message_settings, wire_spelling, without_query
+from sendframe.campaign.message_options import RUN_SETTINGS, message_settings, without_query
 from sendframe.campaign.prepared import Prepared, prepare, released
 from sendframe.campaign.send import ANSWER_COLUMNS, SendOptions, send_prepared, send_signature
 from sendframe.campaign.tables import as_frame
@@ -45,8 +45,8 @@ from sendframe.errors import InputError
 from sendframe.options import keyword_checked, request_field_names
 from sendframe.text.templates import parse
 
-__all__ = ["MESSAGE_OPTIONS", "RESULT_COLUMNS", "Message", "landing_sms", "mailing", "message", "sms", "voice",
-           "voice_audio", "whatsapp"]
+__all__ = ["CONSTRUCTORS", "MESSAGE_OPTIONS", "RESULT_COLUMNS", "Message", "landing_sms", "mailing", "message", "sms",
+           "voice", "voice_audio", "whatsapp"]
 
 # the columns of a send result, in order: who, what they read, the service's answer, the outcome and why
 RESULT_COLUMNS: tuple[str, ...] = ("recipient", "text", *ANSWER_COLUMNS, "reason")
@@ -114,17 +114,13 @@ class Message:
             >>> sms("Hi {name|upper}, your code is {OTP_CODE}. {UNSUB_URL} {nickname}", sender="Shop").variables
             ('name', 'nickname')
         """
-        names = [name for field in self.info.template_fields if isinstance(self.fields.get(field), str)
-                 for name in parse(self.fields[field]).variables]
-        names += [column for columns in self.whatsapp_columns.values() for column in columns]
-        return tuple(dict.fromkeys(names))
+        columns = [column for columns in self.whatsapp_columns.values() for column in columns]
+        return tuple(dict.fromkeys([*parse(self.template or "").variables, *columns]))
 
     def __repr__(self) -> str:
-        shown = {k: v for k, v in self.fields.items() if k != "notificationUrl"}
-        extras = {"encoding": self.encoding, "to": self.to, "link_base": self.link_base}
-        settings = [f"{k}={v!r}" for k, v in {**shown, **extras}.items() if v is not None]
-        if self.notification_url:
-            settings.append(f"notification_url={without_query(self.notification_url)!r}")
+        extras = {"encoding": self.encoding, "to": self.to, "link_base": self.link_base,
+                  "notification_url": without_query(self.notification_url) if self.notification_url else None}
+        settings = [f"{k}={v!r}" for k, v in {**self.fields, **extras}.items() if v is not None]
         settings += [f"{k}={list(v)!r}" for k, v in self.whatsapp_columns.items()]
         return f"Message({self.channel!r}, {', '.join(settings)})"
 
@@ -134,12 +130,10 @@ class Message:
             >>> sms("Hi", sender="Shop").replace(message="Hello", parts=2).fields["parts"]
             2
         """
-        options: dict[str, Any] = {name: getattr(self, name) for name in MESSAGE_OPTIONS}
-        if self.encoding is not None:
-            options["encoding"] = self.encoding
-        options.update(self.fields)
+        options = {name: getattr(self, name) for name in ("encoding", *MESSAGE_OPTIONS)}
         options.update({self.info.column_field_option(k): v for k, v in self.whatsapp_columns.items()})
-        return message(self.channel, **{**options, **wire_spelling(self.channel, changes)})
+        names = request_field_names(self.channel)  # a changed request field under its wire name, as the fields are
+        return message(self.channel, **{**options, **self.fields, **{names.get(k, k): v for k, v in changes.items()}})
 
     # ------------------------------------------------------------------ applied to a contact table
 
@@ -412,3 +406,10 @@ def whatsapp(template_id: int, sender: str, **options: Any) -> Message:
         ('name',)
     """
     return message("whatsapp", template_id=template_id, sender=sender, **options)
+
+
+CONSTRUCTORS: dict[str, Callable[..., Message]] = {
+    "sms": sms, "landingsms": landing_sms, "mailing": mailing, "voice": voice, "voiceAudio": voice_audio,
+    "whatsapp": whatsapp}
+"""The constructor of each channel, by the spec's name: its parameters come first in the channel's options
+(:func:`~sendframe.campaign.channel_options.channel_options`), positional where it takes them."""

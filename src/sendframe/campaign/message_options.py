@@ -12,7 +12,7 @@ validated with the service's own models, as a request to one placeholder recipie
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import date
 from types import MappingProxyType
 from typing import Any
@@ -26,14 +26,13 @@ from sendframe.channels import ChannelInfo, channel, channels_where
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names, snake_case
 
-__all__ = ["CHANNEL_LIMITED", "RUN_SETTINGS", "listed_names", "message_settings", "wire_spelling", "without_query"]
+__all__ = ["CHANNEL_LIMITED", "RUN_SETTINGS", "listed_names", "message_settings", "without_query"]
 
 # settings a send may also take for one run (they override the message's)
 RUN_SETTINGS = ("suppression", "frequency_cap", "history", "local_time", "quiet_hours")
 # settings only some channels take -> the channel's fact that says which
 CHANNEL_LIMITED: dict[str, Callable[[ChannelInfo], bool]] = {
     "encoding": lambda info: info.sends_sms, "notification_url": lambda info: info.has_notifications}
-_PLACEHOLDER_RECIPIENT = {"phone": "34600000000", "email": "someone@example.com"}
 
 
 def without_query(url: str) -> str:
@@ -49,17 +48,7 @@ def without_query(url: str) -> str:
         "?…" if parts.query else "")
 
 
-def wire_spelling(channel_name: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options with request fields under their wire names (other options as given).
-
-        >>> wire_spelling("sms", {"otp_config": None, "to": "phone"})
-        {'otpConfig': None, 'to': 'phone'}
-    """
-    names = request_field_names(channel_name)
-    return {names.get(k, k): v for k, v in options.items()}
-
-
-def message_settings(channel_name: str, options: dict[str, Any], setting_names: Iterable[str]) -> dict[str, Any]:
+def message_settings(channel_name: str, options: dict[str, Any], setting_names: tuple[str, ...]) -> dict[str, Any]:
     """The keyword arguments of a ``Message`` from the options of :func:`sendframe.message` (see its docstring).
 
     ``setting_names``: the message's settings that are not request fields
@@ -72,22 +61,26 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
     info = channel(channel_name)
     names = request_field_names(info.name)
     whatsapp_options = dict(info.column_fields)
-    setting_names = tuple(setting_names)
-    known = [*names, *setting_names, "encoding", *whatsapp_options]
-    check_options(options, known, "sendframe.message",
-                  hint=f"A {info.name} message takes: "
-                       f"{', '.join(sorted({*_public_names(names), *setting_names, *whatsapp_options}))}.")
+    # the names a hint shows: the fields' Python spellings (not the wire's camelCase), the settings, WhatsApp's columns
+    shown = ({n for n in names if "_" in n or n == n.lower()} - {"from_"}) | {*setting_names, *whatsapp_options}
+    check_options(options, [*names, *setting_names, "encoding", *whatsapp_options], "sendframe.message",
+                  hint=f"A {info.name} message takes: {', '.join(sorted(shown))}.")
     settings = {k: options.pop(k) for k in setting_names if k in options}
     whatsapp_columns = {whatsapp_options[k]: listed_names(options.pop(k), k)
                         for k in list(options) if k in whatsapp_options and options[k] is not None}
     whatsapp_columns = {k: v for k, v in whatsapp_columns.items() if v}  # no column is the same as none given
     encoding = options.pop("encoding", None)
-    if encoding is not None:
-        asked_encoding(encoding)
+    asked_encoding(encoding)  # checked
     fields = {names[name]: value for name, value in options.items() if value is not None}
     if fields.get("parts") == 1:  # the service's default: the same message whether it is said or not
         del fields["parts"]
-    fields = defaulted_fields(info.name, fields)
+    # what every front door fills in when it is not given: a mailing's replyTo is its fromEmail; a landing SMS without a
+    # page (templateBody, templateId or templateV2Id) gets one showing its message without the link to itself
+    if info.name == "mailing" and fields.get("replyTo") is None and fields.get("fromEmail") is not None:
+        fields["replyTo"] = fields["fromEmail"]
+    if info.name == "landingsms" and not {"templateBody", "templateId", "templateV2Id"} & fields.keys():
+        page_text = re.sub(r"\s*\{\s*LAND_URL[^}]*\}", "", str(fields.get("message", ""))).strip()
+        fields["templateBody"] = f"<p>{page_text}</p>"
     notification_url = settings.get("notification_url") or fields.pop("notificationUrl", None)
     for name, value in (("encoding", encoding), ("notification_url", notification_url)):
         if value is not None and not CHANNEL_LIMITED[name](info):
@@ -110,31 +103,15 @@ def message_settings(channel_name: str, options: dict[str, Any], setting_names: 
         settings["frequency_cap"] = frequency_window(cap[0], cap[1], f"frequency_cap={cap!r}")
     if "scheduleDate" in fields and (settings.get("local_time") or settings.get("quiet_hours")):
         raise InputError("schedule_date and local_time/quiet_hours both say when to send: give one.")
-    _validate(info, {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}, whatsapp_columns)
-    if "quiet_hours" in settings:
-        settings["quiet_hours"] = tuple(settings["quiet_hours"]) if settings["quiet_hours"] else None
+    # the fields checked by the service's model, as a request to one placeholder recipient
+    recipient = {"phone": "34600000000", "email": "someone@example.com"}[info.recipient]
+    body = {**fields, **({"encoding": encoding} if encoding not in (None, "auto") else {})}
+    item = {"to": recipient, **{wire: ["x"] * len(columns) for wire, columns in whatsapp_columns.items()}}
+    body = {**body, "messages": [item]} if info.column_fields else {**body, "to": [recipient]}  # WhatsApp's form
+    parse_request(info.name, wire_fields(body, info.name))
+    settings["quiet_hours"] = tuple(settings.get("quiet_hours") or ()) or None
     return {**settings, "channel": info.name, "fields": MappingProxyType(fields), "encoding": encoding,
             "notification_url": notification_url, "whatsapp_columns": MappingProxyType(whatsapp_columns)}
-
-
-def defaulted_fields(channel_name: str, fields: dict[str, Any]) -> dict[str, Any]:
-    """The request fields with what every front door fills in when it is not given: a mailing's ``replyTo`` is its
-    ``fromEmail``; a landing SMS without a page (``templateBody``, ``templateId`` or ``templateV2Id``) gets one showing
-    its message without the link to itself.
-
-        >>> defaulted_fields("landingsms", {"message": "Sale! {LAND_URL}"})["templateBody"]
-        '<p>Sale!</p>'
-    """
-    if channel_name == "mailing" and fields.get("replyTo") is None and fields.get("fromEmail") is not None:
-        return {**fields, "replyTo": fields["fromEmail"]}
-    if channel_name == "landingsms" and not {"templateBody", "templateId", "templateV2Id"} & fields.keys():
-        page_text = re.sub(r"\s*\{\s*LAND_URL[^}]*\}", "", str(fields.get("message", ""))).strip()
-        return {**fields, "templateBody": f"<p>{page_text}</p>"}
-    return fields
-
-
-def _public_names(names: Mapping[str, str]) -> set[str]:
-    return {name for name in names if "_" in name or name == name.lower()} - {"from_"}
 
 
 def listed_names(value: Any, option: str) -> tuple[str, ...]:
@@ -148,15 +125,3 @@ def listed_names(value: Any, option: str) -> tuple[str, ...]:
     if isinstance(value, Iterable):
         return tuple(str(c) for c in value)
     raise InputError(f"{option} names the columns filling the template's variables in order, not {value!r}.")
-
-
-def _validate(info: ChannelInfo, fields: Mapping[str, Any], whatsapp_columns: Mapping[str, tuple[str, ...]]) -> None:
-    """Check the fields with the service's model, as a request to one placeholder recipient."""
-    recipient = _PLACEHOLDER_RECIPIENT[info.recipient]
-    if info.name == "whatsapp":
-        item: dict[str, Any] = {"to": recipient}
-        item.update({wire: ["x"] * len(columns) for wire, columns in whatsapp_columns.items() if columns})
-        body = {**fields, "messages": [item]}
-    else:
-        body = {**fields, "to": [recipient]}
-    parse_request(info.name, wire_fields(body, info.name))

@@ -47,7 +47,6 @@ from __future__ import annotations
 import os
 import string
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -65,10 +64,8 @@ from sendframe.campaign.preview import contacts_frame, render
 from sendframe.campaign.tables import read_table
 from sendframe.errors import InputError, TemplateError
 from sendframe.options import keyword_checked
-from sendframe.text import filters as text_filters
-from sendframe.text import templates
-from sendframe.text.filters import _ARROW_NUMBER  # text.filters.is_number's rule, written for Arrow
-from sendframe.text.templates import SPECIALS, Placeholder, Template, column_to_arrow
+from sendframe.text.filters import _ARROW_NUMBER, is_shortenable  # _ARROW_NUMBER: is_number's rule, for Arrow
+from sendframe.text.templates import SPECIALS, Placeholder, Template, column_to_arrow, malformed_placeholders, parse
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -117,18 +114,9 @@ RULES: dict[str, Rule] = {
         "{encoding} cannot carry {characters}: sent as '?'. Use encoding='utf-16' or trans=1.")),
 }
 """Each rule's severity and message template, in the order a row's problems are listed."""
-_RANK = {rule: rank for rank, rule in enumerate(RULES)}
 _TEXT = pa.large_string()
 _FORMAT = string.Formatter()
 _PER_ROW = (pd.Series, pd.Index, np.ndarray, pa.Array)
-
-
-@dataclass(frozen=True)
-class _Found:
-    positions: np.ndarray  # row positions; -1 for a campaign-wide problem
-    column: str
-    rule: str
-    messages: pa.Array  # one per position
 
 
 class Problems:
@@ -142,7 +130,8 @@ class Problems:
 
     def __init__(self, index: pd.Index) -> None:
         self.index = index
-        self.found: list[_Found] = []
+        # per add: the row positions (-1: campaign-wide), the column, the rule, the messages
+        self.found: list[tuple[np.ndarray, str, str, pa.Array]] = []
 
     def add(self, rule: str, column: str, rows: np.ndarray | None = None, message: str | None = None,
             **fields: Any) -> None:
@@ -151,35 +140,26 @@ class Problems:
         positions = np.array([-1]) if rows is None else np.flatnonzero(rows)
         if len(positions):
             texts = filled(message or RULES[rule].message, len(positions), column=column, **fields)
-            self.found.append(_Found(positions, str(column), rule, texts))
+            self.found.append((positions, str(column), rule, texts))
 
     def frame(self) -> pd.DataFrame:
         if not self.found:
-            empty = {name: pd.Series([], dtype=object if name == "row" else "str") for name in PROBLEM_COLUMNS}
-            return pd.DataFrame(empty)
-        sizes = [len(f.positions) for f in self.found]
-        positions = np.concatenate([f.positions for f in self.found])
-        ranks = np.repeat(np.array([_RANK[f.rule] for f in self.found]), sizes)
-        # campaign problems first, then by row, each row's rules in RULES order (ties keep their order)
-        order = np.argsort((positions + 1) * len(RULES) + ranks, kind="stable")
-        which = pa.array(np.repeat(np.arange(len(sizes)), sizes)[order])
-
-        def per_problem(values: list[str]) -> pd.Series:
-            return pd.Series(pd.array(pa.array(values, type=_TEXT).take(which), dtype="str"))
-
-        positions = positions[order]
-        rows = np.full(len(order), None, dtype=object)
-        inside = positions >= 0
-        rows[inside] = self.index[positions[inside]].to_numpy(dtype=object)
-        messages = pa.chunked_array([f.messages for f in self.found], type=_TEXT).take(pa.array(order))
+            return pd.DataFrame({name: pd.Series([], dtype=object if name == "row" else "str")
+                                 for name in PROBLEM_COLUMNS})
+        positions, columns, rules, messages = zip(*self.found, strict=True)
+        which = np.repeat(np.arange(len(rules)), [len(p) for p in positions])  # each problem's add
+        at = np.concatenate(positions)
+        # campaign problems first, then by row, each row's rules in RULES order (a stable sort: ties keep their order)
+        order = np.lexsort((np.array([list(RULES).index(rule) for rule in rules])[which], at))
+        which, at = pa.array(which[order]), at[order]
+        rows = np.full(len(at), None, dtype=object)
+        rows[at >= 0] = self.index[at[at >= 0]].to_numpy(dtype=object)
+        shared = {"column": columns, "rule": rules, "severity": [RULES[rule].severity for rule in rules]}  # per add
+        table = {name: pd.array(pa.array(texts, type=_TEXT).take(which), dtype="str") for name, texts in shared.items()}
+        message = pa.chunked_array(messages, type=_TEXT).take(pa.array(order)).combine_chunks()
         # labels as pandas infers them (text labels make a str column), object when a campaign problem has none
-        return pd.DataFrame({
-            "row": pd.Series(rows, dtype=object if not inside.all() else None),
-            "column": per_problem([f.column for f in self.found]),
-            "rule": per_problem([f.rule for f in self.found]),
-            "message": pd.array(messages.combine_chunks(), dtype="str"),
-            "severity": per_problem([RULES[f.rule].severity for f in self.found]),
-        })
+        return pd.DataFrame({"row": pd.Series(rows, dtype=object if (at < 0).any() else None), **table,
+                             "message": pd.array(message, dtype="str")})[list(PROBLEM_COLUMNS)]
 
 
 def filled(template: str, count: int, /, **fields: Any) -> pa.Array:
@@ -209,9 +189,8 @@ def filled(template: str, count: int, /, **fields: Any) -> pa.Array:
         else:
             array = pa.array(values.astype("str").array)
             pieces.append((array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array).cast(_TEXT))
-    if not any(isinstance(p, pa.Array) for p in pieces):
-        return pa.repeat(pa.scalar("".join(p.as_py() for p in pieces), _TEXT), count)
-    return pc.binary_join_element_wise(*pieces, pa.scalar("", _TEXT))
+    joined = pc.binary_join_element_wise(*pieces, pa.scalar("", _TEXT))
+    return joined if isinstance(joined, pa.Array) else pa.repeat(joined, count)  # no per-row field: one text for all
 
 
 def _formatted(value: Any, conversion: str | None, spec: str | None) -> str:
@@ -233,10 +212,8 @@ def _recipient_problems(found: Problems, contacts: pd.DataFrame, kind: str, colu
 
 def _line_problems(found: Problems, contacts: pd.DataFrame, channel: str, column: str, keys: pd.Series) -> None:
     """Valid numbers whose line cannot receive a text message (``read_contacts``' ``phone_type`` when it has it)."""
-    if column == "phone" and isinstance(contacts.get("phone_type", pd.Series()).dtype, pd.CategoricalDtype):
-        types = contacts["phone_type"]
-    else:
-        types = number_types(keys)
+    given = contacts.get("phone_type") if column == "phone" else None
+    types = given if given is not None and isinstance(given.dtype, pd.CategoricalDtype) else number_types(keys)
     cannot = keys.notna().to_numpy(dtype=bool) & ~receives_sms(types)
     found.add("landline", column, cannot, value=contacts[column][cannot],
               line=types[cannot].astype("str").str.replace("_", " "),
@@ -270,10 +247,10 @@ def _variable_problems(found: Problems, contacts: pd.DataFrame, parsed: Template
     uses = dict.fromkeys((p.name, p.filter) for p in parsed.pieces
                          if isinstance(p, Placeholder) and p.filter and p.name not in SPECIALS)
     for name, filter_name in uses:  # each (variable, filter) once, in order: values it cannot apply to
-        values = contacts[name] if name in contacts.columns else None
+        values = contacts.get(name)
         if values is not None and filter_name == "shorten":
             codes, distinct = pd.factorize(values, use_na_sentinel=True)  # True where missing, once per value
-            bad = ~np.array([text_filters.is_shortenable(str(v)) for v in distinct] + [True], dtype=bool)[codes]
+            bad = ~np.array([is_shortenable(str(v)) for v in distinct] + [True], dtype=bool)[codes]
             found.add("shorten_not_url", name, bad, value=values[bad])
         elif values is not None and filter_name in ("formatDotComma", "formatCommaDot"):
             numbers = pc.match_substring_regex(column_to_arrow(values), _ARROW_NUMBER).fill_null(True)
@@ -337,12 +314,10 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
         True
     """
     contacts_frame(contacts)
-    channel, info, template, parts = msg.channel, msg.info, msg.template, msg.parts
-    encoding, trans = msg.encoding or "gsm", int(msg.fields.get("trans", 0))
+    channel, info, template = msg.channel, msg.info, msg.template
     found = Problems(contacts.index)
     column = msg.recipient_column(contacts)
-    if keys is None:
-        keys = sendable_keys(contacts[column], info.recipient)
+    keys = sendable_keys(contacts[column], info.recipient) if keys is None else keys
     _recipient_problems(found, contacts, info.recipient, column, keys)
     if info.sends_sms or channel == "whatsapp":
         _line_problems(found, contacts, channel, column, keys)
@@ -353,19 +328,18 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
     if channel == "whatsapp":
         _whatsapp_problems(found, contacts, msg.fields.get("templateId"), msg.whatsapp_columns)
     elif template is not None:
-        for written in templates.malformed_placeholders(template):
+        for written in malformed_placeholders(template):
             name = written.strip("{} ").split("|")[0].strip()
             found.add("malformed_placeholder", "message", written=written, name=name, snake=snake_name(name))
         try:
-            parsed = templates.parse(template)
+            parsed = parse(template)
         except TemplateError as exc:
             found.add("invalid_template", "message", error=exc)
             return found.frame()
         _variable_problems(found, contacts, parsed)
         if info.sends_sms:
-            measured = measure_sms(contacts, msg, measured=measured)
-            _text_problems(found, measured, encoding, parts)
+            _text_problems(found, measure_sms(contacts, msg, measured=measured), msg.encoding or "gsm", msg.parts)
         else:  # no text rule for these channels; rendering checks the arguments and values as before
             render(contacts, template, channel=channel, otp_config=msg.fields.get("otpConfig"), link_base=msg.link_base,
-                   trans=trans)
+                   trans=int(msg.fields.get("trans", 0)))
     return found.frame()

@@ -21,7 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from sendframe.campaign.channel_options import CONSTRUCTORS, channel_options, split_options
+from sendframe.campaign.channel_options import channel_options, split_options
+from sendframe.campaign.message import CONSTRUCTORS
 from sendframe.channels import channel as channel_info
 
 __all__ = ["send_campaign", "send_landingsms", "send_mailing", "send_sms", "send_voice", "send_voice_audio",
@@ -57,9 +58,8 @@ def _one_call(channel_name: str, name: str, summary: str, example: str) -> Calla
 
     own = [p.replace(annotation=inspect.Parameter.empty)
            for p in inspect.signature(constructor).parameters.values() if p.kind is not p.VAR_KEYWORD]
-    taken = {p.name for p in own}
     rest = [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default)
-            for o in channel_options(channel_name) if o.name not in taken]
+            for o in channel_options(channel_name) if o.role != "argument"]  # the table's arguments are the own
     send.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # what help() and IDEs show
         [inspect.Parameter("contacts", inspect.Parameter.POSITIONAL_OR_KEYWORD), *own, *rest],
         return_annotation=pd.DataFrame)

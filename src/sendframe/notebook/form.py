@@ -3,7 +3,7 @@
 No widgets here. A form is a plain mapping of the Composer's inputs, named as the library's options
 (``message``, ``template_body``, ``to``, ...), to the values the inputs show; what is not in it
 is where the input starts (:data:`FORM_DEFAULTS`). :func:`message_from_form` builds the message with
-the channel's own constructor (:data:`~sendframe.campaign.channel_options.CONSTRUCTORS`), as
+the channel's own constructor (:data:`~sendframe.campaign.message.CONSTRUCTORS`), as
 ``send_sms`` and ``sendframe send`` build it, so what the widget previews, checks, prices and sends
 is the message the library and the CLI would build from the same settings.
 
@@ -20,7 +20,6 @@ from typing import Any
 
 from sendframe.api.models import GENDERS, LANGUAGES
 from sendframe.campaign.channel_options import (
-    CONSTRUCTORS,
     channel_help,
     channel_options,
     missing_options,
@@ -28,7 +27,7 @@ from sendframe.campaign.channel_options import (
     preview_placeholders,
     text_option,
 )
-from sendframe.campaign.message import MESSAGE_OPTIONS, Message
+from sendframe.campaign.message import CONSTRUCTORS, MESSAGE_OPTIONS, Message
 from sendframe.channels import CHANNELS, channel
 from sendframe.errors import InputError
 from sendframe.options import check_options, request_field_names
