@@ -36,7 +36,7 @@ from sendframe.scale.partitions import candidates, delayed_call, local_positions
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
 
-__all__ = ["PreparedPartitions", "estimate_totals", "prepare", "render", "sent_repeats",
+__all__ = ["PreparedPartitions", "estimate_totals", "prepare", "problem_counts", "render", "sent_repeats",
            "skip_elsewhere", "with_duplicates"]
 
 _DUPLICATE = "duplicate_recipient"
@@ -222,3 +222,19 @@ def estimate_totals(function: Callable[..., dict[str, Any]], estimate: Any) -> d
     currencies = [c for c in dict.fromkeys(currency for _, currency in found) if c]
     sums = pd.DataFrame([sums for sums, _ in found]).sum()
     return totals_of_sums({str(name): value for name, value in sums.items()}, "/".join(currencies) or "EUR")
+
+
+def problem_counts(problems: Any) -> pd.DataFrame:
+    """How many problems of each rule and severity (a small pandas frame), from pandas or Dask problems.
+
+        >>> problems = pd.DataFrame({"rule": ["missing_variable", "missing_variable"], "severity": ["error", "error"]})
+        >>> problem_counts(problems).to_dict("records")
+        [{'rule': 'missing_variable', 'severity': 'error', 'problems': 2}]
+    """
+    counts = problems.groupby(["rule", "severity"], observed=True).size()
+    if hasattr(counts, "compute"):
+        counts = counts.compute()
+    table: pd.DataFrame = (counts.rename("problems").reset_index()
+                           .sort_values(["problems", "rule"], ascending=[False, True])
+                           .reset_index(drop=True).astype({"problems": "int64"}))
+    return table
