@@ -65,12 +65,9 @@ def _recipient_keys(part: pd.DataFrame) -> pd.DataFrame:
         >>> _recipient_keys(part)["key"].tolist()
         ['p:34600123456']
     """
-    keys = []
-    for kind in ("phone", "email"):
-        if kind in part:
-            key = kind[0] + ":" + recipient_keys(part[kind], kind, default_region=None)
-            keys.append(candidates(key, part[f"{kind}_valid"].to_numpy(dtype=bool), part.index))
-    return pd.concat(keys) if keys else pd.DataFrame({"key": [], "label": []})
+    kinds = [kind for kind in ("phone", "email") if kind in part]  # one at least: read_contacts refuses a table of none
+    return pd.concat([candidates(kind[0] + ":" + recipient_keys(part[kind], kind, default_region=None),
+                                 part[f"{kind}_valid"].to_numpy(dtype=bool), part.index) for kind in kinds])
 
 
 def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any],
