@@ -9,7 +9,7 @@ import pytest
 
 import sendframe
 from sendframe.scale.messages import problem_counts
-from sendframe.scale.runtime import from_pandas
+from sendframe.scale.partitions import from_pandas
 from tests.scale.data import computed, contacts, typed
 
 dd = pytest.importorskip("dask.dataframe")

@@ -18,7 +18,7 @@ import sendframe
 from sendframe import sandbox
 from sendframe.campaign.ledger import Ledger
 from sendframe.errors import CampaignStoppedWarning
-from sendframe.scale.runtime import from_pandas
+from sendframe.scale.partitions import from_pandas
 from sendframe.scale.sending import PartitionLedger
 from tests.scale.data import computed
 

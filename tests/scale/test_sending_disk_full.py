@@ -10,7 +10,7 @@ import pytest
 
 import sendframe
 from sendframe.errors import DiskFullError
-from sendframe.scale.runtime import from_pandas
+from sendframe.scale.partitions import from_pandas
 
 dd = pytest.importorskip("dask.dataframe")
 

@@ -7,7 +7,7 @@ import pytest
 
 import sendframe
 from sendframe.campaign import message as message_module
-from sendframe.scale.runtime import from_pandas
+from sendframe.scale.partitions import from_pandas
 from tests.scale.data import computed
 
 dd = pytest.importorskip("dask.dataframe")

@@ -3,8 +3,8 @@
 The pandas functions take a Dask frame as they take a pandas one and answer lazily, running the
 same pandas code on every partition (:mod:`~sendframe.scale.messages`); rules that span rows (a
 recipient repeated anywhere in the table) are kept right across partitions by a shuffle on the
-recipient (:mod:`~sendframe.scale.repeats`). Dask itself is imported only when a Dask frame is
-met (:mod:`~sendframe.scale.runtime`), so the pandas path never needs it.
+recipient (:mod:`~sendframe.scale.partitions`). Dask itself is imported only when a Dask frame is
+met (:mod:`~sendframe.scale.engine` imports this package's modules then), so the pandas path never needs it.
 
     >>> import sendframe
     >>> contacts = sendframe.read_contacts("contacts/*.parquet", dask=True)  # doctest: +SKIP

@@ -18,9 +18,13 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from dask.bytes.core import read_bytes
+from dask.dataframe.dispatch import make_meta
 
 from sendframe.delivery import metrics
 from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes
@@ -29,7 +33,7 @@ from sendframe.delivery.outcomes import outcomes
 from sendframe.delivery.parsing import TEXT_CATEGORIES, LogParams, log_params, parse_with_queries
 from sendframe.engines import named_files
 from sendframe.errors import InputError
-from sendframe.scale import runtime
+from sendframe.scale.partitions import delayed_call, from_pandas
 
 __all__ = ["LOG_BLOCK_BYTES", "latest_status_partitions", "outcomes_partitions", "read_logs", "summary_partitions"]
 
@@ -49,14 +53,13 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
 
         >>> read_logs(sendframe.read_callbacks, "logs/*.log.gz")  # doctest: +SKIP
     """
-    dd, files = runtime.dask_module("dask.dataframe"), named_files(source, "callback log")
+    files = named_files(source, "callback log")
     urls = {f: log_url(f, notification_url) for f in files}  # None: a receiver log, read with its own #params
-    read_bytes = runtime.dask_module("dask.bytes.core").read_bytes
     # lazy ranges of bytes, each starting after a line break and ending on one: a compressed log whole
-    ranges = {f: [runtime.delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
+    ranges = {f: [delayed_call(_decompressed, f)] if f.endswith(COMPRESSED_ENDINGS)
               else read_bytes(f, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0] for f in files}
     # one pass on the cluster: the #params lines of every receiver log (its own parameters, its order)
-    (templates,) = runtime.compute({f: [runtime.delayed_call(_templates_in, block) for block in ranges[f]]
+    (templates,) = dask.compute({f: [delayed_call(_templates_in, block) for block in ranges[f]]
                                     for f in files if urls[f] is None})
     params = {f: log_params(pa.array([t for got in templates.get(f, []) for t in got], pa.string()), urls[f])
               for f in files}
@@ -64,11 +67,12 @@ def read_logs(read: Callable[..., pd.DataFrame], source: Any, notification_url: 
     empty = parse_with_queries(none, log_params(none, notification_url))[0]
     columns = log_columns([empty.columns, [p for f in files for p in params[f].own]])
     meta = _typed_as_meta(conformed(empty, columns))
-    parts = [runtime.delayed_call(_parsed_range, block, params[f], columns) for f in files for block in ranges[f]]
+    parts = [delayed_call(_parsed_range, block, params[f], columns) for f in files for block in ranges[f]]
     if not parts:
-        return runtime.from_pandas(meta)
+        return from_pandas(meta)
     frame = dd.from_delayed(parts, meta=meta, verify_meta=False)
-    return frame.shuffle("id").map_partitions(_deduplicated_here, meta=meta, enforce_metadata=False)
+    # rows of several logs meet in a partition: labelled 0, 1, ... in each (Dask resets the index per partition)
+    return frame.shuffle("id").map_partitions(deduplicated, meta=meta, enforce_metadata=False).reset_index(drop=True)
 
 
 def _templates_in(block: bytes) -> list[str]:
@@ -95,17 +99,13 @@ def _typed_as_meta(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype(dict.fromkeys(TEXT_CATEGORIES, "string"))
 
 
-def _deduplicated_here(frame: pd.DataFrame) -> pd.DataFrame:
-    return deduplicated(frame).reset_index(drop=True)  # rows of several logs meet here: labels made unique
-
-
 # ---------------------------------------------------------------------- what the frames give
 
 
 def _paired(results: Any, callbacks: Any) -> tuple[Any, Any]:
     """Results and callbacks as Dask frames partitioned alike by message id (one id: one partition), the callbacks
     labelled 0, 1, ... in each partition (where notifications of several partitions meet)."""
-    frames = [x if x is None or runtime.is_dask_frame(x) else runtime.from_pandas(x) for x in (results, callbacks)]
+    frames = [x if x is None or isinstance(x, dd.DataFrame) else from_pandas(x) for x in (results, callbacks)]
     parts = max(x.npartitions for x in frames if x is not None)
     results, callbacks = [None if x is None else x.assign(_id=x["id"].astype("string[pyarrow]"))
                           .shuffle("_id", npartitions=parts).drop(columns="_id") for x in frames]
@@ -117,7 +117,7 @@ def latest_status_partitions(latest_status: Callable[[pd.DataFrame], pd.DataFram
 
         >>> latest_status(callbacks_ddf).compute()  # doctest: +SKIP
     """
-    meta = latest_status(runtime.meta_of(callbacks)).iloc[:0]
+    meta = latest_status(make_meta(callbacks)).iloc[:0]
     return callbacks.shuffle("id").map_partitions(latest_status, meta=meta, enforce_metadata=False)
 
 
@@ -136,7 +136,7 @@ def outcomes_partitions(message_outcomes: Callable[..., pd.DataFrame], results: 
     """
     _only_frames(records=records, estimate=estimate, recipients=recipients)
     results, callbacks = _paired(results, callbacks)
-    meta = message_outcomes(*[None if x is None else runtime.meta_of(x) for x in (results, callbacks)]).iloc[:0]
+    meta = message_outcomes(*[None if x is None else make_meta(x) for x in (results, callbacks)]).iloc[:0]
     return results.map_partitions(message_outcomes, callbacks, meta=meta, align_dataframes=False,
                                   enforce_metadata=False)
 
@@ -213,5 +213,5 @@ def summary_partitions(delivery_summary: Callable[..., pd.DataFrame], results: A
     results, callbacks = _paired(results, callbacks)
     given = next(x for x in (results, callbacks) if x is not None)
     results, callbacks = ([None] * given.npartitions if x is None else x.to_delayed() for x in (results, callbacks))
-    return _combined(list(runtime.compute(*[runtime.delayed_call(_partition_sums, r, c, by)
+    return _combined(list(dask.compute(*[delayed_call(_partition_sums, r, c, by)
                                     for r, c in zip(results, callbacks, strict=True)])))

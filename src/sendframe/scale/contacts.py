@@ -4,7 +4,7 @@
 (the default) when the source is more than one file (a folder, a glob, a list) or one file larger than
 :data:`sendframe.campaign.contacts.LARGE_FILE_BYTES`. Each partition is normalised by the pandas
 ``read_contacts`` itself; the ``duplicate`` flag, which spans rows, is settled across partitions by a shuffle on the
-recipient (:mod:`sendframe.scale.repeats`); and rows are labelled by their position in the whole
+recipient (:mod:`sendframe.scale.partitions`); and rows are labelled by their position in the whole
 table (0, 1, ...; the divisions are known), as the pandas reader labels them. Counting the rows
 of each partition reads one column once before the frame is returned; everything else is lazy.
 
@@ -19,14 +19,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+from dask.dataframe.dispatch import make_meta
 
 from sendframe.api.recipient_columns import recipient_keys
 from sendframe.engines import named_files
 from sendframe.errors import InputError
-from sendframe.scale import runtime
-from sendframe.scale.repeats import candidates, local_positions, repeated_rows
+from sendframe.scale.partitions import candidates, local_positions, pandas_strings, repeated_rows, row_offsets
 
 __all__ = ["PARTITION_BYTES", "read_partitioned"]
 
@@ -36,8 +38,7 @@ _PARQUET = (".parquet", ".parq", ".pq")
 
 
 def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
-    dd = runtime.dask_module("dask.dataframe")
-    if runtime.is_dask_frame(source):
+    if isinstance(source, dd.DataFrame):
         if read_options:
             raise InputError(f"read options ({', '.join(read_options)}) apply to files, not to a Dask frame.")
         return source
@@ -50,7 +51,7 @@ def _raw_frame(source: Any, read_options: dict[str, Any]) -> Any:
     # as the pandas reader: text as written (leading zeros kept), only empty cells missing, typed str
     options = {"dtype": str, "encoding": "utf-8-sig", "keep_default_na": False, "na_values": [""],
                "blocksize": PARTITION_BYTES, **read_options}
-    with runtime.pandas_strings():
+    with pandas_strings():
         return dd.read_parquet(paths, **read_options) if kinds == {True} else dd.read_csv(paths, **options)
 
 
@@ -64,12 +65,9 @@ def _recipient_keys(part: pd.DataFrame) -> pd.DataFrame:
         >>> _recipient_keys(part)["key"].tolist()
         ['p:34600123456']
     """
-    keys = []
-    for kind in ("phone", "email"):
-        if kind in part:
-            key = kind[0] + ":" + recipient_keys(part[kind], kind, default_region=None)
-            keys.append(candidates(key, part[f"{kind}_valid"].to_numpy(dtype=bool), part.index))
-    return pd.concat(keys) if keys else pd.DataFrame({"key": [], "label": []})
+    kinds = [kind for kind in ("phone", "email") if kind in part]  # one at least: read_contacts refuses a table of none
+    return pd.concat([candidates(kind[0] + ":" + recipient_keys(part[kind], kind, default_region=None),
+                                 part[f"{kind}_valid"].to_numpy(dtype=bool), part.index) for kind in kinds])
 
 
 def _finished(part: pd.DataFrame, repeats: pd.DataFrame, read: Callable[..., pd.DataFrame], options: dict[str, Any],
@@ -91,8 +89,8 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, **
     """
     own = inspect.signature(read_contacts).parameters
     options = {name: value for name, value in given.items() if name in own}
-    raw = runtime.optimised(_raw_frame(source, {name: value for name, value in given.items() if name not in own}))
-    meta = read_contacts(runtime.meta_of(raw), **options)  # a table without a recipient column fails here, at once
+    raw = _raw_frame(source, {name: value for name, value in given.items() if name not in own}).optimize()
+    meta = read_contacts(make_meta(raw), **options)  # a table without a recipient column fails here, at once
     meta.index = pd.RangeIndex(0)
     # the source columns read_contacts found (Mobile, E-mail, ...), named exactly, so the candidates of
     # the duplicate flag read those columns alone and find them under the canonical phone / email
@@ -102,14 +100,12 @@ def read_partitioned(read_contacts: Callable[..., pd.DataFrame], source: Any, **
                     "country_column": country}
     recipients = [*sources.values(), *([country] if country else [])]
     # one pass now: each partition's length (for labels 0, 1, ... across the table) and the repeats, kept
-    repeats = runtime.persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients],
-                                                                                              **pick_options))))
+    (repeats,) = dask.persist(repeated_rows(raw, lambda part: _recipient_keys(read_contacts(part[recipients],
+                                                                                           **pick_options))))
     lengths = raw.map_partitions(len, meta=(None, "int64"), enforce_metadata=False)  # on the frame's own partitions
-    offsets = runtime.row_offsets(runtime.compute(lengths)[0]).tolist()
+    offsets = row_offsets(dask.compute(lengths)[0]).tolist()
     done = raw.map_partitions(_finished, repeats, read_contacts, options, offsets, meta=meta, align_dataframes=False,
                               enforce_metadata=False)
-    if (np.diff(offsets) == 0).any():  # empty partitions: divisions would not increase
-        return done
-    divisions = (*offsets[:-1], offsets[-1] - 1)
-    return runtime.dask_module("dask.dataframe").from_delayed(done.to_delayed(), meta=meta, divisions=divisions,
-                                                              verify_meta=False)
+    known = (np.diff(offsets) > 0).all()  # an empty partition: the divisions would not increase
+    return dd.from_delayed(done.to_delayed(), meta=meta, divisions=(*offsets[:-1], offsets[-1] - 1) if known else None,
+                           verify_meta=False)

@@ -3,7 +3,7 @@
 ``msg.prepare(frame)`` of a Dask frame answers :class:`PreparedPartitions`, whose views are lazy Dask
 frames on the frame's partitions, equal to pandas' on the same rows. The one rule that spans rows,
 a recipient an earlier row of another partition is sent to (``skipped_duplicate``), is settled by
-:func:`sendframe.scale.repeats.repeated_rows` on the prepared ``recipient_key`` of the rows each
+:func:`sendframe.scale.partitions.repeated_rows` on the prepared ``recipient_key`` of the rows each
 partition sends, in the policy's own words. A view is one graph: each partition is prepared once.
 ``msg.render`` runs on every partition (:func:`render`); preflight's ``duplicate_recipient`` is found
 across partitions and written with preflight's own ``Problems`` (:attr:`PreparedPartitions.problems`); an
@@ -20,15 +20,17 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+from dask.dataframe.dispatch import make_meta
 
 from sendframe.api.recipient_columns import sendable_keys
 from sendframe.campaign.policy import keep_reasons, skip_repeats
 from sendframe.campaign.preflight import Problems
 from sendframe.campaign.prepared import Prepared, estimate_sums, totals_of_sums
-from sendframe.scale import runtime
-from sendframe.scale.repeats import candidates, local_positions, repeated_rows
+from sendframe.scale.partitions import candidates, delayed_call, local_positions, pandas_strings, repeated_rows
 
 if TYPE_CHECKING:
     from sendframe.campaign.message import Message
@@ -57,20 +59,20 @@ def _sent_keys(prepared: Prepared) -> pd.DataFrame:
 def sent_repeats(frame: Any, prepared: list[Any]) -> Any:
     """The rows whose recipient an earlier row of the whole (optimised) ``frame`` is sent to, among the rows the
     ``prepared`` partitions (lazy :class:`~sendframe.campaign.prepared.Prepared`, one per partition of ``frame``,
-    repeats kept) send: a lazy frame of :func:`~sendframe.scale.repeats.repeated_rows`.
+    repeats kept) send: a lazy frame of :func:`~sendframe.scale.partitions.repeated_rows`.
 
         >>> repeats = sent_repeats(frame, [dask.delayed(msg.prepare)(part, keep=["duplicate"])  # doctest: +SKIP
         ...                                for part in frame.to_delayed()])
     """
-    meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=runtime.meta_of(frame).index[:0])
-    sent = _from_parts(frame, [runtime.delayed_call(_sent_keys, p) for p in prepared], meta)
+    meta = pd.DataFrame({"key": pd.Series([], dtype=object)}, index=make_meta(frame).index[:0])
+    sent = _from_parts(frame, [delayed_call(_sent_keys, p) for p in prepared], meta)
     return repeated_rows(sent, lambda local: candidates(local["key"], True, local.index))  # a row not sent has none
 
 
 def _from_parts(frame: Any, parts: list[Any], meta: pd.DataFrame) -> Any:
     """A Dask frame of the lazy pandas ``parts``, one per partition of ``frame``, typed as ``meta`` says."""
-    with runtime.pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
-        return runtime.dask_module("dask.dataframe").from_delayed(parts, meta=meta, divisions=frame.divisions,
+    with pandas_strings():  # Dask would retype the meta's str columns as string[pyarrow]
+        return dd.from_delayed(parts, meta=meta, divisions=frame.divisions,
                                                           verify_meta=False)
 
 
@@ -113,13 +115,13 @@ class PreparedPartitions:
     options: dict[str, Any]
 
     def _views(self, name: str) -> Any:
-        msg, frame, keep = self.message, runtime.optimised(self.contacts), self.options.get("keep")
-        meta = _view(msg.prepare(runtime.meta_of(frame), **self.options), None, name).iloc[:0]
+        msg, frame, keep = self.message, self.contacts.optimize(), self.options.get("keep")
+        meta = _view(msg.prepare(make_meta(frame), **self.options), None, name).iloc[:0]
         options = {**self.options, "keep": with_duplicates(keep)}  # each partition prepared once, its repeats kept
-        prepared = [runtime.delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
+        prepared = [delayed_call(msg.prepare, part, **options) for part in frame.to_delayed()]
         spans = name != "schedule" and "duplicate" not in keep_reasons(keep)  # else nothing spans partitions
         repeats = sent_repeats(frame, prepared).to_delayed() if spans else [None] * len(prepared)
-        views = [runtime.delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
+        views = [delayed_call(_view, p, r, name) for p, r in zip(prepared, repeats, strict=True)]
         return _from_parts(frame, views, meta)
 
     frame = property(lambda self: self._views("frame"), doc="Every per-row column (``Prepared.frame``), lazily.")
@@ -141,13 +143,13 @@ class PreparedPartitions:
         """
         msg, kind = self.message, self.message.info.recipient
         preflight_of = functools.partial(msg.preflight, suppression=self.options.get("suppression"))
-        meta = preflight_of(runtime.meta_of(self.contacts)).iloc[:0]  # arguments checked here, at once
-        frame, column = runtime.optimised(self.contacts), msg.recipient_column(runtime.meta_of(self.contacts))
+        meta = preflight_of(make_meta(self.contacts)).iloc[:0]  # arguments checked here, at once
+        frame, column = self.contacts.optimize(), msg.recipient_column(make_meta(self.contacts))
         # candidates: rows with a valid recipient, by their key (preflight's own rule, no key for an invalid one).
         # The repeats are worked out now (in the background on a cluster) and kept: the problems, read later,
         # do not hold every partition in memory while the shuffle runs
-        repeats = runtime.persist(repeated_rows(frame, lambda part: candidates(sendable_keys(part[column], kind), True,
-                                                                       part.index)))
+        (repeats,) = dask.persist(repeated_rows(frame, lambda part: candidates(sendable_keys(part[column], kind),
+                                                                              True, part.index)))
         return frame.map_partitions(_merge_problems, repeats, preflight_of, column, meta, meta=meta,
                                     align_dataframes=False, enforce_metadata=False)
 
@@ -158,23 +160,12 @@ def prepare(function: Callable[..., Prepared], msg: Message, frame: Any, **optio
 
         >>> prepare(Message.prepare, msg, contacts_ddf, keep=None).estimate  # doctest: +SKIP
     """
-    msg.recipient_column(runtime.meta_of(frame))  # a missing recipient column is said at once, not at compute
+    msg.recipient_column(make_meta(frame))  # a missing recipient column is said at once, not at compute
     now = pd.Timestamp.now(tz="UTC") if options.get("now") is None else options["now"]
     return PreparedPartitions(msg, frame, {**options, "now": now})
 
 
 # ---------------------------------------------------------------------- render
-
-
-def _typed_like(result: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
-    """``result`` with the dtypes of ``meta`` where they differ (an odd partition must not change a column's type)."""
-    changed = {c: meta[c].dtype for c in meta.columns if c in result and result[c].dtype != meta[c].dtype
-               and meta[c].dtype != object}
-    return result.astype(changed) if changed else result  # astype keeps attrs
-
-
-def _rendered(part: pd.DataFrame, function: Callable[..., pd.Series], msg: Message, field: str | None) -> pd.Series:
-    return function(msg, part, field=field)  # a str Series, whatever the partition holds
 
 
 def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, field: str | None = None) -> Any:
@@ -184,8 +175,8 @@ def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, fiel
 
         >>> render(Message.render, sendframe.sms("Hi {name}", sender="Shop"), contacts_ddf).compute()  # doctest: +SKIP
     """
-    meta = function(msg, runtime.meta_of(frame), field=field).iloc[:0]
-    return frame.map_partitions(_rendered, function, msg, field, meta=meta, enforce_metadata=False)
+    meta = function(msg, make_meta(frame), field=field).iloc[:0]
+    return frame.map_partitions(functools.partial(function, msg), field=field, meta=meta, enforce_metadata=False)
 
 
 # ---------------------------------------------------------------------- preflight
@@ -193,27 +184,24 @@ def render(function: Callable[..., pd.Series], msg: Message, frame: Any, *, fiel
 
 def _merge_problems(part: pd.DataFrame, repeats: pd.DataFrame, preflight_of: Callable[[pd.DataFrame], pd.DataFrame],
                     column: str, meta: pd.DataFrame, partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
-    problems = preflight_of(part.reset_index(drop=True))  # rows are positions here (-1: campaign-wide)
-    problems = problems.assign(position=problems["row"].fillna(-1).to_numpy(dtype=np.int64), _first=1)
-    # campaign-wide problems are said once, by the first partition
-    said = (problems["position"] >= 0) | ((partition_info or {}).get("number", 0) == 0)
-    problems = problems[said & (problems["rule"] != _DUPLICATE)]
-    if len(repeats):
-        # the repeats in preflight's own words (its Problems), each naming its first occurrence, maybe in another
-        # partition; a row's duplicate_recipient comes before its other problems (only invalid_recipient ranks
-        # higher, and an invalid recipient is never a duplicate)
-        at = local_positions(repeats.index.to_numpy())
-        order = np.argsort(at, kind="stable")
-        found = Problems(pd.RangeIndex(len(part)))
-        found.add(_DUPLICATE, column, np.isin(np.arange(len(part)), at), value=part[column].iloc[at[order]],
-                  first=repeats["first_label"].iloc[order])
-        duplicates = found.frame()
-        duplicates = duplicates.assign(position=duplicates["row"].to_numpy(dtype=np.int64), _first=0)
-        problems = pd.concat([problems, duplicates], ignore_index=True)
-    problems = problems.sort_values(["position", "_first"], kind="stable")
+    problems = preflight_of(part.reset_index(drop=True))  # rows are positions here (None: campaign-wide)
+    # campaign-wide problems are said once, by the first partition; the repeats are those found across partitions
+    said = problems["row"].notna() | ((partition_info or {}).get("number", 0) == 0)
+    # the repeats in preflight's own words (its Problems), each naming its first occurrence, maybe in another
+    # partition; put first, as a row's duplicate_recipient comes before its other problems (only
+    # invalid_recipient ranks higher, and an invalid recipient is never a duplicate)
+    at = local_positions(repeats.index.to_numpy())
+    order = np.argsort(at, kind="stable")
+    found = Problems(pd.RangeIndex(len(part)))
+    found.add(_DUPLICATE, column, np.isin(np.arange(len(part)), at), value=part[column].iloc[at[order]],
+              first=repeats["first_label"].iloc[order])
+    merged = pd.concat([found.frame(), problems[said & (problems["rule"] != _DUPLICATE)]], ignore_index=True)
+    position = merged["row"].fillna(-1).to_numpy(dtype=np.int64)
+    order = np.argsort(position, kind="stable")
     labels = np.concatenate([part.index.to_numpy(dtype=object), np.array([None])])  # position -1: None
-    out = problems.assign(row=labels[problems["position"].to_numpy()])[list(meta.columns)].reset_index(drop=True)
-    return _typed_like(out, meta)
+    out = merged.iloc[order].assign(row=labels[position[order]])[list(meta.columns)].reset_index(drop=True)
+    typed: pd.DataFrame = out.astype(meta.dtypes)  # an odd partition must not change a column's type
+    return typed
 
 
 # ---------------------------------------------------------------------- totals
@@ -229,7 +217,7 @@ def estimate_totals(function: Callable[..., dict[str, Any]], estimate: Any) -> d
 
         >>> sendframe.estimate_totals(sendframe.sms("Hi", sender="Shop").estimate(contacts_ddf))  # doctest: +SKIP
     """
-    (found,) = runtime.compute([runtime.delayed_call(_sums, part) for part in estimate.to_delayed()])
+    (found,) = dask.compute([delayed_call(_sums, part) for part in estimate.to_delayed()])
     currencies = [c for c in dict.fromkeys(currency for _, currency in found) if c]
     sums = pd.DataFrame([sums for sums, _ in found]).sum()
     return totals_of_sums({str(name): value for name, value in sums.items()}, "/".join(currencies) or "EUR")
@@ -244,7 +232,7 @@ def problem_counts(problems: Any) -> pd.DataFrame:
     """
     counts = problems.groupby(["rule", "severity"], observed=True).size()
     if hasattr(counts, "compute"):
-        (counts,) = runtime.compute(counts)
+        counts = counts.compute()
     table: pd.DataFrame = (counts.rename("problems").reset_index()
                            .sort_values(["problems", "rule"], ascending=[False, True])
                            .reset_index(drop=True).astype({"problems": "int64"}))

@@ -22,7 +22,6 @@ import dataclasses
 import inspect
 import itertools
 import os
-import pickle
 import shutil
 import tempfile
 import warnings
@@ -30,6 +29,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import cloudpickle  # type: ignore[import-untyped]
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
@@ -41,8 +43,8 @@ from sendframe.campaign.policy import keep_reasons, warn_skipped
 from sendframe.campaign.prepared import Prepared
 from sendframe.campaign.send import Budget, SendOptions, send_prepared
 from sendframe.errors import CampaignStoppedWarning, InputError, naming_full_disk
-from sendframe.scale import runtime
 from sendframe.scale.messages import sent_repeats, skip_elsewhere, with_duplicates
+from sendframe.scale.partitions import delayed_call, from_pandas, pandas_strings, row_offsets
 from sendframe.send_outcomes import OUTCOMES
 
 if TYPE_CHECKING:
@@ -97,8 +99,8 @@ class PartitionLedger(Ledger):
             overlap = (self._spans["low"] < self.scope.stop) & (self._spans["high"] >= self.scope.start)
             batches = [*self._spans.index[overlap].tolist(), *self._recorded.get(self.scope, [])]
         found = super().lookup(keys, recipients, batches=batches)
-        matched = pd.to_numeric(found["row_key"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        elsewhere = ~((matched >= self.scope.start) & (matched < self.scope.stop))
+        matched = pd.to_numeric(found["row_key"], errors="coerce")  # a key that is no position: NaN, elsewhere
+        elsewhere = ~matched.between(self.scope.start, self.scope.stop - 1).to_numpy(dtype=bool, na_value=False)
         if elsewhere.any():
             others = [c for c in found.columns if c not in ("row_key", "recipient")]
             found.loc[elsewhere, others] = pd.NA
@@ -124,16 +126,14 @@ _STASH_ADVICE = ("a Dask send keeps each prepared partition in the temporary fol
 
 
 def _stashed(prepared: Prepared, path: str) -> None:
-    """``prepared`` kept on this machine's disk until the send takes its partition."""
-    import cloudpickle  # type: ignore[import-untyped]  # noqa: PLC0415  Dask's own pickler (a message holds mapping proxies)
-
+    """``prepared`` kept on this machine's disk until the send takes its partition (with Dask's own pickler, as
+    a message holds mapping proxies)."""
     with naming_full_disk(path, _STASH_ADVICE, torn=True), open(path, "wb") as file:
-        cloudpickle.dump(prepared, file, protocol=pickle.HIGHEST_PROTOCOL)
+        cloudpickle.dump(prepared, file)
 
 
 def _unstashed(path: str) -> Prepared:
-    with open(path, "rb") as file:
-        prepared: Prepared = pickle.load(file)  # noqa: S301  our own file, written by this run
+    prepared: Prepared = pd.read_pickle(path)  # noqa: S301  our own file, written by this run
     os.unlink(path)
     return prepared
 
@@ -145,22 +145,22 @@ def _prepare_all(msg: Message, frame: Any, options: dict[str, Any], keep: list[s
     Answers the prepared partitions (persisted on the workers of a distributed cluster; else the paths of
     ``stash``'s files, this process keeping none of them in memory), per partition the rows whose recipient an
     earlier row of the frame is sent to (None when repeats are kept), each row's estimated cost as sent (a
-    repeat's 0), and where each partition's rows start (:func:`~sendframe.scale.runtime.row_offsets`)."""
+    repeat's 0), and where each partition's rows start (:func:`~sendframe.scale.partitions.row_offsets`)."""
     parts = frame.to_delayed()
     # each partition's start: the lazy sum of the lengths of those before it
-    starts = itertools.accumulate((runtime.delayed_call(len, part) for part in parts[:-1]), initial=0)
-    prepared = [runtime.delayed_call(_prepared, part, start, msg, options)
+    starts = itertools.accumulate((delayed_call(len, part) for part in parts[:-1]), initial=0)
+    prepared = [delayed_call(_prepared, part, start, msg, options)
                 for part, start in zip(parts, starts, strict=True)]
     if stash is None:
-        prepared = held = runtime.persist(prepared)
+        prepared = held = dask.persist(prepared)[0]
         stashing = []
     else:
         held = [os.path.join(stash, f"part.{n}.pickle") for n in range(len(prepared))]
-        stashing = [runtime.delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
+        stashing = [delayed_call(_stashed, p, path) for p, path in zip(prepared, held, strict=True)]
     repeats = [None] * len(prepared) if "duplicate" in keep else sent_repeats(frame, prepared).to_delayed()
-    costs = [runtime.delayed_call(_sent_costs, p, r) for p, r in zip(prepared, repeats, strict=True)]
-    found, costs, _ = runtime.compute(repeats, costs, stashing)
-    return held, list(found), np.concatenate([np.zeros(0), *costs]), runtime.row_offsets([len(c) for c in costs])
+    costs = [delayed_call(_sent_costs, p, r) for p, r in zip(prepared, repeats, strict=True)]
+    found, costs, _ = dask.compute(repeats, costs, stashing)
+    return held, list(found), np.concatenate([np.zeros(0), *costs]), row_offsets([len(c) for c in costs])
 
 
 def _earlier_spend(journal: Ledger, cost: np.ndarray) -> float:
@@ -208,12 +208,12 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     if options.ledger is None or str(options.ledger) == ":memory:":
         raise InputError("A send from a Dask frame needs ledger=<file>: it is what lets the run be resumed "
                          "partition by partition.")
-    if not (runtime.is_dask_frame(contacts) or isinstance(contacts, pd.DataFrame)):
+    if not isinstance(contacts, (dd.DataFrame, pd.DataFrame)):
         raise InputError(f"send_partitions takes a Dask or pandas DataFrame, not {type(contacts).__name__}.")
     if options.dry_run:
         raise InputError("dry_run is not available for a send from a Dask frame: use msg.plan(frame) to see what "
                          "would be sent.")
-    frame = runtime.optimised(contacts if runtime.is_dask_frame(contacts) else runtime.from_pandas(contacts))
+    frame = (contacts if isinstance(contacts, dd.DataFrame) else from_pandas(contacts)).optimize()
     keep = sorted(keep_reasons(options.keep))
     ledger_path = os.fspath(options.ledger)
     now = pd.Timestamp.now(tz="UTC") if options.now is None else options.now  # one moment for every partition
@@ -225,7 +225,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
     with contextlib.ExitStack() as stack:
         # the prepared partitions wait on the workers of a distributed cluster, else on this machine's disk
         # (a distributed.Client is the scheduler: its bound ``get``)
-        scheduler = getattr(runtime.dask_module("dask.base").get_scheduler(), "__self__", None)
+        scheduler = getattr(dask.base.get_scheduler(), "__self__", None)
         stash = None if type(scheduler).__module__.startswith("distributed.") else stack.enter_context(
             tempfile.TemporaryDirectory(prefix="sendframe-prepared-"))
         held, repeats, cost, offsets = _prepare_all(msg, frame, each, keep, stash)
@@ -239,7 +239,7 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
         journal.settle(tags_from_callbacks(options.callbacks, msg.notification_url))  # the whole ledger, once
         how = dataclasses.replace(options, ledger=journal, keep=keep, out=None, callbacks=None)
         for number, kept in enumerate(held):
-            prepared = _unstashed(kept) if stash is not None else runtime.compute(kept)[0]
+            prepared = _unstashed(kept) if stash is not None else dask.compute(kept)[0]
             journal.scope = range(int(offsets[number]), int(offsets[number + 1]))
             prepared = skip_elsewhere(prepared, repeats[number])
             # the rows skipped are said once, for the whole frame
@@ -259,9 +259,10 @@ def send_partitions(send: Callable[..., Any], msg: Message, contacts: Any, **giv
                               "file. Run again with the same ledger to continue.", CampaignStoppedWarning,
                               stacklevel=user_stacklevel())
                 break
-    warn_skipped(pd.DataFrame({"action": np.repeat(list(counts), list(counts.values()))}))  # said once, for all
+    # the rows skipped, said once for the whole frame (each row's outcome a category: a byte a row)
+    warn_skipped(pd.DataFrame({"action": pd.Series(list(counts), dtype="category").repeat(list(counts.values()))}))
     # read back as pandas reads its own files: text as str (not string[pyarrow]), and the outcome's
     # categories known (a Parquet read leaves them unknown until computed)
-    with runtime.pandas_strings():
-        written = runtime.dask_module("dask.dataframe").read_parquet(target, index="row")
+    with pandas_strings():
+        written = dd.read_parquet(target, index="row")
     return written.astype({"outcome": pd.CategoricalDtype(pd.Index(OUTCOMES))})  # as send_prepared types it

@@ -1,4 +1,8 @@
-"""Rules that span rows, kept right across partitions: which rows repeat an earlier row's recipient.
+"""Working across the partitions of a Dask frame: each row's place in the whole frame, the rows that repeat an
+earlier row's recipient, and frames built with pandas' own text dtype.
+
+Dask is imported with :mod:`sendframe.scale`, which :class:`~sendframe.scale.engine.DaskEngine` imports only
+when a Dask frame is met (saying how to install Dask when it is missing), so the pandas path never pays for it.
 
 A row's place in the whole frame is its *order*: ``partition number << 40 | position in the
 partition`` (a partition holds fewer than 2**40 rows), so "earlier" means exactly what it means
@@ -18,14 +22,17 @@ division per partition), ready to be merged partition by partition with ``map_pa
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+from dask.dataframe.dispatch import make_meta
 
-from sendframe.scale import runtime
-
-__all__ = ["ORDER_BITS", "candidates", "local_positions", "repeated_rows"]
+__all__ = ["ORDER_BITS", "candidates", "delayed_call", "from_pandas", "local_positions", "pandas_strings",
+           "repeated_rows", "row_offsets"]
 
 ORDER_BITS = 40
 _LOCAL = (1 << ORDER_BITS) - 1
@@ -78,11 +85,13 @@ def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> A
     positions in the partition (0, 1, ...). Rows not returned never count. The answer has the
     partitions of ``frame`` (merge it with ``map_partitions(..., align_dataframes=False)``); its
     index is the repeat's order (:func:`local_positions` gives its position) and its columns are
-    ``key`` and ``first_label`` (the first occurrence's label).
+    ``key`` and ``first_label`` (the first occurrence's label). ``frame`` is optimised (``frame.optimize()``):
+    Dask may fuse the partitions of a Parquet read when only some columns are used, so the frames paired
+    partition by partition must have the optimised frame's partitions.
     """
-    index = runtime.meta_of(frame).index
+    index = make_meta(frame).index
     label_type = index.dtype if index.dtype.kind in "iub" else object  # else labels as Python objects
-    empty = _candidates(runtime.meta_of(frame), pick, label_type)
+    empty = _candidates(make_meta(frame), pick, label_type)
     candidates = frame.map_partitions(_candidates, pick, label_type, meta=empty, enforce_metadata=False)
     repeats = candidates.shuffle("key").map_partitions(_repeats_of, meta=_repeats_of(empty), enforce_metadata=False)
     # partition i holds the orders [i << 40, (i + 1) << 40): each repeat goes back to its own partition
@@ -91,3 +100,51 @@ def repeated_rows(frame: Any, pick: Callable[[pd.DataFrame], pd.DataFrame]) -> A
     if aligned.npartitions != frame.npartitions:  # pragma: no cover - set_index keeps the divisions given
         raise RuntimeError("repeats could not be aligned with the frame's partitions")
     return aligned
+
+
+# ---------------------------------------------------------------------- Dask with pandas' rules
+
+
+def pandas_strings() -> AbstractContextManager[Any]:
+    """A context in which Dask builds frames with pandas' own text dtype.
+
+    By default (``dataframe.convert-string``) Dask turns every text column it reads or is given
+    (``read_csv``, ``read_parquet``, ``from_pandas``) into ``string[pyarrow]``, whose missing value
+    is ``pd.NA``, where pandas reads ``str`` (missing: ``nan``): comparisons and ``.str`` methods then
+    answer other dtypes than pandas on the same rows. Frames sendframe reads or converts itself are
+    built in this context, so a column is typed as the pandas reader types it; the choice is fixed
+    when the frame is built (computing it later, in any context, keeps it).
+
+        >>> with pandas_strings():  # doctest: +SKIP
+        ...     frame = dd.read_csv("contacts-*.csv", dtype=str)
+    """
+    context: AbstractContextManager[Any] = dask.config.set({"dataframe.convert-string": False})
+    return context
+
+
+def from_pandas(frame: pd.DataFrame, npartitions: int = 1) -> Any:
+    """A Dask frame of a pandas ``frame``, rows in their order and every column of the dtype it has
+    (Dask's ``from_pandas`` would turn text columns into ``string[pyarrow]``: see :func:`pandas_strings`).
+
+        >>> from_pandas(pd.DataFrame({"name": ["Ana", None]})).dtypes["name"]
+        <StringDtype(na_value=nan)>
+    """
+    with pandas_strings():
+        return dd.from_pandas(frame, npartitions=npartitions, sort=False)
+
+
+def row_offsets(counted: Any) -> np.ndarray:
+    """Where each partition's rows start in the whole frame, then the total, from the computed lengths of its
+    partitions (for one partition Dask answers a bare number).
+
+        >>> row_offsets([3, 2]).tolist(), row_offsets(4).tolist()
+        ([0, 3, 5], [0, 4])
+    """
+    lengths = np.atleast_1d(np.asarray(counted, dtype=np.int64))
+    return np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths)])
+
+
+def delayed_call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` as a lazy value (its arguments may be lazy values), named by what it computes
+    (``pure``): the same call made twice in one graph runs once."""
+    return dask.delayed(function, pure=True)(*args, **kwargs)
