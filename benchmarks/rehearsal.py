@@ -62,6 +62,7 @@ from sandbox_process import (
     cpu_seconds,
     current_memory_mib,
     peak_memory_mib,
+    queued_seconds,
     start_receiver,
     start_sandbox,
     stop,
@@ -86,6 +87,7 @@ class Phases:
 
     def run(self, name: str, work: Callable[[], Any], *, counted: bool = True) -> Any:
         before = {label: cpu_seconds(pid) for label, pid in self.processes.items()}
+        queued = {label: queued_seconds(pid) for label, pid in self.processes.items()}
         if self.per_phase_memory:  # the high-water mark restarts from the resident memory now (Linux)
             self.peak_mib = max(self.peak_mib, peak_memory_mib())
             Path("/proc/self/clear_refs").write_text("5")
@@ -95,6 +97,8 @@ class Phases:
         row = {"phase": name, "wall_s": time.perf_counter() - wall, "client_cpu_s": time.process_time() - cpu}
         for label, pid in self.processes.items():
             row[f"{label}_cpu_s"] = cpu_seconds(pid) - before[label]
+        for label, pid in self.processes.items():
+            row[f"{label}_queued_s"] = queued_seconds(pid) - queued[label]
         row["counted"] = counted
         row["client_peak_mib"] = peak_memory_mib()
         row["client_start_mib"], row["client_end_mib"] = start_mib, current_memory_mib()
@@ -247,6 +251,10 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
         during = flowing[f"{label}_cpu_s"].sum()
         print(f"cpu, {name:<22}: {total_cpu:7.1f} s in all; {during:7.1f} s during send + wait = "
               f"{during / max(sent, 1) * 1e6:6.1f} us per recipient")
+    for label in (name for name in cpu_totals if not name.startswith("client")):
+        waited = flowing[f"{label}_queued_s"].sum()
+        print(f"main thread of the {label}: runnable but waiting for a core {waited:5.1f} s of the "
+              f"{flowing['wall_s'].sum():.1f} s of send + wait")
     all_cpu = flowing.filter(like="cpu_s").to_numpy().sum()
     print(f"cpu during send + wait, all processes: {all_cpu / max(sent, 1) * 1e6:.1f} us per recipient "
           f"({flowing['wall_s'].sum():.1f} s wall on {os.cpu_count()} cores)")

@@ -54,6 +54,12 @@ def stop(process: subprocess.Popen[str], timeout: float = 30.0) -> None:
             process.wait()
 
 
+def queued_seconds(pid: int) -> float:
+    """Seconds the main thread of process ``pid`` has spent runnable but waiting for a core (Linux
+    ``/proc/PID/schedstat``): what separates a process short of CPU from one with nothing to do."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
