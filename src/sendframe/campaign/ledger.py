@@ -28,8 +28,8 @@ when first recorded, so the ledger keeps one row per contact; the send's result 
 table's index.
 
 The answer to a batch is checked item by item: each result item's ``to`` must name the recipient sent
-at that position (see :func:`same_recipient`). An item that does not, and a missing item, leave the row
-*unknown* with a reason, never the answer of another recipient.
+at that position (see :func:`~sendframe.campaign.ledger_rows.same_recipient`). An item that does not, and a
+missing item, leave the row *unknown* with a reason, never the answer of another recipient.
 
 A full disk stops the write with ``DiskFullError`` naming the file, the transaction rolled back:
 at an intent the batch is not sent; at an answer the batch was sent and its rows stay unknown, so the
@@ -466,9 +466,9 @@ class Ledger:
     def settle(self, tags: Mapping[str, str]) -> int:
         """Mark rows of unknown batches accepted when a delivery notification carried their tag.
 
-        ``tags`` maps a row's :func:`row_tag` (the ``sf_row`` parameter of its notificationUrl) to the
-        message id the notification gave (``%i``). The row's item of its batch's answer becomes an accepted
-        one with that id. Returns how many rows were settled.
+        ``tags`` maps a row's :func:`~sendframe.campaign.ledger_rows.row_tag` (the ``sf_row`` parameter of its
+        notificationUrl) to the message id the notification gave (``%i``). The row's item of its batch's answer
+        becomes an accepted one with that id. Returns how many rows were settled.
 
             >>> ledger = Ledger(); ledger.record_intent(1, "f1", [("0", "447700900001")])
             >>> ledger.settle({ledger_rows.row_tag("0", "447700900001"): "a1b2"}), ledger.rows()["id"].tolist()
