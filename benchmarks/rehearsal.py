@@ -67,7 +67,7 @@ from sandbox_process import (
     stop,
 )
 from sendframe.api.notifications import is_final_notification
-from sendframe.delivery.logformat import span_digests
+from sendframe.delivery.logformat import text_digests
 from sendframe.delivery.waiting import LONGEST_POLL
 
 GOAL_SECONDS = 120.0  # 1M contacts end to end
@@ -130,14 +130,6 @@ def final_rate_span(callbacks: pd.DataFrame, send_started: pd.Timestamp) -> tupl
     return int(final.sum()), (last - send_started).total_seconds()
 
 
-def id_digests(ids: object) -> np.ndarray:
-    """A 64-bit digest of each id's text (``span_digests``, as the log reader tells ids apart): no Python string
-    is made, so a million ids cost 8 MB."""
-    texts = pa.array(ids, pa.large_string())
-    offsets = np.frombuffer(texts.buffers()[1], np.int64)[texts.offset:texts.offset + len(texts) + 1]
-    return span_digests(texts.buffers()[2] or pa.py_buffer(b""), offsets[:-1], offsets[1:])
-
-
 def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0) -> tuple[pd.DataFrame, int, int]:
     """Poll ``read_callbacks(log)`` until each of ``ids`` has a final notification; (callbacks, polls, missing).
 
@@ -146,7 +138,7 @@ def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0
     cost, not what every id costs. Polls every ``every`` seconds, or less often when a poll takes long (at most
     ``LONGEST_POLL`` apart), so the waiting takes little from the sandbox and the receiver on a small machine."""
     started, polls, seen = time.perf_counter(), 0, 0
-    digests = id_digests(ids.astype("string"))
+    digests = text_digests(pa.array(ids.astype("string"), pa.large_string()))  # 8 bytes an id
     order = np.argsort(digests)
     wanted = digests[order]
     pending = np.ones(len(wanted), dtype=bool)  # by position in ``order``
@@ -155,7 +147,7 @@ def wait_for_finals(log: Path, ids: pd.Index, timeout: float, every: float = 2.0
         read = time.perf_counter()
         callbacks = sendframe.read_callbacks(log) if log.exists() else pd.DataFrame()
         fresh = callbacks.iloc[seen:] if len(callbacks) >= seen else callbacks  # shorter: read again from the start
-        finals = id_digests(final_ids(fresh).astype("string"))
+        finals = text_digests(pa.array(final_ids(fresh).astype("string"), pa.large_string()))
         if len(finals) and len(wanted):
             at = np.searchsorted(wanted, finals).clip(max=len(wanted) - 1)
             pending[at[wanted[at] == finals]] = False

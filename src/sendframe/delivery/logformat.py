@@ -554,6 +554,20 @@ def span_digests(data: pa.Buffer, start: np.ndarray, end: np.ndarray, step: int 
     return digest
 
 
+def text_digests(texts: pa.Array) -> np.ndarray:
+    """:func:`span_digests` of each text of a ``string`` or ``large_string`` array (a null's: an empty text's).
+
+        >>> digests = text_digests(pa.array(["a1", "b2", "a1"]))
+        >>> bool(digests[0] == digests[2]), bool(digests[0] == digests[1]), len(text_digests(pa.array([], pa.string())))
+        (True, False, 0)
+    """
+    if not len(texts):
+        return np.zeros(0, np.uint64)
+    width = np.int64 if pa.types.is_large_string(texts.type) else np.int32
+    offsets = np.frombuffer(texts.buffers()[1], width)[texts.offset:texts.offset + len(texts) + 1]
+    return span_digests(texts.buffers()[2] or pa.py_buffer(b""), offsets[:-1], offsets[1:])
+
+
 def _short(start: np.ndarray, end: np.ndarray) -> bool:
     """Whether every present value of the spans is under 8 bytes (``encoded`` then hashes words)."""
     return bool(len(start)) and int(np.max(end - start, where=start >= 0, initial=0)) < 8

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes, read_lines, span_digests
+from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes, read_lines, span_digests, text_digests
 from sendframe.delivery.parsing import (
     JUNK_EXAMPLES,
     LogParams,
@@ -83,9 +83,7 @@ class _IdDigests:
         if not pa.types.is_string(texts.type) and not pa.types.is_large_string(texts.type):
             texts = texts.cast(pa.large_string())
         present = np.flatnonzero(np.asarray(texts.is_valid()))  # a missing id matches nothing
-        width = np.int64 if pa.types.is_large_string(texts.type) else np.int32
-        offsets = np.frombuffer(texts.buffers()[1], width)[texts.offset:texts.offset + len(texts) + 1]
-        digests = span_digests(texts.buffers()[2] or pa.py_buffer(b""), offsets[:-1][present], offsets[1:][present])
+        digests = text_digests(texts)[present]
         order = np.argsort(digests)  # equal digests in any order: pairs() takes them all
         return cls(digests[order], (present[order] + first_row).astype(np.int32))  # a row's position: 32 bits
 
