@@ -250,3 +250,22 @@ def test_a_round_plans_about_step_batch_messages_however_the_requests_group_them
     size, first, second, third, statuses = asyncio.run(scenario())
     assert first["planned"] == 2 * size and second["planned"] == size and not third
     assert statuses == {"SENT": 3 * size}
+
+
+def test_a_round_reads_the_plans_of_the_requests_it_takes_not_of_every_due_request():
+    # a backlog of due requests (the worker holds off while the API is busy) must not be read whole by every round
+    async def scenario():
+        state = SandboxState.create(clock="manual")
+        worker = Worker(state)
+        for request in range(40):
+            to = [f"4479{request:02d}{i:05d}" for i in range(STEP_BATCH // 4)]
+            sending.accept(state, state.accounts["demo"], "sms", {"message": "x", "to": to, "from": "Shop"})
+        payloads_read = []
+        state.db.set_trace_callback(payloads_read.append)
+        done = worker._apply_steps(state.clock.now().timestamp())
+        state.db.set_trace_callback(None)
+        return done, [q for q in payloads_read if "payload FROM work" in q]
+
+    done, payload_queries = asyncio.run(scenario())
+    assert done["planned"] == STEP_BATCH
+    assert len(payload_queries) == 4  # the four requests planned, not the forty due
