@@ -254,15 +254,13 @@ def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.nd
     raw query), with the counts of what they add in ``attrs`` and their positions in ``attrs["_kept_positions"]``."""
     frame, begin, end = parsed
     retry = np.zeros(len(frame), bool)
-    old = known.frame
-    if len(frame) and len(old):
+    if len(frame) and len(known.frame):
+        # rows whose ids have the same digest: most are an id's other notifications, told apart by their queries'
+        # lengths and digests; a pair of equal digests is compared byte for byte (so a collision of either is harmless)
         old_rows, new_rows = known.ids.pairs(_IdDigests.of(frame["id"]))
-        same = old["id"].array.take(old_rows) == frame["id"].array.take(new_rows)  # a digest may collide
-        same = np.asarray(same.fillna(False) if hasattr(same, "fillna") else same, dtype=bool)
-        if same.any():
-            pairs = pd.DataFrame({"old": old_rows[same], "new": new_rows[same]})
+        if len(old_rows):
             raw = np.frombuffer(lines.buffers()[2], np.uint8)
-            retry = _same_queries(known, frame, pairs, raw, begin, end, mapped, fd, digests)
+            retry = _same_queries(known, frame, old_rows, new_rows, raw, begin, end, mapped, fd, digests)
     kept = np.flatnonzero(~retry)
     fresh = frame.iloc[kept].reset_index(drop=True) if retry.any() else frame
     fresh.attrs = {**frame.attrs, "duplicates_dropped": frame.attrs["duplicates_dropped"] + int(retry.sum()),
@@ -270,13 +268,11 @@ def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.nd
     return fresh
 
 
-def _same_queries(known: _Read, frame: pd.DataFrame, pairs: pd.DataFrame, raw: np.ndarray, begin: np.ndarray,
-                  end: np.ndarray, mapped: bool, fd: int, digests: np.ndarray) -> np.ndarray:
-    """Mask of new rows whose raw query equals that of an old row with the same id (read back from
-    the file, only for pairs of equal length and digest: an id's other notifications are told apart
-    without a read)."""
+def _same_queries(known: _Read, frame: pd.DataFrame, old_rows: np.ndarray, new_rows: np.ndarray, raw: np.ndarray,
+                  begin: np.ndarray, end: np.ndarray, mapped: bool, fd: int, digests: np.ndarray) -> np.ndarray:
+    """Mask of new rows whose raw query equals that of their paired old row (read back from the file, only
+    for pairs of equal length and digest: an id's other notifications are told apart without a read)."""
     retry = np.zeros(len(frame), bool)
-    old_rows, new_rows = pairs["old"].to_numpy(), pairs["new"].to_numpy()
     known_at = known.query_start[old_rows]
     old_length = known.query_length[old_rows]
     alike = (old_length == end[new_rows] - begin[new_rows]) & (known.query_digests[old_rows] == digests[new_rows])
