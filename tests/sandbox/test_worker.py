@@ -269,3 +269,21 @@ def test_a_round_reads_the_plans_of_the_requests_it_takes_not_of_every_due_reque
     done, payload_queries = asyncio.run(scenario())
     assert done["planned"] == STEP_BATCH
     assert len(payload_queries) == 4  # the four requests planned, not the forty due
+
+
+def test_a_round_reads_a_requests_messages_as_one_range_of_rows():
+    async def scenario():
+        state = SandboxState.create(clock="manual")
+        worker = Worker(state)
+        to = [f"447912{i:05d}" for i in range(300)]
+        sending.accept(state, state.accounts["demo"], "sms", {"message": "x", "to": to, "from": "Shop"})
+        queries = []
+        state.db.set_trace_callback(queries.append)
+        done = worker._apply_steps(state.clock.now().timestamp())
+        state.db.set_trace_callback(None)
+        recipients = [r[0] for r in state.db.execute("SELECT recipient FROM message_view WHERE status = 'SENT'")]
+        return to, done, [q for q in queries if "FROM message_view" in q], recipients
+
+    to, done, reads, recipients = asyncio.run(scenario())
+    assert done["planned"] == 300 and sorted(recipients) == to
+    assert len(reads) == 1 and "BETWEEN" in reads[0]

@@ -69,7 +69,9 @@ def _store(state: Any, account: Account, channel: str, common: RequestCommon, ba
                                                              details=details)
         replaced = batch.links.store(db)
         db.executemany(_INSERT, [(*_relinked(row, replaced), sending_id) for row in batch.messages])
-        db.execute("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)", plans_row(batch, common))
+        last = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+        db.execute("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, ?, ?)",
+                   plans_row(batch, common, (last - len(batch.messages) + 1, last)))
     state.poke()
     return campaign_id, sending_id
 

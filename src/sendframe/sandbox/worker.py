@@ -22,7 +22,7 @@ import logging
 import operator
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -49,6 +49,7 @@ _MESSAGE_COLUMNS = ("id", "channel", "sender", "recipient", "parts", "notificati
 _due_of = operator.itemgetter(0)
 _SHARED_KEYS = ("channel", "sender", "notification_url", "scheduled_at", "created_at")
 _MESSAGES_QUERY = f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view WHERE id IN ({{marks}})"
+_MESSAGE_RANGE_QUERY = f"SELECT {', '.join(_MESSAGE_COLUMNS)} FROM message_view WHERE row_number BETWEEN ? AND ?"
 _STATUS_OF_KIND = {"sent": "SENT", "retry": "SENT"}
 # what a round changes of its messages, by rowid: applying changes in order keeps the last status and mnc given,
 # delivered once delivered, and the date of the first sent event
@@ -434,9 +435,7 @@ class Worker:
         if not rows:
             return Counter()
         rows, plans = _take(db, rows)
-        wanted = {r[2] for r in rows if r[3] != "plans"}
-        unplanned = [m[0] for arguments in plans.values() for m in arguments["messages"]]
-        messages = self._messages(wanted.union(unplanned))
+        messages = self._messages({r[2] for r in rows if r[3] != "plans"}, plans.values())
         out = Round()
         for seq, due, message_id, kind, payload_text in rows:
             if kind == "plans":
@@ -468,11 +467,11 @@ class Worker:
             for message_id in list(itertools.islice(known, len(known) - MESSAGE_MEMORY // 2)):
                 del known[message_id]
 
-    def _messages(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """The messages of ``ids`` as dicts, from this worker's memory or the database. What a step reads of
-        a message changes only by this worker's own rounds (``mnc``, ``cost``, ``sent_at``), so a remembered
-        message is what the database holds."""
-        db = self.state.db
+    def _messages(self, ids: Iterable[str], plans: Iterable[dict[str, Any]] = ()) -> dict[str, dict[str, Any]]:
+        """The messages of ``ids`` and of the ``plans`` rows' payloads, as dicts: from this worker's memory or
+        the database (a plan's messages by their range of rowids). What a step reads of a message changes only by
+        this worker's own rounds (``mnc``, ``cost``, ``sent_at``), so a remembered message is what the database
+        holds."""
         known = self._known
         out: dict[str, dict[str, Any]] = {}
         missing = []
@@ -483,16 +482,25 @@ class Worker:
             else:
                 out[message_id] = message
         shared: dict[Any, Any] = {}  # the texts a request's messages share, held once
+        for arguments in plans:
+            if "rows" in arguments:
+                self._read_messages(_MESSAGE_RANGE_QUERY, arguments["rows"], shared, out)
+            else:  # a plans row an older sandbox wrote
+                missing.extend(m[0] for m in arguments["messages"])
         for start in range(0, len(missing), ID_CHUNK):
             chunk = missing[start:start + ID_CHUNK]
-            for row in db.execute(_MESSAGES_QUERY.format(marks=",".join("?" * len(chunk))), chunk):
-                message = dict(zip(_MESSAGE_COLUMNS, row, strict=True))
-                for key in _SHARED_KEYS:
-                    message[key] = shared.setdefault(message[key], message[key])
-                if message["sent_at"] is not None:
-                    message["sent_at"] = datetime.fromisoformat(message["sent_at"])
-                out[row[0]] = message
+            self._read_messages(_MESSAGES_QUERY.format(marks=",".join("?" * len(chunk))), chunk, shared, out)
         return out
+
+    def _read_messages(self, query: str, params: Sequence[Any], shared: dict[Any, Any],
+                       out: dict[str, dict[str, Any]]) -> None:
+        for row in self.state.db.execute(query, params):
+            message = dict(zip(_MESSAGE_COLUMNS, row, strict=True))
+            for key in _SHARED_KEYS:
+                message[key] = shared.setdefault(message[key], message[key])
+            if message["sent_at"] is not None:
+                message["sent_at"] = datetime.fromisoformat(message["sent_at"])
+            out[row[0]] = message
 
     # ------------------------------------------------------------ notifications
 
