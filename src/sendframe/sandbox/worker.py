@@ -483,10 +483,7 @@ class Worker:
                 out[message_id] = message
         shared: dict[Any, Any] = {}  # the texts a request's messages share, held once
         for arguments in plans:
-            if "rows" in arguments:
-                self._read_messages(_MESSAGE_RANGE_QUERY, arguments["rows"], shared, out)
-            else:  # a plans row an older sandbox wrote
-                missing.extend(m[0] for m in arguments["messages"])
+            self._read_messages(_MESSAGE_RANGE_QUERY, arguments["rows"], shared, out)
         for start in range(0, len(missing), ID_CHUNK):
             chunk = missing[start:start + ID_CHUNK]
             self._read_messages(_MESSAGES_QUERY.format(marks=",".join("?" * len(chunk))), chunk, shared, out)
