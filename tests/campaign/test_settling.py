@@ -49,11 +49,16 @@ def test_unknown_rows_no_notification_names_are_listed_and_not_sent_again(tmp_pa
         client = sendframe.Client(sb.base_url, sb.username, sb.api_password)
         msg = sendframe.sms("Hi {name}", sender="Shop", notification_url="http://127.0.0.1:9/cb?id=%i&s=%s")
         sb.faults(status=500)  # answered without processing: unknown to the client, never sent
-        with pytest.warns(SendframeWarning):
+        with pytest.warns(SendframeWarning, match="unknown outcome") as first:
             msg.send(contacts, client=client, ledger=ledger, stop_after_unknown=0, progress=False)
+        # no notifications were given: the warning says to give them, not that they named none of the rows
+        said = " ".join(str(w.message) for w in first)
+        assert "4 row(s) have an unknown outcome" in said and "run again with callbacks=" in said
+        assert "The notifications given" not in said
         sb.clear_faults()
         no_news = pd.DataFrame({"id": pd.Series([], dtype="str"), ROW_TAG_PARAM: pd.Series([], dtype="str")})
-        with pytest.warns(SendframeWarning, match="The notifications given name none of them"):
+        with pytest.warns(SendframeWarning, match="The notifications given name none of them") as second:
             again = msg.send(contacts, client=client, ledger=ledger, callbacks=no_news, progress=False)
+        assert "with callbacks=" not in " ".join(str(w.message) for w in second)
         assert (again["outcome"] == "unknown").all() and sb.messages().empty
         client.close()

@@ -381,9 +381,13 @@ def _sent(spec: CampaignSpec, options: SendOptions, parts: np.ndarray, budget: B
         where = f"Ledger({journal.path!r}).unknown_rows()" if in_file else "the result's outcome column"
         overdue = ""
         if in_file:
-            overdue = (f" The notifications given name none of them; {late} were sent over "
-                       f"{int(GRACE.total_seconds() // 60)} minutes ago (probably never reached the service), "
-                       f"{unknown - late} more recently (wait for their notifications and run again).")
+            # without callbacks= no notification was looked at: the advice is to pass them, not that they named none
+            given = options.callbacks is not None
+            named = " The notifications given name none of them;" if given else " Of them,"
+            settle_with = "" if given else " with callbacks= (the Receiver or its log), which settles the accepted ones"
+            overdue = (f"{named} {late} were sent over {int(GRACE.total_seconds() // 60)} minutes ago (probably never "
+                       f"reached the service), {unknown - late} more recently (wait for their notifications and run "
+                       f"again{settle_with}).")
         warnings.warn(f"{unknown} row(s) have an unknown outcome: they may or may not have been sent.{overdue} "
                       f"See {where}; check them in the service before sending again with resend_unknown=True "
                       "(that may send twice).", SendframeWarning, stacklevel=user_stacklevel())
