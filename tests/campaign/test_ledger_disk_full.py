@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from sendframe import send_sms
-from sendframe.campaign.ledger import Ledger, hold
+from sendframe.campaign.ledger import Ledger, hold, is_ledger
 from sendframe.cli import main
 from sendframe.errors import DiskFullError, SendframeWarning
 from tests.campaign.recipients import phone_maker, sent_per_recipient
@@ -65,7 +65,7 @@ def _full_between_post_and_answer(sb, client, path, contacts, fill, ledger=None)
     sending = threading.Thread(target=send)
     sending.start()
     deadline = time.monotonic() + 10
-    while not (path.exists() and not Ledger(path, read_only=True).rows().empty):
+    while not (is_ledger(path) and not Ledger(path, read_only=True).rows().empty):  # the file exists before its tables
         assert time.monotonic() < deadline, "the intent was never recorded"
         time.sleep(0.02)
     fill()
