@@ -210,3 +210,31 @@ def test_polling_a_two_million_line_log_parses_only_the_new_lines(tmp_path):
     poll = time.perf_counter() - started
     assert frame.attrs["bytes_read"] == 10 * len(line(0, 1)) and len(frame) == 2_000_010
     assert poll < whole / 10, (poll, whole)
+
+
+@pytest.mark.parametrize("piece", [200, 1_000, 5_000])
+def test_a_log_read_in_pieces_equals_one_read_in_a_single_piece(tmp_path, monkeypatch, piece):
+    log = tmp_path / "cb.log"
+    restart = b"#params\tid=%i&delivery=%d&status=%s&reported_at=%y&part=%n&ref=crm&wave=%w\n"
+    long_junk = b"x" * 3 * piece + b"\n"  # a line longer than a piece
+    body = (HEADER + b"".join(line(n) for n in range(60)) + long_junk + line(3) + line(4, 1)  # a retry, a later report
+            + b"\xff\xfe not utf-8\n" + restart + b"".join(line(n, 1) for n in range(60, 90))
+            + line(61, 1) + line(2, 2) + line(91)[:-9])  # a retry, a report of the first part, an unfinished line
+    log.write_bytes(body)
+    monkeypatch.setattr("sendframe.delivery.tailing.PARSE_CHUNK", 1 << 30)
+    single = LogReads().read(log).frame
+    monkeypatch.setattr("sendframe.delivery.tailing.PARSE_CHUNK", piece)
+    pieces = LogReads().read(log).frame
+    pd.testing.assert_frame_equal(pieces, single)
+    for key in ("junk_lines", "junk_examples", "duplicates_dropped", "other_requests"):
+        assert pieces.attrs[key] == single.attrs[key], key
+    assert single.attrs["duplicates_dropped"] == 2 and "wave" in single.columns  # the restart's own parameter
+    assert len(single) == 60 + 1 + 30 + 1 + 1  # the first 60, 4 delivered, the next 30, 2 undelivered, 91 unfinished
+
+    reads = LogReads()
+    reads.read(log)  # then grown by more than a piece: read on in pieces, equal to a fresh read
+    with open(log, "ab") as handle:
+        handle.write(b"0000\n" + b"".join(line(n, 2) for n in range(100, 100 + piece // 50)) + line(5, 2))
+    grown = reads.read(log).frame
+    monkeypatch.setattr("sendframe.delivery.tailing.PARSE_CHUNK", 1 << 30)
+    assert_same_as_a_fresh_read(grown, log)

