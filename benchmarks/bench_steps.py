@@ -5,16 +5,16 @@
     python benchmarks/bench_steps.py --quick    # smoke run (2,000)
     python benchmarks/bench_steps.py 40000 --late   # planned 600 s late: every step applied while planning
 
-Measures the CPU the sandbox's ``Worker`` spends on carrier steps, the part of the notification phase
+Measures the CPU the sandbox's ``StepRunner`` spends on carrier steps, the part of the notification phase
 that is not the notifier: planning each message with the simulated carrier, applying its due steps
 (events, statuses, mnc, costs), filling each report's notificationUrl and writing all of it to SQLite,
-one transaction per round, exactly as ``Worker._apply_steps`` runs in the server. No notification is
+one transaction per round, exactly as ``StepRunner.apply`` runs in the steps process. No notification is
 sent (that is the notifier's cost, measured by ``bench_notifier``).
 
 How: an in-process ``Sandbox`` (manual clock, a database file) accepts N SMS over HTTP, 1,000 recipients a
 request, the rehearsal's campaign (recipients of the messy table, ``parts 2``, ``gsm-pt``, the
 notificationUrl of ``sendframe receive``, all twelve escape codes, each row's tagged ``sf_row`` as ``msg.send``
-with a ledger tags it), scheduled for later so nothing is planned yet; the sandbox stops. Then a ``Worker`` on the
+with a ledger tags it), scheduled for later so nothing is planned yet; the sandbox stops. Then a ``StepRunner`` on the
 same file runs rounds in this process, timed with this process's CPU clock:
 
 1. plan: every message planned at its ready time (its ``sent`` step applied at once, the rest stored);
@@ -40,7 +40,7 @@ from messy_data import TEMPLATE, messy_contacts
 from sendframe.delivery.receiver import CALLBACK_PATH, receiver_query
 from sendframe.sandbox import Sandbox
 from sendframe.sandbox.state import SandboxState, quiet_collector
-from sendframe.sandbox.worker import Worker
+from sendframe.sandbox.steps import StepRunner
 
 AUTH = ("demo", "demo-password")
 READY = datetime(2099, 11, 21, 9, 30, tzinfo=UTC)
@@ -69,11 +69,11 @@ def accept(db: Path, count: int) -> None:
                 raise SystemExit(f"send failed: {response.status_code} {response.text[:300]}")
 
 
-def run_rounds(worker: Worker, moment: float) -> tuple[float, float, Counter[str]]:
+def run_rounds(runner: StepRunner, moment: float) -> tuple[float, float, Counter[str]]:
     """Run rounds of due steps at ``moment`` until none is left: (CPU s, wall s, counts)."""
     done: Counter[str] = Counter()
     cpu, wall = time.process_time(), time.perf_counter()
-    while step := worker._apply_steps(moment):  # noqa: SLF001  # the round itself, without the notifier
+    while step := runner.apply(moment):  # the round itself, without the notifier
         done.update(step)
     return time.process_time() - cpu, time.perf_counter() - wall, done
 
@@ -91,17 +91,17 @@ def main() -> None:
         db = Path(folder) / "sandbox.sqlite"
         accept(db, count)
         state = SandboxState.create(db=str(db), clock="manual")
-        worker = Worker(state)
+        runner = StepRunner(state)
         quiet_collector()  # as ``sendframe sandbox`` sets it before serving
         ready = READY.timestamp()
-        plan_cpu, plan_wall, planned = run_rounds(worker, ready + (600 if args.late else 0))
+        plan_cpu, plan_wall, planned = run_rounds(runner, ready + (600 if args.late else 0))
         notes_after_plan = state.db.execute("SELECT COUNT(*) FROM notifications").fetchone()[0]
-        steps_cpu, steps_wall, applied = run_rounds(worker, ready + 600)
+        steps_cpu, steps_wall, applied = run_rounds(runner, ready + 600)
         notes = state.db.execute("SELECT COUNT(*) FROM notifications").fetchone()[0]
         messages = planned["planned"]
         state.db.close()
     total = plan_cpu + steps_cpu
-    print(f"bench_steps: sandbox Worker._apply_steps CPU (carrier plans, steps, URL filling, SQLite writes; "
+    print(f"bench_steps: sandbox StepRunner.apply CPU (carrier plans, steps, URL filling, SQLite writes; "
           f"no notification sent), {messages:,} SMS, {notes:,} notification jobs "
           f"({notes_after_plan:,} of them made while planning)")
     print(f"  plan  (due steps applied at once){plan_cpu:7.2f} s CPU  {plan_wall:7.2f} s wall  "

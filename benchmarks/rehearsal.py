@@ -22,7 +22,7 @@ What it does, in order, timing each phase:
    ``sendframe.delivery_summary(outcomes, by="city")``;
 8. ``sendframe.dashboard(outcomes, summary=...).write_html("report.html")``.
 
-For each phase: wall time, the CPU seconds of this process, of the sandbox, of its notifier process
+For each phase: wall time, the CPU seconds of this process, of the sandbox, of its steps and notifier processes
 and of the receiver (the machine may be shared: CPU says where the work went). At the end: the total,
 each process's own peak resident memory (VmHWM, read from /proc before the servers stop: a child's
 ``ru_maxrss`` would count the copy of its parent it was forked from), the notification rate (notifications,
@@ -57,9 +57,9 @@ import pyarrow as pa
 import sendframe
 from messy_data import TEMPLATE, write_messy_csv
 from sandbox_process import (
-    children,
     cpu_seconds,
     current_memory_mib,
+    helpers,
     peak_memory_mib,
     queued_seconds,
     start_receiver,
@@ -195,8 +195,7 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
     print(f"rehearsal of {args.rows:,} contacts: {csv.stat().st_size / 1e6:,.1f} MB CSV written in {setup:.1f} s "
           f"(setup); sandbox pid {sandbox.pid} at {base_url}, receiver pid {receiver.pid}")
     print(f"message: {TEMPLATE!r}, sender Shop, parts 2, gsm-pt, notificationUrl to the receiver, ledger file")
-    servers = {"sandbox": sandbox.pid, **{f"notifier{'' if n == 0 else n + 1}": pid
-                                          for n, pid in enumerate(children(sandbox.pid))}, "receiver": receiver.pid}
+    servers = {"sandbox": sandbox.pid, **helpers(sandbox.pid), "receiver": receiver.pid}
     phases = Phases(servers, per_phase_memory=args.memory)
     status = 0
     try:

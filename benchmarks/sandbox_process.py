@@ -67,7 +67,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def children(pid: int, timeout: float = 5.0) -> list[int]:
-    """The child processes of ``pid`` (the sandbox's notifier process), waiting up to ``timeout`` s for one."""
+    """The child processes of ``pid`` (the sandbox's helper processes), waiting up to ``timeout`` s for one."""
     deadline = time.monotonic() + timeout
     while True:
         found = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
@@ -75,6 +75,17 @@ def children(pid: int, timeout: float = 5.0) -> list[int]:
         if found or time.monotonic() > deadline:
             return found
         time.sleep(0.05)
+
+
+def helpers(pid: int) -> dict[str, int]:
+    """The sandbox's helper processes by name, ``steps`` and ``notifier`` (told apart by their command lines),
+    waiting up to 5 s for them to start; a helper of another kind is named by its pid."""
+    named = {}
+    for child in children(pid):
+        command = Path(f"/proc/{child}/cmdline").read_bytes()
+        kind = next((k for k in ("steps", "notifier") if f"sandbox.{k}_process".encode() in command), str(child))
+        named[kind] = child
+    return named
 
 
 server_cpu_seconds = cpu_seconds  # the name the older benchmarks import

@@ -1,5 +1,6 @@
-"""The notifier process of a real-clock sandbox on a database file: it sends the reports, and it never
-outlives its sandbox (stopped, interrupted or killed; embedded or as ``sendframe sandbox``)."""
+"""The helper processes of a real-clock sandbox on a database file: the steps process runs the carrier's rounds and
+the notifier process sends the reports; neither outlives its sandbox (stopped, interrupted or killed; embedded or
+as ``sendframe sandbox``), and one that dies is started again."""
 
 from __future__ import annotations
 
@@ -50,12 +51,12 @@ def send(base_url: str, count: int, url: str) -> None:
                                                "notificationUrl": url}).raise_for_status()
 
 
-def test_a_real_clock_sandbox_on_a_file_sends_its_reports_from_its_notifier_process(tmp_path):
+def test_a_real_clock_sandbox_on_a_file_runs_its_steps_and_sends_its_reports_from_its_helper_processes(tmp_path):
     count = 600
     with Sandbox(db=str(tmp_path / "s.sqlite"), clock="real") as sb, Receiver(tmp_path / "cb.log") as receiver:
         assert sb.state is not None
-        pid = sb.state.worker.notifier_pid
-        assert pid is not None and pid != os.getpid() and running(pid)
+        pid, steps = sb.state.worker.notifier_pid, sb.state.worker.steps_pid
+        assert {pid, steps} <= set(children(os.getpid())) and pid != steps and running(pid) and running(steps)
         send(sb.base_url, count, receiver.notification_url)
         deadline = time.monotonic() + 60
         while receiver.notifications < 2 * count and time.monotonic() < deadline:
@@ -63,7 +64,7 @@ def test_a_real_clock_sandbox_on_a_file_sends_its_reports_from_its_notifier_proc
         time.sleep(0.5)  # a report sent twice would arrive by now
         callbacks = receiver.callbacks()
         notes = [n for row in sb.messages()["notifications"] for n in row]
-    assert not running(pid)  # stopped with the sandbox
+    assert not running(pid) and not running(steps)  # stopped with the sandbox
     statuses = callbacks.groupby("id", sort=False)["status"].agg(list)
     assert len(callbacks) == 2 * count and len(statuses) == count
     assert all(s[0] == "ACCEPTD" and s[1] in FINAL for s in statuses)
@@ -71,42 +72,44 @@ def test_a_real_clock_sandbox_on_a_file_sends_its_reports_from_its_notifier_proc
 
 
 @pytest.mark.parametrize(("db", "clock"), [(":memory:", "real"), ("file", "manual")])
-def test_a_sandbox_in_memory_or_on_a_manual_clock_sends_its_reports_itself(tmp_path, db, clock):
+def test_a_sandbox_in_memory_or_on_a_manual_clock_runs_its_steps_and_sends_its_reports_itself(tmp_path, db, clock):
     with Sandbox(db=str(tmp_path / "s.sqlite") if db == "file" else db, clock=clock) as sb:
-        assert sb.state is not None and sb.state.worker.notifier_pid is None
+        assert sb.state is not None
+        assert sb.state.worker.notifier_pid is None and sb.state.worker.steps_pid is None
 
 
-def _command(tmp_path: Path) -> tuple[subprocess.Popen[str], int, str]:
+def _command(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int], str]:
     process = subprocess.Popen([sys.executable, "-m", "sendframe.cli", "sandbox", "--port", "0",
                                 "--db", str(tmp_path / "s.sqlite")],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     base_url = process.stdout.readline().strip()
     assert base_url.startswith("http://127.0.0.1:")
-    notifiers = children(process.pid)
-    assert len(notifiers) == 1 and running(notifiers[0])
-    return process, notifiers[0], base_url
+    helpers = children(process.pid)  # the steps process and the notifier process
+    assert len(helpers) == 2 and all(running(helper) for helper in helpers)
+    return process, helpers, base_url
 
 
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "term", "kill"])
-def test_the_notifier_process_ends_with_sendframe_sandbox_however_it_ends(tmp_path, how):
-    process, notifier, _ = _command(tmp_path)
+def test_the_helper_processes_end_with_sendframe_sandbox_however_it_ends(tmp_path, how):
+    process, helpers, _ = _command(tmp_path)
     try:
         process.send_signal(how)
         process.wait(20)
-        assert ends_within(notifier, 10)
+        assert all(ends_within(helper, 10) for helper in helpers)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-        if running(notifier):
-            os.kill(notifier, signal.SIGKILL)
+        for helper in filter(running, helpers):
+            os.kill(helper, signal.SIGKILL)
 
 
-def test_a_notifier_process_that_dies_is_started_again_and_the_reports_go_out(tmp_path):
+@pytest.mark.parametrize("helper", ["notifier_pid", "steps_pid"])
+def test_a_helper_process_that_dies_is_started_again_and_the_reports_go_out(tmp_path, helper):
     with Sandbox(db=str(tmp_path / "s.sqlite"), clock="real") as sb, Receiver(tmp_path / "cb.log") as receiver:
         assert sb.state is not None
-        first = sb.state.worker.notifier_pid
+        first = getattr(sb.state.worker, helper)
         os.kill(first, signal.SIGKILL)
         assert ends_within(first, 10)
         send(sb.base_url, 50, receiver.notification_url)
@@ -114,23 +117,43 @@ def test_a_notifier_process_that_dies_is_started_again_and_the_reports_go_out(tm
         while receiver.notifications < 100 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert receiver.notifications == 100
-        second = sb.state.worker.notifier_pid
+        second = getattr(sb.state.worker, helper)
         assert second not in (None, first) and running(second)
     assert not running(second)
+
+
+def test_a_reset_while_the_steps_process_works_empties_the_sandbox_and_the_next_send_flows(tmp_path):
+    with Sandbox(db=str(tmp_path / "s.sqlite"), clock="real") as sb, Receiver(tmp_path / "cb.log") as receiver:
+        assert sb.state is not None
+        send(sb.base_url, 3000, receiver.notification_url)
+        sb.reset()  # the steps process is stopped after its round, then started again
+        assert sb.messages().empty and sb.state.worker.pending() == {"steps": 0, "notifications": 0}
+        steps = sb.state.worker.steps_pid
+        assert steps is not None and running(steps)
+        send(sb.base_url, 20, receiver.notification_url)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            notes = sb.messages()["notifications"]
+            if all(len(row) == 2 and all(n["state"] == "sent" for n in row) for row in notes):
+                break
+            time.sleep(0.1)
+        messages = sb.messages()
+    assert len(messages) == 20  # nothing of the first send came back after the reset
+    assert all(len(row) == 2 and all(n["state"] == "sent" for n in row) for row in messages["notifications"])
 
 
 def test_a_sandbox_killed_while_notifying_resumes_and_loses_no_report(tmp_path):
     count = 10_000  # enough that the kill lands mid-delivery even on a loaded machine (6,000 could all arrive first)
     receiver = Receiver(tmp_path / "cb.log").start()
     try:
-        process, notifier, base_url = _command(tmp_path)
+        process, helpers, base_url = _command(tmp_path)
         send(base_url, count, receiver.notification_url)
         deadline = time.monotonic() + 60
         while receiver.notifications < 200 and time.monotonic() < deadline:
             time.sleep(0.01)
         process.kill()  # mid-delivery: the rounds in flight are not recorded
         process.wait(10)
-        assert ends_within(notifier, 10)
+        assert all(ends_within(helper, 10) for helper in helpers)
         assert receiver.notifications < 2 * count
         again, _, _ = _command(tmp_path)
         try:

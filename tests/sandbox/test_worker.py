@@ -243,7 +243,7 @@ def test_a_round_plans_about_step_batch_messages_however_the_requests_group_them
             to = [f"44791{request}{i:05d}" for i in range(size)]
             sending.accept(state, state.accounts["demo"], "sms", {"message": "x", "to": to, "from": "Shop"})
         moment = state.clock.now().timestamp()
-        first, second, third = (worker._apply_steps(moment) for _ in range(3))
+        first, second, third = (worker.steps.apply(moment) for _ in range(3))
         statuses = dict(state.db.execute("SELECT status, COUNT(*) FROM message_view GROUP BY status").fetchall())
         return size, first, second, third, statuses
 
@@ -262,7 +262,7 @@ def test_a_round_reads_the_plans_of_the_requests_it_takes_not_of_every_due_reque
             sending.accept(state, state.accounts["demo"], "sms", {"message": "x", "to": to, "from": "Shop"})
         payloads_read = []
         state.db.set_trace_callback(payloads_read.append)
-        done = worker._apply_steps(state.clock.now().timestamp())
+        done = worker.steps.apply(state.clock.now().timestamp())
         state.db.set_trace_callback(None)
         return done, [q for q in payloads_read if "payload FROM work" in q]
 
@@ -279,7 +279,7 @@ def test_a_round_reads_a_requests_messages_as_one_range_of_rows():
         sending.accept(state, state.accounts["demo"], "sms", {"message": "x", "to": to, "from": "Shop"})
         queries = []
         state.db.set_trace_callback(queries.append)
-        done = worker._apply_steps(state.clock.now().timestamp())
+        done = worker.steps.apply(state.clock.now().timestamp())
         state.db.set_trace_callback(None)
         recipients = [r[0] for r in state.db.execute("SELECT recipient FROM message_view WHERE status = 'SENT'")]
         return to, done, [q for q in queries if "FROM message_view" in q], recipients

@@ -107,16 +107,16 @@ def test_a_worker_that_forgot_its_messages_writes_what_one_that_remembers_writes
                    {"message": "x", "to": to, "from": "Shop", "notificationUrl": ALL})
     remembering = Worker(first)
     moment = first.clock.now().timestamp()
-    remembering._apply_steps(moment)  # plans every message; the same database is then copied
+    remembering.steps.apply(moment)  # plans every message; the same database is then copied
     with sqlite3.connect(tmp_path / "b.sqlite") as copy:
         first.db.backup(copy)
     second = _state_of(str(tmp_path / "b.sqlite"))
     forgetting = Worker(second)
     for later in (0.3, 1.0, 2.0, 600.0):
         for each in (remembering, forgetting):
-            while each._apply_steps(moment + later):
+            while each.steps.apply(moment + later):
                 pass
-        forgetting._known.clear()  # as after a restart: every message read from the database again
+        forgetting.steps.forget()  # as after a restart: every message read from the database again
     assert _outcome(first.db) == _outcome(second.db)
     assert len(_outcome(first.db)[0]) == 2 * len(to)
 
@@ -130,16 +130,16 @@ def test_steps_due_together_beyond_one_round_are_each_applied_once_in_seq_order(
             sending.accept(state, state.accounts["demo"], "sms",
                            {"message": "x", "to": to[start:start + 500], "from": "Shop"})
         moment = state.clock.now().timestamp()
-        while worker_._apply_steps(moment):
+        while worker_.steps.apply(moment):
             pass
         ids = [r[0] for r in state.db.execute("SELECT id FROM messages ORDER BY rowid")]
         with state.db:
             state.db.execute("DELETE FROM work")
             state.db.executemany("INSERT INTO work (due, message_id, kind, payload) VALUES (?, ?, 'expired', ?)",
                                  [(moment + 5, i, '{"status": "EXPIRED", "delivery": 2}') for i in ids])
-        first = worker_._apply_steps(moment + 5)
+        first = worker_.steps.apply(moment + 5)
         left = state.db.execute("SELECT COUNT(*) FROM work").fetchone()[0]
-        second = worker_._apply_steps(moment + 5)
+        second = worker_.steps.apply(moment + 5)
         events = [r[0] for r in state.db.execute("SELECT message_id FROM events WHERE type = 'expired' ORDER BY seq")]
         return ids, first, left, second, events
 

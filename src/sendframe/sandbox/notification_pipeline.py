@@ -26,7 +26,6 @@ from concurrent.futures import ThreadPoolExecutor
 from operator import itemgetter
 from typing import Any, TypeVar
 
-from sendframe.errors import full_disk_error
 from sendframe.sandbox import store
 from sendframe.sandbox.notification_rounds import (
     NOTIFICATION_BATCH,
@@ -52,11 +51,7 @@ T = TypeVar("T")
 
 def log_failure(error: Exception, db_path: str) -> None:
     """Log why a round (or a claim) failed: one line naming the database for a full disk, else the traceback."""
-    full = full_disk_error(error, db_path, store.FULL_DISK_ADVICE)
-    if full is not None:
-        log.error("sandbox notifier: %s", full)
-    else:
-        log.exception("sandbox notifier round failed")
+    store.log_round_failure(log, "sandbox notifier", error, db_path)
 
 
 class RoundPipeline:

@@ -21,8 +21,8 @@ from sendframe.sandbox.accounts import Account, build_accounts
 from sendframe.sandbox.carrier import CarrierConfig, Clock, ClockMode
 from sendframe.sandbox.notifier import Notifier
 
-__all__ = ["BUSY_SHARE", "BUSY_WINDOW", "DEFER_SLEEP", "MAX_DEFERRAL", "Faults", "SandboxState", "busy_pause",
-           "carrier_config_of", "extra_schemas", "quiet_collector"]
+__all__ = ["BUSY_SHARE", "BUSY_WINDOW", "DEFER_SLEEP", "IDLE_WAIT", "MAX_DEFERRAL", "Faults", "SandboxState",
+           "busy_pause", "carrier_config_of", "extra_schemas", "idle_wait", "quiet_collector"]
 
 # back-pressure (real clock only): while send requests keep arriving the worker's steps (and the notifications it
 # sends itself, without a notifier process) wait, within a bound
@@ -30,6 +30,7 @@ BUSY_WINDOW = 0.2  # s: a send request this recent means the API is busy
 MAX_DEFERRAL = 5.0  # s: due work never waits longer than this, however busy the API
 DEFER_SLEEP = 0.05  # s: how often a deferring worker (or notifier process) looks again
 BUSY_SHARE = 0.25  # while the API is busy, overdue work takes at most this share of the time (docs/sandbox.md)
+IDLE_WAIT = 1.0  # s: the longest an idle worker, steps process or notifier process waits without a wake-up
 YOUNG_COLLECTION = 50_000  # new container objects between two young collections (Python's default: 700)
 
 
@@ -41,6 +42,16 @@ def busy_pause(round_seconds: float) -> float:
         0.15
     """
     return max(DEFER_SLEEP, round_seconds * (1 - BUSY_SHARE) / BUSY_SHARE)
+
+
+def idle_wait(upcoming: float | None, now: float) -> float:
+    """How long a runner with nothing due waits for a wake-up: until ``upcoming`` (the next due time, epoch
+    seconds, or None), at most ``IDLE_WAIT`` (work due later is looked for again) and at least 5 ms.
+
+        >>> idle_wait(None, 100.0), idle_wait(100.25, 100.0), idle_wait(99.0, 100.0)
+        (1.0, 0.25, 0.005)
+    """
+    return IDLE_WAIT if upcoming is None else min(max(upcoming - now, 0.005), IDLE_WAIT)
 
 
 def quiet_collector() -> None:

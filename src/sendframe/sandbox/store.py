@@ -13,6 +13,7 @@ and its transaction is rolled back whole: the routes answer 507 (``web``), the w
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, overload
 
-from sendframe.errors import ConfigurationError
+from sendframe.errors import ConfigurationError, full_disk_error
 
 __all__ = [
     "FULL_DISK_ADVICE",
@@ -86,6 +87,21 @@ SCHEMA: tuple[str, ...] = (
 # what a full disk under the database means, in the sandbox's log (a refused request is answered 507)
 FULL_DISK_ADVICE = ("the sandbox refuses the requests it cannot store (507, nothing of them kept) and its worker "
                     "waits; free space and both go on.")
+
+
+
+def log_round_failure(log: logging.Logger, who: str, error: Exception, db_path: str) -> None:
+    """Log why a background round failed (it was rolled back whole and is done again): one line naming the
+    database when its disk is full, else the traceback.
+
+        >>> log_round_failure(logging.getLogger("doc"), "sandbox worker", OSError(28, "No space left"), "s.sqlite")
+    """
+    full = full_disk_error(error, db_path, FULL_DISK_ADVICE)
+    if full is not None:
+        log.error("%s: %s", who, full)
+    else:
+        log.exception("%s round failed", who)
+
 
 _TABLE_NAME = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`]?(\w+)", re.IGNORECASE)
 
