@@ -22,8 +22,8 @@ import itertools
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -70,6 +70,23 @@ class _Read:
     query_digests: np.ndarray  # each row's raw query's digest (``span_digests``): a retry has its row's digest
     generation: int
     ids: _IdDigests
+    tail: tuple[pd.DataFrame, ...] = ()  # rows after ``frame``, not stacked onto it yet (the pieces of one read)
+
+    @property
+    def rows(self) -> int:
+        return len(self.frame) + sum(len(part) for part in self.tail)
+
+    def row(self, at: int) -> pd.Series:
+        """Row ``at`` (counting the tail's rows after the frame's)."""
+        for part in (self.frame, *self.tail):
+            if at < len(part):
+                return part.iloc[at]
+            at -= len(part)
+        raise IndexError(at)
+
+    def stacked(self) -> _Read:
+        """This read with its tail stacked onto its frame (one concatenation for all the pieces of a read)."""
+        return replace(self, frame=_appended(self.frame, self.tail), tail=()) if self.tail else self
 
 
 @dataclass(frozen=True)
@@ -135,7 +152,7 @@ class LogReads:
             self._reads[key] = read
             while len(self._reads) > self.size:
                 self._reads.popitem(last=False)
-        whole = read.frame if partial is None else _appended(read, partial)
+        whole = read.frame if partial is None else _appended(read.frame, [partial])
         frame = whole.copy(deep=False)  # copy-on-write: the caller's changes never reach the kept frame
         frame.attrs = {**whole.attrs, "junk_examples": list(whole.attrs["junk_examples"]), "bytes_read": parsed}
         return Snapshot(frame, read.generation, len(read.frame), parsed)
@@ -169,7 +186,9 @@ class LogReads:
                 if not every_params and _new_own_params(lines, read):  # a restart named new own parameters
                     return self._update(name, status, None, notification_url, every_params=known is None)
                 read = _extended(read, fd, lines, mapped, offset, piece.size)
-            if read is None:  # not one whole line yet
+            if read is not None:
+                read = read.stacked()
+            else:  # not one whole line yet
                 params = params or log_params(pa.array([], pa.string()), notification_url)
                 frame, begin, end = parse_with_queries(pa.array([], pa.string()), params)
                 read = _Read(identity, 0, b"", params, frame, *_in_file(begin, end, 0, True),
@@ -270,7 +289,7 @@ def _new_own_params(lines: pa.Array, known: _Read) -> bool:
 
 
 def _extended(known: _Read, fd: int, lines: pa.Array, mapped: bool, start: int, whole: int) -> _Read:
-    """``known`` with the whole lines appended since it was read."""
+    """``known`` with the whole lines appended since it was read, their new rows in its tail."""
     if not len(lines):
         return known
     parsed = parse_with_queries(lines, known.params)
@@ -278,10 +297,10 @@ def _extended(known: _Read, fd: int, lines: pa.Array, mapped: bool, start: int, 
     fresh = _without_retries(known, parsed, lines, mapped, fd, digests)
     begin, length = _in_file(parsed[1], parsed[2], start, mapped)
     keep = fresh.attrs.pop("_kept_positions")
-    ids = known.ids.plus(_IdDigests.of(fresh["id"], len(known.frame)))
-    return _Read(known.identity, start + whole, _fingerprint(fd, start + whole), known.params, _appended(known, fresh),
+    ids = known.ids.plus(_IdDigests.of(fresh["id"], known.rows))
+    return _Read(known.identity, start + whole, _fingerprint(fd, start + whole), known.params, known.frame,
                  np.concatenate([known.query_start, begin[keep]]), np.concatenate([known.query_length, length[keep]]),
-                 np.concatenate([known.query_digests, digests[keep]]), known.generation, ids)
+                 np.concatenate([known.query_digests, digests[keep]]), known.generation, ids, (*known.tail, fresh))
 
 
 def _query_digests(lines: pa.Array, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -297,7 +316,7 @@ def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.nd
     raw query), with the counts of what they add in ``attrs`` and their positions in ``attrs["_kept_positions"]``."""
     frame, begin, end = parsed
     retry = np.zeros(len(frame), bool)
-    if len(frame) and len(known.frame):
+    if len(frame) and known.rows:
         # rows whose ids have the same digest: most are an id's other notifications, told apart by their queries'
         # lengths and digests; a pair of equal digests is compared byte for byte (so a collision of either is harmless)
         old_rows, new_rows = known.ids.pairs(_IdDigests.of(frame["id"]))
@@ -329,18 +348,19 @@ def _same_queries(known: _Read, frame: pd.DataFrame, old_rows: np.ndarray, new_r
             query = raw[begin[new_row]:end[new_row]].tobytes()
             retry[new_row] = os.pread(fd, len(query), at) == query
         else:  # a row of a block that was not UTF-8: its parsed values decide
-            retry[new_row] = known.frame.iloc[old_row][values].equals(frame.iloc[new_row][values])
+            retry[new_row] = known.row(old_row)[values].equals(frame.iloc[new_row][values])
     return retry
 
 
-def _appended(known: _Read, fresh: pd.DataFrame) -> pd.DataFrame:
-    """The kept frame with ``fresh`` rows after it and the counts of both in ``attrs``."""
-    attrs = known.frame.attrs
-    frame = stacked([known.frame, fresh]) if len(fresh) else known.frame.copy(deep=False)
-    frame.attrs = {
-        "junk_lines": attrs["junk_lines"] + fresh.attrs["junk_lines"],
-        "junk_examples": (attrs["junk_examples"] + fresh.attrs["junk_examples"])[:JUNK_EXAMPLES],
-        "duplicates_dropped": attrs["duplicates_dropped"] + fresh.attrs["duplicates_dropped"],
-        "other_requests": attrs["other_requests"] + fresh.attrs["other_requests"],
+def _appended(frame: pd.DataFrame, more: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """``frame`` with the rows of ``more`` after it (one concatenation) and the counts of all in ``attrs``."""
+    parts = [part for part in more if len(part)]
+    out = stacked([frame, *parts]) if parts else frame.copy(deep=False)
+    every = [frame.attrs, *(part.attrs for part in more)]
+    out.attrs = {
+        "junk_lines": sum(attrs["junk_lines"] for attrs in every),
+        "junk_examples": [example for attrs in every for example in attrs["junk_examples"]][:JUNK_EXAMPLES],
+        "duplicates_dropped": sum(attrs["duplicates_dropped"] for attrs in every),
+        "other_requests": sum(attrs["other_requests"] for attrs in every),
     }
-    return frame
+    return out

@@ -115,12 +115,13 @@ class Worker:
         """With helper processes: pass each wake-up (a request accepted) on to the steps process, and start again
         a helper that ended (checked at least once a second)."""
         while True:
-            wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
                     await wake.wait()
+            woken = wake.is_set()
+            wake.clear()  # before passing it on: a request accepted from now on wakes this loop again
             async with self._lock:  # not while a reset has the steps process stopped
-                if wake.is_set() and self._steps_process is not None:
+                if woken and self._steps_process is not None:
                     self._steps_process.wake()
                 for helper in self._helpers():
                     ended = helper.restart_if_ended()
