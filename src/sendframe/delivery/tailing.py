@@ -176,29 +176,31 @@ class LogReads:
             for offset, piece in _pieces(fd, start, whole):
                 lines, mapped = _lines(piece)
                 if read is None:
-                    params = params or log_params(lines, notification_url)
-                    frame, begin, end = parse_with_queries(lines, params)
-                    # the ids' digests made now, with the rest of the whole read: the polls that follow stay small
-                    read = _Read(identity, piece.size, _fingerprint(fd, piece.size), params, frame,
-                                 *_in_file(begin, end, 0, mapped), _query_digests(lines, begin, end),
-                                 next(self._generations), _IdDigests.of(frame["id"]))
+                    read = self._first(identity, fd, lines, mapped, piece.size,
+                                       params or log_params(lines, notification_url))
                     continue
                 if not every_params and _new_own_params(lines, read):  # a restart named new own parameters
                     return self._update(name, status, None, notification_url, every_params=known is None)
                 read = _extended(read, fd, lines, mapped, offset, piece.size)
-            if read is not None:
-                read = read.stacked()
-            else:  # not one whole line yet
-                params = params or log_params(pa.array([], pa.string()), notification_url)
-                frame, begin, end = parse_with_queries(pa.array([], pa.string()), params)
-                read = _Read(identity, 0, b"", params, frame, *_in_file(begin, end, 0, True),
-                             np.zeros(0, np.uint64), next(self._generations), _IdDigests.of(frame["id"]))
+            if read is None:  # not one whole line yet
+                empty = pa.array([], pa.string())
+                read = self._first(identity, fd, empty, True, 0, params or log_params(empty, notification_url))
+            read = read.stacked()
             partial = None
             if whole < size:  # a line being written: read now, and again next time until it is whole
                 rest, rest_mapped = _lines(pa.py_buffer(os.pread(fd, size - whole, whole)))
                 parsed = parse_with_queries(rest, read.params)
                 partial = _without_retries(read, parsed, rest, rest_mapped, fd, _query_digests(rest, *parsed[1:]))
         return read, partial, size - start
+
+
+    def _first(self, identity: tuple[int, int], fd: int, lines: pa.Array, mapped: bool, length: int,
+               params: LogParams) -> _Read:
+        """A new read of a file from its start: its first ``lines`` (its first ``length`` bytes) parsed."""
+        frame, begin, end = parse_with_queries(lines, params)
+        # the ids' digests made now, with the rest of the whole read: the polls that follow stay small
+        return _Read(identity, length, _fingerprint(fd, length), params, frame, *_in_file(begin, end, 0, mapped),
+                     _query_digests(lines, begin, end), next(self._generations), _IdDigests.of(frame["id"]))
 
 
 def _continues(fd: int, known: _Read, identity: tuple[int, int], size: int) -> bool:

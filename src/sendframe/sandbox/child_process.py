@@ -53,6 +53,7 @@ class ChildProcess:
     standard input before anything else (what cannot go on a command line), once per start.
     """
 
+    name = "helper"  # as the sandbox's log calls it
     entry = ""  # not ``-m``: the package imports its modules before ``-m`` would run one again as ``__main__``
 
     def __init__(self, db_path: str, *, pass_fds: Sequence[int] = ()) -> None:
@@ -122,7 +123,7 @@ class ChildProcess:
         while process.poll() is None and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         if process.poll() is None:
-            log.warning("the %s %s did not stop in %g s: killed (its round is done again)", type(self).__name__,
-                        process.pid, STOP_TIMEOUT)
+            log.warning("the sandbox's %s process %s did not stop in %g s: killed (its round is done again)",
+                        self.name, process.pid, STOP_TIMEOUT)
             process.kill()
             process.wait()

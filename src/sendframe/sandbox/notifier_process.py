@@ -42,6 +42,7 @@ class NotifierProcess(ChildProcess):
         ['--db', 'sandbox.sqlite', '--allow-network', '10.0.0.0/8']
     """
 
+    name = "notifier"
     entry = "from sendframe.sandbox.notifier_process import main; raise SystemExit(main())"
 
     def __init__(self, db_path: str, *, allow_networks: Sequence[str] = (), wake_fd: int | None = None) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -22,7 +23,8 @@ from sendframe.sandbox.carrier import CarrierConfig, Clock, ClockMode
 from sendframe.sandbox.notifier import Notifier
 
 __all__ = ["BUSY_SHARE", "BUSY_WINDOW", "DEFER_SLEEP", "IDLE_WAIT", "MAX_DEFERRAL", "Faults", "SandboxState",
-           "busy_pause", "carrier_config_of", "extra_schemas", "idle_wait", "quiet_collector"]
+           "busy_pause", "busy_since", "carrier_config_of", "due_cutoff", "extra_schemas", "idle_wait",
+           "quiet_collector"]
 
 # back-pressure (real clock only): while send requests keep arriving the worker's steps (and the notifications it
 # sends itself, without a notifier process) wait, within a bound
@@ -32,6 +34,26 @@ DEFER_SLEEP = 0.05  # s: how often a deferring worker (or notifier process) look
 BUSY_SHARE = 0.25  # while the API is busy, overdue work takes at most this share of the time (docs/sandbox.md)
 IDLE_WAIT = 1.0  # s: the longest an idle worker, steps process or notifier process waits without a wake-up
 YOUNG_COLLECTION = 50_000  # new container objects between two young collections (Python's default: 700)
+
+
+def busy_since(last_request: float) -> bool:
+    """Whether the API counts as busy accepting: its latest send request (``time.monotonic()``) came within
+    ``BUSY_WINDOW``.
+
+        >>> busy_since(time.monotonic()), busy_since(float("-inf"))
+        (True, False)
+    """
+    return time.monotonic() - last_request < BUSY_WINDOW
+
+
+def due_cutoff(moment: float, busy: bool) -> float:
+    """The due time up to which a round of steps takes work at ``moment``: while the API is busy, only work overdue
+    by ``MAX_DEFERRAL``.
+
+        >>> due_cutoff(100.0, busy=True), due_cutoff(100.0, busy=False)
+        (95.0, 100.0)
+    """
+    return moment - MAX_DEFERRAL if busy else moment
 
 
 def busy_pause(round_seconds: float) -> float:

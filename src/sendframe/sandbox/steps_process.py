@@ -35,7 +35,7 @@ from sendframe.sandbox import store
 from sendframe.sandbox.carrier import CarrierConfig, Clock
 from sendframe.sandbox.child_process import ChildProcess, write_wake
 from sendframe.sandbox.notifier import Notifier
-from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, SandboxState, idle_wait, quiet_collector
+from sendframe.sandbox.state import DEFER_SLEEP, SandboxState, busy_since, due_cutoff, idle_wait, quiet_collector
 from sendframe.sandbox.steps import StepRunner
 
 __all__ = ["StepsProcess", "main"]
@@ -56,6 +56,7 @@ class StepsProcess(ChildProcess):
         ['--db', 'sandbox.sqlite', '--notifier-wake-fd', '9']
     """
 
+    name = "steps"
     entry = "from sendframe.sandbox.steps_process import main; raise SystemExit(main())"
 
     def __init__(self, db_path: str, carrier: CarrierConfig, *, notifier_wake_fd: int | None = None) -> None:
@@ -111,10 +112,9 @@ def run(db_path: str, carrier: CarrierConfig, notifier_wake_fd: int | None = Non
                     woken = time.monotonic()
                 except BlockingIOError:
                     pass
-            moment = time.time()
-            busy = time.monotonic() - woken < BUSY_WINDOW
+            moment, busy = time.time(), busy_since(woken)
             try:
-                done = runner.apply(moment, moment - MAX_DEFERRAL if busy else moment)
+                done = runner.apply(moment, due_cutoff(moment, busy))
             except Exception as error:  # keep going: the round was rolled back whole, its steps stay due
                 store.log_round_failure(log, "sandbox steps", error, db_path)
                 pause = 0.5

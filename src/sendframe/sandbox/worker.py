@@ -28,7 +28,7 @@ from sendframe.sandbox.child_process import ChildProcess, wake_pipe
 from sendframe.sandbox.notification_rounds import next_notification_due, send_due_notifications
 from sendframe.sandbox.notifier_process import NotifierProcess
 from sendframe.sandbox.reports import notification_urls
-from sendframe.sandbox.state import BUSY_WINDOW, DEFER_SLEEP, MAX_DEFERRAL, SandboxState, busy_pause, idle_wait
+from sendframe.sandbox.state import DEFER_SLEEP, SandboxState, busy_pause, busy_since, due_cutoff, idle_wait
 from sendframe.sandbox.steps import STEP_BATCH, Round, StepRunner, apply_step, plan_message, plan_request
 from sendframe.sandbox.steps_process import StepsProcess
 
@@ -126,8 +126,7 @@ class Worker:
                 for helper in self._helpers():
                     ended = helper.restart_if_ended()
                     if ended is not None:
-                        log.error("the sandbox's %s process ended (exit status %s): started again",
-                                  "steps" if helper is self._steps_process else "notifier", ended)
+                        log.error("the sandbox's %s process ended (exit status %s): started again", helper.name, ended)
 
     async def _loop(self, wake: asyncio.Event) -> None:
         while True:
@@ -157,14 +156,14 @@ class Worker:
     def busy(self) -> bool:
         """Whether the API is busy accepting: a send request arrived within ``BUSY_WINDOW`` (real clock only)."""
         state = self.state
-        return state.clock.mode == "real" and time.monotonic() - state.last_send < BUSY_WINDOW
+        return state.clock.mode == "real" and busy_since(state.last_send)
 
     async def _background_round(self) -> Counter[str]:
         """One batch of due steps and one of due notifications; while :meth:`busy`, only work overdue by
         more than ``MAX_DEFERRAL`` (so accepting goes first, and delivery never starves)."""
         async with self._lock:
             moment = self.state.clock.now().timestamp()
-            cutoff = moment - MAX_DEFERRAL if self.busy() else moment
+            cutoff = due_cutoff(moment, self.busy())
             done = self.steps.apply(moment, cutoff)
             done.update(await self._send_notifications(moment, cutoff=cutoff))
             return done
