@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -75,30 +76,48 @@ class Records(NamedTuple):
 
 
 def _clean_ids(ids: str | Iterable[object]) -> list[str]:
-    values = [ids] if isinstance(ids, str) else list(pd.Series(ids, dtype="object").dropna())
-    seen: dict[str, None] = {}
-    for value in values:
-        text = str(value).strip()
-        if not text:
-            continue
-        if "," in text or "/" in text:
-            raise InputError(f"The message id {text!r} contains ',' or '/', which no message id has.")
-        seen.setdefault(text, None)
-    return list(seen)
+    """The ids to look up, each once, in the order first met: missing and blank ones left out, each stripped.
+
+        >>> _clean_ids(pd.Series([" a1", None, "b2", "a1", ""]))
+        ['a1', 'b2']
+    """
+    texts = _id_texts(ids)
+    texts = pc.utf8_trim_whitespace(texts.drop_null())
+    texts = texts.filter(pc.greater(pc.binary_length(texts), 0))
+    wrong = pc.or_(pc.match_substring(texts, ","), pc.match_substring(texts, "/"))
+    if pc.any(wrong).as_py():
+        raise InputError(f"The message id {texts.filter(wrong)[0].as_py()!r} contains ',' or '/', which no message "
+                         "id has.")
+    ordered: list[str] = pc.unique(texts).to_pylist()  # in the order of first occurrence
+    return ordered
+
+
+def _id_texts(ids: str | Iterable[object]) -> pa.Array | pa.ChunkedArray:
+    """``ids`` as Arrow text: a text column's own array (no Python string per id), else each value's ``str``."""
+    if isinstance(ids, str):
+        return pa.array([ids], pa.large_string())
+    if isinstance(ids, (pd.Series, pd.Index)) and pd.api.types.is_string_dtype(ids.dtype) \
+            and hasattr(ids.array, "__arrow_array__"):
+        return pa.array(ids.array).cast(pa.large_string())
+    return pa.array([str(value) for value in pd.Series(ids, dtype="object").dropna()], pa.large_string())
 
 
 def _chunks(ids: list[str], chunk_size: int) -> list[list[str]]:
+    """``ids`` in runs of at most ``chunk_size`` whose comma-joined text stays within ``MAX_URL_IDS_CHARS`` (an id
+    longer than that alone), as a lookup sends them.
+
+        >>> _chunks(["a1", "b2", "c3"], 2)
+        [['a1', 'b2'], ['c3']]
+    """
+    ends = np.cumsum([len(value) + 1 for value in ids])  # each id with its comma
+    starts = np.concatenate([[0], ends])
     chunks: list[list[str]] = []
-    current: list[str] = []
-    length = 0
-    for value in ids:
-        if current and (len(current) >= chunk_size or length + len(value) + 1 > MAX_URL_IDS_CHARS):
-            chunks.append(current)
-            current, length = [], 0
-        current.append(value)
-        length += len(value) + 1
-    if current:
-        chunks.append(current)
+    start = 0
+    while start < len(ids):
+        fits = int(np.searchsorted(ends, starts[start] + MAX_URL_IDS_CHARS, side="right"))  # ids within the URL
+        end = min(start + chunk_size, max(fits, start + 1))
+        chunks.append(ids[start:end])
+        start = end
     return chunks
 
 
