@@ -194,7 +194,9 @@ class Client(_Base):
         return wire.run_blocking(wire.drive(call, self.config.retry, self._send_blocking, _sleep_blocking))
 
     async def _send_blocking(self, step: wire.Send) -> httpx.Response:  # never suspends: see wire.run_blocking
-        response = self._transport.handle_request(self._build_request(step))
+        request = self._build_request(step)
+        response = self._transport.handle_request(request)
+        response.request = request  # as httpx's client sets it: a response knows what it answers
         response.read()  # on a failed read httpcore closes the response and gives the connection back
         return response
 
@@ -237,6 +239,8 @@ class AsyncClient(_Base):
         return wire.drive(call, self.config.retry, self._send, asyncio.sleep)  # a coroutine, awaited by the caller
 
     async def _send(self, step: wire.Send) -> httpx.Response:
-        response = await self._transport.handle_async_request(self._build_request(step))
+        request = self._build_request(step)
+        response = await self._transport.handle_async_request(request)
+        response.request = request  # as httpx's client sets it: a response knows what it answers
         await response.aread()
         return response

@@ -78,7 +78,15 @@ def operator_label(country: pd.Series, mnc: pd.Series) -> pd.Series:
     country_codes, countries = pd.factorize(country)
     mnc_codes, mncs = pd.factorize(mnc)
     width = len(mncs) + 1  # a missing value is code -1: each pair as one number, (country + 1) * width + mnc + 1
-    codes, pairs = pd.factorize((country_codes + 1) * width + mnc_codes + 1)
+    keys = np.asarray(country_codes, dtype=np.int64)  # each row's pair as one number, made in place
+    keys += 1
+    keys *= width
+    keys += mnc_codes
+    keys += 1
+    # the pairs are few and small numbers: found by counting, not hashed (a hash table sized for every row)
+    seen = np.bincount(keys, minlength=(len(countries) + 1) * width) > 0
+    pairs = np.flatnonzero(seen)
+    codes = (np.cumsum(seen) - 1)[keys]
     names = (["?", *map(str, countries)], ["?", *map(str, mncs)])
     labels = np.array([f"{names[0][pair // width]} {names[1][pair % width]}" for pair in pairs], dtype=object)
     order = np.argsort(labels, kind="stable")
