@@ -28,7 +28,7 @@ each process's own peak resident memory (VmHWM, read from /proc before the serve
 ``ru_maxrss`` would count the copy of its parent it was forked from), the notification rate (notifications,
 and final ones, per second from the send's start to the last final one received), each process's CPU seconds (in
 all, and during send + wait per recipient sent: the work itself, which the machine's other load hardly changes) and
-the figures of the campaign.
+the figures of the campaign, and the machine's speed before and after the run (:func:`machine_speed`).
 Exit status 1 if a notification is missing after ``--wait-timeout``.
 
 The goals (issue 22, on the 2-core machine): 1M contacts end to end in <= 120 s; the client's peak <= 1.5 GB
@@ -39,9 +39,11 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import hashlib
 import multiprocessing
 import os
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -111,6 +113,33 @@ class Phases:
 
     def table(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows)
+
+
+def machine_speed() -> float:
+    """Seconds a fixed mix of work takes on this machine now (best of three; lower is faster): Python bytecode,
+    hashing, a numpy sort and SQLite inserts, the kinds of work the rehearsal's processes do. Run in a child process
+    before the servers start and after they stop: on a shared VM the same code runs several per cent faster or slower
+    from one run to the next, and this tells such a run from a change of the code.
+
+        >>> machine_speed() > 0  # doctest: +SKIP
+        True
+    """
+    numbers = np.random.default_rng(0).integers(0, 1 << 62, 2_000_000)
+    data = numbers.tobytes()
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for i in range(3_000_000):
+            total += i & 7
+        hashlib.blake2b(data).digest()
+        np.sort(numbers)
+        db = sqlite3.connect(":memory:")
+        db.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)")
+        db.executemany("INSERT INTO t VALUES (?, ?)", ((i, f"row {i} of the calibration") for i in range(400_000)))
+        db.close()
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def final_ids(callbacks: pd.DataFrame) -> pd.Index:
@@ -189,6 +218,7 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
     # was 75 MiB of this process before read_contacts began, and grew with the rows)
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         pool.submit(write_messy_csv, csv, args.rows, seed=args.seed).result()
+        speed_before = pool.submit(machine_speed).result()
     setup = time.perf_counter() - started
     sandbox, base_url = start_sandbox(["--db", str(folder / "sandbox.sqlite")])
     receiver, notification_url = start_receiver(folder / "callbacks.log")
@@ -229,6 +259,8 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
     finally:
         stop(sandbox)
         stop(receiver)
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        speed_after = pool.submit(machine_speed).result()
     table = phases.table()
     total = table["wall_s"].sum()
     print()
@@ -267,6 +299,8 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
     print(f"records: {len(records.messages):,} messages, {len(records.events):,} events; "
           f"report.html {report.stat().st_size / 1e6:.1f} MB")
     print(f"status: {outcomes['status'].value_counts().to_dict()}")
+    print(f"machine speed: a fixed workload took {speed_before:.3f} s before the run and {speed_after:.3f} s after "
+          "(best of 3 in a child process; lower is faster: compare runs made at the same speed)")
     print(f"warnings said: {len(said)} ({'; '.join(sorted({str(w.message)[:80] for w in said})[:3])})")
     if missing:
         print(f"FAILED: {missing:,} messages without a final notification after {args.wait_timeout:.0f} s",

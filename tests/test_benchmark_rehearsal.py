@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,4 +46,7 @@ def test_the_rehearsal_runs_a_campaign_end_to_end_and_prints_every_phase(tmp_pat
         assert phase in done.stdout
     assert "total (phases 1-9)" in done.stdout and "peak memory, sandbox" in done.stdout
     assert "0 accepted messages without a final notification" in done.stdout
+    speeds = re.search(r"machine speed: a fixed workload took ([\d.]+) s before the run and ([\d.]+) s after",
+                       done.stdout)
+    assert speeds is not None and all(float(seconds) > 0 for seconds in speeds.groups()), done.stdout
     assert (tmp_path / "report.html").stat().st_size > 0
