@@ -272,7 +272,7 @@ def _first_events(row_codes: np.ndarray, event_codes: np.ndarray, dates: np.ndar
     has = np.bincount(event_codes[rows], minlength=count) > 0
     # the earliest date per code in place (NaT, the smallest int64, left out): no group table of a row per event,
     # which at a million messages took a third of a second and 50 MiB per kind
-    stamps = dates.astype("datetime64[us]").view(np.int64)
+    stamps = np.asarray(dates, dtype="datetime64[us]").view(np.int64)  # a view: the dates are not copied per kind
     dated = rows[~np.isnat(dates[rows])]
     never = np.iinfo(np.int64).max
     earliest = np.full(count + 1, never, dtype=np.int64)  # the last: the "none" a code of -1 picks

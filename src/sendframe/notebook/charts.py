@@ -331,33 +331,25 @@ def failures(outcomes: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def _counted(by: pd.Series, rows: np.ndarray, **sums: np.ndarray) -> pd.DataFrame:
-    """Per group of ``by`` (a missing value in none) among the ``rows`` (a mask): how many rows (``of``) and the
-    sum of each of ``sums`` (counts: arrays over all rows, NaN counted as 0), for the groups with a row; the groups (in
-    their categories' order) index it as ``group``. Counted over the groups' codes: no group table of a row each
-    (at a million rows each chart's grouping made tens of MiB of them, at the report's peak).
+def _rates(hits: pd.Series, among: pd.Series, by: pd.Series, noun: str = "") -> pd.DataFrame:
+    """Per ``group`` of ``by`` (a missing value in none): how many rows are ``among`` (``of``), how many of those
+    are ``hits``, and the ``rate``; given a ``noun``, the 15 biggest groups, then the rest in one row
+    (:func:`_keep_top`). Counted over the groups' codes (the groups with a row, in their categories' order): no group
+    table of a row each (at a million rows each chart's grouping made tens of MiB of them, at the report's peak).
 
-        >>> _counted(pd.Series(["b", "a", None, "b"]), np.array([1, 1, 1, 0], bool), x=np.ones(4)).to_dict("index")
-        {'a': {'of': 1, 'x': 1.0}, 'b': {'of': 1, 'x': 1.0}}
+        >>> rates = _rates(pd.Series([True, False, True]), pd.Series([True, True, False]), pd.Series(["b", "a", "b"]))
+        >>> rates.to_dict("index")
+        {'a': {'of': 1, 'hits': 0, 'rate': 0.0}, 'b': {'of': 1, 'hits': 1, 'rate': 1.0}}
     """
     groups = by if isinstance(by.dtype, pd.CategoricalDtype) else by.astype("category")
     codes = np.asarray(groups.cat.codes)
-    taken = codes[np.flatnonzero(np.asarray(rows, dtype=bool) & (codes >= 0))]
+    counted = among.to_numpy(dtype=bool, na_value=False) & (codes >= 0)
     size = len(groups.cat.categories)
-    of = np.bincount(taken, minlength=size)
+    of = np.bincount(codes[counted], minlength=size)
+    hit = np.bincount(codes[counted & hits.to_numpy(dtype=bool, na_value=False)], minlength=size)
     present = of > 0
-    columns: dict[str, np.ndarray] = {"of": of[present]}
-    for name, values in sums.items():
-        weights = np.nan_to_num(np.asarray(values, dtype=float)[np.asarray(rows, dtype=bool) & (codes >= 0)])
-        columns[name] = np.bincount(taken, weights=weights, minlength=size)[present]
-    return pd.DataFrame(columns, index=pd.Index(groups.cat.categories[present], name="group"))
-
-
-def _rates(hits: pd.Series, among: pd.Series, by: pd.Series, noun: str = "") -> pd.DataFrame:
-    """Per ``group`` of ``by``: how many rows are ``among`` (``of``), how many of those are ``hits``, and the
-    ``rate``; given a ``noun``, the 15 biggest groups, then the rest in one row (:func:`_keep_top`)."""
-    counts = _counted(by, among.to_numpy(dtype=bool, na_value=False), hits=hits.to_numpy(dtype=bool, na_value=False))
-    counts["hits"] = counts["hits"].astype(np.int64)
+    counts = pd.DataFrame({"of": of[present], "hits": hit[present]},
+                          index=pd.Index(groups.cat.categories[present], name="group"))
     counts = _keep_top(counts, "of", TOP_GROUPS, noun) if noun else counts
     return counts.assign(rate=counts["hits"] / counts["of"])
 
