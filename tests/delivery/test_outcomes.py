@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pandas as pd
 import pytest
 
@@ -51,6 +53,33 @@ def test_the_results_recipient_column_is_used_without_recipients():
     assert table["country"].fillna("?").tolist() == ["ES", "ES", "ES", "?", "GB", "ES"]
     given = message_outcomes(results(), callbacks(), recipients=pd.Series(["1"] * 6, index=results().index))
     assert given["recipient"].tolist() == ["1"] * 6  # recipients= still wins
+
+
+def _records(order: list[int], ids: list[str | None]) -> SimpleNamespace:
+    """Records of ``ids`` (a click on each even one), their messages and events taken in ``order``."""
+    messages = pd.DataFrame({"id": pd.Series(ids, dtype="string"), "is_clicked": [i % 2 == 0 for i in range(len(ids))]})
+    events = pd.DataFrame({"id": pd.Series([i for i in ids for _ in range(2)], dtype="string"),
+                           "type": ["sent", "delivered"] * len(ids),
+                           "date": [T0 + pd.Timedelta(seconds=s) for s in range(2 * len(ids))]})
+    events_order = [2 * i + k for i in order for k in (0, 1)]
+    return SimpleNamespace(messages=messages.iloc[order], events=events.iloc[events_order])
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2], [2, 0, 1]], ids=["records in the rows' order", "records shuffled"])
+def test_records_are_matched_to_their_rows_in_any_order(order):
+    table = message_outcomes(results(), callbacks(), _records(order, ["m1", "m2", "m5"]))
+    assert table["clicked"].tolist() == [True, False, False, False, True, False]
+    assert table["delivered_at"].tolist()[:2] == [T0 + pd.Timedelta(seconds=1), T0 + pd.Timedelta(seconds=3)]
+    assert table["status"].astype(str).tolist() == ["DELIVRD", "UNDELIV", "NOT_SENT", "NOT_SENT", "DELIVRD",
+                                                    "NOT_SENT"]
+
+
+def test_a_row_without_an_id_takes_no_record_and_other_ids_are_left_out():
+    stray = _records([0, 1, 2], [None, "m2", "zz"])  # a record without an id, one of another campaign
+    noted = pd.concat([callbacks(), callbacks().assign(id="zz", status="UNDELIV")], ignore_index=True)
+    table = message_outcomes(results(), noted, stray)
+    assert table["clicked"].tolist() == [False] * 6  # m2's record is not clicked; the rows without an id have none
+    assert table["status"].astype(str).tolist()[:2] == ["DELIVRD", "UNDELIV"]
 
 
 def test_skipped_rows_keep_their_outcome_and_are_not_sent():
