@@ -106,13 +106,14 @@ def keep_reasons(keep: str | Iterable[str] | None) -> frozenset[str]:
 
 def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
               keep: frozenset[str] = frozenset(), capped: np.ndarray | None = None,
-              capped_reason: str = "") -> pd.DataFrame:
+              capped_reason: str = "", *, codes: np.ndarray | None = None) -> pd.DataFrame:
     """Per row of ``index``: ``action`` (``send`` or a skipped outcome) and ``reason`` (plain English, or <NA>).
 
     ``problems`` is a preflight frame of those rows; ``recipients`` (positional, aligned with
     ``index``) are compared as given to find repeats. A repeat counts only against a row that is
     sent, so a recipient whose first row is skipped still gets the message from its next row.
-    ``capped`` marks rows over the frequency cap (``capped_reason`` says why). A row with several errors
+    ``capped`` marks rows over the frequency cap (``capped_reason`` says why); ``codes``: the recipients'
+    :func:`key_codes` when the caller has them. A row with several errors
     takes the reason that comes first in :data:`KEEP_REASONS` (the first such error's message). Array
     work throughout: a million rows take a fraction of a second.
     """
@@ -138,7 +139,7 @@ def plan_rows(problems: pd.DataFrame, index: pd.Index, recipients: pd.Series,
         skip(np.asarray(capped, dtype=bool) & ((rank == _NO_REASON) | (rank > KEEP_REASONS.index("frequency"))),
              "frequency", capped_reason)
     if "duplicate" not in keep:
-        repeated = repeated_rows(recipients, rank == _NO_REASON)
+        repeated = repeated_rows(recipients if codes is None else codes, rank == _NO_REASON)
         skip(repeated, "duplicate", repeat_reasons(pd.Series(recipients).to_numpy(dtype=object)[repeated]))
     action = _ACTIONS.take(pa.array(rank.astype(np.int64) + 1))
     reason = pa.array(messages, type=pa.large_string(), from_pandas=True)

@@ -196,14 +196,15 @@ def _formatted(value: Any, conversion: str | None, spec: str | None) -> str:
     return str(_FORMAT.format_field(_FORMAT.convert_field(value, conversion) if conversion else value, spec or ""))
 
 
-def _recipient_problems(found: Problems, contacts: pd.DataFrame, kind: str, column: str, keys: pd.Series) -> None:
+def _recipient_problems(found: Problems, contacts: pd.DataFrame, kind: str, column: str, keys: pd.Series,
+                        codes: np.ndarray) -> None:
     values, valid = contacts[column], keys.notna().to_numpy(dtype=bool)  # a key exactly where the recipient is valid
     shown = values[~valid].astype("str")
     if f"{column}_raw" in contacts.columns:  # a number read_contacts could not repair: show what was written
         shown = shown.fillna(contacts[f"{column}_raw"][~valid].astype("str"))
     found.add("invalid_recipient", column, ~valid, value=shown.fillna("(empty)"),
               kind="email address" if kind == "email" else "phone number", hint="" if kind == "email" else _PHONE_HINT)
-    codes = key_codes(keys)  # counting up in order of first appearance: code k's first row is the k-th first row
+    # codes count up in order of first appearance: code k's first row is the k-th first row
     repeated = repeated_rows(codes)
     first = np.flatnonzero(valid & ~repeated)[codes[repeated]]
     found.add("duplicate_recipient", column, repeated, value=values[repeated], first=contacts.index[first])
@@ -291,7 +292,7 @@ def _whatsapp_problems(found: Problems, contacts: pd.DataFrame, template_id: Any
 
 @keyword_checked
 def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, measured: pd.DataFrame | None = None,
-              keys: pd.Series | None = None) -> pd.DataFrame:
+              keys: pd.Series | None = None, codes: np.ndarray | None = None) -> pd.DataFrame:
     """Every problem of sending ``msg`` to ``contacts``, one row each (:meth:`sendframe.Message.preflight`'s
     pandas answer: its settings are the message's).
 
@@ -303,7 +304,8 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
     (:func:`~sendframe.api.recipient_columns.sendable_keys`). ``measured``: the text engine's
     :func:`~sendframe.text.measure.measure_frame` of these rows and template (``unencodable=True``), when the
     caller already has it (as :meth:`sendframe.Message.prepare` does), so the text is not measured twice;
-    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.sendable_keys`, likewise.
+    ``keys``: the recipient column's :func:`~sendframe.api.recipient_columns.sendable_keys`, likewise, and
+    ``codes`` their :func:`~sendframe.campaign.policy.key_codes` (which the plan's repeats are found by too).
 
         >>> import pandas as pd, sendframe
         >>> preflight(sendframe.sms("Hi", sender="Shop"), pd.DataFrame({"phone": ["34600123456"]})).empty
@@ -317,7 +319,7 @@ def preflight(msg: Message, contacts: pd.DataFrame, *, suppression: Any = None, 
     found = Problems(contacts.index)
     column = msg.recipient_column(contacts)
     keys = sendable_keys(contacts[column], info.recipient) if keys is None else keys
-    _recipient_problems(found, contacts, info.recipient, column, keys)
+    _recipient_problems(found, contacts, info.recipient, column, keys, key_codes(keys) if codes is None else codes)
     if info.sends_sms or channel == "whatsapp":
         _line_problems(found, contacts, channel, column, keys)
     blocked = _suppressed_values(msg.suppression if suppression is None else suppression, info.recipient,
