@@ -187,7 +187,15 @@ def _format_number_arrow(arr: pa.Array, thousands: str, decimal: str) -> pa.Arra
     # buffer; a row's decimal point moves right by the separators of that row and the rows before it.
     which = np.repeat(np.arange(len(rows)), separators)
     step = np.arange(len(which)) - np.repeat(np.cumsum(separators) - separators, separators)
-    out = np.insert(data, starts[rows][which] + int_end[which] - 3 * (separators[which] - step), ord(thousands))
+    before = starts[rows][which] + int_end[which] - 3 * (separators[which] - step)  # ascending
+    # each separator's place in the new buffer: its byte's, moved by the separators before it (np.insert would
+    # sort these places again, which at 2M rows took three times as long as at 1M)
+    placed = before + np.arange(len(before))
+    out = np.empty(len(data) + len(placed), dtype=np.uint8)
+    kept = np.ones(len(out), dtype=bool)
+    kept[placed] = False
+    out[kept] = data
+    out[placed] = ord(thousands)
     has_dot = dot >= 0
     out[(starts[rows] + dot + np.cumsum(separators))[has_dot]] = ord(decimal)
     added = np.zeros(n, dtype=np.int64)
