@@ -99,6 +99,39 @@ def _own_params_of_receiver_log(templates: list[str]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class QueryDigests:
+    """The :func:`span_digests` of rows' raw queries that finding the retries made (``made``: which rows have
+    one; a row whose id no other row has needed none): a reader that keeps them (``tailing``) makes only the rest.
+
+        >>> data = pa.py_buffer(b"id=a&st=1 id=b&st=1")
+        >>> begin, end = np.array([0, 10]), np.array([9, 19])
+        >>> first = span_digests(data, begin[:1], end[:1])[0]
+        >>> half = QueryDigests(np.array([first, 0], np.uint64), np.array([True, False]))
+        >>> bool((half.completed(data, begin, end) == span_digests(data, begin, end)).all())
+        True
+    """
+
+    values: np.ndarray
+    made: np.ndarray
+
+    def taken(self, rows: np.ndarray) -> QueryDigests:
+        return QueryDigests(self.values[rows], self.made[rows])
+
+    def completed(self, data: pa.Buffer, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """Every row's digest: those made, and those not made yet made now (``begin``/``end``: the rows' queries)."""
+        missing = np.flatnonzero(~self.made)
+        if not len(missing):
+            return self.values
+        values = self.values.copy()
+        values[missing] = span_digests(data, begin[missing], end[missing])
+        return values
+
+
+# parse_with_queries' answer: the frame, its rows' raw queries (start, end) and their digests made on the way
+Parsed = tuple[pd.DataFrame, np.ndarray, np.ndarray, QueryDigests]
+
+
+@dataclass(frozen=True)
 class LogParams:
     """How to read a log's queries: ``{parameter: column}``, the analyst's own parameters (each a
     column), the path requests must have (access logs) and the notificationUrl's parameter order."""
@@ -150,10 +183,10 @@ def parse_lines(
     return parse_with_queries(lines, LogParams(mapping, own, wanted_path, list(order or [])))[0]
 
 
-def parse_with_queries(lines: pa.Array, how: LogParams) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+def parse_with_queries(lines: pa.Array, how: LogParams) -> Parsed:
     """``parse_lines``, and where each row's raw query lies: (start, end) byte offsets into the lines'
     data buffer (``lines.buffers()[2]``), so that a later read can tell a retry of a row from another
-    notification."""
+    notification, with the queries' digests made on the way."""
     mapping, own, wanted_path, order = how.mapping, how.own, how.wanted_path, how.order
     wanted = {param: column for param, column in mapping.items()} | {name: name for name in own}
     keys = list(wanted)
@@ -174,7 +207,7 @@ def parse_with_queries(lines: pa.Array, how: LogParams) -> tuple[pd.DataFrame, n
     with ThreadPoolExecutor(1) as side:  # the values' keys while retries are found
         keys_job = side.submit(short_keys, found.data, [values[param] for param in params])
         ids = span_texts(found.data, *values[id_param]) if id_param else pa.array([], pa.string())
-        keep_mask = _first_arrivals(found, ids)
+        keep_mask, digests = _first_arrivals(found, ids)
         every_key = keys_job.result()
     duplicates = int(len(found.lines) - keep_mask.sum())
     kept = np.flatnonzero(keep_mask)  # positions in ``found``
@@ -214,7 +247,8 @@ def parse_with_queries(lines: pa.Array, how: LogParams) -> tuple[pd.DataFrame, n
     frame.attrs["junk_examples"] = [line.rstrip("\r\n") for line in examples]
     frame.attrs["duplicates_dropped"] = duplicates
     frame.attrs["other_requests"] = found.other_requests
-    return frame, found.query_start[kept].astype(np.int64), found.query_end[kept].astype(np.int64)
+    return (frame, found.query_start[kept].astype(np.int64), found.query_end[kept].astype(np.int64),
+            digests.taken(kept))
 
 
 # lines located at a time: their temporaries stay small, warm in memory and in cache (at 1 << 16 the two
@@ -304,25 +338,28 @@ def _param_spans(found: Requests, rows: np.ndarray, keys: list[str],
     return spans
 
 
-def _first_arrivals(found: _Notifications, ids: pa.Array) -> np.ndarray:
-    """Mask of the notifications whose query is seen there for the first time (exact duplicates are retries).
+def _first_arrivals(found: _Notifications, ids: pa.Array) -> tuple[np.ndarray, QueryDigests]:
+    """Mask of the notifications whose query is seen there for the first time (exact duplicates are retries),
+    and the digests of the queries it looked at.
 
     Equal queries carry equal ids, so only lines whose id may repeat need their query looked at; of
     those, a query whose digest (:func:`span_digests`) no other has is a first arrival, and only queries
     sharing a digest (retries, and the rare collision) are compared as texts.
     """
     first = np.ones(len(ids), dtype=bool)
+    digests = QueryDigests(np.zeros(len(ids), np.uint64), np.zeros(len(ids), bool))
     if len(ids) < 2:
-        return first
+        return first, digests
     shared = np.flatnonzero(repeated(ids))
     if len(shared):
-        digests = span_digests(found.data, found.query_start[shared], found.query_end[shared])
-        shared = shared[pd.Index(digests).duplicated(keep=False)]
+        digests.values[shared] = span_digests(found.data, found.query_start[shared], found.query_end[shared])
+        digests.made[shared] = True
+        shared = shared[pd.Index(digests.values[shared]).duplicated(keep=False)]
     if len(shared):
         _, codes = encoded(found.data, found.query_start[shared], found.query_end[shared])
         first[shared] = False
         first[shared[np.unique(codes, return_index=True)[1]]] = True
-    return first
+    return first, digests
 
 
 def _arrival_times(found: _Notifications, rows: np.ndarray) -> pa.Array:

@@ -29,11 +29,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes, read_lines, span_digests, text_digests
+from sendframe.delivery.logformat import COMPRESSED_ENDINGS, lines_of_bytes, read_lines, text_digests
 from sendframe.delivery.parsing import (
     JUNK_EXAMPLES,
     PARAMS_LINE_PREFIX,
     LogParams,
+    Parsed,
     log_params,
     parse_with_queries,
     receiver_templates,
@@ -190,17 +191,18 @@ class LogReads:
             if whole < size:  # a line being written: read now, and again next time until it is whole
                 rest, rest_mapped = _lines(pa.py_buffer(os.pread(fd, size - whole, whole)))
                 parsed = parse_with_queries(rest, read.params)
-                partial = _without_retries(read, parsed, rest, rest_mapped, fd, _query_digests(rest, *parsed[1:]))
+                partial = _without_retries(read, parsed, rest, rest_mapped, fd, _query_digests(rest, parsed))
         return read, partial, size - start
 
 
     def _first(self, identity: tuple[int, int], fd: int, lines: pa.Array, mapped: bool, length: int,
                params: LogParams) -> _Read:
         """A new read of a file from its start: its first ``lines`` (its first ``length`` bytes) parsed."""
-        frame, begin, end = parse_with_queries(lines, params)
+        parsed = parse_with_queries(lines, params)
+        frame, begin, end, _ = parsed
         # the ids' digests made now, with the rest of the whole read: the polls that follow stay small
         return _Read(identity, length, _fingerprint(fd, length), params, frame, *_in_file(begin, end, 0, mapped),
-                     _query_digests(lines, begin, end), next(self._generations), _IdDigests.of(frame["id"]))
+                     _query_digests(lines, parsed), next(self._generations), _IdDigests.of(frame["id"]))
 
 
 def _continues(fd: int, known: _Read, identity: tuple[int, int], size: int) -> bool:
@@ -295,7 +297,7 @@ def _extended(known: _Read, fd: int, lines: pa.Array, mapped: bool, start: int, 
     if not len(lines):
         return known
     parsed = parse_with_queries(lines, known.params)
-    digests = _query_digests(lines, parsed[1], parsed[2])
+    digests = _query_digests(lines, parsed)
     fresh = _without_retries(known, parsed, lines, mapped, fd, digests)
     begin, length = _in_file(parsed[1], parsed[2], start, mapped)
     keep = fresh.attrs.pop("_kept_positions")
@@ -305,18 +307,19 @@ def _extended(known: _Read, fd: int, lines: pa.Array, mapped: bool, start: int, 
                  np.concatenate([known.query_digests, digests[keep]]), known.generation, ids, (*known.tail, fresh))
 
 
-def _query_digests(lines: pa.Array, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """The digest of each row's raw query (``begin``/``end`` offsets into the lines' data buffer)."""
+def _query_digests(lines: pa.Array, parsed: Parsed) -> np.ndarray:
+    """The digest of each parsed row's raw query: those the parse made for its retries, and the others."""
+    _, begin, end, made = parsed
     if not len(begin):
         return np.zeros(0, np.uint64)
-    return span_digests(lines.buffers()[2], begin, end)
+    return made.completed(lines.buffers()[2], begin, end)
 
 
-def _without_retries(known: _Read, parsed: tuple[pd.DataFrame, np.ndarray, np.ndarray], lines: pa.Array,
+def _without_retries(known: _Read, parsed: Parsed, lines: pa.Array,
                      mapped: bool, fd: int, digests: np.ndarray) -> pd.DataFrame:
     """The new rows (their raw queries' ``digests``) that are not a retry of a row already read (the same
     raw query), with the counts of what they add in ``attrs`` and their positions in ``attrs["_kept_positions"]``."""
-    frame, begin, end = parsed
+    frame, begin, end, _ = parsed
     retry = np.zeros(len(frame), bool)
     if len(frame) and known.rows:
         # rows whose ids have the same digest: most are an id's other notifications, told apart by their queries'
