@@ -16,20 +16,22 @@ import functools
 import itertools
 import json
 import operator
+import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 
 from sendframe.sandbox import carrier, store
+from sendframe.sandbox.carrier import CarrierConfig
 from sendframe.sandbox.notification_rounds import due_rows
 from sendframe.sandbox.reports import moment_at, report_urls, second_at
-from sendframe.sandbox.state import SandboxState
 
-__all__ = ["MESSAGE_MEMORY", "STEP_BATCH", "Round", "StepRunner", "apply_step", "plan_message", "plan_request"]
+__all__ = ["MESSAGE_MEMORY", "STEP_BATCH", "Round", "StepRunner", "StepState", "apply_step", "plan_message",
+           "plan_request"]
 
 STEP_BATCH = 2000
 ID_CHUNK = 2000  # message ids per IN (...) query
@@ -53,6 +55,15 @@ _PROGRESS = ("INSERT INTO message_progress (row, status, is_delivered, mnc, sent
 _DUE_WORK = ("SELECT seq, due, message_id, kind, CASE kind WHEN 'plans' THEN NULL ELSE payload END FROM work "
              "WHERE due <= ? ORDER BY due, seq LIMIT ?")
 _PLANS_PAYLOAD = "SELECT payload FROM work WHERE seq = ?"
+
+
+class StepState(Protocol):
+    """What rounds of steps read of a sandbox's state: its database, carrier configuration and price list. A
+    :class:`~sendframe.sandbox.state.SandboxState` is one; the steps process holds only these."""
+
+    db: sqlite3.Connection
+    carrier: CarrierConfig
+    prices: Any  # pricing.PriceTable
 
 
 def _date(seconds: float) -> str:
@@ -113,14 +124,14 @@ def _step(kind: str, payload: dict[str, Any]) -> _Step:
                  int(status == "DELIVRD" or kind in ("delivered", "answered")), kind not in _NOT_EVENTS, f"step_{kind}")
 
 
-def apply_step(state: SandboxState, message: dict[str, Any], due: float, kind: str, payload: dict[str, Any],
+def apply_step(state: StepState, message: dict[str, Any], due: float, kind: str, payload: dict[str, Any],
                out: Round) -> None:
     """One due step of a message (a ``messages`` row as a dict plus ``sent_at``): its event, status,
     flags, cost and notification jobs, collected in ``out``."""
     _apply(state, message, due, _step(kind, payload), out)
 
 
-def _apply(state: SandboxState, message: dict[str, Any], due: float, step: _Step, out: Round) -> None:
+def _apply(state: StepState, message: dict[str, Any], due: float, step: _Step, out: Round) -> None:
     kind = step.kind
     date = _date(due)
     if kind == "sent":
@@ -140,7 +151,7 @@ def _apply(state: SandboxState, message: dict[str, Any], due: float, step: _Step
     out.done[step.counted] += 1
 
 
-def plan_message(state: SandboxState, message: dict[str, Any], arguments: dict[str, Any], moment: float,
+def plan_message(state: StepState, message: dict[str, Any], arguments: dict[str, Any], moment: float,
                  out: Round) -> None:
     """Ask the carrier for the steps of one message (``arguments`` as queued by ``sending``, with its
     ``to`` and ``parts``): the steps already due at ``moment`` are applied at once, in plan order
@@ -149,7 +160,7 @@ def plan_message(state: SandboxState, message: dict[str, Any], arguments: dict[s
                  {**arguments, "messages": [(message["id"], arguments["to"], arguments.get("parts", 1))]}, moment, out)
 
 
-def plan_request(state: SandboxState, messages: dict[str, dict[str, Any]], arguments: dict[str, Any],
+def plan_request(state: StepState, messages: dict[str, dict[str, Any]], arguments: dict[str, Any],
                  moment: float, out: Round) -> None:
     """:func:`plan_message` for every message of one ``plans`` row (``arguments`` as queued by ``sending``,
     ``arguments["messages"]`` the ``(id, to, parts)`` of each): what they share is read once. Messages
@@ -275,7 +286,7 @@ class StepRunner:
     """Rounds of due steps on ``state.db``, with the messages of recent rounds kept in memory for their next steps
     (what a step reads of a message changes only by these rounds: one runner per database at a time)."""
 
-    def __init__(self, state: SandboxState) -> None:
+    def __init__(self, state: StepState) -> None:
         self.state = state
         self._known: dict[str, dict[str, Any]] = {}  # message id -> the message as the last round left it
 

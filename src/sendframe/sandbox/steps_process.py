@@ -25,17 +25,19 @@ import os
 import pickle
 import select
 import signal
+import sqlite3
 import struct
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from sendframe.pricing import load_prices
 from sendframe.sandbox import store
-from sendframe.sandbox.carrier import CarrierConfig, Clock
+from sendframe.sandbox.carrier import CarrierConfig
 from sendframe.sandbox.child_process import ChildProcess, write_wake
-from sendframe.sandbox.notifier import Notifier
-from sendframe.sandbox.state import DEFER_SLEEP, SandboxState, busy_since, due_cutoff, idle_wait, quiet_collector
+from sendframe.sandbox.state import DEFER_SLEEP, busy_since, due_cutoff, idle_wait, quiet_collector
 from sendframe.sandbox.steps import StepRunner
 
 __all__ = ["StepsProcess", "main"]
@@ -46,6 +48,16 @@ log = logging.getLogger("sendframe.sandbox.steps_process")
 # after (1M rehearsal, alternated: 70.6 / 73.5 s end to end at 10, 74.8 s at 0 with deferring, 84.5 s at 0 without)
 NICENESS = 10
 _LENGTH = struct.Struct("!I")  # the greeting: the pickled carrier configuration, after its length
+
+
+@dataclass
+class _StepsState:
+    """What the rounds read (``steps.StepState``): the process serves no request, so it has no notifier, accounts
+    or clock of a sandbox."""
+
+    db: sqlite3.Connection
+    carrier: CarrierConfig
+    prices: Any
 
 
 class StepsProcess(ChildProcess):
@@ -93,8 +105,7 @@ def _read_greeting(fd: int) -> CarrierConfig:
 
 def run(db_path: str, carrier: CarrierConfig, notifier_wake_fd: int | None = None) -> None:
     """Run rounds of due steps on ``db_path`` until standard input ends (see the module docstring)."""
-    state = SandboxState(db=store.connect(db_path), clock=Clock("real"), carrier=carrier,
-                         notifier=Notifier(allow_loopback=True), prices=load_prices(), accounts={}, db_path=db_path)
+    state = _StepsState(store.connect(db_path), carrier, load_prices())
     runner = StepRunner(state)
     os.nice(NICENESS)
     stdin = sys.stdin.fileno()
