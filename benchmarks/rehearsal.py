@@ -3,6 +3,7 @@
     python benchmarks/rehearsal.py 100000          # 100,000 contacts
     python benchmarks/rehearsal.py 1000000         # the goals of issue 22 (below)
     python benchmarks/rehearsal.py 20000 --keep /tmp/rehearsal   # keep the CSV, ledger, log and report
+    python benchmarks/rehearsal.py 1000000 --pairs 3   # 1M and 2M alternately, three times: each ratio, the medians
 
 What it does, in order, timing each phase:
 
@@ -40,10 +41,12 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import hashlib
+import json
 import multiprocessing
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -76,6 +79,7 @@ GOAL_SECONDS = 120.0  # 1M contacts end to end
 GOAL_CLIENT_MIB = 1536.0  # the client at 1M
 GOAL_SERVER_MIB = 400.0  # each server process
 GOAL_NOTIFICATIONS_PER_S = 30_000.0
+GOAL_RATIO = 2.05  # 2N contacts end to end, against N, run in the same session
 
 
 class Phases:
@@ -198,7 +202,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--memory", action="store_true",
                         help="each phase's own client peak (the high-water mark is reset before each phase)")
+    parser.add_argument("--summary", type=Path, help="also write the run's figures to this JSON file")
+    parser.add_argument("--pairs", type=int, default=0,
+                        help="run ROWS and twice ROWS alternately this many times, each in a process of its own, "
+                             "and print each pair's ratios and their medians (the outputs go to --keep, if given)")
     args = parser.parse_args(argv)
+    if args.pairs:
+        return rehearse_pairs(args)
     folder = Path(tempfile.mkdtemp(prefix="sendframe-rehearsal-")) if args.keep is None else args.keep
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("sandbox.sqlite", "sandbox.sqlite-wal", "sandbox.sqlite-shm", "callbacks.log", "campaign.ledger",
@@ -302,6 +312,14 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
     print(f"machine speed: a fixed workload took {speed_before:.3f} s before the run and {speed_after:.3f} s after "
           "(best of 3 in a child process; lower is faster: compare runs made at the same speed)")
     print(f"warnings said: {len(said)} ({'; '.join(sorted({str(w.message)[:80] for w in said})[:3])})")
+    if args.summary is not None:
+        args.summary.write_text(json.dumps({
+            "rows": args.rows, "seconds": round(float(total), 2), "sent": sent,
+            "cpu_us_per_recipient": round(float(all_cpu) / max(sent, 1) * 1e6, 2),
+            "client_peak_mib": round(peaks["client (this process)"], 1),
+            "server_peak_mib": max(mib for name, mib in peaks.items() if not name.startswith("client")),
+            "notifications_per_s": round(notifications / span), "machine_speed": [speed_before, speed_after],
+            "missing": missing}))
     if missing:
         print(f"FAILED: {missing:,} messages without a final notification after {args.wait_timeout:.0f} s",
               file=sys.stderr)
@@ -309,6 +327,59 @@ def rehearse(args: argparse.Namespace, folder: Path, csv: Path) -> int:
     if args.keep is not None:
         print(f"files kept in {folder}")
     return status
+
+
+def rehearse_pairs(args: argparse.Namespace) -> int:
+    """Rehearse ``args.rows`` and twice as many alternately, ``args.pairs`` times, each run in a process of its own
+    (its memory its own), and print per pair: the two end-to-end times and their ratio (issue 22: at most
+    ``GOAL_RATIO``), the CPU per recipient of send + wait of each and its ratio, and the medians.
+
+    The same code's CPU per recipient moves by up to 15% from one run to the next on a small VM, so one pair's
+    ratio says less than the median of a few; the CPU ratio says whether the work itself grew faster than the rows.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="sendframe-pairs-")) if args.keep is None else args.keep
+    folder.mkdir(parents=True, exist_ok=True)
+    options = ["--seed", str(args.seed), "--wait-timeout", str(args.wait_timeout), "--batch-size",
+               str(args.batch_size), "--concurrency", str(args.concurrency)]
+    rows = []
+    try:
+        for pair in range(1, args.pairs + 1):
+            runs = []
+            for size in (args.rows, 2 * args.rows):
+                summary, output = folder / f"pair{pair}_{size}.json", folder / f"pair{pair}_{size}.txt"
+                with output.open("w") as out:
+                    done = subprocess.run([sys.executable, __file__, str(size), *options, "--summary", str(summary)],
+                                          stdout=out, stderr=subprocess.STDOUT, check=False)
+                if done.returncode:
+                    print(f"pair {pair}: the run of {size:,} contacts failed (exit {done.returncode}):\n"
+                          f"{output.read_text()[-2000:]}", file=sys.stderr)
+                    return done.returncode
+                runs.append(json.loads(summary.read_text()))
+            small, large = runs
+            rows.append({"pair": pair, f"{args.rows:,} s": small["seconds"], f"{2 * args.rows:,} s": large["seconds"],
+                         "ratio": large["seconds"] / small["seconds"],
+                         "cpu us/recipient": _both(runs, "cpu_us_per_recipient", ".1f"),
+                         "cpu ratio": large["cpu_us_per_recipient"] / small["cpu_us_per_recipient"],
+                         "client peak MiB": _both(runs, "client_peak_mib", ",.0f"),
+                         "notifications/s": _both(runs, "notifications_per_s", ",")})
+            print(f"pair {pair}: {small['seconds']:.1f} s and {large['seconds']:.1f} s = {rows[-1]['ratio']:.3f}x",
+                  flush=True)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    table = pd.DataFrame(rows)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"median of {len(table)} pair(s): {table['ratio'].median():.3f}x end to end (goal <= {GOAL_RATIO}x), "
+          f"{table['cpu ratio'].median():.3f}x CPU per recipient; pairs within the goal: "
+          f"{int((table['ratio'] <= GOAL_RATIO).sum())} of {len(table)}")
+    if args.keep is not None:
+        print(f"each run's output and figures kept in {folder}")
+    return 0
+
+
+def _both(runs: list[dict[str, Any]], key: str, form: str) -> str:
+    """A figure of a pair's two runs, as ``"N's / 2N's"``."""
+    return " / ".join(f"{run[key]:{form}}" for run in runs)
 
 
 if __name__ == "__main__":

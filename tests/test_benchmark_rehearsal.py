@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -50,3 +51,16 @@ def test_the_rehearsal_runs_a_campaign_end_to_end_and_prints_every_phase(tmp_pat
                        done.stdout)
     assert speeds is not None and all(float(seconds) > 0 for seconds in speeds.groups()), done.stdout
     assert (tmp_path / "report.html").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_pairs_of_rehearsals_print_each_ratio_and_the_median(tmp_path):
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "rehearsal.py"), "1000", "--pairs", "1", "--keep",
+                           str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    small, large = (json.loads((tmp_path / f"pair1_{rows}.json").read_text()) for rows in (1000, 2000))
+    assert small["rows"] == 1000 and large["rows"] == 2000 and small["missing"] == large["missing"] == 0
+    ratio = large["seconds"] / small["seconds"]
+    assert f"pair 1: {small['seconds']:.1f} s and {large['seconds']:.1f} s = {ratio:.3f}x" in done.stdout
+    assert f"median of 1 pair(s): {ratio:.3f}x end to end" in done.stdout, done.stdout
+    assert (tmp_path / "pair1_2000.txt").read_text().count("total (phases 1-9)") == 1
