@@ -243,8 +243,8 @@ def latest_per_message(callbacks: pd.DataFrame, among: pa.Array | None = None) -
         codes, distinct_ids = pd.factorize(as_string(callbacks["id"]))
         ids = text_array(pd.Series(distinct_ids, dtype="string"))
         del distinct_ids
-    else:
-        codes, ids = codes_among(text_chunks(callbacks["id"]), among), among
+    else:  # in order of arrival, a message's notifications apart: hashed (codes_among would look for runs in vain)
+        codes, ids = positions_among(text_chunks(callbacks["id"]), among), among
     code = codes.astype(np.int32)
     del codes
     present = np.flatnonzero(code >= 0) if (code < 0).any() else None
