@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -51,7 +52,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -207,18 +208,26 @@ def main(argv: list[str] | None = None) -> int:
                         help="run ROWS and twice ROWS alternately this many times, each in a process of its own, "
                              "and print each pair's ratios and their medians (the outputs go to --keep, if given)")
     args = parser.parse_args(argv)
+    if args.pairs and args.summary is not None:
+        parser.error("--summary is one run's: with --pairs, each run's figures are in --keep as pair<k>_<rows>.json")
     if args.pairs:
         return rehearse_pairs(args)
-    folder = Path(tempfile.mkdtemp(prefix="sendframe-rehearsal-")) if args.keep is None else args.keep
+    with work_folder(args.keep, "sendframe-rehearsal-") as folder:
+        for name in ("sandbox.sqlite", "sandbox.sqlite-wal", "sandbox.sqlite-shm", "callbacks.log", "campaign.ledger",
+                     "campaign.ledger-wal", "campaign.ledger-shm", "report.html"):
+            (folder / name).unlink(missing_ok=True)
+        return rehearse(args, folder, folder / "contacts.csv")
+
+
+@contextlib.contextmanager
+def work_folder(keep: Path | None, prefix: str) -> Iterator[Path]:
+    """``keep`` (made if missing, left in place), or a temporary folder removed at the end."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix)) if keep is None else keep
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("sandbox.sqlite", "sandbox.sqlite-wal", "sandbox.sqlite-shm", "callbacks.log", "campaign.ledger",
-                 "campaign.ledger-wal", "campaign.ledger-shm", "report.html"):
-        (folder / name).unlink(missing_ok=True)
-    csv = folder / "contacts.csv"
     try:
-        return rehearse(args, folder, csv)
+        yield folder
     finally:
-        if args.keep is None:
+        if keep is None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -337,12 +346,10 @@ def rehearse_pairs(args: argparse.Namespace) -> int:
     The same code's CPU per recipient moves by up to 15% from one run to the next on a small VM, so one pair's
     ratio says less than the median of a few; the CPU ratio says whether the work itself grew faster than the rows.
     """
-    folder = Path(tempfile.mkdtemp(prefix="sendframe-pairs-")) if args.keep is None else args.keep
-    folder.mkdir(parents=True, exist_ok=True)
     options = ["--seed", str(args.seed), "--wait-timeout", str(args.wait_timeout), "--batch-size",
-               str(args.batch_size), "--concurrency", str(args.concurrency)]
+               str(args.batch_size), "--concurrency", str(args.concurrency), *(["--memory"] if args.memory else [])]
     rows = []
-    try:
+    with work_folder(args.keep, "sendframe-pairs-") as folder:
         for pair in range(1, args.pairs + 1):
             runs = []
             for size in (args.rows, 2 * args.rows):
@@ -364,9 +371,6 @@ def rehearse_pairs(args: argparse.Namespace) -> int:
                          "notifications/s": _both(runs, "notifications_per_s", ",")})
             print(f"pair {pair}: {small['seconds']:.1f} s and {large['seconds']:.1f} s = {rows[-1]['ratio']:.3f}x",
                   flush=True)
-    finally:
-        if args.keep is None:
-            shutil.rmtree(folder, ignore_errors=True)
     table = pd.DataFrame(rows)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"median of {len(table)} pair(s): {table['ratio'].median():.3f}x end to end (goal <= {GOAL_RATIO}x), "
